@@ -1,0 +1,129 @@
+//! Warnings about the run itself: when the figures say more about the load generator, the client
+//! machine or the run's shape than about the target.
+
+use crate::proto::ErrorKind;
+use crate::record::model::{RunRecord, Warning};
+
+/// A worker thread this busy (CPU over wall time) was likely the bottleneck.
+pub const SATURATED_UTILIZATION: f64 = 0.90;
+/// Open model: send lag p99 above this means requests went out late, ms.
+pub const LAG_P99_LIMIT_MS: f64 = 1.0;
+/// Open model: achieved rate below this share of the requested one is flagged.
+pub const RATE_SHORTFALL: f64 = 0.99;
+/// One error kind this large a share of all errors is called out.
+pub const DOMINANT_ERROR_SHARE: f64 = 0.5;
+
+fn warn(code: &str, message: String) -> Warning {
+    Warning {
+        code: code.into(),
+        message,
+    }
+}
+
+/// Looks at a finished record and says what is wrong with the run, most important first.
+pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
+    let s = &r.summary;
+    let mut out = Vec::new();
+    if let Some(signal) = &r.interrupted {
+        out.push(warn(
+            "interrupted",
+            format!(
+                "the run was interrupted ({signal}) after {:.1} s; the figures cover only that part",
+                s.duration_s
+            ),
+        ));
+    }
+    if s.requests == 0 {
+        out.push(warn(
+            "no_requests",
+            "no request completed in the measured part of the run".into(),
+        ));
+    } else if s.errors == s.requests {
+        out.push(warn(
+            "all_failed",
+            "every request failed; the figures describe failures, not the service".into(),
+        ));
+    }
+    let busiest = r
+        .generator
+        .threads
+        .iter()
+        .map(|t| t.utilization)
+        .fold(0.0, f64::max);
+    if busiest >= SATURATED_UTILIZATION && r.generator.threads.iter().any(|t| t.wall_s >= 0.5) {
+        out.push(warn(
+            "generator_saturated",
+            format!(
+                "a load-generator thread was {:.0}% busy: the generator, not the target, may have \
+                 been the bottleneck; use more --threads, fewer connections, or another machine",
+                busiest * 100.0
+            ),
+        ));
+    }
+    if let Some(lag_p99) = r.generator.lag_ms.and_then(|l| l.p99)
+        && lag_p99 > LAG_P99_LIMIT_MS
+    {
+        out.push(warn(
+            "scheduling_lag",
+            format!(
+                "requests went out late against their schedule (lag p99 {lag_p99:.2} ms > \
+                 {LAG_P99_LIMIT_MS} ms): the generator could not keep the rate; latencies include \
+                 that lag"
+            ),
+        ));
+    }
+    if let Some(dropped) = s.dropped.filter(|d| *d > 0) {
+        let due = s.requests + dropped;
+        out.push(warn(
+            "dropped_requests",
+            format!(
+                "{dropped} requests ({:.1}% of those due) were dropped because {} were already in \
+                 flight: the target did not keep up with the rate (raise -c to queue them instead)",
+                100.0 * dropped as f64 / due as f64,
+                r.config.max_in_flight.unwrap_or(0)
+            ),
+        ));
+    }
+    if let (Some(target), true) = (s.target_rps, s.duration_s > 0.0)
+        && r.interrupted.is_none()
+        && s.rps < target * RATE_SHORTFALL
+    {
+        out.push(warn(
+            "rate_not_achieved",
+            format!(
+                "achieved {:.1} req/s of the {target:.1} req/s asked for ({:.1}%)",
+                s.rps,
+                100.0 * s.rps / target
+            ),
+        ));
+    }
+    if let Some((kind, count)) = s.errors_by_kind.iter().max_by_key(|(_, n)| **n)
+        && s.errors > 0
+        && *count as f64 >= DOMINANT_ERROR_SHARE * s.errors as f64
+    {
+        let hint = ErrorKind::from_name(kind).map_or("", |k| k.hint());
+        out.push(warn(
+            "dominant_error",
+            format!(
+                "{count} of {} errors ({:.0}%) are {kind}: {hint}",
+                s.errors,
+                100.0 * *count as f64 / s.errors as f64
+            ),
+        ));
+    }
+    if let Some(n) = s
+        .errors_by_kind
+        .get(ErrorKind::AddrNotAvailable.name())
+        .filter(|n| **n > 0)
+    {
+        out.push(warn(
+            "port_exhaustion",
+            format!(
+                "{n} requests failed because the client ran out of ephemeral ports \
+                 (EADDRNOTAVAIL): this is a limit of the load-generating machine, not a result \
+                 about the target or its protocol; use keep-alive or more source addresses"
+            ),
+        ));
+    }
+    out
+}

@@ -1,0 +1,188 @@
+//! Argument definitions (clap derive).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+/// volley — load testing and benchmarking for HTTP services, with honest numbers.
+///
+/// Quick mode: `volley URL [OPTIONS]`. Closed model by default (-c connections, each sending its
+/// next request when the previous response is complete); `--rate` switches to the open model
+/// (requests fall due on a fixed schedule; latency is measured from when each was due).
+#[derive(Debug, Parser)]
+#[command(
+    name = "volley",
+    version,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true,
+    after_help = "Exit codes: 0 ok; 1 every request failed or the run could not be done; \
+                  2 invalid input; 130 interrupted (record still written)."
+)]
+pub struct Cli {
+    /// A subcommand instead of quick mode.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Quick-mode options.
+    #[command(flatten)]
+    pub quick: QuickArgs,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the built-in target server.
+    Serve(ServeArgs),
+    /// Start the built-in target, run a closed and an open test against it, write the records.
+    Demo(DemoArgs),
+}
+
+/// Quick mode: one URL, flags like oha, wrk and hey.
+#[derive(Debug, Args)]
+pub struct QuickArgs {
+    /// Target URL, e.g. http://127.0.0.1:8080/
+    #[arg(required = true)]
+    pub url: Option<String>,
+    /// Connections (closed model; default 50) or the most requests in flight (open model;
+    /// default 1000).
+    #[arg(short = 'c', long = "connections", value_name = "N")]
+    pub connections: Option<u32>,
+    /// Run for this long after warm-up, e.g. 10s, 1m30s (default 10s).
+    #[arg(short = 'd', long, value_parser = parse_duration, conflicts_with = "requests")]
+    pub duration: Option<Duration>,
+    /// Stop after exactly this many requests.
+    #[arg(short = 'n', long, value_name = "N")]
+    pub requests: Option<u64>,
+    /// Open model: requests per second, e.g. 2000, 2000/s, 600/m.
+    #[arg(long, value_parser = parse_rate, allow_negative_numbers = true)]
+    pub rate: Option<f64>,
+    /// HTTP method.
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// Request header `Name: value` (repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Request body.
+    #[arg(long, conflicts_with = "body_file")]
+    pub body: Option<String>,
+    /// Request body read from a file.
+    #[arg(long, value_name = "PATH")]
+    pub body_file: Option<PathBuf>,
+    /// Per-request timeout, connect included, e.g. 5s, 500ms.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub timeout: Duration,
+    /// Open a new connection for every request.
+    #[arg(long)]
+    pub no_keepalive: bool,
+    /// Send load for this long first and discard its results, e.g. 2s.
+    #[arg(long, value_parser = parse_duration)]
+    pub warmup: Option<Duration>,
+    /// Write the run record (run.json) to this path.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// No progress line and no summary (errors still go to stderr).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+    /// Worker threads (default: one per core).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+}
+
+/// `volley serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Port to listen on (0 = any free port).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// Address to bind.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: std::net::IpAddr,
+    /// Capacity mode: serve at most this many requests at once (the rest queue).
+    #[arg(long, value_name = "WORKERS", requires = "service_time")]
+    pub capacity: Option<usize>,
+    /// Capacity mode: how long each request holds a worker, e.g. 10ms.
+    #[arg(long, value_parser = parse_duration, requires = "capacity")]
+    pub service_time: Option<Duration>,
+    /// Server threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+/// `volley demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Folder for the records.
+    #[arg(long, default_value = "volley-results")]
+    pub out: PathBuf,
+    /// Seconds per run (two runs).
+    #[arg(long, value_parser = parse_duration, default_value = "8s")]
+    pub duration: Duration,
+}
+
+/// Parses `10s`, `1m30s`, `500ms`, or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if let Ok(secs) = t.parse::<f64>() {
+        return Duration::try_from_secs_f64(secs)
+            .map_err(|_| format!("`{text}` is not a non-negative number of seconds"));
+    }
+    humantime::parse_duration(t)
+        .map_err(|e| format!("`{text}` is not a duration like 10s, 1m30s or 500ms ({e})"))
+}
+
+/// Parses a rate: `2000`, `2000/s`, `600/m`; must be finite and > 0.
+pub fn parse_rate(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let (number, per_secs) = if let Some(n) = t.strip_suffix("/s") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix("/m") {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a rate like 2000, 2000/s or 600/m"))?;
+    let rate = value / per_secs;
+    if !rate.is_finite() || rate <= 0.0 {
+        return Err(format!("`{text}`: the rate must be greater than 0"));
+    }
+    Ok(rate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_rates() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2.5"), Ok(Duration::from_millis(2500)));
+        assert!(parse_duration("-1").is_err());
+        assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_rate("2000"), Ok(2000.0));
+        assert_eq!(parse_rate("600/m"), Ok(10.0));
+        assert!(parse_rate("0").is_err());
+        assert!(parse_rate("-5").is_err());
+        assert!(parse_rate("fast").is_err());
+    }
+
+    #[test]
+    fn clap_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn subcommands_and_quick_mode_parse() {
+        let cli = Cli::try_parse_from(["volley", "serve", "--port", "0"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Serve(_))));
+        let cli = Cli::try_parse_from(["volley", "http://127.0.0.1:1/", "-c", "4"]).unwrap();
+        assert!(cli.command.is_none());
+        assert_eq!(cli.quick.connections, Some(4));
+        assert!(Cli::try_parse_from(["volley"]).is_err());
+        assert!(Cli::try_parse_from(["volley", "http://x/", "-d", "1s", "-n", "5"]).is_err());
+    }
+}

@@ -1,0 +1,71 @@
+//! `volley demo`: the built-in target in this process, a closed run and an open run against it,
+//! summaries printed and records written. Nothing to install or set up.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::Path;
+
+use volley::plan::RunInput;
+use volley::target::{self, TargetConfig};
+
+use super::args::DemoArgs;
+
+/// Runs the demo; returns the exit code of the worse run.
+pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
+    // One core for the target, the other for the generator: neither starves the other.
+    let server = target::spawn(TargetConfig {
+        bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        threads: 1,
+        capacity: None,
+    })
+    .map_err(volley::Error::from)?;
+    let base = server.base_url();
+    eprintln!("volley demo: built-in target listening on {base}\n");
+
+    let mut closed = RunInput::new(format!("{base}/"));
+    closed.name = "demo-closed".into();
+    closed.concurrency = Some(32);
+    closed.duration = Some(a.duration);
+    closed.threads = Some(1);
+
+    let mut open = RunInput::new(format!("{base}/delay?ms=2&dist=exp"));
+    open.name = "demo-open".into();
+    open.rate_per_sec = Some(1000.0);
+    open.concurrency = Some(200);
+    open.duration = Some(a.duration);
+    open.threads = Some(1);
+
+    let mut worst = super::EXIT_OK;
+    for (title, input) in [
+        ("1/2 closed model: 32 connections as fast as the target answers", closed),
+        ("2/2 open model: 1000 req/s on a fixed schedule, 2 ms exponential service time", open),
+    ] {
+        let spec = input.validate()?;
+        eprintln!("== {title}");
+        eprintln!("{}", super::quick::banner(&spec));
+        let argv = vec!["volley".to_string(), "demo".to_string()];
+        let record = super::quick::execute(&spec, &argv, true)?;
+        println!("{}", volley::report::text::render(&record));
+        let folder = results_folder(&a.out, &spec.name);
+        let path = folder.join("run.json");
+        volley::record::write_record(&path, &record)?;
+        volley::record::write_atomically(
+            &folder.join("summary.txt"),
+            volley::report::text::render(&record).as_bytes(),
+        )?;
+        println!("record: {}\n", path.display());
+        worst = worst.max(super::run_exit_code(&record));
+        if record.interrupted.is_some() {
+            break;
+        }
+    }
+    server.stop();
+    Ok(worst)
+}
+
+/// `<out>/<name>-<UTC timestamp>/`.
+fn results_folder(out: &Path, name: &str) -> std::path::PathBuf {
+    let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+        .to_string()
+        .replace([':', '-'], "");
+    out.join(format!("{name}-{stamp}"))
+}

@@ -1,0 +1,58 @@
+//! The command line: argument definitions, dispatch, and exit codes. `anyhow` lives here only.
+//!
+//! Exit codes: 0 the run finished and not every request failed; 1 every request failed, none
+//! completed, or the run could not be carried out; 2 the command line or its input is invalid;
+//! 130 the run was interrupted (SIGINT/SIGTERM) — its summary and record are still written.
+
+mod args;
+mod demo;
+mod quick;
+mod serve;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+
+/// Exit code: the run finished and not every request failed.
+pub const EXIT_OK: u8 = 0;
+/// Exit code: every request failed, or the run could not be carried out.
+pub const EXIT_FAILED: u8 = 1;
+/// Exit code: invalid command line or input.
+pub const EXIT_USAGE: u8 = 2;
+/// Exit code: interrupted by a signal (record still written).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// Parses the command line, runs the command, and maps the result to an exit code.
+pub fn main() -> ExitCode {
+    let argv: Vec<String> = std::env::args().collect();
+    // clap exits with code 2 on usage errors and 0 for --help/--version.
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Serve(a)) => serve::run(a),
+        Some(Command::Demo(a)) => demo::run(a),
+        None => quick::run(cli.quick, &argv),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            let usage = err
+                .downcast_ref::<volley::Error>()
+                .is_some_and(|e| matches!(e, volley::Error::Invalid { .. }));
+            ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
+        }
+    }
+}
+
+/// The exit code a finished run deserves.
+fn run_exit_code(record: &volley::record::RunRecord) -> u8 {
+    if record.interrupted.is_some() {
+        EXIT_INTERRUPTED
+    } else if record.summary.requests == 0 || record.summary.errors == record.summary.requests {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}

@@ -1,0 +1,90 @@
+//! Quick mode: one URL from flags → one run → summary and record.
+
+use std::io::IsTerminal;
+
+use anyhow::Context;
+use volley::engine::{self, RunOptions};
+use volley::plan::{RunInput, RunSpec};
+use volley::record::RunRecord;
+
+use super::args::QuickArgs;
+
+/// Runs quick mode; returns the exit code.
+pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
+    let quiet = args.quiet;
+    let json = args.json.clone();
+    let spec = input_from(args)?.validate()?;
+    if !quiet {
+        eprintln!("{}", banner(&spec));
+    }
+    let record = execute(&spec, argv, !quiet)?;
+    if !quiet {
+        print!("{}", volley::report::text::render(&record));
+    }
+    if let Some(path) = json {
+        volley::record::write_record(&path, &record)?;
+        if !quiet {
+            eprintln!("record written to {}", path.display());
+        }
+    }
+    Ok(super::run_exit_code(&record))
+}
+
+/// Runs a spec with signal handling and, when stderr is a terminal, a progress line.
+pub fn execute(spec: &RunSpec, argv: &[String], show_progress: bool) -> anyhow::Result<RunRecord> {
+    let options = RunOptions {
+        progress: show_progress && std::io::stderr().is_terminal(),
+        handle_signals: true,
+    };
+    let outcome = engine::run(spec, &options).context("the run failed")?;
+    Ok(volley::analysis::build_record(spec, &outcome, argv))
+}
+
+/// One line that says what is about to happen.
+pub fn banner(spec: &RunSpec) -> String {
+    use volley::plan::{Limit, Load};
+    let load = match spec.load {
+        Load::Closed { connections } => format!("{connections} connections (closed model)"),
+        Load::Open {
+            rate_per_sec,
+            max_in_flight,
+        } => format!("{rate_per_sec} req/s (open model, at most {max_in_flight} in flight)"),
+    };
+    let limit = match spec.limit {
+        Limit::Duration(d) => humantime::format_duration(d).to_string(),
+        Limit::Requests(n) => format!("{n} requests"),
+    };
+    let warmup = if spec.warmup.is_zero() {
+        String::new()
+    } else {
+        format!(" after {} warm-up", humantime::format_duration(spec.warmup))
+    };
+    format!(
+        "volley: {} {} — {load}, {limit}{warmup}, {} thread(s)",
+        spec.request.method, spec.request.url, spec.threads
+    )
+}
+
+fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
+    let body = match (a.body, a.body_file) {
+        (Some(text), _) => text.into_bytes(),
+        (None, Some(path)) => std::fs::read(&path).map_err(|e| volley::Error::Invalid {
+            what: "--body-file".into(),
+            why: format!("cannot read {}: {e}", path.display()),
+        })?,
+        (None, None) => Vec::new(),
+    };
+    let mut input = RunInput::new(a.url.unwrap_or_default());
+    input.method = a.method;
+    input.headers = a.headers;
+    input.body = body;
+    input.concurrency = a.connections;
+    input.rate_per_sec = a.rate;
+    input.duration = a.duration;
+    input.requests = a.requests;
+    input.warmup = a.warmup.unwrap_or_default();
+    input.timeout = a.timeout;
+    input.keepalive = !a.no_keepalive;
+    input.threads = a.threads;
+    Ok(input)
+}

@@ -1,0 +1,374 @@
+//! The engine: runs a [`RunSpec`] and returns what was measured.
+//!
+//! Layout: one OS thread per worker, each with its own current-thread tokio runtime and its own
+//! connections and recorder (share-nothing, like wrk); the calling thread is the control thread. It
+//! merges the workers' per-second snapshots into the series, draws the progress line, turns SIGINT
+//! and SIGTERM into a clean stop, and enforces the hard deadline (duration + timeout) so a run
+//! always ends.
+
+mod gate;
+mod timer;
+mod usage;
+mod worker;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use tokio::sync::{mpsc, watch};
+
+use crate::error::Error;
+use crate::plan::{Limit, RunSpec};
+use crate::record::recorder::{IntervalSnapshot, Recorder};
+use crate::record::series::{SecondStats, SeriesBuilder};
+use crate::report::progress::{Progress, ProgressView};
+
+pub use usage::{peak_rss_bytes, process_cpu};
+
+/// How long before the schedule's origin the workers are started, so the first due requests are
+/// not late because threads were still being created.
+const START_LEAD: Duration = Duration::from_millis(30);
+/// How often the progress line is redrawn.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// Options of a run that are not part of the test itself.
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// Draw a live progress line on stderr.
+    pub progress: bool,
+    /// Stop cleanly on SIGINT/SIGTERM (a second SIGINT exits the process at once).
+    pub handle_signals: bool,
+}
+
+/// A stop request that can be sent from another thread while a run is going on.
+#[derive(Clone)]
+pub struct StopHandle {
+    stop: Arc<Stop>,
+}
+
+impl StopHandle {
+    /// Stops the run as if interrupted: requests in flight are abandoned, the rest is kept.
+    pub fn interrupt(&self) {
+        self.stop.abort();
+    }
+}
+
+/// CPU use of one worker thread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ThreadUsage {
+    /// CPU time used (user + system).
+    pub cpu: Duration,
+    /// Wall time the worker ran.
+    pub wall: Duration,
+}
+
+impl ThreadUsage {
+    /// CPU time over wall time, 0.0–1.0.
+    pub fn utilization(&self) -> f64 {
+        if self.wall.is_zero() {
+            0.0
+        } else {
+            (self.cpu.as_secs_f64() / self.wall.as_secs_f64()).min(1.0)
+        }
+    }
+}
+
+/// Everything a run measured.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// All workers' recorders, merged.
+    pub totals: Recorder,
+    /// The per-second series.
+    pub series: Vec<SecondStats>,
+    /// Wall-clock start of the run (warm-up included).
+    pub started_at: SystemTime,
+    /// Wall-clock end of the run.
+    pub ended_at: SystemTime,
+    /// Length of the measured part: from the end of warm-up to the last worker's end.
+    pub measured: Duration,
+    /// The signal that interrupted the run, if one did.
+    pub interrupted: Option<&'static str>,
+    /// Per worker thread.
+    pub threads: Vec<ThreadUsage>,
+    /// CPU time of the whole process during the run.
+    pub process_cpu: Duration,
+    /// Peak resident set size of the process, bytes.
+    pub peak_rss_bytes: u64,
+}
+
+/// Everything the workers share; read-only but for the atomics.
+pub(crate) struct RunShared {
+    spec: RunSpec,
+    /// Origin of the schedule.
+    start: Instant,
+    /// End of warm-up: results count from here.
+    measure_start: Instant,
+    /// No request starts at or after this (duration limit).
+    end: Option<Instant>,
+    /// Measured requests left (request-count limit, closed model).
+    remaining: Option<AtomicU64>,
+    stop: Arc<Stop>,
+    live: Box<[LiveCounters]>,
+}
+
+/// Run-wide stop flag, checked before each request and awaited by each worker.
+struct Stop {
+    aborted: AtomicBool,
+    tx: watch::Sender<bool>,
+}
+
+impl Stop {
+    fn new() -> Self {
+        Self {
+            aborted: AtomicBool::new(false),
+            tx: watch::channel(false).0,
+        }
+    }
+
+    #[inline]
+    fn is_aborted(&self) -> bool {
+        self.aborted.load(Ordering::Relaxed)
+    }
+
+    fn abort(&self) {
+        self.aborted.store(true, Ordering::Relaxed);
+        self.tx.send_replace(true);
+    }
+
+    fn subscribe(&self) -> watch::Receiver<bool> {
+        self.tx.subscribe()
+    }
+}
+
+/// A worker's running totals for the progress line; written only by that worker.
+#[derive(Default)]
+#[repr(align(64))]
+struct LiveCounters {
+    requests: AtomicU64,
+    errors: AtomicU64,
+}
+
+impl LiveCounters {
+    #[inline]
+    fn publish(&self, requests: u64, errors: u64) {
+        self.requests.store(requests, Ordering::Relaxed);
+        self.errors.store(errors, Ordering::Relaxed);
+    }
+}
+
+/// What a worker tells the control thread.
+enum WorkerMessage {
+    Interval(IntervalSnapshot),
+    Done(Box<WorkerResult>),
+    Failed(String),
+}
+
+struct WorkerResult {
+    recorder: Recorder,
+    last_interval: Option<IntervalSnapshot>,
+    cpu: Duration,
+    wall: Duration,
+    finished: Instant,
+}
+
+/// A handle to stop the next run from another thread; create it before calling [`run_with`].
+pub fn stop_handle() -> StopHandle {
+    StopHandle {
+        stop: Arc::new(Stop::new()),
+    }
+}
+
+/// Runs `spec` to its end and returns what was measured.
+pub fn run(spec: &RunSpec, options: &RunOptions) -> Result<RunOutcome, Error> {
+    run_with(spec, options, stop_handle())
+}
+
+/// Like [`run`], stoppable through `stop`.
+pub fn run_with(
+    spec: &RunSpec,
+    options: &RunOptions,
+    stop: StopHandle,
+) -> Result<RunOutcome, Error> {
+    let started_at = SystemTime::now();
+    let cpu_before = process_cpu();
+    let start = Instant::now() + START_LEAD;
+    let measure_start = start + spec.warmup;
+    let (end, remaining) = match spec.limit {
+        Limit::Duration(d) => (Some(measure_start + d), None),
+        Limit::Requests(n) => (None, Some(AtomicU64::new(n))),
+    };
+    let run = Arc::new(RunShared {
+        spec: spec.clone(),
+        start,
+        measure_start,
+        end,
+        remaining,
+        stop: stop.stop.clone(),
+        live: (0..spec.threads).map(|_| LiveCounters::default()).collect(),
+    });
+
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut handles = Vec::with_capacity(spec.threads);
+    for index in 0..spec.threads {
+        let (run, tx) = (run.clone(), tx.clone());
+        let handle = std::thread::Builder::new()
+            .name(format!("volley-worker-{index}"))
+            .spawn(move || worker::run_worker(index, run, tx))
+            .map_err(|e| Error::Engine(format!("cannot start worker thread: {e}")))?;
+        handles.push(handle);
+    }
+    drop(tx);
+
+    let control = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Engine(format!("cannot start control runtime: {e}")))?;
+    let collected = control.block_on(control_loop(&run, options, rx));
+    for h in handles {
+        let _ = h.join();
+    }
+    let collected = collected?;
+
+    let measured = collected
+        .last_finish
+        .map_or(Duration::ZERO, |f| f.saturating_duration_since(measure_start));
+    Ok(RunOutcome {
+        totals: collected.totals,
+        series: collected.series,
+        started_at,
+        ended_at: SystemTime::now(),
+        measured,
+        interrupted: collected.interrupted,
+        threads: collected.threads,
+        process_cpu: process_cpu().saturating_sub(cpu_before),
+        peak_rss_bytes: peak_rss_bytes(),
+    })
+}
+
+struct Collected {
+    totals: Recorder,
+    series: Vec<SecondStats>,
+    threads: Vec<ThreadUsage>,
+    interrupted: Option<&'static str>,
+    last_finish: Option<Instant>,
+}
+
+async fn control_loop(
+    run: &RunShared,
+    options: &RunOptions,
+    mut rx: mpsc::UnboundedReceiver<WorkerMessage>,
+) -> Result<Collected, Error> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut sigint = options
+        .handle_signals
+        .then(|| signal(SignalKind::interrupt()).ok())
+        .flatten();
+    let mut sigterm = options
+        .handle_signals
+        .then(|| signal(SignalKind::terminate()).ok())
+        .flatten();
+    let mut hard_deadline = run
+        .end
+        .map(|end| end + run.spec.timeout + Duration::from_secs(1));
+    let mut progress = options.progress.then(|| Progress::new(run.spec.limit));
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+
+    let workers = run.spec.threads;
+    let mut series = SeriesBuilder::new(workers);
+    let mut totals = Recorder::new();
+    let mut threads = Vec::with_capacity(workers);
+    let mut interrupted = None;
+    let mut last_finish: Option<Instant> = None;
+    let mut failure = None;
+    let mut deadline_hit = false;
+    let mut done = 0;
+    while done < workers {
+        tokio::select! {
+            msg = rx.recv() => match msg {
+                Some(WorkerMessage::Interval(s)) => series.add(s),
+                Some(WorkerMessage::Done(result)) => {
+                    done += 1;
+                    totals.merge(&result.recorder);
+                    if let Some(last) = result.last_interval {
+                        series.add(last);
+                    }
+                    threads.push(ThreadUsage { cpu: result.cpu, wall: result.wall });
+                    last_finish = last_finish.max(Some(result.finished));
+                }
+                Some(WorkerMessage::Failed(why)) => {
+                    failure = Some(why);
+                    run.stop.abort();
+                }
+                None => break,
+            },
+            _ = tick.tick(), if progress.is_some() => {
+                if let Some(p) = progress.as_mut() {
+                    p.draw(&live_view(run));
+                }
+            }
+            Some(()) = recv_opt(&mut sigint) => {
+                if interrupted.is_some() {
+                    // Second Ctrl-C: the user wants out now.
+                    std::process::exit(130);
+                }
+                interrupted = Some("SIGINT");
+                run.stop.abort();
+            }
+            Some(()) = recv_opt(&mut sigterm) => {
+                interrupted.get_or_insert("SIGTERM");
+                run.stop.abort();
+            }
+            () = sleep_opt(hard_deadline) => {
+                // Every request has its own timeout, so this only fires if something is stuck.
+                deadline_hit = true;
+                hard_deadline = None;
+                run.stop.abort();
+            }
+        }
+    }
+    if let Some(p) = progress.as_mut() {
+        p.finish();
+    }
+    if let Some(why) = failure {
+        return Err(Error::Engine(why));
+    }
+    if interrupted.is_none() && run.stop.is_aborted() && !deadline_hit {
+        interrupted = Some("stop requested");
+    }
+    Ok(Collected {
+        totals,
+        series: series.finish(),
+        threads,
+        interrupted,
+        last_finish,
+    })
+}
+
+fn live_view(run: &RunShared) -> ProgressView {
+    let (requests, errors) = run.live.iter().fold((0, 0), |(r, e), l| {
+        (
+            r + l.requests.load(Ordering::Relaxed),
+            e + l.errors.load(Ordering::Relaxed),
+        )
+    });
+    ProgressView {
+        elapsed: Instant::now().saturating_duration_since(run.measure_start),
+        warming_up: Instant::now() < run.measure_start,
+        requests,
+        errors,
+    }
+}
+
+async fn recv_opt(sig: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+    match sig {
+        Some(s) => s.recv().await,
+        None => std::future::pending().await,
+    }
+}
+
+async fn sleep_opt(deadline: Option<Instant>) {
+    match deadline {
+        Some(d) => tokio::time::sleep_until(d.into()).await,
+        None => std::future::pending().await,
+    }
+}

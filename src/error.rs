@@ -1,0 +1,41 @@
+//! The library's error type.
+
+use std::path::PathBuf;
+
+/// Everything that can go wrong in volley outside the hot path (which counts
+/// [`ErrorKind`](crate::proto::ErrorKind)s instead).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A user choice (flag, URL, plan value) is invalid.
+    #[error("invalid {what}: {why}")]
+    Invalid {
+        /// What was invalid, in the user's words ("URL", "rate", "header (-H)").
+        what: String,
+        /// Why, and what would be valid.
+        why: String,
+    },
+    /// A file could not be read or written.
+    #[error("{action} {path}: {source}")]
+    File {
+        /// "cannot read", "cannot write", …
+        action: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// A record (`run.json`) could not be parsed or is of an unsupported version.
+    #[error("record {path}: {why}")]
+    Record {
+        /// The record file.
+        path: PathBuf,
+        /// Why it could not be used.
+        why: String,
+    },
+    /// The engine could not start (threads, runtimes, timers).
+    #[error("engine: {0}")]
+    Engine(String),
+    /// The built-in target failed.
+    #[error(transparent)]
+    Target(#[from] crate::target::TargetError),
+}

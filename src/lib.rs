@@ -1,0 +1,34 @@
+//! volley: load testing and benchmarking for HTTP services, with honest numbers.
+//!
+//! # Layout
+//!
+//! One module per pipeline stage; the binary (`src/main.rs`, `src/cli/`) only parses arguments and
+//! calls into these.
+//!
+//! ```text
+//! cli ──► plan ──► schedule ──► engine ──► record ──► analysis ──► report
+//!                                 │
+//!                               proto (HTTP/1.1)        target (built-in server)
+//! ```
+//!
+//! - [`plan`]: user input → validated [`plan::RunSpec`]; every user error is found here.
+//! - [`schedule`]: pure functions of time: when request n of the open model is due.
+//! - [`engine`]: worker threads, each a current-thread runtime owning its connections; one request
+//!   loop for every load model; the control thread (series, progress, signals, deadline).
+//! - [`proto`]: the HTTP/1.1 client and the [`proto::ErrorKind`] enum of failures.
+//! - [`record`]: per-worker HDR recorders, the per-second series, and `run.json`.
+//! - [`analysis`]: percentiles, buckets, the summary, warnings about the run itself.
+//! - [`report`]: the terminal summary and progress line.
+//! - [`target`]: the built-in target server (`volley serve`), used by the demo, tests and benches.
+
+pub mod analysis;
+pub mod engine;
+pub mod error;
+pub mod plan;
+pub mod proto;
+pub mod record;
+pub mod report;
+pub mod schedule;
+pub mod target;
+
+pub use error::Error;

@@ -1,0 +1,232 @@
+//! `run.json`: the one stable, versioned record of a run. Every report, comparison and later
+//! analysis reads this and nothing else. Changing a field's meaning bumps [`SCHEMA_VERSION`];
+//! `schema/run.schema.json` is generated from these types (see the `record_schema` test).
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::series::SecondStats;
+
+/// Version of the record format written by this build.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// One run, as written to `run.json`.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RunRecord {
+    /// Record format version ([`SCHEMA_VERSION`] when written by this build).
+    pub schema_version: u32,
+    /// The tool that wrote the record.
+    pub tool: Tool,
+    /// Name of the run.
+    pub name: String,
+    /// The command line that started the run (argv).
+    pub command: Vec<String>,
+    /// The test as configured.
+    pub config: RunConfig,
+    /// When the run started (RFC 3339, UTC).
+    pub started_at: String,
+    /// When the run ended (RFC 3339, UTC).
+    pub ended_at: String,
+    /// The machine that generated the load.
+    pub environment: Environment,
+    /// Set when a signal or stop request ended the run early (e.g. "SIGINT"); the figures then
+    /// cover only the part that ran.
+    pub interrupted: Option<String>,
+    /// The headline figures.
+    pub summary: Summary,
+    /// How the load generator itself fared.
+    pub generator: Generator,
+    /// One entry per second of the measured part.
+    pub series: Vec<SecondStats>,
+    /// The final histograms, serialised so that runs can be merged exactly.
+    pub histograms: Histograms,
+    /// Warnings about the run itself (generator saturated, dropped requests, …).
+    pub warnings: Vec<Warning>,
+}
+
+/// The writing tool.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Tool {
+    /// Always "volley".
+    pub name: String,
+    /// The tool's version.
+    pub version: String,
+}
+
+/// The configuration of the run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct RunConfig {
+    /// Target URL.
+    pub url: String,
+    /// HTTP method.
+    pub method: String,
+    /// Request headers as `Name: value`.
+    pub headers: Vec<String>,
+    /// Request body size, bytes.
+    pub body_bytes: u64,
+    /// "closed" or "open".
+    pub model: String,
+    /// Closed model: connections.
+    pub connections: Option<u32>,
+    /// Open model: arrival rate, requests per second.
+    pub rate_per_sec: Option<f64>,
+    /// Open model: most requests in flight at once.
+    pub max_in_flight: Option<u32>,
+    /// Measured duration asked for, seconds (duration limit).
+    pub duration_s: Option<f64>,
+    /// Request count asked for (count limit).
+    pub requests: Option<u64>,
+    /// Warm-up, seconds.
+    pub warmup_s: f64,
+    /// Request timeout, seconds.
+    pub timeout_s: f64,
+    /// Whether connections were reused.
+    pub keepalive: bool,
+    /// Worker threads.
+    pub threads: usize,
+}
+
+/// The load generator's machine.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Environment {
+    /// Host name.
+    pub hostname: String,
+    /// CPU model name.
+    pub cpu_model: String,
+    /// Logical CPUs available to the process.
+    pub cores: usize,
+    /// Total memory, bytes.
+    pub memory_bytes: u64,
+    /// Operating system (e.g. "Debian GNU/Linux 12 (bookworm)").
+    pub os: String,
+    /// Kernel release.
+    pub kernel: String,
+    /// CPU architecture.
+    pub arch: String,
+}
+
+/// Latency figures, milliseconds. `null` when no response was received.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Percentiles {
+    /// Fastest, ms.
+    pub min: Option<f64>,
+    /// Arithmetic mean, ms.
+    pub mean: Option<f64>,
+    /// Standard deviation, ms.
+    pub stdev: Option<f64>,
+    /// Median, ms.
+    pub p50: Option<f64>,
+    /// 75th percentile, ms.
+    pub p75: Option<f64>,
+    /// 90th percentile, ms.
+    pub p90: Option<f64>,
+    /// 95th percentile, ms.
+    pub p95: Option<f64>,
+    /// 99th percentile, ms.
+    pub p99: Option<f64>,
+    /// 99.9th percentile, ms.
+    pub p99_9: Option<f64>,
+    /// 99.99th percentile, ms.
+    pub p99_99: Option<f64>,
+    /// Slowest, ms.
+    pub max: Option<f64>,
+}
+
+/// One bar of the latency histogram: responses with latency in (previous `le_ms`, `le_ms`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Bucket {
+    /// Upper bound of the bucket, ms.
+    pub le_ms: f64,
+    /// Responses in the bucket.
+    pub count: u64,
+}
+
+/// The headline figures of a run.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Summary {
+    /// Measured requests finished (successful or not).
+    pub requests: u64,
+    /// Of those, failed (transport errors and 4xx/5xx statuses).
+    pub errors: u64,
+    /// Successful share of requests, 0–1 (0 when there were none).
+    pub success_rate: f64,
+    /// Length of the measured part, seconds.
+    pub duration_s: f64,
+    /// Achieved throughput, requests per second.
+    pub rps: f64,
+    /// Open model: requested arrival rate, requests per second.
+    pub target_rps: Option<f64>,
+    /// Latency, ms. Open model: from when each request was due (includes queueing in the
+    /// generator, free of coordinated omission). Closed model: from when it was sent.
+    pub latency_ms: Percentiles,
+    /// Open model: latency from when each request was actually sent, ms (uncorrected).
+    pub service_latency_ms: Option<Percentiles>,
+    /// Open model: requests that fell due while the in-flight cap was reached, not sent.
+    pub dropped: Option<u64>,
+    /// Responses by status code.
+    pub status: BTreeMap<String, u64>,
+    /// Failures by kind (see the README for each kind's meaning).
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// Request bytes written.
+    pub bytes_sent: u64,
+    /// Response bytes read.
+    pub bytes_received: u64,
+    /// TCP connections opened by measured requests.
+    pub connections_opened: u64,
+    /// Bytes written per second of the measured part.
+    pub sent_bytes_per_sec: f64,
+    /// Bytes read per second of the measured part.
+    pub received_bytes_per_sec: f64,
+    /// Latency histogram in 1-2-5 buckets, ms.
+    pub latency_buckets: Vec<Bucket>,
+    /// Requests sent during warm-up (not measured).
+    pub warmup_requests: u64,
+}
+
+/// Self-diagnosis of the load generator.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Generator {
+    /// Per worker thread.
+    pub threads: Vec<ThreadStats>,
+    /// CPU time of the whole process during the run, seconds.
+    pub cpu_s: f64,
+    /// Process CPU per measured request, microseconds.
+    pub cpu_us_per_request: Option<f64>,
+    /// Peak resident set size of the process, bytes.
+    pub peak_rss_bytes: u64,
+    /// Open model: how late requests were sent against their due time, ms.
+    pub lag_ms: Option<Percentiles>,
+}
+
+/// One worker thread's CPU use.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, JsonSchema)]
+pub struct ThreadStats {
+    /// CPU time (user + system), seconds.
+    pub cpu_s: f64,
+    /// Wall time, seconds.
+    pub wall_s: f64,
+    /// CPU time over wall time, 0–1.
+    pub utilization: f64,
+}
+
+/// Serialized HdrHistograms (V2 format, base64), values in microseconds.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Histograms {
+    /// Latency as in `summary.latency_ms`.
+    pub latency_us: String,
+    /// Open model: latency from the actual send.
+    pub service_latency_us: Option<String>,
+    /// Open model: send lag against the schedule.
+    pub lag_us: Option<String>,
+}
+
+/// A warning about the run itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Warning {
+    /// Stable identifier (e.g. "generator_saturated").
+    pub code: String,
+    /// What happened and what it means for the figures.
+    pub message: String,
+}

@@ -1,0 +1,285 @@
+//! Per-worker measurement: HDR histograms and counters, touched only by the worker's own thread and
+//! merged once at the end. Recording a request allocates nothing and takes no lock.
+
+use hdrhistogram::Histogram;
+
+use crate::proto::ErrorKind;
+
+/// Lowest latency a histogram tracks, microseconds.
+pub const HIST_LOW_US: u64 = 1;
+/// Highest latency a histogram tracks, microseconds (one hour); longer values are clamped.
+pub const HIST_HIGH_US: u64 = 3_600_000_000;
+/// Significant decimal digits kept by every histogram.
+pub const HIST_SIGFIG: u8 = 3;
+/// Status codes tracked individually (0..=999).
+const STATUS_SLOTS: usize = 1000;
+
+/// A new empty latency histogram with volley's fixed bounds (µs, 3 significant digits), so any two
+/// histograms, from any run, merge exactly.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(HIST_LOW_US, HIST_HIGH_US, HIST_SIGFIG)
+        .expect("constant histogram bounds are valid")
+}
+
+/// What one finished request looked like, as the recorder needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    /// Latency from when the request was due (open model) or started (closed model), µs.
+    pub latency_us: u64,
+    /// Latency from when the request was actually sent, µs.
+    pub service_us: u64,
+    /// How late the request went out against when it was due, µs (open model; 0 in closed).
+    pub lag_us: u64,
+    /// Request bytes written.
+    pub bytes_sent: u64,
+    /// Response bytes read (also for failed exchanges).
+    pub bytes_received: u64,
+    /// TCP connections the request opened.
+    pub connections_opened: u32,
+    /// The status, when a response arrived.
+    pub status: Option<u16>,
+    /// The error, when the request failed (a transport error, or a 4xx/5xx status).
+    pub error: Option<ErrorKind>,
+}
+
+/// Counters of one recorder.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Measured requests finished (successful or not).
+    pub requests: u64,
+    /// Of those, how many failed (transport error or 4xx/5xx).
+    pub errors: u64,
+    /// Request bytes written.
+    pub bytes_sent: u64,
+    /// Response bytes read.
+    pub bytes_received: u64,
+    /// TCP connections opened.
+    pub connections_opened: u64,
+}
+
+impl Counters {
+    fn add(&mut self, s: &Sample) {
+        self.requests += 1;
+        self.connections_opened += u64::from(s.connections_opened);
+        self.errors += u64::from(s.error.is_some());
+        self.bytes_sent += s.bytes_sent;
+        self.bytes_received += s.bytes_received;
+    }
+
+    fn merge(&mut self, o: &Counters) {
+        self.requests += o.requests;
+        self.errors += o.errors;
+        self.bytes_sent += o.bytes_sent;
+        self.bytes_received += o.bytes_received;
+        self.connections_opened += o.connections_opened;
+    }
+}
+
+/// One worker's figures for one interval of the per-second series.
+#[derive(Debug, Clone)]
+pub struct IntervalSnapshot {
+    /// Second index since measuring began.
+    pub second: u64,
+    /// Length of the interval, seconds (1 except for the last).
+    pub span_s: f64,
+    /// Counters of the interval.
+    pub counters: Counters,
+    /// Latencies of responses that finished in the interval, µs.
+    pub latency: Histogram<u64>,
+    /// Requests in flight when the interval ended.
+    pub in_flight: u64,
+}
+
+/// All measurements of one worker (or, after merging, of a whole run).
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    /// Latency of every response, µs: from the due time in the open model (free of coordinated
+    /// omission), from the send in the closed model.
+    pub latency: Histogram<u64>,
+    /// Open model: latency from the actual send, µs (uncorrected).
+    pub service: Histogram<u64>,
+    /// Open model: send lag against the schedule, µs.
+    pub lag: Histogram<u64>,
+    /// Responses by status code.
+    pub status: Box<[u64]>,
+    /// Failures by [`ErrorKind`] index.
+    pub errors: [u64; ErrorKind::COUNT],
+    /// Totals.
+    pub counters: Counters,
+    /// Open model: requests that fell due while the in-flight cap was reached.
+    pub dropped: u64,
+    /// Requests sent during warm-up (not measured).
+    pub warmup_requests: u64,
+    interval: Histogram<u64>,
+    interval_counters: Counters,
+}
+
+impl Default for Recorder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Recorder {
+    /// An empty recorder.
+    pub fn new() -> Self {
+        Self {
+            latency: new_histogram(),
+            service: new_histogram(),
+            lag: new_histogram(),
+            status: vec![0; STATUS_SLOTS].into_boxed_slice(),
+            errors: [0; ErrorKind::COUNT],
+            counters: Counters::default(),
+            dropped: 0,
+            warmup_requests: 0,
+            interval: new_histogram(),
+            interval_counters: Counters::default(),
+        }
+    }
+
+    /// Records one measured request.
+    #[inline]
+    pub fn record(&mut self, s: &Sample) {
+        self.counters.add(s);
+        self.interval_counters.add(s);
+        if let Some(status) = s.status {
+            self.latency.saturating_record(s.latency_us.max(HIST_LOW_US));
+            self.service.saturating_record(s.service_us.max(HIST_LOW_US));
+            self.interval
+                .saturating_record(s.latency_us.max(HIST_LOW_US));
+            if let Some(slot) = self.status.get_mut(status as usize) {
+                *slot += 1;
+            }
+        }
+        self.lag.saturating_record(s.lag_us.max(HIST_LOW_US));
+        if let Some(kind) = s.error {
+            self.errors[kind.index()] += 1;
+        }
+    }
+
+    /// Counts a request sent during warm-up.
+    #[inline]
+    pub fn record_warmup(&mut self) {
+        self.warmup_requests += 1;
+    }
+
+    /// Counts a request dropped because the in-flight cap was reached.
+    #[inline]
+    pub fn record_dropped(&mut self) {
+        self.dropped += 1;
+    }
+
+    /// Takes the interval figures gathered since the last call and starts a new interval.
+    pub fn take_interval(&mut self, second: u64, span_s: f64, in_flight: u64) -> IntervalSnapshot {
+        let snapshot = IntervalSnapshot {
+            second,
+            span_s,
+            counters: self.interval_counters,
+            latency: self.interval.clone(),
+            in_flight,
+        };
+        self.interval.reset();
+        self.interval_counters = Counters::default();
+        snapshot
+    }
+
+    /// Adds another recorder's figures to this one (exact: histograms add bucket by bucket).
+    pub fn merge(&mut self, other: &Recorder) {
+        // Same bounds everywhere, so adding cannot fail.
+        let _ = self.latency.add(&other.latency);
+        let _ = self.service.add(&other.service);
+        let _ = self.lag.add(&other.lag);
+        for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.errors.iter_mut().zip(other.errors.iter()) {
+            *a += b;
+        }
+        self.counters.merge(&other.counters);
+        self.dropped += other.dropped;
+        self.warmup_requests += other.warmup_requests;
+    }
+
+    /// Status codes seen, with counts, in ascending order.
+    pub fn statuses(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.status
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(code, n)| (code as u16, *n))
+    }
+
+    /// Error kinds seen, with counts.
+    pub fn error_kinds(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
+        ErrorKind::ALL
+            .into_iter()
+            .map(|k| (k, self.errors[k.index()]))
+            .filter(|(_, n)| *n > 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(latency_us: u64) -> Sample {
+        Sample {
+            latency_us,
+            service_us: latency_us,
+            lag_us: 0,
+            bytes_sent: 10,
+            bytes_received: 20,
+            connections_opened: 0,
+            status: Some(200),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn records_and_merges_exactly() {
+        let mut a = Recorder::new();
+        let mut b = Recorder::new();
+        for v in 1..=1000 {
+            a.record(&ok(v));
+        }
+        b.record(&Sample {
+            status: None,
+            error: Some(ErrorKind::Reset),
+            ..ok(5)
+        });
+        b.record(&Sample {
+            status: Some(503),
+            error: Some(ErrorKind::Http5xx),
+            ..ok(7)
+        });
+        a.merge(&b);
+        assert_eq!(a.counters.requests, 1002);
+        assert_eq!(a.counters.errors, 2);
+        assert_eq!(a.counters.bytes_sent, 10_020);
+        assert_eq!(a.latency.len(), 1001, "transport errors have no latency");
+        assert_eq!(a.errors[ErrorKind::Reset.index()], 1);
+        assert_eq!(a.statuses().collect::<Vec<_>>(), vec![(200, 1000), (503, 1)]);
+        assert_eq!(a.latency.max(), 1000);
+    }
+
+    #[test]
+    fn intervals_reset_after_each_take() {
+        let mut r = Recorder::new();
+        r.record(&ok(100));
+        r.record(&ok(300));
+        let s = r.take_interval(0, 1.0, 3);
+        assert_eq!(s.counters.requests, 2);
+        assert_eq!(s.latency.len(), 2);
+        assert_eq!(s.in_flight, 3);
+        let s = r.take_interval(1, 1.0, 0);
+        assert_eq!(s.counters.requests, 0);
+        assert_eq!(r.counters.requests, 2, "totals are not reset");
+    }
+
+    #[test]
+    fn huge_values_are_clamped_not_lost() {
+        let mut r = Recorder::new();
+        r.record(&ok(u64::MAX));
+        assert_eq!(r.latency.len(), 1);
+    }
+}

@@ -1,0 +1,172 @@
+//! The per-second time series, assembled from the workers' interval snapshots.
+//!
+//! Workers send one snapshot per second each; the snapshots of one second are merged and reduced to
+//! a [`SecondStats`] as soon as all workers have reported it, so memory holds at most a few seconds
+//! of histograms, however long the run.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use super::recorder::{Counters, IntervalSnapshot};
+
+/// The figures of one second of a run.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+pub struct SecondStats {
+    /// Start of the interval, seconds since measuring began.
+    pub t_s: u64,
+    /// Length of the interval, seconds (1, except the last which may be shorter).
+    pub span_s: f64,
+    /// Requests finished in the interval.
+    pub requests: u64,
+    /// Of those, failed.
+    pub errors: u64,
+    /// Request bytes written in the interval.
+    pub bytes_sent: u64,
+    /// Response bytes read in the interval.
+    pub bytes_received: u64,
+    /// Requests in flight at the end of the interval (all workers).
+    pub in_flight: u64,
+    /// Median latency of the interval's responses, ms (null when none finished).
+    pub p50_ms: Option<f64>,
+    /// 99th percentile latency of the interval's responses, ms.
+    pub p99_ms: Option<f64>,
+}
+
+struct Pending {
+    reported: usize,
+    span_s: f64,
+    counters: Counters,
+    in_flight: u64,
+    latency: Histogram<u64>,
+}
+
+/// Merges interval snapshots from `workers` workers into a series.
+pub struct SeriesBuilder {
+    workers: usize,
+    pending: BTreeMap<u64, Pending>,
+    done: Vec<SecondStats>,
+}
+
+impl SeriesBuilder {
+    /// A builder expecting one snapshot per second from each of `workers` workers.
+    pub fn new(workers: usize) -> Self {
+        Self {
+            workers,
+            pending: BTreeMap::new(),
+            done: Vec::new(),
+        }
+    }
+
+    /// Adds one worker's snapshot.
+    pub fn add(&mut self, s: IntervalSnapshot) {
+        let entry = self.pending.entry(s.second).or_insert_with(|| Pending {
+            reported: 0,
+            span_s: 0.0,
+            counters: Counters::default(),
+            in_flight: 0,
+            latency: super::recorder::new_histogram(),
+        });
+        entry.reported += 1;
+        entry.span_s = entry.span_s.max(s.span_s);
+        entry.counters.requests += s.counters.requests;
+        entry.counters.errors += s.counters.errors;
+        entry.counters.bytes_sent += s.counters.bytes_sent;
+        entry.counters.bytes_received += s.counters.bytes_received;
+        entry.in_flight += s.in_flight;
+        let _ = entry.latency.add(&s.latency);
+        if entry.reported >= self.workers {
+            let p = self.pending.remove(&s.second).expect("entry exists");
+            self.done.push(reduce(s.second, p));
+        }
+    }
+
+    /// The series so far, including seconds not every worker reported (a worker that ended early
+    /// or was interrupted), in time order. Trailing empty partial intervals are left out.
+    pub fn finish(mut self) -> Vec<SecondStats> {
+        let rest = std::mem::take(&mut self.pending);
+        self.done
+            .extend(rest.into_iter().map(|(second, p)| reduce(second, p)));
+        self.done.sort_by_key(|s| s.t_s);
+        while self
+            .done
+            .last()
+            .is_some_and(|s| s.span_s < 1.0 && s.requests == 0 && s.errors == 0)
+        {
+            self.done.pop();
+        }
+        self.done
+    }
+}
+
+fn reduce(second: u64, p: Pending) -> SecondStats {
+    let pct = |q: f64| (!p.latency.is_empty()).then(|| us_to_ms(p.latency.value_at_quantile(q)));
+    SecondStats {
+        t_s: second,
+        span_s: p.span_s,
+        requests: p.counters.requests,
+        errors: p.counters.errors,
+        bytes_sent: p.counters.bytes_sent,
+        bytes_received: p.counters.bytes_received,
+        in_flight: p.in_flight,
+        p50_ms: pct(0.5),
+        p99_ms: pct(0.99),
+    }
+}
+
+/// Microseconds to milliseconds.
+pub fn us_to_ms(us: u64) -> f64 {
+    us as f64 / 1000.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::recorder::new_histogram;
+
+    fn snap(second: u64, requests: u64, latency_us: u64) -> IntervalSnapshot {
+        let mut latency = new_histogram();
+        for _ in 0..requests {
+            latency.record(latency_us).unwrap();
+        }
+        IntervalSnapshot {
+            second,
+            span_s: 1.0,
+            counters: Counters {
+                requests,
+                ..Counters::default()
+            },
+            latency,
+            in_flight: 2,
+        }
+    }
+
+    #[test]
+    fn seconds_merge_across_workers_in_order() {
+        let mut b = SeriesBuilder::new(2);
+        b.add(snap(1, 10, 2000));
+        b.add(snap(0, 5, 1000));
+        b.add(snap(0, 5, 3000));
+        b.add(snap(1, 10, 2000));
+        b.add(snap(2, 1, 500)); // the other worker never reports second 2
+        let s = b.finish();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].t_s, 0);
+        assert_eq!(s[0].requests, 10);
+        assert_eq!(s[0].in_flight, 4);
+        assert_eq!(s[1].p50_ms, Some(2.0));
+        assert_eq!(s[2].requests, 1);
+    }
+
+    #[test]
+    fn empty_trailing_partial_second_is_dropped() {
+        let mut b = SeriesBuilder::new(1);
+        b.add(snap(0, 3, 100));
+        let mut last = snap(1, 0, 0);
+        last.span_s = 0.001;
+        b.add(last);
+        let s = b.finish();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].p50_ms, Some(0.1));
+    }
+}

@@ -1,0 +1,69 @@
+//! Number formatting shared by the reports.
+
+/// `1234567` → `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A byte count in binary units: `1536` → `1.50 KiB`.
+pub fn bytes(n: f64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{value:.0} {}", UNITS[0])
+    } else {
+        format!("{value:.2} {}", UNITS[unit])
+    }
+}
+
+/// Milliseconds with precision that suits their size; `-` for none.
+pub fn ms(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) if v < 1.0 => format!("{v:.3}"),
+        Some(v) if v < 100.0 => format!("{v:.2}"),
+        Some(v) => format!("{v:.1}"),
+    }
+}
+
+/// Seconds as a short human duration: `90` → `1m30s`, `2.5` → `2.5s`.
+pub fn seconds(s: f64) -> String {
+    if s < 60.0 {
+        format!("{s:.1}s")
+    } else {
+        let total = s.round() as u64;
+        format!("{}m{:02}s", total / 60, total % 60)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(bytes(512.0), "512 B");
+        assert_eq!(bytes(1536.0), "1.50 KiB");
+        assert_eq!(ms(Some(0.1234)), "0.123");
+        assert_eq!(ms(Some(12.345)), "12.35");
+        assert_eq!(ms(None), "-");
+        assert_eq!(seconds(90.0), "1m30s");
+    }
+}

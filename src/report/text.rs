@@ -1,0 +1,192 @@
+//! The terminal summary (also `summary.txt`), rendered from the record alone.
+
+use std::fmt::Write;
+
+use super::format::{bytes, ms, seconds, thousands};
+use crate::proto::ErrorKind;
+use crate::record::model::{Percentiles, RunRecord};
+
+/// Width of the longest histogram bar, characters.
+const BAR_WIDTH: usize = 40;
+
+/// Renders the summary of a run.
+pub fn render(r: &RunRecord) -> String {
+    let mut o = String::new();
+    let s = &r.summary;
+    let c = &r.config;
+    let shape = match c.model.as_str() {
+        "open" => format!(
+            "open model, {:.1} req/s, at most {} in flight",
+            c.rate_per_sec.unwrap_or(0.0),
+            c.max_in_flight.unwrap_or(0)
+        ),
+        _ => format!("closed model, {} connections", c.connections.unwrap_or(0)),
+    };
+    let limit = match (c.duration_s, c.requests) {
+        (Some(d), _) => seconds(d),
+        (None, Some(n)) => format!("{} requests", thousands(n)),
+        _ => String::new(),
+    };
+    let _ = writeln!(o, "{} {} — {shape}, {limit}", c.method, c.url);
+    if let Some(sig) = &r.interrupted {
+        let _ = writeln!(o, "INTERRUPTED ({sig}): figures cover the part that ran");
+    }
+    let _ = writeln!(o);
+    let _ = writeln!(o, "Summary");
+    let _ = writeln!(
+        o,
+        "  Requests:      {}  ({} errors, {:.2}% success)",
+        thousands(s.requests),
+        thousands(s.errors),
+        s.success_rate * 100.0
+    );
+    let _ = writeln!(o, "  Duration:      {:.2} s", s.duration_s);
+    match s.target_rps {
+        Some(target) => {
+            let _ = writeln!(
+                o,
+                "  Throughput:    {:.1} req/s  (asked {target:.1} req/s)",
+                s.rps
+            );
+        }
+        None => {
+            let _ = writeln!(o, "  Throughput:    {:.1} req/s", s.rps);
+        }
+    }
+    if let Some(dropped) = s.dropped {
+        let _ = writeln!(o, "  Dropped:       {}", thousands(dropped));
+    }
+    let _ = writeln!(
+        o,
+        "  Sent:          {}  ({}/s)",
+        bytes(s.bytes_sent as f64),
+        bytes(s.sent_bytes_per_sec)
+    );
+    let _ = writeln!(
+        o,
+        "  Received:      {}  ({}/s)",
+        bytes(s.bytes_received as f64),
+        bytes(s.received_bytes_per_sec)
+    );
+    let _ = writeln!(o, "  Connections:   {} opened", thousands(s.connections_opened));
+    if s.warmup_requests > 0 {
+        let _ = writeln!(
+            o,
+            "  Warm-up:       {} requests (not counted)",
+            thousands(s.warmup_requests)
+        );
+    }
+
+    let _ = writeln!(o);
+    let label = if c.model == "open" {
+        "Latency, ms (from when each request was due)"
+    } else {
+        "Latency, ms"
+    };
+    latency_table(&mut o, label, &s.latency_ms);
+    if let Some(service) = &s.service_latency_ms {
+        latency_table(
+            &mut o,
+            "Service latency, ms (from the actual send; uncorrected)",
+            service,
+        );
+    }
+
+    if !s.latency_buckets.is_empty() {
+        let _ = writeln!(o, "Latency histogram");
+        let total: u64 = s.latency_buckets.iter().map(|b| b.count).sum();
+        let most = s.latency_buckets.iter().map(|b| b.count).max().unwrap_or(1).max(1);
+        for b in &s.latency_buckets {
+            let bar = (b.count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
+            let _ = writeln!(
+                o,
+                "  ≤ {:>9} ms  {:<width$}  {:>12}  {:5.1}%",
+                ms(Some(b.le_ms)),
+                "■".repeat(bar),
+                thousands(b.count),
+                100.0 * b.count as f64 / total.max(1) as f64,
+                width = BAR_WIDTH
+            );
+        }
+        let _ = writeln!(o);
+    }
+
+    if !s.status.is_empty() {
+        let _ = writeln!(o, "Status codes");
+        for (code, n) in &s.status {
+            let _ = writeln!(
+                o,
+                "  {code}  {:>12}  {:5.1}%",
+                thousands(*n),
+                100.0 * *n as f64 / s.requests.max(1) as f64
+            );
+        }
+        let _ = writeln!(o);
+    }
+    if !s.errors_by_kind.is_empty() {
+        let _ = writeln!(o, "Errors");
+        let mut kinds: Vec<_> = s.errors_by_kind.iter().collect();
+        kinds.sort_by(|a, b| b.1.cmp(a.1));
+        for (kind, n) in kinds {
+            let hint = ErrorKind::from_name(kind).map_or("", |k| k.hint());
+            let _ = writeln!(o, "  {kind:<22} {:>12}  {hint}", thousands(*n));
+        }
+        let _ = writeln!(o);
+    }
+
+    let g = &r.generator;
+    let busy: Vec<String> = g
+        .threads
+        .iter()
+        .map(|t| format!("{:.0}%", t.utilization * 100.0))
+        .collect();
+    let _ = write!(
+        o,
+        "Generator: {} thread(s) busy {}, CPU {:.2} s",
+        g.threads.len(),
+        busy.join("/"),
+        g.cpu_s
+    );
+    if let Some(per) = g.cpu_us_per_request {
+        let _ = write!(o, " ({per:.2} µs/request)");
+    }
+    let _ = write!(o, ", peak RSS {}", bytes(g.peak_rss_bytes as f64));
+    if let Some(lag) = &g.lag_ms {
+        let _ = write!(
+            o,
+            ", send lag p50 {} / p99 {} / max {} ms",
+            ms(lag.p50),
+            ms(lag.p99),
+            ms(lag.max)
+        );
+    }
+    let _ = writeln!(o);
+
+    if !r.warnings.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Warnings");
+        for w in &r.warnings {
+            let _ = writeln!(o, "  ! {}", w.message);
+        }
+    }
+    o
+}
+
+fn latency_table(o: &mut String, label: &str, p: &Percentiles) {
+    let _ = writeln!(o, "{label}");
+    let heads = [
+        "min", "mean", "p50", "p75", "p90", "p95", "p99", "p99.9", "max",
+    ];
+    let values = [
+        p.min, p.mean, p.p50, p.p75, p.p90, p.p95, p.p99, p.p99_9, p.max,
+    ];
+    let mut head = String::from(" ");
+    let mut row = String::from(" ");
+    for (h, v) in heads.iter().zip(values) {
+        let _ = write!(head, " {h:>9}");
+        let _ = write!(row, " {:>9}", ms(v));
+    }
+    let _ = writeln!(o, "{head}");
+    let _ = writeln!(o, "{row}");
+    let _ = writeln!(o);
+}

@@ -1,0 +1,137 @@
+//! The command line: usage errors and their exit codes, SIGINT leaving a record, and the demo.
+
+mod common;
+
+use std::io::Read;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+fn stderr_of(args: &[&str]) -> (Option<i32>, String) {
+    let out = volley().args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn usage_errors_exit_2_with_a_clear_message() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["not-a-url"], "not a valid URL"),
+        (&["ftp://127.0.0.1/"], "scheme `ftp`"),
+        (&["http://127.0.0.1:1/", "--frobnicate"], "--frobnicate"),
+        (&["http://127.0.0.1:1/", "-n", "0"], "at least 1"),
+        (&["http://127.0.0.1:1/", "--rate", "0"], "greater than 0"),
+        (&["http://127.0.0.1:1/", "--rate", "-5"], "greater than 0"),
+        (&["http://127.0.0.1:1/", "-c", "0"], "at least 1"),
+        (&["http://127.0.0.1:1/", "-d", "soon"], "not a duration"),
+        (&["http://127.0.0.1:1/", "-H", "NoColon"], "Name: value"),
+        (&["http://127.0.0.1:1/", "-d", "1s", "-n", "5"], "cannot be used with"),
+        (
+            &["http://127.0.0.1:1/", "--body-file", "/nonexistent/body"],
+            "cannot read /nonexistent/body",
+        ),
+        (&[], "required"),
+    ];
+    for (args, expected) in cases {
+        let (code, stderr) = stderr_of(args);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn sigint_stops_the_run_and_leaves_a_complete_record() {
+    let t = target();
+    let dir = temp_dir("sigint");
+    let path = dir.join("run.json");
+    let url = format!("{}/", t.base_url());
+    let child = volley()
+        .args([&url, "-c", "4", "-d", "60s", "--json"])
+        .arg(&path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Synchronise on the target having served requests, not on a sleep.
+    let started = Instant::now();
+    loop {
+        let metrics = load_models_get(&t.base_url(), "/metrics");
+        if served(&metrics) > 100 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "run never started");
+        std::thread::yield_now();
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(30));
+    assert_eq!(out.status.code(), Some(130));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("INTERRUPTED (SIGINT)"), "{stdout}");
+    let rec: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(rec["interrupted"], "SIGINT");
+    assert!(summary_u64(&rec, "requests") > 100);
+    assert!(summary_f64(&rec, "duration_s") < 30.0);
+    assert!(
+        rec["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "interrupted")
+    );
+}
+
+#[test]
+fn demo_runs_end_to_end_and_writes_records() {
+    let dir = temp_dir("demo");
+    let out = volley()
+        .args(["demo", "--duration", "2s", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(stdout.contains("closed model, 32 connections"), "{stdout}");
+    assert!(stdout.contains("open model, 1000.0 req/s"), "{stdout}");
+    let mut runs: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    runs.sort();
+    assert_eq!(runs.len(), 2, "{runs:?}");
+    assert!(runs[0].starts_with("demo-closed-") && runs[1].starts_with("demo-open-"));
+    for run in &runs {
+        let mut text = String::new();
+        std::fs::File::open(dir.join(run).join("run.json"))
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        let rec: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert!(summary_u64(&rec, "requests") > 100);
+        assert_eq!(summary_u64(&rec, "errors"), 0);
+        assert!(dir.join(run).join("summary.txt").exists());
+    }
+}
+
+fn served(metrics: &str) -> u64 {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with("volley_target_requests_total{path=\"/\""))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+fn load_models_get(base: &str, path: &str) -> String {
+    use std::io::Write;
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}

@@ -1,0 +1,194 @@
+//! The closed and open models against the built-in target: exact counts, rates, and honest
+//! latency. Timing bounds are generous; speed is measured by bench/, not here.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn closed_model_with_request_count_sends_exactly_n() {
+    let t = target();
+    let dir = temp_dir("exact-n");
+    for (n, c) in [("1", "1"), ("997", "8"), ("5000", "64")] {
+        let url = format!("{}/", t.base_url());
+        let (out, rec) = run_json(&dir, &[&url, "-n", n, "-c", c]);
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(summary_u64(&rec, "requests"), n.parse::<u64>().unwrap());
+        assert_eq!(status_of(&rec, "200"), n.parse::<u64>().unwrap());
+        assert_eq!(summary_u64(&rec, "errors"), 0);
+        assert_eq!(rec["config"]["model"], "closed");
+    }
+    // The target saw exactly those requests too (1 + 997 + 5000).
+    let metrics = http_get(&t.base_url(), "/metrics");
+    assert!(
+        metrics.contains(r#"path="/",status="200"} 5998"#),
+        "{metrics}"
+    );
+}
+
+#[test]
+fn closed_model_with_duration_runs_that_long_and_reports_a_series() {
+    let t = target();
+    let dir = temp_dir("closed-d");
+    let url = format!("{}/", t.base_url());
+    let (out, rec) = run_json(&dir, &[&url, "-c", "16", "-d", "2s"]);
+    assert!(out.status.success());
+    let d = summary_f64(&rec, "duration_s");
+    assert!((1.9..3.0).contains(&d), "duration {d}");
+    assert!(summary_u64(&rec, "requests") > 1000);
+    let series = rec["series"].as_array().unwrap();
+    assert!((2..=3).contains(&series.len()), "{series:?}");
+    let per_second: u64 = series.iter().map(|s| s["requests"].as_u64().unwrap()).sum();
+    assert_eq!(per_second, summary_u64(&rec, "requests"));
+    assert!(series[0]["p50_ms"].as_f64().unwrap() > 0.0);
+    assert!(summary_u64(&rec, "connections_opened") <= 16);
+    assert!(summary_u64(&rec, "bytes_received") > summary_u64(&rec, "bytes_sent"));
+}
+
+#[test]
+fn latency_truth_against_a_known_delay() {
+    let t = target();
+    let dir = temp_dir("truth");
+    let url = format!("{}/delay?ms=10", t.base_url());
+    let (out, rec) = run_json(&dir, &[&url, "-c", "20", "-d", "3s"]);
+    assert!(out.status.success());
+    let p50 = rec["summary"]["latency_ms"]["p50"].as_f64().unwrap();
+    assert!((10.0..=10.6).contains(&p50), "p50 {p50} ms");
+    let min = rec["summary"]["latency_ms"]["min"].as_f64().unwrap();
+    assert!(min >= 10.0, "a 10 ms delay cannot be answered in {min} ms");
+}
+
+#[test]
+fn open_model_achieves_the_requested_rate() {
+    let t = target();
+    let dir = temp_dir("open-rate");
+    let url = format!("{}/", t.base_url());
+    let (out, rec) = run_json(&dir, &[&url, "--rate", "2000", "-d", "10s"]);
+    assert!(out.status.success());
+    let rps = summary_f64(&rec, "rps");
+    assert!((rps - 2000.0).abs() <= 20.0, "achieved {rps} req/s of 2000");
+    assert_eq!(summary_u64(&rec, "dropped"), 0);
+    assert_eq!(rec["config"]["model"], "open");
+    // Both latencies are there, and the one from the due time is never below the service one.
+    let lat = rec["summary"]["latency_ms"]["p50"].as_f64().unwrap();
+    let svc = rec["summary"]["service_latency_ms"]["p50"].as_f64().unwrap();
+    assert!(lat >= svc, "latency {lat} < service {svc}");
+    assert!(rec["generator"]["lag_ms"]["p50"].is_number());
+}
+
+#[test]
+fn open_model_with_request_count_sends_exactly_n() {
+    let t = target();
+    let dir = temp_dir("open-n");
+    let url = format!("{}/", t.base_url());
+    let (out, rec) = run_json(&dir, &[&url, "--rate", "1000", "-n", "500"]);
+    assert!(out.status.success());
+    assert_eq!(summary_u64(&rec, "requests"), 500);
+}
+
+#[test]
+fn open_model_above_capacity_shows_queueing_not_a_flat_latency() {
+    // Capacity 4 workers × 10 ms = 400 req/s; asked 600 req/s.
+    let t = capacity_target(4, std::time::Duration::from_millis(10));
+    let dir = temp_dir("overload");
+    let url = format!("{}/", t.base_url());
+    let (_, rec) = run_json(
+        &dir,
+        &[&url, "--rate", "600", "-d", "4s", "-c", "10000", "--timeout", "20s"],
+    );
+    let series = rec["series"].as_array().unwrap();
+    let p50 = |i: usize| series[i]["p50_ms"].as_f64().unwrap();
+    assert!(series.len() >= 4, "{series:?}");
+    assert!(
+        p50(3) > p50(0) * 3.0 && p50(3) > 300.0,
+        "latency must grow as the queue builds: {series:?}"
+    );
+    let rps = summary_f64(&rec, "rps");
+    assert!(rps < 480.0, "the target cannot exceed its capacity: {rps}");
+    let codes: Vec<&str> = rec["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"rate_not_achieved"), "{codes:?}");
+}
+
+#[test]
+fn open_model_with_a_small_in_flight_cap_drops_instead_of_delaying() {
+    let t = capacity_target(2, std::time::Duration::from_millis(20));
+    let dir = temp_dir("drops");
+    let url = format!("{}/", t.base_url());
+    // Capacity 100 req/s, asked 300 req/s, at most 4 in flight: about 2/3 must be dropped.
+    let (_, rec) = run_json(&dir, &[&url, "--rate", "300", "-d", "3s", "-c", "4"]);
+    let dropped = summary_u64(&rec, "dropped");
+    let requests = summary_u64(&rec, "requests");
+    assert!(dropped > 400, "dropped {dropped}, sent {requests}");
+    assert!((850..=950).contains(&(dropped + requests)), "due {}", dropped + requests);
+    let p99 = rec["summary"]["latency_ms"]["p99"].as_f64().unwrap();
+    assert!(p99 < 200.0, "dropped, not queued: p99 {p99} ms");
+    assert!(
+        rec["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w["code"] == "dropped_requests")
+    );
+}
+
+#[test]
+fn warmup_is_excluded_from_results() {
+    let t = target();
+    let dir = temp_dir("warmup");
+    let url = format!("{}/", t.base_url());
+    let (out, rec) = run_json(&dir, &[&url, "-c", "2", "-n", "100", "--warmup", "500ms"]);
+    assert!(out.status.success());
+    assert_eq!(summary_u64(&rec, "requests"), 100);
+    assert!(summary_u64(&rec, "warmup_requests") > 0);
+}
+
+#[test]
+fn no_keepalive_opens_a_connection_per_request() {
+    let t = target();
+    let dir = temp_dir("no-keepalive");
+    let url = format!("{}/", t.base_url());
+    let (out, rec) = run_json(&dir, &[&url, "-c", "4", "-n", "200", "--no-keepalive"]);
+    assert!(out.status.success());
+    assert_eq!(summary_u64(&rec, "requests"), 200);
+    assert_eq!(summary_u64(&rec, "connections_opened"), 200);
+}
+
+#[test]
+fn method_headers_and_body_reach_the_target() {
+    let t = target();
+    let dir = temp_dir("body");
+    let url = format!("{}/echo", t.base_url());
+    let body = r#"{"amount":42}"#;
+    let (out, rec) = run_json(
+        &dir,
+        &[&url, "-m", "POST", "-H", "Content-Type: application/json", "--body", body, "-n", "10", "-c", "1"],
+    );
+    assert!(out.status.success());
+    assert_eq!(status_of(&rec, "200"), 10);
+    // The echo's body comes back: at least the body per response was received.
+    assert!(summary_u64(&rec, "bytes_received") >= 10 * body.len() as u64);
+    let file = dir.join("body.json");
+    std::fs::write(&file, body).unwrap();
+    let (out, rec) = run_json(
+        &dir,
+        &[&url, "-m", "POST", "--body-file", file.to_str().unwrap(), "-n", "5", "-c", "1"],
+    );
+    assert!(out.status.success());
+    assert_eq!(status_of(&rec, "200"), 5);
+}
+
+/// A plain GET over HTTP/1.1 that returns the body.
+pub fn http_get(base: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
