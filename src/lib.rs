@@ -20,6 +20,7 @@
 //! - [`analysis`]: percentiles, buckets, the summary, warnings about the run itself.
 //! - [`report`]: the terminal summary and progress line.
 //! - [`target`]: the built-in target server (`volley serve`), used by the demo, tests and benches.
+//! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
 
 pub mod analysis;
 pub mod engine;
@@ -30,5 +31,6 @@ pub mod record;
 pub mod report;
 pub mod schedule;
 pub mod target;
+pub mod timer;
 
 pub use error::Error;

@@ -21,19 +21,34 @@ fn run_path(path: &str, extra: &[&str]) -> serde_json::Value {
 fn reset_is_a_connection_reset() {
     let rec = run_path("/chaos/reset", &["-n", "20", "-c", "2"]);
     assert_eq!(summary_u64(&rec, "requests"), 20);
-    assert_eq!(errors_of(&rec, "connection_reset"), 20, "{}", rec["summary"]);
+    assert_eq!(
+        errors_of(&rec, "connection_reset"),
+        20,
+        "{}",
+        rec["summary"]
+    );
 }
 
 #[test]
 fn garbage_is_an_invalid_response() {
     let rec = run_path("/chaos/garbage", &["-n", "20", "-c", "2"]);
-    assert_eq!(errors_of(&rec, "invalid_response"), 20, "{}", rec["summary"]);
+    assert_eq!(
+        errors_of(&rec, "invalid_response"),
+        20,
+        "{}",
+        rec["summary"]
+    );
 }
 
 #[test]
 fn close_after_headers_is_a_closed_connection() {
     let rec = run_path("/chaos/close", &["-n", "20", "-c", "2"]);
-    assert_eq!(errors_of(&rec, "connection_closed"), 20, "{}", rec["summary"]);
+    assert_eq!(
+        errors_of(&rec, "connection_closed"),
+        20,
+        "{}",
+        rec["summary"]
+    );
 }
 
 #[test]
@@ -57,7 +72,10 @@ fn slow_body_succeeds_at_the_trickle_rate() {
     );
     assert_eq!(status_of(&rec, "200"), 2, "{}", rec["summary"]);
     let p50 = rec["summary"]["latency_ms"]["p50"].as_f64().unwrap();
-    assert!(p50 >= 300.0, "1000 bytes at 2000 B/s take ~500 ms, got {p50}");
+    assert!(
+        p50 >= 300.0,
+        "1000 bytes at 2000 B/s take ~500 ms, got {p50}"
+    );
 }
 
 #[test]
@@ -89,5 +107,8 @@ fn refused_connections_end_on_time_with_every_request_failed() {
         .iter()
         .map(|w| w["code"].as_str().unwrap())
         .collect();
-    assert!(codes.contains(&"all_failed") && codes.contains(&"dominant_error"), "{codes:?}");
+    assert!(
+        codes.contains(&"all_failed") && codes.contains(&"dominant_error"),
+        "{codes:?}"
+    );
 }

@@ -28,7 +28,10 @@ fn usage_errors_exit_2_with_a_clear_message() {
         (&["http://127.0.0.1:1/", "-c", "0"], "at least 1"),
         (&["http://127.0.0.1:1/", "-d", "soon"], "not a duration"),
         (&["http://127.0.0.1:1/", "-H", "NoColon"], "Name: value"),
-        (&["http://127.0.0.1:1/", "-d", "1s", "-n", "5"], "cannot be used with"),
+        (
+            &["http://127.0.0.1:1/", "-d", "1s", "-n", "5"],
+            "cannot be used with",
+        ),
         (
             &["http://127.0.0.1:1/", "--body-file", "/nonexistent/body"],
             "cannot read /nonexistent/body",
@@ -62,7 +65,10 @@ fn sigint_stops_the_run_and_leaves_a_complete_record() {
         if served(&metrics) > 100 {
             break;
         }
-        assert!(started.elapsed() < Duration::from_secs(20), "run never started");
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "run never started"
+        );
         std::thread::yield_now();
     }
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
@@ -95,7 +101,11 @@ fn demo_runs_end_to_end_and_writes_records() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(stdout.contains("closed model, 32 connections"), "{stdout}");
     assert!(stdout.contains("open model, 1000.0 req/s"), "{stdout}");
     let mut runs: Vec<String> = std::fs::read_dir(&dir)
@@ -130,7 +140,11 @@ fn load_models_get(base: &str, path: &str) -> String {
     use std::io::Write;
     let addr = base.trim_start_matches("http://");
     let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out

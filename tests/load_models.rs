@@ -7,6 +7,7 @@ use common::*;
 
 #[test]
 fn closed_model_with_request_count_sends_exactly_n() {
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("exact-n");
     for (n, c) in [("1", "1"), ("997", "8"), ("5000", "64")] {
@@ -28,6 +29,7 @@ fn closed_model_with_request_count_sends_exactly_n() {
 
 #[test]
 fn closed_model_with_duration_runs_that_long_and_reports_a_series() {
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("closed-d");
     let url = format!("{}/", t.base_url());
@@ -47,6 +49,7 @@ fn closed_model_with_duration_runs_that_long_and_reports_a_series() {
 
 #[test]
 fn latency_truth_against_a_known_delay() {
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("truth");
     let url = format!("{}/delay?ms=10", t.base_url());
@@ -60,6 +63,7 @@ fn latency_truth_against_a_known_delay() {
 
 #[test]
 fn open_model_achieves_the_requested_rate() {
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("open-rate");
     let url = format!("{}/", t.base_url());
@@ -71,13 +75,16 @@ fn open_model_achieves_the_requested_rate() {
     assert_eq!(rec["config"]["model"], "open");
     // Both latencies are there, and the one from the due time is never below the service one.
     let lat = rec["summary"]["latency_ms"]["p50"].as_f64().unwrap();
-    let svc = rec["summary"]["service_latency_ms"]["p50"].as_f64().unwrap();
+    let svc = rec["summary"]["service_latency_ms"]["p50"]
+        .as_f64()
+        .unwrap();
     assert!(lat >= svc, "latency {lat} < service {svc}");
     assert!(rec["generator"]["lag_ms"]["p50"].is_number());
 }
 
 #[test]
 fn open_model_with_request_count_sends_exactly_n() {
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("open-n");
     let url = format!("{}/", t.base_url());
@@ -88,13 +95,24 @@ fn open_model_with_request_count_sends_exactly_n() {
 
 #[test]
 fn open_model_above_capacity_shows_queueing_not_a_flat_latency() {
+    let _serial = serial();
     // Capacity 4 workers × 10 ms = 400 req/s; asked 600 req/s.
     let t = capacity_target(4, std::time::Duration::from_millis(10));
     let dir = temp_dir("overload");
     let url = format!("{}/", t.base_url());
     let (_, rec) = run_json(
         &dir,
-        &[&url, "--rate", "600", "-d", "4s", "-c", "10000", "--timeout", "20s"],
+        &[
+            &url,
+            "--rate",
+            "600",
+            "-d",
+            "4s",
+            "-c",
+            "10000",
+            "--timeout",
+            "20s",
+        ],
     );
     let series = rec["series"].as_array().unwrap();
     let p50 = |i: usize| series[i]["p50_ms"].as_f64().unwrap();
@@ -116,6 +134,7 @@ fn open_model_above_capacity_shows_queueing_not_a_flat_latency() {
 
 #[test]
 fn open_model_with_a_small_in_flight_cap_drops_instead_of_delaying() {
+    let _serial = serial();
     let t = capacity_target(2, std::time::Duration::from_millis(20));
     let dir = temp_dir("drops");
     let url = format!("{}/", t.base_url());
@@ -124,7 +143,11 @@ fn open_model_with_a_small_in_flight_cap_drops_instead_of_delaying() {
     let dropped = summary_u64(&rec, "dropped");
     let requests = summary_u64(&rec, "requests");
     assert!(dropped > 400, "dropped {dropped}, sent {requests}");
-    assert!((850..=950).contains(&(dropped + requests)), "due {}", dropped + requests);
+    assert!(
+        (850..=950).contains(&(dropped + requests)),
+        "due {}",
+        dropped + requests
+    );
     let p99 = rec["summary"]["latency_ms"]["p99"].as_f64().unwrap();
     assert!(p99 < 200.0, "dropped, not queued: p99 {p99} ms");
     assert!(
@@ -138,6 +161,7 @@ fn open_model_with_a_small_in_flight_cap_drops_instead_of_delaying() {
 
 #[test]
 fn warmup_is_excluded_from_results() {
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("warmup");
     let url = format!("{}/", t.base_url());
@@ -149,6 +173,7 @@ fn warmup_is_excluded_from_results() {
 
 #[test]
 fn no_keepalive_opens_a_connection_per_request() {
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("no-keepalive");
     let url = format!("{}/", t.base_url());
@@ -160,13 +185,26 @@ fn no_keepalive_opens_a_connection_per_request() {
 
 #[test]
 fn method_headers_and_body_reach_the_target() {
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("body");
     let url = format!("{}/echo", t.base_url());
     let body = r#"{"amount":42}"#;
     let (out, rec) = run_json(
         &dir,
-        &[&url, "-m", "POST", "-H", "Content-Type: application/json", "--body", body, "-n", "10", "-c", "1"],
+        &[
+            &url,
+            "-m",
+            "POST",
+            "-H",
+            "Content-Type: application/json",
+            "--body",
+            body,
+            "-n",
+            "10",
+            "-c",
+            "1",
+        ],
     );
     assert!(out.status.success());
     assert_eq!(status_of(&rec, "200"), 10);
@@ -176,7 +214,17 @@ fn method_headers_and_body_reach_the_target() {
     std::fs::write(&file, body).unwrap();
     let (out, rec) = run_json(
         &dir,
-        &[&url, "-m", "POST", "--body-file", file.to_str().unwrap(), "-n", "5", "-c", "1"],
+        &[
+            &url,
+            "-m",
+            "POST",
+            "--body-file",
+            file.to_str().unwrap(),
+            "-n",
+            "5",
+            "-c",
+            "1",
+        ],
     );
     assert!(out.status.success());
     assert_eq!(status_of(&rec, "200"), 5);
@@ -187,7 +235,11 @@ pub fn http_get(base: &str, path: &str) -> String {
     use std::io::{Read, Write};
     let addr = base.trim_start_matches("http://");
     let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut out = String::new();
     s.read_to_string(&mut out).unwrap();
     out

@@ -50,17 +50,39 @@ fn real_records_validate_against_the_schema() {
         assert!(errors.is_empty(), "{args:?}: {errors:#?}");
         // The keys scripts rely on.
         let s = &record["summary"];
-        for key in ["requests", "errors", "duration_s", "rps", "latency_ms", "status", "errors_by_kind"] {
+        for key in [
+            "requests",
+            "errors",
+            "duration_s",
+            "rps",
+            "latency_ms",
+            "status",
+            "errors_by_kind",
+        ] {
             assert!(!s[key].is_null(), "summary.{key} missing");
         }
-        for key in ["min", "mean", "p50", "p75", "p90", "p95", "p99", "p99_9", "max"] {
-            assert!(s["latency_ms"].get(key).is_some(), "latency_ms.{key} missing");
+        for key in [
+            "min", "mean", "p50", "p75", "p90", "p95", "p99", "p99_9", "max",
+        ] {
+            assert!(
+                s["latency_ms"].get(key).is_some(),
+                "latency_ms.{key} missing"
+            );
         }
         assert_eq!(record["schema_version"], 1);
         // Histograms decode and agree with the summary.
-        let h = volley::record::decode_histogram(record["histograms"]["latency_us"].as_str().unwrap())
-            .unwrap();
-        assert_eq!(h.len(), s["status"].as_object().unwrap().values().map(|v| v.as_u64().unwrap()).sum::<u64>());
+        let h =
+            volley::record::decode_histogram(record["histograms"]["latency_us"].as_str().unwrap())
+                .unwrap();
+        assert_eq!(
+            h.len(),
+            s["status"]
+                .as_object()
+                .unwrap()
+                .values()
+                .map(|v| v.as_u64().unwrap())
+                .sum::<u64>()
+        );
     }
     // And the reader accepts what the writer wrote.
     volley::record::read_record(&dir.join("run.json")).unwrap();
@@ -72,7 +94,10 @@ fn reader_rejects_other_versions_clearly() {
     let path = dir.join("old.json");
     std::fs::write(&path, r#"{"schema_version": 99}"#).unwrap();
     let err = volley::record::read_record(&path).unwrap_err().to_string();
-    assert!(err.contains("version 99") && err.contains("reads version 1"), "{err}");
+    assert!(
+        err.contains("version 99") && err.contains("reads version 1"),
+        "{err}"
+    );
     std::fs::write(&path, r#"{"hello": 1}"#).unwrap();
     let err = volley::record::read_record(&path).unwrap_err().to_string();
     assert!(err.contains("not a volley run record"), "{err}");

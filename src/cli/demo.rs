@@ -36,8 +36,14 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
 
     let mut worst = super::EXIT_OK;
     for (title, input) in [
-        ("1/2 closed model: 32 connections as fast as the target answers", closed),
-        ("2/2 open model: 1000 req/s on a fixed schedule, 2 ms exponential service time", open),
+        (
+            "1/2 closed model: 32 connections as fast as the target answers",
+            closed,
+        ),
+        (
+            "2/2 open model: 1000 req/s on a fixed schedule, 2 ms exponential service time",
+            open,
+        ),
     ] {
         let spec = input.validate()?;
         eprintln!("== {title}");

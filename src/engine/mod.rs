@@ -7,7 +7,6 @@
 //! always ends.
 
 mod gate;
-mod timer;
 mod usage;
 mod worker;
 
@@ -229,9 +228,9 @@ pub fn run_with(
     }
     let collected = collected?;
 
-    let measured = collected
-        .last_finish
-        .map_or(Duration::ZERO, |f| f.saturating_duration_since(measure_start));
+    let measured = collected.last_finish.map_or(Duration::ZERO, |f| {
+        f.saturating_duration_since(measure_start)
+    });
     Ok(RunOutcome {
         totals: collected.totals,
         series: collected.series,

@@ -11,7 +11,10 @@ fn cpu_of(who: UsageWho) -> Duration {
 }
 
 fn to_duration(tv: nix::sys::time::TimeVal) -> Duration {
-    Duration::new(tv.tv_sec().max(0) as u64, (tv.tv_usec().max(0) as u32) * 1000)
+    Duration::new(
+        tv.tv_sec().max(0) as u64,
+        (tv.tv_usec().max(0) as u32) * 1000,
+    )
 }
 
 /// CPU time (user + system) used so far by the calling thread.

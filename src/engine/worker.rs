@@ -13,7 +13,6 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::gate::{ClosedGate, OpenDispatch, Ticket};
-use super::timer::PreciseTimer;
 use super::usage::thread_cpu;
 use super::{RunShared, WorkerMessage, WorkerResult};
 use crate::plan::{Limit, Load};
@@ -21,6 +20,7 @@ use crate::proto::ErrorKind;
 use crate::proto::http1::{Connection, Phase};
 use crate::record::recorder::{Recorder, Sample};
 use crate::schedule::{OpenSchedule, split_evenly};
+use crate::timer::PreciseTimer;
 
 /// The gate of this worker's load model.
 enum Gate {
@@ -45,7 +45,9 @@ pub(super) fn run_worker(index: usize, run: Arc<RunShared>, tx: UnboundedSender<
     {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = tx.send(WorkerMessage::Failed(format!("worker {index} runtime: {e}")));
+            let _ = tx.send(WorkerMessage::Failed(format!(
+                "worker {index} runtime: {e}"
+            )));
             return;
         }
     };
@@ -121,12 +123,7 @@ async fn worker_main(
 }
 
 /// The single request loop: take a ticket, send, read, record; until the gate says stop.
-async fn connection_loop(
-    slot: usize,
-    state: Rc<WorkerState>,
-    gate: Rc<Gate>,
-    run: Arc<RunShared>,
-) {
+async fn connection_loop(slot: usize, state: Rc<WorkerState>, gate: Rc<Gate>, run: Arc<RunShared>) {
     let spec = &run.spec;
     let request = spec.request_bytes.clone();
     let mut conn = Connection::new(spec.addr, spec.keepalive);

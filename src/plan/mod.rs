@@ -209,7 +209,11 @@ impl RunInput {
 
         let load = match self.rate_per_sec {
             None => Load::Closed {
-                connections: positive_u32("connections (-c)", self.concurrency, DEFAULT_CONNECTIONS)?,
+                connections: positive_u32(
+                    "connections (-c)",
+                    self.concurrency,
+                    DEFAULT_CONNECTIONS,
+                )?,
             },
             Some(rate) => {
                 if !rate.is_finite() || rate <= 0.0 {
@@ -311,7 +315,9 @@ pub fn parse_header(line: &str) -> Result<(String, String), Error> {
     let name = name.trim();
     let value = value.trim();
     if name.is_empty() || !name.bytes().all(is_token_byte) {
-        return Err(invalid("the header name is empty or has invalid characters"));
+        return Err(invalid(
+            "the header name is empty or has invalid characters",
+        ));
     }
     if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
         return Err(invalid("the value contains a line break or NUL"));
@@ -329,7 +335,9 @@ mod tests {
 
     #[test]
     fn defaults_are_a_closed_ten_second_run() {
-        let spec = RunInput::new("http://127.0.0.1:9/x?y=1").validate().unwrap();
+        let spec = RunInput::new("http://127.0.0.1:9/x?y=1")
+            .validate()
+            .unwrap();
         assert_eq!(
             spec.load,
             Load::Closed {

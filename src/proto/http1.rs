@@ -189,7 +189,9 @@ impl Connection {
                 .await
                 .map_err(|e| ErrorKind::from_io(&e))?;
             // Nagle would hold small requests back; a load generator must send at once.
-            stream.set_nodelay(true).map_err(|e| ErrorKind::from_io(&e))?;
+            stream
+                .set_nodelay(true)
+                .map_err(|e| ErrorKind::from_io(&e))?;
             self.stream = Some(stream);
             if self.buf.is_empty() {
                 self.buf.resize(READ_BUF_BYTES, 0);
@@ -553,7 +555,7 @@ mod tests {
         assert_eq!(head.status, 200);
         assert_eq!(head.content_length, Some(3));
         assert!(head.close);
-        assert_eq!(head.len, 59);
+        assert_eq!(head.len, 57);
         assert_eq!(parse_head(b"HTTP/1.1 200 OK\r\nConte").unwrap(), None);
         assert_eq!(
             parse_head(b"NOT-HTTP garbage\r\n\r\n"),

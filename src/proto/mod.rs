@@ -94,19 +94,35 @@ impl ErrorKind {
     /// One line that says what the error means and what to do about it.
     pub fn hint(self) -> &'static str {
         match self {
-            Self::ConnectRefused => "nothing listens at the target address, or its accept queue overflowed; check the URL and that the server is up",
-            Self::AddrNotAvailable => "the client ran out of ephemeral ports (a load-generator limit, not a server result); use keep-alive, fewer new connections, or more source addresses",
-            Self::TooManyOpenFiles => "the client hit its file-descriptor limit; raise `ulimit -n` or lower the connection count",
+            Self::ConnectRefused => {
+                "nothing listens at the target address, or its accept queue overflowed; check the URL and that the server is up"
+            }
+            Self::AddrNotAvailable => {
+                "the client ran out of ephemeral ports (a load-generator limit, not a server result); use keep-alive, fewer new connections, or more source addresses"
+            }
+            Self::TooManyOpenFiles => {
+                "the client hit its file-descriptor limit; raise `ulimit -n` or lower the connection count"
+            }
             Self::Unreachable => "no route to the target host; check the address and the network",
-            Self::ConnectTimeout => "the TCP connection was not accepted within the timeout; the server's accept backlog may be full",
-            Self::Timeout => "no complete response within the timeout; the server is overloaded or stuck (raise --timeout to see the real latency)",
-            Self::Reset => "the server reset the connection (crash, connection limit, or a proxy dropping it)",
+            Self::ConnectTimeout => {
+                "the TCP connection was not accepted within the timeout; the server's accept backlog may be full"
+            }
+            Self::Timeout => {
+                "no complete response within the timeout; the server is overloaded or stuck (raise --timeout to see the real latency)"
+            }
+            Self::Reset => {
+                "the server reset the connection (crash, connection limit, or a proxy dropping it)"
+            }
             Self::Closed => "the server closed the connection before the response was complete",
             Self::InvalidResponse => "the server sent bytes that are not valid HTTP/1.1",
             Self::HeaderTooLarge => "the response head exceeded the client's header size limit",
             Self::Io => "an unclassified I/O error on the client socket",
-            Self::Http4xx => "the server answered with a client-error status (see the status table)",
-            Self::Http5xx => "the server answered with a server-error status (see the status table)",
+            Self::Http4xx => {
+                "the server answered with a client-error status (see the status table)"
+            }
+            Self::Http5xx => {
+                "the server answered with a server-error status (see the status table)"
+            }
         }
     }
 

@@ -46,10 +46,9 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir).map_err(fail)?;
-    let file_name = path.file_name().map_or_else(
-        || "record".into(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let file_name = path
+        .file_name()
+        .map_or_else(|| "record".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;

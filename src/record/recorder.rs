@@ -143,8 +143,10 @@ impl Recorder {
         self.counters.add(s);
         self.interval_counters.add(s);
         if let Some(status) = s.status {
-            self.latency.saturating_record(s.latency_us.max(HIST_LOW_US));
-            self.service.saturating_record(s.service_us.max(HIST_LOW_US));
+            self.latency
+                .saturating_record(s.latency_us.max(HIST_LOW_US));
+            self.service
+                .saturating_record(s.service_us.max(HIST_LOW_US));
             self.interval
                 .saturating_record(s.latency_us.max(HIST_LOW_US));
             if let Some(slot) = self.status.get_mut(status as usize) {
@@ -258,7 +260,10 @@ mod tests {
         assert_eq!(a.counters.bytes_sent, 10_020);
         assert_eq!(a.latency.len(), 1001, "transport errors have no latency");
         assert_eq!(a.errors[ErrorKind::Reset.index()], 1);
-        assert_eq!(a.statuses().collect::<Vec<_>>(), vec![(200, 1000), (503, 1)]);
+        assert_eq!(
+            a.statuses().collect::<Vec<_>>(),
+            vec![(200, 1000), (503, 1)]
+        );
         assert_eq!(a.latency.max(), 1000);
     }
 

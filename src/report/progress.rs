@@ -54,7 +54,12 @@ impl Progress {
                 view.elapsed.as_secs_f64().min(d.as_secs_f64()),
                 d.as_secs_f64()
             ),
-            Limit::Requests(n) => format!("{:>6.1}s, {} / {}", view.elapsed.as_secs_f64(), thousands(view.requests), thousands(n)),
+            Limit::Requests(n) => format!(
+                "{:>6.1}s, {} / {}",
+                view.elapsed.as_secs_f64(),
+                thousands(view.requests),
+                thousands(n)
+            ),
         };
         let phase = if view.warming_up { " warm-up" } else { "" };
         let line = format!(

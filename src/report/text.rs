@@ -68,7 +68,11 @@ pub fn render(r: &RunRecord) -> String {
         bytes(s.bytes_received as f64),
         bytes(s.received_bytes_per_sec)
     );
-    let _ = writeln!(o, "  Connections:   {} opened", thousands(s.connections_opened));
+    let _ = writeln!(
+        o,
+        "  Connections:   {} opened",
+        thousands(s.connections_opened)
+    );
     if s.warmup_requests > 0 {
         let _ = writeln!(
             o,
@@ -95,7 +99,13 @@ pub fn render(r: &RunRecord) -> String {
     if !s.latency_buckets.is_empty() {
         let _ = writeln!(o, "Latency histogram");
         let total: u64 = s.latency_buckets.iter().map(|b| b.count).sum();
-        let most = s.latency_buckets.iter().map(|b| b.count).max().unwrap_or(1).max(1);
+        let most = s
+            .latency_buckets
+            .iter()
+            .map(|b| b.count)
+            .max()
+            .unwrap_or(1)
+            .max(1);
         for b in &s.latency_buckets {
             let bar = (b.count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
             let _ = writeln!(

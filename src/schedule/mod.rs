@@ -24,7 +24,9 @@ impl OpenSchedule {
     /// How many requests fall due strictly before `elapsed`: the smallest `n` with `due(n) >= elapsed`.
     pub fn due_before(&self, elapsed: Duration) -> u64 {
         // The small tolerance keeps float error in `due(n)` from rounding n up to n + 1.
-        (elapsed.as_secs_f64() * self.rate_per_sec - 1e-6).ceil().max(0.0) as u64
+        (elapsed.as_secs_f64() * self.rate_per_sec - 1e-6)
+            .ceil()
+            .max(0.0) as u64
     }
 
     /// The `k`-th (0-based) global index owned by worker `worker` of `workers`.

@@ -83,7 +83,9 @@ pub fn summary_f64(record: &Value, key: &str) -> f64 {
 
 /// `record.summary.errors_by_kind[kind]`, 0 when absent.
 pub fn errors_of(record: &Value, kind: &str) -> u64 {
-    record["summary"]["errors_by_kind"][kind].as_u64().unwrap_or(0)
+    record["summary"]["errors_by_kind"][kind]
+        .as_u64()
+        .unwrap_or(0)
 }
 
 /// `record.summary.status[code]`, 0 when absent.
@@ -95,4 +97,11 @@ pub fn status_of(record: &Value, code: &str) -> u64 {
 pub fn closed_port() -> u16 {
     let l = std::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
     l.local_addr().unwrap().port()
+}
+
+/// Serialises the timing-sensitive tests of one test binary: on a 2-core machine two load tests
+/// at once would measure each other.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
