@@ -220,6 +220,9 @@ pub fn build_record(spec: &RunSpec, outcome: &RunOutcome, command: &[String]) ->
         series: outcome.series.clone(),
         histograms,
         warnings: Vec::new(),
+        groups: Vec::new(),
+        checks: Vec::new(),
+        thresholds: Vec::new(),
     };
     record.warnings = diagnose(&record);
     record

@@ -44,6 +44,93 @@ pub struct RunRecord {
     pub histograms: Histograms,
     /// Warnings about the run itself (generator saturated, dropped requests, …).
     pub warnings: Vec<Warning>,
+    /// Results broken down by scenario, step, phase (plans; empty in quick mode).
+    #[serde(default)]
+    pub groups: Vec<Group>,
+    /// Check outcomes per step (plans).
+    #[serde(default)]
+    pub checks: Vec<CheckResult>,
+    /// Threshold verdicts (plans).
+    #[serde(default)]
+    pub thresholds: Vec<ThresholdResult>,
+}
+
+/// What a [`Group`] breaks the results down by.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupKind {
+    /// One scenario of a plan.
+    Scenario,
+    /// One step (request) of a scenario.
+    Step,
+    /// One phase of a ladder profile (a fixed load held for a while).
+    Phase,
+}
+
+/// The results of one part of a run: a scenario, a step or a phase.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Group {
+    /// What this group is.
+    pub kind: GroupKind,
+    /// Its name (a phase's name, e.g. "phase 3: 100 VUs").
+    pub name: String,
+    /// The scenario it belongs to (steps and phases).
+    pub scenario: Option<String>,
+    /// Phases: start, seconds since measuring began.
+    pub start_s: Option<f64>,
+    /// Phases: end, seconds since measuring began.
+    pub end_s: Option<f64>,
+    /// Phases: the VU count held.
+    pub target_vus: Option<u32>,
+    /// Phases: the arrival rate held, requests per second.
+    pub target_rps: Option<f64>,
+    /// Requests finished.
+    pub requests: u64,
+    /// Of those, failed.
+    pub errors: u64,
+    /// Achieved throughput over the group's time span, requests per second.
+    pub rps: f64,
+    /// Latency, ms.
+    pub latency_ms: Percentiles,
+    /// Responses by status code.
+    pub status: BTreeMap<String, u64>,
+    /// Failures by kind.
+    pub errors_by_kind: BTreeMap<String, u64>,
+    /// The group's latency histogram (HDR V2, base64, µs).
+    pub histogram_us: String,
+}
+
+/// The outcome of one check of one step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CheckResult {
+    /// Scenario name.
+    pub scenario: String,
+    /// Step name.
+    pub step: String,
+    /// The check as written, e.g. "status in [200, 201]".
+    pub check: String,
+    /// Responses that passed it.
+    pub passed: u64,
+    /// Responses that failed it.
+    pub failed: u64,
+}
+
+/// The verdict of one threshold.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ThresholdResult {
+    /// The metric with its filter as written, e.g. "latency{step=get_task}".
+    pub metric: String,
+    /// The condition as written, e.g. "p95 < 5ms".
+    pub condition: String,
+    /// The value observed, in the condition's unit (ms, ratio, req/s); null when nothing was
+    /// measured for the filter.
+    pub observed: Option<f64>,
+    /// Whether the condition held.
+    pub passed: bool,
+    /// Whether this threshold's failure ended the run early (`abort_on_fail`).
+    pub aborted: bool,
 }
 
 /// The writing tool.
