@@ -14,6 +14,16 @@ pub enum Error {
         /// Why, and what would be valid.
         why: String,
     },
+    /// A plan file is invalid; `at` is `file:line:col`.
+    #[error("{at}: {why}{}", hint.as_ref().map(|h| format!("\n  hint: {h}")).unwrap_or_default())]
+    Plan {
+        /// Where: `path:line:col` (or the path alone).
+        at: String,
+        /// What is wrong.
+        why: String,
+        /// What would be valid.
+        hint: Option<String>,
+    },
     /// A file could not be read or written.
     #[error("{action} {path}: {source}")]
     File {

@@ -1,6 +1,7 @@
 //! Analysis: from what the engine measured to the figures people read — percentiles, buckets,
 //! the summary, and warnings about the run itself.
 
+mod thresholds;
 mod warnings;
 
 use std::collections::BTreeMap;
@@ -9,13 +10,15 @@ use std::time::{Duration, SystemTime};
 use hdrhistogram::Histogram;
 
 use crate::engine::RunOutcome;
-use crate::plan::{Limit, Load, RunSpec};
+use crate::plan::{Iterations, Plan, Profile, check_list};
 use crate::record::model::{
-    Bucket, Generator, Histograms, Percentiles, RunConfig, RunRecord, Summary, ThreadStats, Tool,
+    Bucket, CheckResult, Generator, Group, GroupKind, Histograms, Percentiles, RunConfig,
+    RunRecord, ScenarioConfig, Summary, ThreadStats, ThresholdResult, Tool,
 };
 use crate::record::series::us_to_ms;
 use crate::record::{SCHEMA_VERSION, encode_histogram, env};
 
+pub use thresholds::RecordView;
 pub use warnings::diagnose;
 
 /// Percentile figures of a histogram of microseconds, in milliseconds.
@@ -108,46 +111,127 @@ fn per_sec(count: u64, d: Duration) -> f64 {
     }
 }
 
-/// Builds the run's record from the spec and what the engine measured.
-pub fn build_record(spec: &RunSpec, outcome: &RunOutcome, command: &[String]) -> RunRecord {
+/// Describes a scenario's load profile in one line.
+pub fn describe_profile(profile: &Profile) -> String {
+    let secs = |d: Duration| crate::report::format::seconds(d.as_secs_f64());
+    match profile {
+        Profile::Vus {
+            ramp, iterations, ..
+        } => match iterations {
+            Iterations::Unlimited => {
+                if ramp.stages().len() == 1 {
+                    format!("{} VUs for {}", ramp.peak(), secs(ramp.total()))
+                } else {
+                    format!(
+                        "up to {} VUs over {} ({} stages)",
+                        ramp.peak(),
+                        secs(ramp.total()),
+                        ramp.stages().len()
+                    )
+                }
+            }
+            Iterations::Shared(n) => format!("{n} iterations shared by {} VUs", ramp.peak()),
+            Iterations::PerVu(n) => format!("{n} iterations per VU, {} VUs", ramp.peak()),
+        },
+        Profile::Arrival {
+            ramp,
+            max_vus,
+            limit,
+        } => match limit {
+            Some(n) => format!(
+                "{n} iterations at {:.1}/s, at most {max_vus} in flight",
+                ramp.peak()
+            ),
+            None if ramp.stages().len() == 1 => format!(
+                "{:.1} iterations/s for {}, at most {max_vus} VUs",
+                ramp.peak(),
+                secs(ramp.total())
+            ),
+            None => format!(
+                "up to {:.1} iterations/s over {} ({} stages), at most {max_vus} VUs",
+                ramp.peak(),
+                secs(ramp.total()),
+                ramp.stages().len()
+            ),
+        },
+    }
+}
+
+/// Builds the run's record from the plan and what the engine measured.
+pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> RunRecord {
     let t = &outcome.totals;
-    let open = matches!(spec.load, Load::Open { .. });
+    let open = plan.scenarios.iter().any(|s| s.is_open());
     let requests = t.counters.requests;
+    let single = plan.scenarios.first().filter(|_| plan.scenarios.len() == 1);
+    let (connections, rate_per_sec, max_in_flight, duration_s, count) =
+        match single.map(|s| &s.profile) {
+            Some(Profile::Vus {
+                ramp, iterations, ..
+            }) => (
+                Some(ramp.peak() as u32),
+                None,
+                None,
+                single.and_then(|s| s.duration()).map(|d| d.as_secs_f64()),
+                match iterations {
+                    Iterations::Shared(n) => Some(*n),
+                    _ => None,
+                },
+            ),
+            Some(Profile::Arrival {
+                ramp,
+                max_vus,
+                limit,
+            }) => (
+                None,
+                Some(ramp.peak()),
+                Some(*max_vus),
+                single.and_then(|s| s.duration()).map(|d| d.as_secs_f64()),
+                *limit,
+            ),
+            None => (None, None, None, None, None),
+        };
+    let quick = plan.quick.as_ref();
     let config = RunConfig {
-        url: spec.request.url.clone(),
-        method: spec.request.method.clone(),
-        headers: spec
-            .request
-            .headers
+        url: quick.map_or_else(|| plan.target.base_url.clone(), |q| q.url.clone()),
+        method: quick.map_or_else(|| "(plan)".to_string(), |q| q.method.clone()),
+        headers: quick.map_or_else(
+            || {
+                plan.target
+                    .headers
+                    .iter()
+                    .map(|(n, v)| format!("{n}: {v}"))
+                    .collect()
+            },
+            |q| q.headers.iter().map(|(n, v)| format!("{n}: {v}")).collect(),
+        ),
+        body_bytes: quick.map_or(0, |q| q.body_bytes),
+        model: if plan.scenarios.iter().all(|s| s.is_open()) {
+            "open".into()
+        } else if open {
+            "mixed".into()
+        } else {
+            "closed".into()
+        },
+        connections,
+        rate_per_sec,
+        max_in_flight,
+        duration_s,
+        requests: count,
+        warmup_s: plan.warmup.as_secs_f64(),
+        timeout_s: plan.target.timeout.as_secs_f64(),
+        keepalive: plan.target.keepalive,
+        threads: plan.threads,
+        plan: plan.source.as_ref().map(|p| p.display().to_string()),
+        scenarios: plan
+            .scenarios
             .iter()
-            .map(|(n, v)| format!("{n}: {v}"))
+            .map(|sc| ScenarioConfig {
+                name: sc.name.clone(),
+                profile: describe_profile(&sc.profile),
+                start_after_s: sc.start_after.as_secs_f64(),
+                steps: sc.steps.iter().map(|s| s.name.clone()).collect(),
+            })
             .collect(),
-        body_bytes: spec.request.body.len() as u64,
-        model: spec.load.model_name().into(),
-        connections: match spec.load {
-            Load::Closed { connections } => Some(connections),
-            Load::Open { .. } => None,
-        },
-        rate_per_sec: match spec.load {
-            Load::Open { rate_per_sec, .. } => Some(rate_per_sec),
-            Load::Closed { .. } => None,
-        },
-        max_in_flight: match spec.load {
-            Load::Open { max_in_flight, .. } => Some(max_in_flight),
-            Load::Closed { .. } => None,
-        },
-        duration_s: match spec.limit {
-            Limit::Duration(d) => Some(d.as_secs_f64()),
-            Limit::Requests(_) => None,
-        },
-        requests: match spec.limit {
-            Limit::Requests(n) => Some(n),
-            Limit::Duration(_) => None,
-        },
-        warmup_s: spec.warmup.as_secs_f64(),
-        timeout_s: spec.timeout.as_secs_f64(),
-        keepalive: spec.keepalive,
-        threads: spec.threads,
     };
     let status: BTreeMap<String, u64> = t.statuses().map(|(c, n)| (c.to_string(), n)).collect();
     let errors_by_kind: BTreeMap<String, u64> = t
@@ -164,9 +248,10 @@ pub fn build_record(spec: &RunSpec, outcome: &RunOutcome, command: &[String]) ->
         },
         duration_s: outcome.measured.as_secs_f64(),
         rps: per_sec(requests, outcome.measured),
-        target_rps: match spec.load {
-            Load::Open { rate_per_sec, .. } => Some(rate_per_sec),
-            Load::Closed { .. } => None,
+        target_rps: if open && plan.scenarios.len() == 1 {
+            rate_per_sec
+        } else {
+            None
         },
         latency_ms: percentiles(&t.latency),
         service_latency_ms: open.then(|| percentiles(&t.service)),
@@ -208,7 +293,7 @@ pub fn build_record(spec: &RunSpec, outcome: &RunOutcome, command: &[String]) ->
             name: "volley".into(),
             version: env!("CARGO_PKG_VERSION").into(),
         },
-        name: spec.name.clone(),
+        name: plan.name.clone(),
         command: command.to_vec(),
         config,
         started_at: rfc3339(outcome.started_at),
@@ -220,12 +305,81 @@ pub fn build_record(spec: &RunSpec, outcome: &RunOutcome, command: &[String]) ->
         series: outcome.series.clone(),
         histograms,
         warnings: Vec::new(),
-        groups: Vec::new(),
-        checks: Vec::new(),
+        groups: groups(plan, outcome),
+        checks: check_list(plan)
+            .into_iter()
+            .zip(&t.checks)
+            .map(|((scenario, step, check), counts)| CheckResult {
+                scenario: scenario.to_string(),
+                step: step.to_string(),
+                check: check.describe(),
+                passed: counts[0],
+                failed: counts[1],
+            })
+            .collect(),
         thresholds: Vec::new(),
     };
+    let view = RecordView::new(&record);
+    let verdicts: Vec<ThresholdResult> = plan
+        .thresholds
+        .iter()
+        .enumerate()
+        .map(|(i, th)| {
+            let observed = th.observe(&view);
+            ThresholdResult {
+                metric: th.metric_text.clone(),
+                condition: th.condition_text.clone(),
+                observed,
+                passed: th.passes(observed),
+                aborted: outcome.aborted_by.contains(&i),
+            }
+        })
+        .collect();
+    record.thresholds = verdicts;
     record.warnings = diagnose(&record);
     record
+}
+
+/// The result groups of a plan run, in the plan's order; groups without requests are kept (a
+/// step that never ran is worth seeing).
+fn groups(plan: &Plan, outcome: &RunOutcome) -> Vec<Group> {
+    let phases: BTreeMap<usize, &crate::plan::Phase> = plan
+        .scenarios
+        .iter()
+        .flat_map(|sc| sc.phases.iter().map(|p| (p.group, p)))
+        .collect();
+    plan.groups
+        .iter()
+        .zip(&outcome.totals.groups)
+        .enumerate()
+        .map(|(i, (def, stats))| {
+            let phase = phases.get(&i);
+            let span = match phase {
+                Some(p) => (p.end - p.start).min(outcome.measured.max(Duration::from_millis(1))),
+                None => outcome.measured,
+            };
+            Group {
+                kind: def.kind,
+                name: def.name.clone(),
+                scenario: def.scenario.clone(),
+                start_s: phase.map(|p| p.start.as_secs_f64()),
+                end_s: phase.map(|p| p.end.as_secs_f64()),
+                target_vus: phase.and_then(|p| p.vus),
+                target_rps: phase.and_then(|p| p.rate),
+                requests: stats.counters.requests,
+                errors: stats.counters.errors,
+                rps: per_sec(stats.counters.requests, span),
+                latency_ms: percentiles(&stats.latency),
+                status: stats.statuses().map(|(c, n)| (c.to_string(), n)).collect(),
+                errors_by_kind: stats
+                    .error_kinds()
+                    .map(|(k, n)| (k.name().to_string(), n))
+                    .collect(),
+                histogram_us: encode_histogram(&stats.latency),
+            }
+        })
+        .filter(|g| g.kind != GroupKind::Scenario || plan.scenarios.len() > 1 || g.requests > 0)
+        .collect()
 }
 
 #[cfg(test)]

@@ -35,6 +35,65 @@ pub enum Command {
     Serve(ServeArgs),
     /// Start the built-in target, run a closed and an open test against it, write the records.
     Demo(DemoArgs),
+    /// Run a test plan (TOML): scenarios, load profiles, steps, checks, thresholds.
+    Run(RunArgs),
+    /// Validate a plan and print one rendered example request per step; sends nothing.
+    Check(CheckArgs),
+}
+
+/// `volley run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The plan file.
+    pub plan: PathBuf,
+    /// Override a value: `NAME=value` or `vars.NAME=value` (a plan variable),
+    /// `target.base_url=URL`, `target.timeout=5s` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
+    pub sets: Vec<(String, String)>,
+    /// Multiply every profile duration (stages, phases, durations) by this factor, e.g. 0.1.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
+    pub time_scale: f64,
+    /// Worker threads (default: the plan's, or one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Write the run record (run.json) to this path.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// No progress line and no summary.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// `volley check`.
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The plan file.
+    pub plan: PathBuf,
+    /// Overrides, as for `run`.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
+    pub sets: Vec<(String, String)>,
+    /// As for `run`.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
+    pub time_scale: f64,
+}
+
+/// Parses `KEY=VALUE`.
+pub fn parse_set(text: &str) -> Result<(String, String), String> {
+    let (k, v) = text
+        .split_once('=')
+        .ok_or_else(|| format!("`{text}` is not KEY=VALUE"))?;
+    if k.trim().is_empty() {
+        return Err(format!("`{text}` has no key"));
+    }
+    Ok((k.trim().to_string(), v.to_string()))
+}
+
+/// Parses a positive, finite time scale.
+pub fn parse_time_scale(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("`{text}` is not a positive factor like 0.1")),
+    }
 }
 
 /// Quick mode: one URL, flags like oha, wrk and hey.

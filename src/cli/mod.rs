@@ -1,11 +1,13 @@
 //! The command line: argument definitions, dispatch, and exit codes. `anyhow` lives here only.
 //!
 //! Exit codes: 0 the run finished and not every request failed; 1 every request failed, none
-//! completed, or the run could not be carried out; 2 the command line or its input is invalid;
-//! 130 the run was interrupted (SIGINT/SIGTERM) — its summary and record are still written.
+//! completed, or the run could not be carried out; 2 the command line or its input (a plan) is
+//! invalid; 99 a threshold failed; 130 the run was interrupted (SIGINT/SIGTERM) — its summary
+//! and record are still written.
 
 mod args;
 mod demo;
+mod plan;
 mod quick;
 mod serve;
 
@@ -21,6 +23,8 @@ pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 /// Exit code: invalid command line or input.
 pub const EXIT_USAGE: u8 = 2;
+/// Exit code: a threshold failed (as k6).
+pub const EXIT_THRESHOLDS: u8 = 99;
 /// Exit code: interrupted by a signal (record still written).
 pub const EXIT_INTERRUPTED: u8 = 130;
 
@@ -32,15 +36,20 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Serve(a)) => serve::run(a),
         Some(Command::Demo(a)) => demo::run(a),
+        Some(Command::Run(a)) => plan::run(a, &argv),
+        Some(Command::Check(a)) => plan::check(a),
         None => quick::run(cli.quick, &argv),
     };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("error: {err:#}");
-            let usage = err
-                .downcast_ref::<volley::Error>()
-                .is_some_and(|e| matches!(e, volley::Error::Invalid { .. }));
+            let usage = err.downcast_ref::<volley::Error>().is_some_and(|e| {
+                matches!(
+                    e,
+                    volley::Error::Invalid { .. } | volley::Error::Plan { .. }
+                )
+            });
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
     }
@@ -50,6 +59,8 @@ pub fn main() -> ExitCode {
 fn run_exit_code(record: &volley::record::RunRecord) -> u8 {
     if record.interrupted.is_some() {
         EXIT_INTERRUPTED
+    } else if record.thresholds.iter().any(|t| !t.passed) {
+        EXIT_THRESHOLDS
     } else if record.summary.requests == 0 || record.summary.errors == record.summary.requests {
         EXIT_FAILED
     } else {

@@ -4,7 +4,7 @@ use std::io::IsTerminal;
 
 use anyhow::Context;
 use volley::engine::{self, RunOptions};
-use volley::plan::{RunInput, RunSpec};
+use volley::plan::{Plan, RunInput};
 use volley::record::RunRecord;
 
 use super::args::QuickArgs;
@@ -31,7 +31,7 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
 }
 
 /// Runs a spec with signal handling and, when stderr is a terminal, a progress line.
-pub fn execute(spec: &RunSpec, argv: &[String], show_progress: bool) -> anyhow::Result<RunRecord> {
+pub fn execute(spec: &Plan, argv: &[String], show_progress: bool) -> anyhow::Result<RunRecord> {
     let options = RunOptions {
         progress: show_progress && std::io::stderr().is_terminal(),
         handle_signals: true,
@@ -41,27 +41,41 @@ pub fn execute(spec: &RunSpec, argv: &[String], show_progress: bool) -> anyhow::
 }
 
 /// One line that says what is about to happen.
-pub fn banner(spec: &RunSpec) -> String {
-    use volley::plan::{Limit, Load};
-    let load = match spec.load {
-        Load::Closed { connections } => format!("{connections} connections (closed model)"),
-        Load::Open {
-            rate_per_sec,
-            max_in_flight,
-        } => format!("{rate_per_sec} req/s (open model, at most {max_in_flight} in flight)"),
+pub fn banner(plan: &Plan) -> String {
+    let what = match &plan.quick {
+        Some(q) => format!("{} {}", q.method, q.url),
+        None => format!(
+            "plan {} against {}",
+            plan.source
+                .as_ref()
+                .map_or_else(|| plan.name.clone(), |p| p.display().to_string()),
+            plan.target.base_url
+        ),
     };
-    let limit = match spec.limit {
-        Limit::Duration(d) => humantime::format_duration(d).to_string(),
-        Limit::Requests(n) => format!("{n} requests"),
-    };
-    let warmup = if spec.warmup.is_zero() {
+    let scenarios: Vec<String> = plan
+        .scenarios
+        .iter()
+        .map(|sc| {
+            let profile = volley::analysis::describe_profile(&sc.profile);
+            if plan.quick.is_some() {
+                profile
+            } else {
+                format!("{}: {profile}", sc.name)
+            }
+        })
+        .collect();
+    let warmup = if plan.warmup.is_zero() {
         String::new()
     } else {
-        format!(" after {} warm-up", humantime::format_duration(spec.warmup))
+        format!(
+            ", after {} warm-up",
+            humantime::format_duration(plan.warmup)
+        )
     };
     format!(
-        "volley: {} {} — {load}, {limit}{warmup}, {} thread(s)",
-        spec.request.method, spec.request.url, spec.threads
+        "volley: {what} — {}{warmup}, {} thread(s)",
+        scenarios.join("; "),
+        plan.threads
     )
 }
 

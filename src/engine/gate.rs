@@ -1,5 +1,5 @@
-//! Gates: what lets a connection loop start its next request. The closed and open models differ
-//! only here; the loop that sends requests is the same.
+//! Gates: what lets a VU start its next iteration. The closed and open models differ only here;
+//! the loop that runs iterations is the same.
 
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
@@ -9,55 +9,82 @@ use std::task::{Poll, Waker};
 use std::time::Instant;
 
 use super::RunShared;
+use crate::plan::{Iterations, Profile};
 
-/// Permission to send one request.
+/// Permission to run one iteration.
 #[derive(Debug, Clone, Copy)]
 pub struct Ticket {
-    /// When the request was due: its latency is measured from here.
+    /// When the iteration was due: its first request's latency is measured from here.
     pub due: Instant,
-    /// False for warm-up requests, which are sent but not measured.
+    /// False for warm-up iterations, which are sent but not measured.
     pub measured: bool,
 }
 
-/// Closed model: a request may start whenever the previous one finished, until the limit.
+/// Closed model: VU `i` may start an iteration while the scenario's VU ramp is above `i` and its
+/// iteration limits allow; an inactive VU sleeps until the ramp reaches it.
 pub struct ClosedGate {
     run: Arc<RunShared>,
+    scenario: usize,
 }
 
 impl ClosedGate {
-    /// A gate over the run's shared limit.
-    pub fn new(run: Arc<RunShared>) -> Self {
-        Self { run }
+    /// A gate for one scenario.
+    pub fn new(run: Arc<RunShared>, scenario: usize) -> Self {
+        Self { run, scenario }
     }
 
-    /// The next ticket, or `None` when the run is over.
+    /// The next ticket for VU `vu` (0-based) that has done `done` iterations, or `None` when it
+    /// is finished.
     #[inline]
-    pub fn next(&self) -> Option<Ticket> {
+    pub async fn next(&self, vu: u32, done: u64) -> Option<Ticket> {
         let run = &*self.run;
-        if run.stop.is_aborted() {
+        let shared = &run.scenarios[self.scenario];
+        let Profile::Vus {
+            ramp, iterations, ..
+        } = &run.plan.scenarios[self.scenario].profile
+        else {
+            return None;
+        };
+        if let Iterations::PerVu(n) = iterations
+            && done >= *n
+        {
             return None;
         }
-        let now = Instant::now();
-        if run.end.is_some_and(|end| now >= end) {
-            return None;
+        loop {
+            if run.stop.is_aborted() {
+                return None;
+            }
+            let now = Instant::now();
+            if shared.end.is_some_and(|end| now >= end) {
+                return None;
+            }
+            if now < shared.start {
+                tokio::time::sleep_until(shared.start.into()).await;
+                continue;
+            }
+            let t = now - shared.start;
+            if ramp.vu_active(vu, t) {
+                let measured = now >= run.measure_start;
+                if measured && let Some(remaining) = &shared.remaining {
+                    // Exactly N measured iterations over all VUs and workers.
+                    remaining
+                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1))
+                        .ok()?;
+                }
+                return Some(Ticket { due: now, measured });
+            }
+            let at = ramp.vu_next_active(vu, t)?;
+            tokio::time::sleep_until((shared.start + at).into()).await;
         }
-        let measured = now >= run.measure_start;
-        if measured && let Some(remaining) = &run.remaining {
-            // Exactly N measured requests over all workers.
-            remaining
-                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1))
-                .ok()?;
-        }
-        Some(Ticket { due: now, measured })
     }
 }
 
-/// Open model: a pacer hands due times to idle connection loops; when none is idle, the request is
-/// dropped (counted), never delayed.
+/// Open model: a pacer hands due times to idle VUs; when none is idle, the iteration is dropped
+/// (counted), never delayed.
 pub struct OpenDispatch {
-    /// Per connection slot: the ticket handed to it, if any.
+    /// Per VU slot: the ticket handed to it, if any.
     handed: Vec<Cell<Option<Ticket>>>,
-    /// Per connection slot: its waker while it waits.
+    /// Per VU slot: its waker while it waits.
     wakers: Vec<Cell<Option<Waker>>>,
     /// Slots waiting for work, most recently idle last (reused first, so few connections open).
     idle: RefCell<Vec<usize>>,
@@ -67,7 +94,7 @@ pub struct OpenDispatch {
 }
 
 impl OpenDispatch {
-    /// A dispatcher for `slots` connection loops.
+    /// A dispatcher for `slots` VUs.
     pub fn new(slots: usize) -> Self {
         Self {
             handed: (0..slots).map(|_| Cell::new(None)).collect(),
@@ -78,7 +105,7 @@ impl OpenDispatch {
         }
     }
 
-    /// Waits for a ticket for connection `slot`; `None` once the dispatcher is closed.
+    /// Waits for a ticket for VU slot `slot`; `None` once the dispatcher is closed.
     pub async fn next(&self, slot: usize) -> Option<Ticket> {
         poll_fn(|cx| {
             if let Some(ticket) = self.handed[slot].take() {
@@ -96,7 +123,7 @@ impl OpenDispatch {
         .await
     }
 
-    /// Hands `ticket` to an idle connection; false when every connection is busy.
+    /// Hands `ticket` to an idle VU; false when every VU is busy.
     pub fn hand_out(&self, ticket: Ticket) -> bool {
         let Some(slot) = self.idle.borrow_mut().pop() else {
             return false;
@@ -109,7 +136,7 @@ impl OpenDispatch {
         true
     }
 
-    /// Ends dispatching: every waiting connection loop gets `None`.
+    /// Ends dispatching: every waiting VU gets `None`.
     pub fn close(&self) {
         self.closed.set(true);
         for waker in &self.wakers {

@@ -1,4 +1,4 @@
-//! The engine: runs a [`RunSpec`] and returns what was measured.
+//! The engine: runs a [`Plan`] and returns what was measured.
 //!
 //! Layout: one OS thread per worker, each with its own current-thread tokio runtime and its own
 //! connections and recorder (share-nothing, like wrk); the calling thread is the control thread. It
@@ -17,12 +17,14 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{mpsc, watch};
 
 use crate::error::Error;
-use crate::plan::{Limit, RunSpec};
+use crate::plan::{Iterations, Plan, Profile};
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, SeriesBuilder};
 use crate::report::progress::{Progress, ProgressView};
 
 pub use usage::{peak_rss_bytes, process_cpu};
+
+mod live;
 
 /// How long before the schedule's origin the workers are started, so the first due requests are
 /// not late because threads were still being created.
@@ -93,21 +95,38 @@ pub struct RunOutcome {
     pub process_cpu: Duration,
     /// Peak resident set size of the process, bytes.
     pub peak_rss_bytes: u64,
+    /// Thresholds with `abort_on_fail` that failed during the run and stopped it (indices into
+    /// the plan's thresholds).
+    pub aborted_by: Vec<usize>,
 }
 
 /// Everything the workers share; read-only but for the atomics.
 pub(crate) struct RunShared {
-    spec: RunSpec,
+    plan: Plan,
     /// Origin of the schedule.
     start: Instant,
     /// End of warm-up: results count from here.
     measure_start: Instant,
-    /// No request starts at or after this (duration limit).
+    /// When the last scenario ends (none if one runs until its iterations are done).
     end: Option<Instant>,
-    /// Measured requests left (request-count limit, closed model).
-    remaining: Option<AtomicU64>,
+    /// Per scenario.
+    scenarios: Vec<ScenarioShared>,
+    /// Checks in the plan.
+    check_count: usize,
+    /// Keep per-group interval figures (thresholds judged during the run).
+    live_groups: bool,
     stop: Arc<Stop>,
     live: Box<[LiveCounters]>,
+}
+
+/// Run-time facts of one scenario.
+struct ScenarioShared {
+    /// When it starts.
+    start: Instant,
+    /// No iteration starts at or after this.
+    end: Option<Instant>,
+    /// Measured iterations left (shared iteration count).
+    remaining: Option<AtomicU64>,
 }
 
 /// Run-wide stop flag, checked before each request and awaited by each worker.
@@ -177,38 +196,56 @@ pub fn stop_handle() -> StopHandle {
     }
 }
 
-/// Runs `spec` to its end and returns what was measured.
-pub fn run(spec: &RunSpec, options: &RunOptions) -> Result<RunOutcome, Error> {
-    run_with(spec, options, stop_handle())
+/// Runs `plan` to its end and returns what was measured.
+pub fn run(plan: &Plan, options: &RunOptions) -> Result<RunOutcome, Error> {
+    run_with(plan, options, stop_handle())
 }
 
 /// Like [`run`], stoppable through `stop`.
-pub fn run_with(
-    spec: &RunSpec,
-    options: &RunOptions,
-    stop: StopHandle,
-) -> Result<RunOutcome, Error> {
+pub fn run_with(plan: &Plan, options: &RunOptions, stop: StopHandle) -> Result<RunOutcome, Error> {
     let started_at = SystemTime::now();
     let cpu_before = process_cpu();
     let start = Instant::now() + START_LEAD;
-    let measure_start = start + spec.warmup;
-    let (end, remaining) = match spec.limit {
-        Limit::Duration(d) => (Some(measure_start + d), None),
-        Limit::Requests(n) => (None, Some(AtomicU64::new(n))),
-    };
+    let measure_start = start + plan.warmup;
+    let scenarios: Vec<ScenarioShared> = plan
+        .scenarios
+        .iter()
+        .map(|sc| {
+            let sc_start = start + sc.start_after;
+            let remaining = match &sc.profile {
+                Profile::Vus {
+                    iterations: Iterations::Shared(n),
+                    ..
+                } => Some(AtomicU64::new(*n)),
+                _ => None,
+            };
+            ScenarioShared {
+                start: sc_start,
+                end: sc.duration().map(|d| sc_start + plan.warmup + d),
+                remaining,
+            }
+        })
+        .collect();
+    let end = scenarios
+        .iter()
+        .map(|s| s.end)
+        .try_fold(start, |acc, e| e.map(|e| acc.max(e)));
+    let check_count = crate::plan::check_list(plan).len();
     let run = Arc::new(RunShared {
-        spec: spec.clone(),
+        plan: plan.clone(),
         start,
         measure_start,
         end,
-        remaining,
+        scenarios,
+        check_count,
+        live_groups: plan.thresholds.iter().any(|t| t.abort_on_fail),
         stop: stop.stop.clone(),
-        live: (0..spec.threads).map(|_| LiveCounters::default()).collect(),
+        live: (0..plan.threads).map(|_| LiveCounters::default()).collect(),
     });
 
     let (tx, rx) = mpsc::unbounded_channel();
-    let mut handles = Vec::with_capacity(spec.threads);
-    for index in 0..spec.threads {
+    let mut handles = Vec::with_capacity(plan.threads);
+    for index in 0..plan.threads {
         let (run, tx) = (run.clone(), tx.clone());
         let handle = std::thread::Builder::new()
             .name(format!("volley-worker-{index}"))
@@ -241,6 +278,7 @@ pub fn run_with(
         threads: collected.threads,
         process_cpu: process_cpu().saturating_sub(cpu_before),
         peak_rss_bytes: peak_rss_bytes(),
+        aborted_by: collected.aborted_by,
     })
 }
 
@@ -250,6 +288,7 @@ struct Collected {
     threads: Vec<ThreadUsage>,
     interrupted: Option<&'static str>,
     last_finish: Option<Instant>,
+    aborted_by: Vec<usize>,
 }
 
 async fn control_loop(
@@ -268,13 +307,18 @@ async fn control_loop(
         .flatten();
     let mut hard_deadline = run
         .end
-        .map(|end| end + run.spec.timeout + Duration::from_secs(1));
-    let mut progress = options.progress.then(|| Progress::new(run.spec.limit));
+        .map(|end| end + run.plan.target.timeout + Duration::from_secs(1));
+    let total = run
+        .end
+        .map(|e| e.saturating_duration_since(run.measure_start));
+    let mut progress = options.progress.then(|| Progress::new(total));
     let mut tick = tokio::time::interval(PROGRESS_EVERY);
 
-    let workers = run.spec.threads;
+    let workers = run.plan.threads;
     let mut series = SeriesBuilder::new(workers);
-    let mut totals = Recorder::new();
+    let mut totals = Recorder::with_groups(run.plan.groups.len(), run.check_count, false);
+    let mut judge = live::LiveJudge::new(&run.plan, run.check_count);
+    let mut aborted_by = Vec::new();
     let mut threads = Vec::with_capacity(workers);
     let mut interrupted = None;
     let mut last_finish: Option<Instant> = None;
@@ -284,7 +328,16 @@ async fn control_loop(
     while done < workers {
         tokio::select! {
             msg = rx.recv() => match msg {
-                Some(WorkerMessage::Interval(s)) => series.add(s),
+                Some(WorkerMessage::Interval(s)) => {
+                    judge.add(&s);
+                    series.add(s);
+                    let elapsed = Instant::now().saturating_duration_since(run.measure_start);
+                    let failed = judge.failing(&run.plan, elapsed);
+                    if !failed.is_empty() && aborted_by.is_empty() {
+                        aborted_by = failed;
+                        run.stop.abort();
+                    }
+                }
                 Some(WorkerMessage::Done(result)) => {
                     done += 1;
                     totals.merge(&result.recorder);
@@ -331,7 +384,7 @@ async fn control_loop(
     if let Some(why) = failure {
         return Err(Error::Engine(why));
     }
-    if interrupted.is_none() && run.stop.is_aborted() && !deadline_hit {
+    if interrupted.is_none() && run.stop.is_aborted() && !deadline_hit && aborted_by.is_empty() {
         interrupted = Some("stop requested");
     }
     Ok(Collected {
@@ -340,6 +393,7 @@ async fn control_loop(
         threads,
         interrupted,
         last_finish,
+        aborted_by,
     })
 }
 

@@ -1,28 +1,30 @@
-//! One worker thread: a current-thread runtime running its share of the connections.
+//! One worker thread: a current-thread runtime running its share of every scenario's VUs.
 //!
-//! Every connection is one task running [`connection_loop`], the single request loop of volley;
-//! the load model only changes which [`Gate`] hands it tickets. The worker's recorder lives in an
-//! `Rc<RefCell<_>>`: all its tasks run on this thread, so recording needs neither lock nor atomic.
+//! Every VU is one task running [`vu_loop`], the single iteration loop of volley; the load model
+//! only changes which gate hands it tickets. The worker's recorder lives in an `Rc<RefCell<_>>`:
+//! all its tasks run on this thread, so recording needs neither lock nor atomic.
 
 use std::cell::{Cell, RefCell};
-use std::pin::pin;
+use std::collections::BTreeMap;
+use std::pin::{Pin, pin};
 use std::rc::Rc;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedSender;
+use tokio::time::Sleep;
 
 use super::gate::{ClosedGate, OpenDispatch, Ticket};
 use super::usage::thread_cpu;
 use super::{RunShared, WorkerMessage, WorkerResult};
-use crate::plan::{Limit, Load};
+use crate::plan::check::Captured;
+use crate::plan::{Body, DynamicRequest, Flow, Plan, Profile, Scenario, Step, StepRequest};
 use crate::proto::ErrorKind;
 use crate::proto::http1::{Connection, Phase};
-use crate::record::recorder::{Recorder, Sample};
-use crate::schedule::{OpenSchedule, split_evenly};
+use crate::record::recorder::{IntervalSnapshot, Recorder, Sample};
 use crate::timer::PreciseTimer;
 
-/// The gate of this worker's load model.
+/// The gate of one scenario on this worker.
 enum Gate {
     Closed(ClosedGate),
     Open(OpenDispatch),
@@ -61,6 +63,11 @@ pub(super) fn run_worker(index: usize, run: Arc<RunShared>, tx: UnboundedSender<
     let _ = tx.send(WorkerMessage::Done(Box::new(result)));
 }
 
+/// The workers that take part in a scenario: no more than it has VUs.
+pub(super) fn participants(scenario: &Scenario, workers: usize) -> usize {
+    workers.min(scenario.max_vus() as usize).max(1)
+}
+
 async fn worker_main(
     index: usize,
     run: Arc<RunShared>,
@@ -68,45 +75,54 @@ async fn worker_main(
 ) -> WorkerResult {
     let cpu_start = thread_cpu();
     let wall_start = Instant::now();
-    let workers = run.spec.threads;
-    let slots = split_evenly(u64::from(run.spec.load.concurrency()), workers, index) as usize;
+    let plan = &run.plan;
     let state = Rc::new(WorkerState {
         index,
-        recorder: RefCell::new(Recorder::new()),
+        recorder: RefCell::new(Recorder::with_groups(
+            plan.groups.len(),
+            run.check_count,
+            run.live_groups,
+        )),
         in_flight: Cell::new(0),
         next_second: Cell::new(0),
-    });
-    let gate = Rc::new(match run.spec.load {
-        Load::Closed { .. } => Gate::Closed(ClosedGate::new(run.clone())),
-        Load::Open { .. } => Gate::Open(OpenDispatch::new(slots)),
     });
     let mut stop = run.stop.subscribe();
 
     // Everyone starts together, at the schedule's origin.
     tokio::time::sleep_until(run.start.into()).await;
 
-    let connections: Vec<_> = (0..slots)
-        .map(|slot| {
-            tokio::task::spawn_local(connection_loop(
-                slot,
+    let mut vus = Vec::new();
+    for (si, scenario) in plan.scenarios.iter().enumerate() {
+        let stride = participants(scenario, plan.threads);
+        if index >= stride {
+            continue;
+        }
+        // This worker's VUs: global VU numbers index, index + stride, …
+        let mine: Vec<u32> = (index as u32..scenario.max_vus()).step_by(stride).collect();
+        let gate = Rc::new(match scenario.profile {
+            Profile::Vus { .. } => Gate::Closed(ClosedGate::new(run.clone(), si)),
+            Profile::Arrival { .. } => Gate::Open(OpenDispatch::new(mine.len())),
+        });
+        for (slot, &vu) in mine.iter().enumerate() {
+            vus.push(tokio::task::spawn_local(vu_loop(
+                Vu {
+                    scenario: si,
+                    vu,
+                    slot,
+                },
                 state.clone(),
                 gate.clone(),
                 run.clone(),
-            ))
-        })
-        .collect();
-    tokio::task::spawn_local(ticker(state.clone(), run.clone(), tx));
-    if let Load::Open { rate_per_sec, .. } = run.spec.load {
-        tokio::task::spawn_local(pacer(
-            state.clone(),
-            gate.clone(),
-            run.clone(),
-            rate_per_sec,
-        ));
+            )));
+        }
+        if matches!(*gate, Gate::Open(_)) {
+            tokio::task::spawn_local(pacer(state.clone(), gate, run.clone(), si, stride));
+        }
     }
+    tokio::task::spawn_local(ticker(state.clone(), run.clone(), tx));
 
     tokio::select! {
-        _ = async { for c in connections { let _ = c.await; } } => {}
+        _ = async { for v in vus { let _ = v.await; } } => {}
         _ = stop.wait_for(|aborted| *aborted) => {}
     }
 
@@ -122,91 +138,328 @@ async fn worker_main(
     }
 }
 
-/// The single request loop: take a ticket, send, read, record; until the gate says stop.
-async fn connection_loop(slot: usize, state: Rc<WorkerState>, gate: Rc<Gate>, run: Arc<RunShared>) {
-    let spec = &run.spec;
-    let request = spec.request_bytes.clone();
-    let mut conn = Connection::new(spec.addr, spec.keepalive);
-    let live = &run.live[state.index];
-    let mut deadline = pin!(tokio::time::sleep(Duration::ZERO));
+/// Which VU a task is.
+#[derive(Clone, Copy)]
+struct Vu {
+    scenario: usize,
+    /// Global VU number within the scenario (0-based).
+    vu: u32,
+    /// Index among this worker's VUs of the scenario.
+    slot: usize,
+}
+
+/// Per-VU state carried across requests.
+struct VuRun<'a> {
+    plan: &'a Plan,
+    scenario: &'a Scenario,
+    start: Instant,
+    conn: Connection,
+    deadline: Pin<&'a mut Sleep>,
+    /// Variables extracted so far.
+    vars: BTreeMap<String, minijinja::Value>,
+    /// The template context for the current iteration (rebuilt after extractions).
+    ctx: Option<minijinja::Value>,
+    /// Dynamic requests are built here (reused).
+    buf: Vec<u8>,
+    body_buf: Vec<u8>,
+}
+
+/// The single iteration loop: take a ticket, run the scenario's flow, until the gate says stop.
+async fn vu_loop(who: Vu, state: Rc<WorkerState>, gate: Rc<Gate>, run: Arc<RunShared>) {
+    let plan = &run.plan;
+    let scenario = &plan.scenarios[who.scenario];
+    let templated = scenario
+        .steps
+        .iter()
+        .any(|s| matches!(s.request, StepRequest::Dynamic(_)));
+    let deadline = pin!(tokio::time::sleep(Duration::ZERO));
+    let mut vu = VuRun {
+        plan,
+        scenario,
+        start: run.scenarios[who.scenario].start,
+        conn: Connection::new(plan.target.addr, plan.target.keepalive),
+        deadline,
+        vars: BTreeMap::new(),
+        ctx: None,
+        buf: Vec::new(),
+        body_buf: Vec::new(),
+    };
+    let mut iteration = 0u64;
     loop {
-        let ticket: Option<Ticket> = match &*gate {
-            Gate::Closed(g) => g.next(),
-            Gate::Open(d) => d.next(slot).await,
+        let ticket = match &*gate {
+            Gate::Closed(g) => g.next(who.vu, iteration).await,
+            Gate::Open(d) => d.next(who.slot).await,
         };
         let Some(ticket) = ticket else { break };
-        state.in_flight.set(state.in_flight.get() + 1);
-        let sent = Instant::now();
-        deadline.as_mut().reset((sent + spec.timeout).into());
-        let result = tokio::select! {
-            biased;
-            r = conn.exchange(&request) => r,
-            _ = &mut deadline => {
-                conn.discard();
-                Err(match conn.phase() {
-                    Phase::Connecting => ErrorKind::ConnectTimeout,
-                    Phase::Exchanging => ErrorKind::Timeout,
-                })
-            }
-        };
-        let done = Instant::now();
-        state.in_flight.set(state.in_flight.get() - 1);
-        let mut rec = state.recorder.borrow_mut();
-        if !ticket.measured {
-            rec.record_warmup();
-            continue;
+        if templated {
+            vu.ctx = Some(
+                plan.templates
+                    .context(who.vu, iteration, &scenario.name, &vu.vars),
+            );
         }
-        let (status, error) = match result {
-            Ok(r) => (Some(r.status), ErrorKind::from_status(r.status)),
-            Err(kind) => (None, Some(kind)),
-        };
-        let reached_server = !matches!(conn.phase(), Phase::Connecting);
-        rec.record(&Sample {
-            latency_us: micros(done.saturating_duration_since(ticket.due)),
-            service_us: micros(done - sent),
-            lag_us: micros(sent.saturating_duration_since(ticket.due)),
-            bytes_sent: if reached_server {
-                request.len() as u64
-            } else {
-                0
-            },
-            bytes_received: conn.bytes_received(),
-            connections_opened: conn.connections_opened(),
-            status,
-            error,
-        });
-        live.publish(rec.counters.requests, rec.counters.errors);
+        match &scenario.flow {
+            Flow::Sequential => {
+                let mut due = Some(ticket.due);
+                for step in &scenario.steps {
+                    run_step(
+                        &mut vu,
+                        step,
+                        due.take(),
+                        ticket.measured,
+                        &state,
+                        &run,
+                        who.vu,
+                        iteration,
+                    )
+                    .await;
+                    if run.stop.is_aborted() {
+                        break;
+                    }
+                }
+            }
+            Flow::Weighted(cumulative) => {
+                let total = cumulative.last().copied().unwrap_or(1);
+                let pick = fastrand::u64(0..total);
+                let i = cumulative.partition_point(|&c| c <= pick);
+                let step = &scenario.steps[i.min(scenario.steps.len() - 1)];
+                run_step(
+                    &mut vu,
+                    step,
+                    Some(ticket.due),
+                    ticket.measured,
+                    &state,
+                    &run,
+                    who.vu,
+                    iteration,
+                )
+                .await;
+            }
+        }
+        iteration += 1;
     }
+}
+
+/// Sends one step's request and records it; runs its checks, extraction and think time.
+#[allow(clippy::too_many_arguments)]
+async fn run_step(
+    vu: &mut VuRun<'_>,
+    step: &Step,
+    due: Option<Instant>,
+    measured: bool,
+    state: &WorkerState,
+    run: &RunShared,
+    vu_number: u32,
+    iteration: u64,
+) {
+    let timeout = vu.plan.target.timeout;
+    let (request, expects_body): (&[u8], bool) = match &step.request {
+        StepRequest::Static(bytes) => (bytes.as_bytes(), bytes.expects_body()),
+        StepRequest::Dynamic(d) => {
+            if build_dynamic(vu, d).is_err() {
+                let now = Instant::now();
+                record(
+                    vu,
+                    step,
+                    state,
+                    run,
+                    measured,
+                    now,
+                    now,
+                    due,
+                    Err(ErrorKind::Template),
+                );
+                return;
+            }
+            (&vu.buf, d.method != "HEAD")
+        }
+    };
+    state.in_flight.set(state.in_flight.get() + 1);
+    let sent = Instant::now();
+    vu.deadline.as_mut().reset((sent + timeout).into());
+    let result = tokio::select! {
+        biased;
+        r = vu.conn.exchange(request, expects_body, step.capture) => r,
+        _ = &mut vu.deadline => {
+            vu.conn.discard();
+            Err(match vu.conn.phase() {
+                Phase::Connecting => ErrorKind::ConnectTimeout,
+                Phase::Exchanging => ErrorKind::Timeout,
+            })
+        }
+    };
+    let done = Instant::now();
+    state.in_flight.set(state.in_flight.get() - 1);
+    let status = result.as_ref().ok().map(|r| r.status);
+    record(
+        vu,
+        step,
+        state,
+        run,
+        measured,
+        sent,
+        done,
+        due,
+        result.map(|r| r.status),
+    );
+
+    if !step.checks.is_empty() || !step.extract.is_empty() {
+        let captured = Captured::new(status, vu.conn.head(), vu.conn.body(), done - sent);
+        if measured && !step.checks.is_empty() {
+            let mut rec = state.recorder.borrow_mut();
+            for (i, check) in step.checks.iter().enumerate() {
+                rec.record_check(step.first_check + i, check.passes(&captured));
+            }
+        }
+        if !step.extract.is_empty() {
+            for e in &step.extract {
+                // A failed extraction must not leave a stale value from an earlier iteration.
+                match e.apply(&captured) {
+                    Some(v) => vu.vars.insert(e.var.clone(), v),
+                    None => vu.vars.remove(&e.var),
+                };
+            }
+            vu.ctx = Some(vu.plan.templates.context(
+                vu_number,
+                iteration,
+                &vu.scenario.name,
+                &vu.vars,
+            ));
+        }
+    }
+    if !step.think.is_zero() {
+        tokio::time::sleep(step.think).await;
+    }
+}
+
+/// Records one request in the worker's recorder, with its scenario, step and phase groups.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    vu: &VuRun<'_>,
+    step: &Step,
+    state: &WorkerState,
+    run: &RunShared,
+    measured: bool,
+    sent: Instant,
+    done: Instant,
+    due: Option<Instant>,
+    result: Result<u16, ErrorKind>,
+) {
+    let mut rec = state.recorder.borrow_mut();
+    if !measured {
+        rec.record_warmup();
+        return;
+    }
+    let due = due.unwrap_or(sent);
+    let (status, error) = match result {
+        Ok(status) => (Some(status), ErrorKind::from_status(status)),
+        Err(kind) => (None, Some(kind)),
+    };
+    let reached_server = result.is_ok() || !matches!(vu.conn.phase(), Phase::Connecting);
+    let sample = Sample {
+        latency_us: micros(done.saturating_duration_since(due)),
+        service_us: micros(done - sent),
+        lag_us: micros(sent.saturating_duration_since(due)),
+        bytes_sent: if reached_server && error != Some(ErrorKind::Template) {
+            request_len(step, vu)
+        } else {
+            0
+        },
+        bytes_received: vu.conn.bytes_received(),
+        connections_opened: vu.conn.connections_opened(),
+        status,
+        error,
+    };
+    let phase = if vu.scenario.phases.is_empty() {
+        None
+    } else {
+        let t = sent.saturating_duration_since(vu.start);
+        let i = vu.scenario.phases.partition_point(|p| p.end <= t);
+        vu.scenario.phases.get(i).map(|p| p.group)
+    };
+    rec.record_in(&sample, &[vu.scenario.group, step.group, phase]);
+    let live = &run.live[state.index];
+    live.publish(rec.counters.requests, rec.counters.errors);
+}
+
+fn request_len(step: &Step, vu: &VuRun<'_>) -> u64 {
+    match &step.request {
+        StepRequest::Static(b) => b.len() as u64,
+        StepRequest::Dynamic(_) => vu.buf.len() as u64,
+    }
+}
+
+/// Renders a templated request into the VU's buffer.
+fn build_dynamic(vu: &mut VuRun<'_>, d: &DynamicRequest) -> Result<(), ()> {
+    let templates = &vu.plan.templates;
+    let empty = minijinja::Value::UNDEFINED;
+    let ctx = vu.ctx.as_ref().unwrap_or(&empty);
+    vu.body_buf.clear();
+    match &d.body {
+        Body::Empty => {}
+        Body::Text(t) | Body::Json(t) => templates
+            .render_into(t, ctx, &mut vu.body_buf)
+            .map_err(|_| ())?,
+    }
+    let mut path = Vec::new();
+    templates
+        .render_into(&d.path, ctx, &mut path)
+        .map_err(|_| ())?;
+    let mut headers: Vec<(&str, Vec<u8>)> = Vec::with_capacity(d.headers.len());
+    for (name, value) in &d.headers {
+        let mut v = Vec::new();
+        templates.render_into(value, ctx, &mut v).map_err(|_| ())?;
+        if v.iter().any(|b| *b == b'\r' || *b == b'\n') {
+            return Err(());
+        }
+        headers.push((name.as_str(), v));
+    }
+    vu.buf.clear();
+    crate::proto::http1::write_request(
+        &mut vu.buf,
+        &d.method,
+        &vu.plan.target.host_header,
+        &path,
+        headers.iter().map(|(n, v)| (*n, v.as_slice())),
+        &vu.body_buf,
+        vu.plan.target.keepalive,
+    );
+    Ok(())
 }
 
 fn micros(d: Duration) -> u64 {
     d.as_micros().min(u128::from(u64::MAX)) as u64
 }
 
-/// Open model: hands each due request of this worker's share of the schedule to an idle
-/// connection, or counts it dropped.
-async fn pacer(state: Rc<WorkerState>, gate: Rc<Gate>, run: Arc<RunShared>, rate_per_sec: f64) {
+/// Open model: hands each due iteration of this worker's share of the schedule to an idle VU,
+/// or counts it dropped.
+async fn pacer(
+    state: Rc<WorkerState>,
+    gate: Rc<Gate>,
+    run: Arc<RunShared>,
+    scenario: usize,
+    stride: usize,
+) {
     let Gate::Open(dispatch) = &*gate else {
         return;
     };
-    let schedule = OpenSchedule { rate_per_sec };
-    let workers = run.spec.threads;
-    // With -n, exactly N measured requests fall due (sent or dropped), after the warm-up's.
-    let index_bound = match run.spec.limit {
-        Limit::Requests(n) => Some(schedule.due_before(run.spec.warmup) + n),
-        Limit::Duration(_) => None,
+    let Profile::Arrival { ramp, limit, .. } = &run.plan.scenarios[scenario].profile else {
+        return;
     };
+    let start = run.scenarios[scenario].start;
+    // With a limit (quick mode -n), exactly N measured iterations fall due (sent or dropped),
+    // after the warm-up's.
+    let warmup_count = ramp.count_before(run.measure_start.saturating_duration_since(start));
+    let bound = limit.map(|n| warmup_count + n);
     let timer = PreciseTimer::new().ok();
+    let index = |k: u64| state.index as u64 + k * stride as u64;
     let mut k = 0u64;
     loop {
-        let n = OpenSchedule::worker_index(state.index, workers, k);
-        if index_bound.is_some_and(|bound| n >= bound) {
+        let n = index(k);
+        if bound.is_some_and(|b| n >= b) || run.stop.is_aborted() {
             break;
         }
-        let due = run.start + schedule.due(n);
-        if run.end.is_some_and(|end| due >= end) || run.stop.is_aborted() {
-            break;
-        }
+        let Some(offset) = ramp.due(n) else { break };
+        let due = start + offset;
         match &timer {
             Some(t) => {
                 if t.sleep_until(due).await.is_err() {
@@ -220,11 +473,13 @@ async fn pacer(state: Rc<WorkerState>, gate: Rc<Gate>, run: Arc<RunShared>, rate
             state.recorder.borrow_mut().record_dropped();
         }
         k += 1;
-        // Behind schedule, the next request is already due: let the connections run and the
-        // reactor deliver finished responses first, so overdue requests go to connections that
-        // are really free instead of bursting onto new ones.
-        let next = run.start + schedule.due(OpenSchedule::worker_index(state.index, workers, k));
-        if next <= Instant::now() {
+        // Behind schedule, the next iteration is already due: let the VUs run and the reactor
+        // deliver finished responses first, so overdue iterations go to VUs that are really free
+        // instead of bursting onto new connections.
+        if ramp
+            .due(index(k))
+            .is_some_and(|next| start + next <= Instant::now())
+        {
             tokio::task::yield_now().await;
         }
     }
@@ -255,7 +510,7 @@ fn final_interval(
     recorder: &mut Recorder,
     run: &RunShared,
     now: Instant,
-) -> Option<crate::record::recorder::IntervalSnapshot> {
+) -> Option<IntervalSnapshot> {
     let second = state.next_second.get();
     let from = run.measure_start + Duration::from_secs(second);
     if now <= from {

@@ -44,40 +44,25 @@ impl RequestBytes {
         body: &[u8],
         keepalive: bool,
     ) -> Self {
-        let has = |name: &str| headers.iter().any(|(n, _)| n.eq_ignore_ascii_case(name));
         let mut out = Vec::with_capacity(128 + body.len());
-        out.extend_from_slice(method.as_bytes());
-        out.push(b' ');
-        out.extend_from_slice(path_and_query.as_bytes());
-        out.extend_from_slice(b" HTTP/1.1\r\n");
-        let mut push = |name: &str, value: &str| {
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(b": ");
-            out.extend_from_slice(value.as_bytes());
-            out.extend_from_slice(b"\r\n");
-        };
-        if !has("host") {
-            push("Host", host_header);
-        }
-        if !has("user-agent") {
-            push("User-Agent", concat!("volley/", env!("CARGO_PKG_VERSION")));
-        }
-        for (name, value) in headers {
-            push(name, value);
-        }
-        let method_has_body = matches!(method, "POST" | "PUT" | "PATCH");
-        if (!body.is_empty() || method_has_body) && !has("content-length") {
-            push("Content-Length", &body.len().to_string());
-        }
-        if !keepalive && !has("connection") {
-            push("Connection", "close");
-        }
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(body);
+        write_request(
+            &mut out,
+            method,
+            host_header,
+            path_and_query.as_bytes(),
+            headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
+            body,
+            keepalive,
+        );
         Self {
             bytes: out.into(),
             expects_body: method != "HEAD",
         }
+    }
+
+    /// Whether a response to this request has a body (not for HEAD).
+    pub fn expects_body(&self) -> bool {
+        self.expects_body
     }
 
     /// The serialised request.
@@ -95,6 +80,83 @@ impl RequestBytes {
         self.bytes.is_empty()
     }
 }
+
+/// Serialises a request into `out` (appending). A `Host` or `User-Agent` among `headers` replaces
+/// the default; `Content-Length` is added for a body or a method that usually has one;
+/// `keepalive = false` adds `Connection: close`.
+pub fn write_request<'a>(
+    out: &mut Vec<u8>,
+    method: &str,
+    host_header: &str,
+    path_and_query: &[u8],
+    headers: impl Iterator<Item = (&'a str, &'a [u8])> + Clone,
+    body: &[u8],
+    keepalive: bool,
+) {
+    let has = |name: &str| headers.clone().any(|(n, _)| n.eq_ignore_ascii_case(name));
+    out.extend_from_slice(method.as_bytes());
+    out.push(b' ');
+    out.extend_from_slice(path_and_query);
+    out.extend_from_slice(b" HTTP/1.1\r\n");
+    let push = |out: &mut Vec<u8>, name: &str, value: &[u8]| {
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value);
+        out.extend_from_slice(b"\r\n");
+    };
+    if !has("host") {
+        push(out, "Host", host_header.as_bytes());
+    }
+    if !has("user-agent") {
+        push(
+            out,
+            "User-Agent",
+            concat!("volley/", env!("CARGO_PKG_VERSION")).as_bytes(),
+        );
+    }
+    for (name, value) in headers.clone() {
+        push(out, name, value);
+    }
+    let method_has_body = matches!(method, "POST" | "PUT" | "PATCH");
+    if (!body.is_empty() || method_has_body) && !has("content-length") {
+        let mut digits = itoa_buf(body.len());
+        push(out, "Content-Length", digits.as_bytes_mut());
+    }
+    if !keepalive && !has("connection") {
+        push(out, "Connection", b"close");
+    }
+    out.extend_from_slice(b"\r\n");
+    out.extend_from_slice(body);
+}
+
+/// A decimal number formatted on the stack.
+struct Digits {
+    buf: [u8; 20],
+    start: usize,
+}
+
+impl Digits {
+    fn as_bytes_mut(&mut self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+fn itoa_buf(mut n: usize) -> Digits {
+    let mut buf = [0u8; 20];
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    Digits { buf, start: i }
+}
+
+/// Most body bytes kept for checks and extraction; the rest is counted but not kept.
+pub const MAX_CAPTURE_BYTES: usize = 1024 * 1024;
 
 /// What one successful exchange produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,6 +188,10 @@ pub struct Connection {
     received: u64,
     /// TCP connections this exchange opened (0, 1, or 2 after a stale keep-alive retry).
     opened: u32,
+    /// With capture on: the last response's head.
+    head: Vec<u8>,
+    /// With capture on: the last response's body (at most [`MAX_CAPTURE_BYTES`]).
+    body: Vec<u8>,
 }
 
 impl Connection {
@@ -139,6 +205,8 @@ impl Connection {
             phase: Phase::Connecting,
             received: 0,
             opened: 0,
+            head: Vec::new(),
+            body: Vec::new(),
         }
     }
 
@@ -157,6 +225,16 @@ impl Connection {
         self.opened
     }
 
+    /// The last captured response head (empty without capture).
+    pub fn head(&self) -> &[u8] {
+        &self.head
+    }
+
+    /// The last captured response body (empty without capture).
+    pub fn body(&self) -> &[u8] {
+        &self.body
+    }
+
     /// Drops the TCP connection (after an error or timeout); the next exchange reconnects.
     pub fn discard(&mut self) {
         self.stream = None;
@@ -168,20 +246,36 @@ impl Connection {
     /// fresh connection, as browsers and proxies do, when no response byte had arrived.
     /// Cancel-safe in the sense the engine needs: dropping the future mid-way leaves the
     /// connection to be [`discard`](Self::discard)ed.
-    pub async fn exchange(&mut self, req: &RequestBytes) -> Result<Response, ErrorKind> {
+    /// With `capture`, the response head and body (up to [`MAX_CAPTURE_BYTES`]) are kept for
+    /// [`head`](Self::head) and [`body`](Self::body).
+    pub async fn exchange(
+        &mut self,
+        req: &[u8],
+        expects_body: bool,
+        capture: bool,
+    ) -> Result<Response, ErrorKind> {
         self.received = 0;
         self.opened = 0;
+        if capture {
+            self.head.clear();
+            self.body.clear();
+        }
         let reused = self.stream.is_some();
-        match self.exchange_once(req).await {
+        match self.exchange_once(req, expects_body, capture).await {
             Err(ErrorKind::Reset | ErrorKind::Closed) if reused && self.received == 0 => {
                 self.stream = None;
-                self.exchange_once(req).await
+                self.exchange_once(req, expects_body, capture).await
             }
             other => other,
         }
     }
 
-    async fn exchange_once(&mut self, req: &RequestBytes) -> Result<Response, ErrorKind> {
+    async fn exchange_once(
+        &mut self,
+        req: &[u8],
+        expects_body: bool,
+        capture: bool,
+    ) -> Result<Response, ErrorKind> {
         if self.stream.is_none() {
             self.phase = Phase::Connecting;
             self.opened += 1;
@@ -198,7 +292,7 @@ impl Connection {
             }
         }
         self.phase = Phase::Exchanging;
-        let result = self.write_and_read(req).await;
+        let result = self.write_and_read(req, expects_body, capture).await;
         match result {
             Ok((response, reusable)) => {
                 if !reusable || !self.keepalive {
@@ -215,16 +309,23 @@ impl Connection {
 
     /// Writes the request and reads one response; returns it and whether the connection may be
     /// reused.
-    async fn write_and_read(&mut self, req: &RequestBytes) -> Result<(Response, bool), ErrorKind> {
+    async fn write_and_read(
+        &mut self,
+        req: &[u8],
+        expects_body: bool,
+        capture: bool,
+    ) -> Result<(Response, bool), ErrorKind> {
         let Self {
             stream,
             buf,
             received,
+            head: head_out,
+            body: body_out,
             ..
         } = self;
         let stream = stream.as_mut().expect("connected above");
         stream
-            .write_all(req.as_bytes())
+            .write_all(req)
             .await
             .map_err(|e| ErrorKind::from_io(&e))?;
 
@@ -257,7 +358,10 @@ impl Connection {
                 filled -= head.len;
                 continue;
             }
-            let no_body = !req.expects_body || head.status == 204 || head.status == 304;
+            let no_body = !expects_body || head.status == 204 || head.status == 304;
+            if capture {
+                head_out.extend_from_slice(&buf[..head.len]);
+            }
             let body_start = head.len;
             let mut reusable = !head.close;
             let framing = if no_body {
@@ -270,7 +374,27 @@ impl Connection {
                 reusable = false;
                 Framing::UntilClose
             };
-            let leftover = read_body(stream, buf, body_start, filled, framing, received).await?;
+            let leftover = if capture {
+                let mut sink = |bytes: &[u8]| {
+                    let room = MAX_CAPTURE_BYTES.saturating_sub(body_out.len());
+                    body_out.extend_from_slice(&bytes[..bytes.len().min(room)]);
+                };
+                read_body(
+                    stream, buf, body_start, filled, framing, received, &mut sink,
+                )
+                .await?
+            } else {
+                read_body(
+                    stream,
+                    buf,
+                    body_start,
+                    filled,
+                    framing,
+                    received,
+                    &mut |_| {},
+                )
+                .await?
+            };
             if leftover {
                 // Bytes beyond the response: the server pipelined or misbehaved; start afresh.
                 reusable = false;
@@ -368,13 +492,16 @@ async fn read_body(
     filled: usize,
     framing: Framing,
     received: &mut u64,
+    sink: &mut impl FnMut(&[u8]),
 ) -> Result<bool, ErrorKind> {
     match framing {
         Framing::Length(len) => {
             let buffered = (filled - start) as u64;
             if buffered >= len {
+                sink(&buf[start..start + len as usize]);
                 return Ok(buffered > len);
             }
+            sink(&buf[start..filled]);
             let mut remaining = len - buffered;
             while remaining > 0 {
                 let n = read_some(stream, buf).await?;
@@ -383,24 +510,30 @@ async fn read_body(
                 }
                 *received += n as u64;
                 if n as u64 > remaining {
+                    sink(&buf[..remaining as usize]);
                     return Ok(true);
                 }
+                sink(&buf[..n]);
                 remaining -= n as u64;
             }
             Ok(false)
         }
-        Framing::UntilClose => loop {
-            let n = read_some(stream, buf).await?;
-            if n == 0 {
-                return Ok(false);
+        Framing::UntilClose => {
+            sink(&buf[start..filled]);
+            loop {
+                let n = read_some(stream, buf).await?;
+                if n == 0 {
+                    return Ok(false);
+                }
+                *received += n as u64;
+                sink(&buf[..n]);
             }
-            *received += n as u64;
-        },
+        }
         Framing::Chunked => {
             let mut decoder = ChunkedDecoder::default();
             let mut pending = start..filled;
             loop {
-                match decoder.feed(&buf[pending.clone()])? {
+                match decoder.feed(&buf[pending.clone()], sink)? {
                     Feed::Done { consumed } => return Ok(consumed < pending.len()),
                     Feed::NeedMore { consumed } => {
                         // Keep an unconsumed partial size line at the front of the buffer.
@@ -453,7 +586,7 @@ enum ChunkState {
 }
 
 impl ChunkedDecoder {
-    fn feed(&mut self, bytes: &[u8]) -> Result<Feed, ErrorKind> {
+    fn feed(&mut self, bytes: &[u8], sink: &mut impl FnMut(&[u8])) -> Result<Feed, ErrorKind> {
         let mut pos = 0usize;
         loop {
             let rest = &bytes[pos..];
@@ -472,6 +605,7 @@ impl ChunkedDecoder {
                 },
                 ChunkState::Data(left) => {
                     let take = left.min(rest.len() as u64);
+                    sink(&rest[..take as usize]);
                     pos += take as usize;
                     if take == left {
                         self.state = ChunkState::DataEnd;
@@ -575,7 +709,7 @@ mod tests {
         // Whole at once.
         let mut d = ChunkedDecoder::default();
         assert_eq!(
-            d.feed(body).unwrap(),
+            d.feed(body, &mut |_| {}).unwrap(),
             Feed::Done {
                 consumed: body.len() - 4
             }
@@ -586,7 +720,7 @@ mod tests {
         let mut done = false;
         for &b in &body[..body.len() - 4] {
             pending.push(b);
-            match d.feed(&pending).unwrap() {
+            match d.feed(&pending, &mut |_| {}).unwrap() {
                 Feed::Done { consumed } => {
                     assert_eq!(consumed, pending.len());
                     done = true;
@@ -597,9 +731,20 @@ mod tests {
             }
         }
         assert!(done);
+        let mut data = Vec::new();
+        ChunkedDecoder::default()
+            .feed(body, &mut |b| data.extend_from_slice(b))
+            .unwrap();
+        assert_eq!(data, b"helloabc");
         let mut d = ChunkedDecoder::default();
-        assert_eq!(d.feed(b"zz\r\n"), Err(ErrorKind::InvalidResponse));
+        assert_eq!(
+            d.feed(b"zz\r\n", &mut |_| {}),
+            Err(ErrorKind::InvalidResponse)
+        );
         let mut d = ChunkedDecoder::default();
-        assert_eq!(d.feed(b"1\r\naXY"), Err(ErrorKind::InvalidResponse));
+        assert_eq!(
+            d.feed(b"1\r\naXY", &mut |_| {}),
+            Err(ErrorKind::InvalidResponse)
+        );
     }
 }

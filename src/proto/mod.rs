@@ -39,11 +39,14 @@ pub enum ErrorKind {
     Http4xx,
     /// The response had a 5xx status.
     Http5xx,
+    /// The request could not be built: a template failed (e.g. it uses a variable whose
+    /// extraction failed in an earlier step). Nothing was sent.
+    Template,
 }
 
 impl ErrorKind {
     /// Number of kinds: the length of per-kind counter arrays.
-    pub const COUNT: usize = 13;
+    pub const COUNT: usize = 14;
 
     /// Every kind, in discriminant order.
     pub const ALL: [ErrorKind; Self::COUNT] = [
@@ -60,6 +63,7 @@ impl ErrorKind {
         Self::Io,
         Self::Http4xx,
         Self::Http5xx,
+        Self::Template,
     ];
 
     /// Index into per-kind arrays.
@@ -83,6 +87,7 @@ impl ErrorKind {
             Self::Io => "io_error",
             Self::Http4xx => "http_4xx",
             Self::Http5xx => "http_5xx",
+            Self::Template => "template_error",
         }
     }
 
@@ -122,6 +127,9 @@ impl ErrorKind {
             }
             Self::Http5xx => {
                 "the server answered with a server-error status (see the status table)"
+            }
+            Self::Template => {
+                "the request could not be built: a template failed, usually because an earlier step's extraction failed"
             }
         }
     }

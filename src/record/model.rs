@@ -173,6 +173,25 @@ pub struct RunConfig {
     pub keepalive: bool,
     /// Worker threads.
     pub threads: usize,
+    /// The plan file, for runs of a plan.
+    #[serde(default)]
+    pub plan: Option<String>,
+    /// The scenarios (one, named "default", in quick mode).
+    #[serde(default)]
+    pub scenarios: Vec<ScenarioConfig>,
+}
+
+/// One scenario as configured.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ScenarioConfig {
+    /// Name.
+    pub name: String,
+    /// The load profile in words, e.g. "up to 500 VUs over 3m30s (3 stages)".
+    pub profile: String,
+    /// Start after the run's start, seconds.
+    pub start_after_s: f64,
+    /// Step names, in order.
+    pub steps: Vec<String>,
 }
 
 /// The load generator's machine.

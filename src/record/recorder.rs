@@ -88,6 +88,10 @@ pub struct IntervalSnapshot {
     pub latency: Histogram<u64>,
     /// Requests in flight when the interval ended.
     pub in_flight: u64,
+    /// Per active group (only when live thresholds need them).
+    pub groups: Vec<GroupInterval>,
+    /// Checks counted in the interval, by check id: [passed, failed].
+    pub checks: Vec<[u64; 2]>,
 }
 
 /// All measurements of one worker (or, after merging, of a whole run).
@@ -110,8 +114,102 @@ pub struct Recorder {
     pub dropped: u64,
     /// Requests sent during warm-up (not measured).
     pub warmup_requests: u64,
+    /// Per result group (scenario, step, phase), by group id.
+    pub groups: Vec<GroupStats>,
+    /// Per check id: [passed, failed].
+    pub checks: Vec<[u64; 2]>,
     interval: Histogram<u64>,
     interval_counters: Counters,
+    /// Checks counted since the last interval.
+    interval_checks: Vec<[u64; 2]>,
+}
+
+/// The figures of one result group.
+#[derive(Debug, Clone)]
+pub struct GroupStats {
+    /// Latency of the group's responses, µs.
+    pub latency: Histogram<u64>,
+    /// Totals.
+    pub counters: Counters,
+    /// Responses by status code.
+    pub status: Box<[u64]>,
+    /// Failures by kind.
+    pub errors: [u64; ErrorKind::COUNT],
+    /// Since the last interval (kept only for live thresholds).
+    interval: Option<(Histogram<u64>, Counters)>,
+}
+
+impl GroupStats {
+    fn new(live: bool) -> Self {
+        Self {
+            latency: new_histogram(),
+            counters: Counters::default(),
+            status: vec![0; STATUS_SLOTS].into_boxed_slice(),
+            errors: [0; ErrorKind::COUNT],
+            interval: live.then(|| (new_histogram(), Counters::default())),
+        }
+    }
+
+    #[inline]
+    fn record(&mut self, s: &Sample) {
+        self.counters.add(s);
+        if let Some(status) = s.status {
+            self.latency
+                .saturating_record(s.latency_us.max(HIST_LOW_US));
+            if let Some(slot) = self.status.get_mut(status as usize) {
+                *slot += 1;
+            }
+        }
+        if let Some(kind) = s.error {
+            self.errors[kind.index()] += 1;
+        }
+        if let Some((h, c)) = &mut self.interval {
+            c.add(s);
+            if s.status.is_some() {
+                h.saturating_record(s.latency_us.max(HIST_LOW_US));
+            }
+        }
+    }
+
+    /// Adds another group's figures.
+    pub fn merge(&mut self, o: &GroupStats) {
+        let _ = self.latency.add(&o.latency);
+        self.counters.merge(&o.counters);
+        for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
+            *a += b;
+        }
+        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
+            *a += b;
+        }
+    }
+
+    /// Status codes seen, with counts.
+    pub fn statuses(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
+        self.status
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(code, n)| (code as u16, *n))
+    }
+
+    /// Error kinds seen, with counts.
+    pub fn error_kinds(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
+        ErrorKind::ALL
+            .into_iter()
+            .map(|k| (k, self.errors[k.index()]))
+            .filter(|(_, n)| *n > 0)
+    }
+}
+
+/// One group's figures for one interval (live thresholds).
+#[derive(Debug, Clone)]
+pub struct GroupInterval {
+    /// Group id.
+    pub group: usize,
+    /// Counters of the interval.
+    pub counters: Counters,
+    /// Latencies of the interval, µs.
+    pub latency: Histogram<u64>,
 }
 
 impl Default for Recorder {
@@ -121,9 +219,18 @@ impl Default for Recorder {
 }
 
 impl Recorder {
-    /// An empty recorder.
+    /// An empty recorder without groups or checks (quick mode).
     pub fn new() -> Self {
+        Self::with_groups(0, 0, false)
+    }
+
+    /// An empty recorder for `groups` result groups and `checks` checks; `live` keeps per-group
+    /// interval figures for thresholds judged during the run.
+    pub fn with_groups(groups: usize, checks: usize, live: bool) -> Self {
         Self {
+            groups: (0..groups).map(|_| GroupStats::new(live)).collect(),
+            checks: vec![[0, 0]; checks],
+            interval_checks: vec![[0, 0]; checks],
             latency: new_histogram(),
             service: new_histogram(),
             lag: new_histogram(),
@@ -159,6 +266,23 @@ impl Recorder {
         }
     }
 
+    /// Records one measured request that also belongs to `groups` (ids).
+    #[inline]
+    pub fn record_in(&mut self, s: &Sample, groups: &[Option<usize>]) {
+        self.record(s);
+        for g in groups.iter().flatten() {
+            self.groups[*g].record(s);
+        }
+    }
+
+    /// Counts one check outcome.
+    #[inline]
+    pub fn record_check(&mut self, check: usize, passed: bool) {
+        let i = usize::from(!passed);
+        self.checks[check][i] += 1;
+        self.interval_checks[check][i] += 1;
+    }
+
     /// Counts a request sent during warm-up.
     #[inline]
     pub fn record_warmup(&mut self) {
@@ -179,6 +303,26 @@ impl Recorder {
             counters: self.interval_counters,
             latency: self.interval.clone(),
             in_flight,
+            groups: self
+                .groups
+                .iter_mut()
+                .enumerate()
+                .filter_map(|(group, g)| {
+                    let (h, c) = g.interval.as_mut()?;
+                    if c.requests == 0 {
+                        return None;
+                    }
+                    let out = GroupInterval {
+                        group,
+                        counters: *c,
+                        latency: h.clone(),
+                    };
+                    h.reset();
+                    *c = Counters::default();
+                    Some(out)
+                })
+                .collect(),
+            checks: std::mem::replace(&mut self.interval_checks, vec![[0, 0]; self.checks.len()]),
         };
         self.interval.reset();
         self.interval_counters = Counters::default();
@@ -198,6 +342,13 @@ impl Recorder {
             *a += b;
         }
         self.counters.merge(&other.counters);
+        for (a, b) in self.groups.iter_mut().zip(other.groups.iter()) {
+            a.merge(b);
+        }
+        for (a, b) in self.checks.iter_mut().zip(other.checks.iter()) {
+            a[0] += b[0];
+            a[1] += b[1];
+        }
         self.dropped += other.dropped;
         self.warmup_requests += other.warmup_requests;
     }

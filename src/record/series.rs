@@ -138,6 +138,8 @@ mod tests {
             },
             latency,
             in_flight: 2,
+            groups: Vec::new(),
+            checks: Vec::new(),
         }
     }
 

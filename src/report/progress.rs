@@ -4,7 +4,6 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use super::format::thousands;
-use crate::plan::Limit;
 
 /// What the progress line shows at one moment.
 #[derive(Debug, Clone, Copy)]
@@ -21,17 +20,17 @@ pub struct ProgressView {
 
 /// Redraws one line on stderr with `\r`; computes the current rate from successive views.
 pub struct Progress {
-    limit: Limit,
+    total: Option<Duration>,
     last: Option<(Instant, u64)>,
     rate: f64,
     drawn: bool,
 }
 
 impl Progress {
-    /// A progress line for a run with this limit.
-    pub fn new(limit: Limit) -> Self {
+    /// A progress line for a run of `total` measured time (`None`: until its iterations are done).
+    pub fn new(total: Option<Duration>) -> Self {
         Self {
-            limit,
+            total,
             last: None,
             rate: 0.0,
             drawn: false,
@@ -48,18 +47,13 @@ impl Progress {
             }
         }
         self.last = Some((now, view.requests));
-        let position = match self.limit {
-            Limit::Duration(d) => format!(
+        let position = match self.total {
+            Some(d) => format!(
                 "{:>6.1}s / {:.1}s",
                 view.elapsed.as_secs_f64().min(d.as_secs_f64()),
                 d.as_secs_f64()
             ),
-            Limit::Requests(n) => format!(
-                "{:>6.1}s, {} / {}",
-                view.elapsed.as_secs_f64(),
-                thousands(view.requests),
-                thousands(n)
-            ),
+            None => format!("{:>6.1}s", view.elapsed.as_secs_f64()),
         };
         let phase = if view.warming_up { " warm-up" } else { "" };
         let line = format!(

@@ -4,7 +4,11 @@
 //! until `due(n)` and measures latency from that instant, so a slow response delays nothing else
 //! and cannot hide later requests' waiting time (no coordinated omission).
 
+mod ramp;
+
 use std::time::Duration;
+
+pub use ramp::{Ramp, Stage};
 
 /// A fixed arrival rate, split across workers by interleaving: worker `w` of `workers` owns global
 /// request indices `w, w + workers, w + 2·workers, …`, so the union of all workers' schedules is

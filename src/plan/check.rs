@@ -1,0 +1,262 @@
+//! Checks (conditions on a response, counted pass/fail) and extraction (values taken from a
+//! response into variables for later steps).
+
+use std::cell::OnceCell;
+use std::time::Duration;
+
+use minijinja::Value;
+
+/// A condition on one response.
+#[derive(Debug, Clone)]
+pub enum Check {
+    /// The status is one of these.
+    StatusIn(Vec<u16>),
+    /// The body contains this text.
+    BodyContains(String),
+    /// The JSON body's value at this pointer equals `expected`.
+    JsonEquals {
+        /// JSON pointer (RFC 6901).
+        pointer: String,
+        /// The expected value.
+        expected: serde_json::Value,
+    },
+    /// The response has this header.
+    HeaderPresent(String),
+    /// The latency is below this bound.
+    LatencyUnder(Duration),
+}
+
+impl Check {
+    /// The check as shown in reports.
+    pub fn describe(&self) -> String {
+        match self {
+            Check::StatusIn(codes) => {
+                let codes: Vec<String> = codes.iter().map(u16::to_string).collect();
+                format!("status in [{}]", codes.join(", "))
+            }
+            Check::BodyContains(text) => format!("body contains {text:?}"),
+            Check::JsonEquals { pointer, expected } => format!("json {pointer} == {expected}"),
+            Check::HeaderPresent(name) => format!("header {name} present"),
+            Check::LatencyUnder(d) => format!("latency < {}", humantime::format_duration(*d)),
+        }
+    }
+
+    /// Whether the response passes.
+    pub fn passes(&self, r: &Captured<'_>) -> bool {
+        match self {
+            Check::StatusIn(codes) => r.status.is_some_and(|s| codes.contains(&s)),
+            Check::BodyContains(text) => r.status.is_some() && memchr_find(r.body, text.as_bytes()),
+            Check::JsonEquals { pointer, expected } => r
+                .json()
+                .and_then(|j| j.pointer(pointer))
+                .is_some_and(|v| v == expected),
+            Check::HeaderPresent(name) => r.header(name).is_some(),
+            Check::LatencyUnder(bound) => r.status.is_some() && r.latency < *bound,
+        }
+    }
+}
+
+fn memchr_find(haystack: &[u8], needle: &[u8]) -> bool {
+    needle.is_empty() || haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// Where an extracted value comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// The JSON body at a pointer.
+    Json(String),
+    /// A response header.
+    Header(String),
+    /// The first capture group (or the whole match) of a regex on the body.
+    Regex(regex::Regex),
+}
+
+/// Takes one value from a response into a variable.
+#[derive(Debug, Clone)]
+pub struct Extract {
+    /// Variable name.
+    pub var: String,
+    /// Where from.
+    pub source: Source,
+}
+
+impl Extract {
+    /// The value, if the response has it.
+    pub fn apply(&self, r: &Captured<'_>) -> Option<Value> {
+        match &self.source {
+            Source::Json(pointer) => r
+                .json()
+                .and_then(|j| j.pointer(pointer))
+                .map(Value::from_serialize),
+            Source::Header(name) => r.header(name).map(Value::from),
+            Source::Regex(re) => {
+                let body = std::str::from_utf8(r.body).ok()?;
+                let caps = re.captures(body)?;
+                let m = caps.get(1).or_else(|| caps.get(0))?;
+                Some(Value::from(m.as_str()))
+            }
+        }
+    }
+}
+
+/// Turns a JSON path as users write it (`/a/0/b`, `$.a[0].b`, `a.b`) into a JSON pointer.
+pub fn json_pointer(path: &str) -> Result<String, String> {
+    if path.is_empty() || path.starts_with('/') {
+        return Ok(path.to_string());
+    }
+    let rest = path.strip_prefix('$').unwrap_or(path);
+    let mut pointer = String::new();
+    for segment in rest.split('.').filter(|s| !s.is_empty()) {
+        let (name, mut indexes) = match segment.find('[') {
+            Some(i) => (&segment[..i], &segment[i..]),
+            None => (segment, ""),
+        };
+        if !name.is_empty() {
+            pointer.push('/');
+            pointer.push_str(&name.replace('~', "~0").replace('/', "~1"));
+        }
+        while let Some(stripped) = indexes.strip_prefix('[') {
+            let end = stripped
+                .find(']')
+                .ok_or_else(|| format!("`{path}`: unclosed `[`"))?;
+            let index = &stripped[..end];
+            if index.parse::<usize>().is_err() {
+                return Err(format!("`{path}`: `[{index}]` is not an array index"));
+            }
+            pointer.push('/');
+            pointer.push_str(index);
+            indexes = &stripped[end + 1..];
+        }
+        if !indexes.is_empty() {
+            return Err(format!("`{path}`: unexpected `{indexes}`"));
+        }
+    }
+    Ok(pointer)
+}
+
+/// A response as checks and extraction see it.
+pub struct Captured<'a> {
+    /// Status, when a response arrived.
+    pub status: Option<u16>,
+    /// The raw response head (status line and headers).
+    pub head: &'a [u8],
+    /// The body (possibly truncated at the capture limit).
+    pub body: &'a [u8],
+    /// Latency of the request.
+    pub latency: Duration,
+    json: OnceCell<Option<serde_json::Value>>,
+}
+
+impl<'a> Captured<'a> {
+    /// A captured response.
+    pub fn new(status: Option<u16>, head: &'a [u8], body: &'a [u8], latency: Duration) -> Self {
+        Self {
+            status,
+            head,
+            body,
+            latency,
+            json: OnceCell::new(),
+        }
+    }
+
+    /// The body parsed as JSON (once), if it is JSON.
+    pub fn json(&self) -> Option<&serde_json::Value> {
+        self.json
+            .get_or_init(|| serde_json::from_slice(self.body).ok())
+            .as_ref()
+    }
+
+    /// A header's value (first occurrence), case-insensitive name.
+    pub fn header(&self, name: &str) -> Option<String> {
+        let mut headers = [httparse::EMPTY_HEADER; 128];
+        let mut response = httparse::Response::new(&mut headers);
+        response.parse(self.head).ok()?;
+        response
+            .headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case(name))
+            .map(|h| String::from_utf8_lossy(h.value).into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &[u8] =
+        b"HTTP/1.1 201 Created\r\nLocation: /tasks/7\r\nContent-Type: application/json\r\n\r\n";
+    const BODY: &[u8] = br#"{"id": 7, "title": "x", "tags": ["a", "b"]}"#;
+
+    fn captured() -> Captured<'static> {
+        Captured::new(Some(201), HEAD, BODY, Duration::from_millis(3))
+    }
+
+    #[test]
+    fn checks_pass_and_fail() {
+        let r = captured();
+        let cases = [
+            (Check::StatusIn(vec![200, 201]), true),
+            (Check::StatusIn(vec![200]), false),
+            (Check::BodyContains("\"title\"".into()), true),
+            (Check::BodyContains("nope".into()), false),
+            (
+                Check::JsonEquals {
+                    pointer: "/id".into(),
+                    expected: serde_json::json!(7),
+                },
+                true,
+            ),
+            (
+                Check::JsonEquals {
+                    pointer: "/tags/1".into(),
+                    expected: serde_json::json!("a"),
+                },
+                false,
+            ),
+            (Check::HeaderPresent("location".into()), true),
+            (Check::HeaderPresent("etag".into()), false),
+            (Check::LatencyUnder(Duration::from_millis(5)), true),
+            (Check::LatencyUnder(Duration::from_millis(2)), false),
+        ];
+        for (check, expected) in cases {
+            assert_eq!(check.passes(&r), expected, "{}", check.describe());
+        }
+        let failed = Captured::new(None, b"", b"", Duration::ZERO);
+        assert!(!Check::StatusIn(vec![200]).passes(&failed));
+    }
+
+    #[test]
+    fn extraction_from_json_header_and_regex() {
+        let r = captured();
+        let json = Extract {
+            var: "id".into(),
+            source: Source::Json("/id".into()),
+        };
+        assert_eq!(json.apply(&r), Some(Value::from(7)));
+        let header = Extract {
+            var: "loc".into(),
+            source: Source::Header("LOCATION".into()),
+        };
+        assert_eq!(header.apply(&r), Some(Value::from("/tasks/7")));
+        let re = Extract {
+            var: "t".into(),
+            source: Source::Regex(regex::Regex::new(r#""title": "(\w+)""#).unwrap()),
+        };
+        assert_eq!(re.apply(&r), Some(Value::from("x")));
+        let missing = Extract {
+            var: "m".into(),
+            source: Source::Json("/missing".into()),
+        };
+        assert_eq!(missing.apply(&r), None);
+    }
+
+    #[test]
+    fn json_paths_become_pointers() {
+        assert_eq!(json_pointer("/a/0").unwrap(), "/a/0");
+        assert_eq!(json_pointer("$.a[0].b").unwrap(), "/a/0/b");
+        assert_eq!(json_pointer("id").unwrap(), "/id");
+        assert_eq!(json_pointer("$.items[2][1]").unwrap(), "/items/2/1");
+        assert!(json_pointer("$.a[x]").is_err());
+        assert!(json_pointer("$.a[1").is_err());
+    }
+}

@@ -1,0 +1,79 @@
+//! Data files: rows of a CSV file fed to templates as `data.NAME.COLUMN`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use minijinja::Value;
+
+/// How a data file's rows are handed out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowMode {
+    /// Row after row, run-wide, wrapping at the end.
+    Sequential,
+    /// A random row per iteration.
+    Random,
+    /// One fixed row per VU (VU n gets row n); needs at least as many rows as VUs.
+    UniquePerVu,
+}
+
+/// A loaded CSV file.
+#[derive(Debug, Clone)]
+pub struct DataSource {
+    rows: Arc<[Value]>,
+    mode: RowMode,
+    next: Arc<AtomicU64>,
+}
+
+impl DataSource {
+    /// Loads `path`; the first line names the columns. Errors are messages for the user.
+    pub fn load(path: &Path, mode: RowMode) -> Result<Self, String> {
+        let mut reader = csv::Reader::from_path(path)
+            .map_err(|e| format!("cannot read CSV file {}: {e}", path.display()))?;
+        let headers = reader
+            .headers()
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .clone();
+        let mut rows = Vec::new();
+        for (i, record) in reader.records().enumerate() {
+            let record = record.map_err(|e| format!("{} row {}: {e}", path.display(), i + 2))?;
+            let row: std::collections::BTreeMap<&str, &str> =
+                headers.iter().zip(record.iter()).collect();
+            rows.push(Value::from_serialize(&row));
+        }
+        if rows.is_empty() {
+            return Err(format!("CSV file {} has no data rows", path.display()));
+        }
+        Ok(Self {
+            rows: rows.into(),
+            mode,
+            next: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Whether there are no rows (never, once loaded).
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// How rows are handed out.
+    pub fn mode(&self) -> RowMode {
+        self.mode
+    }
+
+    /// The row for VU `vu` (0-based) in its iteration `iteration`.
+    pub fn row(&self, vu: u32, _iteration: u64) -> Value {
+        let n = self.rows.len();
+        let i = match self.mode {
+            RowMode::Sequential => (self.next.fetch_add(1, Ordering::Relaxed) % n as u64) as usize,
+            RowMode::Random => fastrand::usize(..n),
+            RowMode::UniquePerVu => vu as usize % n,
+        };
+        self.rows[i].clone()
+    }
+}

@@ -1,0 +1,291 @@
+//! The plan file as written (TOML), before validation. Unknown keys are errors; values that need
+//! checking after parsing keep their location (`Spanned`) so every error can say file:line:col.
+//! `schema/plan.schema.json` is generated from these types for editors.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A duration as written: `30s`, `1m30s`, `500ms`.
+pub type DurationText = Spanned<String>;
+
+/// A whole plan file.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanFile {
+    /// Name of the run (default: the file's stem).
+    pub name: Option<String>,
+    /// The server under test.
+    pub target: TargetFile,
+    /// Worker threads (default: one per core).
+    pub threads: Option<usize>,
+    /// Variables for templates (`{{ vars.NAME }}`), overridable with `--set NAME=value`.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, serde_json::Value>")]
+    pub vars: BTreeMap<String, toml::Value>,
+    /// CSV data files for templates (`{{ data.NAME.COLUMN }}`).
+    #[serde(default)]
+    pub data: BTreeMap<String, DataFile>,
+    /// The scenarios (`[[scenario]]`), run at the same time.
+    #[serde(rename = "scenario")]
+    pub scenarios: Vec<ScenarioFile>,
+    /// Thresholds: metric (with an optional `{scenario=…}`, `{step=…}` or `{phase=…}` filter) →
+    /// conditions, e.g. `"latency{step=get_task}" = ["p95 < 5ms"]`.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, Vec<ThresholdEntry>>")]
+    pub thresholds: BTreeMap<String, Spanned<Vec<Spanned<ThresholdEntry>>>>,
+}
+
+/// `[target]`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TargetFile {
+    /// Base URL, e.g. `http://127.0.0.1:8080` (may use `{{ env.NAME }}`).
+    #[schemars(with = "String")]
+    pub base_url: Spanned<String>,
+    /// Headers sent with every request.
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Per-request timeout (default 10s).
+    #[schemars(with = "Option<String>")]
+    pub timeout: Option<DurationText>,
+    /// Reuse connections (default true).
+    pub keepalive: Option<bool>,
+}
+
+/// `[data.NAME]`: a CSV file whose first line names the columns.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DataFile {
+    /// Path, relative to the plan file.
+    #[schemars(with = "String")]
+    pub file: Spanned<String>,
+    /// `sequential` (default), `random`, or `unique` (one row per VU).
+    #[schemars(with = "Option<String>")]
+    pub mode: Option<Spanned<String>>,
+}
+
+/// `[[scenario]]`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioFile {
+    /// Unique name.
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
+    /// `sequential` (default: every step in order per iteration) or `weighted` (one step per
+    /// iteration, picked by `weight`).
+    #[schemars(with = "Option<String>")]
+    pub flow: Option<Spanned<String>>,
+    /// Start this long after the run starts.
+    #[schemars(with = "Option<String>")]
+    pub start_after: Option<DurationText>,
+    /// The load profile.
+    #[schemars(with = "LoadFile")]
+    pub load: Spanned<LoadFile>,
+    /// The steps (`[[scenario.step]]`).
+    #[serde(rename = "step")]
+    pub steps: Vec<StepFile>,
+}
+
+/// `[scenario.load]`: one of the profiles, chosen by `profile`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(tag = "profile", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum LoadFile {
+    /// A fixed number of VUs for a duration.
+    ConstantVus {
+        /// VUs.
+        vus: u32,
+        /// How long.
+        #[schemars(with = "String")]
+        duration: DurationText,
+    },
+    /// VUs following stages, e.g. 0→500 over 1m, hold 2m, 500→0 over 30s.
+    RampingVus {
+        /// VUs at the start (default 0).
+        #[serde(default)]
+        start_vus: u32,
+        /// The stages.
+        stages: Vec<StageFile>,
+    },
+    /// A fixed arrival rate (open model).
+    ConstantArrivalRate {
+        /// Iterations per `time_unit`.
+        rate: f64,
+        /// The rate's unit (default 1s; `1m` for per minute).
+        #[schemars(with = "Option<String>")]
+        time_unit: Option<DurationText>,
+        /// How long.
+        #[schemars(with = "String")]
+        duration: DurationText,
+        /// VUs available; an iteration due with none idle is dropped and counted.
+        max_vus: u32,
+    },
+    /// An arrival rate following stages (open model).
+    RampingArrivalRate {
+        /// Rate at the start (default 0).
+        #[serde(default)]
+        start_rate: f64,
+        /// The rate's unit (default 1s).
+        #[schemars(with = "Option<String>")]
+        time_unit: Option<DurationText>,
+        /// The stages (targets are rates).
+        stages: Vec<StageFile>,
+        /// VUs available.
+        max_vus: u32,
+    },
+    /// A number of iterations shared by all VUs (like `-n`).
+    Iterations {
+        /// VUs.
+        vus: u32,
+        /// Iterations in total.
+        iterations: u64,
+        /// Stop after this long anyway.
+        #[schemars(with = "Option<String>")]
+        max_duration: Option<DurationText>,
+    },
+    /// A number of iterations per VU.
+    PerVuIterations {
+        /// VUs.
+        vus: u32,
+        /// Iterations per VU.
+        iterations: u64,
+        /// Stop after this long anyway.
+        #[schemars(with = "Option<String>")]
+        max_duration: Option<DurationText>,
+    },
+    /// Phases, each a fixed VU count or rate held for a duration, with results kept per phase.
+    Ladder {
+        /// `smoke`, `full` or `saturation` (report 002's ladders).
+        preset: Option<String>,
+        /// The phases (instead of a preset).
+        phases: Option<Vec<PhaseFile>>,
+        /// For rate phases: VUs available.
+        max_vus: Option<u32>,
+    },
+}
+
+/// One stage of a ramping profile.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StageFile {
+    /// How long the move takes.
+    #[schemars(with = "String")]
+    pub duration: DurationText,
+    /// VUs or rate at the end of the stage.
+    pub target: f64,
+}
+
+/// One ladder phase: `vus` or `rate`, held for `duration`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseFile {
+    /// Display name (default "phase N: … VUs").
+    pub name: Option<String>,
+    /// VUs held.
+    pub vus: Option<u32>,
+    /// Rate held (iterations per second).
+    pub rate: Option<f64>,
+    /// How long.
+    #[schemars(with = "String")]
+    pub duration: DurationText,
+}
+
+/// `[[scenario.step]]`: one request.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StepFile {
+    /// Name, unique within the scenario.
+    #[schemars(with = "String")]
+    pub name: Spanned<String>,
+    /// HTTP method (default GET).
+    #[schemars(with = "Option<String>")]
+    pub method: Option<Spanned<String>>,
+    /// Path and query, after the target's base URL (templated).
+    #[schemars(with = "Option<String>")]
+    pub path: Option<Spanned<String>>,
+    /// Headers (templated values).
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub headers: BTreeMap<String, Spanned<String>>,
+    /// Raw body (templated).
+    #[schemars(with = "Option<String>")]
+    pub body: Option<Spanned<String>>,
+    /// Body read from a file, relative to the plan (templated).
+    #[schemars(with = "Option<String>")]
+    pub body_file: Option<Spanned<String>>,
+    /// JSON body; string values may be templates (`"{{ rand_int(1, 9) }}"` stays a number).
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub json: Option<Spanned<toml::Value>>,
+    /// Pause after the request.
+    #[schemars(with = "Option<String>")]
+    pub think: Option<DurationText>,
+    /// Weight in a `weighted` flow (default 1).
+    pub weight: Option<u32>,
+    /// Variables taken from the response: `name = { json = "/id" }`, `{ header = "Location" }`
+    /// or `{ regex = "id=(\\d+)" }`.
+    #[serde(default)]
+    #[schemars(with = "BTreeMap<String, ExtractFile>")]
+    pub extract: BTreeMap<String, Spanned<ExtractFile>>,
+    /// Conditions on the response, counted pass/fail.
+    pub checks: Option<ChecksFile>,
+}
+
+/// Where an extracted variable comes from (exactly one).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExtractFile {
+    /// JSON pointer (`/id`) or path (`$.items[0].id`) into the JSON body.
+    pub json: Option<String>,
+    /// A response header.
+    pub header: Option<String>,
+    /// A regex on the body; the first capture group (or the match).
+    pub regex: Option<String>,
+}
+
+/// `[scenario.step.checks]`: each key is one or more checks.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ChecksFile {
+    /// The status is one of these.
+    pub status: Option<Vec<u16>>,
+    /// The body contains this text (or each of these).
+    pub body_contains: Option<OneOrMany>,
+    /// JSON pointer/path → expected value.
+    #[schemars(with = "Option<BTreeMap<String, serde_json::Value>>")]
+    pub json: Option<BTreeMap<String, toml::Value>>,
+    /// These headers are present.
+    pub headers: Option<Vec<String>>,
+    /// The latency is below this.
+    #[schemars(with = "Option<String>")]
+    pub latency_under: Option<DurationText>,
+}
+
+/// A string or a list of strings.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum OneOrMany {
+    /// One.
+    One(String),
+    /// Several.
+    Many(Vec<String>),
+}
+
+/// A threshold condition: `"p95 < 5ms"`, or a table with options.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ThresholdEntry {
+    /// Just the condition.
+    Condition(String),
+    /// The condition with options.
+    Full {
+        /// The condition, e.g. `p95 < 5ms`.
+        condition: String,
+        /// Stop the run as soon as it fails.
+        #[serde(default)]
+        abort_on_fail: bool,
+        /// With `abort_on_fail`: do not judge before this much of the run (e.g. `10s`).
+        grace: Option<String>,
+    },
+}

@@ -1,0 +1,1034 @@
+//! Loading a plan file: parse, validate, compile templates, load data — every error with
+//! file:line:col and a hint, before any load is sent.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::ToSocketAddrs;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use toml::Spanned;
+
+use super::check::{self, Check, Extract, Source};
+use super::data::{DataSource, RowMode};
+use super::file::{self, LoadFile, PlanFile, ScenarioFile, StepFile, ThresholdEntry};
+use super::template::{Templates, Text, has_template_syntax};
+use super::threshold::{self, Threshold};
+use super::{
+    Body, DynamicRequest, Flow, GroupDef, Iterations, Phase, Plan, Profile, Scenario, Step,
+    StepRequest, Target,
+};
+use crate::error::Error;
+use crate::proto::http1::RequestBytes;
+use crate::record::model::GroupKind;
+use crate::schedule::{Ramp, Stage};
+
+/// Choices from the command line that change a plan.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// `--set key=value`: `vars.NAME` (or a bare `NAME`), `target.base_url`, `target.timeout`.
+    pub sets: Vec<(String, String)>,
+    /// `--time-scale`: multiplies every duration of the load profiles (0.1 = ten times shorter).
+    pub time_scale: f64,
+    /// `--threads`.
+    pub threads: Option<usize>,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        Self {
+            sets: Vec::new(),
+            time_scale: 1.0,
+            threads: None,
+        }
+    }
+}
+
+/// Reads, validates and compiles the plan at `path`.
+pub fn load(path: &Path, options: &LoadOptions) -> Result<Plan, Error> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::File {
+        action: "cannot read plan",
+        path: path.to_path_buf(),
+        source,
+    })?;
+    load_str(&text, path, options)
+}
+
+/// Validates and compiles plan `text` (read from `path`, which anchors relative files).
+pub fn load_str(text: &str, path: &Path, options: &LoadOptions) -> Result<Plan, Error> {
+    let ctx = Ctx {
+        text,
+        path,
+        options,
+    };
+    let file: PlanFile = toml::from_str(text).map_err(|e| {
+        let message = e.message().trim_end().to_string();
+        let hint = if message.contains("unknown field") {
+            Some("check the spelling; `volley check` lists the plan format in schema/plan.schema.json")
+        } else if message.contains("unknown variant") {
+            Some("profiles: constant-vus, ramping-vus, constant-arrival-rate, ramping-arrival-rate, iterations, per-vu-iterations, ladder")
+        } else {
+            None
+        };
+        ctx.err(e.span(), message, hint)
+    })?;
+    ctx.plan(file)
+}
+
+struct Ctx<'a> {
+    text: &'a str,
+    path: &'a Path,
+    options: &'a LoadOptions,
+}
+
+impl Ctx<'_> {
+    /// An error at a byte span of the file.
+    fn err(&self, span: Option<Range<usize>>, why: impl Into<String>, hint: Option<&str>) -> Error {
+        let at = match span {
+            Some(span) => {
+                let before = &self.text[..span.start.min(self.text.len())];
+                let line = before.matches('\n').count() + 1;
+                let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                format!("{}:{line}:{col}", self.path.display())
+            }
+            None => self.path.display().to_string(),
+        };
+        Error::Plan {
+            at,
+            why: why.into(),
+            hint: hint.map(str::to_string),
+        }
+    }
+
+    fn at<T>(&self, s: &Spanned<T>, why: impl Into<String>, hint: Option<&str>) -> Error {
+        self.err(Some(s.span()), why, hint)
+    }
+
+    fn duration(&self, s: &Spanned<String>, scaled: bool) -> Result<Duration, Error> {
+        let d = parse_duration(s.get_ref())
+            .map_err(|why| self.at(s, why, Some("write durations like 30s, 1m30s or 500ms")))?;
+        Ok(if scaled {
+            d.mul_f64(self.options.time_scale)
+        } else {
+            d
+        })
+    }
+
+    fn relative(&self, file: &str) -> PathBuf {
+        let p = Path::new(file);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.path.parent().unwrap_or(Path::new(".")).join(p)
+        }
+    }
+
+    fn plan(&self, mut f: PlanFile) -> Result<Plan, Error> {
+        // --set overrides.
+        let mut base_url_override = None;
+        let mut timeout_override = None;
+        for (key, value) in &self.options.sets {
+            match key.as_str() {
+                "target.base_url" => base_url_override = Some(value.clone()),
+                "target.timeout" => timeout_override = Some(value.clone()),
+                k => {
+                    let name = k.strip_prefix("vars.").unwrap_or(k);
+                    if name.is_empty() || name.contains('.') {
+                        return Err(Error::Invalid {
+                            what: "--set".into(),
+                            why: format!(
+                                "`{key}`: use vars.NAME (or NAME), target.base_url or target.timeout"
+                            ),
+                        });
+                    }
+                    f.vars
+                        .insert(name.to_string(), toml::Value::String(value.clone()));
+                }
+            }
+        }
+        let vars: BTreeMap<String, String> = f
+            .vars
+            .iter()
+            .map(|(k, v)| {
+                let s = match v {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), s)
+            })
+            .collect();
+
+        let mut data = BTreeMap::new();
+        for (name, d) in &f.data {
+            let mode = match d.mode.as_ref().map(|m| m.get_ref().as_str()) {
+                None | Some("sequential") => RowMode::Sequential,
+                Some("random") => RowMode::Random,
+                Some("unique") => RowMode::UniquePerVu,
+                Some(other) => {
+                    return Err(self.at(
+                        d.mode.as_ref().expect("matched Some"),
+                        format!("unknown data mode `{other}`"),
+                        Some("use sequential, random or unique"),
+                    ));
+                }
+            };
+            let source =
+                DataSource::load(&self.relative(d.file.get_ref()), mode).map_err(|why| {
+                    self.at(&d.file, why, Some("the path is relative to the plan file"))
+                })?;
+            data.insert(name.clone(), source);
+        }
+        let mut templates = Templates::new(vars, data);
+
+        let target = self.target(&f, &templates, base_url_override, timeout_override)?;
+        let mut groups = Vec::new();
+        let mut scenarios = Vec::new();
+        let mut names = BTreeSet::new();
+        let mut first_check = 0;
+        if f.scenarios.is_empty() {
+            return Err(self.err(
+                None,
+                "the plan has no [[scenario]]",
+                Some("add at least one scenario with a load profile and steps"),
+            ));
+        }
+        for sf in &f.scenarios {
+            if !names.insert(sf.name.get_ref().clone()) {
+                return Err(self.at(
+                    &sf.name,
+                    format!("scenario `{}` is defined twice", sf.name.get_ref()),
+                    Some("scenario names must be unique"),
+                ));
+            }
+            let scenario =
+                self.scenario(sf, &target, &mut templates, &mut groups, &mut first_check)?;
+            scenarios.push(scenario);
+        }
+        let thresholds = self.thresholds(&f, &scenarios)?;
+        let threads = match self.options.threads.or(f.threads) {
+            Some(0) => {
+                return Err(Error::Invalid {
+                    what: "threads".into(),
+                    why: "must be at least 1".into(),
+                });
+            }
+            Some(t) => t,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let most_vus: u32 = scenarios.iter().map(Scenario::max_vus).sum();
+        let name = f.name.clone().unwrap_or_else(|| {
+            self.path
+                .file_stem()
+                .map_or_else(|| "plan".into(), |s| s.to_string_lossy().into_owned())
+        });
+        Ok(Plan {
+            name,
+            source: Some(self.path.to_path_buf()),
+            target,
+            scenarios,
+            thresholds,
+            warmup: Duration::ZERO,
+            threads: threads.min(most_vus.max(1) as usize),
+            templates: Arc::new(templates),
+            groups,
+            quick: None,
+        })
+    }
+
+    fn target(
+        &self,
+        f: &PlanFile,
+        templates: &Templates,
+        base_url_override: Option<String>,
+        timeout_override: Option<String>,
+    ) -> Result<Target, Error> {
+        let written = base_url_override.unwrap_or_else(|| f.target.base_url.get_ref().clone());
+        let base_url = if has_template_syntax(&written) {
+            let mut t = Templates::new(BTreeMap::new(), BTreeMap::new());
+            let text = t
+                .text(&written, &BTreeSet::new())
+                .map_err(|e| self.at(&f.target.base_url, e.0, None))?;
+            let ctx = templates.context(0, 0, "", &BTreeMap::new());
+            t.render(&text, &ctx).map_err(|e| {
+                self.at(
+                    &f.target.base_url,
+                    e.0,
+                    Some("only vars and env can be used in base_url"),
+                )
+            })?
+        } else {
+            written
+        };
+        let timeout = match (&timeout_override, &f.target.timeout) {
+            (Some(t), _) => parse_duration(t).map_err(|why| Error::Invalid {
+                what: "--set target.timeout".into(),
+                why,
+            })?,
+            (None, Some(t)) => self.duration(t, false)?,
+            (None, None) => crate::proto::http1::DEFAULT_TIMEOUT,
+        };
+        if timeout.is_zero() {
+            return Err(self.err(
+                f.target.timeout.as_ref().map(|t| t.span()),
+                "the timeout must be longer than 0",
+                None,
+            ));
+        }
+        let headers = f
+            .target
+            .headers
+            .iter()
+            .map(|(n, v)| super::quick::parse_header(&format!("{n}: {v}")))
+            .collect::<Result<Vec<_>, _>>()?;
+        resolve_target(
+            &base_url,
+            headers,
+            timeout,
+            f.target.keepalive.unwrap_or(true),
+        )
+        .map_err(|why| {
+            self.at(
+                &f.target.base_url,
+                why,
+                Some("base_url is like http://127.0.0.1:8080"),
+            )
+        })
+    }
+
+    fn scenario(
+        &self,
+        sf: &ScenarioFile,
+        target: &Target,
+        templates: &mut Templates,
+        groups: &mut Vec<GroupDef>,
+        first_check: &mut usize,
+    ) -> Result<Scenario, Error> {
+        let name = sf.name.get_ref().clone();
+        let group = push_group(groups, GroupKind::Scenario, &name, None);
+        let (profile, phase_specs) = self.profile(&sf.load)?;
+        let flow_weighted = match sf.flow.as_ref().map(|f| f.get_ref().as_str()) {
+            None | Some("sequential") => false,
+            Some("weighted") => true,
+            Some(other) => {
+                return Err(self.at(
+                    sf.flow.as_ref().expect("matched Some"),
+                    format!("unknown flow `{other}`"),
+                    Some("use sequential or weighted"),
+                ));
+            }
+        };
+        if sf.steps.is_empty() {
+            return Err(self.at(
+                &sf.name,
+                format!("scenario `{name}` has no steps"),
+                Some("add [[scenario.step]] tables"),
+            ));
+        }
+        // Variables extracted anywhere in the scenario may be used by its templates.
+        let known: BTreeSet<String> = sf
+            .steps
+            .iter()
+            .flat_map(|s| s.extract.keys().cloned())
+            .collect();
+        let mut steps = Vec::new();
+        let mut step_names = BTreeSet::new();
+        let mut cumulative = Vec::new();
+        let mut total_weight = 0u64;
+        for st in &sf.steps {
+            if !step_names.insert(st.name.get_ref().clone()) {
+                return Err(self.at(
+                    &st.name,
+                    format!(
+                        "step `{}` is defined twice in scenario `{name}`",
+                        st.name.get_ref()
+                    ),
+                    None,
+                ));
+            }
+            let weight = st.weight.unwrap_or(1);
+            if flow_weighted && weight == 0 {
+                return Err(self.at(
+                    &st.name,
+                    "a weight of 0 means the step never runs",
+                    Some("remove the step or give it a weight ≥ 1"),
+                ));
+            }
+            total_weight += u64::from(weight);
+            cumulative.push(total_weight);
+            let step_group = push_group(groups, GroupKind::Step, st.name.get_ref(), Some(&name));
+            let step = self.step(st, target, templates, &known, step_group, *first_check)?;
+            *first_check += step.checks.len();
+            steps.push(step);
+        }
+        let phases = phase_specs
+            .into_iter()
+            .map(|mut p| {
+                p.group = push_group(groups, GroupKind::Phase, &p.name, Some(&name));
+                p
+            })
+            .collect();
+        let start_after = match &sf.start_after {
+            Some(d) => self.duration(d, true)?,
+            None => Duration::ZERO,
+        };
+        Ok(Scenario {
+            name,
+            start_after,
+            profile,
+            flow: if flow_weighted {
+                Flow::Weighted(cumulative)
+            } else {
+                Flow::Sequential
+            },
+            steps,
+            phases,
+            group: Some(group),
+        })
+    }
+
+    fn ramp_stages(&self, stages: &[file::StageFile]) -> Result<Vec<Stage>, Error> {
+        stages
+            .iter()
+            .map(|s| {
+                if !s.target.is_finite() || s.target < 0.0 {
+                    return Err(self.at(
+                        &s.duration,
+                        format!("stage target {} must be ≥ 0", s.target),
+                        None,
+                    ));
+                }
+                Ok(Stage {
+                    duration: self.duration(&s.duration, true)?,
+                    target: s.target,
+                })
+            })
+            .collect()
+    }
+
+    fn profile(&self, load: &Spanned<LoadFile>) -> Result<(Profile, Vec<Phase>), Error> {
+        let never = |what: &str| {
+            self.at(
+                load,
+                format!("{what}: the scenario would never send anything"),
+                Some("give it a duration longer than 0"),
+            )
+        };
+        let positive = |v: u32, what: &str| -> Result<u32, Error> {
+            if v == 0 {
+                Err(self.at(load, format!("`{what}` must be at least 1"), None))
+            } else {
+                Ok(v)
+            }
+        };
+        let rate = |r: f64, unit: &Option<Spanned<String>>| -> Result<f64, Error> {
+            let unit = match unit {
+                Some(u) => self.duration(u, false)?,
+                None => Duration::from_secs(1),
+            };
+            if unit.is_zero() {
+                return Err(self.at(load, "`time_unit` must be longer than 0", None));
+            }
+            if !r.is_finite() || r <= 0.0 {
+                return Err(self.at(
+                    load,
+                    format!("rate {r} must be greater than 0"),
+                    Some("an arrival rate of 0 sends nothing"),
+                ));
+            }
+            Ok(r / unit.as_secs_f64())
+        };
+        let profile = match load.get_ref() {
+            LoadFile::ConstantVus { vus, duration } => {
+                let d = self.duration(duration, true)?;
+                if d.is_zero() {
+                    return Err(never("duration 0"));
+                }
+                Profile::Vus {
+                    ramp: Ramp::constant(f64::from(positive(*vus, "vus")?), d),
+                    iterations: Iterations::Unlimited,
+                    max_duration: None,
+                }
+            }
+            LoadFile::RampingVus { start_vus, stages } => {
+                if stages.is_empty() {
+                    return Err(self.at(
+                        load,
+                        "ramping-vus needs at least one stage",
+                        Some("stages = [{ duration = \"1m\", target = 100 }]"),
+                    ));
+                }
+                let ramp = Ramp::new(f64::from(*start_vus), self.ramp_stages(stages)?);
+                if ramp.total().is_zero() {
+                    return Err(never("the stages add up to 0 s"));
+                }
+                if ramp.peak() < 1.0 {
+                    return Err(self.at(load, "no stage has a target of at least 1 VU", None));
+                }
+                Profile::Vus {
+                    ramp,
+                    iterations: Iterations::Unlimited,
+                    max_duration: None,
+                }
+            }
+            LoadFile::ConstantArrivalRate {
+                rate: r,
+                time_unit,
+                duration,
+                max_vus,
+            } => {
+                let d = self.duration(duration, true)?;
+                if d.is_zero() {
+                    return Err(never("duration 0"));
+                }
+                Profile::Arrival {
+                    ramp: Ramp::constant(rate(*r, time_unit)?, d),
+                    max_vus: positive(*max_vus, "max_vus")?,
+                    limit: None,
+                }
+            }
+            LoadFile::RampingArrivalRate {
+                start_rate,
+                time_unit,
+                stages,
+                max_vus,
+            } => {
+                if stages.is_empty() {
+                    return Err(self.at(
+                        load,
+                        "ramping-arrival-rate needs at least one stage",
+                        None,
+                    ));
+                }
+                let unit = match time_unit {
+                    Some(u) => self.duration(u, false)?.as_secs_f64(),
+                    None => 1.0,
+                };
+                if unit <= 0.0 {
+                    return Err(self.at(load, "`time_unit` must be longer than 0", None));
+                }
+                let mut stages = self.ramp_stages(stages)?;
+                for s in &mut stages {
+                    s.target /= unit;
+                }
+                let ramp = Ramp::new(start_rate / unit, stages);
+                if ramp.total().is_zero() || ramp.due(0).is_none() {
+                    return Err(never("the stages add up to no arrivals"));
+                }
+                Profile::Arrival {
+                    ramp,
+                    max_vus: positive(*max_vus, "max_vus")?,
+                    limit: None,
+                }
+            }
+            LoadFile::Iterations {
+                vus,
+                iterations,
+                max_duration,
+            }
+            | LoadFile::PerVuIterations {
+                vus,
+                iterations,
+                max_duration,
+            } => {
+                if *iterations == 0 {
+                    return Err(self.at(load, "`iterations` must be at least 1", None));
+                }
+                let shared = matches!(load.get_ref(), LoadFile::Iterations { .. });
+                let max = match max_duration {
+                    Some(d) => Some(self.duration(d, true)?),
+                    None => None,
+                };
+                Profile::Vus {
+                    ramp: Ramp::constant(
+                        f64::from(positive(*vus, "vus")?),
+                        Duration::from_secs(u32::MAX.into()),
+                    ),
+                    iterations: if shared {
+                        Iterations::Shared(*iterations)
+                    } else {
+                        Iterations::PerVu(*iterations)
+                    },
+                    max_duration: max,
+                }
+            }
+            LoadFile::Ladder {
+                preset,
+                phases,
+                max_vus,
+            } => return self.ladder(load, preset.as_deref(), phases.as_deref(), *max_vus),
+        };
+        Ok((profile, Vec::new()))
+    }
+
+    fn ladder(
+        &self,
+        load: &Spanned<LoadFile>,
+        preset: Option<&str>,
+        phases: Option<&[file::PhaseFile]>,
+        max_vus: Option<u32>,
+    ) -> Result<(Profile, Vec<Phase>), Error> {
+        // (vus, rate, duration, name)
+        let specs: Vec<(Option<u32>, Option<f64>, Duration, Option<String>)> = match (
+            preset, phases,
+        ) {
+            (Some(_), Some(_)) => {
+                return Err(self.at(load, "give either `preset` or `phases`, not both", None));
+            }
+            (Some(name), None) => super::presets::preset(name)
+                .ok_or_else(|| {
+                    self.at(
+                        load,
+                        format!("unknown ladder preset `{name}`"),
+                        Some("presets: smoke, full, saturation"),
+                    )
+                })?
+                .iter()
+                .map(|p| {
+                    (
+                        Some(p.vus),
+                        None,
+                        p.duration.mul_f64(self.options.time_scale),
+                        None,
+                    )
+                })
+                .collect(),
+            (None, Some(phases)) => phases
+                .iter()
+                .map(|p| {
+                    let d = self.duration(&p.duration, true)?;
+                    match (p.vus, p.rate) {
+                        (Some(0), _) => {
+                            Err(self.at(&p.duration, "a phase needs at least 1 VU", None))
+                        }
+                        (_, Some(r)) if !r.is_finite() || r <= 0.0 => Err(self.at(
+                            &p.duration,
+                            format!("phase rate {r} must be greater than 0"),
+                            None,
+                        )),
+                        (Some(_), Some(_)) | (None, None) => {
+                            Err(self.at(&p.duration, "a phase holds either `vus` or `rate`", None))
+                        }
+                        _ if d.is_zero() => {
+                            Err(self.at(&p.duration, "a phase must last longer than 0", None))
+                        }
+                        (vus, rate) => Ok((vus, rate, d, p.name.clone())),
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+            (None, None) => {
+                return Err(self.at(
+                    load,
+                    "a ladder needs `preset` or `phases`",
+                    Some("preset = \"saturation\", or phases = [{ vus = 10, duration = \"2m\" }]"),
+                ));
+            }
+        };
+        if specs.is_empty() {
+            return Err(self.at(load, "a ladder needs at least one phase", None));
+        }
+        let by_rate = specs[0].1.is_some();
+        if specs.iter().any(|s| s.1.is_some() != by_rate) {
+            return Err(self.at(load, "a ladder's phases are all `vus` or all `rate`", None));
+        }
+        let mut stages = Vec::new();
+        let mut phases_out = Vec::new();
+        let mut t = Duration::ZERO;
+        for (i, (vus, rate, d, name)) in specs.into_iter().enumerate() {
+            let level = vus.map_or_else(|| rate.unwrap_or(0.0), f64::from);
+            stages.push(Stage {
+                duration: Duration::ZERO,
+                target: level,
+            });
+            stages.push(Stage {
+                duration: d,
+                target: level,
+            });
+            let label = match (vus, rate) {
+                (Some(v), _) => format!("{v} VUs"),
+                (_, Some(r)) => format!("{r} req/s"),
+                _ => String::new(),
+            };
+            phases_out.push(Phase {
+                name: name.unwrap_or_else(|| format!("phase {}: {label}", i + 1)),
+                start: t,
+                end: t + d,
+                vus,
+                rate,
+                group: 0,
+            });
+            t += d;
+        }
+        let ramp = Ramp::new(0.0, stages);
+        let profile = if by_rate {
+            Profile::Arrival {
+                max_vus: max_vus
+                    .ok_or_else(|| self.at(load, "a rate ladder needs `max_vus`", None))?,
+                ramp,
+                limit: None,
+            }
+        } else {
+            Profile::Vus {
+                ramp,
+                iterations: Iterations::Unlimited,
+                max_duration: None,
+            }
+        };
+        Ok((profile, phases_out))
+    }
+
+    fn step(
+        &self,
+        st: &StepFile,
+        target: &Target,
+        templates: &mut Templates,
+        known: &BTreeSet<String>,
+        group: usize,
+        first_check: usize,
+    ) -> Result<Step, Error> {
+        let name = st.name.get_ref().clone();
+        let method = st
+            .method
+            .as_ref()
+            .map_or_else(|| "GET".to_string(), |m| m.get_ref().to_ascii_uppercase());
+        if method.is_empty() || !method.bytes().all(super::quick::is_token_byte) {
+            let span = st.method.as_ref().map(|m| m.span());
+            return Err(self.err(span, format!("`{method}` is not an HTTP method"), None));
+        }
+        let path = st.path.as_ref().ok_or_else(|| {
+            self.at(
+                &st.name,
+                format!("step `{name}` has no `path`"),
+                Some("path = \"/tasks\""),
+            )
+        })?;
+        if !path.get_ref().starts_with('/') && !path.get_ref().starts_with("{{") {
+            return Err(self.at(path, "a path starts with `/`", None));
+        }
+        let full_path = format!("{}{}", target.base_path, path.get_ref());
+        let path_text = templates
+            .text(&full_path, known)
+            .map_err(|e| self.at(path, e.0, None))?;
+        let mut headers: Vec<(String, Text)> = target
+            .headers
+            .iter()
+            .map(|(n, v)| (n.clone(), Text::Static(v.clone())))
+            .collect();
+        for (n, v) in &st.headers {
+            super::quick::parse_header(&format!("{n}: x"))
+                .map_err(|e| self.at(v, e.to_string(), None))?;
+            let t = templates
+                .text(v.get_ref(), known)
+                .map_err(|e| self.at(v, e.0, None))?;
+            headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(n));
+            headers.push((n.clone(), t));
+        }
+        let bodies = [st.body.is_some(), st.body_file.is_some(), st.json.is_some()];
+        if bodies.iter().filter(|b| **b).count() > 1 {
+            return Err(self.at(&st.name, "give one of `body`, `body_file` and `json`", None));
+        }
+        let body = if let Some(b) = &st.body {
+            Body::Text(
+                templates
+                    .text(b.get_ref(), known)
+                    .map_err(|e| self.at(b, e.0, None))?,
+            )
+        } else if let Some(f) = &st.body_file {
+            let content = std::fs::read_to_string(self.relative(f.get_ref())).map_err(|e| {
+                self.at(
+                    f,
+                    format!("cannot read body file {}: {e}", f.get_ref()),
+                    Some("the path is relative to the plan file"),
+                )
+            })?;
+            Body::Text(
+                templates
+                    .text(&content, known)
+                    .map_err(|e| self.at(f, e.0, None))?,
+            )
+        } else if let Some(j) = &st.json {
+            let value =
+                serde_json::to_value(j.get_ref()).map_err(|e| self.at(j, e.to_string(), None))?;
+            if !headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            {
+                headers.push((
+                    "Content-Type".into(),
+                    Text::Static("application/json".into()),
+                ));
+            }
+            Body::Json(
+                templates
+                    .json(&value, known)
+                    .map_err(|e| self.at(j, e.0, None))?,
+            )
+        } else {
+            Body::Empty
+        };
+        let think = match &st.think {
+            Some(d) => self.duration(d, false)?,
+            None => Duration::ZERO,
+        };
+        let mut extract = Vec::new();
+        for (var, e) in &st.extract {
+            let ef = e.get_ref();
+            let source = match (&ef.json, &ef.header, &ef.regex) {
+                (Some(path), None, None) => {
+                    Source::Json(check::json_pointer(path).map_err(|why| self.at(e, why, None))?)
+                }
+                (None, Some(h), None) => Source::Header(h.clone()),
+                (None, None, Some(re)) => Source::Regex(
+                    regex::Regex::new(re)
+                        .map_err(|err| self.at(e, format!("invalid regex: {err}"), None))?,
+                ),
+                _ => {
+                    return Err(self.at(
+                        e,
+                        format!("extract `{var}` needs exactly one of json, header, regex"),
+                        Some("task_id = { json = \"/id\" }"),
+                    ));
+                }
+            };
+            if Templates::BUILTIN_VARIABLES.contains(&var.as_str()) {
+                return Err(self.at(
+                    e,
+                    format!("`{var}` is a built-in variable; choose another name"),
+                    None,
+                ));
+            }
+            extract.push(Extract {
+                var: var.clone(),
+                source,
+            });
+        }
+        let checks = self.checks(st)?;
+        let capture = !extract.is_empty()
+            || checks
+                .iter()
+                .any(|c| !matches!(c, Check::StatusIn(_) | Check::LatencyUnder(_)));
+        let dynamic = path_text.is_template()
+            || headers.iter().any(|(_, v)| v.is_template())
+            || match &body {
+                Body::Empty => false,
+                Body::Text(t) | Body::Json(t) => t.is_template(),
+            };
+        let request = if dynamic {
+            StepRequest::Dynamic(DynamicRequest {
+                method,
+                path: path_text,
+                headers,
+                body,
+            })
+        } else {
+            let text = |t: &Text| match t {
+                Text::Static(s) => s.clone(),
+                Text::Template(_) => unreachable!("static request"),
+            };
+            let headers: Vec<(String, String)> =
+                headers.iter().map(|(n, v)| (n.clone(), text(v))).collect();
+            let body_bytes = match &body {
+                Body::Empty => Vec::new(),
+                Body::Text(t) | Body::Json(t) => text(t).into_bytes(),
+            };
+            StepRequest::Static(RequestBytes::build(
+                &method,
+                &target.host_header,
+                &text(&path_text),
+                &headers,
+                &body_bytes,
+                target.keepalive,
+            ))
+        };
+        Ok(Step {
+            name,
+            request,
+            think,
+            extract,
+            checks,
+            capture,
+            group: Some(group),
+            first_check,
+        })
+    }
+
+    fn checks(&self, st: &StepFile) -> Result<Vec<Check>, Error> {
+        let Some(c) = &st.checks else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        if let Some(status) = &c.status {
+            if status.is_empty() || status.iter().any(|s| !(100..=599).contains(s)) {
+                return Err(self.at(
+                    &st.name,
+                    "checks.status lists HTTP status codes (100–599)",
+                    None,
+                ));
+            }
+            out.push(Check::StatusIn(status.clone()));
+        }
+        match &c.body_contains {
+            Some(file::OneOrMany::One(s)) => out.push(Check::BodyContains(s.clone())),
+            Some(file::OneOrMany::Many(v)) => {
+                out.extend(v.iter().cloned().map(Check::BodyContains))
+            }
+            None => {}
+        }
+        for (path, expected) in c.json.iter().flatten() {
+            let pointer = check::json_pointer(path).map_err(|why| self.at(&st.name, why, None))?;
+            let expected = serde_json::to_value(expected)
+                .map_err(|e| self.at(&st.name, e.to_string(), None))?;
+            out.push(Check::JsonEquals { pointer, expected });
+        }
+        for h in c.headers.iter().flatten() {
+            out.push(Check::HeaderPresent(h.clone()));
+        }
+        if let Some(d) = &c.latency_under {
+            out.push(Check::LatencyUnder(self.duration(d, false)?));
+        }
+        Ok(out)
+    }
+
+    fn thresholds(&self, f: &PlanFile, scenarios: &[Scenario]) -> Result<Vec<Threshold>, Error> {
+        let mut out = Vec::new();
+        for (key, entries) in &f.thresholds {
+            let (metric, filter) = threshold::parse_metric(key).map_err(|why| {
+                self.at(
+                    entries,
+                    why,
+                    Some("e.g. \"latency{step=get_task}\" = [\"p95 < 5ms\"]"),
+                )
+            })?;
+            if let Some(filter) = &filter {
+                let exists = match filter {
+                    threshold::Filter::Scenario(s) => scenarios.iter().any(|sc| &sc.name == s),
+                    threshold::Filter::Step(s) => scenarios
+                        .iter()
+                        .any(|sc| sc.steps.iter().any(|st| &st.name == s)),
+                    threshold::Filter::Phase(p) => scenarios.iter().any(|sc| {
+                        sc.phases
+                            .iter()
+                            .enumerate()
+                            .any(|(i, ph)| &ph.name == p || (i + 1).to_string() == *p)
+                    }),
+                };
+                if !exists {
+                    return Err(self.at(
+                        entries,
+                        format!("`{key}` filters on something the plan does not have"),
+                        Some("use the name of a scenario, step or phase of this plan"),
+                    ));
+                }
+            }
+            for entry in entries.get_ref() {
+                let (condition, abort_on_fail, grace) = match entry.get_ref() {
+                    ThresholdEntry::Condition(c) => (c.clone(), false, Duration::ZERO),
+                    ThresholdEntry::Full {
+                        condition,
+                        abort_on_fail,
+                        grace,
+                    } => {
+                        let grace = match grace {
+                            Some(g) => {
+                                parse_duration(g).map_err(|why| self.at(entry, why, None))?
+                            }
+                            None => Duration::ZERO,
+                        };
+                        (condition.clone(), *abort_on_fail, grace)
+                    }
+                };
+                let (stat, op, bound) =
+                    threshold::parse_condition(metric, &condition).map_err(|why| {
+                        self.at(
+                            entry,
+                            why,
+                            Some("e.g. \"p95 < 5ms\", \"rate < 1%\", \"> 100\""),
+                        )
+                    })?;
+                out.push(Threshold {
+                    metric_text: key.clone(),
+                    condition_text: condition,
+                    metric,
+                    filter: filter.clone(),
+                    stat,
+                    op,
+                    bound,
+                    abort_on_fail,
+                    grace,
+                });
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn push_group(
+    groups: &mut Vec<GroupDef>,
+    kind: GroupKind,
+    name: &str,
+    scenario: Option<&str>,
+) -> usize {
+    groups.push(GroupDef {
+        kind,
+        name: name.to_string(),
+        scenario: scenario.map(str::to_string),
+    });
+    groups.len() - 1
+}
+
+/// Parses `30s`, `1m30s`, `500ms`, or a bare number of seconds; negative values are refused.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err(format!("`{text}` is negative; durations are ≥ 0"));
+    }
+    if let Ok(secs) = t.parse::<f64>() {
+        return Duration::try_from_secs_f64(secs)
+            .map_err(|_| format!("`{text}` is not a valid number of seconds"));
+    }
+    humantime::parse_duration(t)
+        .map_err(|e| format!("`{text}` is not a duration like 10s, 1m30s or 500ms ({e})"))
+}
+
+/// Resolves a base URL into a [`Target`]; errors are messages for the user.
+pub fn resolve_target(
+    base_url: &str,
+    headers: Vec<(String, String)>,
+    timeout: Duration,
+    keepalive: bool,
+) -> Result<Target, String> {
+    let url =
+        url::Url::parse(base_url).map_err(|e| format!("`{base_url}` is not a valid URL: {e}"))?;
+    match url.scheme() {
+        "http" => {}
+        "https" => {
+            return Err(format!(
+                "`{base_url}`: https is not supported yet; use http://"
+            ));
+        }
+        other => return Err(format!("`{base_url}`: scheme `{other}` is not http")),
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| format!("`{base_url}` has no host"))?;
+    let port = url.port_or_known_default().unwrap_or(80);
+    let lookup = host.trim_start_matches('[').trim_end_matches(']');
+    let addr = (lookup, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve host `{host}`: {e}"))?
+        .next()
+        .ok_or_else(|| format!("host `{host}` resolves to no address"))?;
+    let host_header = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    };
+    Ok(Target {
+        base_url: base_url.to_string(),
+        addr,
+        host_header,
+        base_path: url.path().trim_end_matches('/').to_string(),
+        headers,
+        timeout,
+        keepalive,
+    })
+}

@@ -1,0 +1,307 @@
+//! Quick mode: one URL from flags (`volley URL -c 64 -d 10s`) becomes a one-scenario,
+//! one-step [`Plan`], so quick runs and plan files share one engine path.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{
+    Flow, Iterations, Plan, Profile, QuickRequest, Scenario, Step, StepRequest, Templates,
+};
+use crate::error::Error;
+use crate::proto::http1::RequestBytes;
+use crate::schedule::Ramp;
+
+/// When a run stops (after its warm-up).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Limit {
+    /// Stop starting requests after this long.
+    Duration(Duration),
+    /// Stop after exactly this many requests (> 0).
+    Requests(u64),
+}
+
+/// The user's choices for one run before validation (flags, or a plan file's fields).
+#[derive(Debug, Clone)]
+pub struct RunInput {
+    /// Run name.
+    pub name: String,
+    /// Target URL (`http://host[:port]/path?query`).
+    pub url: String,
+    /// HTTP method.
+    pub method: String,
+    /// Headers as `Name: value` lines.
+    pub headers: Vec<String>,
+    /// Request body.
+    pub body: Vec<u8>,
+    /// Connections (closed model) or in-flight cap (open model); `None` = default.
+    pub concurrency: Option<u32>,
+    /// Arrival rate per second for the open model; `None` = closed model.
+    pub rate_per_sec: Option<f64>,
+    /// Run length; default 10 s when `requests` is also absent.
+    pub duration: Option<Duration>,
+    /// Request count instead of a duration.
+    pub requests: Option<u64>,
+    /// Warm-up length.
+    pub warmup: Duration,
+    /// Request timeout.
+    pub timeout: Duration,
+    /// Reuse connections.
+    pub keepalive: bool,
+    /// Worker threads; `None` = one per core.
+    pub threads: Option<usize>,
+}
+
+/// Connections in the closed model when `-c` is absent.
+pub const DEFAULT_CONNECTIONS: u32 = 50;
+/// In-flight cap in the open model when `-c` is absent.
+pub const DEFAULT_MAX_IN_FLIGHT: u32 = 1000;
+/// Run length when neither `-d` nor `-n` is given.
+pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
+
+impl RunInput {
+    /// A GET of `url` with every other choice at its default.
+    pub fn new(url: impl Into<String>) -> Self {
+        Self {
+            name: "quick".into(),
+            url: url.into(),
+            method: "GET".into(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            concurrency: None,
+            rate_per_sec: None,
+            duration: None,
+            requests: None,
+            warmup: Duration::ZERO,
+            timeout: crate::proto::http1::DEFAULT_TIMEOUT,
+            keepalive: true,
+            threads: None,
+        }
+    }
+
+    /// Validates every choice, resolves the target, and builds the plan.
+    pub fn validate(self) -> Result<Plan, Error> {
+        let invalid = |what: &str, why: String| Error::Invalid {
+            what: what.to_string(),
+            why,
+        };
+        let method = self.method.to_ascii_uppercase();
+        if method.is_empty() || !method.bytes().all(is_token_byte) {
+            return Err(invalid(
+                "method",
+                format!("`{}` is not a valid HTTP method", self.method),
+            ));
+        }
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| parse_header(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        if self.timeout.is_zero() {
+            return Err(invalid("timeout", "must be longer than 0".into()));
+        }
+        let mut target =
+            super::load::resolve_target(&self.url, Vec::new(), self.timeout, self.keepalive)
+                .map_err(|why| invalid("URL", why))?;
+        let url = url::Url::parse(&self.url).map_err(|e| invalid("URL", e.to_string()))?;
+        let mut path_and_query = url.path().to_string();
+        if let Some(q) = url.query() {
+            path_and_query.push('?');
+            path_and_query.push_str(q);
+        }
+        target.base_path = String::new();
+
+        let limit = match (self.duration, self.requests) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "limit",
+                    "give either a duration (-d) or a request count (-n), not both".into(),
+                ));
+            }
+            (_, Some(0)) => return Err(invalid("requests (-n)", "must be at least 1".into())),
+            (_, Some(n)) => Limit::Requests(n),
+            (Some(d), None) if d.is_zero() => {
+                return Err(invalid("duration (-d)", "must be longer than 0".into()));
+            }
+            (Some(d), None) => Limit::Duration(d),
+            (None, None) => Limit::Duration(DEFAULT_DURATION),
+        };
+        // With -n the scenario runs until its iterations are done; with -d for that long.
+        let (length, count) = match limit {
+            Limit::Duration(d) => (d, None),
+            Limit::Requests(n) => (Duration::from_secs(u32::MAX.into()), Some(n)),
+        };
+        let profile = match self.rate_per_sec {
+            None => {
+                let connections =
+                    positive_u32("connections (-c)", self.concurrency, DEFAULT_CONNECTIONS)?;
+                Profile::Vus {
+                    ramp: Ramp::constant(f64::from(connections), length),
+                    iterations: count.map_or(Iterations::Unlimited, Iterations::Shared),
+                    max_duration: None,
+                }
+            }
+            Some(rate) => {
+                if !rate.is_finite() || rate <= 0.0 {
+                    return Err(invalid(
+                        "rate",
+                        format!("{rate} is not a positive number of requests per second"),
+                    ));
+                }
+                Profile::Arrival {
+                    ramp: Ramp::constant(rate, length),
+                    max_vus: positive_u32(
+                        "max in-flight (-c)",
+                        self.concurrency,
+                        DEFAULT_MAX_IN_FLIGHT,
+                    )?,
+                    limit: count,
+                }
+            }
+        };
+        let threads = match self.threads {
+            Some(0) => return Err(invalid("threads", "must be at least 1".into())),
+            Some(t) => t,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let request_bytes = RequestBytes::build(
+            &method,
+            &target.host_header,
+            &path_and_query,
+            &headers,
+            &self.body,
+            self.keepalive,
+        );
+        let scenario = Scenario {
+            name: "default".into(),
+            start_after: Duration::ZERO,
+            profile,
+            flow: Flow::Sequential,
+            steps: vec![Step {
+                name: "request".into(),
+                request: StepRequest::Static(request_bytes),
+                think: Duration::ZERO,
+                extract: Vec::new(),
+                checks: Vec::new(),
+                capture: false,
+                group: None,
+                first_check: 0,
+            }],
+            phases: Vec::new(),
+            group: None,
+        };
+        let max_vus = scenario.max_vus();
+        Ok(Plan {
+            name: self.name,
+            source: None,
+            target,
+            scenarios: vec![scenario],
+            thresholds: Vec::new(),
+            warmup: self.warmup,
+            // More threads than connections would leave threads idle.
+            threads: threads.min(max_vus as usize).max(1),
+            templates: Arc::new(Templates::new(BTreeMap::new(), BTreeMap::new())),
+            groups: Vec::new(),
+            quick: Some(QuickRequest {
+                url: self.url,
+                method,
+                headers,
+                body_bytes: self.body.len() as u64,
+            }),
+        })
+    }
+}
+
+fn positive_u32(what: &str, value: Option<u32>, default: u32) -> Result<u32, Error> {
+    match value {
+        Some(0) => Err(Error::Invalid {
+            what: what.into(),
+            why: "must be at least 1".into(),
+        }),
+        Some(v) => Ok(v),
+        None => Ok(default),
+    }
+}
+
+/// RFC 9110 token characters (header names, methods).
+pub(crate) fn is_token_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// Parses `Name: value` into a header pair, rejecting what would corrupt the request.
+pub fn parse_header(line: &str) -> Result<(String, String), Error> {
+    let invalid = |why: &str| Error::Invalid {
+        what: "header (-H)".into(),
+        why: format!("`{line}`: {why}"),
+    };
+    let (name, value) = line
+        .split_once(':')
+        .ok_or_else(|| invalid("expected `Name: value`"))?;
+    let name = name.trim();
+    let value = value.trim();
+    if name.is_empty() || !name.bytes().all(is_token_byte) {
+        return Err(invalid(
+            "the header name is empty or has invalid characters",
+        ));
+    }
+    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
+        return Err(invalid("the value contains a line break or NUL"));
+    }
+    Ok((name.to_string(), value.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(input: RunInput) -> String {
+        input.validate().unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults_are_a_closed_ten_second_run() {
+        let spec = RunInput::new("http://127.0.0.1:9/x?y=1")
+            .validate()
+            .unwrap();
+        let scenario = &spec.scenarios[0];
+        assert_eq!(scenario.max_vus(), DEFAULT_CONNECTIONS);
+        assert!(!scenario.is_open());
+        assert_eq!(scenario.duration(), Some(DEFAULT_DURATION));
+        assert_eq!(spec.target.addr.port(), 9);
+        let StepRequest::Static(bytes) = &scenario.steps[0].request else {
+            panic!("quick mode requests are static");
+        };
+        let text = String::from_utf8_lossy(bytes.as_bytes()).into_owned();
+        assert!(text.starts_with("GET /x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"));
+    }
+
+    #[test]
+    fn bad_inputs_say_what_is_wrong() {
+        assert!(err(RunInput::new("not a url")).contains("not a valid URL"));
+        assert!(err(RunInput::new("ftp://127.0.0.1/")).contains("scheme `ftp`"));
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.requests = Some(0);
+        assert!(err(i).contains("at least 1"));
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.rate_per_sec = Some(-5.0);
+        assert!(err(i).contains("not a positive number"));
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.headers = vec!["NoColon".into()];
+        assert!(err(i).contains("expected `Name: value`"));
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.duration = Some(Duration::from_secs(1));
+        i.requests = Some(5);
+        assert!(err(i).contains("not both"));
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.method = "GE T".into();
+        assert!(err(i).contains("not a valid HTTP method"));
+    }
+
+    #[test]
+    fn threads_never_exceed_concurrency() {
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.concurrency = Some(1);
+        i.threads = Some(8);
+        assert_eq!(i.validate().unwrap().threads, 1);
+    }
+}

@@ -1,0 +1,418 @@
+//! Thresholds: pass/fail conditions over a run's results, like k6's.
+//!
+//! A threshold is a metric, an optional filter, and a condition:
+//! `"latency{step=get_task}" = ["p95 < 5ms", "max < 50ms"]`, `errors = ["rate < 1%"]`,
+//! `checks = ["rate > 99%"]`, `rps = ["> 100"]`, `requests = ["count >= 1000"]`. Filters:
+//! `scenario=NAME`, `step=NAME`, `phase=NAME` (or the phase's 1-based number).
+
+use std::time::Duration;
+
+use hdrhistogram::Histogram;
+
+/// What a threshold measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Request latency (ms).
+    Latency,
+    /// Failed share of requests (0–1).
+    ErrorRate,
+    /// Passed share of checks (0–1).
+    CheckRate,
+    /// Requests per second.
+    Throughput,
+    /// Number of requests.
+    Requests,
+}
+
+/// Which part of the results a threshold looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Filter {
+    /// One scenario.
+    Scenario(String),
+    /// Steps of this name.
+    Step(String),
+    /// One ladder phase (by name or 1-based number).
+    Phase(String),
+}
+
+/// The statistic compared.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Stat {
+    /// A percentile, 0–100.
+    Percentile(f64),
+    /// The mean.
+    Mean,
+    /// The minimum.
+    Min,
+    /// The maximum.
+    Max,
+    /// The metric's own value (a rate, a throughput, a count).
+    Value,
+}
+
+/// A comparison.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+    /// `==`
+    Eq,
+}
+
+/// One parsed threshold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Threshold {
+    /// The metric key as written, e.g. `latency{step=get_task}`.
+    pub metric_text: String,
+    /// The condition as written, e.g. `p95 < 5ms`.
+    pub condition_text: String,
+    /// What is measured.
+    pub metric: Metric,
+    /// Which part of the results.
+    pub filter: Option<Filter>,
+    /// The statistic.
+    pub stat: Stat,
+    /// The comparison.
+    pub op: Op,
+    /// The bound, in the metric's unit (ms, ratio 0–1, req/s, count).
+    pub bound: f64,
+    /// Stop the run as soon as this fails (after the grace period).
+    pub abort_on_fail: bool,
+    /// With `abort_on_fail`: no evaluation before this much of the run has passed.
+    pub grace: Duration,
+}
+
+impl Op {
+    /// Whether `observed op bound` holds.
+    pub fn holds(self, observed: f64, bound: f64) -> bool {
+        match self {
+            Op::Lt => observed < bound,
+            Op::Le => observed <= bound,
+            Op::Gt => observed > bound,
+            Op::Ge => observed >= bound,
+            Op::Eq => (observed - bound).abs() < 1e-9,
+        }
+    }
+}
+
+/// Parses a metric key: `name` or `name{key=value}`.
+pub fn parse_metric(text: &str) -> Result<(Metric, Option<Filter>), String> {
+    let text = text.trim();
+    let (name, filter) = match text.find('{') {
+        Some(i) => {
+            let inner = text[i + 1..]
+                .strip_suffix('}')
+                .ok_or_else(|| format!("`{text}`: the filter must end with `}}`"))?;
+            (&text[..i], Some(inner))
+        }
+        None => (text, None),
+    };
+    let metric = match name.trim() {
+        "latency" | "http_req_duration" => Metric::Latency,
+        "errors" | "error_rate" | "http_req_failed" => Metric::ErrorRate,
+        "checks" => Metric::CheckRate,
+        "rps" | "throughput" => Metric::Throughput,
+        "requests" => Metric::Requests,
+        other => {
+            return Err(format!(
+                "unknown metric `{other}`; use latency, errors, checks, rps or requests"
+            ));
+        }
+    };
+    let filter = match filter {
+        None => None,
+        Some(inner) => {
+            let (key, value) = inner
+                .split_once('=')
+                .ok_or_else(|| format!("`{text}`: a filter is `key=value`"))?;
+            let value = value.trim().trim_matches('"').to_string();
+            Some(match key.trim() {
+                "scenario" => Filter::Scenario(value),
+                "step" => Filter::Step(value),
+                "phase" => Filter::Phase(value),
+                other => {
+                    return Err(format!(
+                        "unknown filter `{other}`; use scenario=, step= or phase="
+                    ));
+                }
+            })
+        }
+    };
+    Ok((metric, filter))
+}
+
+/// Parses a condition for `metric`: `p95 < 5ms`, `p(99.9) <= 1s`, `avg < 3ms`, `rate < 1%`,
+/// `> 100`, `count >= 1000`.
+pub fn parse_condition(metric: Metric, text: &str) -> Result<(Stat, Op, f64), String> {
+    let t = text.trim();
+    let op_at = t
+        .find(['<', '>', '='])
+        .ok_or_else(|| format!("`{text}`: expected a comparison like `p95 < 5ms`"))?;
+    let (stat_text, rest) = t.split_at(op_at);
+    let (op, value_text) = [
+        ("<=", Op::Le),
+        (">=", Op::Ge),
+        ("==", Op::Eq),
+        ("<", Op::Lt),
+        (">", Op::Gt),
+    ]
+    .into_iter()
+    .find_map(|(sym, op)| rest.strip_prefix(sym).map(|v| (op, v)))
+    .ok_or_else(|| format!("`{text}`: unknown comparison"))?;
+    let stat_text = stat_text.trim();
+    let stat = match (metric, stat_text) {
+        (Metric::Latency, "avg" | "mean") => Stat::Mean,
+        (Metric::Latency, "min") => Stat::Min,
+        (Metric::Latency, "max") => Stat::Max,
+        (Metric::Latency, "med" | "median") => Stat::Percentile(50.0),
+        (Metric::Latency, s) if s.starts_with('p') => {
+            let p = s[1..].trim().trim_start_matches('(').trim_end_matches(')');
+            let p: f64 = p
+                .parse()
+                .map_err(|_| format!("`{text}`: `{s}` is not a percentile like p95 or p(99.9)"))?;
+            if !(0.0..=100.0).contains(&p) {
+                return Err(format!("`{text}`: percentile {p} is not within 0–100"));
+            }
+            Stat::Percentile(p)
+        }
+        (Metric::Latency, s) => {
+            return Err(format!(
+                "`{text}`: `{s}` is not a latency statistic; use p95, p(99.9), avg, min, max or med"
+            ));
+        }
+        (Metric::ErrorRate | Metric::CheckRate, "" | "rate") => Stat::Value,
+        (Metric::Throughput, "" | "rate" | "rps") => Stat::Value,
+        (Metric::Requests, "" | "count") => Stat::Value,
+        (_, s) => return Err(format!("`{text}`: `{s}` does not apply to this metric")),
+    };
+    let bound = parse_value(metric, value_text.trim()).map_err(|why| format!("`{text}`: {why}"))?;
+    Ok((stat, op, bound))
+}
+
+fn parse_value(metric: Metric, v: &str) -> Result<f64, String> {
+    match metric {
+        Metric::Latency => {
+            let (number, scale) = if let Some(n) = v.strip_suffix("ms") {
+                (n, 1.0)
+            } else if let Some(n) = v.strip_suffix("us").or_else(|| v.strip_suffix("µs")) {
+                (n, 0.001)
+            } else if let Some(n) = v.strip_suffix('s') {
+                (n, 1000.0)
+            } else {
+                (v, 1.0)
+            };
+            let n: f64 = number
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{v}` is not a duration like 5ms or 1.5s"))?;
+            Ok(n * scale)
+        }
+        Metric::ErrorRate | Metric::CheckRate => {
+            let (number, scale) = match v.strip_suffix('%') {
+                Some(n) => (n, 0.01),
+                None => (v, 1.0),
+            };
+            let n: f64 = number
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{v}` is not a rate like 1% or 0.01"))?;
+            let rate = n * scale;
+            if !(0.0..=1.0).contains(&rate) {
+                return Err(format!("`{v}` is not a rate between 0% and 100%"));
+            }
+            Ok(rate)
+        }
+        Metric::Throughput | Metric::Requests => {
+            v.parse().map_err(|_| format!("`{v}` is not a number"))
+        }
+    }
+}
+
+/// What a threshold can observe; implemented over a finished record and over live run data.
+pub trait Observed {
+    /// Latency histogram (µs) of the filtered part, if anything was measured.
+    fn latency(&self, filter: Option<&Filter>) -> Option<Histogram<u64>>;
+    /// (requests, errors) of the filtered part.
+    fn counts(&self, filter: Option<&Filter>) -> (u64, u64);
+    /// (passed, failed) checks of the filtered part.
+    fn checks(&self, filter: Option<&Filter>) -> (u64, u64);
+    /// Length of the filtered part, seconds.
+    fn duration_s(&self, filter: Option<&Filter>) -> f64;
+}
+
+impl Threshold {
+    /// The observed value in the condition's unit; `None` when nothing was measured.
+    pub fn observe(&self, o: &dyn Observed) -> Option<f64> {
+        let f = self.filter.as_ref();
+        match self.metric {
+            Metric::Latency => {
+                let h = o.latency(f)?;
+                if h.is_empty() {
+                    return None;
+                }
+                let us = match self.stat {
+                    Stat::Percentile(p) => h.value_at_quantile(p / 100.0) as f64,
+                    Stat::Mean => h.mean(),
+                    Stat::Min => h.min() as f64,
+                    Stat::Max => h.max() as f64,
+                    Stat::Value => return None,
+                };
+                Some(us / 1000.0)
+            }
+            Metric::ErrorRate => {
+                let (requests, errors) = o.counts(f);
+                (requests > 0).then(|| errors as f64 / requests as f64)
+            }
+            Metric::CheckRate => {
+                let (passed, failed) = o.checks(f);
+                (passed + failed > 0).then(|| passed as f64 / (passed + failed) as f64)
+            }
+            Metric::Throughput => {
+                let d = o.duration_s(f);
+                (d > 0.0).then(|| o.counts(f).0 as f64 / d)
+            }
+            Metric::Requests => Some(o.counts(f).0 as f64),
+        }
+    }
+
+    /// Whether the threshold holds; nothing measured counts as failed (a threshold on a step
+    /// that never ran must not pass silently).
+    pub fn passes(&self, observed: Option<f64>) -> bool {
+        observed.is_some_and(|v| self.op.holds(v, self.bound))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metrics_and_filters_parse() {
+        assert_eq!(parse_metric("latency").unwrap(), (Metric::Latency, None));
+        assert_eq!(
+            parse_metric("latency{step=get_task}").unwrap(),
+            (Metric::Latency, Some(Filter::Step("get_task".into())))
+        );
+        assert_eq!(
+            parse_metric("errors{phase=3}").unwrap(),
+            (Metric::ErrorRate, Some(Filter::Phase("3".into())))
+        );
+        assert!(
+            parse_metric("latncy")
+                .unwrap_err()
+                .contains("unknown metric")
+        );
+        assert!(
+            parse_metric("latency{stp=x}")
+                .unwrap_err()
+                .contains("unknown filter")
+        );
+        assert!(
+            parse_metric("latency{step=x")
+                .unwrap_err()
+                .contains("must end")
+        );
+    }
+
+    #[test]
+    fn conditions_parse_with_units() {
+        let c = |m, s| parse_condition(m, s).unwrap();
+        assert_eq!(
+            c(Metric::Latency, "p95 < 5ms"),
+            (Stat::Percentile(95.0), Op::Lt, 5.0)
+        );
+        assert_eq!(
+            c(Metric::Latency, "p(99.9)<=1.5s"),
+            (Stat::Percentile(99.9), Op::Le, 1500.0)
+        );
+        assert_eq!(
+            c(Metric::Latency, "avg < 250us"),
+            (Stat::Mean, Op::Lt, 0.25)
+        );
+        assert_eq!(
+            c(Metric::ErrorRate, "rate < 1%"),
+            (Stat::Value, Op::Lt, 0.01)
+        );
+        assert_eq!(
+            c(Metric::CheckRate, "rate >= 0.99"),
+            (Stat::Value, Op::Ge, 0.99)
+        );
+        assert_eq!(c(Metric::Throughput, "> 100"), (Stat::Value, Op::Gt, 100.0));
+        assert_eq!(
+            c(Metric::Requests, "count >= 10"),
+            (Stat::Value, Op::Ge, 10.0)
+        );
+        for (m, bad) in [
+            (Metric::Latency, "p95 5ms"),
+            (Metric::Latency, "p101 < 5ms"),
+            (Metric::Latency, "p95 < fast"),
+            (Metric::Latency, "rate < 1%"),
+            (Metric::ErrorRate, "rate < 150%"),
+            (Metric::ErrorRate, "p95 < 1%"),
+        ] {
+            assert!(parse_condition(m, bad).is_err(), "{bad}");
+        }
+    }
+
+    struct Fake;
+    impl Observed for Fake {
+        fn latency(&self, _: Option<&Filter>) -> Option<Histogram<u64>> {
+            let mut h = crate::record::recorder::new_histogram();
+            for v in 1..=100u64 {
+                h.record(v * 100).unwrap();
+            }
+            Some(h)
+        }
+        fn counts(&self, _: Option<&Filter>) -> (u64, u64) {
+            (200, 3)
+        }
+        fn checks(&self, _: Option<&Filter>) -> (u64, u64) {
+            (99, 1)
+        }
+        fn duration_s(&self, _: Option<&Filter>) -> f64 {
+            2.0
+        }
+    }
+
+    fn threshold(metric: &str, cond: &str) -> Threshold {
+        let (m, filter) = parse_metric(metric).unwrap();
+        let (stat, op, bound) = parse_condition(m, cond).unwrap();
+        Threshold {
+            metric_text: metric.into(),
+            condition_text: cond.into(),
+            metric: m,
+            filter,
+            stat,
+            op,
+            bound,
+            abort_on_fail: false,
+            grace: Duration::ZERO,
+        }
+    }
+
+    #[test]
+    fn evaluation() {
+        let cases = [
+            ("latency", "p95 < 10ms", true),
+            ("latency", "p95 < 9ms", false),
+            ("latency", "max <= 10.1ms", true),
+            ("errors", "rate < 1%", false),
+            ("errors", "rate < 2%", true),
+            ("checks", "rate >= 99%", true),
+            ("rps", "> 99", true),
+            ("requests", "count >= 201", false),
+        ];
+        for (m, c, expected) in cases {
+            let t = threshold(m, c);
+            let observed = t.observe(&Fake);
+            assert_eq!(t.passes(observed), expected, "{m} {c}: {observed:?}");
+        }
+        assert!(!threshold("latency", "p95 < 1s").passes(None));
+    }
+}
