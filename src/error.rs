@@ -25,14 +25,14 @@ pub enum Error {
         hint: Option<String>,
     },
     /// A file could not be read or written.
-    #[error("{action} {path}: {source}")]
+    #[error("{action} {path}: {cause}")]
     File {
         /// "cannot read", "cannot write", …
         action: &'static str,
         /// The file.
         path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (not a `#[source]`: the message already says it).
+        cause: std::io::Error,
     },
     /// A record (`run.json`) could not be parsed or is of an unsupported version.
     #[error("record {path}: {why}")]

@@ -351,6 +351,7 @@ fn record(
     }
     let due = due.unwrap_or(sent);
     let (status, error) = match result {
+        Ok(status) if step.expected_status.contains(&status) => (Some(status), None),
         Ok(status) => (Some(status), ErrorKind::from_status(status)),
         Err(kind) => (None, Some(kind)),
     };

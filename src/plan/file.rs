@@ -89,81 +89,43 @@ pub struct ScenarioFile {
     pub steps: Vec<StepFile>,
 }
 
-/// `[scenario.load]`: one of the profiles, chosen by `profile`.
+/// `[scenario.load]`: the load profile, chosen by `profile`; each profile takes some of the keys.
 #[derive(Debug, Deserialize, JsonSchema)]
-#[serde(tag = "profile", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum LoadFile {
-    /// A fixed number of VUs for a duration.
-    ConstantVus {
-        /// VUs.
-        vus: u32,
-        /// How long.
-        #[schemars(with = "String")]
-        duration: DurationText,
-    },
-    /// VUs following stages, e.g. 0→500 over 1m, hold 2m, 500→0 over 30s.
-    RampingVus {
-        /// VUs at the start (default 0).
-        #[serde(default)]
-        start_vus: u32,
-        /// The stages.
-        stages: Vec<StageFile>,
-    },
-    /// A fixed arrival rate (open model).
-    ConstantArrivalRate {
-        /// Iterations per `time_unit`.
-        rate: f64,
-        /// The rate's unit (default 1s; `1m` for per minute).
-        #[schemars(with = "Option<String>")]
-        time_unit: Option<DurationText>,
-        /// How long.
-        #[schemars(with = "String")]
-        duration: DurationText,
-        /// VUs available; an iteration due with none idle is dropped and counted.
-        max_vus: u32,
-    },
-    /// An arrival rate following stages (open model).
-    RampingArrivalRate {
-        /// Rate at the start (default 0).
-        #[serde(default)]
-        start_rate: f64,
-        /// The rate's unit (default 1s).
-        #[schemars(with = "Option<String>")]
-        time_unit: Option<DurationText>,
-        /// The stages (targets are rates).
-        stages: Vec<StageFile>,
-        /// VUs available.
-        max_vus: u32,
-    },
-    /// A number of iterations shared by all VUs (like `-n`).
-    Iterations {
-        /// VUs.
-        vus: u32,
-        /// Iterations in total.
-        iterations: u64,
-        /// Stop after this long anyway.
-        #[schemars(with = "Option<String>")]
-        max_duration: Option<DurationText>,
-    },
-    /// A number of iterations per VU.
-    PerVuIterations {
-        /// VUs.
-        vus: u32,
-        /// Iterations per VU.
-        iterations: u64,
-        /// Stop after this long anyway.
-        #[schemars(with = "Option<String>")]
-        max_duration: Option<DurationText>,
-    },
-    /// Phases, each a fixed VU count or rate held for a duration, with results kept per phase.
-    Ladder {
-        /// `smoke`, `full` or `saturation` (report 002's ladders).
-        preset: Option<String>,
-        /// The phases (instead of a preset).
-        phases: Option<Vec<PhaseFile>>,
-        /// For rate phases: VUs available.
-        max_vus: Option<u32>,
-    },
+#[serde(deny_unknown_fields)]
+pub struct LoadFile {
+    /// `constant-vus` (vus, duration), `ramping-vus` (start_vus, stages),
+    /// `constant-arrival-rate` (rate, time_unit, duration, max_vus), `ramping-arrival-rate`
+    /// (start_rate, time_unit, stages, max_vus), `iterations` (vus, iterations, max_duration;
+    /// shared), `per-vu-iterations` (the same, per VU), `ladder` (preset or phases, max_vus).
+    #[schemars(with = "String")]
+    pub profile: Spanned<String>,
+    /// VUs.
+    pub vus: Option<u32>,
+    /// How long.
+    #[schemars(with = "Option<String>")]
+    pub duration: Option<DurationText>,
+    /// VUs at the start (ramping-vus; default 0).
+    pub start_vus: Option<u32>,
+    /// Stages `{ duration, target }` (ramping profiles).
+    pub stages: Option<Vec<StageFile>>,
+    /// Iterations per `time_unit` (constant-arrival-rate).
+    pub rate: Option<f64>,
+    /// Rate at the start (ramping-arrival-rate; default 0).
+    pub start_rate: Option<f64>,
+    /// The rate's unit (default 1s; `1m` for per minute).
+    #[schemars(with = "Option<String>")]
+    pub time_unit: Option<DurationText>,
+    /// VUs available to an arrival-rate profile; an iteration due with none idle is dropped.
+    pub max_vus: Option<u32>,
+    /// Iterations (shared, or per VU).
+    pub iterations: Option<u64>,
+    /// Iteration profiles: stop after this long anyway.
+    #[schemars(with = "Option<String>")]
+    pub max_duration: Option<DurationText>,
+    /// Ladder: `smoke`, `full` or `saturation` (report 002's ladders).
+    pub preset: Option<String>,
+    /// Ladder: phases `{ vus | rate, duration, name }`.
+    pub phases: Option<Vec<PhaseFile>>,
 }
 
 /// One stage of a ramping profile.

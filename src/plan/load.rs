@@ -47,10 +47,10 @@ impl Default for LoadOptions {
 
 /// Reads, validates and compiles the plan at `path`.
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Plan, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::File {
+    let text = std::fs::read_to_string(path).map_err(|cause| Error::File {
         action: "cannot read plan",
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     load_str(&text, path, options)
 }
@@ -66,8 +66,6 @@ pub fn load_str(text: &str, path: &Path, options: &LoadOptions) -> Result<Plan, 
         let message = e.message().trim_end().to_string();
         let hint = if message.contains("unknown field") {
             Some("check the spelling; `volley check` lists the plan format in schema/plan.schema.json")
-        } else if message.contains("unknown variant") {
-            Some("profiles: constant-vus, ramping-vus, constant-arrival-rate, ramping-arrival-rate, iterations, per-vu-iterations, ladder")
         } else {
             None
         };
@@ -407,6 +405,52 @@ impl Ctx<'_> {
     }
 
     fn profile(&self, load: &Spanned<LoadFile>) -> Result<(Profile, Vec<Phase>), Error> {
+        let l = load.get_ref();
+        let kind = l.profile.get_ref().as_str();
+        // Which keys each profile takes.
+        let allowed: &[&str] = match kind {
+            "constant-vus" => &["vus", "duration"],
+            "ramping-vus" => &["start_vus", "stages"],
+            "constant-arrival-rate" => &["rate", "time_unit", "duration", "max_vus"],
+            "ramping-arrival-rate" => &["start_rate", "time_unit", "stages", "max_vus"],
+            "iterations" | "per-vu-iterations" => &["vus", "iterations", "max_duration"],
+            "ladder" => &["preset", "phases", "max_vus"],
+            other => {
+                return Err(self.at(
+                    &l.profile,
+                    format!("unknown profile `{other}`"),
+                    Some("profiles: constant-vus, ramping-vus, constant-arrival-rate, ramping-arrival-rate, iterations, per-vu-iterations, ladder"),
+                ));
+            }
+        };
+        let present = [
+            ("vus", l.vus.is_some()),
+            ("duration", l.duration.is_some()),
+            ("start_vus", l.start_vus.is_some()),
+            ("stages", l.stages.is_some()),
+            ("rate", l.rate.is_some()),
+            ("start_rate", l.start_rate.is_some()),
+            ("time_unit", l.time_unit.is_some()),
+            ("max_vus", l.max_vus.is_some()),
+            ("iterations", l.iterations.is_some()),
+            ("max_duration", l.max_duration.is_some()),
+            ("preset", l.preset.is_some()),
+            ("phases", l.phases.is_some()),
+        ];
+        if let Some((key, _)) = present.iter().find(|(k, p)| *p && !allowed.contains(k)) {
+            return Err(self.at(
+                &l.profile,
+                format!("`{key}` does not apply to profile {kind}"),
+                Some(&format!("{kind} takes: {}", allowed.join(", "))),
+            ));
+        }
+        let need = |key: &str| {
+            self.at(
+                &l.profile,
+                format!("profile {kind} needs `{key}`"),
+                Some(&format!("{kind} takes: {}", allowed.join(", "))),
+            )
+        };
         let never = |what: &str| {
             self.at(
                 load,
@@ -421,36 +465,34 @@ impl Ctx<'_> {
                 Ok(v)
             }
         };
-        let rate = |r: f64, unit: &Option<Spanned<String>>| -> Result<f64, Error> {
-            let unit = match unit {
+        let unit = || -> Result<f64, Error> {
+            let unit = match &l.time_unit {
                 Some(u) => self.duration(u, false)?,
                 None => Duration::from_secs(1),
             };
             if unit.is_zero() {
                 return Err(self.at(load, "`time_unit` must be longer than 0", None));
             }
-            if !r.is_finite() || r <= 0.0 {
-                return Err(self.at(
-                    load,
-                    format!("rate {r} must be greater than 0"),
-                    Some("an arrival rate of 0 sends nothing"),
-                ));
-            }
-            Ok(r / unit.as_secs_f64())
+            Ok(unit.as_secs_f64())
         };
-        let profile = match load.get_ref() {
-            LoadFile::ConstantVus { vus, duration } => {
-                let d = self.duration(duration, true)?;
+        let profile = match kind {
+            "constant-vus" => {
+                let d =
+                    self.duration(l.duration.as_ref().ok_or_else(|| need("duration"))?, true)?;
                 if d.is_zero() {
                     return Err(never("duration 0"));
                 }
                 Profile::Vus {
-                    ramp: Ramp::constant(f64::from(positive(*vus, "vus")?), d),
+                    ramp: Ramp::constant(
+                        f64::from(positive(l.vus.ok_or_else(|| need("vus"))?, "vus")?),
+                        d,
+                    ),
                     iterations: Iterations::Unlimited,
                     max_duration: None,
                 }
             }
-            LoadFile::RampingVus { start_vus, stages } => {
+            "ramping-vus" => {
+                let stages = l.stages.as_ref().ok_or_else(|| need("stages"))?;
                 if stages.is_empty() {
                     return Err(self.at(
                         load,
@@ -458,7 +500,10 @@ impl Ctx<'_> {
                         Some("stages = [{ duration = \"1m\", target = 100 }]"),
                     ));
                 }
-                let ramp = Ramp::new(f64::from(*start_vus), self.ramp_stages(stages)?);
+                let ramp = Ramp::new(
+                    f64::from(l.start_vus.unwrap_or(0)),
+                    self.ramp_stages(stages)?,
+                );
                 if ramp.total().is_zero() {
                     return Err(never("the stages add up to 0 s"));
                 }
@@ -471,28 +516,28 @@ impl Ctx<'_> {
                     max_duration: None,
                 }
             }
-            LoadFile::ConstantArrivalRate {
-                rate: r,
-                time_unit,
-                duration,
-                max_vus,
-            } => {
-                let d = self.duration(duration, true)?;
+            "constant-arrival-rate" => {
+                let d =
+                    self.duration(l.duration.as_ref().ok_or_else(|| need("duration"))?, true)?;
                 if d.is_zero() {
                     return Err(never("duration 0"));
                 }
+                let r = l.rate.ok_or_else(|| need("rate"))?;
+                if !r.is_finite() || r <= 0.0 {
+                    return Err(self.at(
+                        load,
+                        format!("rate {r} must be greater than 0"),
+                        Some("an arrival rate of 0 sends nothing"),
+                    ));
+                }
                 Profile::Arrival {
-                    ramp: Ramp::constant(rate(*r, time_unit)?, d),
-                    max_vus: positive(*max_vus, "max_vus")?,
+                    ramp: Ramp::constant(r / unit()?, d),
+                    max_vus: positive(l.max_vus.ok_or_else(|| need("max_vus"))?, "max_vus")?,
                     limit: None,
                 }
             }
-            LoadFile::RampingArrivalRate {
-                start_rate,
-                time_unit,
-                stages,
-                max_vus,
-            } => {
+            "ramping-arrival-rate" => {
+                let stages = l.stages.as_ref().ok_or_else(|| need("stages"))?;
                 if stages.is_empty() {
                     return Err(self.at(
                         load,
@@ -500,63 +545,44 @@ impl Ctx<'_> {
                         None,
                     ));
                 }
-                let unit = match time_unit {
-                    Some(u) => self.duration(u, false)?.as_secs_f64(),
-                    None => 1.0,
-                };
-                if unit <= 0.0 {
-                    return Err(self.at(load, "`time_unit` must be longer than 0", None));
-                }
+                let unit = unit()?;
                 let mut stages = self.ramp_stages(stages)?;
                 for s in &mut stages {
                     s.target /= unit;
                 }
-                let ramp = Ramp::new(start_rate / unit, stages);
+                let ramp = Ramp::new(l.start_rate.unwrap_or(0.0) / unit, stages);
                 if ramp.total().is_zero() || ramp.due(0).is_none() {
                     return Err(never("the stages add up to no arrivals"));
                 }
                 Profile::Arrival {
                     ramp,
-                    max_vus: positive(*max_vus, "max_vus")?,
+                    max_vus: positive(l.max_vus.ok_or_else(|| need("max_vus"))?, "max_vus")?,
                     limit: None,
                 }
             }
-            LoadFile::Iterations {
-                vus,
-                iterations,
-                max_duration,
-            }
-            | LoadFile::PerVuIterations {
-                vus,
-                iterations,
-                max_duration,
-            } => {
-                if *iterations == 0 {
+            "iterations" | "per-vu-iterations" => {
+                let iterations = l.iterations.ok_or_else(|| need("iterations"))?;
+                if iterations == 0 {
                     return Err(self.at(load, "`iterations` must be at least 1", None));
                 }
-                let shared = matches!(load.get_ref(), LoadFile::Iterations { .. });
-                let max = match max_duration {
+                let max = match &l.max_duration {
                     Some(d) => Some(self.duration(d, true)?),
                     None => None,
                 };
                 Profile::Vus {
                     ramp: Ramp::constant(
-                        f64::from(positive(*vus, "vus")?),
+                        f64::from(positive(l.vus.ok_or_else(|| need("vus"))?, "vus")?),
                         Duration::from_secs(u32::MAX.into()),
                     ),
-                    iterations: if shared {
-                        Iterations::Shared(*iterations)
+                    iterations: if kind == "iterations" {
+                        Iterations::Shared(iterations)
                     } else {
-                        Iterations::PerVu(*iterations)
+                        Iterations::PerVu(iterations)
                     },
                     max_duration: max,
                 }
             }
-            LoadFile::Ladder {
-                preset,
-                phases,
-                max_vus,
-            } => return self.ladder(load, preset.as_deref(), phases.as_deref(), *max_vus),
+            _ => return self.ladder(load, l.preset.as_deref(), l.phases.as_deref(), l.max_vus),
         };
         Ok((profile, Vec::new()))
     }
@@ -569,61 +595,62 @@ impl Ctx<'_> {
         max_vus: Option<u32>,
     ) -> Result<(Profile, Vec<Phase>), Error> {
         // (vus, rate, duration, name)
-        let specs: Vec<(Option<u32>, Option<f64>, Duration, Option<String>)> = match (
-            preset, phases,
-        ) {
-            (Some(_), Some(_)) => {
-                return Err(self.at(load, "give either `preset` or `phases`, not both", None));
-            }
-            (Some(name), None) => super::presets::preset(name)
-                .ok_or_else(|| {
-                    self.at(
-                        load,
-                        format!("unknown ladder preset `{name}`"),
-                        Some("presets: smoke, full, saturation"),
-                    )
-                })?
-                .iter()
-                .map(|p| {
-                    (
-                        Some(p.vus),
-                        None,
-                        p.duration.mul_f64(self.options.time_scale),
-                        None,
-                    )
-                })
-                .collect(),
-            (None, Some(phases)) => phases
-                .iter()
-                .map(|p| {
-                    let d = self.duration(&p.duration, true)?;
-                    match (p.vus, p.rate) {
-                        (Some(0), _) => {
-                            Err(self.at(&p.duration, "a phase needs at least 1 VU", None))
-                        }
-                        (_, Some(r)) if !r.is_finite() || r <= 0.0 => Err(self.at(
-                            &p.duration,
-                            format!("phase rate {r} must be greater than 0"),
+        let specs: Vec<(Option<u32>, Option<f64>, Duration, Option<String>)> =
+            match (preset, phases) {
+                (Some(_), Some(_)) => {
+                    return Err(self.at(load, "give either `preset` or `phases`, not both", None));
+                }
+                (Some(name), None) => super::presets::preset(name)
+                    .ok_or_else(|| {
+                        self.at(
+                            load,
+                            format!("unknown ladder preset `{name}`"),
+                            Some("presets: smoke, full, saturation"),
+                        )
+                    })?
+                    .iter()
+                    .map(|p| {
+                        (
+                            Some(p.vus),
                             None,
-                        )),
-                        (Some(_), Some(_)) | (None, None) => {
-                            Err(self.at(&p.duration, "a phase holds either `vus` or `rate`", None))
+                            p.duration.mul_f64(self.options.time_scale),
+                            None,
+                        )
+                    })
+                    .collect(),
+                (None, Some(phases)) => phases
+                    .iter()
+                    .map(|p| {
+                        let d = self.duration(&p.duration, true)?;
+                        match (p.vus, p.rate) {
+                            (Some(0), _) => {
+                                Err(self.at(&p.duration, "a phase needs at least 1 VU", None))
+                            }
+                            (_, Some(r)) if !r.is_finite() || r <= 0.0 => Err(self.at(
+                                &p.duration,
+                                format!("phase rate {r} must be greater than 0"),
+                                None,
+                            )),
+                            (Some(_), Some(_)) | (None, None) => Err(self.at(
+                                &p.duration,
+                                "a phase holds either `vus` or `rate`",
+                                None,
+                            )),
+                            _ if d.is_zero() => {
+                                Err(self.at(&p.duration, "a phase must last longer than 0", None))
+                            }
+                            (vus, rate) => Ok((vus, rate, d, p.name.clone())),
                         }
-                        _ if d.is_zero() => {
-                            Err(self.at(&p.duration, "a phase must last longer than 0", None))
-                        }
-                        (vus, rate) => Ok((vus, rate, d, p.name.clone())),
-                    }
-                })
-                .collect::<Result<_, _>>()?,
-            (None, None) => {
-                return Err(self.at(
+                    })
+                    .collect::<Result<_, _>>()?,
+                (None, None) => {
+                    return Err(self.at(
                     load,
                     "a ladder needs `preset` or `phases`",
                     Some("preset = \"saturation\", or phases = [{ vus = 10, duration = \"2m\" }]"),
                 ));
-            }
-        };
+                }
+            };
         if specs.is_empty() {
             return Err(self.at(load, "a ladder needs at least one phase", None));
         }
@@ -840,6 +867,13 @@ impl Ctx<'_> {
                 target.keepalive,
             ))
         };
+        let expected_status = checks
+            .iter()
+            .find_map(|c| match c {
+                Check::StatusIn(codes) => Some(codes.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
         Ok(Step {
             name,
             request,
@@ -847,6 +881,7 @@ impl Ctx<'_> {
             extract,
             checks,
             capture,
+            expected_status,
             group: Some(group),
             first_check,
         })

@@ -109,9 +109,18 @@ impl Scenario {
     pub fn duration(&self) -> Option<Duration> {
         match &self.profile {
             Profile::Vus {
-                ramp, max_duration, ..
-            } => max_duration.or(Some(ramp.total())),
-            Profile::Arrival { ramp, .. } => Some(ramp.total()),
+                ramp,
+                iterations,
+                max_duration,
+            } => match (iterations, max_duration) {
+                (_, Some(d)) => Some((*d).min(ramp.total())),
+                (Iterations::Unlimited, None) => Some(ramp.total()),
+                _ => None,
+            },
+            Profile::Arrival { ramp, limit, .. } => match limit {
+                Some(_) => None,
+                None => Some(ramp.total()),
+            },
         }
     }
 
@@ -206,6 +215,9 @@ pub struct Step {
     pub checks: Vec<Check>,
     /// Whether the response body and head must be kept for checks or extraction.
     pub capture: bool,
+    /// Statuses that count as success even if ≥ 400 (from `checks.status`; k6's expected
+    /// statuses). Empty: 4xx/5xx are errors.
+    pub expected_status: Vec<u16>,
     /// The step's result group (none in quick mode).
     pub group: Option<usize>,
     /// Index of the step's first check in the run-wide check list.

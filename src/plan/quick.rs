@@ -184,6 +184,7 @@ impl RunInput {
                 extract: Vec::new(),
                 checks: Vec::new(),
                 capture: false,
+                expected_status: Vec::new(),
                 group: None,
                 first_check: 0,
             }],

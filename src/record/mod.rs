@@ -36,10 +36,10 @@ pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed to disk, then
 /// renamed over the target. A reader sees the old file or the new one, never half of one.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
-    let fail = |source| Error::File {
+    let fail = |cause| Error::File {
         action: "cannot write",
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let dir = path
         .parent()
@@ -74,10 +74,10 @@ pub fn write_record(path: &Path, record: &RunRecord) -> Result<(), Error> {
 
 /// Reads a record, checking its format version.
 pub fn read_record(path: &Path) -> Result<RunRecord, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::File {
+    let text = std::fs::read_to_string(path).map_err(|cause| Error::File {
         action: "cannot read",
         path: path.to_path_buf(),
-        source,
+        cause,
     })?;
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Record {
         path: path.to_path_buf(),

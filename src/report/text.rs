@@ -144,6 +144,43 @@ pub fn render(r: &RunRecord) -> String {
         let _ = writeln!(o);
     }
 
+    groups_table(&mut o, r);
+    if !r.checks.is_empty() {
+        let _ = writeln!(o, "Checks");
+        for c in &r.checks {
+            let total = c.passed + c.failed;
+            let mark = if c.failed == 0 { "✓" } else { "✗" };
+            let _ = writeln!(
+                o,
+                "  {mark} {}/{}: {}  {} / {} passed ({:.1}%)",
+                c.scenario,
+                c.step,
+                c.check,
+                thousands(c.passed),
+                thousands(total),
+                100.0 * c.passed as f64 / total.max(1) as f64
+            );
+        }
+        let _ = writeln!(o);
+    }
+    if !r.thresholds.is_empty() {
+        let _ = writeln!(o, "Thresholds");
+        for t in &r.thresholds {
+            let verdict = if t.passed { "PASS" } else { "FAIL" };
+            let observed = t.observed.map_or_else(
+                || "nothing measured".to_string(),
+                |v| format!("observed {v:.3}"),
+            );
+            let aborted = if t.aborted { " (stopped the run)" } else { "" };
+            let _ = writeln!(
+                o,
+                "  {verdict}  {}: {}  ({observed}){aborted}",
+                t.metric, t.condition
+            );
+        }
+        let _ = writeln!(o);
+    }
+
     let g = &r.generator;
     let busy: Vec<String> = g
         .threads
@@ -180,6 +217,46 @@ pub fn render(r: &RunRecord) -> String {
         }
     }
     o
+}
+
+fn groups_table(o: &mut String, r: &RunRecord) {
+    use crate::record::model::GroupKind;
+    for (kind, title) in [
+        (GroupKind::Scenario, "Scenarios"),
+        (GroupKind::Step, "Steps"),
+        (GroupKind::Phase, "Phases"),
+    ] {
+        let rows: Vec<_> = r.groups.iter().filter(|g| g.kind == kind).collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "{title}\n  {:<28} {:>10} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9}",
+            "name", "requests", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms", "max ms"
+        );
+        for g in rows {
+            let name = match (&g.scenario, kind) {
+                (Some(s), GroupKind::Step) if r.config.scenarios.len() > 1 => {
+                    format!("{s}/{}", g.name)
+                }
+                _ => g.name.clone(),
+            };
+            let l = &g.latency_ms;
+            let _ = writeln!(
+                o,
+                "  {name:<28} {:>10} {:>8} {:>10.1} {:>9} {:>9} {:>9} {:>9}",
+                thousands(g.requests),
+                thousands(g.errors),
+                g.rps,
+                ms(l.p50),
+                ms(l.p95),
+                ms(l.p99),
+                ms(l.max)
+            );
+        }
+        let _ = writeln!(o);
+    }
 }
 
 fn latency_table(o: &mut String, label: &str, p: &Percentiles) {

@@ -1,0 +1,88 @@
+//! Broken plans are refused before any load is sent, each with a clear message and its
+//! file:line:col. `volley check` exits 2 for every one of them.
+
+mod common;
+
+use common::*;
+
+const GOOD_HEAD: &str = r#"[target]
+base_url = "http://127.0.0.1:9"
+"#;
+
+/// (name, plan text, expected location "line:col" or "" for file-level, expected message part)
+fn cases() -> Vec<(&'static str, String, &'static str, &'static str)> {
+    let step = "[[scenario.step]]\nname = \"s\"\npath = \"/\"\n";
+    let scenario = |load: &str| {
+        format!("{GOOD_HEAD}[[scenario]]\nname = \"a\"\n[scenario.load]\n{load}\n{step}")
+    };
+    vec![
+        ("unknown key", format!("{GOOD_HEAD}[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n[[scenario.step]]\nname = \"s\"\npath = \"/\"\nmetod = \"GET\"\n"), "12:1", "unknown field `metod`"),
+        ("wrong type", scenario("profile = \"constant-vus\"\nvus = \"ten\"\nduration = \"1s\""), "7:7", "invalid type"),
+        ("unknown profile", scenario("profile = \"ramping-vu\"\nstages = []"), "6:11", "unknown profile `ramping-vu`"),
+        ("key of another profile", scenario("profile = \"constant-vus\"\nvus = 2\nduration = \"1s\"\nrate = 5"), "6:11", "`rate` does not apply to profile constant-vus"),
+        ("missing key", scenario("profile = \"constant-arrival-rate\"\nrate = 5\nduration = \"1s\""), "6:11", "needs `max_vus`"),
+        ("negative duration", scenario("profile = \"constant-vus\"\nvus = 2\nduration = \"-5s\""), "8:12", "negative"),
+        ("bad duration", scenario("profile = \"constant-vus\"\nvus = 2\nduration = \"soon\""), "8:12", "not a duration"),
+        ("rate 0", scenario("profile = \"constant-arrival-rate\"\nrate = 0\nduration = \"1s\"\nmax_vus = 5"), "5:1", "must be greater than 0"),
+        ("stages that never end", scenario("profile = \"ramping-vus\"\nstages = [{ duration = \"0s\", target = 5 }]"), "5:1", "would never send anything"),
+        ("zero vus", scenario("profile = \"constant-vus\"\nvus = 0\nduration = \"1s\""), "5:1", "`vus` must be at least 1"),
+        ("undefined variable", format!("{GOOD_HEAD}[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n[[scenario.step]]\nname = \"s\"\npath = \"/tasks/{{{{ task_idd }}}}\"\n"), "11:8", "undefined variable `task_idd`"),
+        ("template syntax", format!("{GOOD_HEAD}[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n[[scenario.step]]\nname = \"s\"\npath = \"/{{{{ vu \"\n"), "11:8", "syntax error"),
+        ("unreadable csv", format!("{GOOD_HEAD}[data.users]\nfile = \"missing.csv\"\n[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n{step}"), "4:8", "cannot read CSV file"),
+        ("bad url", "[target]\nbase_url = \"not a url\"\n[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n[[scenario.step]]\nname = \"s\"\npath = \"/\"\n".to_string(), "2:12", "not a valid URL"),
+        ("duplicate step", format!("{GOOD_HEAD}[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n{step}{step}"), "13:8", "defined twice"),
+        ("bad threshold metric", format!("{}[thresholds]\nlatncy = [\"p95 < 5ms\"]\n", scenario("profile = \"constant-vus\"\nvus = 1\nduration = \"1s\"")), "13:10", "unknown metric `latncy`"),
+        ("bad threshold condition", format!("{}[thresholds]\nlatency = [\"p95 5ms\"]\n", scenario("profile = \"constant-vus\"\nvus = 1\nduration = \"1s\"")), "13:12", "expected a comparison"),
+        ("threshold on a missing step", format!("{}[thresholds]\n\"latency{{step=nope}}\" = [\"p95 < 5ms\"]\n", scenario("profile = \"constant-vus\"\nvus = 1\nduration = \"1s\"")), "13:24", "filters on something the plan does not have"),
+        ("extract without source", format!("{GOOD_HEAD}[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n{step}[scenario.step.extract]\nid = {{}}\n"), "13:6", "exactly one of json, header, regex"),
+        ("no scenario", format!("scenario = []\n{GOOD_HEAD}"), "", "no [[scenario]]"),
+        ("ladder with mixed phases", scenario("profile = \"ladder\"\nphases = [{ vus = 10, rate = 5.0, duration = \"1s\" }]"), "7:46", "either `vus` or `rate`"),
+        ("unknown preset", scenario("profile = \"ladder\"\npreset = \"huge\""), "5:1", "unknown ladder preset `huge`"),
+    ]
+}
+
+#[test]
+fn every_broken_plan_is_refused_with_its_location() {
+    let dir = temp_dir("broken");
+    let cases = cases();
+    assert!(cases.len() >= 15);
+    for (name, text, location, message) in cases {
+        let path = dir.join(format!("{}.toml", name.replace(' ', "-")));
+        std::fs::write(&path, &text).unwrap();
+        let out = volley().arg("check").arg(&path).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        let at = if location.is_empty() {
+            format!("{}: ", path.display())
+        } else {
+            format!("{}:{location}: ", path.display())
+        };
+        assert!(
+            stderr.contains(&at),
+            "{name}: expected `{at}` in:\n{stderr}\n--- plan:\n{text}"
+        );
+        assert!(
+            stderr.contains(message),
+            "{name}: expected `{message}` in:\n{stderr}"
+        );
+        // And `run` refuses it the same way, before sending anything.
+        let out = volley().arg("run").arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{name} (run)");
+    }
+}
+
+#[test]
+fn check_renders_one_request_per_step() {
+    let out = volley()
+        .args([
+            "check",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/examples/003-tasks-crud.toml"),
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(stdout.contains("POST /tasks HTTP/1.1"), "{stdout}");
+    assert!(stdout.contains("GET /tasks/<task_id> HTTP/1.1"), "{stdout}");
+    assert!(stdout.contains(r#""title":"task 1-0""#), "{stdout}");
+}
