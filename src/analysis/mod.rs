@@ -1,6 +1,10 @@
 //! Analysis: from what the engine measured to the figures people read — percentiles, buckets,
 //! the summary, and warnings about the run itself.
 
+pub mod compare;
+pub mod like_for_like;
+pub mod spectrum;
+pub mod stats;
 mod warnings;
 
 use std::collections::BTreeMap;

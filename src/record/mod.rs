@@ -1,6 +1,8 @@
 //! Recording: per-worker recorders, the per-second series, and the `run.json` record.
 
 pub mod env;
+#[cfg(test)]
+pub(crate) mod fixture;
 pub mod model;
 pub mod recorder;
 pub mod series;
