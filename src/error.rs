@@ -32,6 +32,14 @@ pub enum Error {
         /// Why it could not be used.
         why: String,
     },
+    /// A report or chart could not be rendered.
+    #[error("cannot render {what}: {why}")]
+    Render {
+        /// What was being rendered ("report.html", "latency chart").
+        what: String,
+        /// The cause.
+        why: String,
+    },
     /// The engine could not start (threads, runtimes, timers).
     #[error("engine: {0}")]
     Engine(String),

@@ -144,6 +144,10 @@ pub fn render(r: &RunRecord) -> String {
         let _ = writeln!(o);
     }
 
+    for table in super::view::plan_tables(r) {
+        o.push_str(&table.to_text());
+    }
+
     let g = &r.generator;
     let busy: Vec<String> = g
         .threads
