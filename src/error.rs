@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+/// [`Error::File`] action when an input could not be read.
+pub const CANNOT_READ: &str = "cannot read";
+
 /// Everything that can go wrong in volley outside the hot path (which counts
 /// [`ErrorKind`](crate::proto::ErrorKind)s instead).
 #[derive(Debug, thiserror::Error)]
@@ -46,4 +49,16 @@ pub enum Error {
     /// The built-in target failed.
     #[error(transparent)]
     Target(#[from] crate::target::TargetError),
+}
+
+impl Error {
+    /// Whether the error is about the user's input (flags, plan, records to read) rather than
+    /// about carrying out the work: the command line maps it to exit code 2.
+    pub fn is_input(&self) -> bool {
+        match self {
+            Self::Invalid { .. } | Self::Record { .. } => true,
+            Self::File { action, .. } => *action == CANNOT_READ,
+            Self::Render { .. } | Self::Engine(_) | Self::Target(_) => false,
+        }
+    }
 }

@@ -93,7 +93,7 @@ fn throughput(variants: &[Variant]) -> Result<Option<Chart>, Error> {
     let svg = draw_lines(
         "throughput comparison",
         0f64..end,
-        &|v| format!("{v:.0}"),
+        &|v| short(*v),
         &|v| short(*v),
         Axes {
             x: "time since start of measurement (s)",

@@ -358,7 +358,9 @@ pub fn short(v: f64) -> String {
     } else if a >= 1.0 {
         format!("{v:.1}")
     } else {
-        format!("{v:.2}")
+        // Up to three decimals, trailing zeros dropped: 0.5, 0.25, 0.125.
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').to_string()
     };
     s.replace(".0k", "k").replace(".0M", "M")
 }
@@ -371,6 +373,8 @@ mod tests {
     fn short_numbers() {
         assert_eq!(short(0.0), "0");
         assert_eq!(short(0.25), "0.25");
+        assert_eq!(short(0.5), "0.5");
+        assert_eq!(short(0.2), "0.2");
         assert_eq!(short(2.5), "2.5");
         assert_eq!(short(8.0), "8");
         assert_eq!(short(250.0), "250");

@@ -9,7 +9,6 @@ use crate::error::Error;
 use crate::record::decode_histogram;
 use crate::record::model::{GroupKind, RunRecord};
 use crate::record::series::SecondStats;
-use crate::report::format::ms;
 
 /// Every chart the record has data for, in page order. A chart without data (no series, no
 /// response, no phases) is left out rather than drawn empty.
@@ -38,6 +37,16 @@ fn time_range(r: &RunRecord) -> std::ops::Range<f64> {
     0.0..end.max(1.0)
 }
 
+/// The seconds drawn over time: all of them, except a final partial interval shorter than half a
+/// second (the drain after the last request was sent), whose rate would be a spike or a plunge
+/// drawn from a few milliseconds. A run shorter than that keeps everything.
+fn drawn(r: &RunRecord) -> &[SecondStats] {
+    match r.series.split_last() {
+        Some((last, rest)) if last.span_s < 0.5 && !rest.is_empty() => rest,
+        _ => &r.series,
+    }
+}
+
 fn rate(count: u64, s: &SecondStats) -> f64 {
     if s.span_s > 0.0 {
         count as f64 / s.span_s
@@ -60,7 +69,7 @@ fn time_chart(
     let svg = draw_lines(
         title,
         time_range(r),
-        &|v| format!("{v:.0}"),
+        &|v| short(*v),
         &|v| short(*v),
         Axes {
             x: "time since start of measurement (s)",
@@ -139,7 +148,7 @@ fn in_flight(r: &RunRecord) -> Result<Option<Chart>, Error> {
     let lines = [Line::new(
         "in flight",
         GREEN,
-        r.series
+        drawn(r)
             .iter()
             .map(|s| (mid(s), Some(s.in_flight as f64)))
             .collect(),
@@ -239,10 +248,7 @@ fn histogram(r: &RunRecord) -> Result<Option<Chart>, Error> {
         return Ok(None);
     }
     let bars = Bars {
-        labels: b
-            .iter()
-            .map(|b| format!("≤{}", ms(Some(b.le_ms))))
-            .collect(),
+        labels: b.iter().map(|b| format!("≤{}", short(b.le_ms))).collect(),
         values: b.iter().map(|b| b.count as f64).collect(),
         color: BLUE,
         axes: Axes {
