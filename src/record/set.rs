@@ -39,7 +39,7 @@ pub fn read_runs(path: &Path) -> Result<Vec<(PathBuf, RunRecord)>, Error> {
             ),
         });
     }
-    files.sort_by(|a, b| natural_key(a).cmp(&natural_key(b)));
+    files.sort_by_key(|f| natural_key(f));
     files
         .into_iter()
         .map(|f| read_record(&f).map(|r| (f, r)))

@@ -218,13 +218,17 @@ fn verdict_lines(c: &Comparison) -> Vec<String> {
                     continue;
                 };
                 match ch.verdict {
-                    Verdict::Better | Verdict::Worse => called.push(format!(
-                        "{} {} ({})",
-                        row.metric.label(),
-                        ch.words(row.metric),
-                        ch.change
-                            .map_or_else(|| "-".into(), |v| signed(row.metric, v))
-                    )),
+                    Verdict::Better | Verdict::Worse => {
+                        let change = ch
+                            .change
+                            .map_or_else(|| "-".into(), |v| signed(row.metric, v));
+                        let words = ch.words(row.metric);
+                        let said = match words.strip_suffix(" (weak)") {
+                            Some(word) => format!("{word} (weak, {change})"),
+                            None => format!("{words} ({change})"),
+                        };
+                        called.push(format!("{} {said}", row.metric.label()));
+                    }
                     Verdict::NoSignificantDifference => quiet += 1,
                     Verdict::NotEnoughData => {}
                 }
