@@ -145,6 +145,12 @@ fn a_one_millisecond_slower_target_is_found_slower() {
     assert!(md.contains("> **Not like-for-like**"), "{md}");
     assert!(md.contains("target URL differs: 5ms = http://"), "{md}");
 
+    // The default text format says the same.
+    let (code, txt, _) = run_volley(&["compare", five.to_str().unwrap(), six.to_str().unwrap()]);
+    assert_eq!(code, Some(0));
+    assert!(txt.contains("NOT LIKE-FOR-LIKE"), "{txt}");
+    assert!(txt.contains(": throughput slower (−"), "{txt}");
+
     // The other way round, the same change is an improvement.
     let md = compare(&[&six, &five], &["--labels", "6ms,5ms"]);
     assert_eq!(stats_row(&md, "latency p50 (ms)", "5ms")[4], "faster");

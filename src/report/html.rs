@@ -95,7 +95,6 @@ mod tests {
     fn run_page_is_self_contained_with_every_chart() {
         let r = record("demo", 10, 500, 3000, 5, 0.1);
         let html = render_run(&r).unwrap();
-        std::fs::write("/tmp/volley-run.html", &html).unwrap();
         assert!(html.starts_with("<!doctype html>"));
         assert!(html.contains("default-src 'none'"));
         assert!(!html.contains("<script"));

@@ -2,7 +2,7 @@
 
 use hdrhistogram::Histogram;
 
-use super::run::spectrum_lines;
+use super::run::{drawn, spectrum_lines};
 use super::{Axes, Chart, Line, draw_lines, has_points, legend, short};
 use crate::analysis::compare::Variant;
 use crate::analysis::spectrum::spectrum;
@@ -63,7 +63,7 @@ fn throughput(variants: &[Variant]) -> Result<Option<Chart>, Error> {
             let mut line = Line::new(
                 &v.label,
                 i,
-                r.series
+                drawn(r)
                     .iter()
                     .map(|s| {
                         let rate = if s.span_s > 0.0 {
@@ -88,7 +88,7 @@ fn throughput(variants: &[Variant]) -> Result<Option<Chart>, Error> {
     let end = variants
         .iter()
         .flat_map(|v| &v.runs)
-        .flat_map(|r| r.series.iter().map(|s| s.t_s as f64 + s.span_s))
+        .flat_map(|r| drawn(r).iter().map(|s| s.t_s as f64 + s.span_s))
         .fold(1.0, f64::max);
     let svg = draw_lines(
         "throughput comparison",

@@ -265,6 +265,14 @@ pub(crate) fn draw_bars(what: &str, bars: &Bars<'_>) -> Result<String, Error> {
         let root = SVGBackend::with_string(&mut svg, (WIDTH, HEIGHT)).into_drawing_area();
         root.fill(&WHITE).map_err(|e| render_error(what, e))?;
         let right = if bars.overlay.is_some() { 66 } else { 0 };
+        let top = bars
+            .overlay
+            .as_ref()
+            .map(|o| o.values.iter().flatten().copied().fold(0.0, f64::max))
+            .filter(|t| *t > 0.0)
+            .map_or(1.0, |t| t * 1.1);
+        // The secondary coordinates must exist before the primary mesh is drawn: they take over
+        // the right label area, which the primary axis would otherwise label too.
         let mut chart = ChartBuilder::on(&root)
             .margin_top(14)
             .margin_right(if right > 0 { 8 } else { 22 })
@@ -274,7 +282,8 @@ pub(crate) fn draw_bars(what: &str, bars: &Bars<'_>) -> Result<String, Error> {
             .y_label_area_size(66)
             .right_y_label_area_size(right)
             .build_cartesian_2d((0u32..last).into_segmented(), 0f64..y_max)
-            .map_err(|e| render_error(what, e))?;
+            .map_err(|e| render_error(what, e))?
+            .set_secondary_coord((0u32..last).into_segmented(), 0f64..top);
         chart
             .configure_mesh()
             .disable_x_mesh()
@@ -305,9 +314,6 @@ pub(crate) fn draw_bars(what: &str, bars: &Bars<'_>) -> Result<String, Error> {
             }))
             .map_err(|e| render_error(what, e))?;
         if let Some(o) = &bars.overlay {
-            let top = o.values.iter().flatten().copied().fold(0.0, f64::max);
-            let top = if top > 0.0 { top * 1.1 } else { 1.0 };
-            let mut chart = chart.set_secondary_coord((0u32..last).into_segmented(), 0f64..top);
             chart
                 .configure_secondary_axes()
                 .y_desc(o.y_desc)

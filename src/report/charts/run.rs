@@ -40,7 +40,7 @@ fn time_range(r: &RunRecord) -> std::ops::Range<f64> {
 /// The seconds drawn over time: all of them, except a final partial interval shorter than half a
 /// second (the drain after the last request was sent), whose rate would be a spike or a plunge
 /// drawn from a few milliseconds. A run shorter than that keeps everything.
-fn drawn(r: &RunRecord) -> &[SecondStats] {
+pub(crate) fn drawn(r: &RunRecord) -> &[SecondStats] {
     match r.series.split_last() {
         Some((last, rest)) if last.span_s < 0.5 && !rest.is_empty() => rest,
         _ => &r.series,
@@ -57,10 +57,9 @@ fn rate(count: u64, s: &SecondStats) -> f64 {
 
 fn time_chart(
     r: &RunRecord,
-    id: &str,
-    title: &str,
-    note: &str,
+    (id, title, note): (&str, &str, &str),
     y: &str,
+    y_fmt: &dyn Fn(&f64) -> String,
     lines: &[Line],
 ) -> Result<Option<Chart>, Error> {
     if !has_points(lines) {
@@ -70,7 +69,7 @@ fn time_chart(
         title,
         time_range(r),
         &|v| short(*v),
-        &|v| short(*v),
+        y_fmt,
         Axes {
             x: "time since start of measurement (s)",
             y,
@@ -107,10 +106,13 @@ fn throughput(r: &RunRecord) -> Result<Option<Chart>, Error> {
     ];
     time_chart(
         r,
-        "throughput",
-        "Throughput over time",
-        "Requests finished per second (successful or not), and of those, failed.",
+        (
+            "throughput",
+            "Throughput over time",
+            "Requests finished per second (successful or not), and of those, failed.",
+        ),
         "per second",
+        &|v| short(*v),
         &lines,
     )
 }
@@ -136,10 +138,13 @@ fn latency_over_time(r: &RunRecord) -> Result<Option<Chart>, Error> {
     };
     time_chart(
         r,
-        "latency",
-        "Latency over time",
-        &format!("Percentiles of the responses finished in each second, {basis}."),
+        (
+            "latency",
+            "Latency over time",
+            &format!("Percentiles of the responses finished in each second, {basis}."),
+        ),
         "latency (ms)",
+        &|v| short(*v),
         &lines,
     )
 }
@@ -160,12 +165,19 @@ fn in_flight(r: &RunRecord) -> Result<Option<Chart>, Error> {
         "Requests sent and not yet answered at the end of each second (at most one per \
          connection)."
     };
+    // A count: no fractional labels.
+    let whole = |v: &f64| {
+        if v.fract() == 0.0 {
+            short(*v)
+        } else {
+            String::new()
+        }
+    };
     time_chart(
         r,
-        "in-flight",
-        "Requests in flight",
-        note,
+        ("in-flight", "Requests in flight", note),
         "requests",
+        &whole,
         &lines,
     )
 }
