@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod like_for_like;
+pub mod metric;
 pub mod spectrum;
 pub mod stats;
 mod warnings;

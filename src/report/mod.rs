@@ -1,4 +1,4 @@
-//! Reports: everything people read, rendered from a [`RunRecord`](crate::record::RunRecord) alone so
+//! Reports: everything people read, rendered from a [`RunRecord`] alone so
 //! any report can be regenerated from `run.json`.
 //!
 //! - [`text`]: the terminal summary (`summary.txt`);
