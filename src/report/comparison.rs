@@ -36,7 +36,7 @@ fn value(metric: Metric, v: Option<f64>) -> String {
     match v {
         None => "-".into(),
         Some(v) => match metric {
-            Metric::Throughput => format!("{v:.1}"),
+            Metric::Throughput => super::format::rate(v),
             Metric::ErrorRate => format!("{v:.2}%"),
             _ => super::format::ms(Some(v)),
         },

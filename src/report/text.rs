@@ -204,3 +204,44 @@ fn latency_table(o: &mut String, label: &str, p: &Percentiles) {
     let _ = writeln!(o, "{row}");
     let _ = writeln!(o);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixture::record;
+    use crate::record::model::{Group, GroupKind, ThresholdResult};
+
+    #[test]
+    fn plan_breakdowns_appear_in_the_summary_when_present() {
+        let mut r = record("plan", 3, 100, 2000, 0, 0.0);
+        assert!(!render(&r).contains("Phases"));
+        r.groups = vec![Group {
+            kind: GroupKind::Phase,
+            name: "phase 1: 10 VUs".into(),
+            scenario: None,
+            start_s: Some(0.0),
+            end_s: Some(3.0),
+            target_vus: Some(10),
+            target_rps: None,
+            requests: 300,
+            errors: 0,
+            rps: 100.0,
+            latency_ms: r.summary.latency_ms,
+            status: Default::default(),
+            errors_by_kind: Default::default(),
+            histogram_us: r.histograms.latency_us.clone(),
+        }];
+        r.thresholds = vec![ThresholdResult {
+            metric: "errors".into(),
+            condition: "rate < 1%".into(),
+            observed: Some(0.0),
+            passed: true,
+            aborted: false,
+        }];
+        let text = render(&r);
+        assert!(text.contains("Phases\n  Phase"), "{text}");
+        assert!(text.contains("phase 1: 10 VUs  10 VUs  0–3 s"), "{text}");
+        assert!(text.contains("Thresholds"), "{text}");
+        assert!(text.contains("rate < 1%"), "{text}");
+    }
+}

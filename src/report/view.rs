@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::format::{bytes, ms, seconds, thousands};
+use super::format::{bytes, ms, rate, seconds, thousands};
 use super::table::Table;
 use crate::proto::ErrorKind;
 use crate::record::model::{Group, GroupKind, Percentiles, RunRecord};
@@ -53,8 +53,8 @@ pub fn load_shape(r: &RunRecord) -> String {
     let c = &r.config;
     match c.model.as_str() {
         "open" => format!(
-            "open model, {:.1} req/s, at most {} in flight",
-            c.rate_per_sec.unwrap_or(0.0),
+            "open model, {} req/s, at most {} in flight",
+            rate(c.rate_per_sec.unwrap_or(0.0)),
             c.max_in_flight.unwrap_or(0)
         ),
         _ => format!("closed model, {} connections", c.connections.unwrap_or(0)),
@@ -89,10 +89,10 @@ pub fn verdict(r: &RunRecord) -> Verdict {
     let s = &r.summary;
     let failed_thresholds = r.thresholds.iter().filter(|t| !t.passed).count();
     let figures = format!(
-        "{} requests in {}, {:.1} req/s, {} errors",
+        "{} requests in {}, {} req/s, {} errors",
         thousands(s.requests),
         seconds(s.duration_s),
-        s.rps,
+        rate(s.rps),
         pct(error_pct(s.requests, s.errors))
     );
     let (level, headline) = if s.requests == 0 {
@@ -144,7 +144,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
         unit: unit.into(),
     };
     let tiles = vec![
-        tile("throughput", format!("{:.1}", s.rps), "req/s"),
+        tile("throughput", rate(s.rps), "req/s"),
         tile("requests", thousands(s.requests), ""),
         tile("errors", pct(error_pct(s.requests, s.errors)), ""),
         tile("latency p50", ms(l.p50), "ms"),
@@ -224,8 +224,8 @@ fn headline(r: &RunRecord) -> Table {
     let l = &s.latency_ms;
     let mut t = Table::new("Results", &["<Metric", "Value"]);
     let rps = match s.target_rps {
-        Some(asked) => format!("{:.1} req/s (asked {asked:.1})", s.rps),
-        None => format!("{:.1} req/s", s.rps),
+        Some(asked) => format!("{} req/s (asked {})", rate(s.rps), rate(asked)),
+        None => format!("{} req/s", rate(s.rps)),
     };
     t.push(["Throughput", &rps]);
     t.push(["Requests", &thousands(s.requests)]);
@@ -360,7 +360,7 @@ fn groups_table(kind: GroupKind, groups: &[&Group]) -> Table {
                 row.push(g.name.clone());
                 row.push(match (g.target_vus, g.target_rps) {
                     (Some(v), _) => format!("{v} VUs"),
-                    (None, Some(rps)) => format!("{rps:.1} req/s"),
+                    (None, Some(rps)) => format!("{} req/s", rate(rps)),
                     _ => "-".into(),
                 });
                 row.push(match (g.start_s, g.end_s) {
@@ -376,7 +376,7 @@ fn groups_table(kind: GroupKind, groups: &[&Group]) -> Table {
             thousands(g.errors),
             pct(error_pct(g.requests, g.errors))
         ));
-        row.push(format!("{:.1}", g.rps));
+        row.push(rate(g.rps));
         row.extend([l.p50, l.p90, l.p95, l.p99, l.max].iter().map(|v| ms(*v)));
         t.push(row);
     }
