@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+/// [`Error::File`] action when an input could not be read.
+pub const CANNOT_READ: &str = "cannot read";
+
 /// Everything that can go wrong in volley outside the hot path (which counts
 /// [`ErrorKind`](crate::proto::ErrorKind)s instead).
 #[derive(Debug, thiserror::Error)]
@@ -42,10 +45,30 @@ pub enum Error {
         /// Why it could not be used.
         why: String,
     },
+    /// A report or chart could not be rendered.
+    #[error("cannot render {what}: {why}")]
+    Render {
+        /// What was being rendered ("report.html", "latency chart").
+        what: String,
+        /// The cause.
+        why: String,
+    },
     /// The engine could not start (threads, runtimes, timers).
     #[error("engine: {0}")]
     Engine(String),
     /// The built-in target failed.
     #[error(transparent)]
     Target(#[from] crate::target::TargetError),
+}
+
+impl Error {
+    /// Whether the error is about the user's input (flags, plan, records to read) rather than
+    /// about carrying out the work: the command line maps it to exit code 2.
+    pub fn is_input(&self) -> bool {
+        match self {
+            Self::Invalid { .. } | Self::Record { .. } | Self::Plan { .. } => true,
+            Self::File { action, .. } => *action == CANNOT_READ,
+            Self::Render { .. } | Self::Engine(_) | Self::Target(_) => false,
+        }
+    }
 }

@@ -16,9 +16,12 @@
 //! - [`engine`]: worker threads, each a current-thread runtime owning its connections; one request
 //!   loop for every load model; the control thread (series, progress, signals, deadline).
 //! - [`proto`]: the HTTP/1.1 client and the [`proto::ErrorKind`] enum of failures.
-//! - [`record`]: per-worker HDR recorders, the per-second series, and `run.json`.
-//! - [`analysis`]: percentiles, buckets, the summary, warnings about the run itself.
-//! - [`report`]: the terminal summary and progress line.
+//! - [`record`]: per-worker HDR recorders, the per-second series, and `run.json` (reading it back,
+//!   alone or as a folder of repeats).
+//! - [`analysis`]: percentiles, buckets, the summary, warnings about the run itself; comparisons
+//!   of runs with a noise-aware verdict ([`analysis::compare`], [`analysis::stats`]).
+//! - [`report`]: the terminal summary and progress line, `report.md`, the self-contained
+//!   `report.html` with SVG charts, comparisons, and the results folder every run writes.
 //! - [`target`]: the built-in target server (`volley serve`), used by the demo, tests and benches.
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
 

@@ -51,9 +51,12 @@ fn sigint_stops_the_run_and_leaves_a_complete_record() {
     let dir = temp_dir("sigint");
     let path = dir.join("run.json");
     let url = format!("{}/", t.base_url());
+    let results = dir.join("results");
     let child = volley()
         .args([&url, "-c", "4", "-d", "60s", "--json"])
         .arg(&path)
+        .arg("--out")
+        .arg(&results)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -90,6 +93,18 @@ fn sigint_stops_the_run_and_leaves_a_complete_record() {
             .iter()
             .any(|w| w["code"] == "interrupted")
     );
+    // The results folder has every report, and each says the run was cut short.
+    let folder = only_subfolder(&results);
+    let md = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    assert!(
+        md.contains("**WARNING** — Interrupted (SIGINT) after"),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(folder.join("report.html")).unwrap();
+    assert!(html.contains("Interrupted (SIGINT) after"));
+    assert!(html.contains("id=\"chart-throughput\""));
+    let summary = std::fs::read_to_string(folder.join("summary.txt")).unwrap();
+    assert!(summary.contains("INTERRUPTED (SIGINT)"), "{summary}");
 }
 
 #[test]
@@ -124,7 +139,14 @@ fn demo_runs_end_to_end_and_writes_records() {
         let rec: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert!(summary_u64(&rec, "requests") > 100);
         assert_eq!(summary_u64(&rec, "errors"), 0);
-        assert!(dir.join(run).join("summary.txt").exists());
+        for file in ["summary.txt", "report.md", "report.html"] {
+            let path = dir.join(run).join(file);
+            assert!(path.exists(), "{}", path.display());
+            assert!(
+                stdout.contains(&format!("{}", path.display())) || file == "summary.txt",
+                "{file} path not printed: {stdout}"
+            );
+        }
     }
 }
 

@@ -1,6 +1,11 @@
 //! Analysis: from what the engine measured to the figures people read — percentiles, buckets,
 //! the summary, and warnings about the run itself.
 
+pub mod compare;
+pub mod like_for_like;
+pub mod metric;
+pub mod spectrum;
+pub mod stats;
 mod thresholds;
 mod warnings;
 

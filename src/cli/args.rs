@@ -33,12 +33,17 @@ pub struct Cli {
 pub enum Command {
     /// Run the built-in target server.
     Serve(ServeArgs),
-    /// Start the built-in target, run a closed and an open test against it, write the records.
+    /// Start the built-in target, run a closed and an open test against it, write the reports.
     Demo(DemoArgs),
     /// Run a test plan (TOML): scenarios, load profiles, steps, checks, thresholds.
     Run(RunArgs),
     /// Validate a plan and print one rendered example request per step; sends nothing.
     Check(CheckArgs),
+    /// Render a report (Markdown, HTML or text) from a run record alone.
+    Report(ReportArgs),
+    /// Compare runs (or folders of repeated runs): a column per run, the change against the
+    /// first, and whether it is more than noise.
+    Compare(CompareArgs),
 }
 
 /// `volley run`.
@@ -56,9 +61,15 @@ pub struct RunArgs {
     /// Worker threads (default: the plan's, or one per core).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Write the run record (run.json) to this path.
+    /// Write the run record (run.json) to this path too.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Parent folder of the results folder (<out>/<name>-<UTC time>/).
+    #[arg(long, value_name = "DIR", default_value = "volley-results")]
+    pub out: PathBuf,
+    /// Run the plan N times, back to back (repeat-1/ … repeat-N/), for `volley compare`.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
     /// No progress line and no summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -136,9 +147,17 @@ pub struct QuickArgs {
     /// Send load for this long first and discard its results, e.g. 2s.
     #[arg(long, value_parser = parse_duration)]
     pub warmup: Option<Duration>,
-    /// Write the run record (run.json) to this path.
-    #[arg(long, value_name = "PATH")]
+    /// Also write the run record (run.json) to this path.
+    #[arg(long, value_name = "PATH", conflicts_with = "repeat")]
     pub json: Option<PathBuf>,
+    /// Parent folder of the results folder (<out>/<name>-<UTC time>/ with run.json,
+    /// summary.txt, report.md, report.html).
+    #[arg(long, value_name = "DIR", default_value = "volley-results")]
+    pub out: PathBuf,
+    /// Run the same test N times, back to back (repeat-1/ … repeat-N/ in the results folder),
+    /// so that `volley compare` can tell a real difference from noise.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
     /// No progress line and no summary (errors still go to stderr).
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -170,12 +189,49 @@ pub struct ServeArgs {
 /// `volley demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Folder for the records.
+    /// Parent folder of the results folders.
     #[arg(long, default_value = "volley-results")]
     pub out: PathBuf,
     /// Seconds per run (two runs).
     #[arg(long, value_parser = parse_duration, default_value = "8s")]
     pub duration: Duration,
+}
+
+/// `volley report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// The run record (run.json), or a results folder holding one.
+    #[arg(value_name = "RUN.json")]
+    pub record: PathBuf,
+    /// Output format: md, html or txt.
+    #[arg(short = 'f', long, default_value = "txt", value_parser = ["md", "html", "txt"])]
+    pub format: String,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+}
+
+/// `volley compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// Run records (run.json) or folders; a folder of repeated runs (repeat-*/run.json) is one
+    /// variant measured several times. The first is the baseline.
+    #[arg(value_name = "RUN", required = true, num_args = 1..)]
+    pub runs: Vec<PathBuf>,
+    /// Names of the variants, comma-separated, in order (default: the run names, else the
+    /// folder names).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
+    pub labels: Vec<String>,
+    /// Output format: md, html or txt.
+    #[arg(short = 'f', long, default_value = "txt", value_parser = ["md", "html", "txt"])]
+    pub format: String,
+    /// Write to this file instead of stdout.
+    #[arg(short = 'o', long, value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// Smallest relative change that counts as a difference, % (smaller significant changes are
+    /// reported as no significant difference).
+    #[arg(long, value_name = "PCT", default_value_t = 2.0)]
+    pub threshold: f64,
 }
 
 /// Parses `10s`, `1m30s`, `500ms`, or a bare number of seconds.
@@ -243,5 +299,17 @@ mod tests {
         assert_eq!(cli.quick.connections, Some(4));
         assert!(Cli::try_parse_from(["volley"]).is_err());
         assert!(Cli::try_parse_from(["volley", "http://x/", "-d", "1s", "-n", "5"]).is_err());
+        assert!(Cli::try_parse_from(["volley", "http://x/", "--repeat", "0"]).is_err());
+        assert!(
+            Cli::try_parse_from(["volley", "http://x/", "--repeat", "3", "--json", "a"]).is_err()
+        );
+        let cli = Cli::try_parse_from(["volley", "compare", "a", "b", "--labels", "x,y"]).unwrap();
+        match cli.command {
+            Some(Command::Compare(c)) => assert_eq!(c.labels, ["x", "y"]),
+            other => panic!("{other:?}"),
+        }
+        let cli = Cli::try_parse_from(["volley", "report", "run.json", "-f", "html"]).unwrap();
+        assert!(matches!(cli.command, Some(Command::Report(_))));
+        assert!(Cli::try_parse_from(["volley", "report", "run.json", "-f", "pdf"]).is_err());
     }
 }

@@ -1,8 +1,7 @@
 //! `volley demo`: the built-in target in this process, a closed run and an open run against it,
-//! summaries printed and records written. Nothing to install or set up.
+//! summaries printed and results folders (record, summary, Markdown and HTML reports) written. Nothing to install or set up.
 
 use std::net::{Ipv4Addr, SocketAddr};
-use std::path::Path;
 
 use volley::plan::RunInput;
 use volley::target::{self, TargetConfig};
@@ -51,14 +50,9 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
         let argv = vec!["volley".to_string(), "demo".to_string()];
         let record = super::quick::execute(&spec, &argv, true)?;
         println!("{}", volley::report::text::render(&record));
-        let folder = results_folder(&a.out, &spec.name);
-        let path = folder.join("run.json");
-        volley::record::write_record(&path, &record)?;
-        volley::record::write_atomically(
-            &folder.join("summary.txt"),
-            volley::report::text::render(&record).as_bytes(),
-        )?;
-        println!("record: {}\n", path.display());
+        let files = volley::report::write_results(&a.out, &record)?;
+        super::print_results(&files);
+        println!();
         worst = worst.max(super::run_exit_code(&record));
         if record.interrupted.is_some() {
             break;
@@ -66,12 +60,4 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
     }
     server.stop();
     Ok(worst)
-}
-
-/// `<out>/<name>-<UTC timestamp>/`.
-fn results_folder(out: &Path, name: &str) -> std::path::PathBuf {
-    let stamp = humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-        .to_string()
-        .replace([':', '-'], "");
-    out.join(format!("{name}-{stamp}"))
 }

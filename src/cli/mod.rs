@@ -1,16 +1,22 @@
 //! The command line: argument definitions, dispatch, and exit codes. `anyhow` lives here only.
 //!
 //! Exit codes: 0 the run finished and not every request failed; 1 every request failed, none
-//! completed, or the run could not be carried out; 2 the command line or its input (a plan) is
-//! invalid; 99 a threshold failed; 130 the run was interrupted (SIGINT/SIGTERM) — its summary
-//! and record are still written.
+//! completed, or the run could not be carried out; 2 the command line or its input (a plan, a
+//! record) is invalid — records that cannot be read or are of another format version included;
+//! 99 a threshold failed; 130 the run was interrupted (SIGINT/SIGTERM) — its summary and
+//! record are still written.
 
 mod args;
+mod compare;
 mod demo;
 mod plan;
 mod quick;
+mod repeat;
+mod report;
 mod serve;
 
+use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -38,18 +44,17 @@ pub fn main() -> ExitCode {
         Some(Command::Demo(a)) => demo::run(a),
         Some(Command::Run(a)) => plan::run(a, &argv),
         Some(Command::Check(a)) => plan::check(a),
+        Some(Command::Report(a)) => report::run(a),
+        Some(Command::Compare(a)) => compare::run(a),
         None => quick::run(cli.quick, &argv),
     };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("error: {err:#}");
-            let usage = err.downcast_ref::<volley::Error>().is_some_and(|e| {
-                matches!(
-                    e,
-                    volley::Error::Invalid { .. } | volley::Error::Plan { .. }
-                )
-            });
+            let usage = err
+                .downcast_ref::<volley::Error>()
+                .is_some_and(volley::Error::is_input);
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
     }
@@ -66,4 +71,24 @@ fn run_exit_code(record: &volley::record::RunRecord) -> u8 {
     } else {
         EXIT_OK
     }
+}
+
+/// Prints where a run's results were written.
+fn print_results(files: &volley::report::ResultFiles) {
+    println!("results: {}", files.dir.display());
+    println!("report.md: {}", files.markdown.display());
+    println!("report.html: {}", files.html.display());
+}
+
+/// Writes a rendered report to `path` (atomically), or to stdout when there is none.
+fn emit(text: &str, path: Option<&Path>) -> anyhow::Result<()> {
+    match path {
+        Some(path) => volley::record::write_atomically(path, text.as_bytes())?,
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(text.as_bytes())?;
+            out.flush()?;
+        }
+    }
+    Ok(())
 }

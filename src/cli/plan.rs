@@ -20,12 +20,20 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
     if !a.quiet {
         eprintln!("{}", super::quick::banner(&plan));
     }
+    if a.repeat > 1 {
+        return super::repeat::run(&plan, argv, &a.out, a.repeat, a.quiet);
+    }
     let record = super::quick::execute(&plan, argv, !a.quiet)?;
     if !a.quiet {
         print!("{}", volley::report::text::render(&record));
     }
+    // The record first: it is what every report is made from.
     if let Some(path) = a.json {
         volley::record::write_record(&path, &record)?;
+    }
+    let files = volley::report::write_results(&a.out, &record)?;
+    if !a.quiet {
+        super::print_results(&files);
     }
     Ok(super::run_exit_code(&record))
 }

@@ -13,19 +13,29 @@ use super::args::QuickArgs;
 pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
     let quiet = args.quiet;
     let json = args.json.clone();
+    let out = args.out.clone();
+    let repeat = args.repeat;
     let spec = input_from(args)?.validate()?;
     if !quiet {
         eprintln!("{}", banner(&spec));
+    }
+    if repeat > 1 {
+        return super::repeat::run(&spec, argv, &out, repeat, quiet);
     }
     let record = execute(&spec, argv, !quiet)?;
     if !quiet {
         print!("{}", volley::report::text::render(&record));
     }
+    // The record first: it is what every report is made from.
     if let Some(path) = json {
         volley::record::write_record(&path, &record)?;
         if !quiet {
             eprintln!("record written to {}", path.display());
         }
+    }
+    let files = volley::report::write_results(&out, &record)?;
+    if !quiet {
+        super::print_results(&files);
     }
     Ok(super::run_exit_code(&record))
 }

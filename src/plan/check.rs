@@ -87,7 +87,7 @@ impl Extract {
             Source::Json(pointer) => r
                 .json()
                 .and_then(|j| j.pointer(pointer))
-                .map(Value::from_serialize),
+                .map(|v| Value::from(minijinja::value::Serde(v))),
             Source::Header(name) => r.header(name).map(Value::from),
             Source::Regex(re) => {
                 let body = std::str::from_utf8(r.body).ok()?;

@@ -39,7 +39,7 @@ impl DataSource {
             let record = record.map_err(|e| format!("{} row {}: {e}", path.display(), i + 2))?;
             let row: std::collections::BTreeMap<&str, &str> =
                 headers.iter().zip(record.iter()).collect();
-            rows.push(Value::from_serialize(&row));
+            rows.push(Value::from(minijinja::value::Serde(&row)));
         }
         if rows.is_empty() {
             return Err(format!("CSV file {} has no data rows", path.display()));

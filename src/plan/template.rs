@@ -79,7 +79,6 @@ impl Templates {
     pub fn new(vars: BTreeMap<String, String>, data: BTreeMap<String, DataSource>) -> Self {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
-        env.set_keep_trailing_newline(true);
         env.add_function("rand_int", |lo: i64, hi: i64| {
             if lo > hi { lo } else { fastrand::i64(lo..=hi) }
         });
@@ -101,8 +100,8 @@ impl Templates {
         Self {
             env,
             data,
-            vars: Value::from_serialize(&vars),
-            env_vars: Value::from_serialize(&env_vars),
+            vars: Value::from(minijinja::value::Serde(&vars)),
+            env_vars: Value::from(minijinja::value::Serde(&env_vars)),
             next_id: 0,
         }
     }
@@ -194,7 +193,7 @@ impl Templates {
                     .get_template(name)
                     .map_err(|e| TemplateError(describe(&e)))?;
                 template
-                    .render_captured_to(ctx, &mut *out)
+                    .render_captured_to(ctx.clone(), &mut *out)
                     .map(|_| ())
                     .map_err(|e| TemplateError(describe(&e)))
             }
@@ -231,8 +230,8 @@ impl Templates {
         ctx.insert("scenario", Value::from(scenario));
         ctx.insert("vars", self.vars.clone());
         ctx.insert("env", self.env_vars.clone());
-        ctx.insert("data", Value::from_serialize(&data));
-        Value::from_serialize(&ctx)
+        ctx.insert("data", Value::from(minijinja::value::Serde(&data)));
+        Value::from(minijinja::value::Serde(&ctx))
     }
 }
 

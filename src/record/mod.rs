@@ -1,9 +1,12 @@
 //! Recording: per-worker recorders, the per-second series, and the `run.json` record.
 
 pub mod env;
+#[cfg(test)]
+pub(crate) mod fixture;
 pub mod model;
 pub mod recorder;
 pub mod series;
+pub mod set;
 
 use std::io::Write;
 use std::path::Path;
@@ -75,7 +78,7 @@ pub fn write_record(path: &Path, record: &RunRecord) -> Result<(), Error> {
 /// Reads a record, checking its format version.
 pub fn read_record(path: &Path) -> Result<RunRecord, Error> {
     let text = std::fs::read_to_string(path).map_err(|cause| Error::File {
-        action: "cannot read",
+        action: crate::error::CANNOT_READ,
         path: path.to_path_buf(),
         cause,
     })?;
@@ -86,10 +89,21 @@ pub fn read_record(path: &Path) -> Result<RunRecord, Error> {
     match value.get("schema_version").and_then(|v| v.as_u64()) {
         Some(v) if v == u64::from(SCHEMA_VERSION) => {}
         Some(v) => {
+            let writer = value
+                .pointer("/tool/version")
+                .and_then(|v| v.as_str())
+                .map_or_else(String::new, |w| format!(" (written by volley {w})"));
+            let advice = if v > u64::from(SCHEMA_VERSION) {
+                "upgrade volley to read it"
+            } else {
+                "render it with the volley version that wrote it, or run the test again"
+            };
             return Err(Error::Record {
                 path: path.to_path_buf(),
                 why: format!(
-                    "record format version {v}; this volley reads version {SCHEMA_VERSION}"
+                    "record format version {v}{writer}; this volley ({}) reads version \
+                     {SCHEMA_VERSION}: {advice}",
+                    env!("CARGO_PKG_VERSION")
                 ),
             });
         }

@@ -29,6 +29,10 @@ pub struct SecondStats {
     pub in_flight: u64,
     /// Median latency of the interval's responses, ms (null when none finished).
     pub p50_ms: Option<f64>,
+    /// 90th percentile latency of the interval's responses, ms (absent in records written before
+    /// it was added).
+    #[serde(default)]
+    pub p90_ms: Option<f64>,
     /// 99th percentile latency of the interval's responses, ms.
     pub p99_ms: Option<f64>,
 }
@@ -110,6 +114,7 @@ fn reduce(second: u64, p: Pending) -> SecondStats {
         bytes_received: p.counters.bytes_received,
         in_flight: p.in_flight,
         p50_ms: pct(0.5),
+        p90_ms: pct(0.9),
         p99_ms: pct(0.99),
     }
 }
@@ -157,6 +162,7 @@ mod tests {
         assert_eq!(s[0].requests, 10);
         assert_eq!(s[0].in_flight, 4);
         assert_eq!(s[1].p50_ms, Some(2.0));
+        assert_eq!(s[1].p90_ms, Some(2.0));
         assert_eq!(s[2].requests, 1);
     }
 

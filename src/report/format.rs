@@ -13,6 +13,16 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A rate with one decimal and thousands separators: `15959.14` → `15,959.1`.
+pub fn rate(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    let tenths = (v.abs() * 10.0).round() as u64;
+    let sign = if v < 0.0 && tenths > 0 { "-" } else { "" };
+    format!("{sign}{}.{}", thousands(tenths / 10), tenths % 10)
+}
+
 /// A byte count in binary units: `1536` → `1.50 KiB`.
 pub fn bytes(n: f64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -59,6 +69,10 @@ mod tests {
         assert_eq!(thousands(999), "999");
         assert_eq!(thousands(1000), "1,000");
         assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(rate(15_959.14), "15,959.1");
+        assert_eq!(rate(0.04), "0.0");
+        assert_eq!(rate(999.96), "1,000.0");
+        assert_eq!(rate(-2.5), "-2.5");
         assert_eq!(bytes(512.0), "512 B");
         assert_eq!(bytes(1536.0), "1.50 KiB");
         assert_eq!(ms(Some(0.1234)), "0.123");

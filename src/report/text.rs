@@ -144,41 +144,8 @@ pub fn render(r: &RunRecord) -> String {
         let _ = writeln!(o);
     }
 
-    groups_table(&mut o, r);
-    if !r.checks.is_empty() {
-        let _ = writeln!(o, "Checks");
-        for c in &r.checks {
-            let total = c.passed + c.failed;
-            let mark = if c.failed == 0 { "✓" } else { "✗" };
-            let _ = writeln!(
-                o,
-                "  {mark} {}/{}: {}  {} / {} passed ({:.1}%)",
-                c.scenario,
-                c.step,
-                c.check,
-                thousands(c.passed),
-                thousands(total),
-                100.0 * c.passed as f64 / total.max(1) as f64
-            );
-        }
-        let _ = writeln!(o);
-    }
-    if !r.thresholds.is_empty() {
-        let _ = writeln!(o, "Thresholds");
-        for t in &r.thresholds {
-            let verdict = if t.passed { "PASS" } else { "FAIL" };
-            let observed = t.observed.map_or_else(
-                || "nothing measured".to_string(),
-                |v| format!("observed {v:.3}"),
-            );
-            let aborted = if t.aborted { " (stopped the run)" } else { "" };
-            let _ = writeln!(
-                o,
-                "  {verdict}  {}: {}  ({observed}){aborted}",
-                t.metric, t.condition
-            );
-        }
-        let _ = writeln!(o);
+    for table in super::view::plan_tables(r) {
+        o.push_str(&table.to_text());
     }
 
     let g = &r.generator;
@@ -219,46 +186,6 @@ pub fn render(r: &RunRecord) -> String {
     o
 }
 
-fn groups_table(o: &mut String, r: &RunRecord) {
-    use crate::record::model::GroupKind;
-    for (kind, title) in [
-        (GroupKind::Scenario, "Scenarios"),
-        (GroupKind::Step, "Steps"),
-        (GroupKind::Phase, "Phases"),
-    ] {
-        let rows: Vec<_> = r.groups.iter().filter(|g| g.kind == kind).collect();
-        if rows.is_empty() {
-            continue;
-        }
-        let _ = writeln!(
-            o,
-            "{title}\n  {:<28} {:>10} {:>8} {:>10} {:>9} {:>9} {:>9} {:>9}",
-            "name", "requests", "errors", "req/s", "p50 ms", "p95 ms", "p99 ms", "max ms"
-        );
-        for g in rows {
-            let name = match (&g.scenario, kind) {
-                (Some(s), GroupKind::Step) if r.config.scenarios.len() > 1 => {
-                    format!("{s}/{}", g.name)
-                }
-                _ => g.name.clone(),
-            };
-            let l = &g.latency_ms;
-            let _ = writeln!(
-                o,
-                "  {name:<28} {:>10} {:>8} {:>10.1} {:>9} {:>9} {:>9} {:>9}",
-                thousands(g.requests),
-                thousands(g.errors),
-                g.rps,
-                ms(l.p50),
-                ms(l.p95),
-                ms(l.p99),
-                ms(l.max)
-            );
-        }
-        let _ = writeln!(o);
-    }
-}
-
 fn latency_table(o: &mut String, label: &str, p: &Percentiles) {
     let _ = writeln!(o, "{label}");
     let heads = [
@@ -276,4 +203,45 @@ fn latency_table(o: &mut String, label: &str, p: &Percentiles) {
     let _ = writeln!(o, "{head}");
     let _ = writeln!(o, "{row}");
     let _ = writeln!(o);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixture::record;
+    use crate::record::model::{Group, GroupKind, ThresholdResult};
+
+    #[test]
+    fn plan_breakdowns_appear_in_the_summary_when_present() {
+        let mut r = record("plan", 3, 100, 2000, 0, 0.0);
+        assert!(!render(&r).contains("Phases"));
+        r.groups = vec![Group {
+            kind: GroupKind::Phase,
+            name: "phase 1: 10 VUs".into(),
+            scenario: None,
+            start_s: Some(0.0),
+            end_s: Some(3.0),
+            target_vus: Some(10),
+            target_rps: None,
+            requests: 300,
+            errors: 0,
+            rps: 100.0,
+            latency_ms: r.summary.latency_ms,
+            status: Default::default(),
+            errors_by_kind: Default::default(),
+            histogram_us: r.histograms.latency_us.clone(),
+        }];
+        r.thresholds = vec![ThresholdResult {
+            metric: "errors".into(),
+            condition: "rate < 1%".into(),
+            observed: Some(0.0),
+            passed: true,
+            aborted: false,
+        }];
+        let text = render(&r);
+        assert!(text.contains("Phases\n  Phase"), "{text}");
+        assert!(text.contains("phase 1: 10 VUs  10 VUs  0–3 s"), "{text}");
+        assert!(text.contains("Thresholds"), "{text}");
+        assert!(text.contains("rate < 1%"), "{text}");
+    }
 }

@@ -41,9 +41,35 @@ pub fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
-/// The volley binary under test.
+/// The volley binary under test, run in a scratch folder so the results folder every run writes
+/// (`volley-results/` by default) never lands in the checkout.
 pub fn volley() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_volley"))
+    let scratch = std::env::temp_dir().join(format!("volley-test-cwd-{}", std::process::id()));
+    std::fs::create_dir_all(&scratch).unwrap();
+    let mut c = Command::new(env!("CARGO_BIN_EXE_volley"));
+    c.current_dir(scratch);
+    c
+}
+
+/// The only subfolder of `dir` (a results folder written with `--out dir`).
+pub fn only_subfolder(dir: &Path) -> PathBuf {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found.remove(0)
+}
+
+/// Runs volley and returns (exit code, stdout, stderr).
+pub fn run_volley(args: &[&str]) -> (Option<i32>, String, String) {
+    let out = volley().args(args).output().expect("volley runs");
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 /// Runs volley with `args` plus `--json <dir>/run.json -q`, returns its output and the record.
@@ -54,6 +80,8 @@ pub fn run_json(dir: &Path, args: &[&str]) -> (Output, Value) {
         .args(args)
         .arg("--json")
         .arg(&path)
+        .arg("--out")
+        .arg(dir.join("results"))
         .arg("-q")
         .output()
         .expect("volley runs");

@@ -1,0 +1,126 @@
+//! Whether compared runs are like-for-like: same test shape, same tool, same machine, full
+//! length. A comparison of a 3.5-minute run with a 13.5-minute one, or of 64 connections with
+//! 200, says little about the targets; the header of every comparison says so.
+
+use super::compare::Variant;
+use crate::record::model::RunRecord;
+use crate::report::format::seconds;
+
+/// Measured durations further apart than this share of the baseline's are flagged.
+pub const DURATION_TOLERANCE: f64 = 0.10;
+
+type Field = (&'static str, fn(&RunRecord) -> String);
+
+fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
+    v.map_or_else(|| "-".into(), |v| v.to_string())
+}
+
+/// The configuration fields that must agree, with how each is shown.
+const FIELDS: &[Field] = &[
+    ("tool version", |r| r.tool.version.clone()),
+    ("load model", |r| r.config.model.clone()),
+    ("connections", |r| opt(r.config.connections)),
+    ("rate (req/s)", |r| opt(r.config.rate_per_sec)),
+    ("in-flight cap", |r| opt(r.config.max_in_flight)),
+    ("duration asked", |r| {
+        r.config.duration_s.map_or_else(|| "-".into(), seconds)
+    }),
+    ("request count asked", |r| opt(r.config.requests)),
+    ("warm-up", |r| seconds(r.config.warmup_s)),
+    ("target URL", |r| r.config.url.clone()),
+    ("method", |r| r.config.method.clone()),
+    ("request body (bytes)", |r| r.config.body_bytes.to_string()),
+    ("headers", |r| r.config.headers.join("; ")),
+    ("keep-alive", |r| r.config.keepalive.to_string()),
+    ("generator threads", |r| r.config.threads.to_string()),
+    ("machine", |r| {
+        format!(
+            "{} ({}, {} cores)",
+            r.environment.hostname, r.environment.cpu_model, r.environment.cores
+        )
+    }),
+];
+
+/// Why the variants' runs are not like-for-like; empty when they are.
+pub fn mismatches(variants: &[Variant]) -> Vec<String> {
+    let mut out = Vec::new();
+    let Some(first) = variants.first().and_then(|v| v.runs.first()) else {
+        return out;
+    };
+    for (name, show) in FIELDS {
+        let reference = show(first);
+        let differs = variants
+            .iter()
+            .flat_map(|v| &v.runs)
+            .any(|r| show(r) != reference);
+        if differs {
+            out.push(format!("{name} differs: {}", per_variant(variants, *show)));
+        }
+    }
+    let base = first.summary.duration_s;
+    let off = variants.iter().flat_map(|v| &v.runs).any(|r| {
+        let d = r.summary.duration_s;
+        base > 0.0 && ((d - base) / base).abs() > DURATION_TOLERANCE
+    });
+    if off {
+        out.push(format!(
+            "measured duration differs by more than {:.0}%: {}",
+            DURATION_TOLERANCE * 100.0,
+            per_variant(variants, |r| seconds(r.summary.duration_s))
+        ));
+    }
+    out
+}
+
+/// `A = x; B = y / z` (distinct values per variant, in run order).
+fn per_variant(variants: &[Variant], show: fn(&RunRecord) -> String) -> String {
+    variants
+        .iter()
+        .map(|v| {
+            let mut values: Vec<String> = Vec::new();
+            for r in &v.runs {
+                let s = show(r);
+                if !values.contains(&s) {
+                    values.push(s);
+                }
+            }
+            format!("{} = {}", v.label, values.join(" / "))
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Notes about individual runs: interrupted, every request failed, warnings raised.
+pub fn run_notes(variants: &[Variant]) -> Vec<String> {
+    let mut out = Vec::new();
+    for v in variants {
+        for (i, r) in v.runs.iter().enumerate() {
+            let who = if v.runs.len() > 1 {
+                format!("{} run {}", v.label, i + 1)
+            } else {
+                v.label.clone()
+            };
+            if let Some(signal) = &r.interrupted {
+                out.push(format!(
+                    "{who} was interrupted ({signal}) after {}: its figures cover only that part",
+                    seconds(r.summary.duration_s)
+                ));
+            }
+            if r.summary.requests > 0 && r.summary.errors == r.summary.requests {
+                out.push(format!(
+                    "{who}: every request failed, so it has no latency figures"
+                ));
+            }
+            let codes: Vec<&str> = r
+                .warnings
+                .iter()
+                .map(|w| w.code.as_str())
+                .filter(|c| !matches!(*c, "interrupted" | "all_failed"))
+                .collect();
+            if !codes.is_empty() {
+                out.push(format!("{who} warned: {}", codes.join(", ")));
+            }
+        }
+    }
+    out
+}

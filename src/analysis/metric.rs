@@ -1,0 +1,121 @@
+//! The figures a comparison looks at, what unit each has, and which way is better.
+
+use crate::record::model::RunRecord;
+use crate::record::series::SecondStats;
+
+/// A figure compared across variants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Achieved requests per second.
+    Throughput,
+    /// Mean latency.
+    Mean,
+    /// Median latency.
+    P50,
+    /// 90th percentile latency.
+    P90,
+    /// 95th percentile latency.
+    P95,
+    /// 99th percentile latency.
+    P99,
+    /// 99.9th percentile latency.
+    P99_9,
+    /// Slowest response.
+    Max,
+    /// Failed share of requests.
+    ErrorRate,
+}
+
+impl Metric {
+    /// Every metric, in table order.
+    pub const ALL: [Metric; 9] = [
+        Self::Throughput,
+        Self::Mean,
+        Self::P50,
+        Self::P90,
+        Self::P95,
+        Self::P99,
+        Self::P99_9,
+        Self::Max,
+        Self::ErrorRate,
+    ];
+
+    /// Name in tables.
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Throughput => "throughput",
+            Self::Mean => "latency mean",
+            Self::P50 => "latency p50",
+            Self::P90 => "latency p90",
+            Self::P95 => "latency p95",
+            Self::P99 => "latency p99",
+            Self::P99_9 => "latency p99.9",
+            Self::Max => "latency max",
+            Self::ErrorRate => "error rate",
+        }
+    }
+
+    /// Unit of the metric's values: "req/s", "ms" or "%".
+    pub fn unit(self) -> &'static str {
+        match self {
+            Self::Throughput => "req/s",
+            Self::ErrorRate => "%",
+            _ => "ms",
+        }
+    }
+
+    /// Whether a larger value is an improvement.
+    pub fn higher_is_better(self) -> bool {
+        self == Self::Throughput
+    }
+
+    /// Whether changes are relative (%), or absolute percentage points (the error rate, whose
+    /// baseline is often 0).
+    pub fn relative(self) -> bool {
+        self != Self::ErrorRate
+    }
+
+    /// The word for an improvement and for a regression.
+    pub fn words(self) -> (&'static str, &'static str) {
+        match self {
+            Self::ErrorRate => ("fewer errors", "more errors"),
+            _ => ("faster", "slower"),
+        }
+    }
+
+    /// The whole-run value of a record (error rate in %); `None` when not measured (latency of a
+    /// run where every request failed).
+    pub fn of_run(self, r: &RunRecord) -> Option<f64> {
+        let l = &r.summary.latency_ms;
+        match self {
+            Self::Throughput => Some(r.summary.rps),
+            Self::Mean => l.mean,
+            Self::P50 => l.p50,
+            Self::P90 => l.p90,
+            Self::P95 => l.p95,
+            Self::P99 => l.p99,
+            Self::P99_9 => l.p99_9,
+            Self::Max => l.max,
+            Self::ErrorRate if r.summary.requests == 0 => None,
+            Self::ErrorRate => Some(100.0 * r.summary.errors as f64 / r.summary.requests as f64),
+        }
+    }
+
+    /// The value of one full second of the series; `None` for metrics the series does not hold,
+    /// partial seconds and seconds without the figure.
+    pub fn of_second(self, s: &SecondStats) -> Option<f64> {
+        if s.span_s < 0.999 {
+            return None;
+        }
+        match self {
+            Self::Throughput => Some(s.requests as f64 / s.span_s),
+            Self::P50 => s.p50_ms,
+            Self::P90 => s.p90_ms,
+            Self::P99 => s.p99_ms,
+            Self::ErrorRate => {
+                (s.requests > 0).then(|| 100.0 * s.errors as f64 / s.requests as f64)
+            }
+            Self::Mean | Self::P95 | Self::P99_9 | Self::Max => None,
+        }
+    }
+}

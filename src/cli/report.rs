@@ -1,0 +1,27 @@
+//! `volley report RUN.json --format md|html|txt [-o PATH]`: any report, from the record alone.
+
+use volley::record::set::read_runs;
+use volley::report::{self, Format};
+
+use super::args::ReportArgs;
+
+/// Renders the report; returns the exit code.
+pub fn run(a: ReportArgs) -> anyhow::Result<u8> {
+    let format: Format = a.format.parse()?;
+    let mut runs = read_runs(&a.record)?;
+    if runs.len() != 1 {
+        return Err(volley::Error::Invalid {
+            what: "record".into(),
+            why: format!(
+                "{} holds {} runs; give one run.json, or use `volley compare {}` for repeats",
+                a.record.display(),
+                runs.len(),
+                a.record.display()
+            ),
+        }
+        .into());
+    }
+    let (_, record) = runs.remove(0);
+    super::emit(&report::render(&record, format)?, a.output.as_deref())?;
+    Ok(super::EXIT_OK)
+}

@@ -1,0 +1,317 @@
+//! `volley compare` as text, Markdown, or (through [`html`](super::html)) HTML: one column per
+//! variant, the change against the first (the baseline), and a verdict per metric that says
+//! whether the change is more than noise (method: [`crate::analysis::compare`]).
+
+use serde::Serialize;
+
+use super::table::Table;
+use crate::analysis::compare::{
+    Change, Comparison, Estimate, Method, Metric, MetricRow, Variant, Verdict,
+};
+
+/// What a comparison report says, independent of layout.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareView {
+    /// "A vs B vs C".
+    pub title: String,
+    /// "ok" when the runs are like-for-like, "warn" otherwise.
+    pub level: &'static str,
+    /// One line per non-baseline variant summarising its significant changes.
+    pub verdicts: Vec<String>,
+    /// Why the runs are not like-for-like.
+    pub mismatches: Vec<String>,
+    /// Interrupted runs, warnings, weak verdicts.
+    pub notes: Vec<String>,
+    /// The variants: label, source, runs, what was tested.
+    pub variants: Table,
+    /// The main table: a column per variant, change and verdict against the baseline.
+    pub table: Table,
+    /// Per metric and variant: intervals, p-values, method.
+    pub details: Table,
+    /// How the verdict is reached, in one paragraph.
+    pub method: String,
+}
+
+fn value(metric: Metric, v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(v) => match metric {
+            Metric::Throughput => super::format::rate(v),
+            Metric::ErrorRate => format!("{v:.2}%"),
+            _ => super::format::ms(Some(v)),
+        },
+    }
+}
+
+fn estimate_cell(metric: Metric, e: &Estimate) -> String {
+    match e.ci {
+        Some((lo, hi)) => format!(
+            "{} [{}–{}]",
+            value(metric, e.value),
+            value(metric, Some(lo)),
+            value(metric, Some(hi))
+        ),
+        None => value(metric, e.value),
+    }
+}
+
+/// A signed change: `+12.3%`, `−4.0%`, `+0.50 pp`.
+pub fn signed(metric: Metric, v: f64) -> String {
+    let sign = if v < 0.0 { "−" } else { "+" };
+    if metric.relative() {
+        format!("{sign}{:.1}%", v.abs())
+    } else {
+        format!("{sign}{:.2} pp", v.abs())
+    }
+}
+
+fn change_cell(metric: Metric, c: &Change) -> String {
+    match c.change {
+        None => "-".into(),
+        Some(v) => signed(metric, v),
+    }
+}
+
+fn header(metric: Metric) -> String {
+    format!("{} ({})", metric.label(), metric.unit())
+}
+
+/// Builds the content of a comparison report.
+pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
+    let title = c.labels.join(" vs ");
+    let mut vt = Table::new(
+        "Variants",
+        &[
+            "<Variant",
+            "<Source",
+            "Runs",
+            "<Test",
+            "Requests (all runs)",
+        ],
+    );
+    for (i, v) in variants.iter().enumerate() {
+        let label = if i == 0 {
+            format!("{} (baseline)", v.label)
+        } else {
+            v.label.clone()
+        };
+        let test = v.runs.first().map_or_else(String::new, |r| {
+            format!(
+                "{} {} — {}, {}",
+                r.config.method,
+                r.config.url,
+                super::view::load_shape(r),
+                super::view::length(r)
+            )
+        });
+        let requests: u64 = v.runs.iter().map(|r| r.summary.requests).sum();
+        vt.push([
+            label,
+            v.source.display().to_string(),
+            v.runs.len().to_string(),
+            test,
+            super::format::thousands(requests),
+        ]);
+    }
+
+    let mut heads: Vec<String> = vec!["<Metric".into()];
+    for (i, label) in c.labels.iter().enumerate() {
+        heads.push(label.clone());
+        if i > 0 {
+            heads.push(format!("change {label}"));
+            heads.push(format!("<verdict {label}"));
+        }
+    }
+    let head_refs: Vec<&str> = heads.iter().map(String::as_str).collect();
+    let note = if c.runs.iter().any(|&n| n > 1) {
+        "Figures are medians over runs, with a 95% bootstrap interval when there are three runs \
+         or more. Changes are against the baseline."
+    } else {
+        "Changes are against the baseline."
+    };
+    let mut table = Table::new("Comparison", &head_refs).with_note(note);
+    for row in &c.rows {
+        table.push(main_row(row));
+    }
+
+    let mut details = Table::new(
+        "Statistics",
+        &[
+            "<Metric",
+            "<Variant",
+            "Change",
+            "95% interval of change",
+            "p-value",
+            "<Method",
+            "<Verdict",
+        ],
+    )
+    .with_note(format!(
+        "A change is called only when p < 0.05 and its whole 95% interval lies beyond ±{}% \
+         (±0.1 percentage points for the error rate).",
+        c.threshold_pct
+    ));
+    for row in &c.rows {
+        for (i, ch) in row.changes.iter().enumerate() {
+            let Some(ch) = ch else { continue };
+            details.push([
+                header(row.metric),
+                c.labels[i].clone(),
+                change_cell(row.metric, ch),
+                ch.ci.map_or_else(
+                    || "-".into(),
+                    |(lo, hi)| format!("{} … {}", signed(row.metric, lo), signed(row.metric, hi)),
+                ),
+                ch.p_value.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
+                match ch.method {
+                    Some(Method::Repeats) => format!(
+                        "Mann–Whitney over runs ({} vs {})",
+                        row.estimates[0].values.len(),
+                        row.estimates[i].values.len()
+                    ),
+                    Some(Method::PerSecond) => "per-second samples (weak)".into(),
+                    None => "-".into(),
+                },
+                ch.words(row.metric),
+            ]);
+        }
+    }
+
+    CompareView {
+        title,
+        level: if c.mismatches.is_empty() {
+            "ok"
+        } else {
+            "warn"
+        },
+        verdicts: verdict_lines(c),
+        mismatches: c.mismatches.clone(),
+        notes: c.notes.clone(),
+        variants: vt,
+        table,
+        details,
+        method: METHOD.into(),
+    }
+}
+
+fn main_row(row: &MetricRow) -> Vec<String> {
+    let mut cells = vec![header(row.metric)];
+    for (i, e) in row.estimates.iter().enumerate() {
+        cells.push(estimate_cell(row.metric, e));
+        if let Some(Some(ch)) = row.changes.get(i) {
+            cells.push(change_cell(row.metric, ch));
+            cells.push(ch.words(row.metric));
+        }
+    }
+    cells
+}
+
+/// "B vs A: throughput slower (−16.8%), latency p50 slower (+19.9%); no significant difference
+/// in the rest".
+fn verdict_lines(c: &Comparison) -> Vec<String> {
+    (1..c.labels.len())
+        .map(|i| {
+            let mut called = Vec::new();
+            let mut quiet = 0;
+            for row in &c.rows {
+                let Some(Some(ch)) = row.changes.get(i) else {
+                    continue;
+                };
+                match ch.verdict {
+                    Verdict::Better | Verdict::Worse => {
+                        let change = ch
+                            .change
+                            .map_or_else(|| "-".into(), |v| signed(row.metric, v));
+                        let words = ch.words(row.metric);
+                        let said = match words.strip_suffix(" (weak)") {
+                            Some(word) => format!("{word} (weak, {change})"),
+                            None => format!("{words} ({change})"),
+                        };
+                        called.push(format!("{} {said}", row.metric.label()));
+                    }
+                    Verdict::NoSignificantDifference => quiet += 1,
+                    Verdict::NotEnoughData => {}
+                }
+            }
+            let rest = if quiet > 0 {
+                format!("no significant difference in {quiet} other metric(s)")
+            } else {
+                String::new()
+            };
+            let body = match (called.is_empty(), rest.is_empty()) {
+                (true, true) => "not enough data for a verdict".to_string(),
+                (true, false) => "no significant difference".to_string(),
+                (false, true) => called.join(", "),
+                (false, false) => format!("{}; {rest}", called.join(", ")),
+            };
+            format!("{} vs {}: {body}", c.labels[i], c.labels[0])
+        })
+        .collect()
+}
+
+const METHOD: &str = "With repeated runs (--repeat N; at least 4 and 4 so that a rank test can \
+reach p < 0.05), each run is one sample: the figure is the median over runs, the test is a \
+two-sided Mann–Whitney U test over the per-run values (exact, ties included), and the interval \
+of the change is a 95% percentile bootstrap of the difference of medians (fixed seed, so the \
+report is reproducible). With single runs, noise is estimated from the per-second series with a \
+standard error corrected for autocorrelation (effective n = n·(1−ρ)/(1+ρ)); such verdicts are \
+marked weak because they cannot see run-to-run variation. A change is called faster or slower \
+only when p < 0.05 and the whole interval lies beyond the practical threshold; for throughput \
+higher is faster, for latency lower is faster.";
+
+/// Renders a comparison as Markdown.
+pub fn markdown(variants: &[Variant], c: &Comparison) -> String {
+    let v = compare_view(variants, c);
+    let mut o = format!("# volley comparison: {}\n\n", v.title);
+    for line in &v.verdicts {
+        o.push_str(&format!("- **{line}**\n"));
+    }
+    o.push('\n');
+    if !v.mismatches.is_empty() {
+        o.push_str(
+            "> **Not like-for-like** — these runs differ in more than the thing tested:\n>\n",
+        );
+        for m in &v.mismatches {
+            o.push_str(&format!("> - {m}\n"));
+        }
+        o.push('\n');
+    }
+    if !v.notes.is_empty() {
+        for n in &v.notes {
+            o.push_str(&format!("- Note: {n}\n"));
+        }
+        o.push('\n');
+    }
+    o.push_str(&v.variants.to_markdown("##"));
+    o.push_str(&v.table.to_markdown("##"));
+    o.push_str(&v.details.to_markdown("##"));
+    o.push_str(&format!("## Method\n\n{}\n", v.method));
+    o
+}
+
+/// Renders a comparison as plain text.
+pub fn text(variants: &[Variant], c: &Comparison) -> String {
+    let v = compare_view(variants, c);
+    let mut o = format!("volley comparison: {}\n\n", v.title);
+    for line in &v.verdicts {
+        o.push_str(&format!("  {line}\n"));
+    }
+    o.push('\n');
+    if !v.mismatches.is_empty() {
+        o.push_str("NOT LIKE-FOR-LIKE: these runs differ in more than the thing tested\n");
+        for m in &v.mismatches {
+            o.push_str(&format!("  ! {m}\n"));
+        }
+        o.push('\n');
+    }
+    for n in &v.notes {
+        o.push_str(&format!("  note: {n}\n"));
+    }
+    if !v.notes.is_empty() {
+        o.push('\n');
+    }
+    o.push_str(&v.variants.to_text());
+    o.push_str(&v.table.to_text());
+    o.push_str(&v.details.to_text());
+    o
+}

@@ -1,0 +1,210 @@
+//! `volley compare` against real runs: an A/A comparison must find nothing, a real 1 ms change
+//! must be found, in the right direction, and runs that differ in more than the thing tested are
+//! flagged. Runs use a fixed server-side delay (`/delay?ms=N`, closed model, 4 connections, one
+//! generator thread): latency and throughput are then set by the target's timer, not by CPU
+//! contention, which keeps these tests meaningful on a busy 2-core machine.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+/// Runs `url` `n` times (`--repeat n`, each `seconds` long) and returns the repeats folder.
+fn repeats(dir: &Path, url: &str, n: u32, seconds: u32) -> PathBuf {
+    let out = dir.join("results");
+    let (code, stdout, stderr) = run_volley(&[
+        url,
+        "-c",
+        "4",
+        "-d",
+        &format!("{seconds}s"),
+        "--threads",
+        "1",
+        "--repeat",
+        &n.to_string(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    let folder = only_subfolder(&out);
+    for i in 1..=n {
+        assert!(folder.join(format!("repeat-{i}/run.json")).is_file());
+        assert!(folder.join(format!("repeat-{i}/report.html")).is_file());
+    }
+    for file in ["summary.txt", "report.md", "report.html"] {
+        assert!(folder.join(file).is_file(), "{file}");
+    }
+    assert!(stdout.contains(&format!("repeat {n}/{n}: ")), "{stdout}");
+    folder
+}
+
+/// `volley compare … --format md` and its output.
+fn compare(args: &[&Path], extra: &[&str]) -> String {
+    let mut argv: Vec<String> = vec!["compare".into()];
+    argv.extend(args.iter().map(|p| p.display().to_string()));
+    argv.extend(["--format".into(), "md".into()]);
+    argv.extend(extra.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let (code, stdout, stderr) = run_volley(&refs);
+    assert_eq!(code, Some(0), "{stderr}");
+    // Shown with --nocapture: what the test measured.
+    eprintln!("{stdout}");
+    stdout
+}
+
+/// The cells of the "Statistics" row of `metric` for `variant`: change, interval, p, method,
+/// verdict.
+fn stats_row(md: &str, metric: &str, variant: &str) -> Vec<String> {
+    let prefix = format!("| {metric} | {variant} | ");
+    let line = md
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no row {prefix:?} in\n{md}"));
+    line[prefix.len()..]
+        .trim_end_matches(" |")
+        .split(" | ")
+        .map(str::to_string)
+        .collect()
+}
+
+/// Copies the records of repeats `which` of `folder` into a new folder of repeats.
+fn subset(folder: &Path, which: impl Iterator<Item = u32>, into: &Path) -> PathBuf {
+    for i in which {
+        let to = into.join(format!("repeat-{i}"));
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::copy(
+            folder.join(format!("repeat-{i}/run.json")),
+            to.join("run.json"),
+        )
+        .unwrap();
+    }
+    into.to_path_buf()
+}
+
+#[test]
+fn a_a_repeats_show_no_significant_difference() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("compare-aa");
+    let url = format!("{}/delay?ms=2", t.base_url());
+    let folder = repeats(&dir, &url, 8, 1);
+    // Interleaved halves (odd and even repeats), so a slow drift of the machine's load is shared
+    // by both sides rather than mistaken for a difference.
+    let odd = subset(&folder, (1..=8).step_by(2), &dir.join("odd"));
+    let even = subset(&folder, (2..=8).step_by(2), &dir.join("even"));
+    let md = compare(&[&odd, &even], &["--labels", "odd,even"]);
+    for metric in ["throughput (req/s)", "latency p50 (ms)"] {
+        let row = stats_row(&md, metric, "even");
+        assert_eq!(
+            row[3], "Mann–Whitney over runs (4 vs 4)",
+            "{metric}: {row:?}"
+        );
+        assert_eq!(row[4], "no significant difference", "{metric}: {row:?}");
+    }
+    assert!(!md.contains("Not like-for-like"), "{md}");
+    // The folder of repeats alone reports the spread: medians with intervals.
+    let summary = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    assert!(summary.contains("| quick (baseline) |"), "{summary}");
+    assert!(summary.contains("| throughput (req/s) | "), "{summary}");
+}
+
+#[test]
+fn a_one_millisecond_slower_target_is_found_slower() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("compare-5-6");
+    let five = repeats(
+        &dir.join("5"),
+        &format!("{}/delay?ms=5", t.base_url()),
+        4,
+        1,
+    );
+    let six = repeats(
+        &dir.join("6"),
+        &format!("{}/delay?ms=6", t.base_url()),
+        4,
+        1,
+    );
+    let md = compare(&[&five, &six], &["--labels", "5ms,6ms"]);
+    let p50 = stats_row(&md, "latency p50 (ms)", "6ms");
+    assert_eq!(p50[3], "Mann–Whitney over runs (4 vs 4)", "{p50:?}");
+    assert_eq!(p50[4], "slower", "{p50:?}");
+    let change: f64 = p50[0]
+        .trim_start_matches('+')
+        .trim_end_matches('%')
+        .parse()
+        .unwrap();
+    // 5 → 6 ms plus a little overhead on each: about +19 %.
+    assert!((10.0..30.0).contains(&change), "{p50:?}");
+    let rps = stats_row(&md, "throughput (req/s)", "6ms");
+    assert_eq!(rps[4], "slower", "{rps:?}");
+    assert!(rps[0].starts_with('−'), "throughput fell: {rps:?}");
+    assert!(md.contains("- **6ms vs 5ms: throughput slower (−"), "{md}");
+    // The URLs differ, and the header says so.
+    assert!(md.contains("> **Not like-for-like**"), "{md}");
+    assert!(md.contains("target URL differs: 5ms = http://"), "{md}");
+
+    // The default text format says the same.
+    let (code, txt, _) = run_volley(&["compare", five.to_str().unwrap(), six.to_str().unwrap()]);
+    assert_eq!(code, Some(0));
+    assert!(txt.contains("NOT LIKE-FOR-LIKE"), "{txt}");
+    assert!(txt.contains(": throughput slower (−"), "{txt}");
+
+    // The other way round, the same change is an improvement.
+    let md = compare(&[&six, &five], &["--labels", "6ms,5ms"]);
+    assert_eq!(stats_row(&md, "latency p50 (ms)", "5ms")[4], "faster");
+    assert_eq!(stats_row(&md, "throughput (req/s)", "5ms")[4], "faster");
+}
+
+#[test]
+fn single_runs_get_a_weak_verdict_and_mismatches_are_flagged() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("compare-single");
+    let run = |ms: u32, seconds: u32| {
+        let (_, record) = run_json(
+            &dir.join(format!("{ms}-{seconds}")),
+            &[
+                &format!("{}/delay?ms={ms}", t.base_url()),
+                "-c",
+                "4",
+                "-d",
+                &format!("{seconds}s"),
+                "--threads",
+                "1",
+            ],
+        );
+        assert!(summary_u64(&record, "requests") > 100);
+        dir.join(format!("{ms}-{seconds}")).join("run.json")
+    };
+    for sub in ["5-6", "6-6", "5-3"] {
+        std::fs::create_dir_all(dir.join(sub)).unwrap();
+    }
+    let five = run(5, 6);
+    let six = run(6, 6);
+    let md = compare(&[&five, &six], &["--labels", "5ms,6ms"]);
+    let p50 = stats_row(&md, "latency p50 (ms)", "6ms");
+    assert_eq!(p50[3], "per-second samples (weak)", "{p50:?}");
+    assert_eq!(p50[4], "slower (weak)", "{p50:?}");
+    assert!(
+        md.contains("verdicts marked (weak) rest on single runs"),
+        "{md}"
+    );
+    // A metric without a per-second series gets no verdict from single runs.
+    assert_eq!(
+        stats_row(&md, "latency p95 (ms)", "6ms")[4],
+        "not enough data"
+    );
+
+    // Same target, different length: flagged as not like-for-like (report 002's mistake).
+    let short = run(5, 3);
+    let md = compare(&[&five, &short], &[]);
+    assert!(md.contains("duration asked differs: "), "{md}");
+    assert!(
+        md.contains("measured duration differs by more than 10%"),
+        "{md}"
+    );
+    // Default labels: the run names are equal ("quick"), so the folder names are used.
+    assert!(md.contains("| 5-6 (baseline) |"), "{md}");
+}
