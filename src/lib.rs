@@ -18,6 +18,7 @@
 //! - [`proto`]: the HTTP/1.1 client and the [`proto::ErrorKind`] enum of failures.
 //! - [`record`]: per-worker HDR recorders, the per-second series, and `run.json` (reading it back,
 //!   alone or as a folder of repeats).
+//! - [`findmax`]: the search for the maximum sustainable throughput (`volley find-max`).
 //! - [`analysis`]: percentiles, buckets, the summary, warnings about the run itself; comparisons
 //!   of runs with a noise-aware verdict ([`analysis::compare`], [`analysis::stats`]).
 //! - [`report`]: the terminal summary and progress line, `report.md`, the self-contained
@@ -28,6 +29,7 @@
 pub mod analysis;
 pub mod engine;
 pub mod error;
+pub mod findmax;
 pub mod plan;
 pub mod proto;
 pub mod record;

@@ -43,6 +43,7 @@ fn example_plans_validate_against_the_schema() {
     }
     assert!(seen >= 5);
     // And the schema does catch a misspelt key.
-    let bad = serde_json::json!({"target": {"base_url": "http://x"}, "scenario": [], "treshold": {}});
+    let bad =
+        serde_json::json!({"target": {"base_url": "http://x"}, "scenario": [], "treshold": {}});
     assert!(!validator.is_valid(&bad));
 }

@@ -323,6 +323,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             })
             .collect(),
         thresholds: Vec::new(),
+        find_max: None,
     };
     let view = RecordView::new(&record);
     let verdicts: Vec<ThresholdResult> = plan

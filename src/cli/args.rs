@@ -39,6 +39,9 @@ pub enum Command {
     Run(RunArgs),
     /// Validate a plan and print one rendered example request per step; sends nothing.
     Check(CheckArgs),
+    /// Search for the highest load whose steady state meets an SLO.
+    #[command(name = "find-max")]
+    FindMax(FindMaxArgs),
     /// Render a report (Markdown, HTML or text) from a run record alone.
     Report(ReportArgs),
     /// Compare runs (or folders of repeated runs): a column per run, the change against the
@@ -71,6 +74,64 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
     /// No progress line and no summary.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// `volley find-max`.
+#[derive(Debug, Args)]
+pub struct FindMaxArgs {
+    /// A URL (searched like quick mode) or a plan file with one scenario.
+    pub target: String,
+    /// The service-level objective, e.g. 'p99<50ms,errors<1%'.
+    #[arg(long)]
+    pub slo: String,
+    /// Vary the arrival rate (open, the default) or the number of VUs (closed).
+    #[arg(long, default_value = "open", value_parser = ["open", "closed"])]
+    pub model: String,
+    /// Stop searching after this long.
+    #[arg(long, value_parser = parse_duration, default_value = "3m")]
+    pub budget: Duration,
+    /// Measured length of each step.
+    #[arg(long, value_parser = parse_duration, default_value = "5s")]
+    pub step: Duration,
+    /// Warm-up of each step, discarded.
+    #[arg(long, value_parser = parse_duration, default_value = "1s")]
+    pub warmup: Duration,
+    /// First level (default 50 req/s, or 1 VU).
+    #[arg(long)]
+    pub start: Option<f64>,
+    /// Highest level tried (default 1 000 000 req/s, or 10 000 VUs).
+    #[arg(long)]
+    pub max: Option<f64>,
+    /// Open model: most requests in flight.
+    #[arg(short = 'c', long = "max-in-flight", default_value_t = 1000)]
+    pub max_in_flight: u32,
+    /// HTTP method (URL targets).
+    #[arg(short = 'm', long, default_value = "GET")]
+    pub method: String,
+    /// Request header (URL targets, repeatable).
+    #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
+    pub headers: Vec<String>,
+    /// Request body (URL targets).
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Per-request timeout.
+    #[arg(long, value_parser = parse_duration, default_value = "10s")]
+    pub timeout: Duration,
+    /// Plan overrides, as for `run`.
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
+    pub sets: Vec<(String, String)>,
+    /// Worker threads.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Write the record (the best step, with every step under `find_max`) to this path too.
+    #[arg(long, value_name = "PATH")]
+    pub json: Option<PathBuf>,
+    /// Parent folder of the results folder.
+    #[arg(long, value_name = "DIR", default_value = "volley-results")]
+    pub out: PathBuf,
+    /// Only the results.
     #[arg(short = 'q', long)]
     pub quiet: bool,
 }

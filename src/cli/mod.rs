@@ -9,6 +9,7 @@
 mod args;
 mod compare;
 mod demo;
+mod findmax;
 mod plan;
 mod quick;
 mod repeat;
@@ -44,6 +45,7 @@ pub fn main() -> ExitCode {
         Some(Command::Demo(a)) => demo::run(a),
         Some(Command::Run(a)) => plan::run(a, &argv),
         Some(Command::Check(a)) => plan::check(a),
+        Some(Command::FindMax(a)) => findmax::run(a, &argv),
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Compare(a)) => compare::run(a),
         None => quick::run(cli.quick, &argv),

@@ -162,6 +162,10 @@ struct VuRun<'a> {
     /// Dynamic requests are built here (reused).
     buf: Vec<u8>,
     body_buf: Vec<u8>,
+    /// Rendered path and header values of a dynamic request (reused).
+    scratch: Vec<u8>,
+    /// Per header: where its value lies in `scratch`.
+    header_at: Vec<std::ops::Range<usize>>,
 }
 
 /// The single iteration loop: take a ticket, run the scenario's flow, until the gate says stop.
@@ -183,6 +187,8 @@ async fn vu_loop(who: Vu, state: Rc<WorkerState>, gate: Rc<Gate>, run: Arc<RunSh
         ctx: None,
         buf: Vec::new(),
         body_buf: Vec::new(),
+        scratch: Vec::new(),
+        header_at: Vec::new(),
     };
     let mut iteration = 0u64;
     loop {
@@ -389,7 +395,7 @@ fn request_len(step: &Step, vu: &VuRun<'_>) -> u64 {
     }
 }
 
-/// Renders a templated request into the VU's buffer.
+/// Renders a templated request into the VU's buffer (every buffer reused across requests).
 fn build_dynamic(vu: &mut VuRun<'_>, d: &DynamicRequest) -> Result<(), ()> {
     let templates = &vu.plan.templates;
     let empty = minijinja::Value::UNDEFINED;
@@ -401,26 +407,36 @@ fn build_dynamic(vu: &mut VuRun<'_>, d: &DynamicRequest) -> Result<(), ()> {
             .render_into(t, ctx, &mut vu.body_buf)
             .map_err(|_| ())?,
     }
-    let mut path = Vec::new();
+    vu.scratch.clear();
+    vu.header_at.clear();
     templates
-        .render_into(&d.path, ctx, &mut path)
+        .render_into(&d.path, ctx, &mut vu.scratch)
         .map_err(|_| ())?;
-    let mut headers: Vec<(&str, Vec<u8>)> = Vec::with_capacity(d.headers.len());
-    for (name, value) in &d.headers {
-        let mut v = Vec::new();
-        templates.render_into(value, ctx, &mut v).map_err(|_| ())?;
-        if v.iter().any(|b| *b == b'\r' || *b == b'\n') {
+    let path_end = vu.scratch.len();
+    for (_, value) in &d.headers {
+        let start = vu.scratch.len();
+        templates
+            .render_into(value, ctx, &mut vu.scratch)
+            .map_err(|_| ())?;
+        if vu.scratch[start..]
+            .iter()
+            .any(|b| *b == b'\r' || *b == b'\n')
+        {
             return Err(());
         }
-        headers.push((name.as_str(), v));
+        vu.header_at.push(start..vu.scratch.len());
     }
+    let scratch = &vu.scratch;
     vu.buf.clear();
     crate::proto::http1::write_request(
         &mut vu.buf,
         &d.method,
         &vu.plan.target.host_header,
-        &path,
-        headers.iter().map(|(n, v)| (*n, v.as_slice())),
+        &scratch[..path_end],
+        d.headers
+            .iter()
+            .zip(&vu.header_at)
+            .map(|((n, _), at)| (n.as_str(), &scratch[at.clone()])),
         &vu.body_buf,
         vu.plan.target.keepalive,
     );

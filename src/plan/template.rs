@@ -48,8 +48,8 @@ pub struct Templates {
     env: Environment<'static>,
     /// CSV data files by name.
     pub data: BTreeMap<String, DataSource>,
-    vars: Value,
-    env_vars: Value,
+    /// `vars` and `env`, built once.
+    base: Value,
     next_id: usize,
 }
 
@@ -100,8 +100,15 @@ impl Templates {
         Self {
             env,
             data,
-            vars: Value::from(minijinja::value::Serde(&vars)),
-            env_vars: Value::from(minijinja::value::Serde(&env_vars)),
+            base: {
+                let mut base: BTreeMap<String, Value> = BTreeMap::new();
+                base.insert("vars".into(), Value::from(minijinja::value::Serde(&vars)));
+                base.insert(
+                    "env".into(),
+                    Value::from(minijinja::value::Serde(&env_vars)),
+                );
+                Value::from(base)
+            },
             next_id: 0,
         }
     }
@@ -216,22 +223,21 @@ impl Templates {
         scenario: &str,
         extracted: &BTreeMap<String, Value>,
     ) -> Value {
-        let data: BTreeMap<&str, Value> = self
-            .data
-            .iter()
-            .map(|(name, source)| (name.as_str(), source.row(vu, iteration)))
-            .collect();
-        let mut ctx: BTreeMap<&str, Value> = extracted
-            .iter()
-            .map(|(k, v)| (k.as_str(), v.clone()))
-            .collect();
-        ctx.insert("vu", Value::from(vu + 1));
-        ctx.insert("iteration", Value::from(iteration));
-        ctx.insert("scenario", Value::from(scenario));
-        ctx.insert("vars", self.vars.clone());
-        ctx.insert("env", self.env_vars.clone());
-        ctx.insert("data", Value::from(minijinja::value::Serde(&data)));
-        Value::from(minijinja::value::Serde(&ctx))
+        // Built directly (no serde round trip) and layered over the constant part, so the
+        // environment and variables are shared, not copied, per iteration.
+        let mut ctx: BTreeMap<String, Value> = extracted.clone();
+        ctx.insert("vu".into(), Value::from(vu + 1));
+        ctx.insert("iteration".into(), Value::from(iteration));
+        ctx.insert("scenario".into(), Value::from(scenario));
+        if !self.data.is_empty() {
+            let data: BTreeMap<String, Value> = self
+                .data
+                .iter()
+                .map(|(name, source)| (name.clone(), source.row(vu, iteration)))
+                .collect();
+            ctx.insert("data".into(), Value::from(data));
+        }
+        minijinja::value::merge_maps([Value::from(ctx), self.base.clone()])
     }
 }
 

@@ -141,5 +141,6 @@ pub fn record(
         groups: Vec::new(),
         checks: Vec::new(),
         thresholds: Vec::new(),
+        find_max: None,
     }
 }

@@ -53,6 +53,10 @@ pub struct RunRecord {
     /// Threshold verdicts (plans).
     #[serde(default)]
     pub thresholds: Vec<ThresholdResult>,
+    /// `volley find-max`: the search, every step, and the maximum found. The rest of the record
+    /// then describes the best step (the highest load that met the SLO).
+    #[serde(default)]
+    pub find_max: Option<crate::findmax::FindMax>,
 }
 
 /// What a [`Group`] breaks the results down by.

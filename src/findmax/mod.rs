@@ -1,0 +1,310 @@
+//! `volley find-max`: the highest load whose steady state meets an SLO.
+//!
+//! The search grows the load geometrically until a step breaks the SLO, then bisects between the
+//! last level that held and the first that broke, until the gap is within the resolution or the
+//! time budget is spent. Each step is a short run (warm-up discarded, steady state checked on the
+//! per-second series). A step where the *generator* was the bottleneck ends the search with that
+//! verdict instead of a false maximum. [`search`] is a pure function of a probe (one step → its
+//! judgement), tested against simulated targets.
+
+pub mod slo;
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+pub use slo::Judgement;
+
+/// How the search proceeds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SearchConfig {
+    /// First level (requests per second, or VUs).
+    pub start: f64,
+    /// Growth factor while every step holds (> 1).
+    pub growth: f64,
+    /// Stop bisecting when the gap is below this share of the level (e.g. 0.03).
+    pub resolution: f64,
+    /// Levels are whole numbers (VUs).
+    pub integer: bool,
+    /// Total time the search may take.
+    pub budget: Duration,
+    /// Time one step takes (warm-up + measured + overhead).
+    pub step_time: Duration,
+    /// Highest level ever tried.
+    pub max_level: f64,
+}
+
+/// One probed level.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Step {
+    /// The load: requests per second (open model) or VUs (closed).
+    pub level: f64,
+    /// Achieved throughput, requests per second.
+    pub rps: f64,
+    /// Median latency, ms.
+    pub p50_ms: Option<f64>,
+    /// 99th percentile latency, ms.
+    pub p99_ms: Option<f64>,
+    /// Failed share of requests, 0–1.
+    pub error_rate: f64,
+    /// Whether the SLO held in a steady state.
+    pub held: bool,
+    /// Why not (empty when it held).
+    pub reason: String,
+    /// The generator was the limit in this step.
+    pub generator_limited: bool,
+}
+
+/// What a probe reports for one level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    /// The figures.
+    pub step: Step,
+}
+
+/// The search's outcome.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Every step, in the order run.
+    pub steps: Vec<Step>,
+    /// Why the search stopped.
+    pub stopped: String,
+}
+
+/// Runs the search, calling `probe(level)` for each step.
+pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> Step) -> Outcome {
+    let started = Budget::new(config.budget, config.step_time);
+    let mut steps: Vec<Step> = Vec::new();
+    let round = |l: f64| {
+        if config.integer {
+            l.round().max(1.0)
+        } else {
+            l
+        }
+    };
+    let mut good: Option<f64> = None;
+    let mut bad: Option<f64> = None;
+    let mut level = round(config.start);
+    let mut probes = 0u32;
+    let stopped = loop {
+        if !started.allows(probes) {
+            break "the time budget was spent".to_string();
+        }
+        let step = probe(level);
+        probes += 1;
+        let held = step.held;
+        let limited = step.generator_limited;
+        steps.push(step);
+        if limited {
+            break "the load generator saturated before the target did".to_string();
+        }
+        if held {
+            good = Some(good.map_or(level, |g: f64| g.max(level)));
+        } else {
+            bad = Some(bad.map_or(level, |b: f64| b.min(level)));
+        }
+        level = match (good, bad) {
+            (Some(g), None) => {
+                let next = round(g * config.growth);
+                if next > config.max_level {
+                    break format!(
+                        "the level limit ({}) was reached while the SLO held",
+                        config.max_level
+                    );
+                }
+                next
+            }
+            (None, Some(b)) => {
+                // Even the first level broke: go down.
+                let next = round(b / config.growth);
+                if next >= b || next < 1e-3 {
+                    break "the lowest level broke the SLO".to_string();
+                }
+                next
+            }
+            (Some(g), Some(b)) => {
+                if (b - g) <= config.resolution * g || (config.integer && b - g <= 1.0) {
+                    break "the bisection converged".to_string();
+                }
+                let mid = round((g + b) / 2.0);
+                if mid <= g || mid >= b {
+                    break "the bisection converged".to_string();
+                }
+                mid
+            }
+            (None, None) => unreachable!("a step was just judged"),
+        };
+    };
+    Outcome { steps, stopped }
+}
+
+/// Whether another step fits in the budget.
+struct Budget {
+    budget: Duration,
+    step: Duration,
+}
+
+impl Budget {
+    fn new(budget: Duration, step: Duration) -> Self {
+        Self { budget, step }
+    }
+
+    fn allows(&self, done: u32) -> bool {
+        self.step * (done + 1) <= self.budget
+    }
+}
+
+/// The headline figures of an outcome.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FindMax {
+    /// "open" (arrival rate) or "closed" (VUs).
+    pub model: String,
+    /// The SLO as given.
+    pub slo: String,
+    /// Highest throughput achieved by a step that met the SLO, requests per second (null when no
+    /// step held).
+    pub max_sustainable_rps: Option<f64>,
+    /// The load of that step.
+    pub max_sustainable_load: Option<f64>,
+    /// Highest throughput achieved by any step, requests per second.
+    pub peak_rps: f64,
+    /// The load at which throughput peaked ("optimal parallelism" in the closed model).
+    pub peak_load: f64,
+    /// Lowest load that broke the SLO (null when none did).
+    pub breaking_load: Option<f64>,
+    /// Why the lowest breaking step broke.
+    pub breaking_reason: Option<String>,
+    /// True when the generator, not the target, limited the search: the maximum is then only a
+    /// lower bound.
+    pub generator_limited: bool,
+    /// Why the search stopped.
+    pub stopped: String,
+    /// Every step, in the order run.
+    pub steps: Vec<Step>,
+    /// Time the search took, seconds.
+    pub elapsed_s: f64,
+}
+
+impl FindMax {
+    /// Summarises an outcome.
+    pub fn from_outcome(model: &str, slo: &str, outcome: &Outcome, elapsed: Duration) -> Self {
+        let best = outcome
+            .steps
+            .iter()
+            .filter(|s| s.held)
+            .max_by(|a, b| a.level.total_cmp(&b.level));
+        let peak = outcome.steps.iter().max_by(|a, b| a.rps.total_cmp(&b.rps));
+        let breaking = outcome
+            .steps
+            .iter()
+            .filter(|s| !s.held && !s.generator_limited)
+            .min_by(|a, b| a.level.total_cmp(&b.level));
+        Self {
+            model: model.into(),
+            slo: slo.into(),
+            max_sustainable_rps: best.map(|s| s.rps),
+            max_sustainable_load: best.map(|s| s.level),
+            peak_rps: peak.map_or(0.0, |s| s.rps),
+            peak_load: peak.map_or(0.0, |s| s.level),
+            breaking_load: breaking.map(|s| s.level),
+            breaking_reason: breaking.map(|s| s.reason.clone()),
+            generator_limited: outcome.steps.iter().any(|s| s.generator_limited),
+            stopped: outcome.stopped.clone(),
+            steps: outcome.steps.clone(),
+            elapsed_s: elapsed.as_secs_f64(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> SearchConfig {
+        SearchConfig {
+            start: 10.0,
+            growth: 2.0,
+            resolution: 0.03,
+            integer: false,
+            budget: Duration::from_secs(180),
+            step_time: Duration::from_secs(5),
+            max_level: 1e6,
+        }
+    }
+
+    /// A target that holds up to `capacity` req/s and serves at most that.
+    fn target(capacity: f64) -> impl FnMut(f64) -> Step {
+        move |level| Step {
+            level,
+            rps: level.min(capacity),
+            p50_ms: Some(1.0),
+            p99_ms: Some(if level <= capacity { 2.0 } else { 500.0 }),
+            error_rate: 0.0,
+            held: level <= capacity,
+            reason: String::new(),
+            generator_limited: false,
+        }
+    }
+
+    #[test]
+    fn finds_known_capacities_within_resolution() {
+        for capacity in [37.0, 200.0, 400.0, 800.0, 12_345.0] {
+            let out = search(&config(), target(capacity));
+            let f = FindMax::from_outcome("open", "p99<50ms", &out, Duration::ZERO);
+            let found = f.max_sustainable_rps.unwrap();
+            assert!(
+                found <= capacity && found >= capacity * 0.97,
+                "{capacity}: {found} ({})",
+                out.stopped
+            );
+            assert!(out.steps.len() as u64 * 5 <= 180);
+            assert_eq!(out.stopped, "the bisection converged");
+            assert!(f.breaking_load.unwrap() > capacity);
+        }
+    }
+
+    #[test]
+    fn budget_bounds_the_search() {
+        let mut c = config();
+        c.budget = Duration::from_secs(20);
+        let out = search(&c, target(1e5));
+        assert_eq!(out.steps.len(), 4);
+        assert_eq!(out.stopped, "the time budget was spent");
+    }
+
+    #[test]
+    fn generator_saturation_ends_the_search_without_a_false_maximum() {
+        let out = search(&config(), |level| Step {
+            generator_limited: level >= 160.0,
+            ..target(1e6)(level)
+        });
+        assert_eq!(
+            out.stopped,
+            "the load generator saturated before the target did"
+        );
+        let f = FindMax::from_outcome("open", "p99<50ms", &out, Duration::ZERO);
+        assert!(f.generator_limited);
+        assert_eq!(f.breaking_load, None);
+    }
+
+    #[test]
+    fn closed_model_levels_are_whole_vus() {
+        let mut c = config();
+        c.start = 1.0;
+        c.integer = true;
+        let out = search(&c, target(23.0));
+        assert!(out.steps.iter().all(|s| s.level.fract() == 0.0));
+        let f = FindMax::from_outcome("closed", "p99<50ms", &out, Duration::ZERO);
+        assert_eq!(f.max_sustainable_load, Some(23.0));
+    }
+
+    #[test]
+    fn a_first_level_that_breaks_searches_downwards() {
+        let mut c = config();
+        c.start = 1000.0;
+        let out = search(&c, target(100.0));
+        let f = FindMax::from_outcome("open", "p99<50ms", &out, Duration::ZERO);
+        let found = f.max_sustainable_rps.unwrap();
+        assert!((97.0..=100.0).contains(&found), "{found}");
+    }
+}

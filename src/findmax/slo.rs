@@ -1,0 +1,138 @@
+//! Service-level objectives for `find-max`: `p99<50ms,errors<1%`, judged on one step's record,
+//! plus the checks that make a step's figures trustworthy (steady state, rate achieved, the
+//! generator not the bottleneck).
+
+use crate::analysis::RecordView;
+use crate::plan::threshold::{self, Metric, Threshold};
+use crate::record::model::RunRecord;
+
+/// Parses `p99<50ms,errors<1%` into thresholds: clauses starting with `errors` are error rates,
+/// the others latency conditions (`p99<50ms`, `avg<10ms`, `max<1s`).
+pub fn parse(text: &str) -> Result<Vec<Threshold>, String> {
+    let mut out = Vec::new();
+    for clause in text.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        let (metric, condition) = match clause.strip_prefix("errors") {
+            Some(rest) => (Metric::ErrorRate, rest.trim()),
+            None => (Metric::Latency, clause),
+        };
+        let (stat, op, bound) = threshold::parse_condition(metric, condition)
+            .map_err(|why| format!("--slo `{clause}`: {why}"))?;
+        out.push(Threshold {
+            metric_text: if metric == Metric::ErrorRate {
+                "errors".into()
+            } else {
+                "latency".into()
+            },
+            condition_text: condition.to_string(),
+            metric,
+            filter: None,
+            stat,
+            op,
+            bound,
+            abort_on_fail: false,
+            grace: std::time::Duration::ZERO,
+        });
+    }
+    if out.is_empty() {
+        return Err("--slo is empty; e.g. 'p99<50ms,errors<1%'".into());
+    }
+    Ok(out)
+}
+
+/// Why a step did or did not hold.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Judgement {
+    /// The SLO held in a steady state.
+    Held,
+    /// The target broke the SLO (or could not keep up); the reason says how.
+    Broke(String),
+    /// The load generator, not the target, was the limit; the figures say nothing about the
+    /// target.
+    GeneratorLimited(String),
+}
+
+/// Share of the asked rate an open-model step must achieve.
+const RATE_ACHIEVED: f64 = 0.97;
+/// Dropped share of due requests above which the open model did not keep up.
+const DROPPED_SHARE: f64 = 0.001;
+/// Latency in the last third of a step above this multiple of the first third's: still growing.
+const GROWTH: f64 = 1.5;
+
+/// Judges one step's record against the SLO. `rate` is the asked open-model rate, if any.
+pub fn judge(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> Judgement {
+    for w in &record.warnings {
+        if w.code == "generator_saturated" || w.code == "scheduling_lag" {
+            return Judgement::GeneratorLimited(w.message.clone());
+        }
+    }
+    let view = RecordView::new(record);
+    for t in slo {
+        let observed = t.observe(&view);
+        if !t.passes(observed) {
+            let seen = observed.map_or_else(|| "nothing measured".into(), |v| format!("{v:.3}"));
+            return Judgement::Broke(format!(
+                "{} {} failed (observed {seen})",
+                t.metric_text, t.condition_text
+            ));
+        }
+    }
+    let s = &record.summary;
+    if let Some(rate) = rate {
+        if s.rps < rate * RATE_ACHIEVED {
+            return Judgement::Broke(format!("achieved {:.1} of {rate:.1} req/s", s.rps));
+        }
+        let dropped = s.dropped.unwrap_or(0);
+        if dropped as f64 > DROPPED_SHARE * (s.requests + dropped) as f64 {
+            return Judgement::Broke(format!(
+                "{dropped} requests dropped: the in-flight cap was reached"
+            ));
+        }
+    }
+    // Steady state: p99 per second must not keep climbing (a queue building up).
+    let p99: Vec<f64> = record
+        .series
+        .iter()
+        .filter(|x| x.span_s >= 0.5)
+        .filter_map(|x| x.p99_ms)
+        .collect();
+    if p99.len() >= 3 {
+        let third = (p99.len() / 3).max(1);
+        let first = median(&p99[..third]);
+        let last = median(&p99[p99.len() - third..]);
+        let bound = slo
+            .iter()
+            .filter(|t| t.metric == Metric::Latency)
+            .map(|t| t.bound)
+            .fold(f64::INFINITY, f64::min);
+        if last > first * GROWTH && last - first > (bound * 0.1).min(5.0) {
+            return Judgement::Broke(format!(
+                "latency still growing (p99 {first:.2} → {last:.2} ms): not a steady state"
+            ));
+        }
+    }
+    Judgement::Held
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slo_parses() {
+        let slo = parse("p99<50ms, errors<1%").unwrap();
+        assert_eq!(slo.len(), 2);
+        assert_eq!(slo[0].metric, Metric::Latency);
+        assert_eq!(slo[0].bound, 50.0);
+        assert_eq!(slo[1].metric, Metric::ErrorRate);
+        assert!((slo[1].bound - 0.01).abs() < 1e-12);
+        assert!(parse("").is_err());
+        assert!(parse("p99 fast").is_err());
+        assert!(parse("errors<200%").is_err());
+    }
+}
