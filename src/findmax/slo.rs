@@ -59,18 +59,51 @@ const DROPPED_SHARE: f64 = 0.001;
 const GROWTH: f64 = 1.5;
 
 /// Judges one step's record against the SLO. `rate` is the asked open-model rate, if any.
+///
+/// The generator is blamed only for a step that broke, and only if it was saturated or its send
+/// lag is a real share of the latency observed (≥ 25 % of p99, and above 10 % of the SLO's latency
+/// bound): a target that is simply overloaded also makes the generator busy (connections pile
+/// up), and that must not turn a real breaking point into "generator limited".
 pub fn judge(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> Judgement {
-    for w in &record.warnings {
-        if w.code == "generator_saturated" || w.code == "scheduling_lag" {
-            return Judgement::GeneratorLimited(w.message.clone());
-        }
+    let latency_bound = slo
+        .iter()
+        .filter(|t| t.metric == Metric::Latency)
+        .map(|t| t.bound)
+        .fold(f64::INFINITY, f64::min);
+    let Some(why) = broken(record, slo, rate, latency_bound) else {
+        return Judgement::Held;
+    };
+    if let Some(w) = record
+        .warnings
+        .iter()
+        .find(|w| w.code == "generator_saturated")
+    {
+        return Judgement::GeneratorLimited(w.message.clone());
     }
+    let lag_p99 = record.generator.lag_ms.and_then(|l| l.p99).unwrap_or(0.0);
+    let p99 = record.summary.latency_ms.p99.unwrap_or(0.0);
+    let lag_limit = (latency_bound * 0.1).max(1.0);
+    if lag_p99 > lag_limit && lag_p99 >= 0.25 * p99 {
+        return Judgement::GeneratorLimited(format!(
+            "the generator sent requests late (lag p99 {lag_p99:.2} ms of p99 {p99:.2} ms)"
+        ));
+    }
+    Judgement::Broke(why)
+}
+
+/// Why the step broke the SLO or was not a steady state, if it did.
+fn broken(
+    record: &RunRecord,
+    slo: &[Threshold],
+    rate: Option<f64>,
+    latency_bound: f64,
+) -> Option<String> {
     let view = RecordView::new(record);
     for t in slo {
         let observed = t.observe(&view);
         if !t.passes(observed) {
             let seen = observed.map_or_else(|| "nothing measured".into(), |v| format!("{v:.3}"));
-            return Judgement::Broke(format!(
+            return Some(format!(
                 "{} {} failed (observed {seen})",
                 t.metric_text, t.condition_text
             ));
@@ -79,11 +112,11 @@ pub fn judge(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> Judgem
     let s = &record.summary;
     if let Some(rate) = rate {
         if s.rps < rate * RATE_ACHIEVED {
-            return Judgement::Broke(format!("achieved {:.1} of {rate:.1} req/s", s.rps));
+            return Some(format!("achieved {:.1} of {rate:.1} req/s", s.rps));
         }
         let dropped = s.dropped.unwrap_or(0);
         if dropped as f64 > DROPPED_SHARE * (s.requests + dropped) as f64 {
-            return Judgement::Broke(format!(
+            return Some(format!(
                 "{dropped} requests dropped: the in-flight cap was reached"
             ));
         }
@@ -99,18 +132,13 @@ pub fn judge(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> Judgem
         let third = (p99.len() / 3).max(1);
         let first = median(&p99[..third]);
         let last = median(&p99[p99.len() - third..]);
-        let bound = slo
-            .iter()
-            .filter(|t| t.metric == Metric::Latency)
-            .map(|t| t.bound)
-            .fold(f64::INFINITY, f64::min);
-        if last > first * GROWTH && last - first > (bound * 0.1).min(5.0) {
-            return Judgement::Broke(format!(
+        if last > first * GROWTH && last - first > (latency_bound * 0.1).min(5.0) {
+            return Some(format!(
                 "latency still growing (p99 {first:.2} → {last:.2} ms): not a steady state"
             ));
         }
     }
-    Judgement::Held
+    None
 }
 
 fn median(v: &[f64]) -> f64 {

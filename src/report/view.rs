@@ -151,7 +151,8 @@ pub fn run_view(r: &RunRecord) -> RunView {
         tile("latency p99", ms(l.p99), "ms"),
         tile("latency max", ms(l.max), "ms"),
     ];
-    let mut results = vec![headline(r), latency(r)];
+    let mut results = find_max_tables(r);
+    results.extend([headline(r), latency(r)]);
     for kind in [GroupKind::Scenario, GroupKind::Step, GroupKind::Phase] {
         let groups: Vec<&Group> = r.groups.iter().filter(|g| g.kind == kind).collect();
         if !groups.is_empty() {
@@ -524,6 +525,88 @@ fn generator(r: &RunRecord) -> Table {
     t
 }
 
+/// The result of a `find-max` search and its steps (none for other runs).
+fn find_max_tables(r: &RunRecord) -> Vec<Table> {
+    let Some(f) = &r.find_max else {
+        return Vec::new();
+    };
+    let load = |l: f64| {
+        if f.model == "open" {
+            format!("{} req/s", rate(l))
+        } else {
+            format!("{l:.0} VUs")
+        }
+    };
+    let mut t = Table::new("Maximum sustainable throughput", &["<Figure", "<Value"]);
+    t.push([
+        "max sustainable throughput".to_string(),
+        f.max_sustainable_rps.map_or_else(
+            || "none: no step met the SLO".into(),
+            |v| format!("{} req/s", rate(v)),
+        ),
+    ]);
+    t.push([
+        "at load".to_string(),
+        f.max_sustainable_load.map_or_else(|| "-".into(), load),
+    ]);
+    t.push([
+        "peak throughput".to_string(),
+        format!("{} req/s at {}", rate(f.peak_rps), load(f.peak_load)),
+    ]);
+    t.push([
+        "breaking point".to_string(),
+        match (&f.breaking_load, &f.breaking_reason) {
+            (Some(l), Some(why)) => format!("{} ({why})", load(*l)),
+            _ => "not reached".into(),
+        },
+    ]);
+    t.push(["SLO".to_string(), f.slo.clone()]);
+    t.push([
+        "search".to_string(),
+        format!(
+            "{} steps in {}, {}",
+            f.steps.len(),
+            seconds(f.elapsed_s),
+            f.stopped
+        ),
+    ]);
+    if f.generator_limited {
+        t.push([
+            "WARNING".to_string(),
+            "the load generator saturated before the target: the maximum is only a lower bound"
+                .to_string(),
+        ]);
+    }
+    let mut steps = Table::new(
+        "Search steps",
+        &[
+            "Load",
+            "Achieved req/s",
+            "p50 ms",
+            "p99 ms",
+            "Errors",
+            "<Met SLO",
+            "<Why not",
+        ],
+    );
+    for s in &f.steps {
+        steps.push([
+            load(s.level),
+            rate(s.rps),
+            ms(s.p50_ms),
+            ms(s.p99_ms),
+            format!("{:.2}%", s.error_rate * 100.0),
+            if s.held {
+                "yes".to_string()
+            } else {
+                "no".to_string()
+            },
+            s.reason.clone(),
+        ]);
+    }
+    vec![t, steps]
+}
+
 /// The tables of groups, thresholds and checks (for the terminal summary, which has its own
 /// layout for the rest).
 pub fn plan_tables(r: &RunRecord) -> Vec<Table> {
@@ -533,7 +616,13 @@ pub fn plan_tables(r: &RunRecord) -> Vec<Table> {
         .filter(|t| {
             matches!(
                 t.title.as_str(),
-                "Scenarios" | "Steps" | "Phases" | "Thresholds" | "Checks"
+                "Scenarios"
+                    | "Steps"
+                    | "Phases"
+                    | "Thresholds"
+                    | "Checks"
+                    | "Maximum sustainable throughput"
+                    | "Search steps"
             )
         })
         .collect()

@@ -8,6 +8,7 @@
 //! - [`compare`]: overlaid charts of several runs.
 
 pub mod compare;
+pub mod findmax;
 pub mod run;
 
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, SegmentValue, ValueFormatter};

@@ -14,6 +14,9 @@ use crate::record::series::SecondStats;
 /// response, no phases) is left out rather than drawn empty.
 pub fn run_charts(r: &RunRecord) -> Result<Vec<Chart>, Error> {
     let mut out = Vec::new();
+    if let Some(f) = &r.find_max {
+        out.extend(super::findmax::find_max_charts(f)?);
+    }
     out.extend(throughput(r)?);
     out.extend(latency_over_time(r)?);
     out.extend(in_flight(r)?);

@@ -1,0 +1,91 @@
+//! `volley find-max` against capacity-mode targets whose maximum is known (workers / service
+//! time): the answer must lie within ±10 % of it, within the time budget.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+
+#[test]
+fn finds_the_known_capacity_of_three_targets_within_budget() {
+    let _serial = serial();
+    for (workers, service_ms) in [(2usize, 10u64), (4, 10), (8, 10)] {
+        let capacity = workers as f64 * 1000.0 / service_ms as f64;
+        let t = capacity_target(workers, Duration::from_millis(service_ms));
+        let dir = temp_dir(&format!("findmax-{workers}"));
+        let json = dir.join("run.json");
+        let budget = Duration::from_secs(60);
+        let started = Instant::now();
+        let out = volley()
+            .current_dir(&dir)
+            .args([
+                "find-max",
+                &format!("{}/", t.base_url()),
+                "--slo",
+                "p99<50ms,errors<1%",
+                "--budget",
+                "60s",
+                "--step",
+                "1500ms",
+                "--warmup",
+                "500ms",
+                "-q",
+                "--json",
+            ])
+            .arg(&json)
+            .output()
+            .unwrap();
+        let took = started.elapsed();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(took <= budget + Duration::from_secs(5), "took {took:?}");
+        let rec: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let f = &rec["find_max"];
+        let found = f["max_sustainable_rps"].as_f64().unwrap();
+        assert!(
+            (found - capacity).abs() <= capacity * 0.10,
+            "capacity {capacity}: found {found}; steps {}",
+            f["steps"]
+        );
+        assert!(f["breaking_load"].as_f64().unwrap() > f["max_sustainable_load"].as_f64().unwrap());
+        assert!(f["peak_rps"].as_f64().unwrap() >= found);
+        assert!(f["elapsed_s"].as_f64().unwrap() <= 60.0);
+        assert_eq!(f["generator_limited"], false);
+        assert!(f["steps"].as_array().unwrap().len() >= 4);
+        // The results folder has the report with the search's charts.
+        let html = std::fs::read_dir(dir.join("volley-results"))
+            .unwrap()
+            .map(|e| e.unwrap().path().join("report.html"))
+            .find(|p| p.exists())
+            .expect("report.html");
+        let html = std::fs::read_to_string(html).unwrap();
+        assert!(html.contains("Throughput against load") && html.contains("Latency against load"));
+    }
+}
+
+#[test]
+fn bad_slo_and_multi_scenario_plans_are_refused() {
+    let out = volley()
+        .args(["find-max", "http://127.0.0.1:9/", "--slo", "p99 fast"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--slo `p99 fast`"));
+    let out = volley()
+        .args([
+            "find-max",
+            concat!(env!("CARGO_MANIFEST_DIR"), "/examples/002-ladder.toml"),
+            "--slo",
+            "p99<50ms",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one scenario"));
+}
