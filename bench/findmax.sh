@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# bench/findmax.sh — how long `volley find-max` takes to answer, and how close the answer is,
+# against built-in targets of known capacity (volley serve --capacity W --service-time S: the
+# maximum is exactly W/S req/s). Uses the default search settings (budget 3m, steps of 5 s + 1 s
+# warm-up) unless STEP/WARMUP/BUDGET are set. Target pinned to CPU 1, generator to CPU 0.
+#
+#   bench/findmax.sh                       # capacities 2×10ms, 4×10ms, 8×10ms
+#   CAPACITIES="16:10ms 4:2ms" bench/findmax.sh
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+VOLLEY=${VOLLEY:-$here/../target/release/volley}
+CAPACITIES=${CAPACITIES:-"2:10ms 4:10ms 8:10ms"}
+SLO=${SLO:-"p99<50ms,errors<1%"}
+BUDGET=${BUDGET:-3m}
+STEP=${STEP:-5s}
+WARMUP=${WARMUP:-1s}
+PORT=${PORT:-18383}
+[ -x "$VOLLEY" ] || (cd "$here/.." && cargo build --release)
+tmp=$(mktemp -d)
+server=""
+cleanup() { [ -n "$server" ] && kill "$server" 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT INT TERM
+if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
+  echo "port $PORT is in use; set PORT" >&2; exit 1
+fi
+printf '%-12s %12s %14s %8s %10s %6s\n' capacity "expected/s" "found/s" error "answer_s" steps
+for c in $CAPACITIES; do
+  workers=${c%%:*}; service=${c#*:}
+  taskset -c 1 "$VOLLEY" serve --port "$PORT" --threads 1 --capacity "$workers" --service-time "$service" >"$tmp/serve.log" 2>&1 &
+  server=$!
+  for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.05; done
+  start=$(date +%s.%N)
+  taskset -c 0 "$VOLLEY" find-max "http://127.0.0.1:$PORT/" --slo "$SLO" --budget "$BUDGET" \
+    --step "$STEP" --warmup "$WARMUP" --threads 1 -q --json "$tmp/run.json" --out "$tmp/results" || true
+  end=$(date +%s.%N)
+  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+  python3 - "$tmp/run.json" "$workers" "$service" "$start" "$end" <<'PY'
+import json, sys, re
+rec = json.load(open(sys.argv[1]))["find_max"]
+workers = int(sys.argv[2]); service = sys.argv[3]
+m = re.fullmatch(r"([0-9.]+)(ms|s|us)", service)
+secs = float(m.group(1)) * {"ms": 1e-3, "s": 1.0, "us": 1e-6}[m.group(2)]
+expected = workers / secs
+found = rec["max_sustainable_rps"] or 0.0
+print(f"{workers}x{service:<9} {expected:12.1f} {found:14.1f} {100*(found-expected)/expected:+7.1f}% "
+      f"{float(sys.argv[5])-float(sys.argv[4]):10.1f} {len(rec['steps']):6d}")
+PY
+done
