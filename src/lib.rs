@@ -28,6 +28,7 @@
 pub mod analysis;
 pub mod engine;
 pub mod error;
+pub mod location;
 pub mod plan;
 pub mod proto;
 pub mod record;

@@ -83,17 +83,8 @@ struct Ctx<'a> {
 impl Ctx<'_> {
     /// An error at a byte span of the file.
     fn err(&self, span: Option<Range<usize>>, why: impl Into<String>, hint: Option<&str>) -> Error {
-        let at = match span {
-            Some(span) => {
-                let before = &self.text[..span.start.min(self.text.len())];
-                let line = before.matches('\n').count() + 1;
-                let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-                format!("{}:{line}:{col}", self.path.display())
-            }
-            None => self.path.display().to_string(),
-        };
         Error::Plan {
-            at,
+            at: crate::location::at(self.path, self.text, span),
             why: why.into(),
             hint: hint.map(str::to_string),
         }
