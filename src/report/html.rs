@@ -21,6 +21,10 @@ fn environment() -> Result<Environment<'static>, Error> {
         ("base.html", include_str!("templates/base.html")),
         ("macros.html", include_str!("templates/macros.html")),
         ("run.html", include_str!("templates/run.html")),
+        (
+            "compare_parts.html",
+            include_str!("templates/compare_parts.html"),
+        ),
         ("compare.html", include_str!("templates/compare.html")),
     ] {
         env.add_template(name, source)

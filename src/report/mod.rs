@@ -6,7 +6,8 @@
 //! - [`html`]: `report.html`, one self-contained page with [`charts`] drawn in Rust as inline SVG;
 //! - [`comparison`]: `volley compare` as text, Markdown or HTML;
 //! - [`view`] and [`table`]: the content shared by every format;
-//! - [`write_results`]: the results folder every run leaves behind.
+//! - [`write_results`]: the results folder every run leaves behind; [`repeats`]: the top of a
+//!   folder of repeated runs.
 
 pub mod charts;
 pub mod comparison;
@@ -14,6 +15,7 @@ pub mod format;
 pub mod html;
 pub mod markdown;
 pub mod progress;
+pub mod repeats;
 pub mod table;
 pub mod text;
 pub mod view;
