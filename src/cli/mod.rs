@@ -14,6 +14,7 @@ mod quick;
 mod repeat;
 mod report;
 mod serve;
+mod suite;
 
 use std::io::Write;
 use std::path::Path;
@@ -46,6 +47,7 @@ pub fn main() -> ExitCode {
         Some(Command::Check(a)) => plan::check(a),
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Compare(a)) => compare::run(a),
+        Some(Command::Suite(a)) => suite::run(a, &argv),
         None => quick::run(cli.quick, &argv),
     };
     match result {
