@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::format::{ms, thousands};
+use super::format::{ms, rate, thousands};
 use super::{comparison, html};
 use crate::analysis::compare::{CompareOptions, Variant, compare};
 use crate::error::Error;
@@ -40,9 +40,9 @@ pub fn write_spread(dir: &Path, label: &str, runs: Vec<RunRecord>) -> Result<Str
 pub fn run_line(r: &RunRecord) -> String {
     let s = &r.summary;
     format!(
-        "{} requests, {:.1} req/s, p50 {} ms, p99 {} ms, {} errors",
+        "{} requests, {} req/s, p50 {} ms, p99 {} ms, {} errors",
         thousands(s.requests),
-        s.rps,
+        rate(s.rps),
         ms(s.latency_ms.p50),
         ms(s.latency_ms.p99),
         thousands(s.errors),

@@ -54,10 +54,15 @@ pub fn load(path: &Path, options: &LoadOptions) -> Result<Suite, Error> {
 
 /// Validates suite `text` (read from `path`, which anchors relative paths).
 pub fn load_str(text: &str, path: &Path, options: &LoadOptions) -> Result<Suite, Error> {
+    // "suite.toml" has the parent "": the current directory.
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
     let ctx = Ctx {
         text,
         path,
-        dir: path.parent().unwrap_or(Path::new(".")),
+        dir,
         options,
     };
     let file: SuiteFile = toml::from_str(text).map_err(|e| {
@@ -253,18 +258,18 @@ impl Ctx<'_> {
             .map_err(|why| self.at(&t.base_url, why, None))?;
         let cwd = match &t.cwd {
             None => self.dir.to_path_buf(),
-            Some(c) => {
-                let p = self.dir.join(c.get_ref());
-                if !p.is_dir() {
-                    return Err(self.at(
-                        c,
-                        format!("working directory {} does not exist", p.display()),
-                        Some("cwd is relative to the suite file"),
-                    ));
-                }
-                p
-            }
+            Some(c) => self.dir.join(c.get_ref()),
         };
+        if !cwd.is_dir() {
+            let span = t.cwd.as_ref().map_or_else(|| spanned.span(), Spanned::span);
+            return Err(self.err(
+                Some(span),
+                format!("working directory {} does not exist", cwd.display()),
+                Some("cwd is relative to the suite file"),
+            ));
+        }
+        // Absolute, so that server.log and messages say where commands ran.
+        let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
         let command = |argv: &Spanned<Vec<String>>, key: &str| -> Result<Command, Error> {
             if argv.get_ref().first().is_none_or(|a| a.is_empty()) {
                 return Err(self.at(
@@ -359,6 +364,216 @@ fn error_rate(v: &toml::Value) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A suite "file" in examples/, so `plan = "suite-plan.toml"` names a real plan.
+    fn load_text(text: &str) -> Result<Suite, Error> {
+        load_str(
+            text,
+            Path::new("examples/test-suite.toml"),
+            &LoadOptions::default(),
+        )
+    }
+
+    const GOOD: &str = r#"
+plan = "suite-plan.toml"
+repeats = 2
+[smoke]
+max_error_rate = 0.05
+[[target]]
+name = "a"
+base_url = "http://127.0.0.1:18081/api"
+command = ["volley", "serve", "--port", "18081"]
+env = { X = "1" }
+health_url = "http://127.0.0.1:18081/"
+health_timeout = "3s"
+reset = ["sh", "-c", "true"]
+stop_grace = "1s"
+[[target]]
+name = "b_2"
+base_url = "http://127.0.0.1:18082"
+"#;
+
+    #[test]
+    fn a_valid_suite_with_defaults() {
+        let s = load_text(GOOD).unwrap();
+        assert_eq!(s.name, "test-suite");
+        assert_eq!(s.repeats, 2);
+        let smoke = s.smoke.as_ref().unwrap();
+        assert_eq!(
+            (smoke.time_scale, smoke.max_error_rate),
+            (SMOKE_TIME_SCALE, 0.05)
+        );
+        let [a, b] = &s.targets[..] else { panic!() };
+        assert_eq!(a.plan.target.base_url, "http://127.0.0.1:18081/api");
+        assert_eq!(a.plan.target.base_path, "/api");
+        assert_eq!(a.plan.name, "a");
+        assert_eq!(a.smoke_plan.as_ref().unwrap().name, "a-smoke");
+        assert_eq!(a.health.path, "/");
+        assert_eq!(a.health.timeout, Duration::from_secs(3));
+        assert_eq!(a.stop_grace, Duration::from_secs(1));
+        assert_eq!(a.reset.as_ref().unwrap().env["X"], "1");
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(a.command.as_ref().unwrap().cwd, here.join("examples"));
+        assert!(b.command.is_none() && b.reset.is_none());
+        assert_eq!(b.health.url, "http://127.0.0.1:18082");
+        assert_eq!(b.health.timeout, HEALTH_TIMEOUT);
+        assert_eq!(b.stop_grace, STOP_GRACE);
+        // The smoke plan is the suite's, ten times shorter; --time-scale shortens both.
+        let full = a.plan.scenarios[0].duration().unwrap();
+        let smoke_len = a.smoke_plan.as_ref().unwrap().scenarios[0]
+            .duration()
+            .unwrap();
+        assert!((smoke_len.as_secs_f64() - full.as_secs_f64() * 0.1).abs() < 1e-6);
+        let short = load_str(
+            GOOD,
+            Path::new("examples/test-suite.toml"),
+            &LoadOptions { time_scale: 0.5 },
+        )
+        .unwrap();
+        assert_eq!(
+            short.targets[0].plan.scenarios[0].duration(),
+            Some(full / 2)
+        );
+        assert!((short.smoke.unwrap().time_scale - 0.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_suite_file_in_the_current_directory_runs_its_commands_there() {
+        let text = "plan = \"examples/suite-plan.toml\"\n[[target]]\nname = \"a\"\n\
+                    base_url = \"http://127.0.0.1:1\"\ncommand = [\"true\"]\n";
+        let s = load_str(text, Path::new("suite.toml"), &LoadOptions::default()).unwrap();
+        assert_eq!(
+            s.targets[0].command.as_ref().unwrap().cwd,
+            std::env::current_dir().unwrap()
+        );
+    }
+
+    #[test]
+    fn every_mistake_is_located() {
+        let target = "[[target]]\nname = \"a\"\nbase_url = \"http://127.0.0.1:1\"\n";
+        let plan = "plan = \"suite-plan.toml\"\n";
+        let cases: Vec<(String, &str, &str)> = vec![
+            (
+                format!("{plan}tagret = 1\n{target}"),
+                ":2:1",
+                "unknown field `tagret`",
+            ),
+            (
+                target.to_string(),
+                "examples/test-suite.toml: ",
+                "the suite has no test",
+            ),
+            (
+                format!("{plan}[find_max]\nslo = \"p99<50ms\"\n{target}"),
+                ":2:1",
+                "[find_max] is not yet supported in suites",
+            ),
+            (
+                format!("plan = \"nope.toml\"\n{target}"),
+                ":1:8",
+                "not found",
+            ),
+            (
+                format!("{plan}repeats = 0\n{target}"),
+                ":2:11",
+                "repeats = 0 is out of range",
+            ),
+            (
+                plan.to_string(),
+                "examples/test-suite.toml: ",
+                "the suite has no [[target]]",
+            ),
+            (
+                format!("{plan}{target}{target}"),
+                ":6:8",
+                "target `a` is defined twice",
+            ),
+            (
+                format!("{plan}[[target]]\nname = \"a b\"\nbase_url = \"http://x\"\n"),
+                ":3:8",
+                "`a b` cannot name a target",
+            ),
+            (
+                format!("{plan}[[target]]\nname = \"a\"\nbase_url = \"ftp://x\"\n"),
+                ":4:12",
+                "is not http",
+            ),
+            (
+                format!("{plan}{target}command = []\n"),
+                ":5:11",
+                "command is empty",
+            ),
+            (
+                format!("{plan}{target}reset = [\"\"]\n"),
+                ":5:9",
+                "reset is empty",
+            ),
+            (
+                format!("{plan}{target}health_timeout = \"soon\"\n"),
+                ":5:18",
+                "not a duration",
+            ),
+            (
+                format!("{plan}{target}health_url = \"https://x/\"\n"),
+                ":5:14",
+                "only http://",
+            ),
+            (
+                format!("{plan}{target}cwd = \".\"\n"),
+                ":2:1",
+                "has cwd or env but no command or reset",
+            ),
+            (
+                format!("{plan}{target}command = [\"true\"]\ncwd = \"no-such-dir\"\n"),
+                ":6:7",
+                "does not exist",
+            ),
+            (
+                format!("{plan}[smoke]\nmax_error_rate = \"150%\"\n{target}"),
+                ":3:18",
+                "max_error_rate must be",
+            ),
+            (
+                format!("{plan}[smoke]\ntime_scale = 0.0\n{target}"),
+                ":3:14",
+                "positive factor",
+            ),
+            (
+                format!("{plan}[smoke]\nplan = \"gone.toml\"\n{target}"),
+                ":3:8",
+                "smoke plan",
+            ),
+            (
+                format!("name = \" \"\n{plan}{target}"),
+                ":1:8",
+                "the name is empty",
+            ),
+        ];
+        for (text, at, why) in cases {
+            let err = load_text(&text).expect_err(&text);
+            assert!(err.is_input(), "{err}");
+            let msg = err.to_string();
+            assert!(
+                msg.starts_with("examples/test-suite.toml")
+                    && msg.contains(at)
+                    && msg.contains(why),
+                "expected `{at}` and `{why}` in:\n{msg}\nfor:\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_invalid_plan_is_reported_in_the_plan_file() {
+        let dir = std::env::temp_dir().join(format!("volley-suite-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("plan.toml"), "[target]\nbase_url = \"http://x\"\n").unwrap();
+        let text =
+            "plan = \"plan.toml\"\n[[target]]\nname = \"a\"\nbase_url = \"http://127.0.0.1:1\"\n";
+        let err = load_str(text, &dir.join("s.toml"), &LoadOptions::default()).unwrap_err();
+        assert!(err.is_input());
+        assert!(err.to_string().contains("plan.toml"), "{err}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 
     #[test]
     fn error_rates() {

@@ -78,8 +78,9 @@ pub struct Started {
 pub struct Stopped {
     /// Its PID.
     pub pid: u32,
-    /// In words: "exited by itself (exit status 1)", "stopped by SIGTERM (exit status 0)",
-    /// "killed by SIGKILL after the 5s grace period".
+    /// In words: "exited by itself (exit status 1)", "stopped by SIGTERM (exit status 0)" (it
+    /// handled the signal and exited), "stopped by SIGTERM" (the signal ended it), "killed by
+    /// SIGKILL after the 5s grace period".
     pub how: String,
 }
 
@@ -125,6 +126,9 @@ impl Started {
             None => {
                 signal_group(self.pid, Signal::SIGTERM);
                 match wait_exit(self.pid, grace, || false) {
+                    Some(status) if status.signal() == Some(Signal::SIGTERM as i32) => {
+                        "stopped by SIGTERM".to_string()
+                    }
                     Some(status) => format!("stopped by SIGTERM ({})", describe(status)),
                     None => format!(
                         "killed by SIGKILL after the {} grace period",
