@@ -14,12 +14,29 @@ use std::time::{Duration, Instant};
 use common::{closed_port, only_subfolder, serial, temp_dir, volley};
 use serde_json::Value;
 
+/// The state and process group of `pid` from /proc, if it exists.
+fn stat(pid: u64) -> Option<(char, u64)> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // "pid (comm) state ppid pgrp …": comm may hold spaces, so split after its ')'.
+    let mut fields = text.rsplit(')').next()?.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let pgrp = fields.nth(1)?.parse().ok()?;
+    Some((state, pgrp))
+}
+
 /// Whether `pid` is a running process (a zombie, dead but not yet reaped, is not).
 fn alive(pid: u64) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .ok()
-        .and_then(|s| s.rsplit(')').next().map(|r| r.trim_start().to_string()))
-        .is_some_and(|state| !state.starts_with('Z'))
+    stat(pid).is_some_and(|(state, _)| state != 'Z')
+}
+
+/// Running processes in process group `pgid` (a suite starts each command in a group of its
+/// own, whose ID is the command's PID).
+fn group(pgid: u64) -> Vec<u64> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u64>().ok())
+        .filter(|&pid| stat(pid).is_some_and(|(state, g)| g == pgid && state != 'Z'))
+        .collect()
 }
 
 /// Polls `done` every 20 ms until it holds; fails after `limit`, saying `what` was awaited.
@@ -34,13 +51,13 @@ fn poll_until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// Polls until `pid` is gone (a process that died in its group is reaped by its parent or init
-/// a moment later).
+/// Polls until `pid` and everything in its process group are gone (a process that died is
+/// reaped by its parent or init a moment later).
 fn assert_gone(pid: u64) {
     poll_until(
-        &format!("process {pid} to end"),
+        &format!("process {pid} and its group to end"),
         Duration::from_secs(10),
-        || !alive(pid),
+        || !alive(pid) && group(pid).is_empty(),
     );
 }
 
@@ -214,6 +231,10 @@ path = "/"
     )
     .unwrap();
     let missing = closed_port();
+    let crash = closed_port();
+    // A server that is not the suite's answers where a target is to be started.
+    let squatter = common::target();
+    let taken = squatter.base_url();
     std::fs::write(
         dir.join("suite.toml"),
         format!(
@@ -229,6 +250,16 @@ max_error_rate = "1%"
 name = "missing"
 base_url = "http://127.0.0.1:{missing}"
 command = ["volley-test-no-such-program", "--port", "{missing}"]
+
+[[target]]
+name = "crash"
+base_url = "http://127.0.0.1:{crash}"
+command = ["sh", "-c", "echo 'cannot bind: boom' >&2; exit 3"]
+
+[[target]]
+name = "taken"
+base_url = "{taken}"
+command = ["sleep", "30"]
 
 [[target]]
 name = "silent"
@@ -278,6 +309,31 @@ reset = ["sh", "-c", "echo reset by suite"]
         "{cause}"
     );
     assert!(t["pid"].is_null());
+
+    let t = target(&s, "crash");
+    assert_eq!(
+        (&t["status"], &t["failed_step"]),
+        (&"failed".into(), &"start".into())
+    );
+    let cause = t["cause"].as_str().unwrap();
+    assert!(
+        cause.contains("exited (exit status 3) before answering its health check")
+            && cause.contains("last output: cannot bind: boom"),
+        "{cause}"
+    );
+    assert_eq!(t["stopped"], "exited by itself (exit status 3)");
+    let log = std::fs::read_to_string(folder.join("crash/server.log")).unwrap();
+    assert!(log.contains("cannot bind: boom\n"), "{log}");
+
+    let t = target(&s, "taken");
+    assert_eq!(
+        (&t["status"], &t["failed_step"]),
+        (&"failed".into(), &"start".into())
+    );
+    let cause = t["cause"].as_str().unwrap();
+    assert!(cause.contains("something already answers at"), "{cause}");
+    assert!(t["pid"].is_null(), "nothing started: {t:#}");
+    drop(squatter);
 
     let t = target(&s, "silent");
     assert_eq!(
@@ -335,16 +391,18 @@ reset = ["sh", "-c", "echo reset by suite"]
 
     // Every process the suite started is gone: the silent one (which never listened) included.
     let started = pids(&s);
-    assert_eq!(started.len(), 3, "{s:#}");
+    assert_eq!(started.len(), 4, "crash, silent, errors, good: {s:#}");
     for pid in started {
         assert_gone(pid);
     }
 
     // The report lists each failure with its step and cause, and still shows the good target.
     let md = std::fs::read_to_string(folder.join("report.md")).unwrap();
-    assert!(md.contains("1 of 4 targets ran"), "{md}");
+    assert!(md.contains("1 of 6 targets ran"), "{md}");
     for line in [
         "> - missing — start failed: ",
+        "> - crash — start failed: ",
+        "> - taken — start failed: ",
         "> - silent — health check failed: ",
         "> - errors — smoke failed: ",
     ] {
@@ -435,26 +493,9 @@ command = ["volley", "serve", "--port", "{1}", "--threads", "1"]
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let (tx, rx) = mpsc::channel();
-    let stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
+    let lines = lines_of(child.stderr.take().unwrap());
     // Wait until the first target is healthy, then until its run has sent real load.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let mut seen = Vec::new();
-    while !seen
-        .iter()
-        .any(|l: &String| l.contains("first: healthy after"))
-    {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
-            Ok(line) => seen.push(line),
-            Err(_) => panic!("the first target never became healthy: {seen:#?}"),
-        }
-    }
+    wait_for_line(&lines, "first: healthy after");
     poll_until("load on the first target", Duration::from_secs(30), || {
         served(ports[0]) >= 200
     });
@@ -469,10 +510,7 @@ command = ["volley", "serve", "--port", "{1}", "--threads", "1"]
             status.is_some()
         },
     );
-    let status = status.unwrap();
-    reader.join().unwrap();
-    seen.extend(rx.try_iter());
-    assert_eq!(status.code(), Some(130), "{seen:#?}");
+    assert_eq!(status.unwrap().code(), Some(130));
 
     let folder = only_subfolder(&results);
     let s = read_json(&folder.join("suite.json"));
@@ -509,6 +547,124 @@ command = ["volley", "serve", "--port", "{1}", "--threads", "1"]
         "{md}"
     );
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_second_ctrl_c_kills_the_started_processes_and_exits_at_once() {
+    let _serial = serial();
+    let dir = temp_dir("suite-second-interrupt");
+    // The target is a shell that ignores SIGTERM and runs the built-in target in its process
+    // group: after the first Ctrl-C the server goes, the shell stays, and the suite would wait
+    // out the shell's (long) grace period — unless told twice.
+    let port = closed_port();
+    std::fs::write(
+        dir.join("plan.toml"),
+        r#"
+[target]
+base_url = "http://127.0.0.1:1"
+[[scenario]]
+name = "get"
+[scenario.load]
+profile = "constant-vus"
+vus = 2
+duration = "60s"
+[[scenario.step]]
+name = "root"
+path = "/"
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("suite.toml"),
+        format!(
+            r#"
+plan = "plan.toml"
+[[target]]
+name = "stubborn"
+base_url = "http://127.0.0.1:{port}"
+command = ["sh", "-c", "trap '' TERM; \"$VOLLEY_BIN\" serve --port {port} --threads 1 & while :; do sleep 0.1; done"]
+stop_grace = "60s"
+"#
+        ),
+    )
+    .unwrap();
+    let mut child = volley()
+        .arg("suite")
+        .arg(dir.join("suite.toml"))
+        .arg("--out")
+        .arg(dir.join("results"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = lines_of(child.stderr.take().unwrap());
+    let started = wait_for_line(&lines, "stubborn: started");
+    let pid: u64 = started
+        .split("(pid ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in `{started}`"));
+    wait_for_line(&lines, "stubborn: healthy after");
+    poll_until("load on the target", Duration::from_secs(30), || {
+        served(port) >= 100
+    });
+    let volley_pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(volley_pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    wait_for_line(&lines, "stopping the current run");
+    assert!(
+        alive(pid),
+        "SIGTERM is ignored: the process waits out its grace period"
+    );
+    assert!(
+        group(pid).len() >= 2,
+        "the shell and its children: {:?}",
+        group(pid)
+    );
+    let asked = Instant::now();
+    nix::sys::signal::kill(volley_pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let mut status = None;
+    poll_until(
+        "volley suite to exit on a second SIGINT",
+        Duration::from_secs(10),
+        || {
+            status = child.try_wait().unwrap();
+            status.is_some()
+        },
+    );
+    assert_eq!(status.unwrap().code(), Some(130));
+    assert!(
+        asked.elapsed() < Duration::from_secs(10),
+        "not the 60 s grace period"
+    );
+    assert_gone(pid);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The lines of a child's output, as they come.
+fn lines_of(out: impl Read + Send + 'static) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (at most 30 s) for a line containing `needle`; returns it.
+fn wait_for_line(lines: &mpsc::Receiver<String>, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match lines.recv_timeout(left) {
+            Ok(line) if line.contains(needle) => return line,
+            Ok(_) => {}
+            Err(e) => panic!("no line with `{needle}` ({e})"),
+        }
+    }
 }
 
 #[test]
