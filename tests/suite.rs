@@ -210,7 +210,7 @@ fn the_example_suite_ranks_three_capacities_in_order() {
 fn failing_targets_are_reported_with_their_cause_and_the_good_one_still_runs() {
     let _serial = serial();
     let dir = temp_dir("suite-failures");
-    let [silent, errors, good] = free_ports(3)[..] else {
+    let [silent, errors, no_reset, dies, good] = free_ports(5)[..] else {
         unreachable!()
     };
     std::fs::write(
@@ -273,6 +273,19 @@ name = "errors"
 base_url = "http://127.0.0.1:{errors}/status/500"
 health_url = "http://127.0.0.1:{errors}/"
 command = ["volley", "serve", "--port", "{errors}", "--threads", "1"]
+
+[[target]]
+name = "no-reset"
+base_url = "http://127.0.0.1:{no_reset}"
+command = ["volley", "serve", "--port", "{no_reset}", "--threads", "1"]
+reset = ["sh", "-c", "echo 'no database to clear' >&2; exit 1"]
+
+# Its third reset (before run 2) kills the server: run 2 cannot reach it.
+[[target]]
+name = "dies"
+base_url = "http://127.0.0.1:{dies}"
+command = ["sh", "-c", "echo $$ > dies.pid; exec \"$VOLLEY_BIN\" serve --port {dies} --threads 1"]
+reset = ["sh", "-c", "echo x >> dies.resets; [ $(wc -l < dies.resets) -lt 3 ] || kill -KILL $(cat dies.pid)"]
 
 [[target]]
 name = "good"
@@ -371,6 +384,39 @@ reset = ["sh", "-c", "echo reset by suite"]
     );
     assert!(folder.join("errors/smoke.json").is_file());
 
+    let t = target(&s, "no-reset");
+    assert_eq!(
+        (&t["status"], &t["failed_step"]),
+        (&"failed".into(), &"reset".into())
+    );
+    let cause = t["cause"].as_str().unwrap();
+    assert!(
+        cause.contains("exit status 1") && cause.contains("reset.log"),
+        "{cause}"
+    );
+    let log = std::fs::read_to_string(folder.join("no-reset/reset.log")).unwrap();
+    assert!(log.contains("no database to clear"), "{log}");
+    assert!(t["smoke"].is_null(), "no smoke run after a failed reset");
+
+    let t = target(&s, "dies");
+    assert_eq!(
+        (&t["status"], &t["failed_step"]),
+        (&"failed".into(), &"run".into())
+    );
+    let cause = t["cause"].as_str().unwrap();
+    assert!(
+        cause.starts_with("run 2 of 2: ") && cause.contains("connection_refused"),
+        "{cause}"
+    );
+    assert_eq!(t["stopped"], "exited by itself (killed by SIGKILL)");
+    assert_eq!(
+        t["records"].as_array().unwrap().len(),
+        2,
+        "both runs are kept: {t:#}"
+    );
+    let first = read_json(&folder.join("dies/repeat-1/run.json"));
+    assert_eq!(first["summary"]["errors"], 0);
+
     let t = target(&s, "good");
     assert_eq!(t["status"], "ran", "{t:#}");
     assert!(t["failed_step"].is_null() && t["cause"].is_null());
@@ -391,20 +437,26 @@ reset = ["sh", "-c", "echo reset by suite"]
 
     // Every process the suite started is gone: the silent one (which never listened) included.
     let started = pids(&s);
-    assert_eq!(started.len(), 4, "crash, silent, errors, good: {s:#}");
+    assert_eq!(
+        started.len(),
+        6,
+        "crash, silent, errors, no-reset, dies, good: {s:#}"
+    );
     for pid in started {
         assert_gone(pid);
     }
 
     // The report lists each failure with its step and cause, and still shows the good target.
     let md = std::fs::read_to_string(folder.join("report.md")).unwrap();
-    assert!(md.contains("1 of 6 targets ran"), "{md}");
+    assert!(md.contains("1 of 8 targets ran"), "{md}");
     for line in [
         "> - missing — start failed: ",
         "> - crash — start failed: ",
         "> - taken — start failed: ",
         "> - silent — health check failed: ",
         "> - errors — smoke failed: ",
+        "> - no-reset — reset failed: ",
+        "> - dies — run failed: run 2 of 2: ",
     ] {
         assert!(md.contains(line), "`{line}` missing in:\n{md}");
     }

@@ -239,12 +239,18 @@ impl TargetRun<'_, '_> {
             write_record(&path, &record).map_err(|e| Halt::Failed(Step::Smoke, e.to_string()))?;
             let smoke = self.judge_smoke(&record, &path);
             let passed = smoke.passed;
+            let verdict = if record.interrupted.is_some() {
+                "interrupted"
+            } else if passed {
+                "passed"
+            } else {
+                "failed"
+            };
             let words = format!(
-                "smoke: {} requests, {:.2}% errors (at most {}% allowed) → {}",
+                "smoke: {} requests, {:.2}% errors (at most {}% allowed) → {verdict}",
                 thousands(smoke.requests),
                 smoke.error_rate * 100.0,
                 smoke.max_error_rate * 100.0,
-                if passed { "passed" } else { "failed" }
             );
             out.smoke = Some(smoke);
             self.say(&words);
