@@ -10,7 +10,7 @@
 //! an unrelated process in between. A [`Started`] that is dropped without [`Started::stop`] is
 //! killed.
 
-use std::fs::{File, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::Write;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
@@ -87,9 +87,9 @@ pub struct Stopped {
 impl Started {
     /// Starts `cmd` with stdout and stderr appended to `log`.
     pub fn spawn(cmd: &Command, log: &Path, registry: &Registry) -> Result<Self, Error> {
-        let (mut command, out) = prepare(cmd, log)?;
-        let child = command.spawn().map_err(|e| spawn_error(cmd, &e))?;
-        drop(out);
+        let child = prepare(cmd, log)?
+            .spawn()
+            .map_err(|e| spawn_error(cmd, &e))?;
         let pid = Pid::from_raw(child.id() as i32);
         registry.add(pid.as_raw());
         Ok(Self {
@@ -219,7 +219,9 @@ fn program(argv0: &str) -> Result<PathBuf, std::io::Error> {
     }
 }
 
-fn prepare(cmd: &Command, log: &Path) -> Result<(std::process::Command, File), Error> {
+/// The command to spawn: its own process group, stdin closed, stdout and stderr appended to
+/// `log` (after a line saying what starts, where).
+fn prepare(cmd: &Command, log: &Path) -> Result<std::process::Command, Error> {
     let fail = |why: String| Error::Process {
         command: cmd.display(),
         why,
@@ -234,34 +236,30 @@ fn prepare(cmd: &Command, log: &Path) -> Result<(std::process::Command, File), E
         )));
     }
     let exe = program(argv0).map_err(|e| fail(format!("cannot find volley's executable: {e}")))?;
-    let volley = std::env::current_exe().ok();
-    let out = OpenOptions::new()
+    let mut out = OpenOptions::new()
         .create(true)
         .append(true)
         .open(log)
         .map_err(|e| fail(format!("cannot open {}: {e}", log.display())))?;
-    let mut header = File::try_clone(&out).map_err(|e| fail(e.to_string()))?;
     let _ = writeln!(
-        header,
+        out,
         "[volley suite] starting {} (in {})",
         cmd.display(),
         cmd.cwd.display()
     );
-    let err = File::try_clone(&out).map_err(|e| fail(e.to_string()))?;
+    let stdout = out.try_clone().map_err(|e| fail(e.to_string()))?;
     let mut c = std::process::Command::new(exe);
     c.args(&cmd.argv[1..])
         .current_dir(&cmd.cwd)
         .envs(&cmd.env)
         .stdin(Stdio::null())
-        .stdout(Stdio::from(
-            File::try_clone(&out).map_err(|e| fail(e.to_string()))?,
-        ))
-        .stderr(Stdio::from(err))
+        .stdout(Stdio::from(stdout))
+        .stderr(Stdio::from(out))
         .process_group(0);
-    if let Some(v) = volley {
-        c.env(VOLLEY_BIN_ENV, v);
+    if let Ok(volley) = std::env::current_exe() {
+        c.env(VOLLEY_BIN_ENV, volley);
     }
-    Ok((c, out))
+    Ok(c)
 }
 
 fn spawn_error(cmd: &Command, e: &std::io::Error) -> Error {

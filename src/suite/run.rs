@@ -105,7 +105,7 @@ fn rfc3339(t: SystemTime) -> String {
 enum Halt {
     /// A step failed.
     Failed(Step, String),
-    /// A signal arrived; the words say during what.
+    /// A signal arrived; the words say when ("during the run", "before the smoke run").
     Interrupted(String),
 }
 
@@ -160,9 +160,9 @@ impl TargetRun<'_, '_> {
                 out.failed_step = Some(step);
                 out.cause = Some(cause);
             }
-            Err(Halt::Interrupted(during)) => {
+            Err(Halt::Interrupted(when)) => {
                 let signal = self.interrupts.signal().unwrap_or("a stop request");
-                let cause = format!("interrupted by {signal} during {during}");
+                let cause = format!("interrupted by {signal} {when}");
                 self.say(&cause);
                 out.status = Status::Interrupted;
                 out.cause = Some(cause);
@@ -229,12 +229,13 @@ impl TargetRun<'_, '_> {
             }
             Err(HealthFailure::TimedOut(why)) => return Err(Halt::Failed(Step::Health, why)),
             Err(HealthFailure::Stopped) => {
-                return Err(Halt::Interrupted("the health check".into()));
+                return Err(Halt::Interrupted("during the health check".into()));
             }
         }
         if let Some(plan) = &t.smoke_plan {
+            self.go_on("before the smoke run")?;
             self.reset(dir)?;
-            let record = self.measure(plan, "the smoke run", server)?;
+            let record = self.measure(plan, Step::Smoke, "the smoke run", server)?;
             let path = dir.join("smoke.json");
             write_record(&path, &record).map_err(|e| Halt::Failed(Step::Smoke, e.to_string()))?;
             let smoke = self.judge_smoke(&record, &path);
@@ -255,7 +256,7 @@ impl TargetRun<'_, '_> {
             out.smoke = Some(smoke);
             self.say(&words);
             if record.interrupted.is_some() {
-                return Err(Halt::Interrupted("the smoke run".into()));
+                return Err(Halt::Interrupted("during the smoke run".into()));
             }
             if !passed {
                 return Err(Halt::Failed(Step::Smoke, smoke_cause(&record, out)));
@@ -264,13 +265,17 @@ impl TargetRun<'_, '_> {
         }
         let n = self.suite.repeats;
         for i in 1..=n {
-            self.reset(dir)?;
             let during = if n == 1 {
                 "the run".to_string()
             } else {
                 format!("run {i} of {n}")
             };
-            let record = self.measure(&t.plan, &during, server)?;
+            if let Err(halt) = self.go_on(&format!("before {during}")) {
+                self.spread(dir, out);
+                return Err(halt);
+            }
+            self.reset(dir)?;
+            let record = self.measure(&t.plan, Step::Run, &during, server)?;
             let run_dir = if n == 1 {
                 dir.to_path_buf()
             } else {
@@ -287,7 +292,7 @@ impl TargetRun<'_, '_> {
             out.runs.push(record);
             if interrupted {
                 self.spread(dir, out);
-                return Err(Halt::Interrupted(during));
+                return Err(Halt::Interrupted(format!("during {during}")));
             }
             if let Some(cause) = cause {
                 return Err(Halt::Failed(Step::Run, format!("{during}: {cause}")));
@@ -296,6 +301,14 @@ impl TargetRun<'_, '_> {
         }
         self.spread(dir, out);
         Ok(())
+    }
+
+    /// Whether to go on to the next step: not once the suite has been interrupted.
+    fn go_on(&self, when: &str) -> Result<(), Halt> {
+        match self.interrupts.signal() {
+            Some(_) => Err(Halt::Interrupted(when.to_string())),
+            None => Ok(()),
+        }
     }
 
     /// With repeats, the spread of the runs at the top of the target's folder.
@@ -322,7 +335,7 @@ impl TargetRun<'_, '_> {
         )
         .map_err(|e| {
             if self.interrupts.signal().is_some() {
-                Halt::Interrupted("the reset command".into())
+                Halt::Interrupted("during the reset command".into())
             } else {
                 Halt::Failed(Step::Reset, e.to_string())
             }
@@ -331,10 +344,11 @@ impl TargetRun<'_, '_> {
         Ok(())
     }
 
-    /// One run of `plan`, stoppable by the suite's signals.
+    /// One run of `plan`, stoppable by the suite's signals; `step` fails if it cannot be done.
     fn measure(
         &mut self,
         plan: &Plan,
+        step: Step,
         during: &str,
         server: &Option<Started>,
     ) -> Result<RunRecord, Halt> {
@@ -345,11 +359,6 @@ impl TargetRun<'_, '_> {
         let stop = self.interrupts.begin_run();
         let outcome = engine::run_with(plan, &engine_options, stop);
         self.interrupts.end_run();
-        let step = if during == "the smoke run" {
-            Step::Smoke
-        } else {
-            Step::Run
-        };
         let outcome = outcome.map_err(|e| {
             let died = server
                 .as_ref()
