@@ -27,6 +27,24 @@ pub enum Error {
         /// What would be valid.
         hint: Option<String>,
     },
+    /// A suite file is invalid; `at` is `file:line:col`.
+    #[error("{at}: {why}{}", hint.as_ref().map(|h| format!("\n  hint: {h}")).unwrap_or_default())]
+    Suite {
+        /// Where: `path:line:col` (or the path alone).
+        at: String,
+        /// What is wrong.
+        why: String,
+        /// What would be valid.
+        hint: Option<String>,
+    },
+    /// A command a suite starts (a target's server, its reset) could not be run or failed.
+    #[error("`{command}`: {why}")]
+    Process {
+        /// The command line, as the user wrote it.
+        command: String,
+        /// What went wrong.
+        why: String,
+    },
     /// A file could not be read or written.
     #[error("{action} {path}: {cause}")]
     File {
@@ -66,9 +84,11 @@ impl Error {
     /// about carrying out the work: the command line maps it to exit code 2.
     pub fn is_input(&self) -> bool {
         match self {
-            Self::Invalid { .. } | Self::Record { .. } | Self::Plan { .. } => true,
+            Self::Invalid { .. } | Self::Record { .. } | Self::Plan { .. } | Self::Suite { .. } => {
+                true
+            }
             Self::File { action, .. } => *action == CANNOT_READ,
-            Self::Render { .. } | Self::Engine(_) | Self::Target(_) => false,
+            Self::Render { .. } | Self::Process { .. } | Self::Engine(_) | Self::Target(_) => false,
         }
     }
 }

@@ -9,6 +9,7 @@
 //! cli ──► plan ──► schedule ──► engine ──► record ──► analysis ──► report
 //!                                 │
 //!                               proto (HTTP/1.1)        target (built-in server)
+//!                                                       suite (orchestrates many runs)
 //! ```
 //!
 //! - [`plan`]: user input → validated [`plan::RunSpec`]; every user error is found here.
@@ -23,6 +24,8 @@
 //!   of runs with a noise-aware verdict ([`analysis::compare`], [`analysis::stats`]).
 //! - [`report`]: the terminal summary and progress line, `report.md`, the self-contained
 //!   `report.html` with SVG charts, comparisons, and the results folder every run writes.
+//! - [`suite`]: one test against several targets (start, health check, reset, smoke gate, runs,
+//!   stop), one after the other, and their comparison.
 //! - [`target`]: the built-in target server (`volley serve`), used by the demo, tests and benches.
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
 
@@ -30,11 +33,13 @@ pub mod analysis;
 pub mod engine;
 pub mod error;
 pub mod findmax;
+pub mod location;
 pub mod plan;
 pub mod proto;
 pub mod record;
 pub mod report;
 pub mod schedule;
+pub mod suite;
 pub mod target;
 pub mod timer;
 

@@ -1,8 +1,8 @@
-//! The HTML reports in a real browser: headless Chromium loads each page from disk, and the test
-//! checks that it logged nothing to the console (the page has no scripts, and its
-//! Content-Security-Policy turns any attempt to fetch something into a console error), that every
-//! chart was laid out at a readable size with its data drawn, and keeps a screenshot under
-//! `target/tmp/chromium/`.
+//! The HTML reports (a run, a comparison, a suite) in a real browser: headless Chromium loads each
+//! page from disk, and the test checks that it logged nothing to the console (the page has no
+//! scripts, and its Content-Security-Policy turns any attempt to fetch something into a console
+//! error), that every chart was laid out at a readable size with its data drawn, and keeps a
+//! screenshot under `target/tmp/chromium/`.
 //!
 //! Chromium is required: without it the test fails and says how to install it
 //! (`apt-get install -y chromium`; `VOLLEY_CHROMIUM` may point at another Chromium or Chrome).
@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use common::*;
 use volley::record::model::{CheckResult, Group, GroupKind, ThresholdResult};
+use volley::suite::outcome::{Status, Step, SuiteOutcome, TargetOutcome};
 
 /// Longest a Chromium invocation may take before it is killed.
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(120);
@@ -333,6 +334,38 @@ fn run_and_compare_reports_render_in_chromium() {
         &compare_page,
         &["compare-spectrum", "compare-throughput"],
         &screenshots().join("compare-report.png"),
+    );
+
+    // A suite's report: two targets measured, one that failed its health check.
+    let ran = |name: &str, folder: &str| {
+        let mut t = TargetOutcome::new(name, &t.base_url(), Path::new(folder));
+        t.runs = vec![volley::record::read_record(&dir.join(folder).join("run.json")).unwrap()];
+        t.ready_after_s = Some(0.05);
+        t.stopped = Some("stopped by SIGTERM (exit status 0)".into());
+        t
+    };
+    let mut down = TargetOutcome::new("down", "http://127.0.0.1:9", Path::new("down"));
+    down.status = Status::Failed;
+    down.failed_step = Some(Step::Health);
+    down.cause = Some("http://127.0.0.1:9 did not answer 2xx/3xx within 1s".into());
+    let suite = SuiteOutcome {
+        schema_version: volley::suite::outcome::SUITE_SCHEMA_VERSION,
+        name: "chromium".into(),
+        source: dir.join("suite.toml"),
+        plan: dir.join("plan.toml"),
+        repeats: 1,
+        folder: dir.clone(),
+        started_at: "2026-01-02T03:04:05.678Z".into(),
+        ended_at: "2026-01-02T03:05:05.678Z".into(),
+        interrupted: None,
+        targets: vec![ran("closed", "closed"), ran("open", "open"), down],
+    };
+    let suite_page = dir.join("suite-report.html");
+    std::fs::write(&suite_page, volley::report::suite::html(&suite).unwrap()).unwrap();
+    check_page(
+        &suite_page,
+        &["compare-spectrum", "compare-throughput"],
+        &screenshots().join("suite-report.png"),
     );
 }
 

@@ -9,6 +9,10 @@ use crate::report::format::seconds;
 /// Measured durations further apart than this share of the baseline's are flagged.
 pub const DURATION_TOLERANCE: f64 = 0.10;
 
+/// The name of the target-URL field, for comparisons where the target is the thing tested (a
+/// suite runs one test against several targets).
+pub const TARGET_URL: &str = "target URL";
+
 type Field = (&'static str, fn(&RunRecord) -> String);
 
 fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
@@ -27,7 +31,7 @@ const FIELDS: &[Field] = &[
     }),
     ("request count asked", |r| opt(r.config.requests)),
     ("warm-up", |r| seconds(r.config.warmup_s)),
-    ("target URL", |r| r.config.url.clone()),
+    (TARGET_URL, |r| r.config.url.clone()),
     ("method", |r| r.config.method.clone()),
     ("request body (bytes)", |r| r.config.body_bytes.to_string()),
     ("headers", |r| r.config.headers.join("; ")),
@@ -43,11 +47,17 @@ const FIELDS: &[Field] = &[
 
 /// Why the variants' runs are not like-for-like; empty when they are.
 pub fn mismatches(variants: &[Variant]) -> Vec<String> {
+    mismatches_except(variants, &[])
+}
+
+/// Like [`mismatches`], leaving out the fields named in `expected` (e.g. [`TARGET_URL`]): the
+/// differences that are the point of the comparison.
+pub fn mismatches_except(variants: &[Variant], expected: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     let Some(first) = variants.first().and_then(|v| v.runs.first()) else {
         return out;
     };
-    for (name, show) in FIELDS {
+    for (name, show) in FIELDS.iter().filter(|(name, _)| !expected.contains(name)) {
         let reference = show(first);
         let differs = variants
             .iter()
@@ -123,4 +133,37 @@ pub fn run_notes(variants: &[Variant]) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixture::record;
+
+    fn variant(label: &str, url: &str) -> Variant {
+        let mut r = record(label, 3, 100, 1000, 0, 0.0);
+        r.config.url = url.into();
+        Variant {
+            label: label.into(),
+            source: label.into(),
+            runs: vec![r],
+        }
+    }
+
+    #[test]
+    fn an_expected_difference_is_not_a_mismatch() {
+        let v = [
+            variant("a", "http://127.0.0.1:1/"),
+            variant("b", "http://127.0.0.1:2/"),
+        ];
+        let all = mismatches(&v);
+        assert_eq!(all.len(), 1, "{all:?}");
+        assert!(all[0].starts_with("target URL differs: a = http://127.0.0.1:1/"));
+        assert!(mismatches_except(&v, &[TARGET_URL]).is_empty());
+        let mut v = v;
+        v[1].runs[0].config.connections = Some(99);
+        let rest = mismatches_except(&v, &[TARGET_URL]);
+        assert_eq!(rest.len(), 1, "{rest:?}");
+        assert!(rest[0].starts_with("connections differs"), "{rest:?}");
+    }
 }

@@ -47,6 +47,30 @@ pub enum Command {
     /// Compare runs (or folders of repeated runs): a column per run, the change against the
     /// first, and whether it is more than noise.
     Compare(CompareArgs),
+    /// Run one test against several targets, one after the other (start, health check, reset,
+    /// smoke gate, runs, stop), then compare them.
+    Suite(SuiteArgs),
+}
+
+/// `volley suite`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit codes: 0 every target ran; 1 one or more failed (start, health \
+                        check, reset, smoke or run; the report says why); 2 invalid suite file \
+                        or plan; 130 interrupted (what was measured is still reported)."
+)]
+pub struct SuiteArgs {
+    /// The suite file (TOML).
+    pub suite: PathBuf,
+    /// Multiply every load-profile duration of the plans (smoke included) by this factor.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
+    pub time_scale: f64,
+    /// Parent folder of the suite's results folder (<out>/<suite>-<UTC time>/).
+    #[arg(long, value_name = "DIR", default_value = "volley-results")]
+    pub out: PathBuf,
+    /// No progress lines and no report on stdout (errors still go to stderr).
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
 }
 
 /// `volley run`.
@@ -367,6 +391,12 @@ mod tests {
         let cli = Cli::try_parse_from(["volley", "compare", "a", "b", "--labels", "x,y"]).unwrap();
         match cli.command {
             Some(Command::Compare(c)) => assert_eq!(c.labels, ["x", "y"]),
+            other => panic!("{other:?}"),
+        }
+        let cli = Cli::try_parse_from(["volley", "suite", "s.toml", "--time-scale", "0.1", "-q"])
+            .unwrap();
+        match cli.command {
+            Some(Command::Suite(s)) => assert!(s.quiet && s.time_scale == 0.1),
             other => panic!("{other:?}"),
         }
         let cli = Cli::try_parse_from(["volley", "report", "run.json", "-f", "html"]).unwrap();

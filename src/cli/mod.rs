@@ -4,7 +4,8 @@
 //! completed, or the run could not be carried out; 2 the command line or its input (a plan, a
 //! record) is invalid — records that cannot be read or are of another format version included;
 //! 99 a threshold failed; 130 the run was interrupted (SIGINT/SIGTERM) — its summary and
-//! record are still written.
+//! record are still written. `volley suite`: 0 every target ran, 1 one or more failed, 2 invalid
+//! suite file, 130 interrupted.
 
 mod args;
 mod compare;
@@ -15,6 +16,7 @@ mod quick;
 mod repeat;
 mod report;
 mod serve;
+mod suite;
 
 use std::io::Write;
 use std::path::Path;
@@ -48,6 +50,7 @@ pub fn main() -> ExitCode {
         Some(Command::FindMax(a)) => findmax::run(a, &argv),
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Compare(a)) => compare::run(a),
+        Some(Command::Suite(a)) => suite::run(a, &argv),
         None => quick::run(cli.quick, &argv),
     };
     match result {

@@ -3,11 +3,9 @@
 
 use std::path::Path;
 
-use volley::analysis::compare::{CompareOptions, Variant, compare};
 use volley::plan::Plan;
-use volley::record::write_atomically;
-use volley::report::format::{ms, thousands};
-use volley::report::{comparison, html, new_folder, write_results_into};
+use volley::report::repeats::{repeat_dir, run_line, write_spread};
+use volley::report::{new_folder, write_results_into};
 
 /// Runs `spec` `repeat` times; returns the worst exit code. An interrupted run ends the series.
 pub fn run(
@@ -26,16 +24,11 @@ pub fn run(
             Some(dir) => dir,
             None => folder.insert(new_folder(out, &volley::report::folder_name(&record))?),
         };
-        let files = write_results_into(&dir.join(format!("repeat-{i}")), &record)?;
+        let files = write_results_into(&repeat_dir(dir, i), &record)?;
         if !quiet {
-            let s = &record.summary;
             println!(
-                "repeat {i}/{repeat}: {} requests, {:.1} req/s, p50 {} ms, p99 {} ms, {} errors  → {}",
-                thousands(s.requests),
-                s.rps,
-                ms(s.latency_ms.p50),
-                ms(s.latency_ms.p99),
-                thousands(s.errors),
+                "repeat {i}/{repeat}: {}  → {}",
+                run_line(&record),
                 files.dir.display()
             );
         }
@@ -49,23 +42,7 @@ pub fn run(
     let Some(dir) = folder else {
         return Ok(worst);
     };
-    let variant = Variant {
-        label: spec.name.clone(),
-        source: dir.clone(),
-        runs,
-    };
-    let variants = [variant];
-    let c = compare(&variants, CompareOptions::default());
-    let text = comparison::text(&variants, &c);
-    write_atomically(&dir.join("summary.txt"), text.as_bytes())?;
-    write_atomically(
-        &dir.join("report.md"),
-        comparison::markdown(&variants, &c).as_bytes(),
-    )?;
-    write_atomically(
-        &dir.join("report.html"),
-        html::render_compare(&variants, &c)?.as_bytes(),
-    )?;
+    let text = write_spread(&dir, &spec.name, runs)?;
     if !quiet {
         println!("\n{text}");
         println!("results: {}", dir.display());

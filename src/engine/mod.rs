@@ -52,6 +52,19 @@ impl StopHandle {
     pub fn interrupt(&self) {
         self.stop.abort();
     }
+
+    /// Like [`interrupt`](Self::interrupt), for a signal the caller received (e.g. "SIGINT"):
+    /// the record then says that signal ended the run. For callers that handle signals
+    /// themselves ([`RunOptions::handle_signals`] off), such as a suite of runs.
+    pub fn interrupt_by(&self, signal: &'static str) {
+        let _ = self.stop.signal.set(signal);
+        self.stop.abort();
+    }
+
+    /// Whether a stop was requested.
+    pub fn is_interrupted(&self) -> bool {
+        self.stop.is_aborted()
+    }
 }
 
 /// CPU use of one worker thread.
@@ -133,6 +146,8 @@ struct ScenarioShared {
 struct Stop {
     aborted: AtomicBool,
     tx: watch::Sender<bool>,
+    /// The signal behind a stop request made through [`StopHandle::interrupt_by`].
+    signal: std::sync::OnceLock<&'static str>,
 }
 
 impl Stop {
@@ -140,6 +155,7 @@ impl Stop {
         Self {
             aborted: AtomicBool::new(false),
             tx: watch::channel(false).0,
+            signal: std::sync::OnceLock::new(),
         }
     }
 
@@ -385,7 +401,7 @@ async fn control_loop(
         return Err(Error::Engine(why));
     }
     if interrupted.is_none() && run.stop.is_aborted() && !deadline_hit && aborted_by.is_empty() {
-        interrupted = Some("stop requested");
+        interrupted = Some(run.stop.signal.get().copied().unwrap_or("stop requested"));
     }
     Ok(Collected {
         totals,

@@ -262,7 +262,13 @@ higher is faster, for latency lower is faster.";
 /// Renders a comparison as Markdown.
 pub fn markdown(variants: &[Variant], c: &Comparison) -> String {
     let v = compare_view(variants, c);
-    let mut o = format!("# volley comparison: {}\n\n", v.title);
+    format!("# volley comparison: {}\n\n{}", v.title, markdown_body(&v))
+}
+
+/// A comparison's Markdown under a title of the caller's: verdicts, warnings, notes, and the
+/// tables at `##` level.
+pub fn markdown_body(v: &CompareView) -> String {
+    let mut o = String::new();
     for line in &v.verdicts {
         o.push_str(&format!("- **{line}**\n"));
     }
@@ -292,7 +298,12 @@ pub fn markdown(variants: &[Variant], c: &Comparison) -> String {
 /// Renders a comparison as plain text.
 pub fn text(variants: &[Variant], c: &Comparison) -> String {
     let v = compare_view(variants, c);
-    let mut o = format!("volley comparison: {}\n\n", v.title);
+    format!("volley comparison: {}\n\n{}", v.title, text_body(&v))
+}
+
+/// A comparison's plain text under a title of the caller's.
+pub fn text_body(v: &CompareView) -> String {
+    let mut o = String::new();
     for line in &v.verdicts {
         o.push_str(&format!("  {line}\n"));
     }

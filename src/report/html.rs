@@ -7,9 +7,11 @@
 use minijinja::value::Serde;
 use minijinja::{Environment, context};
 
+use super::charts::Chart;
 use super::charts::compare::compare_charts;
 use super::charts::run::run_charts;
-use super::comparison::compare_view;
+use super::comparison::{CompareView, compare_view};
+use super::suite::SuiteView;
 use super::view::run_view;
 use crate::analysis::compare::{Comparison, Variant};
 use crate::error::Error;
@@ -21,7 +23,12 @@ fn environment() -> Result<Environment<'static>, Error> {
         ("base.html", include_str!("templates/base.html")),
         ("macros.html", include_str!("templates/macros.html")),
         ("run.html", include_str!("templates/run.html")),
+        (
+            "compare_parts.html",
+            include_str!("templates/compare_parts.html"),
+        ),
         ("compare.html", include_str!("templates/compare.html")),
+        ("suite.html", include_str!("templates/suite.html")),
     ] {
         env.add_template(name, source)
             .map_err(|e| render_error(name, &e))?;
@@ -71,6 +78,39 @@ pub fn render_compare(variants: &[Variant], c: &Comparison) -> Result<String, Er
             version => env!("CARGO_PKG_VERSION"),
         })
         .map_err(|e| render_error("comparison", &e))
+}
+
+/// What the suite page shows: the suite's own part, and the comparison when two targets or more
+/// were measured.
+pub struct SuitePage<'a> {
+    /// Targets, results, failures.
+    pub suite: &'a SuiteView,
+    /// The comparison of the measured targets.
+    pub compare: Option<&'a CompareView>,
+    /// Its charts.
+    pub charts: &'a [Chart],
+    /// A sentence shown instead of the comparison, if any.
+    pub instead: Option<&'a str>,
+    /// The command that regenerates the comparison part.
+    pub regenerate: &'a str,
+}
+
+/// Renders the HTML report of a suite.
+pub fn render_suite(page: &SuitePage<'_>) -> Result<String, Error> {
+    let env = environment()?;
+    let template = env
+        .get_template("suite.html")
+        .map_err(|e| render_error("suite report", &e))?;
+    template
+        .render(context! {
+            s => Serde(page.suite),
+            v => page.compare.map(Serde),
+            charts => Serde(page.charts),
+            instead => page.instead,
+            regenerate => page.regenerate,
+            version => env!("CARGO_PKG_VERSION"),
+        })
+        .map_err(|e| render_error("suite report", &e))
 }
 
 #[cfg(test)]

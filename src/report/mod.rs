@@ -4,9 +4,11 @@
 //! - [`text`]: the terminal summary (`summary.txt`);
 //! - [`markdown`]: `report.md`, for pull requests and wikis;
 //! - [`html`]: `report.html`, one self-contained page with [`charts`] drawn in Rust as inline SVG;
-//! - [`comparison`]: `volley compare` as text, Markdown or HTML;
+//! - [`comparison`]: `volley compare` as text, Markdown or HTML; [`suite`]: `volley suite`'s
+//!   report (its targets, then their comparison);
 //! - [`view`] and [`table`]: the content shared by every format;
-//! - [`write_results`]: the results folder every run leaves behind.
+//! - [`write_results`]: the results folder every run leaves behind; [`repeats`]: the top of a
+//!   folder of repeated runs.
 
 pub mod charts;
 pub mod comparison;
@@ -14,6 +16,8 @@ pub mod format;
 pub mod html;
 pub mod markdown;
 pub mod progress;
+pub mod repeats;
+pub mod suite;
 pub mod table;
 pub mod text;
 pub mod view;
@@ -76,16 +80,20 @@ pub struct ResultFiles {
 
 /// `<name>-<UTC start time>`, e.g. `quick-20260102T030405Z`, from the record alone.
 pub fn folder_name(r: &RunRecord) -> String {
-    let stamp: String = r
-        .started_at
+    stamped_name(&r.name, &r.started_at)
+}
+
+/// `<name>-<UTC time>` from a name and an RFC 3339 UTC time, with every character of the name
+/// that is not a letter, digit, `-` or `_` replaced by `_`.
+pub fn stamped_name(name: &str, rfc3339: &str) -> String {
+    let stamp: String = rfc3339
         .split(['.', 'Z'])
         .next()
         .unwrap_or_default()
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .collect();
-    let name: String = r
-        .name
+    let name: String = name
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {

@@ -1,0 +1,65 @@
+//! `volley suite SUITE.toml`: one test against several targets, then their comparison.
+
+use std::path::PathBuf;
+
+use volley::suite::{self, LoadOptions, RunOptions};
+
+use super::args::SuiteArgs;
+
+/// Runs a suite; returns the exit code: 0 every target ran, 1 one or more failed, 2 the suite
+/// file (or a plan it names) is invalid, 130 interrupted.
+pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
+    let s = suite::load(
+        &a.suite,
+        &LoadOptions {
+            time_scale: a.time_scale,
+        },
+    )?;
+    if !a.quiet {
+        eprintln!(
+            "volley suite {}: {} target(s), plan {}, {} run(s) each{}",
+            s.name,
+            s.targets.len(),
+            s.plan_path.display(),
+            s.repeats,
+            s.smoke
+                .as_ref()
+                .map(|sm| format!(
+                    ", after a smoke run (at most {}% errors)",
+                    sm.max_error_rate * 100.0
+                ))
+                .unwrap_or_default()
+        );
+    }
+    let quiet = a.quiet;
+    let mut say = |line: &str| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    };
+    let outcome = suite::run(
+        &s,
+        &RunOptions {
+            out: a.out,
+            progress: !a.quiet,
+            command: argv.to_vec(),
+            watch_signals: true,
+        },
+        &mut say,
+    )?;
+    if !a.quiet {
+        println!("\n{}", volley::report::suite::text(&outcome));
+        let file = |name: &str| -> PathBuf { outcome.folder.join(name) };
+        println!("results: {}", outcome.folder.display());
+        println!("suite.json: {}", file(suite::outcome::SUITE_FILE).display());
+        println!("report.md: {}", file("report.md").display());
+        println!("report.html: {}", file("report.html").display());
+    }
+    Ok(if outcome.interrupted.is_some() {
+        super::EXIT_INTERRUPTED
+    } else if outcome.all_ran() {
+        super::EXIT_OK
+    } else {
+        super::EXIT_FAILED
+    })
+}

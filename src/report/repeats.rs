@@ -1,0 +1,50 @@
+//! The top of a folder of repeated runs (`--repeat N`, a suite's repeats): `summary.txt`,
+//! `report.md` and `report.html` with the spread of the repeats — per metric the median over
+//! runs and its 95 % interval — beside `repeat-1/` … `repeat-N/`.
+
+use std::path::{Path, PathBuf};
+
+use super::format::{ms, rate, thousands};
+use super::{comparison, html};
+use crate::analysis::compare::{CompareOptions, Variant, compare};
+use crate::error::Error;
+use crate::record::{RunRecord, write_atomically};
+
+/// The folder of run `i` (from 1) of a series of repeats.
+pub fn repeat_dir(dir: &Path, i: u32) -> PathBuf {
+    dir.join(format!("repeat-{i}"))
+}
+
+/// Writes the spread of `runs` (one variant named `label`) into `dir`; returns the text summary.
+pub fn write_spread(dir: &Path, label: &str, runs: Vec<RunRecord>) -> Result<String, Error> {
+    let variants = [Variant {
+        label: label.to_string(),
+        source: dir.to_path_buf(),
+        runs,
+    }];
+    let c = compare(&variants, CompareOptions::default());
+    let text = comparison::text(&variants, &c);
+    write_atomically(&dir.join("summary.txt"), text.as_bytes())?;
+    write_atomically(
+        &dir.join("report.md"),
+        comparison::markdown(&variants, &c).as_bytes(),
+    )?;
+    write_atomically(
+        &dir.join("report.html"),
+        html::render_compare(&variants, &c)?.as_bytes(),
+    )?;
+    Ok(text)
+}
+
+/// One line per finished run: `1,234 requests, 617.0 req/s, p50 1.20 ms, p99 3.40 ms, 0 errors`.
+pub fn run_line(r: &RunRecord) -> String {
+    let s = &r.summary;
+    format!(
+        "{} requests, {} req/s, p50 {} ms, p99 {} ms, {} errors",
+        thousands(s.requests),
+        rate(s.rps),
+        ms(s.latency_ms.p50),
+        ms(s.latency_ms.p99),
+        thousands(s.errors),
+    )
+}

@@ -1,0 +1,318 @@
+//! The report of a suite (`volley suite`): every target with its result — the failed ones with
+//! the step and the cause — then the comparison of the targets that were measured, as
+//! `volley compare` makes it ([`comparison`](super::comparison)), with its charts. Written as
+//! `summary.txt`, `report.md` and `report.html` at the top of the suite's results folder, from
+//! `suite.json` and the targets' records.
+
+use serde::Serialize;
+
+use super::comparison::{CompareView, compare_view, markdown_body, text_body};
+use super::format::{bytes, rate, thousands};
+use super::table::Table;
+use crate::analysis::compare::{CompareOptions, Comparison, Metric, Variant, compare};
+use crate::analysis::like_for_like::{TARGET_URL, mismatches_except};
+use crate::error::Error;
+use crate::record::write_atomically;
+use crate::suite::outcome::{Status, SuiteOutcome, TargetOutcome};
+
+/// What a suite report says, independent of layout.
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteView {
+    /// The suite's name.
+    pub title: String,
+    /// Plan, repeats, time.
+    pub subtitle: String,
+    /// "ok" when every target ran, "fail" when none did, "warn" otherwise.
+    pub level: &'static str,
+    /// The key lines: how many ran, the throughput ranking, an interruption.
+    pub headline: Vec<String>,
+    /// One line per target that did not run to its end, with the step and the cause.
+    pub failures: Vec<String>,
+    /// Every target: result, figures, details.
+    pub targets: Table,
+}
+
+/// The targets that have measured runs (those that ran, and interrupted ones with what they
+/// measured), as comparison variants labelled by target name.
+pub fn variants(o: &SuiteOutcome) -> Vec<Variant> {
+    o.targets
+        .iter()
+        .filter(|t| matches!(t.status, Status::Ran | Status::Interrupted) && !t.runs.is_empty())
+        .map(|t| Variant {
+            label: t.name.clone(),
+            source: o.folder.join(&t.folder),
+            runs: t.runs.clone(),
+        })
+        .collect()
+}
+
+/// The comparison of `variants`. The targets' URLs differ by design, so that difference is not
+/// flagged as a like-for-like problem; every other one is.
+pub fn comparison(variants: &[Variant]) -> Option<Comparison> {
+    if variants.is_empty() {
+        return None;
+    }
+    let mut c = compare(variants, CompareOptions::default());
+    c.mismatches = mismatches_except(variants, &[TARGET_URL]);
+    Some(c)
+}
+
+/// Builds the suite part of the report.
+pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
+    let ran = o.targets.iter().filter(|t| t.status == Status::Ran).count();
+    let n = o.targets.len();
+    let mut headline = vec![format!("{ran} of {n} targets ran")];
+    if let Some(signal) = &o.interrupted {
+        headline.push(format!(
+            "Interrupted by {signal}: the figures cover what was measured before it"
+        ));
+    }
+    let mut ranked: Vec<(&str, f64)> = variants
+        .iter()
+        .filter_map(|v| Some((v.label.as_str(), median_rps(&v.runs)?)))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if ranked.len() > 1 {
+        headline.push(format!(
+            "Throughput, highest first: {}",
+            ranked
+                .iter()
+                .map(|(name, rps)| format!("{name} {} req/s", rate(*rps)))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        ));
+    }
+    let failures = o
+        .targets
+        .iter()
+        .filter(|t| t.status != Status::Ran)
+        .map(|t| {
+            format!(
+                "{} — {}: {}",
+                t.name,
+                t.result_words(),
+                t.cause.as_deref().unwrap_or("no cause recorded")
+            )
+        })
+        .collect();
+    let mut targets = Table::new(
+        "Targets",
+        &[
+            "<Target",
+            "<Result",
+            "Runs",
+            "Requests",
+            "Throughput (req/s)",
+            "Error rate",
+            "Data sent",
+            "<Details",
+        ],
+    )
+    .with_note(
+        "In the order they ran. Throughput is the median over a target's runs; requests and data \
+         are the sums. Each target's folder holds its records, reports and server.log.",
+    );
+    for t in &o.targets {
+        targets.push(target_row(t));
+    }
+    let level = if ran == n {
+        "ok"
+    } else if ran == 0 && variants.is_empty() {
+        "fail"
+    } else {
+        "warn"
+    };
+    SuiteView {
+        title: o.name.clone(),
+        subtitle: format!(
+            "plan {} · {} run(s) per target · started {} · results in {}",
+            o.plan.display(),
+            o.repeats,
+            o.started_at,
+            o.folder.display()
+        ),
+        level,
+        headline,
+        failures,
+        targets,
+    }
+}
+
+fn target_row(t: &TargetOutcome) -> Vec<String> {
+    let has_runs = !t.runs.is_empty();
+    let requests: u64 = t.runs.iter().map(|r| r.summary.requests).sum();
+    let errors: u64 = t.runs.iter().map(|r| r.summary.errors).sum();
+    let sent: u64 = t.runs.iter().map(|r| r.summary.bytes_sent).sum();
+    let mut details = Vec::new();
+    if let Some(cause) = &t.cause {
+        details.push(cause.clone());
+    }
+    if let Some(s) = t.ready_after_s {
+        details.push(format!("healthy after {s:.2} s"));
+    }
+    if let Some(smoke) = &t.smoke {
+        details.push(format!(
+            "smoke {} ({:.2}% errors of {} requests)",
+            if smoke.passed { "passed" } else { "failed" },
+            smoke.error_rate * 100.0,
+            thousands(smoke.requests)
+        ));
+    }
+    let failed_thresholds: usize = t
+        .runs
+        .iter()
+        .map(|r| r.thresholds.iter().filter(|th| !th.passed).count())
+        .sum();
+    if failed_thresholds > 0 {
+        details.push(format!("{failed_thresholds} threshold(s) failed"));
+    }
+    if let Some(how) = &t.stopped {
+        details.push(format!("process {}", how));
+    }
+    vec![
+        t.name.clone(),
+        t.result_words().to_string(),
+        t.runs.len().to_string(),
+        if has_runs {
+            thousands(requests)
+        } else {
+            "-".into()
+        },
+        median_rps(&t.runs).map_or_else(|| "-".into(), rate),
+        if requests > 0 {
+            format!("{:.2}%", errors as f64 * 100.0 / requests as f64)
+        } else {
+            "-".into()
+        },
+        if has_runs {
+            bytes(sent as f64)
+        } else {
+            "-".into()
+        },
+        details.join("; "),
+    ]
+}
+
+fn median_rps(runs: &[crate::record::RunRecord]) -> Option<f64> {
+    let mut v: Vec<f64> = runs
+        .iter()
+        .filter_map(|r| Metric::Throughput.of_run(r))
+        .collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let mid = v.len() / 2;
+    Some(if v.len() % 2 == 1 {
+        v[mid]
+    } else {
+        (v[mid - 1] + v[mid]) / 2.0
+    })
+}
+
+/// The parts every format lays out.
+struct Parts {
+    view: SuiteView,
+    variants: Vec<Variant>,
+    compare: Option<(CompareView, Comparison)>,
+}
+
+fn parts(o: &SuiteOutcome) -> Parts {
+    let variants = variants(o);
+    let compare = comparison(&variants).map(|c| (compare_view(&variants, &c), c));
+    Parts {
+        view: suite_view(o, &variants),
+        variants,
+        compare,
+    }
+}
+
+const ONE_TARGET: &str = "Only one target was measured: there is nothing to compare it with.";
+
+/// The suite report as Markdown.
+pub fn markdown(o: &SuiteOutcome) -> String {
+    let p = parts(o);
+    let v = &p.view;
+    let mut out = format!("# volley suite: {}\n\n{}\n\n", v.title, v.subtitle);
+    for line in &v.headline {
+        out.push_str(&format!("- **{line}**\n"));
+    }
+    out.push('\n');
+    if !v.failures.is_empty() {
+        out.push_str("> **Targets that did not run to their end:**\n>\n");
+        for f in &v.failures {
+            out.push_str(&format!("> - {f}\n"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&v.targets.to_markdown("##"));
+    match &p.compare {
+        Some((cv, _)) if p.variants.len() > 1 => {
+            out.push_str(&format!("## Comparison: {}\n\n", cv.title));
+            out.push_str(&markdown_body(cv));
+        }
+        Some(_) => out.push_str(&format!("{ONE_TARGET}\n")),
+        None => {}
+    }
+    out
+}
+
+/// The suite report as plain text (`summary.txt`, and what `volley suite` prints).
+pub fn text(o: &SuiteOutcome) -> String {
+    let p = parts(o);
+    let v = &p.view;
+    let mut out = format!("volley suite: {}\n{}\n\n", v.title, v.subtitle);
+    for line in &v.headline {
+        out.push_str(&format!("  {line}\n"));
+    }
+    out.push('\n');
+    if !v.failures.is_empty() {
+        out.push_str("Targets that did not run to their end:\n");
+        for f in &v.failures {
+            out.push_str(&format!("  ! {f}\n"));
+        }
+        out.push('\n');
+    }
+    out.push_str(&v.targets.to_text());
+    match &p.compare {
+        Some((cv, _)) if p.variants.len() > 1 => {
+            out.push_str(&format!("\ncomparison: {}\n\n", cv.title));
+            out.push_str(&text_body(cv));
+        }
+        Some(_) => out.push_str(&format!("\n{ONE_TARGET}\n")),
+        None => {}
+    }
+    out
+}
+
+/// The suite report as one self-contained HTML page, with the comparison's charts.
+pub fn html(o: &SuiteOutcome) -> Result<String, Error> {
+    let p = parts(o);
+    let (compare, charts) = match &p.compare {
+        Some((cv, _)) if p.variants.len() > 1 => (
+            Some(cv.clone()),
+            super::charts::compare::compare_charts(&p.variants)?,
+        ),
+        _ => (None, Vec::new()),
+    };
+    let folders: Vec<String> = p
+        .variants
+        .iter()
+        .map(|v| v.source.display().to_string())
+        .collect();
+    super::html::render_suite(&super::html::SuitePage {
+        suite: &p.view,
+        compare: compare.as_ref(),
+        charts: &charts,
+        instead: (p.variants.len() == 1).then_some(ONE_TARGET),
+        regenerate: &format!("volley compare {} --format html", folders.join(" ")),
+    })
+}
+
+/// Writes `summary.txt`, `report.md` and `report.html` into the suite's folder.
+pub fn write(o: &SuiteOutcome) -> Result<(), Error> {
+    write_atomically(&o.folder.join("summary.txt"), text(o).as_bytes())?;
+    write_atomically(&o.folder.join("report.md"), markdown(o).as_bytes())?;
+    write_atomically(&o.folder.join("report.html"), html(o)?.as_bytes())?;
+    Ok(())
+}

@@ -1,0 +1,74 @@
+//! The suite file as written (TOML), before validation. Unknown keys are errors; values checked
+//! after parsing keep their location (`Spanned`) so every error can say file:line:col.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use toml::Spanned;
+
+/// A whole suite file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteFile {
+    /// Name of the suite (default: the file's stem); names the results folder.
+    pub name: Option<Spanned<String>>,
+    /// The test every target gets: a plan file, relative to the suite file, run with
+    /// `target.base_url` set to each target's `base_url`.
+    pub plan: Option<Spanned<String>>,
+    /// Reserved for a find-max search per target (`volley find-max`); not supported in suites
+    /// yet, so its presence is an error that says so.
+    pub find_max: Option<Spanned<toml::Table>>,
+    /// Measured runs per target (default 1), back to back; with 2 or more each target's folder
+    /// holds `repeat-1/` … `repeat-N/` as `--repeat` writes them.
+    pub repeats: Option<Spanned<i64>>,
+    /// The smoke gate: a short run first; a target that fails it is skipped.
+    pub smoke: Option<SmokeFile>,
+    /// The targets (`[[target]]`), run one after the other in this order; the first that runs
+    /// is the comparison's baseline.
+    #[serde(rename = "target", default)]
+    pub targets: Vec<Spanned<TargetFile>>,
+}
+
+/// `[smoke]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmokeFile {
+    /// A plan of its own for the smoke run (default: the suite's plan).
+    pub plan: Option<Spanned<String>>,
+    /// Multiplies the smoke plan's durations, e.g. 0.05 (default 1, or 0.1 for the suite's own
+    /// plan).
+    pub time_scale: Option<Spanned<f64>>,
+    /// The smoke run fails when this share of requests or more failed: `"1%"` (the default) or a
+    /// fraction like 0.01.
+    pub max_error_rate: Option<Spanned<toml::Value>>,
+}
+
+/// `[[target]]`: one implementation under test.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetFile {
+    /// Unique name: letters, digits, `-` and `_` (it names the target's results folder).
+    pub name: Spanned<String>,
+    /// Where the plan's requests go, e.g. `http://127.0.0.1:8081`.
+    pub base_url: Spanned<String>,
+    /// Start this process before the target's tests (argv; no shell unless you write one, e.g.
+    /// `["sh", "-c", "…"]`). An argv[0] of exactly `"volley"` runs the volley executable that
+    /// runs the suite. Without it, the target must already be running.
+    pub command: Option<Spanned<Vec<String>>>,
+    /// Working directory of `command` and `reset`, relative to the suite file (default: the
+    /// suite file's folder).
+    pub cwd: Option<Spanned<String>>,
+    /// Environment variables added for `command` and `reset`.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Polled with GET until it answers 2xx or 3xx (default: `base_url`).
+    pub health_url: Option<Spanned<String>>,
+    /// How long the health check may take (default 30s).
+    pub health_timeout: Option<Spanned<String>>,
+    /// Run before each of this target's runs (smoke included), e.g. to clear a database (argv).
+    pub reset: Option<Spanned<Vec<String>>>,
+    /// How long `reset` may take (default 60s).
+    pub reset_timeout: Option<Spanned<String>>,
+    /// After SIGTERM, how long the started process has to exit before SIGKILL (default 5s).
+    pub stop_grace: Option<Spanned<String>>,
+}

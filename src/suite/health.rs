@@ -1,0 +1,223 @@
+//! The health check: `GET url` until it answers 2xx or 3xx, within a time limit. A blocking
+//! HTTP/1.1 request on its own connection (`Connection: close`), so it shares nothing with the
+//! engine and needs no runtime.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::time::{Duration, Instant};
+
+/// How often a target that does not answer yet is asked again.
+pub const POLL_EVERY: Duration = Duration::from_millis(50);
+/// The longest a single attempt may take.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Where and how long to check a target's health.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HealthCheck {
+    /// The URL as written.
+    pub url: String,
+    /// Its resolved address.
+    pub addr: SocketAddr,
+    /// The `Host` header.
+    pub host_header: String,
+    /// Path and query.
+    pub path: String,
+    /// How long the target has to become healthy.
+    pub timeout: Duration,
+}
+
+impl HealthCheck {
+    /// Parses an `http://` URL; errors are messages for the user.
+    pub fn new(url: &str, timeout: Duration) -> Result<Self, String> {
+        let parsed =
+            url::Url::parse(url).map_err(|e| format!("`{url}` is not a valid URL: {e}"))?;
+        if parsed.scheme() != "http" {
+            return Err(format!("`{url}`: only http:// is supported"));
+        }
+        let host = parsed
+            .host_str()
+            .ok_or_else(|| format!("`{url}` has no host"))?;
+        let port = parsed.port_or_known_default().unwrap_or(80);
+        let lookup = host.trim_start_matches('[').trim_end_matches(']');
+        let addr = (lookup, port)
+            .to_socket_addrs()
+            .map_err(|e| format!("cannot resolve host `{host}`: {e}"))?
+            .next()
+            .ok_or_else(|| format!("host `{host}` resolves to no address"))?;
+        let host_header = match parsed.port() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.to_string(),
+        };
+        let mut path = parsed.path().to_string();
+        if let Some(q) = parsed.query() {
+            path.push('?');
+            path.push_str(q);
+        }
+        Ok(Self {
+            url: url.to_string(),
+            addr,
+            host_header,
+            path,
+            timeout,
+        })
+    }
+
+    /// One attempt: the response's status code, or why there was none.
+    pub fn probe(&self, limit: Duration) -> Result<u16, String> {
+        let limit = limit.clamp(Duration::from_millis(1), ATTEMPT_TIMEOUT);
+        let mut stream =
+            TcpStream::connect_timeout(&self.addr, limit).map_err(|e| e.to_string())?;
+        stream
+            .set_read_timeout(Some(limit))
+            .and_then(|()| stream.set_write_timeout(Some(limit)))
+            .map_err(|e| e.to_string())?;
+        let request = format!(
+            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: volley-suite\r\nConnection: close\r\n\r\n",
+            self.path, self.host_header
+        );
+        stream
+            .write_all(request.as_bytes())
+            .map_err(|e| e.to_string())?;
+        // The status line is all we need: "HTTP/1.1 200 OK\r\n".
+        let mut head = Vec::with_capacity(64);
+        let mut buf = [0u8; 256];
+        while !head.windows(2).any(|w| w == b"\r\n") && head.len() < 1024 {
+            match stream.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => head.extend_from_slice(&buf[..n]),
+                Err(e) => return Err(e.to_string()),
+            }
+        }
+        let line = String::from_utf8_lossy(&head);
+        let mut words = line.split_whitespace();
+        match (
+            words.next(),
+            words.next().and_then(|c| c.parse::<u16>().ok()),
+        ) {
+            (Some(v), Some(code)) if v.starts_with("HTTP/") => Ok(code),
+            _ if head.is_empty() => Err("the connection closed without a response".into()),
+            _ => Err("the answer is not HTTP".into()),
+        }
+    }
+
+    /// Whether something answers at the URL right now (any HTTP status): used before starting a
+    /// target's process, to notice a port that is already taken.
+    pub fn answers(&self) -> bool {
+        self.probe(Duration::from_millis(500)).is_ok()
+    }
+
+    /// Polls until the URL answers 2xx or 3xx. Between attempts, `gone` is asked whether the
+    /// target's process has exited (its exit status in words) and `stop` whether to give up.
+    pub fn wait(
+        &self,
+        mut gone: impl FnMut() -> Option<String>,
+        stop: impl Fn() -> bool,
+    ) -> Result<Duration, HealthFailure> {
+        let start = Instant::now();
+        let deadline = start + self.timeout;
+        loop {
+            if stop() {
+                return Err(HealthFailure::Stopped);
+            }
+            let now = Instant::now();
+            let last = match self.probe(deadline.saturating_duration_since(now)) {
+                Ok(code) if (200..400).contains(&code) => return Ok(start.elapsed()),
+                Ok(code) => format!("it answered HTTP {code}"),
+                Err(e) => e,
+            };
+            if let Some(status) = gone() {
+                return Err(HealthFailure::Exited(status));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(HealthFailure::TimedOut(format!(
+                    "{} did not answer 2xx/3xx within {} (last attempt: {last})",
+                    self.url,
+                    humantime::format_duration(self.timeout)
+                )));
+            }
+            std::thread::sleep(POLL_EVERY.min(deadline - now));
+        }
+    }
+}
+
+/// Why a health check gave up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HealthFailure {
+    /// No 2xx/3xx answer within the time limit; the message says what the last attempt got.
+    TimedOut(String),
+    /// The target's process exited first (its exit status in words).
+    Exited(String),
+    /// The suite was interrupted.
+    Stopped,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    fn answer_once(listener: &TcpListener, response: &'static [u8]) {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 1024];
+        let _ = s.read(&mut buf);
+        s.write_all(response).unwrap();
+    }
+
+    #[test]
+    fn urls_are_parsed() {
+        let h =
+            HealthCheck::new("http://127.0.0.1:9/ready?deep=1", Duration::from_secs(1)).unwrap();
+        assert_eq!(h.addr, "127.0.0.1:9".parse().unwrap());
+        assert_eq!(h.host_header, "127.0.0.1:9");
+        assert_eq!(h.path, "/ready?deep=1");
+        assert!(HealthCheck::new("https://127.0.0.1/", Duration::ZERO).is_err());
+        assert!(HealthCheck::new("nope", Duration::ZERO).is_err());
+    }
+
+    #[test]
+    fn status_codes_and_failures() {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/", l.local_addr().unwrap());
+        let h = HealthCheck::new(&url, Duration::from_secs(5)).unwrap();
+        let server = std::thread::spawn(move || {
+            answer_once(&l, b"HTTP/1.1 503 Service Unavailable\r\n\r\n");
+            answer_once(&l, b"garbage\r\n");
+            answer_once(&l, b"HTTP/1.1 204 No Content\r\n\r\n");
+        });
+        assert_eq!(h.probe(Duration::from_secs(1)), Ok(503));
+        assert_eq!(
+            h.probe(Duration::from_secs(1)),
+            Err("the answer is not HTTP".into())
+        );
+        assert!(h.wait(|| None, || false).is_ok());
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn nothing_listening_times_out_and_an_exit_ends_the_wait() {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let h = HealthCheck::new(
+            &format!("http://127.0.0.1:{port}/"),
+            Duration::from_millis(200),
+        )
+        .unwrap();
+        assert!(!h.answers());
+        match h.wait(|| None, || false) {
+            Err(HealthFailure::TimedOut(why)) => {
+                assert!(why.contains("within 200ms"), "{why}");
+                assert!(why.contains("refused"), "{why}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            h.wait(|| Some("exit status: 1".into()), || false),
+            Err(HealthFailure::Exited("exit status: 1".into()))
+        );
+        assert_eq!(h.wait(|| None, || true), Err(HealthFailure::Stopped));
+    }
+}

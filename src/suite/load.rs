@@ -1,0 +1,588 @@
+//! Loading a suite file: parse, validate, and load every target's plan — every error with
+//! file:line:col and a hint, before any process is started.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use toml::Spanned;
+
+use super::file::{SmokeFile, SuiteFile, TargetFile};
+use super::health::HealthCheck;
+use super::{Command, Smoke, Suite, Target};
+use crate::error::Error;
+use crate::plan::Plan;
+use crate::plan::load::{self as plan_load, parse_duration, resolve_target};
+
+/// Default time limit of a health check.
+pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(30);
+/// Default time limit of a `reset` command.
+pub const RESET_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default SIGTERM → SIGKILL grace period.
+pub const STOP_GRACE: Duration = Duration::from_secs(5);
+/// Default smoke error-rate limit (1 %).
+pub const SMOKE_MAX_ERROR_RATE: f64 = 0.01;
+/// Default smoke time scale when the smoke run uses the suite's own plan.
+pub const SMOKE_TIME_SCALE: f64 = 0.1;
+/// Most repeats per target.
+const MAX_REPEATS: i64 = 1000;
+
+/// Choices from the command line that change a suite.
+#[derive(Debug, Clone)]
+pub struct LoadOptions {
+    /// `--time-scale`: multiplies every duration of the plans' load profiles, the smoke runs'
+    /// included (health-check, reset and stop time limits are not scaled).
+    pub time_scale: f64,
+}
+
+impl Default for LoadOptions {
+    fn default() -> Self {
+        Self { time_scale: 1.0 }
+    }
+}
+
+/// Reads and validates the suite at `path`, loading each target's plan.
+pub fn load(path: &Path, options: &LoadOptions) -> Result<Suite, Error> {
+    let text = std::fs::read_to_string(path).map_err(|cause| Error::File {
+        action: crate::error::CANNOT_READ,
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    load_str(&text, path, options)
+}
+
+/// Validates suite `text` (read from `path`, which anchors relative paths).
+pub fn load_str(text: &str, path: &Path, options: &LoadOptions) -> Result<Suite, Error> {
+    // "suite.toml" has the parent "": the current directory.
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let ctx = Ctx {
+        text,
+        path,
+        dir,
+        options,
+    };
+    let file: SuiteFile = toml::from_str(text).map_err(|e| {
+        let message = e.message().trim_end().to_string();
+        let hint = message
+            .contains("unknown field")
+            .then_some("check the spelling; the README's \"Suites\" section lists every key");
+        ctx.err(e.span(), message, hint)
+    })?;
+    ctx.suite(file)
+}
+
+struct Ctx<'a> {
+    text: &'a str,
+    path: &'a Path,
+    dir: &'a Path,
+    options: &'a LoadOptions,
+}
+
+impl Ctx<'_> {
+    fn err(&self, span: Option<Range<usize>>, why: impl Into<String>, hint: Option<&str>) -> Error {
+        Error::Suite {
+            at: crate::location::at(self.path, self.text, span),
+            why: why.into(),
+            hint: hint.map(str::to_string),
+        }
+    }
+
+    fn at<T>(&self, s: &Spanned<T>, why: impl Into<String>, hint: Option<&str>) -> Error {
+        self.err(Some(s.span()), why, hint)
+    }
+
+    fn duration(&self, s: Option<&Spanned<String>>, default: Duration) -> Result<Duration, Error> {
+        match s {
+            None => Ok(default),
+            Some(s) => parse_duration(s.get_ref())
+                .map_err(|why| self.at(s, why, Some("write durations like 30s, 1m30s or 500ms"))),
+        }
+    }
+
+    /// A file named in the suite, relative to the suite file; it must exist.
+    fn existing_file(&self, s: &Spanned<String>, what: &str) -> Result<PathBuf, Error> {
+        let p = self.dir.join(s.get_ref());
+        if p.is_file() {
+            Ok(p)
+        } else {
+            Err(self.at(
+                s,
+                format!("{what} {} not found", p.display()),
+                Some("paths are relative to the suite file"),
+            ))
+        }
+    }
+
+    fn suite(&self, f: SuiteFile) -> Result<Suite, Error> {
+        if let Some(spec) = &f.find_max {
+            self.find_max(spec)?;
+        }
+        let Some(plan) = &f.plan else {
+            return Err(self.err(
+                None,
+                "the suite has no test",
+                Some("give the plan every target runs: plan = \"plan.toml\""),
+            ));
+        };
+        let plan_path = self.existing_file(plan, "plan")?;
+        let repeats = match &f.repeats {
+            None => 1,
+            Some(r) if (1..=MAX_REPEATS).contains(r.get_ref()) => *r.get_ref() as u32,
+            Some(r) => {
+                return Err(self.at(
+                    r,
+                    format!("repeats = {} is out of range", r.get_ref()),
+                    Some("1 (the default) to 1000 measured runs per target"),
+                ));
+            }
+        };
+        let smoke = f
+            .smoke
+            .as_ref()
+            .map(|s| self.smoke(s, &plan_path))
+            .transpose()?;
+        if f.targets.is_empty() {
+            return Err(self.err(
+                None,
+                "the suite has no [[target]]",
+                Some("add a [[target]] with a name and a base_url for each implementation"),
+            ));
+        }
+        let mut names = BTreeSet::new();
+        let mut targets = Vec::new();
+        for t in &f.targets {
+            if !names.insert(t.get_ref().name.get_ref().clone()) {
+                return Err(self.at(
+                    &t.get_ref().name,
+                    format!("target `{}` is defined twice", t.get_ref().name.get_ref()),
+                    Some("target names must be unique"),
+                ));
+            }
+            targets.push(self.target(t, &plan_path, smoke.as_ref())?);
+        }
+        let name = match &f.name {
+            Some(n) if n.get_ref().trim().is_empty() => {
+                return Err(self.at(n, "the name is empty", None));
+            }
+            Some(n) => n.get_ref().clone(),
+            None => self
+                .path
+                .file_stem()
+                .map_or_else(|| "suite".into(), |s| s.to_string_lossy().into_owned()),
+        };
+        Ok(Suite {
+            name,
+            source: self.path.to_path_buf(),
+            plan_path,
+            repeats,
+            smoke,
+            targets,
+        })
+    }
+
+    /// The hook for a find-max search per target (`[find_max]`, e.g. `slo = "p99<50ms"`).
+    ///
+    /// Suites run a plan only, for now. To support find-max here: parse `spec` into the
+    /// search's settings (`volley::findmax`), keep them in [`Suite`], and have the runner call
+    /// the search instead of the plan's runs for each target; the comparison then compares the
+    /// targets' maximum sustainable throughput.
+    fn find_max(&self, spec: &Spanned<toml::Table>) -> Result<(), Error> {
+        Err(self.at(
+            spec,
+            "[find_max] is not yet supported in suites",
+            Some(
+                "give a plan (plan = \"plan.toml\") and run `volley find-max` against each \
+                 target for now",
+            ),
+        ))
+    }
+
+    fn smoke(&self, s: &SmokeFile, plan_path: &Path) -> Result<Smoke, Error> {
+        let (plan_path, default_scale) = match &s.plan {
+            Some(p) => (self.existing_file(p, "smoke plan")?, 1.0),
+            None => (plan_path.to_path_buf(), SMOKE_TIME_SCALE),
+        };
+        let time_scale = match &s.time_scale {
+            None => default_scale,
+            Some(t) if t.get_ref().is_finite() && *t.get_ref() > 0.0 => *t.get_ref(),
+            Some(t) => {
+                return Err(self.at(
+                    t,
+                    "time_scale must be a positive factor",
+                    Some("e.g. 0.05 for a run 20 times shorter than the plan"),
+                ));
+            }
+        };
+        let max_error_rate = match &s.max_error_rate {
+            None => SMOKE_MAX_ERROR_RATE,
+            Some(v) => error_rate(v.get_ref()).ok_or_else(|| {
+                self.at(
+                    v,
+                    "max_error_rate must be a percentage from 0% to 100%, or a fraction from 0 to 1",
+                    Some("e.g. max_error_rate = \"1%\""),
+                )
+            })?,
+        };
+        Ok(Smoke {
+            plan_path,
+            time_scale: time_scale * self.options.time_scale,
+            max_error_rate,
+        })
+    }
+
+    fn target(
+        &self,
+        spanned: &Spanned<TargetFile>,
+        plan_path: &Path,
+        smoke: Option<&Smoke>,
+    ) -> Result<Target, Error> {
+        let t = spanned.get_ref();
+        let name = t.name.get_ref().clone();
+        let valid = !name.is_empty()
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+        if !valid {
+            return Err(self.at(
+                &t.name,
+                format!("`{name}` cannot name a target"),
+                Some("use letters, digits, `-` and `_`: the name is also its results folder's"),
+            ));
+        }
+        let base_url = t.base_url.get_ref().clone();
+        resolve_target(&base_url, Vec::new(), Duration::from_secs(1), true)
+            .map_err(|why| self.at(&t.base_url, why, None))?;
+        let cwd = match &t.cwd {
+            None => self.dir.to_path_buf(),
+            Some(c) => self.dir.join(c.get_ref()),
+        };
+        if !cwd.is_dir() {
+            let span = t.cwd.as_ref().map_or_else(|| spanned.span(), Spanned::span);
+            return Err(self.err(
+                Some(span),
+                format!("working directory {} does not exist", cwd.display()),
+                Some("cwd is relative to the suite file"),
+            ));
+        }
+        // Absolute, so that server.log and messages say where commands ran.
+        let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
+        let command = |argv: &Spanned<Vec<String>>, key: &str| -> Result<Command, Error> {
+            if argv.get_ref().first().is_none_or(|a| a.is_empty()) {
+                return Err(self.at(
+                    argv,
+                    format!("{key} is empty"),
+                    Some("write the program and its arguments, e.g. [\"volley\", \"serve\"]"),
+                ));
+            }
+            Ok(Command {
+                argv: argv.get_ref().clone(),
+                cwd: cwd.clone(),
+                env: t.env.clone(),
+            })
+        };
+        let start = t
+            .command
+            .as_ref()
+            .map(|c| command(c, "command"))
+            .transpose()?;
+        let reset = t.reset.as_ref().map(|c| command(c, "reset")).transpose()?;
+        if start.is_none() && reset.is_none() && (t.cwd.is_some() || !t.env.is_empty()) {
+            return Err(self.at(
+                spanned,
+                format!("target `{name}` has cwd or env but no command or reset to use them"),
+                None,
+            ));
+        }
+        let health_timeout = self.duration(t.health_timeout.as_ref(), HEALTH_TIMEOUT)?;
+        let health = match &t.health_url {
+            Some(u) => HealthCheck::new(u.get_ref(), health_timeout)
+                .map_err(|why| self.at(u, why, None))?,
+            None => HealthCheck::new(&base_url, health_timeout)
+                .map_err(|why| self.at(&t.base_url, why, None))?,
+        };
+        let plan = self.plan(plan_path, &base_url, self.options.time_scale, &name)?;
+        let smoke_plan = smoke
+            .map(|s| {
+                self.plan(
+                    &s.plan_path,
+                    &base_url,
+                    s.time_scale,
+                    &format!("{name}-smoke"),
+                )
+            })
+            .transpose()?;
+        Ok(Target {
+            name,
+            base_url,
+            command: start,
+            health,
+            reset,
+            reset_timeout: self.duration(t.reset_timeout.as_ref(), RESET_TIMEOUT)?,
+            stop_grace: self.duration(t.stop_grace.as_ref(), STOP_GRACE)?,
+            plan,
+            smoke_plan,
+        })
+    }
+
+    /// A plan aimed at `base_url`, named after the target (so its records and folders say which
+    /// target they measured).
+    fn plan(
+        &self,
+        path: &Path,
+        base_url: &str,
+        time_scale: f64,
+        name: &str,
+    ) -> Result<Plan, Error> {
+        let mut plan = plan_load::load(
+            path,
+            &plan_load::LoadOptions {
+                sets: vec![("target.base_url".into(), base_url.into())],
+                time_scale,
+                threads: None,
+            },
+        )?;
+        plan.name = name.to_string();
+        Ok(plan)
+    }
+}
+
+/// `"1%"`, `"0.5 %"`, or a fraction `0.01` → a fraction 0–1.
+fn error_rate(v: &toml::Value) -> Option<f64> {
+    let rate = match v {
+        toml::Value::String(s) => s.trim().strip_suffix('%')?.trim().parse::<f64>().ok()? / 100.0,
+        toml::Value::Float(f) => *f,
+        toml::Value::Integer(i) => *i as f64,
+        _ => return None,
+    };
+    (rate.is_finite() && (0.0..=1.0).contains(&rate)).then_some(rate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A suite "file" in examples/, so `plan = "suite-plan.toml"` names a real plan.
+    fn load_text(text: &str) -> Result<Suite, Error> {
+        load_str(
+            text,
+            Path::new("examples/test-suite.toml"),
+            &LoadOptions::default(),
+        )
+    }
+
+    const GOOD: &str = r#"
+plan = "suite-plan.toml"
+repeats = 2
+[smoke]
+max_error_rate = 0.05
+[[target]]
+name = "a"
+base_url = "http://127.0.0.1:18081/api"
+command = ["volley", "serve", "--port", "18081"]
+env = { X = "1" }
+health_url = "http://127.0.0.1:18081/"
+health_timeout = "3s"
+reset = ["sh", "-c", "true"]
+stop_grace = "1s"
+[[target]]
+name = "b_2"
+base_url = "http://127.0.0.1:18082"
+"#;
+
+    #[test]
+    fn a_valid_suite_with_defaults() {
+        let s = load_text(GOOD).unwrap();
+        assert_eq!(s.name, "test-suite");
+        assert_eq!(s.repeats, 2);
+        let smoke = s.smoke.as_ref().unwrap();
+        assert_eq!(
+            (smoke.time_scale, smoke.max_error_rate),
+            (SMOKE_TIME_SCALE, 0.05)
+        );
+        let [a, b] = &s.targets[..] else { panic!() };
+        assert_eq!(a.plan.target.base_url, "http://127.0.0.1:18081/api");
+        assert_eq!(a.plan.target.base_path, "/api");
+        assert_eq!(a.plan.name, "a");
+        assert_eq!(a.smoke_plan.as_ref().unwrap().name, "a-smoke");
+        assert_eq!(a.health.path, "/");
+        assert_eq!(a.health.timeout, Duration::from_secs(3));
+        assert_eq!(a.stop_grace, Duration::from_secs(1));
+        assert_eq!(a.reset.as_ref().unwrap().env["X"], "1");
+        let here = std::env::current_dir().unwrap();
+        assert_eq!(a.command.as_ref().unwrap().cwd, here.join("examples"));
+        assert!(b.command.is_none() && b.reset.is_none());
+        assert_eq!(b.health.url, "http://127.0.0.1:18082");
+        assert_eq!(b.health.timeout, HEALTH_TIMEOUT);
+        assert_eq!(b.stop_grace, STOP_GRACE);
+        // The smoke plan is the suite's, ten times shorter; --time-scale shortens both.
+        let full = a.plan.scenarios[0].duration().unwrap();
+        let smoke_len = a.smoke_plan.as_ref().unwrap().scenarios[0]
+            .duration()
+            .unwrap();
+        assert!((smoke_len.as_secs_f64() - full.as_secs_f64() * 0.1).abs() < 1e-6);
+        let short = load_str(
+            GOOD,
+            Path::new("examples/test-suite.toml"),
+            &LoadOptions { time_scale: 0.5 },
+        )
+        .unwrap();
+        assert_eq!(
+            short.targets[0].plan.scenarios[0].duration(),
+            Some(full / 2)
+        );
+        assert!((short.smoke.unwrap().time_scale - 0.05).abs() < 1e-12);
+    }
+
+    #[test]
+    fn a_suite_file_in_the_current_directory_runs_its_commands_there() {
+        let text = "plan = \"examples/suite-plan.toml\"\n[[target]]\nname = \"a\"\n\
+                    base_url = \"http://127.0.0.1:1\"\ncommand = [\"true\"]\n";
+        let s = load_str(text, Path::new("suite.toml"), &LoadOptions::default()).unwrap();
+        assert_eq!(
+            s.targets[0].command.as_ref().unwrap().cwd,
+            std::env::current_dir().unwrap()
+        );
+    }
+
+    #[test]
+    fn every_mistake_is_located() {
+        let target = "[[target]]\nname = \"a\"\nbase_url = \"http://127.0.0.1:1\"\n";
+        let plan = "plan = \"suite-plan.toml\"\n";
+        let cases: Vec<(String, &str, &str)> = vec![
+            (
+                format!("{plan}tagret = 1\n{target}"),
+                ":2:1",
+                "unknown field `tagret`",
+            ),
+            (
+                target.to_string(),
+                "examples/test-suite.toml: ",
+                "the suite has no test",
+            ),
+            (
+                format!("{plan}[find_max]\nslo = \"p99<50ms\"\n{target}"),
+                ":2:1",
+                "[find_max] is not yet supported in suites",
+            ),
+            (
+                format!("plan = \"nope.toml\"\n{target}"),
+                ":1:8",
+                "not found",
+            ),
+            (
+                format!("{plan}repeats = 0\n{target}"),
+                ":2:11",
+                "repeats = 0 is out of range",
+            ),
+            (
+                plan.to_string(),
+                "examples/test-suite.toml: ",
+                "the suite has no [[target]]",
+            ),
+            (
+                format!("{plan}{target}{target}"),
+                ":6:8",
+                "target `a` is defined twice",
+            ),
+            (
+                format!("{plan}[[target]]\nname = \"a b\"\nbase_url = \"http://x\"\n"),
+                ":3:8",
+                "`a b` cannot name a target",
+            ),
+            (
+                format!("{plan}[[target]]\nname = \"a\"\nbase_url = \"ftp://x\"\n"),
+                ":4:12",
+                "is not http",
+            ),
+            (
+                format!("{plan}{target}command = []\n"),
+                ":5:11",
+                "command is empty",
+            ),
+            (
+                format!("{plan}{target}reset = [\"\"]\n"),
+                ":5:9",
+                "reset is empty",
+            ),
+            (
+                format!("{plan}{target}health_timeout = \"soon\"\n"),
+                ":5:18",
+                "not a duration",
+            ),
+            (
+                format!("{plan}{target}health_url = \"https://x/\"\n"),
+                ":5:14",
+                "only http://",
+            ),
+            (
+                format!("{plan}{target}cwd = \".\"\n"),
+                ":2:1",
+                "has cwd or env but no command or reset",
+            ),
+            (
+                format!("{plan}{target}command = [\"true\"]\ncwd = \"no-such-dir\"\n"),
+                ":6:7",
+                "does not exist",
+            ),
+            (
+                format!("{plan}[smoke]\nmax_error_rate = \"150%\"\n{target}"),
+                ":3:18",
+                "max_error_rate must be",
+            ),
+            (
+                format!("{plan}[smoke]\ntime_scale = 0.0\n{target}"),
+                ":3:14",
+                "positive factor",
+            ),
+            (
+                format!("{plan}[smoke]\nplan = \"gone.toml\"\n{target}"),
+                ":3:8",
+                "smoke plan",
+            ),
+            (
+                format!("name = \" \"\n{plan}{target}"),
+                ":1:8",
+                "the name is empty",
+            ),
+        ];
+        for (text, at, why) in cases {
+            let err = load_text(&text).expect_err(&text);
+            assert!(err.is_input(), "{err}");
+            let msg = err.to_string();
+            assert!(
+                msg.starts_with("examples/test-suite.toml")
+                    && msg.contains(at)
+                    && msg.contains(why),
+                "expected `{at}` and `{why}` in:\n{msg}\nfor:\n{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_invalid_plan_is_reported_in_the_plan_file() {
+        let dir = std::env::temp_dir().join(format!("volley-suite-load-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("plan.toml"), "[target]\nbase_url = \"http://x\"\n").unwrap();
+        let text =
+            "plan = \"plan.toml\"\n[[target]]\nname = \"a\"\nbase_url = \"http://127.0.0.1:1\"\n";
+        let err = load_str(text, &dir.join("s.toml"), &LoadOptions::default()).unwrap_err();
+        assert!(err.is_input());
+        assert!(err.to_string().contains("plan.toml"), "{err}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn error_rates() {
+        assert_eq!(error_rate(&toml::Value::String("1%".into())), Some(0.01));
+        assert_eq!(error_rate(&toml::Value::String(" 5 % ".into())), Some(0.05));
+        assert_eq!(error_rate(&toml::Value::Float(0.02)), Some(0.02));
+        assert_eq!(error_rate(&toml::Value::Integer(0)), Some(0.0));
+        assert_eq!(error_rate(&toml::Value::String("1".into())), None);
+        assert_eq!(error_rate(&toml::Value::String("120%".into())), None);
+        assert_eq!(error_rate(&toml::Value::Float(-0.1)), None);
+    }
+}

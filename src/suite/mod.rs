@@ -1,0 +1,124 @@
+//! Suites: one test run against several targets (implementations of one service), one after the
+//! other, then one comparison — what reports 000 and 002 did by hand.
+//!
+//! For each target, in order: start its process (if it has a `command`) with stdout and stderr
+//! kept in `<target>/server.log`; poll its health URL; run `reset` (if any) before each run; the
+//! smoke run (if `[smoke]`) — a target that fails it is skipped with the reason; the measured
+//! run(s); stop the process (SIGTERM to its process group, SIGKILL after the grace period).
+//! Failures of one target (start, health check, reset, smoke, run) are recorded with their cause
+//! and the suite goes on with the next. Processes the suite started are stopped on success, on a
+//! failed step and on SIGINT/SIGTERM (which also stop the current run cleanly; what was measured
+//! is kept and reported).
+//!
+//! - [`file`]: the suite file as written; [`load()`]: validated into a [`Suite`], every error
+//!   with file:line:col, every target's plan loaded before anything starts.
+//! - [`process`]: starting, watching and stopping processes, and one-shot commands (`reset`).
+//! - [`health`]: the health check.
+//! - [`signals`]: SIGINT/SIGTERM for the whole suite.
+//! - [`run()`]: the orchestration; [`outcome`]: what happened (`suite.json`); the report is
+//!   [`crate::report::suite`].
+
+pub mod file;
+pub mod health;
+mod load;
+pub mod outcome;
+pub mod process;
+mod run;
+pub mod signals;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::plan::Plan;
+
+pub use load::{LoadOptions, load, load_str};
+pub use run::{RunOptions, Say, run, run_with};
+
+/// The argv[0] that stands for the volley executable running the suite.
+pub const VOLLEY_ARGV0: &str = "volley";
+/// Set in the environment of every command a suite starts: the path of the volley executable
+/// running the suite (for commands that name it elsewhere than in argv[0], e.g. in `sh -c`).
+pub const VOLLEY_BIN_ENV: &str = "VOLLEY_BIN";
+
+/// A validated suite.
+#[derive(Debug, Clone)]
+pub struct Suite {
+    /// Its name (results folder, report title).
+    pub name: String,
+    /// The suite file.
+    pub source: PathBuf,
+    /// The plan file every target runs.
+    pub plan_path: PathBuf,
+    /// Measured runs per target.
+    pub repeats: u32,
+    /// The smoke gate.
+    pub smoke: Option<Smoke>,
+    /// The targets, in the order they run.
+    pub targets: Vec<Target>,
+}
+
+/// The smoke gate's pass condition (its plan is per target: [`Target::smoke_plan`]).
+#[derive(Debug, Clone)]
+pub struct Smoke {
+    /// The smoke plan file.
+    pub plan_path: PathBuf,
+    /// The factor its durations were multiplied by (the suite's `--time-scale` included).
+    pub time_scale: f64,
+    /// The smoke run fails at this error rate (0–1) or above.
+    pub max_error_rate: f64,
+}
+
+/// One implementation under test.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Unique name, safe as a folder name.
+    pub name: String,
+    /// Where requests go.
+    pub base_url: String,
+    /// The process to start first, if any.
+    pub command: Option<Command>,
+    /// The health check.
+    pub health: health::HealthCheck,
+    /// Run before each run.
+    pub reset: Option<Command>,
+    /// How long `reset` may take.
+    pub reset_timeout: Duration,
+    /// SIGTERM → SIGKILL grace period.
+    pub stop_grace: Duration,
+    /// The suite's plan with `target.base_url` set to [`base_url`](Self::base_url).
+    pub plan: Plan,
+    /// The smoke plan, likewise, when the suite has a smoke gate.
+    pub smoke_plan: Option<Plan>,
+}
+
+/// A command line to run: argv (no shell), working directory, extra environment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// Program and arguments, as written (argv[0] `"volley"` is resolved when it is run).
+    pub argv: Vec<String>,
+    /// Working directory.
+    pub cwd: PathBuf,
+    /// Added environment variables.
+    pub env: BTreeMap<String, String>,
+}
+
+impl Command {
+    /// The command line for people: arguments joined by spaces, quoted where needed.
+    pub fn display(&self) -> String {
+        self.argv
+            .iter()
+            .map(|a| {
+                if !a.is_empty()
+                    && a.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c))
+                {
+                    a.clone()
+                } else {
+                    format!("'{}'", a.replace('\'', r"'\''"))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}

@@ -1,0 +1,184 @@
+//! What a suite did, target by target: `suite.json` in the suite's results folder, beside the
+//! targets' own folders (whose `run.json` records hold the measurements).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::Error;
+use crate::record::{RunRecord, write_atomically};
+
+/// Format version of `suite.json`.
+pub const SUITE_SCHEMA_VERSION: u32 = 1;
+/// The file name of the suite's own record.
+pub const SUITE_FILE: &str = "suite.json";
+
+/// The whole suite.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuiteOutcome {
+    /// Format version ([`SUITE_SCHEMA_VERSION`]).
+    pub schema_version: u32,
+    /// The suite's name.
+    pub name: String,
+    /// The suite file.
+    pub source: PathBuf,
+    /// The plan every target ran.
+    pub plan: PathBuf,
+    /// Measured runs asked per target.
+    pub repeats: u32,
+    /// The results folder.
+    pub folder: PathBuf,
+    /// When the suite started (RFC 3339, UTC).
+    pub started_at: String,
+    /// When it ended.
+    pub ended_at: String,
+    /// The signal that interrupted the suite, if one did.
+    pub interrupted: Option<String>,
+    /// Per target, in the order they ran.
+    pub targets: Vec<TargetOutcome>,
+}
+
+impl SuiteOutcome {
+    /// Whether every target ran to its end.
+    pub fn all_ran(&self) -> bool {
+        self.targets.iter().all(|t| t.status == Status::Ran)
+    }
+
+    /// The targets that failed a step.
+    pub fn failed(&self) -> impl Iterator<Item = &TargetOutcome> {
+        self.targets.iter().filter(|t| t.status == Status::Failed)
+    }
+
+    /// Writes `suite.json` into the results folder.
+    pub fn write(&self) -> Result<PathBuf, Error> {
+        let path = self.folder.join(SUITE_FILE);
+        let json = serde_json::to_vec_pretty(self).map_err(|e| Error::Render {
+            what: SUITE_FILE.into(),
+            why: e.to_string(),
+        })?;
+        write_atomically(&path, &json)?;
+        Ok(path)
+    }
+}
+
+/// Where a target ended up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Every step passed and every run was measured.
+    Ran,
+    /// A step failed ([`TargetOutcome::failed_step`], [`TargetOutcome::cause`]); the suite went on
+    /// with the next target.
+    Failed,
+    /// A signal stopped the suite while this target was being tested; what was measured is kept.
+    Interrupted,
+    /// The suite was interrupted before this target's turn.
+    NotRun,
+}
+
+/// The step a target failed at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// Its process could not be started, or exited before it was healthy.
+    Start,
+    /// No healthy answer within the time limit.
+    Health,
+    /// Its reset command failed.
+    Reset,
+    /// The smoke run failed its pass condition.
+    Smoke,
+    /// A measured run could not be carried out, every request failed, or the process died.
+    Run,
+}
+
+impl Step {
+    /// "start failed", "health check failed", …
+    pub fn failed_words(self) -> &'static str {
+        match self {
+            Self::Start => "start failed",
+            Self::Health => "health check failed",
+            Self::Reset => "reset failed",
+            Self::Smoke => "smoke failed",
+            Self::Run => "run failed",
+        }
+    }
+}
+
+/// The smoke run's figures and verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SmokeOutcome {
+    /// Requests measured.
+    pub requests: u64,
+    /// Of those, failed.
+    pub errors: u64,
+    /// errors / requests (0 when there were none).
+    pub error_rate: f64,
+    /// The limit it was held to.
+    pub max_error_rate: f64,
+    /// Whether it passed.
+    pub passed: bool,
+    /// Its record, relative to the suite folder.
+    pub record: PathBuf,
+}
+
+/// One target.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetOutcome {
+    /// Its name.
+    pub name: String,
+    /// Where its requests went.
+    pub base_url: String,
+    /// Where it ended up.
+    pub status: Status,
+    /// The step it failed at, when it failed.
+    pub failed_step: Option<Step>,
+    /// Why it failed or was interrupted, in words.
+    pub cause: Option<String>,
+    /// Its results folder, relative to the suite folder.
+    pub folder: PathBuf,
+    /// The PID of the process the suite started for it.
+    pub pid: Option<u32>,
+    /// How that process ended ("stopped by SIGTERM (exit status 0)", …).
+    pub stopped: Option<String>,
+    /// How long the health check took to pass, seconds.
+    pub ready_after_s: Option<f64>,
+    /// The smoke run, when there was one.
+    pub smoke: Option<SmokeOutcome>,
+    /// The measured runs' records, relative to the suite folder, in run order.
+    pub records: Vec<PathBuf>,
+    /// The measured runs (not in `suite.json`: they are in their own `run.json`).
+    #[serde(skip)]
+    pub runs: Vec<RunRecord>,
+}
+
+impl TargetOutcome {
+    /// A target about to be tested, results in `folder` (relative to the suite folder).
+    pub fn new(name: &str, base_url: &str, folder: &Path) -> Self {
+        Self {
+            name: name.to_string(),
+            base_url: base_url.to_string(),
+            status: Status::Ran,
+            failed_step: None,
+            cause: None,
+            folder: folder.to_path_buf(),
+            pid: None,
+            stopped: None,
+            ready_after_s: None,
+            smoke: None,
+            records: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+
+    /// Its result in a few words: "ran", "smoke failed", "interrupted", "not run".
+    pub fn result_words(&self) -> &'static str {
+        match (self.status, self.failed_step) {
+            (Status::Ran, _) => "ran",
+            (Status::Failed, Some(step)) => step.failed_words(),
+            (Status::Failed, None) => "failed",
+            (Status::Interrupted, _) => "interrupted",
+            (Status::NotRun, _) => "not run",
+        }
+    }
+}

@@ -1,0 +1,498 @@
+//! Running a suite: the targets one after the other (never two at once), each through start →
+//! health check → (reset →) smoke → (reset →) measured runs → stop, then the report.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::health::HealthFailure;
+use super::outcome::{SmokeOutcome, Status, Step, SuiteOutcome, TargetOutcome};
+use super::process::{Registry, Started, run_to_end, tail};
+use super::signals::Interrupts;
+use super::{Suite, Target};
+use crate::engine::{self, RunOptions as EngineOptions};
+use crate::error::Error;
+use crate::plan::Plan;
+use crate::record::{RunRecord, write_record};
+use crate::report::format::thousands;
+use crate::report::repeats::{repeat_dir, run_line, write_spread};
+use crate::report::{new_folder, stamped_name, write_results_into};
+
+/// How to run a suite.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Parent of the suite's results folder (`<out>/<suite>-<UTC time>/`).
+    pub out: PathBuf,
+    /// Draw each run's progress line (when stderr is a terminal).
+    pub progress: bool,
+    /// The command line, for the records.
+    pub command: Vec<String>,
+    /// Handle SIGINT/SIGTERM for the suite's length (see [`super::signals`]); off, only the
+    /// interrupts given to [`run_with`] stop it.
+    pub watch_signals: bool,
+}
+
+/// Lines of news as the suite goes ("[1/3] eight: healthy after 0.2 s").
+pub type Say<'a> = &'a mut dyn FnMut(&str);
+
+/// Runs `suite`: every target in turn, then `suite.json` and the report in the results folder.
+/// Target failures are part of the outcome, not errors; an error means the suite itself could not
+/// go on (its folder could not be written, signals could not be handled).
+pub fn run(suite: &Suite, options: &RunOptions, say: Say<'_>) -> Result<SuiteOutcome, Error> {
+    let registry = Registry::default();
+    let interrupts = if options.watch_signals {
+        Interrupts::watch(registry.clone())?
+    } else {
+        Interrupts::manual(registry.clone())
+    };
+    run_with(suite, options, &interrupts, &registry, say)
+}
+
+/// [`run`] with the caller's interrupts and process registry.
+pub fn run_with(
+    suite: &Suite,
+    options: &RunOptions,
+    interrupts: &Interrupts,
+    registry: &Registry,
+    say: Say<'_>,
+) -> Result<SuiteOutcome, Error> {
+    let started = SystemTime::now();
+    let folder = new_folder(&options.out, &folder_name(&suite.name, started))?;
+    let mut targets = Vec::new();
+    let n = suite.targets.len();
+    for (i, t) in suite.targets.iter().enumerate() {
+        let mut runner = TargetRun {
+            suite,
+            target: t,
+            options,
+            interrupts,
+            registry,
+            folder: &folder,
+            prefix: format!("[{}/{n}] {}", i + 1, t.name),
+            say: &mut *say,
+        };
+        let outcome = runner.run()?;
+        targets.push(outcome);
+    }
+    let outcome = SuiteOutcome {
+        schema_version: super::outcome::SUITE_SCHEMA_VERSION,
+        name: suite.name.clone(),
+        source: suite.source.clone(),
+        plan: suite.plan_path.clone(),
+        repeats: suite.repeats,
+        folder: folder.clone(),
+        started_at: rfc3339(started),
+        ended_at: rfc3339(SystemTime::now()),
+        interrupted: interrupts.signal().map(str::to_string),
+        targets,
+    };
+    // The record of the suite first, then the reports made from it and the runs.
+    outcome.write()?;
+    crate::report::suite::write(&outcome)?;
+    Ok(outcome)
+}
+
+/// `<name>-<UTC time>`, e.g. `capacity-20260102T030405Z`.
+fn folder_name(name: &str, at: SystemTime) -> String {
+    stamped_name(name, &rfc3339(at))
+}
+
+fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+/// Why a target's steps ended early.
+enum Halt {
+    /// A step failed.
+    Failed(Step, String),
+    /// A signal arrived; the words say when ("during the run", "before the smoke run").
+    Interrupted(String),
+}
+
+/// One target's turn.
+struct TargetRun<'a, 's> {
+    suite: &'a Suite,
+    target: &'a Target,
+    options: &'a RunOptions,
+    interrupts: &'a Interrupts,
+    registry: &'a Registry,
+    folder: &'a Path,
+    prefix: String,
+    say: &'a mut (dyn FnMut(&str) + 's),
+}
+
+impl TargetRun<'_, '_> {
+    fn say(&mut self, what: &str) {
+        let line = format!("{}: {what}", self.prefix);
+        (self.say)(&line);
+    }
+
+    fn run(&mut self) -> Result<TargetOutcome, Error> {
+        let t = self.target;
+        let mut out = TargetOutcome::new(&t.name, &t.base_url, Path::new(&t.name));
+        if let Some(signal) = self.interrupts.signal() {
+            out.status = Status::NotRun;
+            out.cause = Some(format!(
+                "the suite was interrupted ({signal}) before its turn"
+            ));
+            self.say("not run (interrupted)");
+            return Ok(out);
+        }
+        let dir = self.folder.join(&t.name);
+        std::fs::create_dir_all(&dir).map_err(|cause| Error::File {
+            action: "cannot create",
+            path: dir.clone(),
+            cause,
+        })?;
+        let mut server = None;
+        let halted = self.steps(&dir, &mut server, &mut out);
+        // Whatever happened, the process goes.
+        if let Some(p) = server.take() {
+            let stopped = Started::stop(p, t.stop_grace);
+            self.say(&format!("{} (pid {})", stopped.how, stopped.pid));
+            out.stopped = Some(stopped.how);
+        }
+        match halted {
+            Ok(()) => {}
+            Err(Halt::Failed(step, cause)) => {
+                self.say(&format!("FAILED: {}: {cause}", step.failed_words()));
+                out.status = Status::Failed;
+                out.failed_step = Some(step);
+                out.cause = Some(cause);
+            }
+            Err(Halt::Interrupted(when)) => {
+                let signal = self.interrupts.signal().unwrap_or("a stop request");
+                let cause = format!("interrupted by {signal} {when}");
+                self.say(&cause);
+                out.status = Status::Interrupted;
+                out.cause = Some(cause);
+            }
+        }
+        Ok(out)
+    }
+
+    fn steps(
+        &mut self,
+        dir: &Path,
+        server: &mut Option<Started>,
+        out: &mut TargetOutcome,
+    ) -> Result<(), Halt> {
+        let t = self.target;
+        let log = dir.join("server.log");
+        if let Some(cmd) = &t.command {
+            // A server already answering would be measured in place of the one started here.
+            if t.health.answers() {
+                return Err(Halt::Failed(
+                    Step::Start,
+                    format!(
+                        "something already answers at {} before `{}` was started: is its port \
+                         taken by another process?",
+                        t.health.url,
+                        cmd.display()
+                    ),
+                ));
+            }
+            let p = Started::spawn(cmd, &log, self.registry)
+                .map_err(|e| Halt::Failed(Step::Start, e.to_string()))?;
+            out.pid = Some(p.pid());
+            self.say(&format!(
+                "started `{}` (pid {}), output in {}",
+                cmd.display(),
+                p.pid(),
+                log.display()
+            ));
+            *server = Some(p);
+        }
+        let interrupts = self.interrupts;
+        let waited = t.health.wait(
+            || server.as_ref().and_then(Started::exited),
+            || interrupts.signal().is_some(),
+        );
+        match waited {
+            Ok(after) => {
+                out.ready_after_s = Some(after.as_secs_f64());
+                self.say(&format!(
+                    "healthy after {:.2} s ({})",
+                    after.as_secs_f64(),
+                    t.health.url
+                ));
+            }
+            Err(HealthFailure::Exited(status)) => {
+                let command = server.as_ref().map_or("", Started::command);
+                return Err(Halt::Failed(
+                    Step::Start,
+                    format!(
+                        "`{command}` exited ({status}) before answering its health check{}",
+                        last_output(&log)
+                    ),
+                ));
+            }
+            Err(HealthFailure::TimedOut(why)) => return Err(Halt::Failed(Step::Health, why)),
+            Err(HealthFailure::Stopped) => {
+                return Err(Halt::Interrupted("during the health check".into()));
+            }
+        }
+        if let Some(plan) = &t.smoke_plan {
+            self.go_on("before the smoke run")?;
+            self.reset(dir)?;
+            let record = self.measure(plan, Step::Smoke, "the smoke run", server)?;
+            let path = dir.join("smoke.json");
+            write_record(&path, &record).map_err(|e| Halt::Failed(Step::Smoke, e.to_string()))?;
+            let smoke = self.judge_smoke(&record, &path);
+            let passed = smoke.passed;
+            let verdict = if record.interrupted.is_some() {
+                "interrupted"
+            } else if passed {
+                "passed"
+            } else {
+                "failed"
+            };
+            let words = format!(
+                "smoke: {} requests, {:.2}% errors (at most {}% allowed) → {verdict}",
+                thousands(smoke.requests),
+                smoke.error_rate * 100.0,
+                smoke.max_error_rate * 100.0,
+            );
+            out.smoke = Some(smoke);
+            self.say(&words);
+            if record.interrupted.is_some() {
+                return Err(Halt::Interrupted("during the smoke run".into()));
+            }
+            if !passed {
+                return Err(Halt::Failed(Step::Smoke, smoke_cause(&record, out)));
+            }
+            self.alive(server, "the smoke run", Step::Smoke, &log)?;
+        }
+        let n = self.suite.repeats;
+        for i in 1..=n {
+            let during = if n == 1 {
+                "the run".to_string()
+            } else {
+                format!("run {i} of {n}")
+            };
+            if let Err(halt) = self.go_on(&format!("before {during}")) {
+                self.spread(dir, out);
+                return Err(halt);
+            }
+            self.reset(dir)?;
+            let record = self.measure(&t.plan, Step::Run, &during, server)?;
+            let run_dir = if n == 1 {
+                dir.to_path_buf()
+            } else {
+                repeat_dir(dir, i)
+            };
+            let files = write_results_into(&run_dir, &record)
+                .map_err(|e| Halt::Failed(Step::Run, e.to_string()))?;
+            self.say(&format!("run {i}/{n}: {}", run_line(&record)));
+            out.records.push(relative(&files.record, self.folder));
+            let interrupted = record.interrupted.is_some();
+            let all_failed =
+                record.summary.requests == 0 || record.summary.errors == record.summary.requests;
+            let cause = all_failed.then(|| every_request_failed(&record));
+            out.runs.push(record);
+            if interrupted {
+                self.spread(dir, out);
+                return Err(Halt::Interrupted(format!("during {during}")));
+            }
+            if let Some(cause) = cause {
+                return Err(Halt::Failed(Step::Run, format!("{during}: {cause}")));
+            }
+            self.alive(server, &during, Step::Run, &log)?;
+        }
+        self.spread(dir, out);
+        Ok(())
+    }
+
+    /// Whether to go on to the next step: not once the suite has been interrupted.
+    fn go_on(&self, when: &str) -> Result<(), Halt> {
+        match self.interrupts.signal() {
+            Some(_) => Err(Halt::Interrupted(when.to_string())),
+            None => Ok(()),
+        }
+    }
+
+    /// With repeats, the spread of the runs at the top of the target's folder.
+    fn spread(&mut self, dir: &Path, out: &TargetOutcome) {
+        if self.suite.repeats > 1 && !out.runs.is_empty() {
+            if let Err(e) = write_spread(dir, &out.name, out.runs.clone()) {
+                self.say(&format!("cannot write the spread of the repeats: {e}"));
+            }
+        }
+    }
+
+    /// The target's `reset` command, if it has one.
+    fn reset(&mut self, dir: &Path) -> Result<(), Halt> {
+        let Some(cmd) = &self.target.reset else {
+            return Ok(());
+        };
+        let interrupts = self.interrupts;
+        run_to_end(
+            cmd,
+            &dir.join("reset.log"),
+            self.target.reset_timeout,
+            self.registry,
+            || interrupts.signal().is_some(),
+        )
+        .map_err(|e| {
+            if self.interrupts.signal().is_some() {
+                Halt::Interrupted("during the reset command".into())
+            } else {
+                Halt::Failed(Step::Reset, e.to_string())
+            }
+        })?;
+        self.say(&format!("reset: `{}` done", cmd.display()));
+        Ok(())
+    }
+
+    /// One run of `plan`, stoppable by the suite's signals; `step` fails if it cannot be done.
+    fn measure(
+        &mut self,
+        plan: &Plan,
+        step: Step,
+        during: &str,
+        server: &Option<Started>,
+    ) -> Result<RunRecord, Halt> {
+        let engine_options = EngineOptions {
+            progress: self.options.progress && std::io::stderr().is_terminal(),
+            handle_signals: false,
+        };
+        let stop = self.interrupts.begin_run();
+        let outcome = engine::run_with(plan, &engine_options, stop);
+        self.interrupts.end_run();
+        let outcome = outcome.map_err(|e| {
+            let died = server
+                .as_ref()
+                .and_then(Started::exited)
+                .map(|s| format!(" (the process exited: {s})"))
+                .unwrap_or_default();
+            Halt::Failed(
+                step,
+                format!("{during} could not be carried out: {e}{died}"),
+            )
+        })?;
+        Ok(crate::analysis::build_record(
+            plan,
+            &outcome,
+            &self.options.command,
+        ))
+    }
+
+    /// Fails the target if its process exited during `during`.
+    fn alive(
+        &self,
+        server: &Option<Started>,
+        during: &str,
+        step: Step,
+        log: &Path,
+    ) -> Result<(), Halt> {
+        match server.as_ref().and_then(Started::exited) {
+            None => Ok(()),
+            Some(status) => Err(Halt::Failed(
+                step,
+                format!(
+                    "the process exited during {during} ({status}){}",
+                    last_output(log)
+                ),
+            )),
+        }
+    }
+
+    fn judge_smoke(&self, r: &RunRecord, path: &Path) -> SmokeOutcome {
+        let smoke = self
+            .suite
+            .smoke
+            .as_ref()
+            .expect("a smoke plan implies [smoke]");
+        let s = &r.summary;
+        let error_rate = if s.requests == 0 {
+            0.0
+        } else {
+            s.errors as f64 / s.requests as f64
+        };
+        SmokeOutcome {
+            requests: s.requests,
+            errors: s.errors,
+            error_rate,
+            max_error_rate: smoke.max_error_rate,
+            passed: s.requests > 0 && error_rate <= smoke.max_error_rate,
+            record: relative(path, self.folder),
+        }
+    }
+}
+
+fn smoke_cause(r: &RunRecord, out: &TargetOutcome) -> String {
+    let smoke = out.smoke.as_ref().expect("judged");
+    if smoke.requests == 0 {
+        return format!(
+            "no request completed in the smoke run{}",
+            main_errors(r)
+                .map(|e| format!(" ({e})"))
+                .unwrap_or_default()
+        );
+    }
+    format!(
+        "{} of {} requests failed ({:.2}%, more than the {}% allowed){}",
+        thousands(smoke.errors),
+        thousands(smoke.requests),
+        smoke.error_rate * 100.0,
+        smoke.max_error_rate * 100.0,
+        main_errors(r).map(|e| format!(": {e}")).unwrap_or_default()
+    )
+}
+
+fn every_request_failed(r: &RunRecord) -> String {
+    let what = if r.summary.requests == 0 {
+        "no request completed".to_string()
+    } else {
+        format!("every request failed ({})", thousands(r.summary.requests))
+    };
+    match main_errors(r) {
+        Some(e) => format!("{what}: {e}"),
+        None => what,
+    }
+}
+
+/// The commonest failures, e.g. "http_5xx 1,234, connection_reset 2".
+fn main_errors(r: &RunRecord) -> Option<String> {
+    let mut kinds: Vec<(&String, &u64)> = r.summary.errors_by_kind.iter().collect();
+    kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let mut parts: Vec<String> = kinds
+        .iter()
+        .take(3)
+        .map(|(k, n)| format!("{k} {}", thousands(**n)))
+        .collect();
+    let statuses: Vec<String> = r
+        .summary
+        .status
+        .iter()
+        .filter(|(code, _)| code.starts_with('4') || code.starts_with('5'))
+        .map(|(code, n)| format!("HTTP {code} × {}", thousands(*n)))
+        .collect();
+    parts.extend(statuses);
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// "; last output: …" from a log, or nothing.
+fn last_output(log: &Path) -> String {
+    let t = tail(log, 3);
+    if t.is_empty() {
+        String::new()
+    } else {
+        format!("; last output: {t}")
+    }
+}
+
+fn relative(path: &Path, base: &Path) -> PathBuf {
+    path.strip_prefix(base).unwrap_or(path).to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folder_names_are_safe_and_stamped() {
+        let at = SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(1_767_323_045_678);
+        assert_eq!(folder_name("my suite", at), "my_suite-20260102T030405Z");
+    }
+}
