@@ -41,7 +41,7 @@ pub enum Command {
     Check(CheckArgs),
     /// Search for the highest load whose steady state meets an SLO.
     #[command(name = "find-max")]
-    FindMax(FindMaxArgs),
+    FindMax(Box<FindMaxArgs>),
     /// Render a report (Markdown, HTML or text) from a run record alone.
     Report(ReportArgs),
     /// Compare runs (or folders of repeated runs): a column per run, the change against the

@@ -47,7 +47,7 @@ pub fn main() -> ExitCode {
         Some(Command::Demo(a)) => demo::run(a),
         Some(Command::Run(a)) => plan::run(a, &argv),
         Some(Command::Check(a)) => plan::check(a),
-        Some(Command::FindMax(a)) => findmax::run(a, &argv),
+        Some(Command::FindMax(a)) => findmax::run(*a, &argv),
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Compare(a)) => compare::run(a),
         Some(Command::Suite(a)) => suite::run(a, &argv),
