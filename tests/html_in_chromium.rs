@@ -354,6 +354,7 @@ fn run_and_compare_reports_render_in_chromium() {
         source: dir.join("suite.toml"),
         plan: dir.join("plan.toml"),
         repeats: 1,
+        find_max: None,
         folder: dir.clone(),
         started_at: "2026-01-02T03:04:05.678Z".into(),
         ended_at: "2026-01-02T03:05:05.678Z".into(),

@@ -720,6 +720,95 @@ fn wait_for_line(lines: &mpsc::Receiver<String>, needle: &str) -> String {
 }
 
 #[test]
+fn a_find_max_suite_finds_each_targets_capacity() {
+    let _serial = serial();
+    let dir = temp_dir("suite-find-max");
+    let [two, four] = free_ports(2)[..] else {
+        unreachable!()
+    };
+    std::fs::copy("examples/suite-plan.toml", dir.join("plan.toml")).unwrap();
+    std::fs::write(
+        dir.join("suite.toml"),
+        format!(
+            r#"
+name = "search"
+plan = "plan.toml"
+[find_max]
+slo = "p99<50ms,errors<1%"
+budget = "20s"
+step = "1s"
+warmup = "300ms"
+[[target]]
+name = "two-workers"
+base_url = "http://127.0.0.1:{two}"
+command = ["volley", "serve", "--port", "{two}", "--threads", "1", "--capacity", "2", "--service-time", "10ms"]
+[[target]]
+name = "four-workers"
+base_url = "http://127.0.0.1:{four}"
+command = ["volley", "serve", "--port", "{four}", "--threads", "1", "--capacity", "4", "--service-time", "10ms"]
+"#
+        ),
+    )
+    .unwrap();
+    let results = dir.join("results");
+    let started = Instant::now();
+    let out = volley()
+        .arg("suite")
+        .arg(dir.join("suite.toml"))
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "two 20 s budgets"
+    );
+    let folder = only_subfolder(&results);
+    let s = read_json(&folder.join("suite.json"));
+    assert_eq!(s["find_max"], "open model, SLO p99<50ms,errors<1%");
+    let mut found = Vec::new();
+    for (name, capacity) in [("two-workers", 200.0), ("four-workers", 400.0)] {
+        let t = target(&s, name);
+        assert_eq!(t["status"], "ran", "{t:#}");
+        let f = &t["find_max"];
+        let max = f["max_sustainable_rps"].as_f64().unwrap();
+        assert!(
+            (max - capacity).abs() <= capacity * 0.15,
+            "{name}: capacity {capacity} req/s, found {max}; steps {}",
+            f["steps"]
+        );
+        assert_eq!(f["generator_limited"], false);
+        assert!(f["elapsed_s"].as_f64().unwrap() <= 20.0 + 2.0);
+        // The target's folder holds the search's record: its best step, every step under
+        // find_max.
+        let run = read_json(&folder.join(name).join("run.json"));
+        assert_eq!(run["name"], format!("{name}-find-max"));
+        assert_eq!(
+            run["find_max"]["max_sustainable_rps"],
+            f["max_sustainable_rps"]
+        );
+        found.push(max);
+    }
+    assert!(found[1] > 1.5 * found[0], "{found:?}");
+    for pid in pids(&s) {
+        assert_gone(pid);
+    }
+    let md = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    assert!(
+        md.contains("Max sustainable throughput, highest first: four-workers"),
+        "{md}"
+    );
+    assert!(md.contains("| Max sustainable (req/s) |"), "{md}");
+    assert!(
+        md.contains("## Comparison: two-workers vs four-workers"),
+        "{md}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
 fn an_invalid_suite_file_exits_2_with_its_location() {
     let dir = temp_dir("suite-invalid");
     let path = dir.join("bad.toml");

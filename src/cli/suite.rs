@@ -16,12 +16,19 @@ pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
         },
     )?;
     if !a.quiet {
+        let test = match &s.find_max {
+            Some(f) => format!(
+                "a find-max search each ({} model, SLO {})",
+                f.model(),
+                f.slo_text
+            ),
+            None => format!("{} run(s) each", s.repeats),
+        };
         eprintln!(
-            "volley suite {}: {} target(s), plan {}, {} run(s) each{}",
+            "volley suite {}: {} target(s), plan {}, {test}{}",
             s.name,
             s.targets.len(),
             s.plan_path.display(),
-            s.repeats,
             s.smoke
                 .as_ref()
                 .map(|sm| format!(

@@ -5,8 +5,9 @@
 //! time budget is spent. Each step is a short run (warm-up discarded, steady state checked on the
 //! per-second series). A step where the *generator* was the bottleneck ends the search with that
 //! verdict instead of a false maximum. [`search`] is a pure function of a probe (one step → its
-//! judgement), tested against simulated targets.
+//! judgement), tested against simulated targets; [`run::run`] probes a real target with a plan.
 
+pub mod run;
 pub mod slo;
 
 use std::time::Duration;

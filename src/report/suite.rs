@@ -12,6 +12,7 @@ use super::table::Table;
 use crate::analysis::compare::{CompareOptions, Comparison, Metric, Variant, compare};
 use crate::analysis::like_for_like::{TARGET_URL, mismatches_except};
 use crate::error::Error;
+use crate::findmax::FindMax;
 use crate::record::write_atomically;
 use crate::suite::outcome::{Status, SuiteOutcome, TargetOutcome};
 
@@ -67,20 +68,24 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
             "Interrupted by {signal}: the figures cover what was measured before it"
         ));
     }
-    let mut ranked: Vec<(&str, f64)> = variants
-        .iter()
-        .filter_map(|v| Some((v.label.as_str(), median_rps(&v.runs)?)))
-        .collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-    if ranked.len() > 1 {
-        headline.push(format!(
-            "Throughput, highest first: {}",
-            ranked
-                .iter()
-                .map(|(name, rps)| format!("{name} {} req/s", rate(*rps)))
-                .collect::<Vec<_>>()
-                .join(" · ")
-        ));
+    if o.find_max.is_some() {
+        headline.push(find_max_ranking(o));
+    } else {
+        let mut ranked: Vec<(&str, f64)> = variants
+            .iter()
+            .filter_map(|v| Some((v.label.as_str(), median_rps(&v.runs)?)))
+            .collect();
+        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+        if ranked.len() > 1 {
+            headline.push(format!(
+                "Throughput, highest first: {}",
+                ranked
+                    .iter()
+                    .map(|(name, rps)| format!("{name} {} req/s", rate(*rps)))
+                    .collect::<Vec<_>>()
+                    .join(" · ")
+            ));
+        }
     }
     let failures = o
         .targets
@@ -95,25 +100,37 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
             )
         })
         .collect();
-    let mut targets = Table::new(
-        "Targets",
-        &[
-            "<Target",
-            "<Result",
-            "Runs",
-            "Requests",
-            "Throughput (req/s)",
-            "Error rate",
-            "Data sent",
-            "<Details",
-        ],
-    )
-    .with_note(
+    let searched = o.find_max.is_some();
+    let mut heads = vec![
+        "<Target",
+        "<Result",
+        "Runs",
+        "Requests",
+        "Throughput (req/s)",
+        "Error rate",
+        "Data sent",
+    ];
+    if searched {
+        heads.extend([
+            "Max sustainable (req/s)",
+            "<at load",
+            "Peak (req/s)",
+            "<Breaking load",
+        ]);
+    }
+    heads.push("<Details");
+    let note = if searched {
+        "In the order they ran. Each target got a find-max search: the figures of its run are \
+         those of its best step (the highest load that met the SLO), which the comparison below \
+         compares; the search's own figures follow. Each target's folder holds its record, \
+         reports and server.log."
+    } else {
         "In the order they ran. Throughput is the median over a target's runs; requests and data \
-         are the sums. Each target's folder holds its records, reports and server.log.",
-    );
+         are the sums. Each target's folder holds its records, reports and server.log."
+    };
+    let mut targets = Table::new("Targets", &heads).with_note(note);
     for t in &o.targets {
-        targets.push(target_row(t));
+        targets.push(target_row(t, searched));
     }
     let level = if ran == n {
         "ok"
@@ -125,9 +142,12 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
     SuiteView {
         title: o.name.clone(),
         subtitle: format!(
-            "plan {} · {} run(s) per target · started {} · results in {}",
+            "plan {} · {} · started {} · results in {}",
             o.plan.display(),
-            o.repeats,
+            match &o.find_max {
+                Some(search) => format!("find-max per target ({search})"),
+                None => format!("{} run(s) per target", o.repeats),
+            },
             o.started_at,
             o.folder.display()
         ),
@@ -138,7 +158,47 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
     }
 }
 
-fn target_row(t: &TargetOutcome) -> Vec<String> {
+/// "Max sustainable throughput, highest first: a 1,980.0 req/s · b 990.0 req/s · c none".
+fn find_max_ranking(o: &SuiteOutcome) -> String {
+    let mut ranked: Vec<(&str, Option<f64>)> = o
+        .targets
+        .iter()
+        .filter_map(|t| Some((t.name.as_str(), t.find_max.as_ref()?.max_sustainable_rps)))
+        .collect();
+    ranked.sort_by(|a, b| match (a.1, b.1) {
+        (Some(x), Some(y)) => y.total_cmp(&x),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => std::cmp::Ordering::Equal,
+    });
+    format!(
+        "Max sustainable throughput{}: {}",
+        if ranked.len() > 1 {
+            ", highest first"
+        } else {
+            ""
+        },
+        ranked
+            .iter()
+            .map(|(name, rps)| match rps {
+                Some(rps) => format!("{name} {} req/s", rate(*rps)),
+                None => format!("{name} none (no level met the SLO)"),
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    )
+}
+
+/// A find-max level in words: `400.0/s` (open model) or `32 VUs` (closed).
+fn load_level(f: &FindMax, level: f64) -> String {
+    if f.model == "open" {
+        format!("{level:.1}/s")
+    } else {
+        format!("{level:.0} VUs")
+    }
+}
+
+fn target_row(t: &TargetOutcome, searched: bool) -> Vec<String> {
     let has_runs = !t.runs.is_empty();
     let requests: u64 = t.runs.iter().map(|r| r.summary.requests).sum();
     let errors: u64 = t.runs.iter().map(|r| r.summary.errors).sum();
@@ -169,7 +229,7 @@ fn target_row(t: &TargetOutcome) -> Vec<String> {
     if let Some(how) = &t.stopped {
         details.push(format!("process {}", how));
     }
-    vec![
+    let mut row = vec![
         t.name.clone(),
         t.result_words().to_string(),
         t.runs.len().to_string(),
@@ -189,10 +249,36 @@ fn target_row(t: &TargetOutcome) -> Vec<String> {
         } else {
             "-".into()
         },
-        details.join("; "),
-    ]
+    ];
+    if searched {
+        let dash = || "-".to_string();
+        match &t.find_max {
+            Some(f) => {
+                row.push(f.max_sustainable_rps.map_or_else(dash, rate));
+                row.push(
+                    f.max_sustainable_load
+                        .map_or_else(dash, |l| load_level(f, l)),
+                );
+                row.push(rate(f.peak_rps));
+                row.push(f.breaking_load.map_or_else(dash, |l| load_level(f, l)));
+                if f.generator_limited {
+                    details.push(
+                        "the generator was the limit: the maximum is only a lower bound".into(),
+                    );
+                }
+                details.push(format!(
+                    "{} steps in {:.1} s; {}",
+                    f.steps.len(),
+                    f.elapsed_s,
+                    f.stopped
+                ));
+            }
+            None => row.extend([dash(), dash(), dash(), dash()]),
+        }
+    }
+    row.push(details.join("; "));
+    row
 }
-
 fn median_rps(runs: &[crate::record::RunRecord]) -> Option<f64> {
     let mut v: Vec<f64> = runs
         .iter()

@@ -13,13 +13,14 @@ pub struct SuiteFile {
     /// Name of the suite (default: the file's stem); names the results folder.
     pub name: Option<Spanned<String>>,
     /// The test every target gets: a plan file, relative to the suite file, run with
-    /// `target.base_url` set to each target's `base_url`.
+    /// `target.base_url` set to each target's `base_url` (with `[find_max]`: the request shape
+    /// of the search, one scenario).
     pub plan: Option<Spanned<String>>,
-    /// Reserved for a find-max search per target (`volley find-max`); not supported in suites
-    /// yet, so its presence is an error that says so.
-    pub find_max: Option<Spanned<toml::Table>>,
+    /// Instead of running the plan: search each target's maximum sustainable throughput, as
+    /// `volley find-max` does, with the plan (one scenario) as the request shape.
+    pub find_max: Option<Spanned<FindMaxFile>>,
     /// Measured runs per target (default 1), back to back; with 2 or more each target's folder
-    /// holds `repeat-1/` … `repeat-N/` as `--repeat` writes them.
+    /// holds `repeat-1/` … `repeat-N/` as `--repeat` writes them. Not with `[find_max]`.
     pub repeats: Option<Spanned<i64>>,
     /// The smoke gate: a short run first; a target that fails it is skipped.
     pub smoke: Option<SmokeFile>,
@@ -27,6 +28,28 @@ pub struct SuiteFile {
     /// is the comparison's baseline.
     #[serde(rename = "target", default)]
     pub targets: Vec<Spanned<TargetFile>>,
+}
+
+/// `[find_max]`: the flags of `volley find-max`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindMaxFile {
+    /// The service-level objective, e.g. `"p99<50ms,errors<1%"`.
+    pub slo: Spanned<String>,
+    /// `open` (vary the arrival rate; the default) or `closed` (vary the VUs).
+    pub model: Option<Spanned<String>>,
+    /// Time the search may take per target (default 3m).
+    pub budget: Option<Spanned<String>>,
+    /// Measured length of each step (default 5s).
+    pub step: Option<Spanned<String>>,
+    /// Warm-up of each step, discarded (default 1s).
+    pub warmup: Option<Spanned<String>>,
+    /// First level (default 50 req/s, or 1 VU).
+    pub start: Option<Spanned<f64>>,
+    /// Highest level tried (default 1 000 000 req/s, or 10 000 VUs).
+    pub max: Option<Spanned<f64>>,
+    /// Open model: most requests in flight (default 1000).
+    pub max_in_flight: Option<Spanned<u32>>,
 }
 
 /// `[smoke]`.

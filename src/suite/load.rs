@@ -8,10 +8,11 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-use super::file::{SmokeFile, SuiteFile, TargetFile};
+use super::file::{FindMaxFile, SmokeFile, SuiteFile, TargetFile};
 use super::health::HealthCheck;
 use super::{Command, Smoke, Suite, Target};
 use crate::error::Error;
+use crate::findmax::run::{Settings, unsearchable};
 use crate::plan::Plan;
 use crate::plan::load::{self as plan_load, parse_duration, resolve_target};
 
@@ -25,6 +26,11 @@ pub const STOP_GRACE: Duration = Duration::from_secs(5);
 pub const SMOKE_MAX_ERROR_RATE: f64 = 0.01;
 /// Default smoke time scale when the smoke run uses the suite's own plan.
 pub const SMOKE_TIME_SCALE: f64 = 0.1;
+/// `[find_max]` defaults, as `volley find-max`'s.
+const FIND_MAX_BUDGET: Duration = Duration::from_secs(180);
+const FIND_MAX_STEP: Duration = Duration::from_secs(5);
+const FIND_MAX_WARMUP: Duration = Duration::from_secs(1);
+const FIND_MAX_IN_FLIGHT: u32 = 1000;
 /// Most repeats per target.
 const MAX_REPEATS: i64 = 1000;
 
@@ -118,14 +124,15 @@ impl Ctx<'_> {
     }
 
     fn suite(&self, f: SuiteFile) -> Result<Suite, Error> {
-        if let Some(spec) = &f.find_max {
-            self.find_max(spec)?;
-        }
+        let find_max = f.find_max.as_ref().map(|s| self.find_max(s)).transpose()?;
         let Some(plan) = &f.plan else {
             return Err(self.err(
                 None,
                 "the suite has no test",
-                Some("give the plan every target runs: plan = \"plan.toml\""),
+                Some(
+                    "give the plan every target runs (plan = \"plan.toml\"); with [find_max], the \
+                     plan is the request shape of the search",
+                ),
             ));
         };
         let plan_path = self.existing_file(plan, "plan")?;
@@ -140,6 +147,15 @@ impl Ctx<'_> {
                 ));
             }
         };
+        if let (Some(r), Some(_)) = (&f.repeats, &find_max) {
+            if *r.get_ref() != 1 {
+                return Err(self.at(
+                    r,
+                    "repeats applies to plan runs; with [find_max] each target gets one search",
+                    None,
+                ));
+            }
+        }
         let smoke = f
             .smoke
             .as_ref()
@@ -164,6 +180,12 @@ impl Ctx<'_> {
             }
             targets.push(self.target(t, &plan_path, smoke.as_ref())?);
         }
+        if find_max.is_some() {
+            // Every target loads the same plan: one look is enough.
+            if let Some(why) = unsearchable(&targets[0].plan) {
+                return Err(self.at(plan, why, Some("the search varies one scenario's load")));
+            }
+        }
         let name = match &f.name {
             Some(n) if n.get_ref().trim().is_empty() => {
                 return Err(self.at(n, "the name is empty", None));
@@ -179,26 +201,78 @@ impl Ctx<'_> {
             source: self.path.to_path_buf(),
             plan_path,
             repeats,
+            find_max,
             smoke,
             targets,
         })
     }
 
-    /// The hook for a find-max search per target (`[find_max]`, e.g. `slo = "p99<50ms"`).
-    ///
-    /// Suites run a plan only, for now. To support find-max here: parse `spec` into the
-    /// search's settings (`volley::findmax`), keep them in [`Suite`], and have the runner call
-    /// the search instead of the plan's runs for each target; the comparison then compares the
-    /// targets' maximum sustainable throughput.
-    fn find_max(&self, spec: &Spanned<toml::Table>) -> Result<(), Error> {
-        Err(self.at(
-            spec,
-            "[find_max] is not yet supported in suites",
-            Some(
-                "give a plan (plan = \"plan.toml\") and run `volley find-max` against each \
-                 target for now",
-            ),
-        ))
+    /// `[find_max]`: the settings of `volley find-max`, with its defaults; `--time-scale`
+    /// shortens the budget, the steps and their warm-up alike.
+    fn find_max(&self, spanned: &Spanned<FindMaxFile>) -> Result<Settings, Error> {
+        let f = spanned.get_ref();
+        let slo = crate::findmax::slo::parse(f.slo.get_ref()).map_err(|why| {
+            self.at(
+                &f.slo,
+                why.replace("--slo ", ""),
+                Some("e.g. slo = \"p99<50ms,errors<1%\""),
+            )
+        })?;
+        let open = match f.model.as_ref().map(|m| m.get_ref().as_str()) {
+            None | Some("open") => true,
+            Some("closed") => false,
+            Some(other) => {
+                return Err(self.at(
+                    f.model.as_ref().expect("matched Some"),
+                    format!("unknown model `{other}`"),
+                    Some("open (vary the arrival rate) or closed (vary the VUs)"),
+                ));
+            }
+        };
+        let scale = self.options.time_scale;
+        let budget = self
+            .duration(f.budget.as_ref(), FIND_MAX_BUDGET)?
+            .mul_f64(scale);
+        let step = self
+            .duration(f.step.as_ref(), FIND_MAX_STEP)?
+            .mul_f64(scale);
+        let warmup = self
+            .duration(f.warmup.as_ref(), FIND_MAX_WARMUP)?
+            .mul_f64(scale);
+        if step.is_zero() {
+            return Err(self.at(
+                f.step.as_ref().unwrap_or(&f.slo),
+                "a step must last longer than 0",
+                None,
+            ));
+        }
+        let positive = |v: &Option<Spanned<f64>>, key: &str| -> Result<Option<f64>, Error> {
+            match v {
+                Some(x) if !(x.get_ref().is_finite() && *x.get_ref() > 0.0) => {
+                    Err(self.at(x, format!("{key} must be a positive number"), None))
+                }
+                other => Ok(other.as_ref().map(|x| *x.get_ref())),
+            }
+        };
+        let max_in_flight = match &f.max_in_flight {
+            Some(m) if *m.get_ref() == 0 => {
+                return Err(self.at(m, "max_in_flight must be at least 1", None));
+            }
+            Some(m) => *m.get_ref(),
+            None => FIND_MAX_IN_FLIGHT,
+        };
+        Ok(Settings {
+            slo_text: f.slo.get_ref().clone(),
+            slo,
+            open,
+            budget,
+            step,
+            warmup,
+            start: positive(&f.start, "start")?,
+            max: positive(&f.max, "max")?,
+            max_in_flight,
+            threads: None,
+        })
     }
 
     fn smoke(&self, s: &SmokeFile, plan_path: &Path) -> Result<Smoke, Error> {
@@ -438,6 +512,27 @@ base_url = "http://127.0.0.1:18082"
     }
 
     #[test]
+    fn find_max_settings_take_the_cli_defaults_and_the_time_scale() {
+        let text = "plan = \"suite-plan.toml\"\n[find_max]\nslo = \"p99<50ms,errors<1%\"\n\
+                    model = \"closed\"\nstep = \"2s\"\nstart = 4.0\n[[target]]\nname = \"a\"\n\
+                    base_url = \"http://127.0.0.1:1\"\n";
+        let s = load_str(
+            text,
+            Path::new("examples/x.toml"),
+            &LoadOptions { time_scale: 0.5 },
+        )
+        .unwrap();
+        let f = s.find_max.unwrap();
+        assert!(!f.open);
+        assert_eq!(f.slo.len(), 2);
+        assert_eq!(f.slo_text, "p99<50ms,errors<1%");
+        assert_eq!(f.budget, Duration::from_secs(90));
+        assert_eq!(f.step, Duration::from_secs(1));
+        assert_eq!(f.warmup, Duration::from_millis(500));
+        assert_eq!((f.start, f.max, f.max_in_flight), (Some(4.0), None, 1000));
+    }
+
+    #[test]
     fn a_suite_file_in_the_current_directory_runs_its_commands_there() {
         let text = "plan = \"examples/suite-plan.toml\"\n[[target]]\nname = \"a\"\n\
                     base_url = \"http://127.0.0.1:1\"\ncommand = [\"true\"]\n";
@@ -464,9 +559,29 @@ base_url = "http://127.0.0.1:18082"
                 "the suite has no test",
             ),
             (
-                format!("{plan}[find_max]\nslo = \"p99<50ms\"\n{target}"),
-                ":2:1",
-                "[find_max] is not yet supported in suites",
+                format!("{plan}[find_max]\nslo = \"p99 fast\"\n{target}"),
+                ":3:7",
+                "`p99 fast`",
+            ),
+            (
+                format!("{plan}[find_max]\nslo = \"p99<5ms\"\nmodel = \"half-open\"\n{target}"),
+                ":4:9",
+                "unknown model `half-open`",
+            ),
+            (
+                format!("{plan}repeats = 3\n[find_max]\nslo = \"p99<5ms\"\n{target}"),
+                ":2:11",
+                "with [find_max] each target gets one search",
+            ),
+            (
+                format!("plan = \"002-ladder.toml\"\n[find_max]\nslo = \"p99<5ms\"\n{target}"),
+                ":1:8",
+                "find-max needs a plan with one scenario; this one has 2",
+            ),
+            (
+                format!("{plan}[find_max]\nslo = \"p99<5ms\"\nbudgte = \"1m\"\n{target}"),
+                ":4:1",
+                "unknown field `budgte`",
             ),
             (
                 format!("plan = \"nope.toml\"\n{target}"),

@@ -4,7 +4,8 @@
 //! For each target, in order: start its process (if it has a `command`) with stdout and stderr
 //! kept in `<target>/server.log`; poll its health URL; run `reset` (if any) before each run; the
 //! smoke run (if `[smoke]`) — a target that fails it is skipped with the reason; the measured
-//! run(s); stop the process (SIGTERM to its process group, SIGKILL after the grace period).
+//! run(s) — or, with `[find_max]`, a search for its maximum sustainable throughput; stop the
+//! process (SIGTERM to its process group, SIGKILL after the grace period).
 //! Failures of one target (start, health check, reset, smoke, run) are recorded with their cause
 //! and the suite goes on with the next. Processes the suite started are stopped on success, on a
 //! failed step and on SIGINT/SIGTERM (which also stop the current run cleanly; what was measured
@@ -52,6 +53,9 @@ pub struct Suite {
     pub plan_path: PathBuf,
     /// Measured runs per target.
     pub repeats: u32,
+    /// When set, each target gets a find-max search (with the plan as the request shape)
+    /// instead of the plan's runs.
+    pub find_max: Option<crate::findmax::run::Settings>,
     /// The smoke gate.
     pub smoke: Option<Smoke>,
     /// The targets, in the order they run.

@@ -26,6 +26,10 @@ pub struct SuiteOutcome {
     pub plan: PathBuf,
     /// Measured runs asked per target.
     pub repeats: u32,
+    /// With `[find_max]`: the search each target got instead of plan runs ("open model, SLO
+    /// p99<50ms"); the targets' `find_max` hold the results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_max: Option<String>,
     /// The results folder.
     pub folder: PathBuf,
     /// When the suite started (RFC 3339, UTC).
@@ -145,8 +149,12 @@ pub struct TargetOutcome {
     pub ready_after_s: Option<f64>,
     /// The smoke run, when there was one.
     pub smoke: Option<SmokeOutcome>,
-    /// The measured runs' records, relative to the suite folder, in run order.
+    /// The measured runs' records, relative to the suite folder, in run order (with
+    /// `[find_max]`: the search's record, its best step).
     pub records: Vec<PathBuf>,
+    /// With `[find_max]`: what the search found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_max: Option<crate::findmax::FindMax>,
     /// The measured runs (not in `suite.json`: they are in their own `run.json`).
     #[serde(skip)]
     pub runs: Vec<RunRecord>,
@@ -167,6 +175,7 @@ impl TargetOutcome {
             ready_after_s: None,
             smoke: None,
             records: Vec::new(),
+            find_max: None,
             runs: Vec::new(),
         }
     }

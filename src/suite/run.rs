@@ -12,9 +12,11 @@ use super::signals::Interrupts;
 use super::{Suite, Target};
 use crate::engine::{self, RunOptions as EngineOptions};
 use crate::error::Error;
+use crate::findmax::run::Settings;
+use crate::findmax::{self, FindMax};
 use crate::plan::Plan;
 use crate::record::{RunRecord, write_record};
-use crate::report::format::thousands;
+use crate::report::format::{rate, thousands};
 use crate::report::repeats::{repeat_dir, run_line, write_spread};
 use crate::report::{new_folder, stamped_name, write_results_into};
 
@@ -80,6 +82,10 @@ pub fn run_with(
         source: suite.source.clone(),
         plan: suite.plan_path.clone(),
         repeats: suite.repeats,
+        find_max: suite
+            .find_max
+            .as_ref()
+            .map(|f| format!("{} model, SLO {}", f.model(), f.slo_text)),
         folder: folder.clone(),
         started_at: rfc3339(started),
         ended_at: rfc3339(SystemTime::now()),
@@ -263,6 +269,9 @@ impl TargetRun<'_, '_> {
             }
             self.alive(server, "the smoke run", Step::Smoke, &log)?;
         }
+        if let Some(settings) = &self.suite.find_max {
+            return self.search(settings, dir, server, out, &log);
+        }
         let n = self.suite.repeats;
         for i in 1..=n {
             let during = if n == 1 {
@@ -301,6 +310,80 @@ impl TargetRun<'_, '_> {
         }
         self.spread(dir, out);
         Ok(())
+    }
+
+    /// With `[find_max]`: the search for the target's maximum sustainable throughput, after one
+    /// reset; its record (the best step, every step under `find_max`) goes in the target's
+    /// folder.
+    fn search(
+        &mut self,
+        settings: &Settings,
+        dir: &Path,
+        server: &Option<Started>,
+        out: &mut TargetOutcome,
+        log: &Path,
+    ) -> Result<(), Halt> {
+        self.go_on("before the find-max search")?;
+        self.reset(dir)?;
+        let interrupts = self.interrupts;
+        let progress = self.options.progress && std::io::stderr().is_terminal();
+        let prefix = self.prefix.clone();
+        let say = &mut *self.say;
+        let found = findmax::run::run(
+            &self.target.plan,
+            settings,
+            &self.options.command,
+            |plan| {
+                let stop = interrupts.begin_run();
+                let outcome = engine::run_with(
+                    plan,
+                    &EngineOptions {
+                        progress,
+                        handle_signals: false,
+                    },
+                    stop,
+                );
+                interrupts.end_run();
+                outcome
+            },
+            |step| say(&format!("{prefix}: find-max {}", settings.step_line(step))),
+        );
+        let found = match found {
+            Ok(Some(found)) => found,
+            Ok(None) => {
+                return Err(Halt::Failed(
+                    Step::Run,
+                    format!(
+                        "no find-max step fits in the budget of {}",
+                        humantime::format_duration(settings.budget)
+                    ),
+                ));
+            }
+            Err(e) => {
+                let died = server
+                    .as_ref()
+                    .and_then(Started::exited)
+                    .map(|s| format!(" (the process exited: {s})"))
+                    .unwrap_or_default();
+                return Err(Halt::Failed(
+                    Step::Run,
+                    format!("the find-max search could not be carried out: {e}{died}"),
+                ));
+            }
+        };
+        let files = write_results_into(dir, &found.record)
+            .map_err(|e| Halt::Failed(Step::Run, e.to_string()))?;
+        out.records.push(relative(&files.record, self.folder));
+        self.say(&format!(
+            "find-max: {}",
+            found_line(&found.summary, settings)
+        ));
+        out.find_max = Some(found.summary);
+        out.runs.push(found.record);
+        if found.interrupted {
+            return Err(Halt::Interrupted("during the find-max search".into()));
+        }
+        self.alive(server, "the find-max search", Step::Run, log)
     }
 
     /// Whether to go on to the next step: not once the suite has been interrupted.
@@ -418,6 +501,35 @@ impl TargetRun<'_, '_> {
             record: relative(path, self.folder),
         }
     }
+}
+
+/// What a search found, in one line.
+fn found_line(f: &FindMax, s: &Settings) -> String {
+    let max = match (f.max_sustainable_rps, f.max_sustainable_load) {
+        (Some(rps), Some(load)) => format!(
+            "max sustainable {} req/s at {}",
+            rate(rps),
+            s.level_text(load)
+        ),
+        _ => "no level met the SLO".into(),
+    };
+    let breaking = f
+        .breaking_load
+        .map(|l| format!(", breaking at {}", s.level_text(l)))
+        .unwrap_or_default();
+    let limited = if f.generator_limited {
+        " (the generator was the limit: a lower bound)"
+    } else {
+        ""
+    };
+    format!(
+        "{max}{limited}; peak {} req/s at {}{breaking}; {} steps in {:.1} s ({})",
+        rate(f.peak_rps),
+        s.level_text(f.peak_load),
+        f.steps.len(),
+        f.elapsed_s,
+        f.stopped
+    )
 }
 
 fn smoke_cause(r: &RunRecord, out: &TargetOutcome) -> String {

@@ -1,0 +1,230 @@
+//! Running a search against a real target: each level becomes a one-step plan run by the
+//! caller (so `volley find-max` and `volley suite` each run it their way, with their own signal
+//! handling), judged against the SLO, and the best step's record is kept with the whole search
+//! under `find_max`.
+
+use std::time::{Duration, Instant};
+
+use super::slo::{self, Judgement};
+use super::{FindMax, SearchConfig, Step, search};
+use crate::analysis::build_record;
+use crate::engine::RunOutcome;
+use crate::error::Error;
+use crate::plan::{Iterations, Plan, Profile, Threshold};
+use crate::record::RunRecord;
+use crate::schedule::Ramp;
+
+/// Time a step costs beyond its warm-up and measured part (start, drain, record), estimated.
+const STEP_OVERHEAD: Duration = Duration::from_millis(400);
+
+/// How a search is run: what `volley find-max` takes from its flags, a suite from `[find_max]`.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The SLO as written, e.g. `p99<50ms,errors<1%`.
+    pub slo_text: String,
+    /// The SLO, parsed ([`slo::parse`]).
+    pub slo: Vec<Threshold>,
+    /// Vary the arrival rate (open model) rather than the VUs (closed).
+    pub open: bool,
+    /// Stop searching after this long.
+    pub budget: Duration,
+    /// Measured length of each step.
+    pub step: Duration,
+    /// Warm-up of each step, discarded.
+    pub warmup: Duration,
+    /// First level (default 50 req/s, or 1 VU).
+    pub start: Option<f64>,
+    /// Highest level tried (default 1 000 000 req/s, or 10 000 VUs).
+    pub max: Option<f64>,
+    /// Open model: most requests in flight.
+    pub max_in_flight: u32,
+    /// Worker threads (default: one per core, at most one per VU).
+    pub threads: Option<usize>,
+}
+
+impl Settings {
+    /// "open" or "closed".
+    pub fn model(&self) -> &'static str {
+        if self.open { "open" } else { "closed" }
+    }
+
+    /// The search's settings.
+    pub fn config(&self) -> SearchConfig {
+        SearchConfig {
+            start: self.start.unwrap_or(if self.open { 50.0 } else { 1.0 }),
+            growth: 2.0,
+            resolution: 0.03,
+            integer: !self.open,
+            budget: self.budget,
+            step_time: self.warmup + self.step + STEP_OVERHEAD,
+            max_level: self.max.unwrap_or(if self.open { 1e6 } else { 10_000.0 }),
+        }
+    }
+
+    /// One judged step: `✓   400.0/s →      398.2 req/s, p50     1.20 ms, p99     3.40 ms,
+    /// errors 0.00%`, with the reason when it did not hold.
+    pub fn step_line(&self, step: &Step) -> String {
+        format!(
+            "{} {:>10} → {:>10.1} req/s, p50 {:>8} ms, p99 {:>8} ms, errors {:.2}%{}",
+            if step.held { "✓" } else { "✗" },
+            self.level_text(step.level),
+            step.rps,
+            crate::report::format::ms(step.p50_ms),
+            crate::report::format::ms(step.p99_ms),
+            step.error_rate * 100.0,
+            if step.reason.is_empty() {
+                String::new()
+            } else {
+                format!("  ({})", step.reason)
+            }
+        )
+    }
+
+    /// A level in words: `400.0/s` or `32 VUs`.
+    pub fn level_text(&self, level: f64) -> String {
+        if self.open {
+            format!("{level:.1}/s")
+        } else {
+            format!("{level:.0} VUs")
+        }
+    }
+}
+
+/// Why a plan cannot be searched, in words (`None` when it can).
+pub fn unsearchable(plan: &Plan) -> Option<String> {
+    (plan.scenarios.len() != 1).then(|| {
+        format!(
+            "find-max needs a plan with one scenario; this one has {}",
+            plan.scenarios.len()
+        )
+    })
+}
+
+/// The base plan at one load level: a constant rate (open) or VU count (closed) for one step.
+pub fn at_level(base: &Plan, level: f64, s: &Settings) -> Plan {
+    let mut plan = base.clone();
+    plan.warmup = s.warmup;
+    let sc = &mut plan.scenarios[0];
+    sc.start_after = Duration::ZERO;
+    sc.phases.clear();
+    sc.profile = if s.open {
+        Profile::Arrival {
+            ramp: Ramp::constant(level, s.warmup + s.step),
+            max_vus: s.max_in_flight,
+            limit: None,
+        }
+    } else {
+        Profile::Vus {
+            ramp: Ramp::constant(level, s.warmup + s.step),
+            iterations: Iterations::Unlimited,
+            max_duration: None,
+        }
+    };
+    let vus = sc.max_vus() as usize;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    plan.threads = s.threads.unwrap_or(cores).min(vus.max(1));
+    plan
+}
+
+/// What a search found.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The headline figures and every step.
+    pub summary: FindMax,
+    /// The record to keep: the best step that held (else the first step), named
+    /// `<name>-find-max`, with `summary` under `find_max`.
+    pub record: RunRecord,
+    /// A step was interrupted (the record says by what), which ended the search.
+    pub interrupted: bool,
+}
+
+/// Searches `base` (one scenario) with `s`. `run_step` runs one step's plan; `on_step` hears of
+/// each judged step. `None` when no step fits in the budget. An error from `run_step` ends the
+/// search and is returned.
+pub fn run(
+    base: &Plan,
+    s: &Settings,
+    command: &[String],
+    mut run_step: impl FnMut(&Plan) -> Result<RunOutcome, Error>,
+    mut on_step: impl FnMut(&Step),
+) -> Result<Option<Found>, Error> {
+    let started = Instant::now();
+    let mut best: Option<(f64, RunRecord)> = None;
+    let mut first: Option<RunRecord> = None;
+    let mut interrupted = false;
+    let mut failure: Option<Error> = None;
+    let outcome = search(&s.config(), |level| {
+        if interrupted || failure.is_some() {
+            return stopped_step(level, "not run: the search was stopped");
+        }
+        let plan = at_level(base, level, s);
+        let record = match run_step(&plan) {
+            Ok(outcome) => build_record(&plan, &outcome, command),
+            Err(e) => {
+                failure = Some(e);
+                return stopped_step(level, "the run failed");
+            }
+        };
+        let judgement = if record.interrupted.is_some() {
+            interrupted = true;
+            Judgement::Broke("interrupted".into())
+        } else {
+            slo::judge(&record, &s.slo, s.open.then_some(level))
+        };
+        let r = &record.summary;
+        let step = Step {
+            level,
+            rps: r.rps,
+            p50_ms: r.latency_ms.p50,
+            p99_ms: r.latency_ms.p99,
+            error_rate: if r.requests == 0 {
+                0.0
+            } else {
+                r.errors as f64 / r.requests as f64
+            },
+            held: judgement == Judgement::Held,
+            reason: match &judgement {
+                Judgement::Held => String::new(),
+                Judgement::Broke(why) | Judgement::GeneratorLimited(why) => why.clone(),
+            },
+            generator_limited: matches!(judgement, Judgement::GeneratorLimited(_)),
+        };
+        on_step(&step);
+        if step.held && best.as_ref().is_none_or(|(l, _)| level > *l) {
+            best = Some((level, record));
+        } else if first.is_none() {
+            first = Some(record);
+        }
+        step
+    });
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    let summary = FindMax::from_outcome(s.model(), &s.slo_text, &outcome, started.elapsed());
+    let Some(mut record) = best.map(|(_, r)| r).or(first) else {
+        return Ok(None);
+    };
+    record.name = format!("{}-find-max", record.name);
+    record.find_max = Some(summary.clone());
+    if interrupted {
+        record.interrupted.get_or_insert_with(|| "SIGINT".into());
+    }
+    Ok(Some(Found {
+        summary,
+        record,
+        interrupted,
+    }))
+}
+
+fn stopped_step(level: f64, why: &str) -> Step {
+    Step {
+        level,
+        rps: 0.0,
+        p50_ms: None,
+        p99_ms: None,
+        error_rate: 0.0,
+        held: false,
+        reason: why.into(),
+        generator_limited: true,
+    }
+}
