@@ -1,0 +1,332 @@
+//! The load profiles of a scenario: `[scenario.load]` → [`Profile`] (and ladder phases), with
+//! the keys each profile takes checked and every error located.
+
+use std::time::Duration;
+
+use toml::Spanned;
+
+use super::Ctx;
+use crate::error::Error;
+use crate::plan::file::{self, LoadFile};
+use crate::plan::{Iterations, Phase, Profile};
+use crate::schedule::{Ramp, Stage};
+
+/// A ladder phase as given: (vus, rate, duration, name).
+type PhaseSpec = (Option<u32>, Option<f64>, Duration, Option<String>);
+
+impl Ctx<'_> {
+    pub(super) fn ramp_stages(&self, stages: &[file::StageFile]) -> Result<Vec<Stage>, Error> {
+        stages
+            .iter()
+            .map(|s| {
+                if !s.target.is_finite() || s.target < 0.0 {
+                    return Err(self.at(
+                        &s.duration,
+                        format!("stage target {} must be ≥ 0", s.target),
+                        None,
+                    ));
+                }
+                Ok(Stage {
+                    duration: self.duration(&s.duration, true)?,
+                    target: s.target,
+                })
+            })
+            .collect()
+    }
+
+    pub(super) fn profile(&self, load: &Spanned<LoadFile>) -> Result<(Profile, Vec<Phase>), Error> {
+        let l = load.get_ref();
+        let kind = l.profile.get_ref().as_str();
+        // Which keys each profile takes.
+        let allowed: &[&str] = match kind {
+            "constant-vus" => &["vus", "duration"],
+            "ramping-vus" => &["start_vus", "stages"],
+            "constant-arrival-rate" => &["rate", "time_unit", "duration", "max_vus"],
+            "ramping-arrival-rate" => &["start_rate", "time_unit", "stages", "max_vus"],
+            "iterations" | "per-vu-iterations" => &["vus", "iterations", "max_duration"],
+            "ladder" => &["preset", "phases", "max_vus"],
+            other => {
+                return Err(self.at(
+                    &l.profile,
+                    format!("unknown profile `{other}`"),
+                    Some("profiles: constant-vus, ramping-vus, constant-arrival-rate, ramping-arrival-rate, iterations, per-vu-iterations, ladder"),
+                ));
+            }
+        };
+        let present = [
+            ("vus", l.vus.is_some()),
+            ("duration", l.duration.is_some()),
+            ("start_vus", l.start_vus.is_some()),
+            ("stages", l.stages.is_some()),
+            ("rate", l.rate.is_some()),
+            ("start_rate", l.start_rate.is_some()),
+            ("time_unit", l.time_unit.is_some()),
+            ("max_vus", l.max_vus.is_some()),
+            ("iterations", l.iterations.is_some()),
+            ("max_duration", l.max_duration.is_some()),
+            ("preset", l.preset.is_some()),
+            ("phases", l.phases.is_some()),
+        ];
+        if let Some((key, _)) = present.iter().find(|(k, p)| *p && !allowed.contains(k)) {
+            return Err(self.at(
+                &l.profile,
+                format!("`{key}` does not apply to profile {kind}"),
+                Some(&format!("{kind} takes: {}", allowed.join(", "))),
+            ));
+        }
+        let need = |key: &str| {
+            self.at(
+                &l.profile,
+                format!("profile {kind} needs `{key}`"),
+                Some(&format!("{kind} takes: {}", allowed.join(", "))),
+            )
+        };
+        let never = |what: &str| {
+            self.at(
+                load,
+                format!("{what}: the scenario would never send anything"),
+                Some("give it a duration longer than 0"),
+            )
+        };
+        let positive = |v: u32, what: &str| -> Result<u32, Error> {
+            if v == 0 {
+                Err(self.at(load, format!("`{what}` must be at least 1"), None))
+            } else {
+                Ok(v)
+            }
+        };
+        let unit = || -> Result<f64, Error> {
+            let unit = match &l.time_unit {
+                Some(u) => self.duration(u, false)?,
+                None => Duration::from_secs(1),
+            };
+            if unit.is_zero() {
+                return Err(self.at(load, "`time_unit` must be longer than 0", None));
+            }
+            Ok(unit.as_secs_f64())
+        };
+        let profile = match kind {
+            "constant-vus" => {
+                let d =
+                    self.duration(l.duration.as_ref().ok_or_else(|| need("duration"))?, true)?;
+                if d.is_zero() {
+                    return Err(never("duration 0"));
+                }
+                Profile::Vus {
+                    ramp: Ramp::constant(
+                        f64::from(positive(l.vus.ok_or_else(|| need("vus"))?, "vus")?),
+                        d,
+                    ),
+                    iterations: Iterations::Unlimited,
+                    max_duration: None,
+                }
+            }
+            "ramping-vus" => {
+                let stages = l.stages.as_ref().ok_or_else(|| need("stages"))?;
+                if stages.is_empty() {
+                    return Err(self.at(
+                        load,
+                        "ramping-vus needs at least one stage",
+                        Some("stages = [{ duration = \"1m\", target = 100 }]"),
+                    ));
+                }
+                let ramp = Ramp::new(
+                    f64::from(l.start_vus.unwrap_or(0)),
+                    self.ramp_stages(stages)?,
+                );
+                if ramp.total().is_zero() {
+                    return Err(never("the stages add up to 0 s"));
+                }
+                if ramp.peak() < 1.0 {
+                    return Err(self.at(load, "no stage has a target of at least 1 VU", None));
+                }
+                Profile::Vus {
+                    ramp,
+                    iterations: Iterations::Unlimited,
+                    max_duration: None,
+                }
+            }
+            "constant-arrival-rate" => {
+                let d =
+                    self.duration(l.duration.as_ref().ok_or_else(|| need("duration"))?, true)?;
+                if d.is_zero() {
+                    return Err(never("duration 0"));
+                }
+                let r = l.rate.ok_or_else(|| need("rate"))?;
+                if !r.is_finite() || r <= 0.0 {
+                    return Err(self.at(
+                        load,
+                        format!("rate {r} must be greater than 0"),
+                        Some("an arrival rate of 0 sends nothing"),
+                    ));
+                }
+                Profile::Arrival {
+                    ramp: Ramp::constant(r / unit()?, d),
+                    max_vus: positive(l.max_vus.ok_or_else(|| need("max_vus"))?, "max_vus")?,
+                    limit: None,
+                }
+            }
+            "ramping-arrival-rate" => {
+                let stages = l.stages.as_ref().ok_or_else(|| need("stages"))?;
+                if stages.is_empty() {
+                    return Err(self.at(
+                        load,
+                        "ramping-arrival-rate needs at least one stage",
+                        None,
+                    ));
+                }
+                let unit = unit()?;
+                let mut stages = self.ramp_stages(stages)?;
+                for s in &mut stages {
+                    s.target /= unit;
+                }
+                let ramp = Ramp::new(l.start_rate.unwrap_or(0.0) / unit, stages);
+                if ramp.total().is_zero() || ramp.due(0).is_none() {
+                    return Err(never("the stages add up to no arrivals"));
+                }
+                Profile::Arrival {
+                    ramp,
+                    max_vus: positive(l.max_vus.ok_or_else(|| need("max_vus"))?, "max_vus")?,
+                    limit: None,
+                }
+            }
+            "iterations" | "per-vu-iterations" => {
+                let iterations = l.iterations.ok_or_else(|| need("iterations"))?;
+                if iterations == 0 {
+                    return Err(self.at(load, "`iterations` must be at least 1", None));
+                }
+                let max = match &l.max_duration {
+                    Some(d) => Some(self.duration(d, true)?),
+                    None => None,
+                };
+                Profile::Vus {
+                    ramp: Ramp::constant(
+                        f64::from(positive(l.vus.ok_or_else(|| need("vus"))?, "vus")?),
+                        Duration::from_secs(u32::MAX.into()),
+                    ),
+                    iterations: if kind == "iterations" {
+                        Iterations::Shared(iterations)
+                    } else {
+                        Iterations::PerVu(iterations)
+                    },
+                    max_duration: max,
+                }
+            }
+            _ => return self.ladder(load, l.preset.as_deref(), l.phases.as_deref(), l.max_vus),
+        };
+        Ok((profile, Vec::new()))
+    }
+
+    pub(super) fn ladder(
+        &self,
+        load: &Spanned<LoadFile>,
+        preset: Option<&str>,
+        phases: Option<&[file::PhaseFile]>,
+        max_vus: Option<u32>,
+    ) -> Result<(Profile, Vec<Phase>), Error> {
+        let specs: Vec<PhaseSpec> = match (preset, phases) {
+            (Some(_), Some(_)) => {
+                return Err(self.at(load, "give either `preset` or `phases`, not both", None));
+            }
+            (Some(name), None) => crate::plan::presets::preset(name)
+                .ok_or_else(|| {
+                    self.at(
+                        load,
+                        format!("unknown ladder preset `{name}`"),
+                        Some("presets: smoke, full, saturation"),
+                    )
+                })?
+                .iter()
+                .map(|p| {
+                    (
+                        Some(p.vus),
+                        None,
+                        p.duration.mul_f64(self.options.time_scale),
+                        None,
+                    )
+                })
+                .collect(),
+            (None, Some(phases)) => phases
+                .iter()
+                .map(|p| {
+                    let d = self.duration(&p.duration, true)?;
+                    match (p.vus, p.rate) {
+                        (Some(0), _) => {
+                            Err(self.at(&p.duration, "a phase needs at least 1 VU", None))
+                        }
+                        (_, Some(r)) if !r.is_finite() || r <= 0.0 => Err(self.at(
+                            &p.duration,
+                            format!("phase rate {r} must be greater than 0"),
+                            None,
+                        )),
+                        (Some(_), Some(_)) | (None, None) => {
+                            Err(self.at(&p.duration, "a phase holds either `vus` or `rate`", None))
+                        }
+                        _ if d.is_zero() => {
+                            Err(self.at(&p.duration, "a phase must last longer than 0", None))
+                        }
+                        (vus, rate) => Ok((vus, rate, d, p.name.clone())),
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+            (None, None) => {
+                return Err(self.at(
+                    load,
+                    "a ladder needs `preset` or `phases`",
+                    Some("preset = \"saturation\", or phases = [{ vus = 10, duration = \"2m\" }]"),
+                ));
+            }
+        };
+        if specs.is_empty() {
+            return Err(self.at(load, "a ladder needs at least one phase", None));
+        }
+        let by_rate = specs[0].1.is_some();
+        if specs.iter().any(|s| s.1.is_some() != by_rate) {
+            return Err(self.at(load, "a ladder's phases are all `vus` or all `rate`", None));
+        }
+        let mut stages = Vec::new();
+        let mut phases_out = Vec::new();
+        let mut t = Duration::ZERO;
+        for (i, (vus, rate, d, name)) in specs.into_iter().enumerate() {
+            let level = vus.map_or_else(|| rate.unwrap_or(0.0), f64::from);
+            stages.push(Stage {
+                duration: Duration::ZERO,
+                target: level,
+            });
+            stages.push(Stage {
+                duration: d,
+                target: level,
+            });
+            let label = match (vus, rate) {
+                (Some(v), _) => format!("{v} VUs"),
+                (_, Some(r)) => format!("{r} req/s"),
+                _ => String::new(),
+            };
+            phases_out.push(Phase {
+                name: name.unwrap_or_else(|| format!("phase {}: {label}", i + 1)),
+                start: t,
+                end: t + d,
+                vus,
+                rate,
+                group: 0,
+            });
+            t += d;
+        }
+        let ramp = Ramp::new(0.0, stages);
+        let profile = if by_rate {
+            Profile::Arrival {
+                max_vus: max_vus
+                    .ok_or_else(|| self.at(load, "a rate ladder needs `max_vus`", None))?,
+                ramp,
+                limit: None,
+            }
+        } else {
+            Profile::Vus {
+                ramp,
+                iterations: Iterations::Unlimited,
+                max_duration: None,
+            }
+        };
+        Ok((profile, phases_out))
+    }
+}
