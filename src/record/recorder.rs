@@ -185,20 +185,30 @@ impl GroupStats {
 
     /// Status codes seen, with counts.
     pub fn statuses(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
-        self.status
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| **n > 0)
-            .map(|(code, n)| (code as u16, *n))
+        seen_statuses(&self.status)
     }
 
     /// Error kinds seen, with counts.
     pub fn error_kinds(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
-        ErrorKind::ALL
-            .into_iter()
-            .map(|k| (k, self.errors[k.index()]))
-            .filter(|(_, n)| *n > 0)
+        seen_errors(&self.errors)
     }
+}
+
+/// Status codes with a non-zero count, ascending.
+fn seen_statuses(status: &[u64]) -> impl Iterator<Item = (u16, u64)> + '_ {
+    status
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(code, n)| (code as u16, *n))
+}
+
+/// Error kinds with a non-zero count, in kind order.
+fn seen_errors(errors: &[u64; ErrorKind::COUNT]) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
+    ErrorKind::ALL
+        .into_iter()
+        .map(|k| (k, errors[k.index()]))
+        .filter(|(_, n)| *n > 0)
 }
 
 /// One group's figures for one interval (live thresholds).
@@ -355,19 +365,12 @@ impl Recorder {
 
     /// Status codes seen, with counts, in ascending order.
     pub fn statuses(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
-        self.status
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| **n > 0)
-            .map(|(code, n)| (code as u16, *n))
+        seen_statuses(&self.status)
     }
 
     /// Error kinds seen, with counts.
     pub fn error_kinds(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
-        ErrorKind::ALL
-            .into_iter()
-            .map(|k| (k, self.errors[k.index()]))
-            .filter(|(_, n)| *n > 0)
+        seen_errors(&self.errors)
     }
 }
 
