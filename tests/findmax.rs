@@ -37,16 +37,21 @@ fn finds_the_known_capacity_of_three_targets_within_budget() {
             .output()
             .unwrap();
         let took = started.elapsed();
+        let rec: serde_json::Value = serde_json::from_str(
+            &std::fs::read_to_string(&json)
+                .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr))),
+        )
+        .unwrap();
+        let f = &rec["find_max"];
         assert_eq!(
             out.status.code(),
             Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+            "capacity {capacity}: {}\nsteps {:#}\nwarnings {:#}",
+            String::from_utf8_lossy(&out.stderr),
+            f["steps"],
+            rec["warnings"]
         );
         assert!(took <= budget + Duration::from_secs(5), "took {took:?}");
-        let rec: serde_json::Value =
-            serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-        let f = &rec["find_max"];
         let found = f["max_sustainable_rps"].as_f64().unwrap();
         assert!(
             (found - capacity).abs() <= capacity * 0.10,

@@ -90,13 +90,35 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
     if !a.quiet {
         super::print_results(&files);
     }
-    Ok(if interrupted {
-        super::EXIT_INTERRUPTED
-    } else if summary.max_sustainable_rps.is_none() || summary.generator_limited {
-        super::EXIT_FAILED
-    } else {
-        super::EXIT_OK
-    })
+    if interrupted {
+        return Ok(super::EXIT_INTERRUPTED);
+    }
+    // A failed search says why even under -q: the exit code alone does not tell.
+    if summary.generator_limited {
+        let why = summary
+            .steps
+            .iter()
+            .find(|s| s.generator_limited)
+            .map_or("", |s| s.reason.as_str());
+        eprintln!(
+            "volley find-max: the load generator, not the target, limited the search ({why}); \
+             the maximum found is only a lower bound"
+        );
+        return Ok(super::EXIT_FAILED);
+    }
+    if summary.max_sustainable_rps.is_none() {
+        eprintln!(
+            "volley find-max: no step met the SLO {}; the lowest step, {}, broke it: {}",
+            summary.slo,
+            summary.breaking_load.unwrap_or(0.0),
+            summary
+                .breaking_reason
+                .as_deref()
+                .unwrap_or("nothing measured")
+        );
+        return Ok(super::EXIT_FAILED);
+    }
+    Ok(super::EXIT_OK)
 }
 
 /// The test the search varies: a URL as quick mode would run it, or a plan file.

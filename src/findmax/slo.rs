@@ -83,7 +83,15 @@ pub fn judge(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> Judgem
     let lag_p99 = record.generator.lag_ms.and_then(|l| l.p99).unwrap_or(0.0);
     let p99 = record.summary.latency_ms.p99.unwrap_or(0.0);
     let lag_limit = (latency_bound * 0.1).max(1.0);
-    if lag_p99 > lag_limit && lag_p99 >= 0.25 * p99 {
+    // Measured from the actual send, the target's own p99: if that alone breaks the latency bound,
+    // the target broke the SLO whatever the send lag was (a loaded machine lags a little too).
+    let service_p99 = record
+        .summary
+        .service_latency_ms
+        .and_then(|l| l.p99)
+        .unwrap_or(p99);
+    let target_broke_it = service_p99 > latency_bound;
+    if !target_broke_it && lag_p99 > lag_limit && lag_p99 >= 0.25 * p99 {
         return Judgement::GeneratorLimited(format!(
             "the generator sent requests late (lag p99 {lag_p99:.2} ms of p99 {p99:.2} ms)"
         ));
@@ -150,6 +158,47 @@ fn median(v: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::fixture;
+
+    /// An open-model step at 1000 req/s whose latencies lie within ±20 % of `latency_ms`, of
+    /// which the target's own p99 (from the send) is `service_p99_ms` and the send lag p99 is
+    /// `lag_p99_ms`.
+    fn step(latency_ms: f64, service_p99_ms: f64, lag_p99_ms: f64) -> RunRecord {
+        let mut r = fixture::record("step", 3, 1000, (latency_ms * 1000.0) as u64, 0, 0.0);
+        r.summary.target_rps = Some(1000.0);
+        let mut service = r.summary.latency_ms;
+        service.p99 = Some(service_p99_ms);
+        r.summary.service_latency_ms = Some(service);
+        let mut lag = r.summary.latency_ms;
+        lag.p99 = Some(lag_p99_ms);
+        r.generator.lag_ms = Some(lag);
+        r
+    }
+
+    #[test]
+    fn send_lag_is_blamed_only_when_the_target_alone_met_the_bound() {
+        let slo = parse("p99<50ms").unwrap();
+        // Held (p99 ≈ 24 ms): lag does not matter.
+        assert_eq!(
+            judge(&step(20.0, 5.0, 15.0), &slo, Some(1000.0)),
+            Judgement::Held
+        );
+        // p99 ≈ 66 ms, the target's own 45 ms: the lag pushed it over, the generator's fault.
+        assert!(matches!(
+            judge(&step(55.0, 45.0, 20.0), &slo, Some(1000.0)),
+            Judgement::GeneratorLimited(_)
+        ));
+        // The target's own p99 is 60 ms: it broke the SLO, even with 20 ms of send lag.
+        assert!(matches!(
+            judge(&step(55.0, 60.0, 20.0), &slo, Some(1000.0)),
+            Judgement::Broke(_)
+        ));
+        // Small lag against a broken step: the target's fault.
+        assert!(matches!(
+            judge(&step(55.0, 45.0, 2.0), &slo, Some(1000.0)),
+            Judgement::Broke(_)
+        ));
+    }
 
     #[test]
     fn slo_parses() {
