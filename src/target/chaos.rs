@@ -1,0 +1,375 @@
+//! The raw HTTP/1.1 handler for `/chaos/` connections (see the module docs of
+//! [`super`] for why these are served below hyper).
+//!
+//! - `/chaos/reset`: reads the request, then closes with a TCP RST (`SO_LINGER 0`).
+//! - `/chaos/hang`: reads the request and never answers; the socket stays open
+//!   until the client closes it or the server stops.
+//! - `/chaos/garbage`: answers `NOT-HTTP garbage\r\n\r\n`, then closes.
+//! - `/chaos/close`: sends a 200 head announcing `Content-Length: 100`, then
+//!   closes without the body.
+//! - `/chaos/slow?bytes_per_sec=N[&bytes=TOTAL]`: 200 with a `TOTAL`-byte body
+//!   (default 1024) trickled at N bytes/s, then keeps the connection alive for
+//!   further `/chaos/` requests; a non-chaos request on it gets 421 and a close.
+
+use std::time::{Duration, Instant};
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::watch;
+
+use super::body::{PATTERN_LEN, pattern_slice};
+use super::metrics::{ChaosKind, Metrics};
+use super::routes::MAX_BYTES;
+use super::server::stopped;
+
+/// Largest accepted request head, in bytes.
+const MAX_HEAD: usize = 16 * 1024;
+/// How long a closing connection waits for the client to close its side.
+const LINGER: Duration = Duration::from_secs(2);
+/// Shortest pause between two writes of a `/chaos/slow` body.
+const SLOW_TICK: Duration = Duration::from_millis(10);
+
+/// The parts of a request head the chaos handler needs.
+#[derive(Debug)]
+struct Head {
+    path: String,
+    query: Option<String>,
+    keep_alive: bool,
+    content_length: u64,
+    chunked: bool,
+}
+
+/// Why no request head could be read.
+#[derive(Debug)]
+enum HeadError {
+    /// Not HTTP/1, or too large: answer 400 and close.
+    Invalid,
+    /// The connection failed or closed mid-request: just drop it.
+    Io,
+}
+
+/// Serves one connection whose first request targets `/chaos/`.
+pub(crate) async fn serve(
+    mut stream: TcpStream,
+    metrics: &Metrics,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let mut buf = Vec::with_capacity(4096);
+    loop {
+        let head = tokio::select! {
+            head = read_head(&mut stream, &mut buf) => head,
+            _ = stopped(&mut shutdown) => return,
+        };
+        let mut head = match head {
+            Ok(Some(head)) => head,
+            Ok(None) | Err(HeadError::Io) => return,
+            Err(HeadError::Invalid) => {
+                metrics.record_chaos(ChaosKind::Invalid);
+                let _ = respond(&mut stream, "400 Bad Request", b"bad request\n", false).await;
+                return close(stream, shutdown).await;
+            }
+        };
+        if head.chunked {
+            // Bodies are only skipped by length; a chunked one ends the
+            // connection after this request.
+            head.keep_alive = false;
+        } else if discard_body(&mut stream, &mut buf, head.content_length)
+            .await
+            .is_err()
+        {
+            return;
+        }
+        let keep_alive = head.keep_alive;
+        match head.path.as_str() {
+            "/chaos/reset" => {
+                metrics.record_chaos(ChaosKind::Reset);
+                let _ = stream.set_zero_linger();
+                return drop(stream);
+            }
+            "/chaos/hang" => {
+                metrics.record_chaos(ChaosKind::Hang);
+                return hang(stream, shutdown).await;
+            }
+            "/chaos/garbage" => {
+                metrics.record_chaos(ChaosKind::Garbage);
+                let _ = stream.write_all(b"NOT-HTTP garbage\r\n\r\n").await;
+                return close(stream, shutdown).await;
+            }
+            "/chaos/close" => {
+                metrics.record_chaos(ChaosKind::Close);
+                let _ = stream
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\n",
+                    )
+                    .await;
+                return close(stream, shutdown).await;
+            }
+            "/chaos/slow" => match slow_params(head.query.as_deref()) {
+                Ok((rate, total)) => {
+                    metrics.record_chaos(ChaosKind::Slow);
+                    let sent = tokio::select! {
+                        sent = trickle(&mut stream, rate, total, keep_alive) => sent,
+                        _ = stopped(&mut shutdown) => return,
+                    };
+                    if sent.is_err() {
+                        return;
+                    }
+                }
+                Err(message) => {
+                    metrics.record_chaos(ChaosKind::Invalid);
+                    let body = format!("bad request: {message}\n");
+                    if respond(&mut stream, "400 Bad Request", body.as_bytes(), keep_alive)
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            },
+            path if path.starts_with("/chaos/") => {
+                metrics.record_chaos(ChaosKind::Invalid);
+                let body = b"unknown chaos path (reset, hang, garbage, close, slow)\n";
+                if respond(&mut stream, "404 Not Found", body, keep_alive)
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            _ => {
+                metrics.record_chaos(ChaosKind::Invalid);
+                let body = b"this connection serves only /chaos/ paths\n";
+                let _ = respond(&mut stream, "421 Misdirected Request", body, false).await;
+                return close(stream, shutdown).await;
+            }
+        }
+        if !keep_alive {
+            return close(stream, shutdown).await;
+        }
+    }
+}
+
+/// Reads and parses the next request head from `stream`, leaving any bytes
+/// after it in `buf`. `Ok(None)`: the client closed between requests.
+async fn read_head(stream: &mut TcpStream, buf: &mut Vec<u8>) -> Result<Option<Head>, HeadError> {
+    loop {
+        if !buf.is_empty() {
+            let mut headers = [httparse::EMPTY_HEADER; 64];
+            let mut req = httparse::Request::new(&mut headers);
+            match req.parse(buf) {
+                Ok(httparse::Status::Complete(len)) => {
+                    let head = head_of(&req)?;
+                    buf.drain(..len);
+                    return Ok(Some(head));
+                }
+                Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD => {}
+                Ok(httparse::Status::Partial) | Err(_) => return Err(HeadError::Invalid),
+            }
+        }
+        buf.reserve(4096);
+        match stream.read_buf(buf).await {
+            Ok(0) if buf.is_empty() => return Ok(None),
+            Ok(0) | Err(_) => return Err(HeadError::Io),
+            Ok(_) => {}
+        }
+    }
+}
+
+fn head_of(req: &httparse::Request<'_, '_>) -> Result<Head, HeadError> {
+    let target = req.path.ok_or(HeadError::Invalid)?;
+    let (path, query) = match target.split_once('?') {
+        Some((path, query)) => (path, Some(query.to_owned())),
+        None => (target, None),
+    };
+    let mut keep_alive = req.version == Some(1);
+    let mut content_length = 0;
+    let mut chunked = false;
+    for header in req.headers.iter() {
+        let value = std::str::from_utf8(header.value).map_err(|_| HeadError::Invalid)?;
+        if header.name.eq_ignore_ascii_case("connection") {
+            for token in value.split(',').map(str::trim) {
+                if token.eq_ignore_ascii_case("close") {
+                    keep_alive = false;
+                } else if token.eq_ignore_ascii_case("keep-alive") {
+                    keep_alive = true;
+                }
+            }
+        } else if header.name.eq_ignore_ascii_case("content-length") {
+            content_length = value.trim().parse().map_err(|_| HeadError::Invalid)?;
+        } else if header.name.eq_ignore_ascii_case("transfer-encoding") {
+            chunked = true;
+        }
+    }
+    Ok(Head {
+        path: path.to_owned(),
+        query,
+        keep_alive,
+        content_length,
+        chunked,
+    })
+}
+
+/// Skips a `len`-byte request body (part of which may already be in `buf`).
+async fn discard_body(stream: &mut TcpStream, buf: &mut Vec<u8>, len: u64) -> std::io::Result<()> {
+    let buffered = buf.len().min(usize::try_from(len).unwrap_or(usize::MAX));
+    buf.drain(..buffered);
+    let rest = len - buffered as u64;
+    if rest > 0 {
+        let copied =
+            tokio::io::copy(&mut (&mut *stream).take(rest), &mut tokio::io::sink()).await?;
+        if copied < rest {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+    }
+    Ok(())
+}
+
+/// Writes a small complete response.
+async fn respond(
+    stream: &mut TcpStream,
+    status: &str,
+    body: &[u8],
+    keep_alive: bool,
+) -> std::io::Result<()> {
+    let connection = if keep_alive {
+        ""
+    } else {
+        "Connection: close\r\n"
+    };
+    let head = format!(
+        "HTTP/1.1 {status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\n{connection}\r\n",
+        body.len()
+    );
+    let mut message = head.into_bytes();
+    message.extend_from_slice(body);
+    stream.write_all(&message).await
+}
+
+/// Closes with a FIN, then waits (briefly) for the client to close its side so
+/// that late client bytes do not turn the close into a reset.
+async fn close(mut stream: TcpStream, mut shutdown: watch::Receiver<bool>) {
+    let _ = stream.shutdown().await;
+    let mut scratch = [0u8; 1024];
+    let drain = async {
+        while let Ok(n) = stream.read(&mut scratch).await {
+            if n == 0 {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::time::timeout(LINGER, drain) => {}
+        _ = stopped(&mut shutdown) => {}
+    }
+}
+
+/// Never answers; returns when the client closes or the server stops.
+async fn hang(mut stream: TcpStream, mut shutdown: watch::Receiver<bool>) {
+    let mut scratch = [0u8; 1024];
+    let drain = async {
+        while let Ok(n) = stream.read(&mut scratch).await {
+            if n == 0 {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        _ = drain => {}
+        _ = stopped(&mut shutdown) => {}
+    }
+}
+
+/// `bytes_per_sec` (required, > 0) and `bytes` (default 1024, at most
+/// [`MAX_BYTES`]) from the query string.
+fn slow_params(query: Option<&str>) -> Result<(f64, u64), String> {
+    let mut rate = None;
+    let mut total = Ok(1024);
+    for pair in query.unwrap_or("").split('&') {
+        match pair.split_once('=') {
+            Some(("bytes_per_sec", v)) => rate = Some(v.parse::<f64>()),
+            Some(("bytes", v)) => total = v.parse::<u64>(),
+            _ => {}
+        }
+    }
+    let rate = match rate {
+        Some(Ok(rate)) if rate.is_finite() && rate > 0.0 => rate,
+        Some(_) => return Err("bytes_per_sec must be a positive number".into()),
+        None => return Err("/chaos/slow needs ?bytes_per_sec=N".into()),
+    };
+    match total {
+        Ok(total) if total <= MAX_BYTES => Ok((rate, total)),
+        _ => Err(format!("bytes must be an integer of at most {MAX_BYTES}")),
+    }
+}
+
+/// Sends a 200 head for `total` bytes, then the body at `rate` bytes/s.
+async fn trickle(
+    stream: &mut TcpStream,
+    rate: f64,
+    total: u64,
+    keep_alive: bool,
+) -> std::io::Result<()> {
+    let connection = if keep_alive {
+        ""
+    } else {
+        "Connection: close\r\n"
+    };
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {total}\r\n{connection}\r\n"
+    );
+    stream.write_all(head.as_bytes()).await?;
+    let start = Instant::now();
+    let mut sent = 0u64;
+    while sent < total {
+        // Everything due by now, at `rate` bytes/s since the start.
+        let due = ((start.elapsed().as_secs_f64() * rate) as u64).min(total);
+        while sent < due {
+            let chunk = pattern_slice(sent, (due - sent).min(PATTERN_LEN as u64) as usize);
+            stream.write_all(&chunk).await?;
+            sent += chunk.len() as u64;
+        }
+        if sent >= total {
+            break;
+        }
+        let next_byte = start + Duration::from_secs_f64((sent + 1) as f64 / rate);
+        let wake = next_byte.max(Instant::now() + SLOW_TICK);
+        tokio::time::sleep_until(wake.into()).await;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_parameters() {
+        assert_eq!(slow_params(Some("bytes_per_sec=100")), Ok((100.0, 1024)));
+        assert_eq!(
+            slow_params(Some("bytes=10&bytes_per_sec=2.5")),
+            Ok((2.5, 10))
+        );
+        assert!(slow_params(None).is_err());
+        assert!(slow_params(Some("bytes_per_sec=0")).is_err());
+        assert!(slow_params(Some("bytes_per_sec=1&bytes=-1")).is_err());
+        assert!(slow_params(Some(&format!("bytes_per_sec=1&bytes={}", MAX_BYTES + 1))).is_err());
+    }
+
+    #[test]
+    fn parses_heads() {
+        let mut headers = [httparse::EMPTY_HEADER; 8];
+        let mut req = httparse::Request::new(&mut headers);
+        req.parse(b"POST /chaos/slow?bytes_per_sec=5 HTTP/1.1\r\nConnection: close\r\nContent-Length: 3\r\n\r\n")
+            .unwrap();
+        let head = head_of(&req).unwrap();
+        assert_eq!(head.path, "/chaos/slow");
+        assert_eq!(head.query.as_deref(), Some("bytes_per_sec=5"));
+        assert!(!head.keep_alive);
+        assert_eq!(head.content_length, 3);
+
+        let mut headers = [httparse::EMPTY_HEADER; 8];
+        let mut req = httparse::Request::new(&mut headers);
+        req.parse(b"GET /chaos/hang HTTP/1.0\r\n\r\n").unwrap();
+        assert!(!head_of(&req).unwrap().keep_alive);
+    }
+}

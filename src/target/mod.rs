@@ -1,0 +1,297 @@
+//! The built-in target HTTP server behind `volley serve`.
+//!
+//! A small, fast HTTP/1.1 + HTTP/2 (prior knowledge) server with routes that
+//! make load tests reproducible without any external service:
+//!
+//! | route | behaviour |
+//! | --- | --- |
+//! | `GET /` | 200, body `ok\n` |
+//! | `/delay?ms=N[&dist=fixed\|uniform\|exp]` | waits (precisely, see below), then 200 |
+//! | `/status/CODE` | answers with that status (200..=599; 1xx is rejected, see below) |
+//! | `GET /bytes/N` | N bytes of body (at most 100 MiB) from a shared static buffer |
+//! | `POST /echo` | echoes the request body with the request's content-type |
+//! | `/tasks`, `/tasks/{id}` | in-memory JSON CRUD |
+//! | `GET /metrics` | Prometheus text: `volley_target_requests_total{path,status}` (path is the route template), `volley_target_in_flight`, `volley_target_chaos_total{kind}`, `volley_target_connections_total` |
+//! | `/chaos/{reset,hang,garbage,close,slow}` | broken behaviours, see below |
+//!
+//! # Precise delays
+//!
+//! `tokio::time::sleep` has a 1 ms granularity and rounds up, so a 10 ms sleep
+//! lasts 10–11 ms. Delays and capacity-mode service times therefore use
+//! [`crate::timer::sleep_until`]: a coarse tokio sleep until ~2 ms before the deadline,
+//! then a one-shot Linux `timerfd` (registered with tokio's reactor, so no thread
+//! spins or blocks) for the remainder.
+//!
+//! # Capacity mode
+//!
+//! With [`TargetConfig::capacity`] set, every request except `/metrics` first
+//! takes one of [`Capacity::workers`] permits from a FIFO semaphore and holds it
+//! for [`Capacity::service_time`] plus whatever its route does. Maximum
+//! throughput is then exactly `workers / service_time`, and excess load queues
+//! (latency grows), like a real saturated service. `/chaos/` connections are
+//! served below hyper (see below) and bypass the limit.
+//!
+//! # Why chaos paths are handled below hyper
+//!
+//! The `/chaos/` behaviours are deliberately protocol violations: a TCP RST
+//! (`SO_LINGER 0`), a connection that never answers, bytes that are not HTTP,
+//! a response cut short of its announced `Content-Length`, a body trickled at a
+//! set byte rate. hyper owns the socket and always produces well-formed HTTP, so
+//! it cannot do any of these. Each freshly accepted connection is therefore
+//! classified by *peeking* (not reading) its first request line: if the request
+//! target starts with `/chaos/`, the connection is served by a small
+//! hand-written HTTP/1.1 handler (`chaos.rs`) with full control of the socket;
+//! otherwise it goes to hyper untouched. Consequence: a `/chaos/` request must be
+//! the first request on a fresh connection; sent on a connection already served
+//! by hyper it gets `421 Misdirected Request`.
+//!
+//! # Status 1xx
+//!
+//! hyper cannot send an informational (1xx) status as a final response (it
+//! would turn it into a 500), so `/status/1xx` answers 400 with an explanation.
+
+mod body;
+mod chaos;
+mod metrics;
+mod respond;
+mod routes;
+mod server;
+mod tasks;
+
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How to run the target server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TargetConfig {
+    /// Address to listen on. Port 0 picks an ephemeral port (see
+    /// [`RunningTarget::addr`]). Use a loopback address unless the target must
+    /// be reachable from other hosts.
+    pub bind: SocketAddr,
+    /// Number of tokio worker threads serving requests; 0 means one per
+    /// available CPU.
+    pub threads: usize,
+    /// Simulate a service of limited capacity; `None` serves as fast as possible.
+    pub capacity: Option<Capacity>,
+}
+
+impl Default for TargetConfig {
+    /// `127.0.0.1:0` (ephemeral port), one worker per CPU, no capacity limit.
+    fn default() -> Self {
+        TargetConfig {
+            bind: SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 0),
+            threads: 0,
+            capacity: None,
+        }
+    }
+}
+
+/// A simulated capacity limit: `workers` requests are served at once, each
+/// taking at least `service_time`; maximum throughput is
+/// `workers / service_time` requests per second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capacity {
+    /// Number of requests served concurrently (must be at least 1); further
+    /// requests wait in a FIFO queue.
+    pub workers: usize,
+    /// Time each request holds its worker before its route runs.
+    pub service_time: Duration,
+}
+
+impl Capacity {
+    /// The maximum throughput in requests per second (`workers / service_time`);
+    /// infinite when `service_time` is zero.
+    pub fn max_requests_per_sec(&self) -> f64 {
+        self.workers as f64 / self.service_time.as_secs_f64()
+    }
+}
+
+/// Why the target server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// The listening socket could not be created or bound.
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        /// The address that was asked for.
+        addr: SocketAddr,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// The target's tokio runtime could not be built.
+    #[error("cannot build the target's tokio runtime: {0}")]
+    Runtime(std::io::Error),
+    /// The target's server thread could not be started.
+    #[error("cannot start the target's server thread: {0}")]
+    Thread(std::io::Error),
+    /// The configuration is unusable (e.g. zero capacity workers).
+    #[error("invalid target configuration: {0}")]
+    InvalidConfig(String),
+    /// The SIGINT/SIGTERM handlers of [`serve_forever`] could not be installed.
+    #[error("cannot install signal handlers: {0}")]
+    Signal(std::io::Error),
+}
+
+/// A target running on its own background threads (its own multi-thread tokio
+/// runtime with `threads` workers, plus one thread accepting connections).
+///
+/// Dropping it stops the server like [`RunningTarget::stop`].
+#[derive(Debug)]
+pub struct RunningTarget {
+    addr: SocketAddr,
+    stop_tx: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RunningTarget {
+    /// The real bound address (an ephemeral port when bound to port 0).
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The URL to reach the target, e.g. `http://127.0.0.1:PORT` (an
+    /// unspecified bind address such as `0.0.0.0` is replaced by loopback).
+    pub fn base_url(&self) -> String {
+        let ip = match self.addr.ip() {
+            IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
+            ip => ip,
+        };
+        format!("http://{}", SocketAddr::new(ip, self.addr.port()))
+    }
+
+    /// Stops gracefully: stops accepting, lets in-flight requests finish (for
+    /// at most a few seconds), closes every connection and joins the threads.
+    /// Blocks the calling thread meanwhile.
+    pub fn stop(mut self) {
+        self.shutdown();
+    }
+
+    fn shutdown(&mut self) {
+        if let Some(tx) = self.stop_tx.take() {
+            let _ = tx.send(());
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for RunningTarget {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Starts the target on background threads and returns once it is listening.
+///
+/// Usable from sync code and from inside another tokio runtime (the target has
+/// its own runtime; only [`RunningTarget::stop`] blocks, briefly).
+pub fn spawn(config: TargetConfig) -> Result<RunningTarget, TargetError> {
+    if let Some(cap) = &config.capacity {
+        if cap.workers == 0 {
+            return Err(TargetError::InvalidConfig(
+                "capacity needs at least 1 worker".into(),
+            ));
+        }
+        if cap.workers > tokio::sync::Semaphore::MAX_PERMITS {
+            return Err(TargetError::InvalidConfig(format!(
+                "capacity of {} workers is too large",
+                cap.workers
+            )));
+        }
+    }
+    let threads = match config.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let listener = server::bind_listener(config.bind).map_err(|source| TargetError::Bind {
+        addr: config.bind,
+        source,
+    })?;
+    let addr = listener.local_addr().map_err(|source| TargetError::Bind {
+        addr: config.bind,
+        source,
+    })?;
+
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
+    let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
+    let capacity = config.capacity;
+    let thread = std::thread::Builder::new()
+        .name("volley-target".into())
+        .spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(threads)
+                .thread_name("volley-target-worker")
+                .enable_all()
+                .build();
+            match runtime {
+                Ok(runtime) => {
+                    let _ = ready_tx.send(Ok(()));
+                    runtime.block_on(server::run(listener, capacity, stop_rx));
+                    // Dropped here, on a plain thread: tasks still alive
+                    // (e.g. hanging chaos connections) are cancelled.
+                    drop(runtime);
+                }
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                }
+            }
+        })
+        .map_err(TargetError::Thread)?;
+
+    match ready_rx.recv() {
+        Ok(Ok(())) => Ok(RunningTarget {
+            addr,
+            stop_tx: Some(stop_tx),
+            thread: Some(thread),
+        }),
+        Ok(Err(e)) => {
+            let _ = thread.join();
+            Err(TargetError::Runtime(e))
+        }
+        Err(_) => {
+            let _ = thread.join();
+            Err(TargetError::Runtime(std::io::Error::other(
+                "the server thread exited during start-up",
+            )))
+        }
+    }
+}
+
+/// Runs the target in the foreground for the CLI: prints
+/// `volley serve: listening on http://ADDR` (and the capacity, if limited) to
+/// stdout, then serves until SIGINT or SIGTERM and stops gracefully.
+///
+/// Must be called from sync code (not from inside a tokio runtime).
+pub fn serve_forever(config: TargetConfig) -> Result<(), TargetError> {
+    let capacity = config.capacity;
+    let target = spawn(config)?;
+    println!("volley serve: listening on http://{}", target.addr());
+    if let Some(cap) = capacity {
+        println!(
+            "volley serve: capacity {} workers x {} service time (max {:.1} req/s)",
+            cap.workers,
+            humantime::format_duration(cap.service_time),
+            cap.max_requests_per_sec()
+        );
+    }
+    let signals = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(TargetError::Runtime)?;
+    let waited: std::io::Result<()> = signals.block_on(async {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        let mut terminate = signal(SignalKind::terminate())?;
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        Ok(())
+    });
+    waited.map_err(TargetError::Signal)?;
+    eprintln!("volley serve: stopping");
+    target.stop();
+    Ok(())
+}

@@ -1,0 +1,278 @@
+//! The hyper service: routing, capacity limiting and per-route handlers.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_TYPE, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use tokio::sync::Semaphore;
+
+use super::Capacity;
+use super::body::TargetBody;
+use super::metrics::{Metrics, RouteId};
+use super::respond::{bad_request, empty, method_not_allowed, static_text, text, with_type};
+use super::tasks::TaskStore;
+
+/// Largest `/bytes/N` body, in bytes (100 MiB).
+pub(crate) const MAX_BYTES: u64 = 100 * 1024 * 1024;
+/// Longest `/delay`, in milliseconds (10 minutes).
+const MAX_DELAY_MS: f64 = 600_000.0;
+
+const OCTETS: HeaderValue = HeaderValue::from_static("application/octet-stream");
+const PROMETHEUS: HeaderValue =
+    HeaderValue::from_static("text/plain; version=0.0.4; charset=utf-8");
+
+/// State shared by every connection of one target.
+#[derive(Debug)]
+pub(crate) struct State {
+    /// Request counters.
+    pub(crate) metrics: Metrics,
+    tasks: TaskStore,
+    capacity: Option<Limiter>,
+}
+
+/// Capacity mode: a FIFO semaphore of `workers` permits and the service time.
+#[derive(Debug)]
+struct Limiter {
+    permits: Semaphore,
+    service_time: Duration,
+}
+
+impl State {
+    /// Fresh state; `capacity.workers` must be in 1..=`Semaphore::MAX_PERMITS`.
+    pub(crate) fn new(capacity: Option<Capacity>) -> Self {
+        State {
+            metrics: Metrics::default(),
+            tasks: TaskStore::default(),
+            capacity: capacity.map(|c| Limiter {
+                permits: Semaphore::new(c.workers),
+                service_time: c.service_time,
+            }),
+        }
+    }
+}
+
+/// A parsed request path.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Route {
+    Root,
+    Delay,
+    /// The code, if it parsed as an integer.
+    Status(Option<u16>),
+    /// The length, if it parsed as an integer.
+    Bytes(Option<u64>),
+    Echo,
+    Tasks,
+    /// The id, if it parsed as an integer.
+    TaskById(Option<u64>),
+    Metrics,
+    Chaos,
+    Unmatched,
+}
+
+impl Route {
+    fn parse(path: &str) -> Route {
+        match path {
+            "/" => return Route::Root,
+            "/delay" => return Route::Delay,
+            "/echo" => return Route::Echo,
+            "/tasks" => return Route::Tasks,
+            "/metrics" => return Route::Metrics,
+            _ => {}
+        }
+        if let Some(code) = path.strip_prefix("/status/") {
+            Route::Status(code.parse().ok())
+        } else if let Some(n) = path.strip_prefix("/bytes/") {
+            Route::Bytes(n.parse().ok())
+        } else if let Some(id) = path.strip_prefix("/tasks/") {
+            Route::TaskById(id.parse().ok())
+        } else if path.starts_with("/chaos/") {
+            Route::Chaos
+        } else {
+            Route::Unmatched
+        }
+    }
+
+    fn id(self) -> RouteId {
+        match self {
+            Route::Root => RouteId::Root,
+            Route::Delay => RouteId::Delay,
+            Route::Status(_) => RouteId::Status,
+            Route::Bytes(_) => RouteId::Bytes,
+            Route::Echo => RouteId::Echo,
+            Route::Tasks => RouteId::Tasks,
+            Route::TaskById(_) => RouteId::TaskById,
+            Route::Metrics => RouteId::Metrics,
+            Route::Chaos => RouteId::Chaos,
+            Route::Unmatched => RouteId::Unmatched,
+        }
+    }
+}
+
+/// Serves one request (the hyper service function).
+pub(crate) async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<Response<TargetBody>, Infallible> {
+    let _in_flight = state.metrics.in_flight();
+    let route = Route::parse(req.uri().path());
+    // Capacity mode: hold a worker for the service time plus the route's work.
+    let _worker = match &state.capacity {
+        Some(limiter) if route != Route::Metrics => {
+            // The semaphore is never closed, so this only fails in theory.
+            let permit = limiter.permits.acquire().await.ok();
+            crate::timer::sleep(limiter.service_time).await;
+            permit
+        }
+        _ => None,
+    };
+    let response = respond(&state, route, req).await;
+    state.metrics.record(route.id(), response.status().as_u16());
+    Ok(response)
+}
+
+async fn respond(state: &State, route: Route, req: Request<Incoming>) -> Response<TargetBody> {
+    let get = matches!(*req.method(), Method::GET | Method::HEAD);
+    match route {
+        Route::Root if get => static_text(StatusCode::OK, b"ok\n"),
+        Route::Delay => match delay_of(req.uri().query()) {
+            Ok(delay) => {
+                crate::timer::sleep(delay).await;
+                static_text(StatusCode::OK, b"ok\n")
+            }
+            Err(message) => bad_request(message),
+        },
+        Route::Status(code) => status(code),
+        Route::Bytes(Some(n)) if get && n <= MAX_BYTES => {
+            with_type(StatusCode::OK, OCTETS, TargetBody::pattern(n))
+        }
+        Route::Bytes(_) if get => bad_request(format_args!(
+            "/bytes/N takes an integer N of at most {MAX_BYTES}"
+        )),
+        Route::Echo if *req.method() == Method::POST => echo(req),
+        Route::Echo => method_not_allowed("POST"),
+        Route::Tasks => state.tasks.collection(req).await,
+        Route::TaskById(id) => state.tasks.item(id, req).await,
+        Route::Metrics if get => with_type(StatusCode::OK, PROMETHEUS, state.metrics.render()),
+        Route::Root | Route::Bytes(_) | Route::Metrics => method_not_allowed("GET, HEAD"),
+        Route::Chaos => static_text(
+            StatusCode::MISDIRECTED_REQUEST,
+            b"/chaos/ paths must be the first request on a new connection\n",
+        ),
+        Route::Unmatched => static_text(StatusCode::NOT_FOUND, b"not found\n"),
+    }
+}
+
+fn status(code: Option<u16>) -> Response<TargetBody> {
+    let Some(code) = code.filter(|c| (100..=599).contains(c)) else {
+        return bad_request("/status/CODE takes a code in 100..=599");
+    };
+    if code < 200 {
+        return bad_request("a 1xx status cannot be a final response (hyper refuses to send one)");
+    }
+    let Ok(status) = StatusCode::from_u16(code) else {
+        return bad_request("/status/CODE takes a code in 100..=599");
+    };
+    match code {
+        // These statuses never carry a body.
+        204 | 205 | 304 => empty(status),
+        _ => text(
+            status,
+            format!("{code} {}\n", status.canonical_reason().unwrap_or("")),
+        ),
+    }
+}
+
+fn echo(req: Request<Incoming>) -> Response<TargetBody> {
+    let content_type = req.headers().get(CONTENT_TYPE).cloned();
+    let mut response = Response::new(TargetBody::Echo(req.into_body()));
+    if let Some(content_type) = content_type {
+        response.headers_mut().insert(CONTENT_TYPE, content_type);
+    }
+    response
+}
+
+/// The delay asked for by `/delay`'s query: `ms` (float milliseconds) and
+/// `dist` (`fixed`, `uniform` in [0, 2ms], or `exp` with mean ms).
+fn delay_of(query: Option<&str>) -> Result<Duration, String> {
+    let mut ms = None;
+    let mut dist = "fixed";
+    for pair in query.unwrap_or("").split('&') {
+        let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match key {
+            "ms" => ms = Some(value),
+            "dist" => dist = value,
+            _ => {}
+        }
+    }
+    let ms: f64 = match ms.map(str::parse::<f64>) {
+        Some(Ok(ms)) if ms.is_finite() && (0.0..=MAX_DELAY_MS).contains(&ms) => ms,
+        Some(_) => return Err(format!("ms must be a number in 0..={MAX_DELAY_MS}")),
+        None => return Err("/delay needs ?ms=MILLISECONDS".into()),
+    };
+    let ms = match dist {
+        "fixed" => ms,
+        "uniform" => fastrand::f64() * 2.0 * ms,
+        // Inverse transform sampling; 1 - U is in (0, 1], so ln is finite.
+        "exp" => -ms * (1.0 - fastrand::f64()).ln(),
+        other => return Err(format!("unknown dist {other:?} (fixed, uniform or exp)")),
+    };
+    Ok(Duration::from_secs_f64(ms.min(MAX_DELAY_MS * 10.0) / 1e3))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_routes() {
+        assert_eq!(Route::parse("/"), Route::Root);
+        assert_eq!(Route::parse("/status/503"), Route::Status(Some(503)));
+        assert_eq!(Route::parse("/status/x"), Route::Status(None));
+        assert_eq!(Route::parse("/bytes/10"), Route::Bytes(Some(10)));
+        assert_eq!(Route::parse("/tasks/7"), Route::TaskById(Some(7)));
+        assert_eq!(Route::parse("/tasks/"), Route::TaskById(None));
+        assert_eq!(Route::parse("/chaos/reset"), Route::Chaos);
+        assert_eq!(Route::parse("/nope"), Route::Unmatched);
+        assert_eq!(Route::parse("/delay"), Route::Delay);
+    }
+
+    #[test]
+    fn parses_delays() {
+        assert_eq!(delay_of(Some("ms=10")), Ok(Duration::from_millis(10)));
+        assert_eq!(
+            delay_of(Some("dist=fixed&ms=2.5")),
+            Ok(Duration::from_micros(2500))
+        );
+        assert!(delay_of(None).is_err());
+        assert!(delay_of(Some("ms=-1")).is_err());
+        assert!(delay_of(Some("ms=NaN")).is_err());
+        assert!(delay_of(Some("ms=inf")).is_err());
+        assert!(delay_of(Some("ms=1&dist=gamma")).is_err());
+        for _ in 0..1000 {
+            let d = delay_of(Some("ms=10&dist=uniform")).unwrap();
+            assert!(d <= Duration::from_millis(20));
+        }
+        let n = 20_000;
+        let mean: f64 = (0..n)
+            .map(|_| delay_of(Some("ms=10&dist=exp")).unwrap().as_secs_f64() * 1e3)
+            .sum::<f64>()
+            / n as f64;
+        assert!((9.0..11.0).contains(&mean), "exp mean {mean}");
+    }
+
+    #[test]
+    fn statuses() {
+        assert_eq!(status(Some(503)).status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(status(Some(599)).status().as_u16(), 599);
+        assert_eq!(status(Some(100)).status(), StatusCode::BAD_REQUEST);
+        assert_eq!(status(Some(600)).status(), StatusCode::BAD_REQUEST);
+        assert_eq!(status(None).status(), StatusCode::BAD_REQUEST);
+        assert!(matches!(
+            status(Some(204)).into_body(),
+            TargetBody::Full(None)
+        ));
+    }
+}

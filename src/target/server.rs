@@ -1,0 +1,203 @@
+//! Listening, accepting, routing each connection to hyper or to the chaos
+//! handler, and graceful shutdown.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use nix::sys::socket::{
+    AddressFamily, Backlog, SockFlag, SockType, SockaddrStorage, bind, listen, setsockopt, socket,
+    sockopt,
+};
+use std::os::fd::AsRawFd;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{oneshot, watch};
+
+use super::Capacity;
+use super::chaos;
+use super::routes::{self, State};
+
+/// Pending-connection queue length of the listening socket (std uses 128,
+/// too few when a load test opens thousands of connections at once).
+const BACKLOG: i32 = 4096;
+/// How long a graceful stop waits for in-flight requests.
+const GRACE: Duration = Duration::from_secs(3);
+
+/// Creates a non-blocking listening socket (with `SO_REUSEADDR`) on `addr`.
+pub(crate) fn bind_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
+    let family = match addr {
+        SocketAddr::V4(_) => AddressFamily::Inet,
+        SocketAddr::V6(_) => AddressFamily::Inet6,
+    };
+    let fd = socket(
+        family,
+        SockType::Stream,
+        SockFlag::SOCK_NONBLOCK | SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
+    setsockopt(&fd, sockopt::ReuseAddr, &true)?;
+    bind(fd.as_raw_fd(), &SockaddrStorage::from(addr))?;
+    listen(&fd, Backlog::new(BACKLOG)?)?;
+    Ok(std::net::TcpListener::from(fd))
+}
+
+/// Resolves once a stop is requested (or the sender is gone).
+pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|stop| *stop).await;
+}
+
+/// Serves `listener` until `stop` fires (or its sender is dropped), then
+/// stops gracefully.
+pub(crate) async fn run(
+    listener: std::net::TcpListener,
+    capacity: Option<Capacity>,
+    stop: oneshot::Receiver<()>,
+) {
+    let listener = match TcpListener::from_std(listener) {
+        Ok(listener) => listener,
+        Err(e) => {
+            eprintln!("volley serve: cannot register the listener: {e}");
+            return;
+        }
+    };
+    let mut http = auto::Builder::new(TokioExecutor::new());
+    // Idle keep-alive connections stay open (load generators keep pools);
+    // without this hyper would close them after 30 s without a request.
+    http.http1().keep_alive(true).header_read_timeout(None);
+    let shared = Arc::new(Shared {
+        state: Arc::new(State::new(capacity)),
+        http,
+    });
+    // Every connection task holds a receiver; `closed()` tells when all ended.
+    let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            _ = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _peer)) => {
+                    let _ = stream.set_nodelay(true);
+                    shared.state.metrics.record_connection();
+                    tokio::spawn(connection(stream, shared.clone(), shutdown_rx.clone()));
+                }
+                // Out of file descriptors and the like: back off instead of
+                // spinning on the error.
+                Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+            },
+        }
+    }
+    drop(listener);
+    drop(shutdown_rx);
+    let _ = shutdown_tx.send(true);
+    let _ = tokio::time::timeout(GRACE, shutdown_tx.closed()).await;
+}
+
+/// What every connection task shares.
+struct Shared {
+    state: Arc<State>,
+    http: auto::Builder<TokioExecutor>,
+}
+
+/// Who serves a new connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handler {
+    Hyper,
+    Chaos,
+    /// The client closed (or failed) before sending a request line.
+    Nobody,
+}
+
+async fn connection(stream: TcpStream, shared: Arc<Shared>, mut shutdown: watch::Receiver<bool>) {
+    let handler = tokio::select! {
+        handler = classify(&stream) => handler,
+        _ = stopped(&mut shutdown) => return,
+    };
+    match handler {
+        Handler::Nobody => {}
+        Handler::Chaos => chaos::serve(stream, &shared.state.metrics, shutdown).await,
+        Handler::Hyper => {
+            let state = Arc::clone(&shared.state);
+            let service = service_fn(move |req| routes::handle(Arc::clone(&state), req));
+            let conn = shared.http.serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = stopped(&mut shutdown) => {
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+        }
+    }
+}
+
+/// Peeks (without consuming) at the start of the first request line to decide
+/// whether its target starts with `/chaos/`.
+async fn classify(stream: &TcpStream) -> Handler {
+    let mut buf = [0u8; 64];
+    let mut seen = 0;
+    let mut backoff = Duration::from_millis(1);
+    loop {
+        let n = match stream.peek(&mut buf).await {
+            Ok(0) | Err(_) => return Handler::Nobody,
+            Ok(n) => n,
+        };
+        if let Some(handler) = decide(&buf[..n]) {
+            return handler;
+        }
+        if n == buf.len() {
+            return Handler::Hyper;
+        }
+        if n == seen {
+            // Peeking does not consume, so readiness stays set: poll slowly
+            // for the rest of a request line that arrives in pieces.
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(Duration::from_millis(100));
+        }
+        seen = n;
+    }
+}
+
+/// `Some` once the bytes seen so far settle who serves the connection.
+fn decide(start: &[u8]) -> Option<Handler> {
+    const CHAOS: &[u8] = b"/chaos/";
+    let Some(space) = start.iter().position(|&b| b == b' ') else {
+        // Still in the method, unless this is not an HTTP/1 request line.
+        return if start.iter().all(u8::is_ascii_alphabetic) {
+            None
+        } else {
+            Some(Handler::Hyper)
+        };
+    };
+    let target = &start[space + 1..];
+    let n = target.len().min(CHAOS.len());
+    if target[..n] != CHAOS[..n] {
+        Some(Handler::Hyper)
+    } else if n == CHAOS.len() {
+        Some(Handler::Chaos)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decides_on_the_request_target() {
+        assert_eq!(decide(b"GET / HTTP/1.1\r\n"), Some(Handler::Hyper));
+        assert_eq!(decide(b"PRI * HTTP/2.0\r\n"), Some(Handler::Hyper));
+        assert_eq!(decide(b"GET /chaos/reset HTTP/1.1"), Some(Handler::Chaos));
+        assert_eq!(decide(b"POST /chaos/"), Some(Handler::Chaos));
+        assert_eq!(decide(b"GET /cha"), None);
+        assert_eq!(decide(b"GET /chaox"), Some(Handler::Hyper));
+        assert_eq!(decide(b"GE"), None);
+        assert_eq!(decide(b"\x16\x03\x01"), Some(Handler::Hyper));
+        assert_eq!(decide(b"GET "), None);
+    }
+}
