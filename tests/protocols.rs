@@ -238,8 +238,16 @@ async fn h2c_streams_share_one_connection() {
         assert_eq!(t.await.unwrap(), vec![200, 200, 200]);
     }
     // 16 streams × 3 sequential 20 ms requests ran concurrently: about 60 ms, not 16 × 60.
-    assert!(started.elapsed() < Duration::from_millis(600), "{:?}", started.elapsed());
-    assert_eq!(connections_accepted(&target).await, 1, "one shared connection");
+    assert!(
+        started.elapsed() < Duration::from_millis(600),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        connections_accepted(&target).await,
+        1,
+        "one shared connection"
+    );
     stop(target).await;
 }
 
@@ -316,7 +324,11 @@ async fn grpc_calls(target: &RunningTarget, tls: Option<TlsOptions>) {
 
     // A missing task: NOT_FOUND, counted as a caller-side gRPC error.
     let get = method("volley.target.v1.Tasks/GetTask");
-    let req = Request::grpc("localhost", &get, get.encode_json(r#"{"id": 999999}"#).unwrap());
+    let req = Request::grpc(
+        "localhost",
+        &get,
+        get.encode_json(r#"{"id": 999999}"#).unwrap(),
+    );
     let r = exchange(&mut conn, &client.prepare(&req).unwrap())
         .await
         .unwrap();

@@ -152,7 +152,11 @@ impl Client {
             }
         };
         Ok(Self {
-            scheme: if config.tls.is_some() { "https" } else { "http" },
+            scheme: if config.tls.is_some() {
+                "https"
+            } else {
+                "http"
+            },
             dialer,
             protocol: config.protocol,
             keepalive: config.keepalive,
@@ -188,7 +192,7 @@ impl Client {
             Protocol::Http2 => {
                 let h2 = self.http2_request(req)?;
                 let size = h2.size();
-                (Wire::Http2(h2), size)
+                (Wire::Http2(Box::new(h2)), size)
             }
         };
         Ok(PreparedRequest {
@@ -257,9 +261,9 @@ impl Client {
             (Dialer::Tls(d), Protocol::Http1) => Connection::Http1Tls(Box::new(
                 http1::Connection::with_dialer(d.clone(), self.keepalive),
             )),
-            (Dialer::Plain(d), Protocol::Http2) => Connection::Http2(
-                SharedConnection::new(d.clone(), self.keepalive, false).handle(),
-            ),
+            (Dialer::Plain(d), Protocol::Http2) => {
+                Connection::Http2(SharedConnection::new(d.clone(), self.keepalive, false).handle())
+            }
             (Dialer::Tls(d), Protocol::Http2) => Connection::Http2Tls(
                 SharedConnection::new(d.clone(), self.keepalive, true).handle(),
             ),
@@ -283,7 +287,8 @@ impl Client {
                         kind: ErrorKind::Tls,
                         message: format!(
                             "the server did not agree to HTTP/2 by ALPN (it chose {}); drop --http2 to use HTTP/1.1",
-                            alpn.map_or("nothing".into(), |p| String::from_utf8_lossy(p).into_owned())
+                            alpn.map_or("nothing".into(), |p| String::from_utf8_lossy(p)
+                                .into_owned())
                         ),
                     });
                 }

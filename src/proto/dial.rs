@@ -44,7 +44,8 @@ pub trait Dial: Clone + Send + Sync + 'static {
     type Stream: AsyncRead + AsyncWrite + Unpin + Send + 'static;
 
     /// Opens a connection; the error is only classified (no string is built).
-    fn dial(&self) -> impl Future<Output = Result<(Self::Stream, ConnectTiming), ErrorKind>> + Send;
+    fn dial(&self)
+    -> impl Future<Output = Result<(Self::Stream, ConnectTiming), ErrorKind>> + Send;
 
     /// Opens a connection, explaining a failure in words (for a check before the run).
     fn dial_verbose(

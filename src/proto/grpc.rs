@@ -286,7 +286,11 @@ impl GrpcSchema {
             .filter(|(s, m)| !s.is_empty() && !m.is_empty())
             .ok_or_else(|| GrpcError::CallSyntax(call.into()))?;
         let Some(svc) = self.pool.get_service_by_name(service) else {
-            let known: Vec<_> = self.pool.services().map(|s| s.full_name().to_owned()).collect();
+            let known: Vec<_> = self
+                .pool
+                .services()
+                .map(|s| s.full_name().to_owned())
+                .collect();
             return Err(GrpcError::NoService {
                 service: service.into(),
                 known: known.join(", "),
@@ -337,7 +341,8 @@ impl GrpcMethod {
             source,
         };
         let mut de = serde_json::Deserializer::from_str(json);
-        let dynamic = DynamicMessage::deserialize(message.clone(), &mut de).map_err(payload_error)?;
+        let dynamic =
+            DynamicMessage::deserialize(message.clone(), &mut de).map_err(payload_error)?;
         de.end().map_err(payload_error)?;
         Ok(dynamic.encode_to_vec().into())
     }
@@ -345,11 +350,12 @@ impl GrpcMethod {
     /// Decodes a response message (unframed protobuf) to JSON, for checks and extraction.
     pub fn decode_json(&self, message: &[u8]) -> Result<serde_json::Value, GrpcError> {
         let output = self.desc.output();
-        let dynamic =
-            DynamicMessage::decode(output.clone(), message).map_err(|source| GrpcError::Decode {
+        let dynamic = DynamicMessage::decode(output.clone(), message).map_err(|source| {
+            GrpcError::Decode {
                 message: output.full_name().into(),
                 source,
-            })?;
+            }
+        })?;
         serde_json::to_value(&dynamic).map_err(|source| GrpcError::Payload {
             message: output.full_name().into(),
             source,

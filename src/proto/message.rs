@@ -156,7 +156,7 @@ pub struct PreparedRequest {
 #[derive(Debug, Clone)]
 pub(crate) enum Wire {
     Http1(RequestBytes),
-    Http2(Http2Request),
+    Http2(Box<Http2Request>),
 }
 
 impl PreparedRequest {

@@ -167,7 +167,12 @@ mod tests {
         let got: Vec<_> = (0..4).map(|_| s.next_addr()).collect();
         assert_eq!(
             got,
-            [v4("127.0.0.2"), v4("127.0.0.3"), v4("127.0.0.2"), v4("127.0.0.3")]
+            [
+                v4("127.0.0.2"),
+                v4("127.0.0.3"),
+                v4("127.0.0.2"),
+                v4("127.0.0.3")
+            ]
         );
         assert!(SourceAddrs::new(vec![]).is_none());
     }

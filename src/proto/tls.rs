@@ -275,7 +275,10 @@ mod tests {
             ..TlsOptions::default()
         };
         let e = client_config(&missing, &[]).unwrap_err();
-        assert!(e.to_string().starts_with("cannot read /nonexistent/ca.pem"), "{e}");
+        assert!(
+            e.to_string().starts_with("cannot read /nonexistent/ca.pem"),
+            "{e}"
+        );
         let dir = std::env::temp_dir().join(format!("volley-tls-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let empty = dir.join("empty.pem");
@@ -299,7 +302,10 @@ mod tests {
             server_name("127.0.0.1").unwrap(),
             ServerName::IpAddress(_)
         ));
-        assert!(matches!(server_name("[::1]").unwrap(), ServerName::IpAddress(_)));
+        assert!(matches!(
+            server_name("[::1]").unwrap(),
+            ServerName::IpAddress(_)
+        ));
         assert!(server_name("bad name!").is_err());
     }
 

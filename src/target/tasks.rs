@@ -190,9 +190,7 @@ impl StoreError {
     fn response(self) -> Response<TargetBody> {
         match self {
             StoreError::NotFound => not_found(),
-            StoreError::Full => {
-                json_error(StatusCode::INSUFFICIENT_STORAGE, "task store is full")
-            }
+            StoreError::Full => json_error(StatusCode::INSUFFICIENT_STORAGE, "task store is full"),
         }
     }
 }

@@ -35,13 +35,12 @@ pub(crate) fn self_signed(ip: IpAddr) -> Result<(Arc<rustls::ServerConfig>, Stri
 
     let chain = vec![CertificateDer::from(cert.der().to_vec())];
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
-    let mut config =
-        rustls::ServerConfig::builder_with_provider(crate::proto::tls::provider())
-            .with_safe_default_protocol_versions()
-            .map_err(|e| err(&e))?
-            .with_no_client_auth()
-            .with_single_cert(chain, key)
-            .map_err(|e| err(&e))?;
+    let mut config = rustls::ServerConfig::builder_with_provider(crate::proto::tls::provider())
+        .with_safe_default_protocol_versions()
+        .map_err(|e| err(&e))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|e| err(&e))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok((Arc::new(config), ca.as_ref().pem()))
 }

@@ -517,5 +517,4 @@ mod tests {
         assert!(text.contains("Connection: close\r\n"));
         assert!(!text.contains("Content-Length"));
     }
-
 }

@@ -75,8 +75,8 @@ pub(crate) async fn handle(state: &State, req: Request<Incoming>) -> Response<Ta
 }
 
 async fn call(state: &State, req: Request<Incoming>) -> Result<Bytes, Status> {
-    let method = Method::parse(req.uri().path())
-        .ok_or(Status(GrpcCode::Unimplemented, "unknown method"))?;
+    let method =
+        Method::parse(req.uri().path()).ok_or(Status(GrpcCode::Unimplemented, "unknown method"))?;
     let body = match Limited::new(req.into_body(), MAX_MESSAGE_BYTES + 5)
         .collect()
         .await
@@ -120,7 +120,9 @@ async fn call(state: &State, req: Request<Incoming>) -> Result<Bytes, Status> {
         }
         Method::GetTask => {
             let req = TaskId::decode(message).map_err(invalid)?;
-            let task = tasks.get(req.id).ok_or(store_status(StoreError::NotFound))?;
+            let task = tasks
+                .get(req.id)
+                .ok_or(store_status(StoreError::NotFound))?;
             task_of(&task).encode_to_vec()
         }
         Method::ListTasks => {
