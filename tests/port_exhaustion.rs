@@ -89,7 +89,9 @@ fn inside_a_small_port_range() {
         "{CONCURRENT} connections fit in 4 ports? {without:?}"
     );
     assert!(
-        without.iter().all(|r| matches!(r, Ok(200) | Err(ErrorKind::AddrNotAvailable))),
+        without
+            .iter()
+            .all(|r| matches!(r, Ok(200) | Err(ErrorKind::AddrNotAvailable))),
         "{without:?}"
     );
     eprintln!("without source addresses: {refused} of {CONCURRENT} got EADDRNOTAVAIL");

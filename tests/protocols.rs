@@ -252,6 +252,26 @@ async fn h2c_streams_share_one_connection() {
 }
 
 #[tokio::test]
+async fn h2c_without_keepalive_opens_a_connection_per_request() {
+    let target = common::target();
+    let client = Client::new(ClientConfig {
+        keepalive: false,
+        ..config(target.addr(), Protocol::Http2, None)
+    })
+    .unwrap();
+    let req = client.prepare(&Request::get("127.0.0.1", "/")).unwrap();
+    let mut conn = client.connection();
+    for _ in 0..5 {
+        let r = exchange(&mut conn, &req).await.unwrap();
+        assert_eq!((r.status, conn.connections_opened()), (200, 1));
+        assert!(r.timing.connect_us > 0);
+    }
+    drop(conn);
+    assert_eq!(connections_accepted(&target).await, 5);
+    stop(target).await;
+}
+
+#[tokio::test]
 async fn h2_over_tls_by_alpn() {
     let target = tls_target();
     let ca = ca_file(&target, "h2-tls");
@@ -382,6 +402,19 @@ async fn grpc_needs_http2_and_unknown_methods_are_unimplemented() {
 async fn peer_recording_server(
     connections: usize,
 ) -> (SocketAddr, tokio::task::JoinHandle<Vec<SocketAddr>>) {
+    raw_server(
+        connections,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+    )
+    .await
+}
+
+/// A server that answers each of `connections` connections' first request with `response`
+/// (written in two halves) and records the peers.
+async fn raw_server(
+    connections: usize,
+    response: &'static [u8],
+) -> (SocketAddr, tokio::task::JoinHandle<Vec<SocketAddr>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let server = tokio::spawn(async move {
@@ -396,14 +429,37 @@ async fn peer_recording_server(
                 assert!(n > 0);
                 seen.extend_from_slice(&buf[..n]);
             }
-            stream
-                .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
-                .await
-                .unwrap();
+            let (a, b) = response.split_at(response.len() / 2);
+            stream.write_all(a).await.unwrap();
+            stream.flush().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(5)).await;
+            stream.write_all(b).await.unwrap();
         }
         peers
     });
     (addr, server)
+}
+
+#[tokio::test]
+async fn http1_captures_a_chunked_body_across_reads() {
+    let (addr, server) = raw_server(
+        1,
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nX-A: b\r\n\r\n5\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n",
+    )
+    .await;
+    let client = Client::new(ClientConfig::http1(addr)).unwrap();
+    let mut req = Request::get("t", "/");
+    req.capture = Capture {
+        body_limit: 64,
+        headers: false,
+    };
+    let req = client.prepare(&req).unwrap();
+    let r = exchange(&mut client.connection(), &req).await.unwrap();
+    let captured = r.captured.unwrap();
+    assert_eq!(&captured.body[..], b"hello, world");
+    assert!(!captured.truncated);
+    assert!(captured.headers.is_empty(), "headers were not asked for");
+    server.await.unwrap();
 }
 
 #[tokio::test]

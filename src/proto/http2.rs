@@ -299,7 +299,11 @@ async fn send_and_read(
         },
         body: Vec::new(),
         // gRPC keeps the message, so the 5-byte frame header too, stripped at the end.
-        limit: capture.body_limit + if req.grpc { 5 } else { 0 },
+        limit: match capture.body_limit {
+            0 => 0,
+            n if req.grpc => n + 5,
+            n => n,
+        },
         truncated: false,
     });
     read_body(&mut body, received, kept.as_mut()).await?;
@@ -368,7 +372,7 @@ async fn read_body(
         let data = data.map_err(|e| classify(&e))?;
         *received += data.len() as u64;
         let _ = body.flow_control().release_capacity(data.len());
-        if let Some(kept) = kept.as_deref_mut() {
+        if let Some(kept) = kept.as_deref_mut().filter(|k| k.limit > 0) {
             let room = kept.limit - kept.body.len();
             if data.len() > room {
                 kept.truncated = true;

@@ -13,6 +13,24 @@
 //! | `/tasks`, `/tasks/{id}` | in-memory JSON CRUD |
 //! | `GET /metrics` | Prometheus text: `volley_target_requests_total{path,status}` (path is the route template), `volley_target_in_flight`, `volley_target_chaos_total{kind}`, `volley_target_connections_total` |
 //! | `/chaos/{reset,hang,garbage,close,slow}` | broken behaviours, see below |
+//! | gRPC `volley.target.v1.Echo/Echo` | echoes `message` and `payload` after `delay_ms` |
+//! | gRPC `volley.target.v1.Tasks/*` | Create/Get/List/Update/DeleteTask over the `/tasks` store |
+//!
+//! # gRPC
+//!
+//! Any request whose `content-type` starts with `application/grpc` is a gRPC
+//! call (`proto/volley_target.proto` in the repository; no server reflection:
+//! clients load that file). Same port, same hyper service, same capacity
+//! limiter as REST; the Tasks service reads and writes the very store REST
+//! `/tasks` uses, so REST and gRPC can be compared over the same logic (plus
+//! each side's encoding). Errors are trailers-only responses: `NOT_FOUND`,
+//! `INVALID_ARGUMENT`, `UNIMPLEMENTED`, `RESOURCE_EXHAUSTED`.
+//!
+//! # TLS
+//!
+//! [`spawn_tls`] serves the same routes over TLS only (ALPN `h2` and
+//! `http/1.1`), with a certificate generated at start-up and signed by a
+//! throw-away CA whose PEM [`RunningTarget::ca_pem`] returns.
 //!
 //! # Precise delays
 //!

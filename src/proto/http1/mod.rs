@@ -366,6 +366,9 @@ impl Kept {
     }
 
     fn keep(&mut self, bytes: &[u8]) {
+        if self.limit == 0 {
+            return;
+        }
         let room = self.limit - self.body.len();
         if bytes.len() > room {
             self.captured.truncated = true;
