@@ -272,6 +272,36 @@ async fn h2c_without_keepalive_opens_a_connection_per_request() {
 }
 
 #[tokio::test]
+async fn h2_timeouts_reset_the_stream_then_give_up_the_connection() {
+    let target = common::target();
+    let client = Client::new(config(target.addr(), Protocol::Http2, None)).unwrap();
+    let slow = client
+        .prepare(&Request::get("127.0.0.1", "/delay?ms=2000"))
+        .unwrap();
+    let fast = client.prepare(&Request::get("127.0.0.1", "/")).unwrap();
+    let mut conn = client.connection();
+    assert_eq!(exchange(&mut conn, &fast).await.unwrap().status, 200);
+    let time_out = async |conn: &mut Connection| {
+        let r = tokio::time::timeout(Duration::from_millis(50), conn.exchange(&slow)).await;
+        assert!(r.is_err(), "the slow request timed out");
+        conn.discard();
+    };
+    time_out(&mut conn).await;
+    exchange(&mut conn, &fast).await.unwrap();
+    assert_eq!(
+        conn.connections_opened(),
+        0,
+        "one timeout keeps the connection"
+    );
+    time_out(&mut conn).await;
+    time_out(&mut conn).await;
+    exchange(&mut conn, &fast).await.unwrap();
+    assert_eq!(conn.connections_opened(), 1, "two in a row open a new one");
+    drop(conn);
+    stop(target).await;
+}
+
+#[tokio::test]
 async fn h2_over_tls_by_alpn() {
     let target = tls_target();
     let ca = ca_file(&target, "h2-tls");

@@ -134,6 +134,7 @@ impl<D: Dial> SharedConnection<D> {
             phase: Phase::Connecting,
             received: 0,
             opened: 0,
+            timeouts: 0,
         }
     }
 }
@@ -146,7 +147,14 @@ pub struct StreamHandle<D: Dial> {
     phase: Phase,
     received: u64,
     opened: u32,
+    /// Timeouts in a row ([`Self::discard`] calls without a completed exchange between).
+    timeouts: u32,
 }
+
+/// Timeouts in a row after which a handle gives up on its connection (a connection that went
+/// silent without closing — the `h2` crate sends no keep-alive pings — would otherwise keep
+/// failing every stream).
+const TIMEOUTS_BEFORE_RECONNECT: u32 = 2;
 
 impl<D: Dial> std::fmt::Debug for StreamHandle<D> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -182,8 +190,16 @@ impl<D: Dial> StreamHandle<D> {
     }
 
     /// After a timeout: the stream was reset when the exchange future was dropped; the connection
-    /// stays, shared as before (one slow stream says nothing about the others).
-    pub fn discard(&mut self) {}
+    /// stays, shared as before (one slow stream says nothing about the others) — unless this
+    /// handle timed out [`TIMEOUTS_BEFORE_RECONNECT`] times in a row: then its next exchange
+    /// opens a new connection (which later-failing handles pick up too).
+    pub fn discard(&mut self) {
+        self.timeouts += 1;
+        if self.timeouts >= TIMEOUTS_BEFORE_RECONNECT {
+            self.timeouts = 0;
+            self.sender = None;
+        }
+    }
 
     /// Sends `req` on a new stream and reads the whole response.
     ///
@@ -225,12 +241,21 @@ impl<D: Dial> StreamHandle<D> {
                 response.timing.tls_us = connect.tls_us;
                 response
             });
-        match &result {
-            Err(kind) if !is_stream_only(*kind) => self.sender = None,
-            _ if !self.shared.keepalive => self.sender = None,
-            _ => {}
+        match result {
+            Ok(response) => {
+                self.timeouts = 0;
+                if !self.shared.keepalive {
+                    self.sender = None;
+                }
+                Ok(response)
+            }
+            Err(failure) => {
+                if failure.connection_lost || !self.shared.keepalive {
+                    self.sender = None;
+                }
+                Err(failure.kind)
+            }
         }
-        result
     }
 
     /// Takes the current connection, or opens one if it is missing or is the one this handle
@@ -275,19 +300,15 @@ async fn send_and_read(
     req: &Http2Request,
     capture: Capture,
     received: &mut u64,
-) -> Result<Response, ErrorKind> {
+) -> Result<Response, Failure> {
     let sent = Instant::now();
     let end_of_stream = req.body.is_empty();
-    let (response, mut body_out) = sender
-        .send_request(req.head(), end_of_stream)
-        .map_err(|e| classify(&e))?;
+    let (response, mut body_out) = sender.send_request(req.head(), end_of_stream)?;
     if !end_of_stream {
         // Beyond the peer's window h2 buffers the rest and sends it as the window opens.
-        body_out
-            .send_data(req.body.clone(), true)
-            .map_err(|e| classify(&e))?;
+        body_out.send_data(req.body.clone(), true)?;
     }
-    let response = response.await.map_err(|e| classify(&e))?;
+    let response = response.await?;
     let wait_us = micros_since(sent);
     let (head, mut body) = response.into_parts();
     *received += header_bytes(&head.headers) as u64;
@@ -307,9 +328,7 @@ async fn send_and_read(
         truncated: false,
     });
     read_body(&mut body, received, kept.as_mut()).await?;
-    let trailers = poll_fn(|cx| body.poll_trailers(cx))
-        .await
-        .map_err(|e| classify(&e))?;
+    let trailers = poll_fn(|cx| body.poll_trailers(cx)).await?;
     if let Some(trailers) = &trailers {
         *received += header_bytes(trailers) as u64;
     }
@@ -323,7 +342,7 @@ async fn send_and_read(
         match code {
             Some(code) => Some(code),
             None if status != 200 => Some(GrpcCode::from_http_status(status)),
-            None => return Err(ErrorKind::Protocol),
+            None => return Err(Failure::stream(ErrorKind::Protocol)),
         }
     } else {
         None
@@ -367,9 +386,9 @@ async fn read_body(
     body: &mut RecvStream,
     received: &mut u64,
     mut kept: Option<&mut Kept>,
-) -> Result<(), ErrorKind> {
+) -> Result<(), Failure> {
     while let Some(data) = poll_fn(|cx| body.poll_data(cx)).await {
-        let data = data.map_err(|e| classify(&e))?;
+        let data = data?;
         *received += data.len() as u64;
         let _ = body.flow_control().release_capacity(data.len());
         if let Some(kept) = kept.as_deref_mut().filter(|k| k.limit > 0) {
@@ -391,6 +410,35 @@ fn header_bytes(headers: &HeaderMap) -> usize {
         .sum()
 }
 
+/// A failed exchange: how it counts, and whether the connection is lost with it (else only the
+/// stream failed and the connection stays shared).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Failure {
+    kind: ErrorKind,
+    connection_lost: bool,
+}
+
+impl Failure {
+    /// A failure of this stream only.
+    fn stream(kind: ErrorKind) -> Self {
+        Self {
+            kind,
+            connection_lost: false,
+        }
+    }
+}
+
+impl From<h2::Error> for Failure {
+    fn from(e: h2::Error) -> Self {
+        Self {
+            kind: classify(&e),
+            // RST_STREAM concerns one stream; GOAWAY, I/O errors and a finished connection
+            // task concern them all.
+            connection_lost: !e.is_reset(),
+        }
+    }
+}
+
 /// How an `h2` error counts.
 fn classify(e: &h2::Error) -> ErrorKind {
     if let Some(io) = e.get_io() {
@@ -404,11 +452,6 @@ fn classify(e: &h2::Error) -> ErrorKind {
         // The connection task ended (the peer closed it).
         None => ErrorKind::Closed,
     }
-}
-
-/// Failures that concern one stream and leave the connection usable.
-fn is_stream_only(kind: ErrorKind) -> bool {
-    matches!(kind, ErrorKind::StreamRefused)
 }
 
 #[cfg(test)]
