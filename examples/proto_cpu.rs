@@ -239,7 +239,9 @@ async fn hyper_h2c(addr: SocketAddr, per_run: Duration) -> (f64, f64) {
                 tokio::task::spawn_local(async move {
                     let mut ok = 0u64;
                     while Instant::now() < until {
+                        // The same head as volley's h2c requests (which send a user-agent).
                         let req = hyper::Request::get(uri.clone())
+                            .header("user-agent", concat!("volley/", env!("CARGO_PKG_VERSION")))
                             .body(Full::new(Bytes::new()))
                             .unwrap();
                         let response = sender.send_request(req).await.unwrap();
