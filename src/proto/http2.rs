@@ -195,7 +195,7 @@ impl<D: Dial> StreamHandle<D> {
 
     /// After a timeout: the stream was reset when the exchange future was dropped; the connection
     /// stays, shared as before (one slow stream says nothing about the others) — unless this
-    /// handle timed out [`TIMEOUTS_BEFORE_RECONNECT`] times in a row: then its next exchange
+    /// handle timed out twice in a row: then its next exchange
     /// opens a new connection (which later-failing handles pick up too).
     pub fn discard(&mut self) {
         self.timeouts += 1;
