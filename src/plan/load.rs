@@ -24,6 +24,9 @@ use crate::proto::http1::RequestBytes;
 use crate::record::model::GroupKind;
 use crate::schedule::{Ramp, Stage};
 
+/// One ladder phase before validation: (vus, rate, duration, name).
+type PhaseSpec = (Option<u32>, Option<f64>, Duration, Option<String>);
+
 /// Choices from the command line that change a plan.
 #[derive(Debug, Clone)]
 pub struct LoadOptions {
@@ -594,63 +597,59 @@ impl Ctx<'_> {
         phases: Option<&[file::PhaseFile]>,
         max_vus: Option<u32>,
     ) -> Result<(Profile, Vec<Phase>), Error> {
-        // (vus, rate, duration, name)
-        let specs: Vec<(Option<u32>, Option<f64>, Duration, Option<String>)> =
-            match (preset, phases) {
-                (Some(_), Some(_)) => {
-                    return Err(self.at(load, "give either `preset` or `phases`, not both", None));
-                }
-                (Some(name), None) => super::presets::preset(name)
-                    .ok_or_else(|| {
-                        self.at(
-                            load,
-                            format!("unknown ladder preset `{name}`"),
-                            Some("presets: smoke, full, saturation"),
-                        )
-                    })?
-                    .iter()
-                    .map(|p| {
-                        (
-                            Some(p.vus),
-                            None,
-                            p.duration.mul_f64(self.options.time_scale),
-                            None,
-                        )
-                    })
-                    .collect(),
-                (None, Some(phases)) => phases
-                    .iter()
-                    .map(|p| {
-                        let d = self.duration(&p.duration, true)?;
-                        match (p.vus, p.rate) {
-                            (Some(0), _) => {
-                                Err(self.at(&p.duration, "a phase needs at least 1 VU", None))
-                            }
-                            (_, Some(r)) if !r.is_finite() || r <= 0.0 => Err(self.at(
-                                &p.duration,
-                                format!("phase rate {r} must be greater than 0"),
-                                None,
-                            )),
-                            (Some(_), Some(_)) | (None, None) => Err(self.at(
-                                &p.duration,
-                                "a phase holds either `vus` or `rate`",
-                                None,
-                            )),
-                            _ if d.is_zero() => {
-                                Err(self.at(&p.duration, "a phase must last longer than 0", None))
-                            }
-                            (vus, rate) => Ok((vus, rate, d, p.name.clone())),
+        let specs: Vec<PhaseSpec> = match (preset, phases) {
+            (Some(_), Some(_)) => {
+                return Err(self.at(load, "give either `preset` or `phases`, not both", None));
+            }
+            (Some(name), None) => super::presets::preset(name)
+                .ok_or_else(|| {
+                    self.at(
+                        load,
+                        format!("unknown ladder preset `{name}`"),
+                        Some("presets: smoke, full, saturation"),
+                    )
+                })?
+                .iter()
+                .map(|p| {
+                    (
+                        Some(p.vus),
+                        None,
+                        p.duration.mul_f64(self.options.time_scale),
+                        None,
+                    )
+                })
+                .collect(),
+            (None, Some(phases)) => phases
+                .iter()
+                .map(|p| {
+                    let d = self.duration(&p.duration, true)?;
+                    match (p.vus, p.rate) {
+                        (Some(0), _) => {
+                            Err(self.at(&p.duration, "a phase needs at least 1 VU", None))
                         }
-                    })
-                    .collect::<Result<_, _>>()?,
-                (None, None) => {
-                    return Err(self.at(
+                        (_, Some(r)) if !r.is_finite() || r <= 0.0 => Err(self.at(
+                            &p.duration,
+                            format!("phase rate {r} must be greater than 0"),
+                            None,
+                        )),
+                        (Some(_), Some(_)) | (None, None) => {
+                            Err(self.at(&p.duration, "a phase holds either `vus` or `rate`", None))
+                        }
+                        _ if d.is_zero() => {
+                            Err(self.at(&p.duration, "a phase must last longer than 0", None))
+                        }
+                        (vus, rate) => Ok((vus, rate, d, p.name.clone())),
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+            (None, None) => {
+                return Err(self.at(
                     load,
                     "a ladder needs `preset` or `phases`",
                     Some("preset = \"saturation\", or phases = [{ vus = 10, duration = \"2m\" }]"),
                 ));
-                }
-            };
+            }
+        };
         if specs.is_empty() {
             return Err(self.at(load, "a ladder needs at least one phase", None));
         }
