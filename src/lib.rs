@@ -8,15 +8,17 @@
 //! ```text
 //! cli ──► plan ──► schedule ──► engine ──► record ──► analysis ──► report
 //!                                 │
-//!                               proto (HTTP/1.1)        target (built-in server)
-//!                                                       suite (orchestrates many runs)
+//!                               proto (HTTP/1.1 · HTTP/2 · gRPC · TLS)    target (built-in server)
+//!                                                                         suite (many runs)
 //! ```
 //!
 //! - [`plan`]: user input → validated [`plan::RunSpec`]; every user error is found here.
 //! - [`schedule`]: pure functions of time: when request n of the open model is due.
 //! - [`engine`]: worker threads, each a current-thread runtime owning its connections; one request
 //!   loop for every load model; the control thread (series, progress, signals, deadline).
-//! - [`proto`]: the HTTP/1.1 client and the [`proto::ErrorKind`] enum of failures.
+//! - [`proto`]: the protocol-neutral client seam ([`proto::client`]): HTTP/1.1, HTTP/2 (h2c and
+//!   ALPN), unary gRPC from `.proto` files, TLS (rustls), source-address spreading; and the
+//!   [`proto::ErrorKind`] enum of failures.
 //! - [`record`]: per-worker HDR recorders, the per-second series, and `run.json` (reading it back,
 //!   alone or as a folder of repeats).
 //! - [`findmax`]: the search for the maximum sustainable throughput (`volley find-max`).
@@ -26,7 +28,8 @@
 //!   `report.html` with SVG charts, comparisons, and the results folder every run writes.
 //! - [`suite`]: one test against several targets (start, health check, reset, smoke gate, runs,
 //!   stop), one after the other, and their comparison.
-//! - [`target`]: the built-in target server (`volley serve`), used by the demo, tests and benches.
+//! - [`target`]: the built-in target server (`volley serve`): REST and gRPC on one port, plain or
+//!   TLS; used by the demo, tests and benches.
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
 
 pub mod analysis;

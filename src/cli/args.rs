@@ -30,6 +30,8 @@ pub struct Cli {
 
 /// Subcommands.
 #[derive(Debug, Subcommand)]
+// Parsed once per process; boxing the larger arguments would buy nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Command {
     /// Run the built-in target server.
     Serve(ServeArgs),

@@ -2,8 +2,29 @@
 //!
 //! Failures are an enum ([`ErrorKind`]), never strings, so the hot path can count them in a fixed
 //! array and the report can explain each one with a hint.
+//!
+//! # Layout
+//!
+//! - [`client`]: the protocol-neutral seam the engine drives: [`client::Client`] (built once per
+//!   run), [`client::Connection`] (one per task; HTTP/2 handles share a connection),
+//!   [`message::Request`] → [`message::PreparedRequest`] → [`message::Response`].
+//! - [`http1`]: the hand-written HTTP/1.1 client (hot path), generic over how it connects.
+//! - [`http2`]: HTTP/2 (h2c prior knowledge, or h2 by ALPN over TLS) on the `h2` crate, one
+//!   connection shared by several stream handles.
+//! - [`grpc`]: unary gRPC without generated code: `.proto` files compiled in process, JSON → protobuf,
+//!   framing, status codes.
+//! - [`dial`]: opening TCP (and TLS) connections, with source-address spreading.
+//! - [`tls`]: rustls client configuration: verification, CA file, client certificate, versions.
+//! - [`source`]: parsing source-address lists and ranges (`127.0.0.2-127.0.0.40`).
 
+pub mod client;
+pub mod dial;
+pub mod grpc;
 pub mod http1;
+pub mod http2;
+pub mod message;
+pub mod source;
+pub mod tls;
 
 use std::io;
 
@@ -42,11 +63,23 @@ pub enum ErrorKind {
     /// The request could not be built: a template failed (e.g. it uses a variable whose
     /// extraction failed in an earlier step). Nothing was sent.
     Template,
+    /// The TLS handshake failed for a reason other than the certificate.
+    Tls,
+    /// The server's TLS certificate was not trusted.
+    TlsCertificate,
+    /// The server broke the HTTP/2 or gRPC protocol (or ended the connection with an error code).
+    Protocol,
+    /// The HTTP/2 server refused the stream (REFUSED_STREAM): too many streams at once.
+    StreamRefused,
+    /// The gRPC call ended with a status the caller caused (INVALID_ARGUMENT, NOT_FOUND, …).
+    GrpcClientError,
+    /// The gRPC call ended with a status the server caused (UNAVAILABLE, INTERNAL, …).
+    GrpcServerError,
 }
 
 impl ErrorKind {
     /// Number of kinds: the length of per-kind counter arrays.
-    pub const COUNT: usize = 14;
+    pub const COUNT: usize = 20;
 
     /// Every kind, in discriminant order.
     pub const ALL: [ErrorKind; Self::COUNT] = [
@@ -64,6 +97,12 @@ impl ErrorKind {
         Self::Http4xx,
         Self::Http5xx,
         Self::Template,
+        Self::Tls,
+        Self::TlsCertificate,
+        Self::Protocol,
+        Self::StreamRefused,
+        Self::GrpcClientError,
+        Self::GrpcServerError,
     ];
 
     /// Index into per-kind arrays.
@@ -88,6 +127,12 @@ impl ErrorKind {
             Self::Http4xx => "http_4xx",
             Self::Http5xx => "http_5xx",
             Self::Template => "template_error",
+            Self::Tls => "tls_error",
+            Self::TlsCertificate => "tls_certificate",
+            Self::Protocol => "protocol_error",
+            Self::StreamRefused => "stream_refused",
+            Self::GrpcClientError => "grpc_client_error",
+            Self::GrpcServerError => "grpc_server_error",
         }
     }
 
@@ -130,6 +175,24 @@ impl ErrorKind {
             }
             Self::Template => {
                 "the request could not be built: a template failed, usually because an earlier step's extraction failed"
+            }
+            Self::Tls => {
+                "the TLS handshake failed (version or cipher mismatch, an alert from the server, no h2 by ALPN, or the server does not speak TLS); check https:// vs http:// and --tls-version"
+            }
+            Self::TlsCertificate => {
+                "the server's certificate is not trusted (self-signed, unknown CA, wrong host name, or expired); pass --cacert FILE with the CA that signed it, --sni NAME for the name it was issued to, or --insecure to skip verification"
+            }
+            Self::Protocol => {
+                "the server broke the HTTP/2 or gRPC protocol, or closed the connection with an error (GOAWAY/RST_STREAM); is it really an HTTP/2 (or gRPC) server?"
+            }
+            Self::StreamRefused => {
+                "the HTTP/2 server refused streams beyond its concurrency limit; lower --streams or add connections"
+            }
+            Self::GrpcClientError => {
+                "the gRPC call failed with a caller-side status (INVALID_ARGUMENT, NOT_FOUND, UNAUTHENTICATED, …; see the gRPC status table)"
+            }
+            Self::GrpcServerError => {
+                "the gRPC call failed with a server-side status (UNAVAILABLE, INTERNAL, DEADLINE_EXCEEDED, …; see the gRPC status table)"
             }
         }
     }

@@ -49,6 +49,13 @@ pub(crate) enum TargetBody {
     },
     /// A request body streamed back unchanged (`/echo`).
     Echo(Incoming),
+    /// A gRPC reply: one framed message, then the trailers (`grpc-status`), each taken when sent.
+    Grpc {
+        /// The framed message.
+        message: Option<Bytes>,
+        /// The trailers.
+        trailers: Option<hyper::HeaderMap>,
+    },
 }
 
 impl TargetBody {
@@ -114,6 +121,10 @@ impl Body for TargetBody {
                 Poll::Ready(Some(Ok(Frame::data(chunk))))
             }
             TargetBody::Echo(incoming) => Pin::new(incoming).poll_frame(cx),
+            TargetBody::Grpc { message, trailers } => Poll::Ready(match message.take() {
+                Some(message) => Some(Ok(Frame::data(message))),
+                None => trailers.take().map(|t| Ok(Frame::trailers(t))),
+            }),
         }
     }
 
@@ -122,6 +133,7 @@ impl Body for TargetBody {
             TargetBody::Full(bytes) => bytes.as_ref().is_none_or(|b| b.is_empty()),
             TargetBody::Pattern { remaining, .. } => *remaining == 0,
             TargetBody::Echo(incoming) => incoming.is_end_stream(),
+            TargetBody::Grpc { message, trailers } => message.is_none() && trailers.is_none(),
         }
     }
 
@@ -132,6 +144,9 @@ impl Body for TargetBody {
             }
             TargetBody::Pattern { remaining, .. } => SizeHint::with_exact(*remaining),
             TargetBody::Echo(incoming) => incoming.size_hint(),
+            TargetBody::Grpc { message, .. } => {
+                SizeHint::with_exact(message.as_ref().map_or(0, |m| m.len() as u64))
+            }
         }
     }
 }

@@ -27,12 +27,14 @@ pub(crate) enum RouteId {
     Metrics,
     /// `/chaos/{kind}` reached hyper (sent on a reused connection).
     Chaos,
+    /// A gRPC call (any method).
+    Grpc,
     /// Anything else (404).
     Unmatched,
 }
 
 impl RouteId {
-    const ALL: [RouteId; 10] = [
+    const ALL: [RouteId; 11] = [
         RouteId::Root,
         RouteId::Delay,
         RouteId::Status,
@@ -42,6 +44,7 @@ impl RouteId {
         RouteId::TaskById,
         RouteId::Metrics,
         RouteId::Chaos,
+        RouteId::Grpc,
         RouteId::Unmatched,
     ];
 
@@ -57,6 +60,7 @@ impl RouteId {
             RouteId::TaskById => "/tasks/{id}",
             RouteId::Metrics => "/metrics",
             RouteId::Chaos => "/chaos/{kind}",
+            RouteId::Grpc => "grpc",
             RouteId::Unmatched => "unmatched",
         }
     }

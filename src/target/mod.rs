@@ -13,6 +13,24 @@
 //! | `/tasks`, `/tasks/{id}` | in-memory JSON CRUD |
 //! | `GET /metrics` | Prometheus text: `volley_target_requests_total{path,status}` (path is the route template), `volley_target_in_flight`, `volley_target_chaos_total{kind}`, `volley_target_connections_total` |
 //! | `/chaos/{reset,hang,garbage,close,slow}` | broken behaviours, see below |
+//! | gRPC `volley.target.v1.Echo/Echo` | echoes `message` and `payload` after `delay_ms` |
+//! | gRPC `volley.target.v1.Tasks/*` | Create/Get/List/Update/DeleteTask over the `/tasks` store |
+//!
+//! # gRPC
+//!
+//! Any request whose `content-type` starts with `application/grpc` is a gRPC
+//! call (`proto/volley_target.proto` in the repository; no server reflection:
+//! clients load that file). Same port, same hyper service, same capacity
+//! limiter as REST; the Tasks service reads and writes the very store REST
+//! `/tasks` uses, so REST and gRPC can be compared over the same logic (plus
+//! each side's encoding). Errors are trailers-only responses: `NOT_FOUND`,
+//! `INVALID_ARGUMENT`, `UNIMPLEMENTED`, `RESOURCE_EXHAUSTED`.
+//!
+//! # TLS
+//!
+//! [`spawn_tls`] serves the same routes over TLS only (ALPN `h2` and
+//! `http/1.1`), with a certificate generated at start-up and signed by a
+//! throw-away CA whose PEM [`RunningTarget::ca_pem`] returns.
 //!
 //! # Precise delays
 //!
@@ -52,11 +70,13 @@
 
 mod body;
 mod chaos;
+mod grpc;
 mod metrics;
 mod respond;
 mod routes;
 mod server;
 mod tasks;
+mod tls;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::thread::JoinHandle;
@@ -130,6 +150,9 @@ pub enum TargetError {
     /// The SIGINT/SIGTERM handlers of [`serve_forever`] could not be installed.
     #[error("cannot install signal handlers: {0}")]
     Signal(std::io::Error),
+    /// The self-signed certificate of [`spawn_tls`] could not be made.
+    #[error("cannot set up TLS: {0}")]
+    Tls(String),
 }
 
 /// A target running on its own background threads (its own multi-thread tokio
@@ -139,6 +162,8 @@ pub enum TargetError {
 #[derive(Debug)]
 pub struct RunningTarget {
     addr: SocketAddr,
+    /// PEM of the CA that signed the TLS certificate (TLS targets only).
+    ca_pem: Option<String>,
     stop_tx: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
@@ -149,15 +174,28 @@ impl RunningTarget {
         self.addr
     }
 
-    /// The URL to reach the target, e.g. `http://127.0.0.1:PORT` (an
-    /// unspecified bind address such as `0.0.0.0` is replaced by loopback).
+    /// For a target started by [`spawn_tls`]: the PEM of the throw-away CA
+    /// that signed its certificate (valid for `localhost`, `127.0.0.1`, `::1`
+    /// and the bind address). Write it to a file for `--cacert`.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
+    }
+
+    /// The URL to reach the target, e.g. `http://127.0.0.1:PORT` (`https://`
+    /// for a TLS target; an unspecified bind address such as `0.0.0.0` is
+    /// replaced by loopback).
     pub fn base_url(&self) -> String {
         let ip = match self.addr.ip() {
             IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
             IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(std::net::Ipv6Addr::LOCALHOST),
             ip => ip,
         };
-        format!("http://{}", SocketAddr::new(ip, self.addr.port()))
+        let scheme = if self.ca_pem.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        format!("{scheme}://{}", SocketAddr::new(ip, self.addr.port()))
     }
 
     /// Stops gracefully: stops accepting, lets in-flight requests finish (for
@@ -188,6 +226,31 @@ impl Drop for RunningTarget {
 /// Usable from sync code and from inside another tokio runtime (the target has
 /// its own runtime; only [`RunningTarget::stop`] blocks, briefly).
 pub fn spawn(config: TargetConfig) -> Result<RunningTarget, TargetError> {
+    start(config, None)
+}
+
+/// Like [`spawn`], but every connection is TLS (ALPN `h2` or `http/1.1`)
+/// with a certificate generated now and signed by a throw-away CA (see
+/// [`RunningTarget::ca_pem`]). The `/chaos/` routes are not special over TLS.
+///
+/// A function rather than a field of [`TargetConfig`] so that code building a
+/// `TargetConfig` literal keeps compiling.
+pub fn spawn_tls(config: TargetConfig) -> Result<RunningTarget, TargetError> {
+    let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
+    start(config, Some((server_config, ca_pem)))
+}
+
+fn start(
+    config: TargetConfig,
+    tls: Option<(std::sync::Arc<rustls::ServerConfig>, String)>,
+) -> Result<RunningTarget, TargetError> {
+    let (acceptor, ca_pem) = match tls {
+        Some((server_config, pem)) => (
+            Some(tokio_rustls::TlsAcceptor::from(server_config)),
+            Some(pem),
+        ),
+        None => (None, None),
+    };
     if let Some(cap) = &config.capacity {
         if cap.workers == 0 {
             return Err(TargetError::InvalidConfig(
@@ -228,7 +291,7 @@ pub fn spawn(config: TargetConfig) -> Result<RunningTarget, TargetError> {
             match runtime {
                 Ok(runtime) => {
                     let _ = ready_tx.send(Ok(()));
-                    runtime.block_on(server::run(listener, capacity, stop_rx));
+                    runtime.block_on(server::run(listener, capacity, acceptor, stop_rx));
                     // Dropped here, on a plain thread: tasks still alive
                     // (e.g. hanging chaos connections) are cancelled.
                     drop(runtime);
@@ -243,6 +306,7 @@ pub fn spawn(config: TargetConfig) -> Result<RunningTarget, TargetError> {
     match ready_rx.recv() {
         Ok(Ok(())) => Ok(RunningTarget {
             addr,
+            ca_pem,
             stop_tx: Some(stop_tx),
             thread: Some(thread),
         }),

@@ -29,7 +29,8 @@ const PROMETHEUS: HeaderValue =
 pub(crate) struct State {
     /// Request counters.
     pub(crate) metrics: Metrics,
-    tasks: TaskStore,
+    /// The task collection, shared by REST `/tasks` and the gRPC Tasks service.
+    pub(crate) tasks: TaskStore,
     capacity: Option<Limiter>,
 }
 
@@ -69,6 +70,8 @@ enum Route {
     TaskById(Option<u64>),
     Metrics,
     Chaos,
+    /// A gRPC call (`content-type: application/grpc`), whatever its path.
+    Grpc,
     Unmatched,
 }
 
@@ -106,6 +109,7 @@ impl Route {
             Route::TaskById(_) => RouteId::TaskById,
             Route::Metrics => RouteId::Metrics,
             Route::Chaos => RouteId::Chaos,
+            Route::Grpc => RouteId::Grpc,
             Route::Unmatched => RouteId::Unmatched,
         }
     }
@@ -117,7 +121,11 @@ pub(crate) async fn handle(
     req: Request<Incoming>,
 ) -> Result<Response<TargetBody>, Infallible> {
     let _in_flight = state.metrics.in_flight();
-    let route = Route::parse(req.uri().path());
+    let route = if super::grpc::is_grpc(&req) {
+        Route::Grpc
+    } else {
+        Route::parse(req.uri().path())
+    };
     // Capacity mode: hold a worker for the service time plus the route's work.
     let _worker = match &state.capacity {
         Some(limiter) if route != Route::Metrics => {
@@ -128,7 +136,10 @@ pub(crate) async fn handle(
         }
         _ => None,
     };
-    let response = respond(&state, route, req).await;
+    let response = match route {
+        Route::Grpc => super::grpc::handle(&state, req).await,
+        _ => respond(&state, route, req).await,
+    };
     state.metrics.record(route.id(), response.status().as_u16());
     Ok(response)
 }
@@ -161,7 +172,7 @@ async fn respond(state: &State, route: Route, req: Request<Incoming>) -> Respons
             StatusCode::MISDIRECTED_REQUEST,
             b"/chaos/ paths must be the first request on a new connection\n",
         ),
-        Route::Unmatched => static_text(StatusCode::NOT_FOUND, b"not found\n"),
+        Route::Grpc | Route::Unmatched => static_text(StatusCode::NOT_FOUND, b"not found\n"),
     }
 }
 

@@ -14,8 +14,10 @@ use nix::sys::socket::{
     sockopt,
 };
 use std::os::fd::AsRawFd;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch};
+use tokio_rustls::TlsAcceptor;
 
 use super::Capacity;
 use super::chaos;
@@ -26,6 +28,8 @@ use super::routes::{self, State};
 const BACKLOG: i32 = 4096;
 /// How long a graceful stop waits for in-flight requests.
 const GRACE: Duration = Duration::from_secs(3);
+/// How long a client may take to complete the TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Creates a non-blocking listening socket (with `SO_REUSEADDR`) on `addr`.
 pub(crate) fn bind_listener(addr: SocketAddr) -> io::Result<std::net::TcpListener> {
@@ -51,10 +55,11 @@ pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
 }
 
 /// Serves `listener` until `stop` fires (or its sender is dropped), then
-/// stops gracefully.
+/// stops gracefully. With `tls`, every connection is TLS (no chaos routes).
 pub(crate) async fn run(
     listener: std::net::TcpListener,
     capacity: Option<Capacity>,
+    tls: Option<TlsAcceptor>,
     stop: oneshot::Receiver<()>,
 ) {
     let listener = match TcpListener::from_std(listener) {
@@ -71,6 +76,7 @@ pub(crate) async fn run(
     let shared = Arc::new(Shared {
         state: Arc::new(State::new(capacity)),
         http,
+        tls,
     });
     // Every connection task holds a receiver; `closed()` tells when all ended.
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
@@ -100,6 +106,7 @@ pub(crate) async fn run(
 struct Shared {
     state: Arc<State>,
     http: auto::Builder<TokioExecutor>,
+    tls: Option<TlsAcceptor>,
 }
 
 /// Who serves a new connection.
@@ -112,6 +119,18 @@ enum Handler {
 }
 
 async fn connection(stream: TcpStream, shared: Arc<Shared>, mut shutdown: watch::Receiver<bool>) {
+    if let Some(acceptor) = &shared.tls {
+        let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
+        let stream = tokio::select! {
+            accepted = handshake => match accepted {
+                Ok(Ok(stream)) => stream,
+                // A failed or abandoned handshake: nothing to serve.
+                _ => return,
+            },
+            _ = stopped(&mut shutdown) => return,
+        };
+        return serve_hyper(stream, &shared, shutdown).await;
+    }
     let handler = tokio::select! {
         handler = classify(&stream) => handler,
         _ = stopped(&mut shutdown) => return,
@@ -119,18 +138,24 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>, mut shutdown: watch:
     match handler {
         Handler::Nobody => {}
         Handler::Chaos => chaos::serve(stream, &shared.state.metrics, shutdown).await,
-        Handler::Hyper => {
-            let state = Arc::clone(&shared.state);
-            let service = service_fn(move |req| routes::handle(Arc::clone(&state), req));
-            let conn = shared.http.serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(conn);
-            tokio::select! {
-                _ = conn.as_mut() => {}
-                _ = stopped(&mut shutdown) => {
-                    conn.as_mut().graceful_shutdown();
-                    let _ = conn.await;
-                }
-            }
+        Handler::Hyper => serve_hyper(stream, &shared, shutdown).await,
+    }
+}
+
+/// Serves HTTP/1.1 or HTTP/2 (detected from the first bytes) on `io` until it closes or a stop.
+async fn serve_hyper<IO>(io: IO, shared: &Shared, mut shutdown: watch::Receiver<bool>)
+where
+    IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let state = Arc::clone(&shared.state);
+    let service = service_fn(move |req| routes::handle(Arc::clone(&state), req));
+    let conn = shared.http.serve_connection(TokioIo::new(io), service);
+    tokio::pin!(conn);
+    tokio::select! {
+        _ = conn.as_mut() => {}
+        _ = stopped(&mut shutdown) => {
+            conn.as_mut().graceful_shutdown();
+            let _ = conn.await;
         }
     }
 }

@@ -70,24 +70,18 @@ impl TaskStore {
             return json_error(StatusCode::NOT_FOUND, "no such task (ids are integers)");
         };
         match *req.method() {
-            Method::GET | Method::HEAD => match self.read().items.get(&id) {
-                Some(task) => json(StatusCode::OK, task.clone()),
+            Method::GET | Method::HEAD => match self.get(id) {
+                Some(task) => json(StatusCode::OK, task),
                 None => not_found(),
             },
             Method::PUT => match read_object(req).await {
                 Ok(object) => self.replace(id, object),
                 Err(response) => response,
             },
-            Method::DELETE => {
-                let mut inner = self.write();
-                match inner.items.remove(&id) {
-                    Some(old) => {
-                        inner.bytes -= old.len();
-                        empty(StatusCode::NO_CONTENT)
-                    }
-                    None => not_found(),
-                }
-            }
+            Method::DELETE => match self.remove(id) {
+                Ok(()) => empty(StatusCode::NO_CONTENT),
+                Err(e) => e.response(),
+            },
             _ => method_not_allowed("GET, HEAD, PUT, DELETE"),
         }
     }
@@ -108,39 +102,70 @@ impl TaskStore {
     }
 
     fn create(&self, object: Map<String, Value>) -> Response<TargetBody> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let task = serialize(id, object);
-        {
-            let mut inner = self.write();
-            if inner.bytes + task.len() > MAX_STORE_BYTES {
-                drop(inner);
-                return json_error(StatusCode::INSUFFICIENT_STORAGE, "task store is full");
+        match self.insert(object) {
+            Ok((id, task)) => {
+                let mut response = json(StatusCode::CREATED, task);
+                if let Ok(location) = HeaderValue::try_from(format!("/tasks/{id}")) {
+                    response.headers_mut().insert(LOCATION, location);
+                }
+                response
             }
-            inner.bytes += task.len();
-            inner.items.insert(id, task.clone());
+            Err(e) => e.response(),
         }
-        let mut response = json(StatusCode::CREATED, task);
-        if let Ok(location) = HeaderValue::try_from(format!("/tasks/{id}")) {
-            response.headers_mut().insert(LOCATION, location);
-        }
-        response
     }
 
     fn replace(&self, id: u64, object: Map<String, Value>) -> Response<TargetBody> {
+        match self.put(id, object) {
+            Ok(task) => json(StatusCode::OK, task),
+            Err(e) => e.response(),
+        }
+    }
+
+    /// Stores a new task (the object with a fresh `"id"`); returns its id and serialized form.
+    pub(crate) fn insert(&self, object: Map<String, Value>) -> Result<(u64, Bytes), StoreError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let task = serialize(id, object);
+        let mut inner = self.write();
+        if inner.bytes + task.len() > MAX_STORE_BYTES {
+            return Err(StoreError::Full);
+        }
+        inner.bytes += task.len();
+        inner.items.insert(id, task.clone());
+        Ok((id, task))
+    }
+
+    /// The serialized task `id`.
+    pub(crate) fn get(&self, id: u64) -> Option<Bytes> {
+        self.read().items.get(&id).cloned()
+    }
+
+    /// Every task, serialized, by id.
+    pub(crate) fn all(&self) -> Vec<Bytes> {
+        self.read().items.values().cloned().collect()
+    }
+
+    /// Replaces task `id` (which must exist); returns its new serialized form.
+    pub(crate) fn put(&self, id: u64, object: Map<String, Value>) -> Result<Bytes, StoreError> {
         let task = serialize(id, object);
         let mut inner = self.write();
         let old_len = match inner.items.get(&id) {
             Some(old) => old.len(),
-            None => return not_found(),
+            None => return Err(StoreError::NotFound),
         };
         if inner.bytes - old_len + task.len() > MAX_STORE_BYTES {
-            drop(inner);
-            return json_error(StatusCode::INSUFFICIENT_STORAGE, "task store is full");
+            return Err(StoreError::Full);
         }
         inner.bytes = inner.bytes - old_len + task.len();
         inner.items.insert(id, task.clone());
-        drop(inner);
-        json(StatusCode::OK, task)
+        Ok(task)
+    }
+
+    /// Deletes task `id`.
+    pub(crate) fn remove(&self, id: u64) -> Result<(), StoreError> {
+        let mut inner = self.write();
+        let old = inner.items.remove(&id).ok_or(StoreError::NotFound)?;
+        inner.bytes -= old.len();
+        Ok(())
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Inner> {
@@ -149,6 +174,24 @@ impl TaskStore {
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, Inner> {
         self.inner.write().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Why a store operation failed (shared by REST and gRPC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StoreError {
+    /// No task with that id.
+    NotFound,
+    /// The store holds [`MAX_STORE_BYTES`] already.
+    Full,
+}
+
+impl StoreError {
+    fn response(self) -> Response<TargetBody> {
+        match self {
+            StoreError::NotFound => not_found(),
+            StoreError::Full => json_error(StatusCode::INSUFFICIENT_STORAGE, "task store is full"),
+        }
     }
 }
 

@@ -1,0 +1,385 @@
+//! The protocol-neutral client seam: what the engine builds once per run and drives per request.
+//!
+//! ```text
+//! Client::new(ClientConfig)            once per run: TLS config, source addresses, protocol
+//!   ├─ Client::probe()                 optional: one connection now, failure explained in words
+//!   ├─ Client::prepare(&Request)       once per distinct request → PreparedRequest
+//!   └─ Client::connection()            once per connection → Connection
+//!        └─ Connection::share()        HTTP/2: one more stream handle on the same connection
+//! Connection::exchange(&PreparedRequest) per request, inside the engine's timeout
+//! Connection::discard()                after a timeout
+//! ```
+//!
+//! A [`Connection`] is owned by one task and runs one exchange at a time. HTTP/1.1: one TCP (or
+//! TLS) connection, reopened as needed. HTTP/2: one stream at a time on a connection that
+//! [`Connection::share`]d handles use together, so `connections × streams` requests are in flight.
+
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::header::{CONTENT_TYPE, HOST, TE, USER_AGENT};
+use http::{HeaderMap, HeaderName, HeaderValue, Uri};
+
+use super::ErrorKind;
+use super::dial::{ConnectTiming, Dial, TcpDialer, TlsDialer};
+use super::grpc;
+use super::http1::{self, Phase, RequestBytes};
+use super::http2::{Http2Request, SharedConnection, StreamHandle};
+use super::message::{PreparedRequest, Request, RequestKind, Response, Wire};
+use super::source::SourceAddrs;
+use super::tls::{self, TlsError, TlsOptions};
+
+/// The HTTP version spoken.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// HTTP/1.1 (ALPN `http/1.1` over TLS).
+    #[default]
+    Http1,
+    /// HTTP/2: prior knowledge (h2c) over TCP, ALPN `h2` over TLS. gRPC needs it.
+    Http2,
+}
+
+/// How to reach the target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientConfig {
+    /// The target's address (resolved once, before the run).
+    pub addr: SocketAddr,
+    /// TLS (an `https://` or `grpcs://` URL), or `None` for plain TCP. An empty
+    /// [`TlsOptions::server_name`] must be filled with the URL's host by the caller.
+    pub tls: Option<TlsOptions>,
+    /// HTTP/1.1 or HTTP/2.
+    pub protocol: Protocol,
+    /// Reuse connections (`false`: a new connection for every request).
+    pub keepalive: bool,
+    /// Bind new connections to these local addresses, round-robin; empty: let the kernel choose.
+    pub source_addrs: Vec<IpAddr>,
+}
+
+impl ClientConfig {
+    /// Plain HTTP/1.1 to `addr`, keep-alive on.
+    pub fn http1(addr: SocketAddr) -> Self {
+        Self {
+            addr,
+            tls: None,
+            protocol: Protocol::Http1,
+            keepalive: true,
+            source_addrs: Vec::new(),
+        }
+    }
+}
+
+/// Why a client or a request could not be set up (before the run, so with details).
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The TLS configuration failed.
+    #[error(transparent)]
+    Tls(#[from] TlsError),
+    /// A source address is of another family than the target.
+    #[error("source address {source_addr} cannot reach {target} (IPv4 and IPv6 mixed)")]
+    SourceFamily {
+        /// The source address.
+        source_addr: IpAddr,
+        /// The target.
+        target: SocketAddr,
+    },
+    /// A header name or value is not valid HTTP.
+    #[error("invalid header {name:?}")]
+    Header {
+        /// The header's name.
+        name: String,
+    },
+    /// The authority and path do not make a valid URI.
+    #[error("invalid request target {0:?}")]
+    Uri(String),
+    /// gRPC was asked of an HTTP/1.1 client.
+    #[error("gRPC needs HTTP/2")]
+    GrpcNeedsHttp2,
+}
+
+/// A failed [`Client::probe`]: the kind it would count as, and what happened in words.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct ConnectError {
+    /// How the failure counts.
+    pub kind: ErrorKind,
+    /// What went wrong and what to do.
+    pub message: String,
+}
+
+#[derive(Debug, Clone)]
+enum Dialer {
+    Plain(TcpDialer),
+    Tls(TlsDialer),
+}
+
+/// Everything a run's connections share: built once, cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Client {
+    dialer: Dialer,
+    protocol: Protocol,
+    keepalive: bool,
+    scheme: &'static str,
+}
+
+impl Client {
+    /// Builds the TLS configuration (reading CA and client-certificate files) and the dialer.
+    pub fn new(config: ClientConfig) -> Result<Self, ClientError> {
+        for &ip in &config.source_addrs {
+            if ip.is_ipv4() != config.addr.is_ipv4() {
+                return Err(ClientError::SourceFamily {
+                    source_addr: ip,
+                    target: config.addr,
+                });
+            }
+        }
+        let source = SourceAddrs::new(config.source_addrs).map(Arc::new);
+        let tcp = TcpDialer::new(config.addr, source);
+        let dialer = match &config.tls {
+            None => Dialer::Plain(tcp),
+            Some(options) => {
+                let alpn: &[&[u8]] = match config.protocol {
+                    Protocol::Http1 => &[b"http/1.1"],
+                    Protocol::Http2 => &[b"h2"],
+                };
+                let tls_config = tls::client_config(options, alpn)?;
+                let name = if options.server_name.is_empty() {
+                    config.addr.ip().to_string()
+                } else {
+                    options.server_name.clone()
+                };
+                Dialer::Tls(TlsDialer::new(tcp, tls_config, tls::server_name(&name)?))
+            }
+        };
+        Ok(Self {
+            scheme: if config.tls.is_some() {
+                "https"
+            } else {
+                "http"
+            },
+            dialer,
+            protocol: config.protocol,
+            keepalive: config.keepalive,
+        })
+    }
+
+    /// The protocol spoken.
+    pub fn protocol(&self) -> Protocol {
+        self.protocol
+    }
+
+    /// Turns `req` into this client's wire form, once; send it any number of times.
+    pub fn prepare(&self, req: &Request) -> Result<PreparedRequest, ClientError> {
+        let (wire, bytes_sent) = match self.protocol {
+            Protocol::Http1 => {
+                if req.kind == RequestKind::Grpc {
+                    return Err(ClientError::GrpcNeedsHttp2);
+                }
+                for (name, value) in &req.headers {
+                    check_header(name, value)?;
+                }
+                let bytes = RequestBytes::build(
+                    req.method.as_str(),
+                    &req.authority,
+                    &req.path_and_query,
+                    &req.headers,
+                    &req.body,
+                    self.keepalive,
+                );
+                let len = bytes.len() as u64;
+                (Wire::Http1(bytes), len)
+            }
+            Protocol::Http2 => {
+                let h2 = self.http2_request(req)?;
+                let size = h2.size();
+                (Wire::Http2(Box::new(h2)), size)
+            }
+        };
+        Ok(PreparedRequest {
+            wire,
+            capture: req.capture,
+            bytes_sent,
+        })
+    }
+
+    fn http2_request(&self, req: &Request) -> Result<Http2Request, ClientError> {
+        let grpc = req.kind == RequestKind::Grpc;
+        let mut authority = req.authority.clone();
+        let mut headers = HeaderMap::with_capacity(req.headers.len() + 3);
+        for (name, value) in &req.headers {
+            let (name, value) = check_header(name, value)?;
+            if name == HOST {
+                // HTTP/2 carries the host as :authority.
+                if let Ok(host) = value.to_str() {
+                    authority = host.to_owned();
+                }
+                continue;
+            }
+            // Connection-specific headers are forbidden in HTTP/2 (RFC 9113 §8.2.2).
+            if matches!(
+                name.as_str(),
+                "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "upgrade"
+            ) || (name == TE && value != "trailers")
+            {
+                continue;
+            }
+            headers.append(name, value);
+        }
+        if !headers.contains_key(USER_AGENT) {
+            headers.insert(
+                USER_AGENT,
+                HeaderValue::from_static(concat!("volley/", env!("CARGO_PKG_VERSION"))),
+            );
+        }
+        let body = if grpc {
+            if !headers.contains_key(CONTENT_TYPE) {
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+            }
+            headers.insert(TE, HeaderValue::from_static("trailers"));
+            grpc::frame(&req.body)
+        } else {
+            req.body.clone()
+        };
+        let text = format!("{}://{}{}", self.scheme, authority, req.path_and_query);
+        let uri: Uri = text.parse().map_err(|_| ClientError::Uri(text.clone()))?;
+        Ok(Http2Request::new(
+            req.method.clone(),
+            uri,
+            headers,
+            Bytes::clone(&body),
+            grpc,
+        ))
+    }
+
+    /// A new connection (opened lazily by its first exchange). For HTTP/2, a new connection's
+    /// first stream handle; [`Connection::share`] makes more.
+    pub fn connection(&self) -> Connection {
+        match (&self.dialer, self.protocol) {
+            (Dialer::Plain(d), Protocol::Http1) => {
+                Connection::Http1(http1::Connection::with_dialer(d.clone(), self.keepalive))
+            }
+            (Dialer::Tls(d), Protocol::Http1) => Connection::Http1Tls(Box::new(
+                http1::Connection::with_dialer(d.clone(), self.keepalive),
+            )),
+            (Dialer::Plain(d), Protocol::Http2) => {
+                Connection::Http2(SharedConnection::new(d.clone(), self.keepalive, false).handle())
+            }
+            (Dialer::Tls(d), Protocol::Http2) => Connection::Http2Tls(
+                SharedConnection::new(d.clone(), self.keepalive, true).handle(),
+            ),
+        }
+    }
+
+    /// Opens one connection now and closes it: a failure comes back explained in words (refused,
+    /// certificate not trusted and what to pass, no h2 by ALPN, …). Call it before a run.
+    pub async fn probe(&self) -> Result<ConnectTiming, ConnectError> {
+        let fail = |f: super::dial::DialFailure| ConnectError {
+            kind: f.kind,
+            message: f.message,
+        };
+        match &self.dialer {
+            Dialer::Plain(d) => d.dial_verbose().await.map(|(_, t)| t).map_err(fail),
+            Dialer::Tls(d) => {
+                let (stream, timing) = d.dial_verbose().await.map_err(fail)?;
+                let alpn = TlsDialer::alpn(&stream);
+                if self.protocol == Protocol::Http2 && alpn != Some(b"h2") {
+                    return Err(ConnectError {
+                        kind: ErrorKind::Tls,
+                        message: format!(
+                            "the server did not agree to HTTP/2 by ALPN (it chose {}); drop --http2 to use HTTP/1.1",
+                            alpn.map_or("nothing".into(), |p| String::from_utf8_lossy(p)
+                                .into_owned())
+                        ),
+                    });
+                }
+                Ok(timing)
+            }
+        }
+    }
+}
+
+fn check_header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), ClientError> {
+    let bad = || ClientError::Header { name: name.into() };
+    let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+    let value = HeaderValue::from_str(value).map_err(|_| bad())?;
+    Ok((name, value))
+}
+
+/// One task's connection (HTTP/1.1) or stream handle (HTTP/2). See the module docs.
+#[derive(Debug)]
+pub enum Connection {
+    /// HTTP/1.1 over TCP.
+    Http1(http1::Connection<TcpDialer>),
+    /// HTTP/1.1 over TLS (boxed: the TLS state is large).
+    Http1Tls(Box<http1::Connection<TlsDialer>>),
+    /// HTTP/2 without TLS (h2c).
+    Http2(StreamHandle<TcpDialer>),
+    /// HTTP/2 over TLS.
+    Http2Tls(StreamHandle<TlsDialer>),
+}
+
+impl Connection {
+    /// HTTP/2: another handle, for another task, on the same connection. HTTP/1.1: `None` (one
+    /// request at a time per connection; make another with [`Client::connection`]).
+    pub fn share(&self) -> Option<Connection> {
+        match self {
+            Self::Http1(_) | Self::Http1Tls(_) => None,
+            Self::Http2(h) => Some(Self::Http2(h.share())),
+            Self::Http2Tls(h) => Some(Self::Http2Tls(h.share())),
+        }
+    }
+
+    /// Sends `req` and reads the whole response. Wrap it in the request timeout; on timeout call
+    /// [`discard`](Self::discard) and count [`Phase::Connecting`] as a connect timeout.
+    pub async fn exchange(&mut self, req: &PreparedRequest) -> Result<Response, ErrorKind> {
+        match (self, &req.wire) {
+            (Self::Http1(c), Wire::Http1(b)) => c.exchange_capturing(b, req.capture).await,
+            (Self::Http1Tls(c), Wire::Http1(b)) => c.exchange_capturing(b, req.capture).await,
+            (Self::Http2(h), Wire::Http2(r)) => h.exchange(r, req.capture).await,
+            (Self::Http2Tls(h), Wire::Http2(r)) => h.exchange(r, req.capture).await,
+            // A request prepared by a client of the other protocol: a caller's bug.
+            _ => Err(ErrorKind::Protocol),
+        }
+    }
+
+    /// After a timeout or error: HTTP/1.1 drops the connection (the next exchange reconnects);
+    /// HTTP/2 only abandons the stream (already reset when the exchange future was dropped).
+    pub fn discard(&mut self) {
+        match self {
+            Self::Http1(c) => c.discard(),
+            Self::Http1Tls(c) => c.discard(),
+            Self::Http2(h) => h.discard(),
+            Self::Http2Tls(h) => h.discard(),
+        }
+    }
+
+    /// The phase the last exchange reached.
+    pub fn phase(&self) -> Phase {
+        match self {
+            Self::Http1(c) => c.phase(),
+            Self::Http1Tls(c) => c.phase(),
+            Self::Http2(h) => h.phase(),
+            Self::Http2Tls(h) => h.phase(),
+        }
+    }
+
+    /// Bytes received by the last exchange, complete or not.
+    pub fn bytes_received(&self) -> u64 {
+        match self {
+            Self::Http1(c) => c.bytes_received(),
+            Self::Http1Tls(c) => c.bytes_received(),
+            Self::Http2(h) => h.bytes_received(),
+            Self::Http2Tls(h) => h.bytes_received(),
+        }
+    }
+
+    /// Connections opened by the last exchange.
+    pub fn connections_opened(&self) -> u32 {
+        match self {
+            Self::Http1(c) => c.connections_opened(),
+            Self::Http1Tls(c) => c.connections_opened(),
+            Self::Http2(h) => h.connections_opened(),
+            Self::Http2Tls(h) => h.connections_opened(),
+        }
+    }
+}

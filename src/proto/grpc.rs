@@ -1,0 +1,444 @@
+//! Unary gRPC without generated code.
+//!
+//! `.proto` files are compiled in process ([`protox`]) into a descriptor pool; a method is looked
+//! up by `package.Service/Method`; the request is given as JSON (proto3 JSON mapping) and turned
+//! into protobuf bytes through a [`prost_reflect::DynamicMessage`] once per distinct payload
+//! ([`PayloadCache`]). On the wire a call is an HTTP/2 `POST /package.Service/Method` with
+//! `content-type: application/grpc`, the message behind a 5-byte frame header ([`frame`]), and the
+//! outcome in the `grpc-status` trailer ([`GrpcCode`]).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use http::HeaderMap;
+use prost::Message as _;
+use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor};
+
+use super::ErrorKind;
+
+/// A gRPC status code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[repr(u8)]
+pub enum GrpcCode {
+    /// Success.
+    Ok = 0,
+    /// The call was cancelled (usually by the caller).
+    Cancelled = 1,
+    /// An error without a better code (also: any code this client does not know).
+    Unknown = 2,
+    /// The request was malformed.
+    InvalidArgument = 3,
+    /// The deadline passed before the call completed.
+    DeadlineExceeded = 4,
+    /// The entity asked for does not exist.
+    NotFound = 5,
+    /// The entity to create exists already.
+    AlreadyExists = 6,
+    /// The caller may not do this.
+    PermissionDenied = 7,
+    /// A quota or resource ran out (rate limit, memory).
+    ResourceExhausted = 8,
+    /// The system is not in a state where this call can run.
+    FailedPrecondition = 9,
+    /// Aborted, usually by a concurrency conflict.
+    Aborted = 10,
+    /// Past the valid range.
+    OutOfRange = 11,
+    /// The method is not implemented or not known.
+    Unimplemented = 12,
+    /// An internal error of the server.
+    Internal = 13,
+    /// The service is unavailable for now (overload, shutting down).
+    Unavailable = 14,
+    /// Unrecoverable data loss.
+    DataLoss = 15,
+    /// The caller is not authenticated.
+    Unauthenticated = 16,
+}
+
+impl GrpcCode {
+    /// Number of codes.
+    pub const COUNT: usize = 17;
+
+    /// Every code, by number.
+    pub const ALL: [GrpcCode; Self::COUNT] = [
+        Self::Ok,
+        Self::Cancelled,
+        Self::Unknown,
+        Self::InvalidArgument,
+        Self::DeadlineExceeded,
+        Self::NotFound,
+        Self::AlreadyExists,
+        Self::PermissionDenied,
+        Self::ResourceExhausted,
+        Self::FailedPrecondition,
+        Self::Aborted,
+        Self::OutOfRange,
+        Self::Unimplemented,
+        Self::Internal,
+        Self::Unavailable,
+        Self::DataLoss,
+        Self::Unauthenticated,
+    ];
+
+    /// The code for a number; numbers beyond 16 are `Unknown`, as the gRPC spec says.
+    pub fn from_u32(code: u32) -> Self {
+        Self::ALL
+            .get(code as usize)
+            .copied()
+            .unwrap_or(Self::Unknown)
+    }
+
+    /// The number.
+    pub fn as_u32(self) -> u32 {
+        self as u32
+    }
+
+    /// The canonical name, e.g. `UNAVAILABLE`: the key of gRPC status tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Ok => "OK",
+            Self::Cancelled => "CANCELLED",
+            Self::Unknown => "UNKNOWN",
+            Self::InvalidArgument => "INVALID_ARGUMENT",
+            Self::DeadlineExceeded => "DEADLINE_EXCEEDED",
+            Self::NotFound => "NOT_FOUND",
+            Self::AlreadyExists => "ALREADY_EXISTS",
+            Self::PermissionDenied => "PERMISSION_DENIED",
+            Self::ResourceExhausted => "RESOURCE_EXHAUSTED",
+            Self::FailedPrecondition => "FAILED_PRECONDITION",
+            Self::Aborted => "ABORTED",
+            Self::OutOfRange => "OUT_OF_RANGE",
+            Self::Unimplemented => "UNIMPLEMENTED",
+            Self::Internal => "INTERNAL",
+            Self::Unavailable => "UNAVAILABLE",
+            Self::DataLoss => "DATA_LOSS",
+            Self::Unauthenticated => "UNAUTHENTICATED",
+        }
+    }
+
+    /// How a call ending with this code counts: `None` for OK; caller-side codes count as
+    /// [`ErrorKind::GrpcClientError`], server-side ones as [`ErrorKind::GrpcServerError`] (like
+    /// HTTP's 4xx and 5xx).
+    pub fn error_kind(self) -> Option<ErrorKind> {
+        match self {
+            Self::Ok => None,
+            Self::Cancelled
+            | Self::InvalidArgument
+            | Self::NotFound
+            | Self::AlreadyExists
+            | Self::PermissionDenied
+            | Self::FailedPrecondition
+            | Self::OutOfRange
+            | Self::Unauthenticated => Some(ErrorKind::GrpcClientError),
+            Self::Unknown
+            | Self::DeadlineExceeded
+            | Self::ResourceExhausted
+            | Self::Aborted
+            | Self::Unimplemented
+            | Self::Internal
+            | Self::Unavailable
+            | Self::DataLoss => Some(ErrorKind::GrpcServerError),
+        }
+    }
+
+    /// The code of a response that has no `grpc-status` but an HTTP error status (the mapping of
+    /// the gRPC spec, "HTTP to gRPC Status Code Mapping").
+    pub fn from_http_status(status: u16) -> Self {
+        match status {
+            400 => Self::Internal,
+            401 => Self::Unauthenticated,
+            403 => Self::PermissionDenied,
+            404 => Self::Unimplemented,
+            429 | 502 | 503 | 504 => Self::Unavailable,
+            _ => Self::Unknown,
+        }
+    }
+}
+
+/// The `grpc-status` among `headers` (trailers, or the headers of a trailers-only response).
+pub fn status_of(headers: &HeaderMap) -> Option<GrpcCode> {
+    let value = headers.get("grpc-status")?.to_str().ok()?;
+    Some(GrpcCode::from_u32(value.trim().parse().unwrap_or(2)))
+}
+
+/// `message` behind the 5-byte gRPC frame header (not compressed, big-endian length).
+pub fn frame(message: &[u8]) -> Bytes {
+    let mut out = BytesMut::with_capacity(5 + message.len());
+    out.put_u8(0);
+    out.put_u32(message.len() as u32);
+    out.put_slice(message);
+    out.freeze()
+}
+
+/// The message of a single-message gRPC body (the frame header checked and removed).
+pub fn unframe(body: &[u8]) -> Result<&[u8], GrpcError> {
+    if body.len() < 5 {
+        return Err(GrpcError::Frame("shorter than the 5-byte frame header"));
+    }
+    if body[0] != 0 {
+        return Err(GrpcError::Frame("compressed messages are not supported"));
+    }
+    let len = u32::from_be_bytes([body[1], body[2], body[3], body[4]]) as usize;
+    body.get(5..5 + len)
+        .ok_or(GrpcError::Frame("frame length beyond the body"))
+}
+
+/// Why a schema, a method or a payload could not be used (found before the run).
+#[derive(Debug, thiserror::Error)]
+pub enum GrpcError {
+    /// The `.proto` files did not compile.
+    #[error("cannot compile the .proto files: {0}")]
+    Compile(String),
+    /// A descriptor set did not decode.
+    #[error("invalid descriptor set: {0}")]
+    Descriptor(#[from] prost_reflect::DescriptorError),
+    /// `--call` is not `package.Service/Method`.
+    #[error("{0:?} is not package.Service/Method")]
+    CallSyntax(String),
+    /// The service is not in the schema.
+    #[error("no service {service:?} in the schema (services: {known})")]
+    NoService {
+        /// The name asked for.
+        service: String,
+        /// The services that exist.
+        known: String,
+    },
+    /// The method is not in the service.
+    #[error("service {service} has no method {method:?} (methods: {known})")]
+    NoMethod {
+        /// The service.
+        service: String,
+        /// The name asked for.
+        method: String,
+        /// The methods that exist.
+        known: String,
+    },
+    /// A streaming method was asked for.
+    #[error("{0} is a streaming method; only unary calls are supported")]
+    Streaming(String),
+    /// The JSON payload does not fit the request message.
+    #[error("the data does not fit {message}: {source}")]
+    Payload {
+        /// The request message type.
+        message: String,
+        /// What serde said.
+        source: serde_json::Error,
+    },
+    /// A response message did not decode.
+    #[error("cannot decode {message}: {source}")]
+    Decode {
+        /// The response message type.
+        message: String,
+        /// What prost said.
+        source: prost::DecodeError,
+    },
+    /// A body was not a valid gRPC frame.
+    #[error("invalid gRPC frame: {0}")]
+    Frame(&'static str),
+}
+
+/// The message types and services of some `.proto` files.
+#[derive(Debug, Clone)]
+pub struct GrpcSchema {
+    pool: DescriptorPool,
+}
+
+impl GrpcSchema {
+    /// Compiles `files` (paths as given on the command line), resolving imports in
+    /// `import_paths`; each file's own folder is searched too (after `import_paths`), so
+    /// `--proto dir/x.proto` works without `--import-path dir`.
+    pub fn compile(files: &[PathBuf], import_paths: &[PathBuf]) -> Result<Self, GrpcError> {
+        let mut includes: Vec<PathBuf> = import_paths.to_vec();
+        for file in files {
+            let dir = file.parent().filter(|d| !d.as_os_str().is_empty());
+            let dir = dir.map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+            if !includes.contains(&dir) {
+                includes.push(dir);
+            }
+        }
+        let mut compiler =
+            protox::Compiler::new(&includes).map_err(|e| GrpcError::Compile(e.to_string()))?;
+        compiler.include_imports(true);
+        compiler
+            .open_files(files)
+            .map_err(|e| GrpcError::Compile(format!("{e:?}")))?;
+        Ok(Self {
+            pool: compiler.descriptor_pool(),
+        })
+    }
+
+    /// A schema from an encoded `FileDescriptorSet` (as `protoc -o` or server reflection give).
+    pub fn from_descriptor_set(bytes: &[u8]) -> Result<Self, GrpcError> {
+        Ok(Self {
+            pool: DescriptorPool::decode(bytes)?,
+        })
+    }
+
+    /// The unary method `package.Service/Method` (a `.` instead of the `/` and a leading `/`
+    /// are accepted too).
+    pub fn method(&self, call: &str) -> Result<GrpcMethod, GrpcError> {
+        let call = call.trim().trim_start_matches('/');
+        let (service, method) = call
+            .rsplit_once('/')
+            .or_else(|| call.rsplit_once('.'))
+            .filter(|(s, m)| !s.is_empty() && !m.is_empty())
+            .ok_or_else(|| GrpcError::CallSyntax(call.into()))?;
+        let Some(svc) = self.pool.get_service_by_name(service) else {
+            let known: Vec<_> = self
+                .pool
+                .services()
+                .map(|s| s.full_name().to_owned())
+                .collect();
+            return Err(GrpcError::NoService {
+                service: service.into(),
+                known: known.join(", "),
+            });
+        };
+        let Some(desc) = svc.methods().find(|m| m.name() == method) else {
+            let known: Vec<_> = svc.methods().map(|m| m.name().to_owned()).collect();
+            return Err(GrpcError::NoMethod {
+                service: service.into(),
+                method: method.into(),
+                known: known.join(", "),
+            });
+        };
+        if desc.is_client_streaming() || desc.is_server_streaming() {
+            return Err(GrpcError::Streaming(desc.full_name().into()));
+        }
+        Ok(GrpcMethod {
+            path: format!("/{}/{}", svc.full_name(), desc.name()),
+            desc,
+        })
+    }
+}
+
+/// One unary method: its path and message types.
+#[derive(Debug, Clone)]
+pub struct GrpcMethod {
+    desc: MethodDescriptor,
+    path: String,
+}
+
+impl GrpcMethod {
+    /// The HTTP/2 path, `/package.Service/Method`.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The request message type's full name.
+    pub fn input_name(&self) -> String {
+        self.desc.input().full_name().to_owned()
+    }
+
+    /// Encodes a JSON request (proto3 JSON mapping; unknown fields are an error) to protobuf bytes,
+    /// not framed.
+    pub fn encode_json(&self, json: &str) -> Result<Bytes, GrpcError> {
+        let message = self.desc.input();
+        let payload_error = |source| GrpcError::Payload {
+            message: message.full_name().into(),
+            source,
+        };
+        let mut de = serde_json::Deserializer::from_str(json);
+        let dynamic =
+            DynamicMessage::deserialize(message.clone(), &mut de).map_err(payload_error)?;
+        de.end().map_err(payload_error)?;
+        Ok(dynamic.encode_to_vec().into())
+    }
+
+    /// Decodes a response message (unframed protobuf) to JSON, for checks and extraction.
+    pub fn decode_json(&self, message: &[u8]) -> Result<serde_json::Value, GrpcError> {
+        let output = self.desc.output();
+        let dynamic = DynamicMessage::decode(output.clone(), message).map_err(|source| {
+            GrpcError::Decode {
+                message: output.full_name().into(),
+                source,
+            }
+        })?;
+        serde_json::to_value(&dynamic).map_err(|source| GrpcError::Payload {
+            message: output.full_name().into(),
+            source,
+        })
+    }
+}
+
+/// Encodes each distinct JSON payload once: a templated plan that renders the same data again
+/// gets the bytes of the first encoding.
+#[derive(Debug)]
+pub struct PayloadCache {
+    method: GrpcMethod,
+    encoded: HashMap<String, Bytes>,
+    /// Most payloads kept; beyond, new payloads are encoded every time.
+    capacity: usize,
+}
+
+impl PayloadCache {
+    /// A cache of at most `capacity` payloads for `method`.
+    pub fn new(method: GrpcMethod, capacity: usize) -> Self {
+        Self {
+            method,
+            encoded: HashMap::new(),
+            capacity,
+        }
+    }
+
+    /// The protobuf bytes of `json`.
+    pub fn encode(&mut self, json: &str) -> Result<Bytes, GrpcError> {
+        if let Some(bytes) = self.encoded.get(json) {
+            return Ok(bytes.clone());
+        }
+        let bytes = self.method.encode_json(json)?;
+        if self.encoded.len() < self.capacity {
+            self.encoded.insert(json.to_owned(), bytes.clone());
+        }
+        Ok(bytes)
+    }
+
+    /// Distinct payloads encoded and kept.
+    pub fn len(&self) -> usize {
+        self.encoded.len()
+    }
+
+    /// True when nothing is kept yet.
+    pub fn is_empty(&self) -> bool {
+        self.encoded.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip_and_classify() {
+        for (i, code) in GrpcCode::ALL.into_iter().enumerate() {
+            assert_eq!(code.as_u32() as usize, i);
+            assert_eq!(GrpcCode::from_u32(i as u32), code);
+        }
+        assert_eq!(GrpcCode::from_u32(99), GrpcCode::Unknown);
+        assert_eq!(GrpcCode::Ok.error_kind(), None);
+        assert_eq!(
+            GrpcCode::NotFound.error_kind(),
+            Some(ErrorKind::GrpcClientError)
+        );
+        assert_eq!(
+            GrpcCode::Unavailable.error_kind(),
+            Some(ErrorKind::GrpcServerError)
+        );
+        assert_eq!(GrpcCode::from_http_status(503), GrpcCode::Unavailable);
+        let mut h = HeaderMap::new();
+        assert_eq!(status_of(&h), None);
+        h.insert("grpc-status", "5".parse().unwrap());
+        assert_eq!(status_of(&h), Some(GrpcCode::NotFound));
+    }
+
+    #[test]
+    fn frames_round_trip() {
+        let f = frame(b"abc");
+        assert_eq!(&f[..], b"\0\0\0\0\x03abc");
+        assert_eq!(unframe(&f).unwrap(), b"abc");
+        assert!(unframe(b"\0\0\0\0\x09abc").is_err());
+        assert!(unframe(b"\x01\0\0\0\0").is_err());
+    }
+}

@@ -1,0 +1,230 @@
+//! Parsing of HTTP/1.1 response heads and chunked bodies, in place and without allocating.
+
+use super::MAX_HEADERS;
+use crate::proto::ErrorKind;
+
+/// The parts of a response head that decide how to read the body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Head {
+    pub(super) status: u16,
+    pub(super) len: usize,
+    pub(super) content_length: Option<u64>,
+    pub(super) chunked: bool,
+    pub(super) close: bool,
+}
+
+/// Parses a response head; `Ok(None)` when more bytes are needed.
+pub(super) fn parse_head(bytes: &[u8]) -> Result<Option<Head>, ErrorKind> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let len = match response.parse(bytes) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) => return Ok(None),
+        Err(httparse::Error::TooManyHeaders) => return Err(ErrorKind::HeaderTooLarge),
+        Err(_) => return Err(ErrorKind::InvalidResponse),
+    };
+    let status = response.code.ok_or(ErrorKind::InvalidResponse)?;
+    let mut head = Head {
+        status,
+        len,
+        content_length: None,
+        chunked: false,
+        close: response.version == Some(0),
+    };
+    for header in response.headers.iter() {
+        let name = header.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let text = std::str::from_utf8(header.value).map_err(|_| ErrorKind::InvalidResponse)?;
+            let value = text
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| ErrorKind::InvalidResponse)?;
+            if head.content_length.is_some_and(|v| v != value) {
+                return Err(ErrorKind::InvalidResponse);
+            }
+            head.content_length = Some(value);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            head.chunked = contains_token(header.value, b"chunked");
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            if contains_token(header.value, b"close") {
+                head.close = true;
+            } else if contains_token(header.value, b"keep-alive") {
+                head.close = false;
+            }
+        }
+    }
+    Ok(Some(head))
+}
+
+/// Whether a comma-separated header value contains `token` (ASCII case-insensitive).
+fn contains_token(value: &[u8], token: &[u8]) -> bool {
+    value
+        .split(|&b| b == b',')
+        .any(|part| part.trim_ascii().eq_ignore_ascii_case(token))
+}
+
+/// How the body's end is known.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Framing {
+    /// Exactly this many bytes.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked,
+    /// Until the server closes the connection.
+    UntilClose,
+}
+
+/// Outcome of feeding bytes to the chunked decoder.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Feed {
+    /// The body ended after `consumed` bytes of this slice.
+    Done {
+        /// Bytes of the slice that belonged to the body.
+        consumed: usize,
+    },
+    /// All of the first `consumed` bytes were used; the rest (a partial line) must be fed again with
+    /// more bytes after it.
+    NeedMore {
+        /// Bytes of the slice used.
+        consumed: usize,
+    },
+}
+
+/// Incremental decoder for `Transfer-Encoding: chunked` that only finds the body's end.
+#[derive(Debug, Default)]
+pub(super) struct ChunkedDecoder {
+    state: ChunkState,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum ChunkState {
+    /// Expecting a chunk-size line.
+    #[default]
+    Size,
+    /// Inside chunk data with this many bytes left.
+    Data(u64),
+    /// Expecting the CRLF after chunk data.
+    DataEnd,
+    /// After the last chunk: expecting trailer lines up to an empty line.
+    Trailer,
+}
+
+impl ChunkedDecoder {
+    /// Feeds bytes; `on_data` sees each piece of chunk data (the decoded body) as it passes.
+    pub(super) fn feed(
+        &mut self,
+        bytes: &[u8],
+        mut on_data: impl FnMut(&[u8]),
+    ) -> Result<Feed, ErrorKind> {
+        let mut pos = 0usize;
+        loop {
+            let rest = &bytes[pos..];
+            match self.state {
+                ChunkState::Size => match httparse::parse_chunk_size(rest) {
+                    Ok(httparse::Status::Complete((used, 0))) => {
+                        pos += used;
+                        self.state = ChunkState::Trailer;
+                    }
+                    Ok(httparse::Status::Complete((used, size))) => {
+                        pos += used;
+                        self.state = ChunkState::Data(size);
+                    }
+                    Ok(httparse::Status::Partial) => return Ok(Feed::NeedMore { consumed: pos }),
+                    Err(_) => return Err(ErrorKind::InvalidResponse),
+                },
+                ChunkState::Data(left) => {
+                    let take = left.min(rest.len() as u64);
+                    on_data(&rest[..take as usize]);
+                    pos += take as usize;
+                    if take == left {
+                        self.state = ChunkState::DataEnd;
+                    } else {
+                        self.state = ChunkState::Data(left - take);
+                        return Ok(Feed::NeedMore { consumed: pos });
+                    }
+                }
+                ChunkState::DataEnd => {
+                    if rest.len() < 2 {
+                        return Ok(Feed::NeedMore { consumed: pos });
+                    }
+                    if &rest[..2] != b"\r\n" {
+                        return Err(ErrorKind::InvalidResponse);
+                    }
+                    pos += 2;
+                    self.state = ChunkState::Size;
+                }
+                ChunkState::Trailer => {
+                    let Some(eol) = rest.windows(2).position(|w| w == b"\r\n") else {
+                        return Ok(Feed::NeedMore { consumed: pos });
+                    };
+                    pos += eol + 2;
+                    if eol == 0 {
+                        return Ok(Feed::Done { consumed: pos });
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn head_parsing() {
+        let head =
+            parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc")
+                .unwrap()
+                .unwrap();
+        assert_eq!(head.status, 200);
+        assert_eq!(head.content_length, Some(3));
+        assert!(head.close);
+        assert_eq!(head.len, 57);
+        assert_eq!(parse_head(b"HTTP/1.1 200 OK\r\nConte").unwrap(), None);
+        assert_eq!(
+            parse_head(b"NOT-HTTP garbage\r\n\r\n"),
+            Err(ErrorKind::InvalidResponse)
+        );
+        let head = parse_head(b"HTTP/1.0 200 OK\r\n\r\n").unwrap().unwrap();
+        assert!(head.close, "HTTP/1.0 closes by default");
+        assert_eq!(
+            parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"),
+            Err(ErrorKind::InvalidResponse)
+        );
+    }
+
+    #[test]
+    fn chunked_decoder_handles_split_input() {
+        let body = b"5\r\nhello\r\n3;ext=1\r\nabc\r\n0\r\nTrailer: x\r\n\r\nNEXT";
+        // Whole at once.
+        let mut d = ChunkedDecoder::default();
+        assert_eq!(
+            d.feed(body, |_| {}).unwrap(),
+            Feed::Done {
+                consumed: body.len() - 4
+            }
+        );
+        // Byte by byte, re-feeding what was not consumed, as the reader does.
+        let mut d = ChunkedDecoder::default();
+        let mut pending: Vec<u8> = Vec::new();
+        let mut done = false;
+        for &b in &body[..body.len() - 4] {
+            pending.push(b);
+            match d.feed(&pending, |_| {}).unwrap() {
+                Feed::Done { consumed } => {
+                    assert_eq!(consumed, pending.len());
+                    done = true;
+                }
+                Feed::NeedMore { consumed } => {
+                    pending.drain(..consumed);
+                }
+            }
+        }
+        assert!(done);
+        let mut d = ChunkedDecoder::default();
+        assert_eq!(d.feed(b"zz\r\n", |_| {}), Err(ErrorKind::InvalidResponse));
+        let mut d = ChunkedDecoder::default();
+        assert_eq!(d.feed(b"1\r\naXY", |_| {}), Err(ErrorKind::InvalidResponse));
+    }
+}

@@ -1,0 +1,173 @@
+//! What the engine asks for and what it gets back, whatever the protocol.
+//!
+//! A [`Request`] is the protocol-neutral description (owned strings, easy to build from a plan);
+//! [`crate::proto::client::Client::prepare`] turns it once into a [`PreparedRequest`] in the wire
+//! form of the client's protocol (HTTP/1.1 bytes, or HTTP/2 head + body, gRPC-framed), which every
+//! connection then sends as many times as needed without rebuilding it.
+
+use bytes::Bytes;
+
+use super::ErrorKind;
+use super::grpc::GrpcCode;
+use super::http1::RequestBytes;
+use super::http2::Http2Request;
+
+/// Whether a request is a plain HTTP request or a gRPC call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum RequestKind {
+    /// HTTP: the status decides success.
+    #[default]
+    Http,
+    /// Unary gRPC: `body` is the protobuf message (unframed), `headers` the metadata; the
+    /// `grpc-status` decides success. Needs HTTP/2.
+    Grpc,
+}
+
+/// What to keep of a response, for checks and extraction. Capturing costs an allocation per
+/// response, so the default keeps nothing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capture {
+    /// Keep up to this many body bytes (for gRPC: of the response message); 0 keeps none.
+    pub body_limit: usize,
+    /// Keep the response headers (and, for HTTP/2, the trailers).
+    pub headers: bool,
+}
+
+impl Capture {
+    /// True when anything is kept.
+    pub fn any(&self) -> bool {
+        self.body_limit > 0 || self.headers
+    }
+}
+
+/// One request, protocol-neutral.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    /// `GET`, `POST`, … (gRPC: `POST`).
+    pub method: http::Method,
+    /// `host[:port]`: the `Host` header of HTTP/1.1, the `:authority` of HTTP/2.
+    pub authority: String,
+    /// Path and query, starting with `/` (gRPC: `/package.Service/Method`).
+    pub path_and_query: String,
+    /// Extra headers (gRPC: metadata), in order. A `Host` or `User-Agent` replaces the default.
+    pub headers: Vec<(String, String)>,
+    /// The body (gRPC: the encoded protobuf message, without the 5-byte gRPC frame header).
+    pub body: Bytes,
+    /// HTTP or gRPC.
+    pub kind: RequestKind,
+    /// What to keep of the response.
+    pub capture: Capture,
+}
+
+impl Request {
+    /// A `GET` of `path_and_query` with no extra headers.
+    pub fn get(authority: impl Into<String>, path_and_query: impl Into<String>) -> Self {
+        Self {
+            method: http::Method::GET,
+            authority: authority.into(),
+            path_and_query: path_and_query.into(),
+            headers: Vec::new(),
+            body: Bytes::new(),
+            kind: RequestKind::Http,
+            capture: Capture::default(),
+        }
+    }
+
+    /// A unary gRPC call of `method` (its path is `/package.Service/Method`) carrying `message`,
+    /// the encoded request (see [`crate::proto::grpc::GrpcMethod::encode_json`]).
+    pub fn grpc(
+        authority: impl Into<String>,
+        method: &super::grpc::GrpcMethod,
+        message: Bytes,
+    ) -> Self {
+        Self {
+            method: http::Method::POST,
+            authority: authority.into(),
+            path_and_query: method.path().to_owned(),
+            headers: Vec::new(),
+            body: message,
+            kind: RequestKind::Grpc,
+            capture: Capture::default(),
+        }
+    }
+}
+
+/// Where the time of one exchange went, µs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Timing {
+    /// TCP connect, when this exchange opened the connection; else 0.
+    pub connect_us: u64,
+    /// TLS handshake, when this exchange opened the connection; else 0.
+    pub tls_us: u64,
+    /// From handing the request to the connection until the first byte of the response head
+    /// (HTTP/2: until the response headers were decoded): the server's think time plus the
+    /// network, like k6's `http_req_waiting`.
+    pub wait_us: u64,
+}
+
+/// The parts of a response kept by [`Capture`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// Response headers (HTTP/2: then the trailers) when asked for; else empty.
+    pub headers: http::HeaderMap,
+    /// The first `body_limit` bytes of the body (gRPC: of the response message, unframed).
+    pub body: Bytes,
+    /// True when the body was longer than the limit.
+    pub truncated: bool,
+}
+
+/// What one completed exchange produced. An HTTP 4xx/5xx or a non-OK gRPC status is still a
+/// `Response`; [`Response::error`] says how it counts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Response {
+    /// The HTTP status code (gRPC: normally 200).
+    pub status: u16,
+    /// The gRPC status of a gRPC call.
+    pub grpc_status: Option<GrpcCode>,
+    /// Bytes received for this response, bytes. HTTP/1.1: as read from the socket (head and
+    /// body). HTTP/2: body bytes plus the decoded size of the header and trailer names and
+    /// values (HPACK-compressed frames are smaller on the wire).
+    pub bytes_received: u64,
+    /// Connect, TLS and waiting times.
+    pub timing: Timing,
+    /// What [`Capture`] asked to keep.
+    pub captured: Option<Box<Captured>>,
+}
+
+impl Response {
+    /// How this response counts as an error, if it does: a non-OK gRPC status, or an HTTP 4xx/5xx.
+    pub fn error(&self) -> Option<ErrorKind> {
+        match self.grpc_status {
+            Some(code) => code.error_kind(),
+            None => ErrorKind::from_status(self.status),
+        }
+    }
+}
+
+/// A request in the wire form of one client's protocol, built once and sent many times.
+#[derive(Debug, Clone)]
+pub struct PreparedRequest {
+    pub(crate) wire: Wire,
+    pub(crate) capture: Capture,
+    pub(crate) bytes_sent: u64,
+}
+
+/// The protocol-specific form.
+#[derive(Debug, Clone)]
+pub(crate) enum Wire {
+    Http1(RequestBytes),
+    Http2(Box<Http2Request>),
+}
+
+impl PreparedRequest {
+    /// Bytes one send puts on the connection, bytes (HTTP/2: head names and values plus the
+    /// body, before HPACK compression).
+    pub fn bytes_sent(&self) -> u64 {
+        self.bytes_sent
+    }
+
+    /// What the response keeps.
+    pub fn capture(&self) -> Capture {
+        self.capture
+    }
+}
