@@ -188,6 +188,9 @@ pub fn run(
                 Judgement::Broke(why) | Judgement::GeneratorLimited(why) => why.clone(),
             },
             generator_limited: matches!(judgement, Judgement::GeneratorLimited(_)),
+            noise: false,
+            tail_only: matches!(judgement, Judgement::Broke(_))
+                && slo::tail_only(&record, &s.slo, s.open.then_some(level)),
         };
         on_step(&step);
         if step.held && best.as_ref().is_none_or(|(l, _)| level > *l) {
@@ -226,5 +229,7 @@ fn stopped_step(level: f64, why: &str) -> Step {
         held: false,
         reason: why.into(),
         generator_limited: true,
+        noise: false,
+        tail_only: false,
     }
 }

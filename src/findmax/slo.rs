@@ -99,6 +99,23 @@ pub fn judge(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> Judgem
     Judgement::Broke(why)
 }
 
+/// Whether only the latency tail of a broken step was out of bounds: the asked rate (if any) was
+/// achieved, nothing failed or was dropped, and the median met every latency bound. Such a break
+/// can be a one-off pause of the machine rather than the target's limit.
+pub fn tail_only(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> bool {
+    let s = &record.summary;
+    let latency_bound = slo
+        .iter()
+        .filter(|t| t.metric == Metric::Latency)
+        .map(|t| t.bound)
+        .fold(f64::INFINITY, f64::min);
+    let achieved = rate.is_none_or(|r| s.rps >= r * RATE_ACHIEVED);
+    achieved
+        && s.errors == 0
+        && s.dropped.unwrap_or(0) == 0
+        && s.latency_ms.p50.is_some_and(|p50| p50 <= latency_bound)
+}
+
 /// Why the step broke the SLO or was not a steady state, if it did.
 fn broken(
     record: &RunRecord,
