@@ -58,10 +58,11 @@ pub struct Step {
     /// the machine, say), not the target's limit, so it is not counted as breaking.
     #[serde(default)]
     pub noise: bool,
-    /// Only the latency tail broke: the rate was achieved, without errors, and the median was
-    /// within bounds. Such a break is run again before it is believed.
+    /// The break may be a one-off pause of the machine: only the latency tail broke (rate
+    /// achieved, no errors, median within bounds), or the generator fell behind. Such a step is
+    /// run again before it is believed.
     #[serde(skip)]
-    pub tail_only: bool,
+    pub doubtful: bool,
 }
 
 /// What a probe reports for one level.
@@ -101,8 +102,9 @@ pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> Step) -> Outc
         }
         let mut step = probe(level);
         probes += 1;
-        if !step.held && !step.generator_limited && step.tail_only && started.allows(probes) {
-            // A tail-only break may be a one-off: believe it only if it happens again.
+        if !step.held && step.doubtful && started.allows(probes) {
+            // A tail-only break, or a generator that fell behind, may be a one-off pause of the
+            // machine: believe it only if it happens again.
             let again = probe(level);
             probes += 1;
             let mut first = std::mem::replace(&mut step, again);
@@ -228,7 +230,10 @@ impl FindMax {
             peak_load: peak.map_or(0.0, |s| s.level),
             breaking_load: breaking.map(|s| s.level),
             breaking_reason: breaking.map(|s| s.reason.clone()),
-            generator_limited: outcome.steps.iter().any(|s| s.generator_limited),
+            generator_limited: outcome
+                .steps
+                .iter()
+                .any(|s| s.generator_limited && !s.noise),
             stopped: outcome.stopped.clone(),
             steps: outcome.steps.clone(),
             elapsed_s: elapsed.as_secs_f64(),
@@ -264,7 +269,7 @@ mod tests {
             reason: String::new(),
             generator_limited: false,
             noise: false,
-            tail_only: level > capacity,
+            doubtful: level > capacity,
         }
     }
 
@@ -278,7 +283,7 @@ mod tests {
             if std::mem::take(&mut first) {
                 s.held = false;
                 s.reason = "latency p99<50ms failed (observed 67.5)".into();
-                s.tail_only = true;
+                s.doubtful = true;
             }
             s
         });
@@ -290,9 +295,30 @@ mod tests {
     }
 
     #[test]
+    fn a_one_off_generator_stall_is_run_again() {
+        let mut honest = target(400.0);
+        let mut first = true;
+        let out = search(&config_from(50.0), |level| {
+            let mut s = honest(level);
+            if std::mem::take(&mut first) {
+                s.held = false;
+                s.generator_limited = true;
+                s.doubtful = true;
+                s.reason = "the generator sent requests late".into();
+            }
+            s
+        });
+        assert!(out.steps[0].noise);
+        let f = FindMax::from_outcome("open", "p99<50ms", &out, Duration::ZERO);
+        assert!(!f.generator_limited, "{:?}", out.steps);
+        let found = f.max_sustainable_rps.unwrap();
+        assert!((388.0..=400.0).contains(&found), "{found}");
+    }
+
+    #[test]
     fn a_tail_break_seen_twice_is_believed() {
         let out = search(&config_from(50.0), |level| Step {
-            tail_only: true,
+            doubtful: true,
             ..target(100.0)(level)
         });
         let f = FindMax::from_outcome("open", "p99<50ms", &out, Duration::ZERO);

@@ -189,8 +189,11 @@ pub fn run(
             },
             generator_limited: matches!(judgement, Judgement::GeneratorLimited(_)),
             noise: false,
-            tail_only: matches!(judgement, Judgement::Broke(_))
-                && slo::tail_only(&record, &s.slo, s.open.then_some(level)),
+            doubtful: match &judgement {
+                Judgement::Held => false,
+                Judgement::Broke(_) => slo::tail_only(&record, &s.slo, s.open.then_some(level)),
+                Judgement::GeneratorLimited(_) => true,
+            },
         };
         on_step(&step);
         if step.held && best.as_ref().is_none_or(|(l, _)| level > *l) {
@@ -230,6 +233,6 @@ fn stopped_step(level: f64, why: &str) -> Step {
         reason: why.into(),
         generator_limited: true,
         noise: false,
-        tail_only: false,
+        doubtful: false,
     }
 }

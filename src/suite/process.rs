@@ -395,7 +395,10 @@ mod tests {
         // (boundedly) for the grandchild to be gone.
         let deadline = Instant::now() + Duration::from_secs(5);
         while alive(grandchild) {
-            assert!(Instant::now() < deadline, "grandchild {grandchild} survived");
+            assert!(
+                Instant::now() < deadline,
+                "grandchild {grandchild} survived"
+            );
             std::thread::sleep(POLL_EVERY);
         }
         assert!(registry.pids().is_empty());
