@@ -74,6 +74,15 @@ pub enum Error {
     /// The engine could not start (threads, runtimes, timers).
     #[error("engine: {0}")]
     Engine(String),
+    /// The target refused what the run needs before any load was sent (its TLS certificate, its
+    /// protocol): nothing could be measured.
+    #[error("cannot use {target}: {why}")]
+    Connect {
+        /// The target's URL.
+        target: String,
+        /// What happened and what to do.
+        why: String,
+    },
     /// The built-in target failed.
     #[error(transparent)]
     Target(#[from] crate::target::TargetError),
@@ -88,7 +97,11 @@ impl Error {
                 true
             }
             Self::File { action, .. } => *action == CANNOT_READ,
-            Self::Render { .. } | Self::Process { .. } | Self::Engine(_) | Self::Target(_) => false,
+            Self::Render { .. }
+            | Self::Process { .. }
+            | Self::Engine(_)
+            | Self::Connect { .. }
+            | Self::Target(_) => false,
         }
     }
 }

@@ -2,23 +2,19 @@
 //!
 //! The outer test re-runs this test binary inside a new network namespace (`unshare -n`, so the
 //! namespace is private to the child and vanishes with it) whose ephemeral port range is four
-//! ports. Inside, eight no-keep-alive connections held open at once cannot all get a port: some
-//! fail with "address not available" (EADDRNOTAVAIL). Spread over four source addresses
-//! (127.0.0.2-127.0.0.5) the same load gets sixteen (address, port) pairs and succeeds.
+//! ports. Inside, `volley --no-keepalive -c 8` holds eight connections open at once, which cannot
+//! all get a port: some fail with "address not available" (EADDRNOTAVAIL), counted as
+//! `address_not_available` with a summary line that says the client ran out of ports. With
+//! `--source-addrs 127.0.0.2-127.0.0.5` the same load gets sixteen (address, port) pairs and
+//! succeeds.
 //!
 //! Needs root (or CAP_SYS_ADMIN) for `unshare -n` and `sysctl`; without them the test says so
 //! and passes without checking anything.
 
 mod common;
 
-use std::net::SocketAddr;
 use std::process::Command;
-use std::time::Duration;
 
-use volley::proto::ErrorKind;
-use volley::proto::client::{Client, ClientConfig};
-use volley::proto::message::Request;
-use volley::proto::source::parse_source_addrs;
 use volley::target::{self, TargetConfig};
 
 /// Marks the run inside the namespace.
@@ -73,66 +69,56 @@ fn inside_a_small_port_range() {
         capacity: None,
     })
     .expect("target starts");
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    let addr = target.addr();
+    let url = format!("{}/delay?ms=300", target.base_url());
 
-    let without = runtime.block_on(burst(addr, ""));
-    let refused = without
-        .iter()
-        .filter(|r| **r == Err(ErrorKind::AddrNotAvailable))
-        .count();
+    let (without, text) = burst(&url, None);
+    let failed = without["summary"]["errors_by_kind"]["address_not_available"]
+        .as_u64()
+        .unwrap_or(0);
     assert!(
-        refused > 0,
-        "{CONCURRENT} connections fit in 4 ports? {without:?}"
+        failed > 0,
+        "{CONCURRENT} connections fit in 4 ports? {without}"
     );
+    assert_eq!(
+        without["summary"]["errors"].as_u64(),
+        Some(failed),
+        "only port exhaustion: {without}"
+    );
+    // The summary names the cause and the cure, not a protocol failure.
     assert!(
-        without
-            .iter()
-            .all(|r| matches!(r, Ok(200) | Err(ErrorKind::AddrNotAvailable))),
-        "{without:?}"
+        text.contains("ran out of ephemeral ports") && text.contains("--source-addrs"),
+        "{text}"
     );
-    eprintln!("without source addresses: {refused} of {CONCURRENT} got EADDRNOTAVAIL");
+    eprintln!("without source addresses: {failed} requests got EADDRNOTAVAIL");
 
-    let with = runtime.block_on(burst(addr, "127.0.0.2-127.0.0.5"));
-    assert!(with.iter().all(|r| *r == Ok(200)), "{with:?}");
-    drop(runtime);
+    let (with, _) = burst(&url, Some("127.0.0.2-127.0.0.5"));
+    assert_eq!(with["summary"]["errors"].as_u64(), Some(0), "{with}");
+    assert_eq!(with["config"]["source_addrs"].as_u64(), Some(4));
+    assert_eq!(
+        with["summary"]["requests"].as_u64(),
+        Some(CONCURRENT as u64)
+    );
     target.stop();
 }
 
-/// `CONCURRENT` no-keep-alive requests to `/delay?ms=300` at once; their statuses or errors.
-async fn burst(addr: SocketAddr, sources: &str) -> Vec<Result<u16, ErrorKind>> {
-    let source_addrs = if sources.is_empty() {
-        Vec::new()
-    } else {
-        parse_source_addrs(sources).unwrap()
-    };
-    let client = Client::new(ClientConfig {
-        keepalive: false,
-        source_addrs,
-        ..ClientConfig::http1(addr)
-    })
-    .unwrap();
-    let req = client
-        .prepare(&Request::get("127.0.0.1", "/delay?ms=300"))
-        .unwrap();
-    let tasks: Vec<_> = (0..CONCURRENT)
-        .map(|_| {
-            let mut conn = client.connection();
-            let req = req.clone();
-            tokio::spawn(async move {
-                tokio::time::timeout(Duration::from_secs(10), conn.exchange(&req))
-                    .await
-                    .expect("finishes in time")
-                    .map(|r| r.status)
-            })
-        })
-        .collect();
-    let mut out = Vec::new();
-    for t in tasks {
-        out.push(t.await.unwrap());
+/// `volley URL --no-keepalive` with `CONCURRENT` connections for `CONCURRENT` requests of 300 ms
+/// each (all at once); the record and the summary text.
+fn burst(url: &str, sources: Option<&str>) -> (serde_json::Value, String) {
+    let dir = common::temp_dir(&format!("ports-{}", sources.is_some()));
+    let json = dir.join("run.json");
+    let mut cmd = common::volley();
+    cmd.args([url, "--no-keepalive", "-c"])
+        .arg(CONCURRENT.to_string())
+        .args(["-n"])
+        .arg(CONCURRENT.to_string())
+        .args(["--threads", "1", "--timeout", "5s", "--json"])
+        .arg(&json);
+    if let Some(s) = sources {
+        cmd.args(["--source-addrs", s]);
     }
-    out
+    let out = cmd.output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let record = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
+    (serde_json::from_str(&record).unwrap(), text)
 }

@@ -9,6 +9,7 @@ pub mod stats;
 mod thresholds;
 mod warnings;
 
+use crate::record::model::TimingSplit;
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
@@ -224,7 +225,11 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         requests: count,
         warmup_s: plan.warmup.as_secs_f64(),
         timeout_s: plan.target.timeout.as_secs_f64(),
-        keepalive: plan.target.keepalive,
+        keepalive: plan.target.connect.keepalive,
+        protocol: plan.target.connect.protocol_name().into(),
+        tls: plan.target.connect.tls.is_some(),
+        streams: plan.target.connect.streams,
+        source_addrs: plan.target.connect.source_addrs.len(),
         threads: plan.threads,
         plan: plan.source.as_ref().map(|p| p.display().to_string()),
         scenarios: plan
@@ -270,6 +275,17 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         received_bytes_per_sec: per_sec(t.counters.bytes_received, outcome.measured),
         latency_buckets: latency_buckets(&t.latency),
         warmup_requests: t.warmup_requests,
+        grpc_status: t
+            .grpc_statuses()
+            .map(|(c, n)| (c.name().to_string(), n))
+            .collect(),
+        timing: TimingSplit {
+            connect_ms: (!t.connect.is_empty()).then(|| percentiles(&t.connect)),
+            tls_handshake_ms: (!t.tls.is_empty()).then(|| percentiles(&t.tls)),
+            waiting_ms: (!t.wait.is_empty()).then(|| percentiles(&t.wait)),
+            connects: t.connect.len(),
+            tls_handshakes: t.tls.len(),
+        },
     };
     let generator = Generator {
         threads: outcome

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use super::proto_args::{ConnectArgs, GrpcArgs};
 use clap::{Args, Parser, Subcommand};
 
 /// volley — load testing and benchmarking for HTTP services, with honest numbers.
@@ -160,6 +161,12 @@ pub struct FindMaxArgs {
     /// Only the results.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Protocol, TLS and connections (URL targets).
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    /// gRPC (URL targets).
+    #[command(flatten)]
+    pub grpc: GrpcArgs,
 }
 
 /// `volley check`.
@@ -228,9 +235,6 @@ pub struct QuickArgs {
     /// Per-request timeout, connect included, e.g. 5s, 500ms.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub timeout: Duration,
-    /// Open a new connection for every request.
-    #[arg(long)]
-    pub no_keepalive: bool,
     /// Send load for this long first and discard its results, e.g. 2s.
     #[arg(long, value_parser = parse_duration)]
     pub warmup: Option<Duration>,
@@ -251,6 +255,12 @@ pub struct QuickArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Protocol, TLS and connections.
+    #[command(flatten)]
+    pub connect: ConnectArgs,
+    /// gRPC.
+    #[command(flatten)]
+    pub grpc: GrpcArgs,
 }
 
 /// `volley serve`.
@@ -271,6 +281,17 @@ pub struct ServeArgs {
     /// Server threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Serve TLS only, with a certificate signed by a throw-away CA (written to --ca-file).
+    #[arg(long)]
+    pub tls: bool,
+    /// With --tls: where to write the CA certificate (PEM) for clients' --cacert.
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "volley-ca.pem",
+        requires = "tls"
+    )]
+    pub ca_file: PathBuf,
 }
 
 /// `volley demo`.

@@ -141,6 +141,8 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     input.body = a.body.clone().unwrap_or_default().into_bytes();
     input.timeout = a.timeout;
     input.threads = a.threads;
+    input.connect = a.connect.options();
+    input.grpc = a.grpc.input();
     input.duration = Some(a.step);
     if a.model == "open" {
         input.rate_per_sec = Some(1.0);

@@ -12,6 +12,7 @@ mod compare;
 mod demo;
 mod findmax;
 mod plan;
+mod proto_args;
 mod quick;
 mod repeat;
 mod report;

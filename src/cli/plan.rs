@@ -86,9 +86,10 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
         for st in &sc.steps {
             println!("\n  step {}:", st.name);
             let rendered = match &st.request {
-                StepRequest::Static(bytes) => {
-                    String::from_utf8_lossy(bytes.as_bytes()).into_owned()
-                }
+                StepRequest::Static(s) => match s.prepared.http1_bytes() {
+                    Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
+                    None => describe_h2(&s.request, st.grpc.is_some()),
+                },
                 StepRequest::Dynamic(d) => {
                     let render = |t: &Text| {
                         plan.templates
@@ -111,7 +112,7 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                         render(&d.path)?.as_bytes(),
                         headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
                         body.as_bytes(),
-                        plan.target.keepalive,
+                        plan.target.connect.keepalive,
                     );
                     String::from_utf8_lossy(&out).into_owned()
                 }
@@ -143,4 +144,25 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
         }
     }
     Ok(super::EXIT_OK)
+}
+
+/// An HTTP/2 request or gRPC call, for display: its head, then the body (a gRPC message is shown
+/// by size: it is protobuf).
+fn describe_h2(r: &volley::proto::message::Request, grpc: bool) -> String {
+    let mut out = if grpc {
+        format!("gRPC {} (HTTP/2)", r.path_and_query)
+    } else {
+        format!("{} {} HTTP/2", r.method, r.path_and_query)
+    };
+    out.push_str(&format!("\r\n:authority: {}", r.authority));
+    for (n, v) in &r.headers {
+        out.push_str(&format!("\r\n{n}: {v}"));
+    }
+    if grpc {
+        out.push_str(&format!("\r\n\r\n({} bytes of protobuf)", r.body.len()));
+    } else if !r.body.is_empty() {
+        out.push_str("\r\n\r\n");
+        out.push_str(&String::from_utf8_lossy(&r.body));
+    }
+    out
 }

@@ -108,7 +108,8 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.requests = a.requests;
     input.warmup = a.warmup.unwrap_or_default();
     input.timeout = a.timeout;
-    input.keepalive = !a.no_keepalive;
+    input.connect = a.connect.options();
+    input.grpc = a.grpc.input();
     input.threads = a.threads;
     Ok(input)
 }

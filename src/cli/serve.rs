@@ -33,11 +33,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<u8> {
         Some(t) => t,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    volley::target::serve_forever(TargetConfig {
-        bind: SocketAddr::new(a.bind, a.port),
-        threads,
-        capacity,
-    })
+    volley::target::serve_forever(
+        TargetConfig {
+            bind: SocketAddr::new(a.bind, a.port),
+            threads,
+            capacity,
+        },
+        a.tls.then_some(a.ca_file.as_path()),
+    )
     .map_err(volley::Error::from)?;
     Ok(super::EXIT_OK)
 }

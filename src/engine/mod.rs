@@ -18,6 +18,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::error::Error;
 use crate::plan::{Iterations, Plan, Profile};
+use crate::proto::ErrorKind;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, SeriesBuilder};
 use crate::report::progress::{Progress, ProgressView};
@@ -217,8 +218,38 @@ pub fn run(plan: &Plan, options: &RunOptions) -> Result<RunOutcome, Error> {
     run_with(plan, options, stop_handle())
 }
 
+/// Over TLS, opens one connection before the run: a certificate the client does not trust, a
+/// handshake that fails or a server that will not speak HTTP/2 is a setup error with a clear
+/// message, not a run full of identical failures. Other failures (refused, timeouts) are left
+/// for the run to measure and classify.
+fn preflight(plan: &Plan) -> Result<(), Error> {
+    let connect = &plan.target.connect;
+    if connect.tls.is_none() {
+        return Ok(());
+    }
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::Engine(format!("runtime: {e}")))?;
+    let clients = std::iter::once(&connect.client).chain(connect.grpc_client.as_ref());
+    for client in clients {
+        let probe =
+            rt.block_on(async { tokio::time::timeout(plan.target.timeout, client.probe()).await });
+        if let Ok(Err(e)) = probe
+            && matches!(e.kind, ErrorKind::Tls | ErrorKind::TlsCertificate)
+        {
+            return Err(Error::Connect {
+                target: plan.target.base_url.clone(),
+                why: e.message,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Like [`run`], stoppable through `stop`.
 pub fn run_with(plan: &Plan, options: &RunOptions, stop: StopHandle) -> Result<RunOutcome, Error> {
+    preflight(plan)?;
     let started_at = SystemTime::now();
     let cpu_before = process_cpu();
     let start = Instant::now() + START_LEAD;

@@ -17,10 +17,16 @@ use tokio::time::Sleep;
 use super::gate::{ClosedGate, OpenDispatch, Ticket};
 use super::usage::thread_cpu;
 use super::{RunShared, WorkerMessage, WorkerResult};
+use bytes::Bytes;
+
 use crate::plan::check::Captured;
+use crate::plan::load::step_capture;
 use crate::plan::{Body, DynamicRequest, Flow, Plan, Profile, Scenario, Step, StepRequest};
 use crate::proto::ErrorKind;
-use crate::proto::http1::{Connection, Phase};
+use crate::proto::client::{Client, Connection, Protocol};
+use crate::proto::grpc::GrpcCode;
+use crate::proto::http1::Phase;
+use crate::proto::message::{PreparedRequest, Request, RequestKind, Timing};
 use crate::record::recorder::{IntervalSnapshot, Recorder, Sample};
 use crate::timer::PreciseTimer;
 
@@ -103,6 +109,12 @@ async fn worker_main(
             Profile::Vus { .. } => Gate::Closed(ClosedGate::new(run.clone(), si)),
             Profile::Arrival { .. } => Gate::Open(OpenDispatch::new(mine.len())),
         });
+        let connect = &plan.target.connect;
+        let mut http = Connections::new(&connect.client, connect.streams);
+        let mut grpc = connect
+            .grpc_client
+            .as_ref()
+            .map(|c| Connections::new(c, connect.streams));
         for (slot, &vu) in mine.iter().enumerate() {
             vus.push(tokio::task::spawn_local(vu_loop(
                 Vu {
@@ -110,6 +122,7 @@ async fn worker_main(
                     vu,
                     slot,
                 },
+                (http.next(), grpc.as_mut().map(Connections::next)),
                 state.clone(),
                 gate.clone(),
                 run.clone(),
@@ -153,7 +166,10 @@ struct VuRun<'a> {
     plan: &'a Plan,
     scenario: &'a Scenario,
     start: Instant,
+    /// The connection (HTTP/2: stream handle) of HTTP steps.
     conn: Connection,
+    /// The HTTP/2 connection of gRPC steps when HTTP steps speak HTTP/1.1.
+    grpc_conn: Option<Connection>,
     deadline: Pin<&'a mut Sleep>,
     /// Variables extracted so far.
     vars: BTreeMap<String, minijinja::Value>,
@@ -168,8 +184,56 @@ struct VuRun<'a> {
     header_at: Vec<std::ops::Range<usize>>,
 }
 
+impl VuRun<'_> {
+    /// The connection a step's request goes over.
+    fn conn_for(&self, step: &Step) -> &Connection {
+        match (&self.grpc_conn, step.grpc.is_some()) {
+            (Some(c), true) => c,
+            _ => &self.conn,
+        }
+    }
+}
+
+/// The VUs' connections of one scenario on one worker: with HTTP/2, `streams` VUs share each.
+struct Connections<'a> {
+    client: &'a Client,
+    streams: u32,
+    handed: u32,
+    last: Option<Connection>,
+}
+
+impl<'a> Connections<'a> {
+    fn new(client: &'a Client, streams: u32) -> Self {
+        Self {
+            client,
+            streams: streams.max(1),
+            handed: 0,
+            last: None,
+        }
+    }
+
+    /// The next VU's connection: a share of the current one until it carries `streams` VUs.
+    fn next(&mut self) -> Connection {
+        let shared = if self.handed % self.streams == 0 {
+            None
+        } else {
+            self.last.as_ref().and_then(Connection::share)
+        };
+        self.handed += 1;
+        let conn = shared.unwrap_or_else(|| self.client.connection());
+        self.last = conn.share();
+        conn
+    }
+}
+
 /// The single iteration loop: take a ticket, run the scenario's flow, until the gate says stop.
-async fn vu_loop(who: Vu, state: Rc<WorkerState>, gate: Rc<Gate>, run: Arc<RunShared>) {
+async fn vu_loop(
+    who: Vu,
+    conns: (Connection, Option<Connection>),
+    state: Rc<WorkerState>,
+    gate: Rc<Gate>,
+    run: Arc<RunShared>,
+) {
     let plan = &run.plan;
     let scenario = &plan.scenarios[who.scenario];
     let templated = scenario
@@ -181,7 +245,8 @@ async fn vu_loop(who: Vu, state: Rc<WorkerState>, gate: Rc<Gate>, run: Arc<RunSh
         plan,
         scenario,
         start: run.scenarios[who.scenario].start,
-        conn: Connection::new(plan.target.addr, plan.target.keepalive),
+        conn: conns.0,
+        grpc_conn: conns.1,
         deadline,
         vars: BTreeMap::new(),
         ctx: None,
@@ -245,6 +310,37 @@ async fn vu_loop(who: Vu, state: Rc<WorkerState>, gate: Rc<Gate>, run: Arc<RunSh
     }
 }
 
+/// How one step's request goes out this time.
+enum Outgoing<'a> {
+    /// Prepared before the run.
+    Prepared(&'a PreparedRequest),
+    /// Rendered and prepared now (HTTP/2, gRPC).
+    Owned(PreparedRequest),
+    /// Rendered now into the VU's buffer as HTTP/1.1 bytes; `true` when a body is expected.
+    Bytes(bool),
+}
+
+/// What one exchange came to, as recorded.
+struct Outcome {
+    status: Option<u16>,
+    error: Option<ErrorKind>,
+    grpc: Option<GrpcCode>,
+    timing: Timing,
+    bytes_sent: u64,
+}
+
+impl Outcome {
+    fn failed(error: ErrorKind) -> Self {
+        Self {
+            status: None,
+            error: Some(error),
+            grpc: None,
+            timing: Timing::default(),
+            bytes_sent: 0,
+        }
+    }
+}
+
 /// Sends one step's request and records it; runs its checks, extraction and think time.
 #[allow(clippy::too_many_arguments)]
 async fn run_step(
@@ -258,36 +354,40 @@ async fn run_step(
     iteration: u64,
 ) {
     let timeout = vu.plan.target.timeout;
-    let (request, expects_body): (&[u8], bool) = match &step.request {
-        StepRequest::Static(bytes) => (bytes.as_bytes(), bytes.expects_body()),
-        StepRequest::Dynamic(d) => {
-            if build_dynamic(vu, d).is_err() {
+    let outgoing = match &step.request {
+        StepRequest::Static(s) => Outgoing::Prepared(&s.prepared),
+        StepRequest::Dynamic(d) => match build_dynamic(vu, step, d) {
+            Ok(o) => o,
+            Err(()) => {
                 let now = Instant::now();
-                record(
-                    vu,
-                    step,
-                    state,
-                    run,
-                    measured,
-                    now,
-                    now,
-                    due,
-                    Err(ErrorKind::Template),
-                );
+                let outcome = Outcome::failed(ErrorKind::Template);
+                record(vu, step, state, run, measured, now, now, due, &outcome);
                 return;
             }
-            (&vu.buf, d.method != "HEAD")
-        }
+        },
+    };
+    let capture = step_capture(step.capture);
+    let conn = match (&mut vu.grpc_conn, step.grpc.is_some()) {
+        (Some(c), true) => c,
+        _ => &mut vu.conn,
     };
     state.in_flight.set(state.in_flight.get() + 1);
     let sent = Instant::now();
     vu.deadline.as_mut().reset((sent + timeout).into());
     let result = tokio::select! {
         biased;
-        r = vu.conn.exchange(request, expects_body, step.capture) => r,
+        r = async {
+            match &outgoing {
+                Outgoing::Prepared(p) => conn.exchange(p).await,
+                Outgoing::Owned(p) => conn.exchange(p).await,
+                Outgoing::Bytes(expects_body) => {
+                    conn.exchange_bytes(&vu.buf, *expects_body, capture).await
+                }
+            }
+        } => r,
         _ = &mut vu.deadline => {
-            vu.conn.discard();
-            Err(match vu.conn.phase() {
+            conn.discard();
+            Err(match conn.phase() {
                 Phase::Connecting => ErrorKind::ConnectTimeout,
                 Phase::Exchanging => ErrorKind::Timeout,
             })
@@ -295,21 +395,54 @@ async fn run_step(
     };
     let done = Instant::now();
     state.in_flight.set(state.in_flight.get() - 1);
-    let status = result.as_ref().ok().map(|r| r.status);
-    record(
-        vu,
-        step,
-        state,
-        run,
-        measured,
-        sent,
-        done,
-        due,
-        result.map(|r| r.status),
-    );
+    let reached_server = result.is_ok() || !matches!(conn.phase(), Phase::Connecting);
+    let bytes_sent = if reached_server {
+        match &outgoing {
+            Outgoing::Prepared(p) => p.bytes_sent(),
+            Outgoing::Owned(p) => p.bytes_sent(),
+            Outgoing::Bytes(_) => vu.buf.len() as u64,
+        }
+    } else {
+        0
+    };
+    let (outcome, response) = match result {
+        Ok(r) => {
+            let error = match r.grpc_status {
+                Some(_) => r.error(),
+                None if step.expected_status.contains(&r.status) => None,
+                None => r.error(),
+            };
+            let outcome = Outcome {
+                status: Some(r.status),
+                error,
+                grpc: r.grpc_status,
+                timing: r.timing,
+                bytes_sent,
+            };
+            (outcome, Some(r))
+        }
+        Err(kind) => (
+            Outcome {
+                bytes_sent,
+                ..Outcome::failed(kind)
+            },
+            None,
+        ),
+    };
+    record(vu, step, state, run, measured, sent, done, due, &outcome);
 
     if !step.checks.is_empty() || !step.extract.is_empty() {
-        let captured = Captured::new(status, vu.conn.head(), vu.conn.body(), done - sent);
+        let kept = response.as_ref().and_then(|r| r.captured.as_deref());
+        let empty = http::HeaderMap::new();
+        let headers = kept.map_or(&empty, |k| &k.headers);
+        let body = kept.map_or(&[][..], |k| &k.body[..]);
+        let mut captured = Captured::new(outcome.status, headers, body, done - sent);
+        if let (Some(method), true) = (&step.grpc, !body.is_empty()) {
+            // gRPC responses are protobuf: checks and extraction read them as JSON.
+            if let Ok(json) = method.decode_json(body) {
+                captured = captured.with_json(json);
+            }
+        }
         if measured && !step.checks.is_empty() {
             let mut rec = state.recorder.borrow_mut();
             for (i, check) in step.checks.iter().enumerate() {
@@ -348,7 +481,7 @@ fn record(
     sent: Instant,
     done: Instant,
     due: Option<Instant>,
-    result: Result<u16, ErrorKind>,
+    outcome: &Outcome,
 ) {
     let mut rec = state.recorder.borrow_mut();
     if !measured {
@@ -356,25 +489,17 @@ fn record(
         return;
     }
     let due = due.unwrap_or(sent);
-    let (status, error) = match result {
-        Ok(status) if step.expected_status.contains(&status) => (Some(status), None),
-        Ok(status) => (Some(status), ErrorKind::from_status(status)),
-        Err(kind) => (None, Some(kind)),
-    };
-    let reached_server = result.is_ok() || !matches!(vu.conn.phase(), Phase::Connecting);
     let sample = Sample {
         latency_us: micros(done.saturating_duration_since(due)),
         service_us: micros(done - sent),
         lag_us: micros(sent.saturating_duration_since(due)),
-        bytes_sent: if reached_server && error != Some(ErrorKind::Template) {
-            request_len(step, vu)
-        } else {
-            0
-        },
-        bytes_received: vu.conn.bytes_received(),
-        connections_opened: vu.conn.connections_opened(),
-        status,
-        error,
+        bytes_sent: outcome.bytes_sent,
+        bytes_received: vu.conn_for(step).bytes_received(),
+        connections_opened: vu.conn_for(step).connections_opened(),
+        status: outcome.status,
+        error: outcome.error,
+        grpc: outcome.grpc,
+        timing: outcome.timing,
     };
     let phase = if vu.scenario.phases.is_empty() {
         None
@@ -388,15 +513,13 @@ fn record(
     live.publish(rec.counters.requests, rec.counters.errors);
 }
 
-fn request_len(step: &Step, vu: &VuRun<'_>) -> u64 {
-    match &step.request {
-        StepRequest::Static(b) => b.len() as u64,
-        StepRequest::Dynamic(_) => vu.buf.len() as u64,
-    }
-}
-
-/// Renders a templated request into the VU's buffer (every buffer reused across requests).
-fn build_dynamic(vu: &mut VuRun<'_>, d: &DynamicRequest) -> Result<(), ()> {
+/// Renders a templated request (every buffer reused across requests): HTTP/1.1 into the VU's
+/// byte buffer; HTTP/2 and gRPC into a request prepared now.
+fn build_dynamic<'a>(
+    vu: &mut VuRun<'_>,
+    step: &Step,
+    d: &DynamicRequest,
+) -> Result<Outgoing<'a>, ()> {
     let templates = &vu.plan.templates;
     let empty = minijinja::Value::UNDEFINED;
     let ctx = vu.ctx.as_ref().unwrap_or(&empty);
@@ -427,20 +550,55 @@ fn build_dynamic(vu: &mut VuRun<'_>, d: &DynamicRequest) -> Result<(), ()> {
         vu.header_at.push(start..vu.scratch.len());
     }
     let scratch = &vu.scratch;
-    vu.buf.clear();
-    crate::proto::http1::write_request(
-        &mut vu.buf,
-        &d.method,
-        &vu.plan.target.host_header,
-        &scratch[..path_end],
-        d.headers
+    let connect = &vu.plan.target.connect;
+    let client = connect.client_for(step.grpc.is_some());
+    if client.protocol() == Protocol::Http1 {
+        vu.buf.clear();
+        crate::proto::http1::write_request(
+            &mut vu.buf,
+            &d.method,
+            &vu.plan.target.host_header,
+            &scratch[..path_end],
+            d.headers
+                .iter()
+                .zip(&vu.header_at)
+                .map(|((n, _), at)| (n.as_str(), &scratch[at.clone()])),
+            &vu.body_buf,
+            connect.keepalive,
+        );
+        return Ok(Outgoing::Bytes(d.method != "HEAD"));
+    }
+    let text = |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| ());
+    let body = match &step.grpc {
+        Some(m) => {
+            let json = std::str::from_utf8(&vu.body_buf).map_err(|_| ())?;
+            m.encode_json(if json.is_empty() { "{}" } else { json })
+                .map_err(|_| ())?
+        }
+        None => Bytes::copy_from_slice(&vu.body_buf),
+    };
+    let request = Request {
+        method: http::Method::from_bytes(d.method.as_bytes()).map_err(|_| ())?,
+        authority: vu.plan.target.host_header.clone(),
+        path_and_query: text(&scratch[..path_end])?,
+        headers: d
+            .headers
             .iter()
             .zip(&vu.header_at)
-            .map(|((n, _), at)| (n.as_str(), &scratch[at.clone()])),
-        &vu.body_buf,
-        vu.plan.target.keepalive,
-    );
-    Ok(())
+            .map(|((n, _), at)| Ok((n.clone(), text(&scratch[at.clone()])?)))
+            .collect::<Result<_, ()>>()?,
+        body,
+        kind: if step.grpc.is_some() {
+            RequestKind::Grpc
+        } else {
+            RequestKind::Http
+        },
+        capture: step_capture(step.capture),
+    };
+    client
+        .prepare(&request)
+        .map(Outgoing::Owned)
+        .map_err(|_| ())
 }
 
 fn micros(d: Duration) -> u64 {

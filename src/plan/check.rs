@@ -138,8 +138,8 @@ pub fn json_pointer(path: &str) -> Result<String, String> {
 pub struct Captured<'a> {
     /// Status, when a response arrived.
     pub status: Option<u16>,
-    /// The raw response head (status line and headers).
-    pub head: &'a [u8],
+    /// The response headers (HTTP/2: then the trailers); empty when none were kept.
+    pub headers: &'a http::HeaderMap,
     /// The body (possibly truncated at the capture limit).
     pub body: &'a [u8],
     /// Latency of the request.
@@ -149,13 +149,26 @@ pub struct Captured<'a> {
 
 impl<'a> Captured<'a> {
     /// A captured response.
-    pub fn new(status: Option<u16>, head: &'a [u8], body: &'a [u8], latency: Duration) -> Self {
+    pub fn new(
+        status: Option<u16>,
+        headers: &'a http::HeaderMap,
+        body: &'a [u8],
+        latency: Duration,
+    ) -> Self {
         Self {
             status,
-            head,
+            headers,
             body,
             latency,
             json: OnceCell::new(),
+        }
+    }
+
+    /// The same response whose body reads as `json` (a gRPC message decoded by its type).
+    pub fn with_json(self, json: serde_json::Value) -> Self {
+        Self {
+            json: OnceCell::from(Some(json)),
+            ..self
         }
     }
 
@@ -168,14 +181,9 @@ impl<'a> Captured<'a> {
 
     /// A header's value (first occurrence), case-insensitive name.
     pub fn header(&self, name: &str) -> Option<String> {
-        let mut headers = [httparse::EMPTY_HEADER; 128];
-        let mut response = httparse::Response::new(&mut headers);
-        response.parse(self.head).ok()?;
-        response
-            .headers
-            .iter()
-            .find(|h| h.name.eq_ignore_ascii_case(name))
-            .map(|h| String::from_utf8_lossy(h.value).into_owned())
+        self.headers
+            .get(name)
+            .map(|v| String::from_utf8_lossy(v.as_bytes()).into_owned())
     }
 }
 
@@ -183,12 +191,23 @@ impl<'a> Captured<'a> {
 mod tests {
     use super::*;
 
-    const HEAD: &[u8] =
-        b"HTTP/1.1 201 Created\r\nLocation: /tasks/7\r\nContent-Type: application/json\r\n\r\n";
     const BODY: &[u8] = br#"{"id": 7, "title": "x", "tags": ["a", "b"]}"#;
 
+    fn headers() -> &'static http::HeaderMap {
+        static HEADERS: std::sync::OnceLock<http::HeaderMap> = std::sync::OnceLock::new();
+        HEADERS.get_or_init(|| {
+            let mut h = http::HeaderMap::new();
+            h.insert("location", http::HeaderValue::from_static("/tasks/7"));
+            h.insert(
+                "content-type",
+                http::HeaderValue::from_static("application/json"),
+            );
+            h
+        })
+    }
+
     fn captured() -> Captured<'static> {
-        Captured::new(Some(201), HEAD, BODY, Duration::from_millis(3))
+        Captured::new(Some(201), headers(), BODY, Duration::from_millis(3))
     }
 
     #[test]
@@ -221,7 +240,8 @@ mod tests {
         for (check, expected) in cases {
             assert_eq!(check.passes(&r), expected, "{}", check.describe());
         }
-        let failed = Captured::new(None, b"", b"", Duration::ZERO);
+        let empty = http::HeaderMap::new();
+        let failed = Captured::new(None, &empty, b"", Duration::ZERO);
         assert!(!Check::StatusIn(vec![200]).passes(&failed));
     }
 

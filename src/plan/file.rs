@@ -53,6 +53,43 @@ pub struct TargetFile {
     pub timeout: Option<DurationText>,
     /// Reuse connections (default true).
     pub keepalive: Option<bool>,
+    /// Speak HTTP/2: prior knowledge (h2c) over `http://`, ALPN `h2` over `https://`
+    /// (default false; `grpc://` and `grpcs://` URLs imply it).
+    pub http2: Option<bool>,
+    /// HTTP/2 streams per connection: this many VUs share one connection (default 1).
+    #[schemars(with = "Option<u32>")]
+    pub streams: Option<Spanned<u32>>,
+    /// TLS settings of an `https://` target.
+    pub tls: Option<TlsFile>,
+    /// Local addresses to spread connections over, e.g. `"127.0.0.2-127.0.0.40"`, so that
+    /// loopback tests do not run out of ephemeral ports.
+    #[schemars(with = "Option<String>")]
+    pub source_addrs: Option<Spanned<String>>,
+    /// `.proto` files of the gRPC steps' services, relative to the plan.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub proto: Vec<Spanned<String>>,
+    /// Folders searched for the `.proto` files' imports, relative to the plan.
+    #[serde(default)]
+    pub import_paths: Vec<String>,
+}
+
+/// `[target.tls]`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TlsFile {
+    /// Accept any certificate (still encrypted). Default false.
+    pub insecure: Option<bool>,
+    /// PEM file of the CA certificates to trust instead of the built-in roots.
+    pub cacert: Option<String>,
+    /// Client certificate PEM file (mutual TLS); needs `key`.
+    pub cert: Option<String>,
+    /// Client private key PEM file; needs `cert`.
+    pub key: Option<String>,
+    /// Server name sent as SNI and verified (default: the URL's host).
+    pub sni: Option<String>,
+    /// `"1.2"` or `"1.3"` (default: either).
+    pub version: Option<String>,
 }
 
 /// `[data.NAME]`: a CSV file whose first line names the columns.
@@ -164,9 +201,13 @@ pub struct StepFile {
     /// HTTP method (default GET).
     #[schemars(with = "Option<String>")]
     pub method: Option<Spanned<String>>,
-    /// Path and query, after the target's base URL (templated).
+    /// Path and query, after the target's base URL (templated). Not for gRPC steps.
     #[schemars(with = "Option<String>")]
     pub path: Option<Spanned<String>>,
+    /// A unary gRPC call, `package.Service/Method` (needs `[target] proto`); its message is the
+    /// step's `json` (templated), its metadata the step's `headers`.
+    #[schemars(with = "Option<String>")]
+    pub grpc: Option<Spanned<String>>,
     /// Headers (templated values).
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, String>")]

@@ -6,6 +6,7 @@
 //! file, line and column where there is a file.
 
 pub mod check;
+pub mod connect;
 pub mod data;
 pub mod file;
 pub mod load;
@@ -19,10 +20,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::proto::http1::RequestBytes;
+use crate::proto::grpc::GrpcMethod;
+use crate::proto::message::{PreparedRequest, Request};
 use crate::record::model::GroupKind;
 use crate::schedule::Ramp;
 pub use check::{Check, Extract};
+pub use connect::{Connect, ConnectOptions};
 pub use quick::RunInput;
 pub use template::{JsonTemplate, Templates, Text};
 pub use threshold::Threshold;
@@ -80,8 +83,8 @@ pub struct Target {
     pub headers: Vec<(String, String)>,
     /// Per-request timeout, connect included.
     pub timeout: Duration,
-    /// Reuse connections (`false`: a new connection per request).
-    pub keepalive: bool,
+    /// Protocol, TLS, keep-alive, streams, source addresses, and the clients built from them.
+    pub connect: Connect,
 }
 
 /// One scenario: a load profile driving a flow of steps.
@@ -207,6 +210,8 @@ pub struct Step {
     pub name: String,
     /// The request, static or templated.
     pub request: StepRequest,
+    /// A gRPC call: the method (the request's body is its JSON message). `None`: HTTP.
+    pub grpc: Option<Arc<GrpcMethod>>,
     /// Pause after the request, before the next step.
     pub think: Duration,
     /// Values taken from the response into variables.
@@ -227,10 +232,19 @@ pub struct Step {
 /// A step's request.
 #[derive(Debug, Clone)]
 pub enum StepRequest {
-    /// No templates: the bytes are built once.
-    Static(RequestBytes),
+    /// No templates: prepared once in the wire form of the step's client.
+    Static(Box<StaticRequest>),
     /// Rendered per request.
     Dynamic(DynamicRequest),
+}
+
+/// A request without templates.
+#[derive(Debug, Clone)]
+pub struct StaticRequest {
+    /// What it is (for display).
+    pub request: Request,
+    /// Its wire form, sent as is.
+    pub prepared: PreparedRequest,
 }
 
 /// A templated request.
@@ -242,7 +256,7 @@ pub struct DynamicRequest {
     pub path: Text,
     /// Headers (the target's defaults are included).
     pub headers: Vec<(String, Text)>,
-    /// Body.
+    /// Body (gRPC: the JSON message, encoded per request).
     pub body: Body,
 }
 

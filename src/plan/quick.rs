@@ -2,14 +2,20 @@
 //! one-step [`Plan`], so quick runs and plan files share one engine path.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
+
+use super::connect::ConnectOptions;
 use super::{
-    Flow, Iterations, Plan, Profile, QuickRequest, Scenario, Step, StepRequest, Templates,
+    Flow, Iterations, Plan, Profile, QuickRequest, Scenario, StaticRequest, Step, StepRequest,
+    Templates,
 };
 use crate::error::Error;
-use crate::proto::http1::RequestBytes;
+use crate::proto::grpc::GrpcSchema;
+use crate::proto::message::{Capture, Request, RequestKind};
 use crate::schedule::Ramp;
 
 /// When a run stops (after its warm-up).
@@ -46,10 +52,25 @@ pub struct RunInput {
     pub warmup: Duration,
     /// Request timeout.
     pub timeout: Duration,
-    /// Reuse connections.
-    pub keepalive: bool,
+    /// Protocol, TLS, keep-alive, streams and source addresses.
+    pub connect: ConnectOptions,
+    /// A unary gRPC call instead of an HTTP request.
+    pub grpc: Option<GrpcInput>,
     /// Worker threads; `None` = one per core.
     pub threads: Option<usize>,
+}
+
+/// A quick-mode gRPC call: `--proto`, `--import-path`, `--call`, `--data`.
+#[derive(Debug, Clone, Default)]
+pub struct GrpcInput {
+    /// `.proto` files declaring the service.
+    pub protos: Vec<PathBuf>,
+    /// Folders searched for imports.
+    pub import_paths: Vec<PathBuf>,
+    /// `package.Service/Method`.
+    pub call: String,
+    /// The request message as JSON (`{}` when empty).
+    pub data: String,
 }
 
 /// Connections in the closed model when `-c` is absent.
@@ -74,7 +95,8 @@ impl RunInput {
             requests: None,
             warmup: Duration::ZERO,
             timeout: crate::proto::http1::DEFAULT_TIMEOUT,
-            keepalive: true,
+            connect: ConnectOptions::default(),
+            grpc: None,
             threads: None,
         }
     }
@@ -100,9 +122,19 @@ impl RunInput {
         if self.timeout.is_zero() {
             return Err(invalid("timeout", "must be longer than 0".into()));
         }
-        let mut target =
-            super::load::resolve_target(&self.url, Vec::new(), self.timeout, self.keepalive)
-                .map_err(|why| invalid("URL", why))?;
+        // A gRPC call speaks HTTP/2 whatever the URL's scheme.
+        let connect = ConnectOptions {
+            http2: self.connect.http2 || self.grpc.is_some(),
+            ..self.connect.clone()
+        };
+        let mut target = super::load::resolve_target(
+            &self.url,
+            Vec::new(),
+            self.timeout,
+            &connect,
+            self.grpc.is_some(),
+        )
+        .map_err(|why| invalid("URL", why))?;
         let url = url::Url::parse(&self.url).map_err(|e| invalid("URL", e.to_string()))?;
         let mut path_and_query = url.path().to_string();
         if let Some(q) = url.query() {
@@ -110,6 +142,36 @@ impl RunInput {
             path_and_query.push_str(q);
         }
         target.base_path = String::new();
+        let mut display_url = self.url.clone();
+        let (grpc, body) = match &self.grpc {
+            None => (None, Bytes::from(self.body.clone())),
+            Some(g) => {
+                if g.protos.is_empty() {
+                    return Err(invalid(
+                        "--call",
+                        "a gRPC call needs the service's .proto file (--proto FILE)".into(),
+                    ));
+                }
+                let schema = GrpcSchema::compile(&g.protos, &g.import_paths)
+                    .map_err(|e| invalid("--proto", e.to_string()))?;
+                let m = schema
+                    .method(&g.call)
+                    .map_err(|e| invalid("--call", e.to_string()))?;
+                let data = if g.data.trim().is_empty() {
+                    "{}"
+                } else {
+                    &g.data
+                };
+                let body = m
+                    .encode_json(data)
+                    .map_err(|e| invalid("--data", e.to_string()))?;
+                path_and_query = m.path().to_owned();
+                display_url = format!("{}{}", self.url.trim_end_matches('/'), m.path());
+                (Some(Arc::new(m)), body)
+            }
+        };
+        let body_bytes = body.len() as u64;
+        let grpc_call = grpc.is_some();
 
         let limit = match (self.duration, self.requests) {
             (Some(_), Some(_)) => {
@@ -135,8 +197,10 @@ impl RunInput {
             None => {
                 let connections =
                     positive_u32("connections (-c)", self.concurrency, DEFAULT_CONNECTIONS)?;
+                // Each connection carries `streams` requests at once (HTTP/2), one per VU.
+                let vus = connections.saturating_mul(target.connect.streams);
                 Profile::Vus {
-                    ramp: Ramp::constant(f64::from(connections), length),
+                    ramp: Ramp::constant(f64::from(vus), length),
                     iterations: count.map_or(Iterations::Unlimited, Iterations::Shared),
                     max_duration: None,
                 }
@@ -164,14 +228,29 @@ impl RunInput {
             Some(t) => t,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
-        let request_bytes = RequestBytes::build(
-            &method,
-            &target.host_header,
-            &path_and_query,
-            &headers,
-            &self.body,
-            self.keepalive,
-        );
+        let request = Request {
+            method: http::Method::from_bytes(method.as_bytes()).map_err(|_| {
+                invalid(
+                    "method",
+                    format!("`{}` is not a valid HTTP method", self.method),
+                )
+            })?,
+            authority: target.host_header.clone(),
+            path_and_query,
+            headers: headers.clone(),
+            body,
+            kind: if grpc.is_some() {
+                RequestKind::Grpc
+            } else {
+                RequestKind::Http
+            },
+            capture: Capture::default(),
+        };
+        let prepared = target
+            .connect
+            .client_for(grpc.is_some())
+            .prepare(&request)
+            .map_err(|e| invalid("request", e.to_string()))?;
         let scenario = Scenario {
             name: "default".into(),
             start_after: Duration::ZERO,
@@ -179,7 +258,8 @@ impl RunInput {
             flow: Flow::Sequential,
             steps: vec![Step {
                 name: "request".into(),
-                request: StepRequest::Static(request_bytes),
+                request: StepRequest::Static(Box::new(StaticRequest { request, prepared })),
+                grpc,
                 think: Duration::ZERO,
                 extract: Vec::new(),
                 checks: Vec::new(),
@@ -204,10 +284,10 @@ impl RunInput {
             templates: Arc::new(Templates::new(BTreeMap::new(), BTreeMap::new())),
             groups: Vec::new(),
             quick: Some(QuickRequest {
-                url: self.url,
-                method,
+                url: display_url,
+                method: if grpc_call { "gRPC".into() } else { method },
                 headers,
-                body_bytes: self.body.len() as u64,
+                body_bytes,
             }),
         })
     }
@@ -269,10 +349,10 @@ mod tests {
         assert!(!scenario.is_open());
         assert_eq!(scenario.duration(), Some(DEFAULT_DURATION));
         assert_eq!(spec.target.addr.port(), 9);
-        let StepRequest::Static(bytes) = &scenario.steps[0].request else {
+        let StepRequest::Static(r) = &scenario.steps[0].request else {
             panic!("quick mode requests are static");
         };
-        let text = String::from_utf8_lossy(bytes.as_bytes()).into_owned();
+        let text = String::from_utf8_lossy(r.prepared.http1_bytes().unwrap()).into_owned();
         assert!(text.starts_with("GET /x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"));
     }
 

@@ -26,7 +26,7 @@ use super::dial::{ConnectTiming, Dial, TcpDialer, TlsDialer};
 use super::grpc;
 use super::http1::{self, Phase, RequestBytes};
 use super::http2::{Http2Request, SharedConnection, StreamHandle};
-use super::message::{PreparedRequest, Request, RequestKind, Response, Wire};
+use super::message::{Capture, PreparedRequest, Request, RequestKind, Response, Wire};
 use super::source::SourceAddrs;
 use super::tls::{self, TlsError, TlsOptions};
 
@@ -339,6 +339,21 @@ impl Connection {
             (Self::Http2Tls(h), Wire::Http2(r)) => h.exchange(r, req.capture).await,
             // A request prepared by a client of the other protocol: a caller's bug.
             _ => Err(ErrorKind::Protocol),
+        }
+    }
+
+    /// HTTP/1.1 only: sends serialised request bytes (rendered per request, so not prepared).
+    /// HTTP/2 handles answer [`ErrorKind::Protocol`]: prepare a [`Request`] instead.
+    pub async fn exchange_bytes(
+        &mut self,
+        req: &[u8],
+        expects_body: bool,
+        capture: Capture,
+    ) -> Result<Response, ErrorKind> {
+        match self {
+            Self::Http1(c) => c.exchange_bytes(req, expects_body, capture).await,
+            Self::Http1Tls(c) => c.exchange_bytes(req, expects_body, capture).await,
+            Self::Http2(_) | Self::Http2Tls(_) => Err(ErrorKind::Protocol),
         }
     }
 

@@ -170,4 +170,12 @@ impl PreparedRequest {
     pub fn capture(&self) -> Capture {
         self.capture
     }
+
+    /// The serialised request, for an HTTP/1.1 client's request (for display).
+    pub fn http1_bytes(&self) -> Option<&[u8]> {
+        match &self.wire {
+            Wire::Http1(b) => Some(b.as_bytes()),
+            Wire::Http2(_) => None,
+        }
+    }
 }

@@ -148,7 +148,7 @@ impl ErrorKind {
                 "nothing listens at the target address, or its accept queue overflowed; check the URL and that the server is up"
             }
             Self::AddrNotAvailable => {
-                "the client ran out of ephemeral ports (a load-generator limit, not a server result); use keep-alive, fewer new connections, or more source addresses"
+                "the client ran out of ephemeral ports (a load-generator limit, not a server result); use keep-alive, fewer new connections, or spread connections over local addresses with --source-addrs 127.0.0.2-127.0.0.40 (plans: [target] source_addrs)"
             }
             Self::TooManyOpenFiles => {
                 "the client hit its file-descriptor limit; raise `ulimit -n` or lower the connection count"

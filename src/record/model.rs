@@ -175,6 +175,18 @@ pub struct RunConfig {
     pub timeout_s: f64,
     /// Whether connections were reused.
     pub keepalive: bool,
+    /// Protocol of HTTP requests: `http/1.1`, `h2c` (HTTP/2 without TLS) or `h2` (over TLS).
+    #[serde(default = "default_protocol")]
+    pub protocol: String,
+    /// Whether connections used TLS.
+    #[serde(default)]
+    pub tls: bool,
+    /// HTTP/2 streams per connection (VUs sharing one connection); 1 for HTTP/1.1.
+    #[serde(default = "one")]
+    pub streams: u32,
+    /// Local source addresses connections were spread over (0: the kernel chose).
+    #[serde(default)]
+    pub source_addrs: usize,
     /// Worker threads.
     pub threads: usize,
     /// The plan file, for runs of a plan.
@@ -215,6 +227,30 @@ pub struct Environment {
     pub kernel: String,
     /// CPU architecture.
     pub arch: String,
+}
+
+/// Connect, TLS handshake and waiting times of a run, milliseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TimingSplit {
+    /// TCP connect time of the requests that opened a connection (null when none did).
+    pub connect_ms: Option<Percentiles>,
+    /// TLS handshake time of the requests that opened a TLS connection (null without TLS).
+    pub tls_handshake_ms: Option<Percentiles>,
+    /// From the send to the first byte of the response (HTTP/2: to the decoded response
+    /// headers): the server's time plus the network (null when no response arrived).
+    pub waiting_ms: Option<Percentiles>,
+    /// Connections opened with a measured connect time.
+    pub connects: u64,
+    /// TLS handshakes measured.
+    pub tls_handshakes: u64,
+}
+
+fn default_protocol() -> String {
+    "http/1.1".into()
+}
+
+fn one() -> u32 {
+    1
 }
 
 /// Latency figures, milliseconds. `null` when no response was received.
@@ -293,6 +329,13 @@ pub struct Summary {
     pub latency_buckets: Vec<Bucket>,
     /// Requests sent during warm-up (not measured).
     pub warmup_requests: u64,
+    /// gRPC calls by status name (`OK`, `UNAVAILABLE`, …); empty without gRPC steps.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub grpc_status: BTreeMap<String, u64>,
+    /// Where each request's time went, like k6's http_req_connecting, tls_handshaking and
+    /// waiting.
+    #[serde(default)]
+    pub timing: TimingSplit,
 }
 
 /// Self-diagnosis of the load generator.

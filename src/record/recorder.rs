@@ -4,6 +4,8 @@
 use hdrhistogram::Histogram;
 
 use crate::proto::ErrorKind;
+use crate::proto::grpc::GrpcCode;
+use crate::proto::message::Timing;
 
 /// Lowest latency a histogram tracks, microseconds.
 pub const HIST_LOW_US: u64 = 1;
@@ -40,6 +42,10 @@ pub struct Sample {
     pub status: Option<u16>,
     /// The error, when the request failed (a transport error, or a 4xx/5xx status).
     pub error: Option<ErrorKind>,
+    /// The gRPC status of a gRPC call that got one.
+    pub grpc: Option<GrpcCode>,
+    /// Where the time went (zeros when unknown, e.g. nothing was opened or no byte arrived).
+    pub timing: Timing,
 }
 
 /// Counters of one recorder.
@@ -118,6 +124,14 @@ pub struct Recorder {
     pub groups: Vec<GroupStats>,
     /// Per check id: [passed, failed].
     pub checks: Vec<[u64; 2]>,
+    /// TCP connect time of the requests that opened a connection, µs.
+    pub connect: Histogram<u64>,
+    /// TLS handshake time of the requests that opened a TLS connection, µs.
+    pub tls: Histogram<u64>,
+    /// Waiting time of every response: from the send to the first byte of its head, µs.
+    pub wait: Histogram<u64>,
+    /// gRPC calls by status code.
+    pub grpc: [u64; GrpcCode::COUNT],
     interval: Histogram<u64>,
     interval_counters: Counters,
     /// Checks counted since the last interval.
@@ -244,6 +258,10 @@ impl Recorder {
             latency: new_histogram(),
             service: new_histogram(),
             lag: new_histogram(),
+            connect: new_histogram(),
+            tls: new_histogram(),
+            wait: new_histogram(),
+            grpc: [0; GrpcCode::COUNT],
             status: vec![0; STATUS_SLOTS].into_boxed_slice(),
             errors: [0; ErrorKind::COUNT],
             counters: Counters::default(),
@@ -273,6 +291,20 @@ impl Recorder {
         self.lag.saturating_record(s.lag_us.max(HIST_LOW_US));
         if let Some(kind) = s.error {
             self.errors[kind.index()] += 1;
+        }
+        let t = &s.timing;
+        if t.connect_us > 0 {
+            self.connect
+                .saturating_record(t.connect_us.max(HIST_LOW_US));
+        }
+        if t.tls_us > 0 {
+            self.tls.saturating_record(t.tls_us.max(HIST_LOW_US));
+        }
+        if t.wait_us > 0 {
+            self.wait.saturating_record(t.wait_us.max(HIST_LOW_US));
+        }
+        if let Some(code) = s.grpc {
+            self.grpc[code as usize] += 1;
         }
     }
 
@@ -345,6 +377,12 @@ impl Recorder {
         let _ = self.latency.add(&other.latency);
         let _ = self.service.add(&other.service);
         let _ = self.lag.add(&other.lag);
+        let _ = self.connect.add(&other.connect);
+        let _ = self.tls.add(&other.tls);
+        let _ = self.wait.add(&other.wait);
+        for (a, b) in self.grpc.iter_mut().zip(other.grpc.iter()) {
+            *a += b;
+        }
         for (a, b) in self.status.iter_mut().zip(other.status.iter()) {
             *a += b;
         }
@@ -372,6 +410,14 @@ impl Recorder {
     pub fn error_kinds(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
         seen_errors(&self.errors)
     }
+
+    /// gRPC status codes seen, with counts, in code order.
+    pub fn grpc_statuses(&self) -> impl Iterator<Item = (GrpcCode, u64)> + '_ {
+        GrpcCode::ALL
+            .into_iter()
+            .map(|c| (c, self.grpc[c as usize]))
+            .filter(|(_, n)| *n > 0)
+    }
 }
 
 #[cfg(test)]
@@ -388,6 +434,8 @@ mod tests {
             connections_opened: 0,
             status: Some(200),
             error: None,
+            grpc: None,
+            timing: Timing::default(),
         }
     }
 

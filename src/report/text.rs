@@ -133,6 +133,9 @@ pub fn render(r: &RunRecord) -> String {
         }
         let _ = writeln!(o);
     }
+    for table in super::view::protocol_tables(r) {
+        o.push_str(&table.to_text());
+    }
     if !s.errors_by_kind.is_empty() {
         let _ = writeln!(o, "Errors");
         let mut kinds: Vec<_> = s.errors_by_kind.iter().collect();

@@ -57,6 +57,15 @@ pub fn load_shape(r: &RunRecord) -> String {
             rate(c.rate_per_sec.unwrap_or(0.0)),
             c.max_in_flight.unwrap_or(0)
         ),
+        _ if c.streams > 1 => {
+            let vus = c.connections.unwrap_or(0);
+            format!(
+                "closed model, {} in flight ({} connections × {} streams)",
+                vus,
+                vus.div_ceil(c.streams),
+                c.streams
+            )
+        }
         _ => format!("closed model, {} connections", c.connections.unwrap_or(0)),
     }
 }
@@ -160,6 +169,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
         }
     }
     results.extend(status(r));
+    results.extend(protocol_tables(r));
     results.extend(errors(r));
     results.extend(buckets(r));
     results.extend(thresholds(r));
@@ -207,6 +217,17 @@ fn configuration(r: &RunRecord) -> Table {
     }
     t.push(["Timeout", &seconds(c.timeout_s)]);
     t.push(["Keep-alive", if c.keepalive { "yes" } else { "no" }]);
+    let mut protocol = c.protocol.clone();
+    if c.streams > 1 {
+        protocol.push_str(&format!(", {} streams per connection", c.streams));
+    }
+    if c.tls {
+        protocol.push_str(", TLS");
+    }
+    t.push(["Protocol", &protocol]);
+    if c.source_addrs > 0 {
+        t.push(["Source addresses", &c.source_addrs.to_string()]);
+    }
     if !c.headers.is_empty() {
         t.push(["Headers", &c.headers.join("; ")]);
     }
@@ -394,6 +415,49 @@ fn status(r: &RunRecord) -> Option<Table> {
         t.push([code.clone(), thousands(*n), pct(error_pct(s.requests, *n))]);
     }
     Some(t)
+}
+
+/// Where the time of requests went (connect, TLS handshake, waiting) and gRPC statuses.
+pub fn protocol_tables(r: &RunRecord) -> Vec<Table> {
+    let s = &r.summary;
+    let mut out = Vec::new();
+    let tm = &s.timing;
+    let rows = [
+        ("TCP connect", tm.connect_ms, tm.connects),
+        ("TLS handshake", tm.tls_handshake_ms, tm.tls_handshakes),
+        ("Waiting (to first byte)", tm.waiting_ms, 0),
+    ];
+    if rows.iter().any(|(_, p, _)| p.is_some()) {
+        let mut t = Table::new(
+            "Time split, ms",
+            &["<Phase", "Count", "p50", "p90", "p99", "max"],
+        );
+        for (name, p, count) in rows {
+            let Some(p) = p else { continue };
+            let count = if count > 0 {
+                thousands(count)
+            } else {
+                "every response".into()
+            };
+            t.push([
+                name.to_string(),
+                count,
+                ms(p.p50),
+                ms(p.p90),
+                ms(p.p99),
+                ms(p.max),
+            ]);
+        }
+        out.push(t);
+    }
+    if !s.grpc_status.is_empty() {
+        let mut t = Table::new("gRPC status codes", &["<Status", "Calls", "Share"]);
+        for (name, n) in &s.grpc_status {
+            t.push([name.clone(), thousands(*n), pct(error_pct(s.requests, *n))]);
+        }
+        out.push(t);
+    }
+    out
 }
 
 fn errors(r: &RunRecord) -> Option<Table> {

@@ -328,8 +328,14 @@ impl Ctx<'_> {
             ));
         }
         let base_url = t.base_url.get_ref().clone();
-        resolve_target(&base_url, Vec::new(), Duration::from_secs(1), true)
-            .map_err(|why| self.at(&t.base_url, why, None))?;
+        resolve_target(
+            &base_url,
+            Vec::new(),
+            Duration::from_secs(1),
+            &crate::plan::ConnectOptions::default(),
+            false,
+        )
+        .map_err(|why| self.at(&t.base_url, why, None))?;
         let cwd = match &t.cwd {
             None => self.dir.to_path_buf(),
             Some(c) => self.dir.join(c.get_ref()),

@@ -328,10 +328,33 @@ fn start(
 /// stdout, then serves until SIGINT or SIGTERM and stops gracefully.
 ///
 /// Must be called from sync code (not from inside a tokio runtime).
-pub fn serve_forever(config: TargetConfig) -> Result<(), TargetError> {
+///
+/// With `tls_ca_file`, every connection is TLS (see [`spawn_tls`]) and the PEM of the CA that
+/// signed the certificate is written to that file, for clients' `--cacert`.
+pub fn serve_forever(
+    config: TargetConfig,
+    tls_ca_file: Option<&std::path::Path>,
+) -> Result<(), TargetError> {
     let capacity = config.capacity;
-    let target = spawn(config)?;
-    println!("volley serve: listening on http://{}", target.addr());
+    let target = match tls_ca_file {
+        None => spawn(config)?,
+        Some(path) => {
+            let target = spawn_tls(config)?;
+            std::fs::write(path, target.ca_pem().unwrap_or_default())
+                .map_err(TargetError::Runtime)?;
+            target
+        }
+    };
+    println!("volley serve: listening on {}", target.base_url());
+    if let Some(path) = tls_ca_file {
+        println!(
+            "volley serve: TLS certificate signed by a throw-away CA written to {} (--cacert {0})",
+            path.display()
+        );
+    }
+    println!(
+        "volley serve: REST and gRPC (volley.target.Echo, volley.target.Tasks; HTTP/1.1 and HTTP/2) on the same port"
+    );
     if let Some(cap) = capacity {
         println!(
             "volley serve: capacity {} workers x {} service time (max {:.1} req/s)",

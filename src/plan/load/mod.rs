@@ -13,13 +13,17 @@ use toml::Spanned;
 mod profile;
 
 use super::check::{self, Check, Extract, Source};
+use super::connect::{self, ConnectOptions};
 use super::data::{DataSource, RowMode};
 use super::file::{self, PlanFile, ScenarioFile, StepFile, ThresholdEntry};
 use super::template::{Templates, Text, has_template_syntax};
 use super::threshold::{self, Threshold};
-use super::{Body, DynamicRequest, Flow, GroupDef, Plan, Scenario, Step, StepRequest, Target};
+use super::{
+    Body, DynamicRequest, Flow, GroupDef, Plan, Scenario, StaticRequest, Step, StepRequest, Target,
+};
 use crate::error::Error;
-use crate::proto::http1::RequestBytes;
+use crate::proto::grpc::GrpcSchema;
+use crate::proto::message::{Capture, Request, RequestKind};
 use crate::record::model::GroupKind;
 
 /// Choices from the command line that change a plan.
@@ -169,6 +173,7 @@ impl Ctx<'_> {
         let mut templates = Templates::new(vars, data);
 
         let target = self.target(&f, &templates, base_url_override, timeout_override)?;
+        let schema = self.grpc_schema(&f)?;
         let mut groups = Vec::new();
         let mut scenarios = Vec::new();
         let mut names = BTreeSet::new();
@@ -188,8 +193,14 @@ impl Ctx<'_> {
                     Some("scenario names must be unique"),
                 ));
             }
-            let scenario =
-                self.scenario(sf, &target, &mut templates, &mut groups, &mut first_check)?;
+            let scenario = self.scenario(
+                sf,
+                &target,
+                schema.as_ref(),
+                &mut templates,
+                &mut groups,
+                &mut first_check,
+            )?;
             scenarios.push(scenario);
         }
         let thresholds = self.thresholds(&f, &scenarios)?;
@@ -268,25 +279,80 @@ impl Ctx<'_> {
             .iter()
             .map(|(n, v)| super::quick::parse_header(&format!("{n}: {v}")))
             .collect::<Result<Vec<_>, _>>()?;
-        resolve_target(
-            &base_url,
-            headers,
-            timeout,
-            f.target.keepalive.unwrap_or(true),
-        )
-        .map_err(|why| {
-            self.at(
-                &f.target.base_url,
+        let t = &f.target;
+        let tls = t.tls.as_ref();
+        let file = |f: &Option<String>| f.as_deref().map(|p| self.relative(p));
+        let steps = || f.scenarios.iter().flat_map(|sc| sc.steps.iter());
+        let options = ConnectOptions {
+            // Only gRPC steps: all of the run speaks HTTP/2.
+            http2: t.http2.unwrap_or(false) || steps().all(|st| st.grpc.is_some()),
+            streams: t.streams.as_ref().map_or(1, |s| *s.get_ref()),
+            keepalive: t.keepalive.unwrap_or(true),
+            insecure: tls.and_then(|t| t.insecure).unwrap_or(false),
+            cacert: tls.and_then(|t| file(&t.cacert)),
+            cert: tls.and_then(|t| file(&t.cert)),
+            key: tls.and_then(|t| file(&t.key)),
+            sni: tls.and_then(|t| t.sni.clone()),
+            tls_version: tls.and_then(|t| t.version.clone()),
+            source_addrs: t.source_addrs.as_ref().map(|s| s.get_ref().clone()),
+        };
+        let grpc = steps().any(|st| st.grpc.is_some());
+        // Point at the key the error is most likely about.
+        let span = match &t.streams {
+            Some(s) if *s.get_ref() != 1 => s.span(),
+            _ => match &t.source_addrs {
+                Some(a) => a.span(),
+                None => t.base_url.span(),
+            },
+        };
+        resolve_target(&base_url, headers, timeout, &options, grpc).map_err(|why| {
+            self.err(
+                Some(span),
                 why,
-                Some("base_url is like http://127.0.0.1:8080"),
+                Some("base_url is like http://127.0.0.1:8080 or https://host:8443"),
             )
         })
+    }
+
+    /// The gRPC schema of `[target] proto`, when any step is a gRPC call.
+    fn grpc_schema(&self, f: &PlanFile) -> Result<Option<GrpcSchema>, Error> {
+        let first_grpc = f
+            .scenarios
+            .iter()
+            .flat_map(|sc| sc.steps.iter())
+            .find_map(|st| st.grpc.as_ref());
+        let Some(first) = first_grpc else {
+            return Ok(None);
+        };
+        if f.target.proto.is_empty() {
+            return Err(self.at(
+                first,
+                "gRPC steps need the services' .proto files",
+                Some("[target] proto = [\"service.proto\"]"),
+            ));
+        }
+        let files: Vec<PathBuf> = f
+            .target
+            .proto
+            .iter()
+            .map(|p| self.relative(p.get_ref()))
+            .collect();
+        let imports: Vec<PathBuf> = f
+            .target
+            .import_paths
+            .iter()
+            .map(|p| self.relative(p))
+            .collect();
+        GrpcSchema::compile(&files, &imports)
+            .map(Some)
+            .map_err(|e| self.at(&f.target.proto[0], e.to_string(), None))
     }
 
     fn scenario(
         &self,
         sf: &ScenarioFile,
         target: &Target,
+        schema: Option<&GrpcSchema>,
         templates: &mut Templates,
         groups: &mut Vec<GroupDef>,
         first_check: &mut usize,
@@ -344,7 +410,15 @@ impl Ctx<'_> {
             total_weight += u64::from(weight);
             cumulative.push(total_weight);
             let step_group = push_group(groups, GroupKind::Step, st.name.get_ref(), Some(&name));
-            let step = self.step(st, target, templates, &known, step_group, *first_check)?;
+            let step = self.step(
+                st,
+                target,
+                schema,
+                templates,
+                &known,
+                step_group,
+                *first_check,
+            )?;
             *first_check += step.checks.len();
             steps.push(step);
         }
@@ -374,10 +448,12 @@ impl Ctx<'_> {
         })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn step(
         &self,
         st: &StepFile,
         target: &Target,
+        schema: Option<&GrpcSchema>,
         templates: &mut Templates,
         known: &BTreeSet<String>,
         group: usize,
@@ -392,20 +468,47 @@ impl Ctx<'_> {
             let span = st.method.as_ref().map(|m| m.span());
             return Err(self.err(span, format!("`{method}` is not an HTTP method"), None));
         }
-        let path = st.path.as_ref().ok_or_else(|| {
-            self.at(
-                &st.name,
-                format!("step `{name}` has no `path`"),
-                Some("path = \"/tasks\""),
-            )
-        })?;
-        if !path.get_ref().starts_with('/') && !path.get_ref().starts_with("{{") {
-            return Err(self.at(path, "a path starts with `/`", None));
-        }
-        let full_path = format!("{}{}", target.base_path, path.get_ref());
-        let path_text = templates
-            .text(&full_path, known)
-            .map_err(|e| self.at(path, e.0, None))?;
+        let grpc = match (&st.grpc, schema) {
+            (Some(call), Some(schema)) => {
+                if st.path.is_some() || st.method.is_some() || st.body.is_some() {
+                    return Err(self.at(
+                        call,
+                        "a gRPC step has no `path`, `method` or `body`: its message is `json`",
+                        Some("grpc = \"pkg.Service/Method\"\njson = { field = \"value\" }"),
+                    ));
+                }
+                Some(Arc::new(
+                    schema
+                        .method(call.get_ref())
+                        .map_err(|e| self.at(call, e.to_string(), None))?,
+                ))
+            }
+            _ => None,
+        };
+        let path_text = match &grpc {
+            Some(m) => Text::Static(m.path().to_owned()),
+            None => {
+                let path = st.path.as_ref().ok_or_else(|| {
+                    self.at(
+                        &st.name,
+                        format!("step `{name}` has no `path`"),
+                        Some("path = \"/tasks\""),
+                    )
+                })?;
+                if !path.get_ref().starts_with('/') && !path.get_ref().starts_with("{{") {
+                    return Err(self.at(path, "a path starts with `/`", None));
+                }
+                let full_path = format!("{}{}", target.base_path, path.get_ref());
+                templates
+                    .text(&full_path, known)
+                    .map_err(|e| self.at(path, e.0, None))?
+            }
+        };
+        let method = if grpc.is_some() {
+            "POST".to_string()
+        } else {
+            method
+        };
         let mut headers: Vec<(String, Text)> = target
             .headers
             .iter()
@@ -446,9 +549,10 @@ impl Ctx<'_> {
         } else if let Some(j) = &st.json {
             let value =
                 serde_json::to_value(j.get_ref()).map_err(|e| self.at(j, e.to_string(), None))?;
-            if !headers
-                .iter()
-                .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+            if grpc.is_none()
+                && !headers
+                    .iter()
+                    .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
             {
                 headers.push((
                     "Content-Type".into(),
@@ -524,18 +628,45 @@ impl Ctx<'_> {
             };
             let headers: Vec<(String, String)> =
                 headers.iter().map(|(n, v)| (n.clone(), text(v))).collect();
-            let body_bytes = match &body {
-                Body::Empty => Vec::new(),
-                Body::Text(t) | Body::Json(t) => text(t).into_bytes(),
+            let body_text = match &body {
+                Body::Empty => String::new(),
+                Body::Text(t) | Body::Json(t) => text(t),
             };
-            StepRequest::Static(RequestBytes::build(
-                &method,
-                &target.host_header,
-                &text(&path_text),
-                &headers,
-                &body_bytes,
-                target.keepalive,
-            ))
+            let body_bytes = match &grpc {
+                // The message is checked against its type now, not at every request.
+                Some(m) => m
+                    .encode_json(if body_text.is_empty() {
+                        "{}"
+                    } else {
+                        &body_text
+                    })
+                    .map_err(|e| match &st.json {
+                        Some(j) => self.at(j, e.to_string(), None),
+                        None => self.at(&st.name, e.to_string(), None),
+                    })?,
+                None => body_text.into_bytes().into(),
+            };
+            let request = Request {
+                method: http::Method::from_bytes(method.as_bytes()).map_err(|_| {
+                    self.at(&st.name, format!("`{method}` is not an HTTP method"), None)
+                })?,
+                authority: target.host_header.clone(),
+                path_and_query: text(&path_text),
+                headers,
+                body: body_bytes,
+                kind: if grpc.is_some() {
+                    RequestKind::Grpc
+                } else {
+                    RequestKind::Http
+                },
+                capture: step_capture(capture),
+            };
+            let prepared = target
+                .connect
+                .client_for(grpc.is_some())
+                .prepare(&request)
+                .map_err(|e| self.at(&st.name, e.to_string(), None))?;
+            StepRequest::Static(Box::new(StaticRequest { request, prepared }))
         };
         let expected_status = checks
             .iter()
@@ -547,6 +678,7 @@ impl Ctx<'_> {
         Ok(Step {
             name,
             request,
+            grpc,
             think,
             extract,
             checks,
@@ -695,28 +827,45 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .map_err(|e| format!("`{text}` is not a duration like 10s, 1m30s or 500ms ({e})"))
 }
 
-/// Resolves a base URL into a [`Target`]; errors are messages for the user.
+/// What a step keeps of its responses: everything checks and extraction may read.
+pub fn step_capture(capture: bool) -> Capture {
+    if capture {
+        Capture {
+            body_limit: crate::proto::http1::MAX_CAPTURE_BYTES,
+            headers: true,
+        }
+    } else {
+        Capture::default()
+    }
+}
+
+/// Resolves a base URL into a [`Target`] connecting as `options` say; `grpc` when some step is a
+/// gRPC call. `http://` and `https://`, or `grpc://` and `grpcs://` (the same with HTTP/2).
+/// Errors are messages for the user.
 pub fn resolve_target(
     base_url: &str,
     headers: Vec<(String, String)>,
     timeout: Duration,
-    keepalive: bool,
+    options: &ConnectOptions,
+    grpc: bool,
 ) -> Result<Target, String> {
     let url =
         url::Url::parse(base_url).map_err(|e| format!("`{base_url}` is not a valid URL: {e}"))?;
-    match url.scheme() {
-        "http" => {}
-        "https" => {
+    let (tls, http2, default_port) = match url.scheme() {
+        "http" => (false, options.http2, 80),
+        "https" => (true, options.http2, 443),
+        "grpc" => (false, true, 80),
+        "grpcs" => (true, true, 443),
+        other => {
             return Err(format!(
-                "`{base_url}`: https is not supported yet; use http://"
+                "`{base_url}`: scheme `{other}` is not http, https, grpc or grpcs"
             ));
         }
-        other => return Err(format!("`{base_url}`: scheme `{other}` is not http")),
-    }
+    };
     let host = url
         .host_str()
         .ok_or_else(|| format!("`{base_url}` has no host"))?;
-    let port = url.port_or_known_default().unwrap_or(80);
+    let port = url.port_or_known_default().unwrap_or(default_port);
     let lookup = host.trim_start_matches('[').trim_end_matches(']');
     let addr = (lookup, port)
         .to_socket_addrs()
@@ -727,6 +876,16 @@ pub fn resolve_target(
         Some(p) => format!("{host}:{p}"),
         None => host.to_string(),
     };
+    let connect = connect::build(
+        &ConnectOptions {
+            http2,
+            ..options.clone()
+        },
+        addr,
+        host,
+        tls,
+        grpc,
+    )?;
     Ok(Target {
         base_url: base_url.to_string(),
         addr,
@@ -734,6 +893,6 @@ pub fn resolve_target(
         base_path: url.path().trim_end_matches('/').to_string(),
         headers,
         timeout,
-        keepalive,
+        connect,
     })
 }

@@ -283,6 +283,17 @@ impl<D: Dial> Connection<D> {
             .await
     }
 
+    /// Like [`exchange_capturing`](Self::exchange_capturing) for serialised request bytes (a
+    /// request rendered per send); `expects_body` is false for HEAD.
+    pub async fn exchange_bytes(
+        &mut self,
+        req: &[u8],
+        expects_body: bool,
+        capture: Capture,
+    ) -> Result<Response, ErrorKind> {
+        self.exchange_with(req, expects_body, capture, false).await
+    }
+
     async fn exchange_with(
         &mut self,
         req: &[u8],

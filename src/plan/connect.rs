@@ -1,0 +1,261 @@
+//! How a run connects: protocol, TLS, keep-alive, streams and source addresses, from flags or a
+//! plan's `[target]`, turned into the [`Client`]s the engine drives.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+
+use crate::proto::client::{Client, ClientConfig, Protocol};
+use crate::proto::source::parse_source_addrs;
+use crate::proto::tls::{ClientCert, TlsOptions, TlsVersion};
+
+/// The user's connection choices, before validation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectOptions {
+    /// Speak HTTP/2 (prior knowledge over TCP, ALPN `h2` over TLS).
+    pub http2: bool,
+    /// HTTP/2 streams per connection: this many VUs share one connection.
+    pub streams: u32,
+    /// Reuse connections (`false`: a new connection per request).
+    pub keepalive: bool,
+    /// Accept any server certificate.
+    pub insecure: bool,
+    /// Trust only the CA certificates of this PEM file.
+    pub cacert: Option<PathBuf>,
+    /// Client certificate (PEM), for mutual TLS; needs `key`.
+    pub cert: Option<PathBuf>,
+    /// Client private key (PEM); needs `cert`.
+    pub key: Option<PathBuf>,
+    /// Server name sent as SNI and verified, instead of the URL's host.
+    pub sni: Option<String>,
+    /// TLS version: `1.2`, `1.3`, or `None` for either.
+    pub tls_version: Option<String>,
+    /// Local addresses to spread connections over, e.g. `127.0.0.2-127.0.0.40`.
+    pub source_addrs: Option<String>,
+}
+
+impl Default for ConnectOptions {
+    fn default() -> Self {
+        Self {
+            http2: false,
+            streams: 1,
+            keepalive: true,
+            insecure: false,
+            cacert: None,
+            cert: None,
+            key: None,
+            sni: None,
+            tls_version: None,
+            source_addrs: None,
+        }
+    }
+}
+
+/// Validated connection settings of a target, with the clients built from them.
+#[derive(Debug, Clone)]
+pub struct Connect {
+    /// HTTP/1.1 or HTTP/2, for HTTP steps.
+    pub protocol: Protocol,
+    /// TLS settings when the URL is `https://` (or `grpcs://`).
+    pub tls: Option<TlsOptions>,
+    /// VUs per connection (HTTP/2 streams); 1 for HTTP/1.1.
+    pub streams: u32,
+    /// Reuse connections.
+    pub keepalive: bool,
+    /// Local source addresses (empty: the kernel chooses).
+    pub source_addrs: Vec<IpAddr>,
+    /// The client of HTTP steps.
+    pub client: Client,
+    /// The client of gRPC steps when HTTP steps speak HTTP/1.1 (gRPC needs HTTP/2); `None` when
+    /// `client` speaks HTTP/2 or the plan has no gRPC step.
+    pub grpc_client: Option<Client>,
+}
+
+impl Connect {
+    /// A short name of the protocol spoken by HTTP steps: `http/1.1`, `h2c` or `h2`.
+    pub fn protocol_name(&self) -> &'static str {
+        protocol_name(self.protocol, self.tls.is_some())
+    }
+
+    /// The client for a step: gRPC steps need HTTP/2.
+    pub fn client_for(&self, grpc: bool) -> &Client {
+        match (&self.grpc_client, grpc) {
+            (Some(c), true) => c,
+            _ => &self.client,
+        }
+    }
+}
+
+/// `http/1.1`, `h2c` or `h2`.
+pub fn protocol_name(protocol: Protocol, tls: bool) -> &'static str {
+    match (protocol, tls) {
+        (Protocol::Http1, _) => "http/1.1",
+        (Protocol::Http2, false) => "h2c",
+        (Protocol::Http2, true) => "h2",
+    }
+}
+
+/// Validates `o` for a target at `addr` whose URL host is `host`, `tls` when the scheme asks for
+/// it, `http2` forced by a `grpc://` scheme, and `grpc` when some step is a gRPC call. Errors are
+/// messages for the user (the caller says where).
+pub fn build(
+    o: &ConnectOptions,
+    addr: SocketAddr,
+    host: &str,
+    tls: bool,
+    grpc: bool,
+) -> Result<Connect, String> {
+    if o.streams == 0 {
+        return Err("streams must be at least 1".into());
+    }
+    if o.streams > 1 && !o.http2 {
+        return Err(format!(
+            "{} streams per connection need HTTP/2 (--http2, or `http2 = true` in [target])",
+            o.streams
+        ));
+    }
+    let version = match o.tls_version.as_deref() {
+        None => TlsVersion::Any,
+        Some("1.2") => TlsVersion::Tls12,
+        Some("1.3") => TlsVersion::Tls13,
+        Some(other) => return Err(format!("TLS version `{other}` is not 1.2 or 1.3")),
+    };
+    let client_cert = match (&o.cert, &o.key) {
+        (Some(cert), Some(key)) => Some(ClientCert {
+            cert_file: cert.clone(),
+            key_file: key.clone(),
+        }),
+        (None, None) => None,
+        _ => return Err("a client certificate needs both a certificate and a key file".into()),
+    };
+    let tls_asked = o.insecure
+        || o.cacert.is_some()
+        || client_cert.is_some()
+        || o.sni.is_some()
+        || o.tls_version.is_some();
+    if tls_asked && !tls {
+        return Err(
+            "TLS options (insecure, cacert, cert/key, sni, tls version) need an https:// URL"
+                .into(),
+        );
+    }
+    let tls = tls.then(|| TlsOptions {
+        server_name: o
+            .sni
+            .clone()
+            .unwrap_or_else(|| host.trim_start_matches('[').trim_end_matches(']').into()),
+        insecure: o.insecure,
+        ca_file: o.cacert.clone(),
+        client_cert,
+        version,
+    });
+    let source_addrs = match &o.source_addrs {
+        Some(text) => parse_source_addrs(text).map_err(|e| e.to_string())?,
+        None => Vec::new(),
+    };
+    let protocol = if o.http2 {
+        Protocol::Http2
+    } else {
+        Protocol::Http1
+    };
+    let config = |protocol| ClientConfig {
+        addr,
+        tls: tls.clone(),
+        protocol,
+        keepalive: o.keepalive,
+        source_addrs: source_addrs.clone(),
+    };
+    let client = Client::new(config(protocol)).map_err(|e| e.to_string())?;
+    let grpc_client = if grpc && protocol == Protocol::Http1 {
+        Some(Client::new(config(Protocol::Http2)).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    Ok(Connect {
+        protocol,
+        tls,
+        streams: o.streams,
+        keepalive: o.keepalive,
+        source_addrs,
+        client,
+        grpc_client,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr() -> SocketAddr {
+        "127.0.0.1:9".parse().unwrap()
+    }
+
+    #[test]
+    fn choices_are_validated_with_reasons() {
+        let o = ConnectOptions::default();
+        let c = build(&o, addr(), "127.0.0.1", false, false).unwrap();
+        assert_eq!(c.protocol_name(), "http/1.1");
+        assert!(c.grpc_client.is_none());
+        let c = build(&o, addr(), "127.0.0.1", false, true).unwrap();
+        assert_eq!(c.client_for(true).protocol(), Protocol::Http2);
+        assert_eq!(c.client_for(false).protocol(), Protocol::Http1);
+
+        let streams = ConnectOptions {
+            streams: 8,
+            ..o.clone()
+        };
+        assert!(
+            build(&streams, addr(), "h", false, false)
+                .unwrap_err()
+                .contains("need HTTP/2")
+        );
+        let insecure = ConnectOptions {
+            insecure: true,
+            ..o.clone()
+        };
+        assert!(
+            build(&insecure, addr(), "h", false, false)
+                .unwrap_err()
+                .contains("https://")
+        );
+        let c = build(&insecure, addr(), "localhost", true, false).unwrap();
+        assert_eq!(c.tls.as_ref().unwrap().server_name, "localhost");
+        let version = ConnectOptions {
+            tls_version: Some("1.1".into()),
+            ..o.clone()
+        };
+        assert!(
+            build(&version, addr(), "h", true, false)
+                .unwrap_err()
+                .contains("1.1")
+        );
+        let half = ConnectOptions {
+            cert: Some("c.pem".into()),
+            ..o.clone()
+        };
+        assert!(
+            build(&half, addr(), "h", true, false)
+                .unwrap_err()
+                .contains("both")
+        );
+        let missing = ConnectOptions {
+            cacert: Some("/nonexistent/ca.pem".into()),
+            ..o.clone()
+        };
+        assert!(
+            build(&missing, addr(), "h", true, false)
+                .unwrap_err()
+                .contains("/nonexistent/ca.pem")
+        );
+        let sources = ConnectOptions {
+            source_addrs: Some("127.0.0.2-127.0.0.4".into()),
+            ..o
+        };
+        assert_eq!(
+            build(&sources, addr(), "h", false, false)
+                .unwrap()
+                .source_addrs
+                .len(),
+            3
+        );
+    }
+}
