@@ -229,18 +229,3 @@ fn method_headers_and_body_reach_the_target() {
     assert!(out.status.success());
     assert_eq!(status_of(&rec, "200"), 5);
 }
-
-/// A plain GET over HTTP/1.1 that returns the body.
-pub fn http_get(base: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let addr = base.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
-}

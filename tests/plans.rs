@@ -172,6 +172,33 @@ fn example_003_crud_flow_extracts_and_chains() {
 }
 
 #[test]
+fn example_005_rest_and_grpc_run_one_after_the_other_at_equal_connections() {
+    let _serial = serial();
+    let t = target();
+    let (code, rec, _) = run_plan(
+        &example("005-rest-vs-grpc.toml"),
+        &t.base_url(),
+        &["--time-scale", "0.15"],
+    );
+    assert_eq!(code, Some(0), "{}\n{}", rec["thresholds"], rec["summary"]);
+    let rest = group(&rec, "scenario", "rest");
+    let grpc = group(&rec, "scenario", "grpc");
+    for g in [rest, grpc] {
+        assert!(g["requests"].as_u64().unwrap() > 100, "{g}");
+        assert_eq!(g["errors"], 0, "{g}");
+    }
+    // Every gRPC call of the grpc scenario succeeded; both scenarios held 16 connections.
+    assert_eq!(
+        rec["summary"]["grpc_status"]["OK"].as_u64(),
+        grpc["requests"].as_u64()
+    );
+    assert_eq!(summary_u64(&rec, "connections_opened"), 32);
+    for c in rec["checks"].as_array().unwrap() {
+        assert_eq!(c["failed"], 0, "{c}");
+    }
+}
+
+#[test]
 fn example_004_transactions_counts_exact_iterations_and_expected_400s() {
     let _serial = serial();
     let t = target();
@@ -296,19 +323,4 @@ latency = [{ condition = "p50 < 5ms", abort_on_fail = true, grace = "1s" }]
         rec["interrupted"].is_null(),
         "an abort is not an interruption"
     );
-}
-
-/// A plain GET over HTTP/1.1 that returns the whole response.
-fn http_get(base: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let addr = base.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
 }

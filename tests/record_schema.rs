@@ -36,10 +36,23 @@ fn real_records_validate_against_the_schema() {
     let dir = temp_dir("schema");
     let ok = format!("{}/", t.base_url());
     let failing = format!("http://127.0.0.1:{}/", closed_port());
-    let runs: [&[&str]; 3] = [
+    let proto = concat!(env!("CARGO_MANIFEST_DIR"), "/proto/volley_target.proto");
+    let grpc = [
+        &ok,
+        "--proto",
+        proto,
+        "--call",
+        "volley.target.v1.Echo/Echo",
+        "-n",
+        "50",
+        "--streams",
+        "4",
+    ];
+    let runs: [&[&str]; 4] = [
         &[&ok, "-n", "200", "-c", "4"],
         &[&ok, "--rate", "500", "-d", "1s"],
         &[&failing, "-n", "10", "-c", "1"],
+        &grpc,
     ];
     for args in runs {
         let (_, record) = run_json(&dir, args);

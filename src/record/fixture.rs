@@ -80,6 +80,10 @@ pub fn record(
             warmup_s: 0.0,
             timeout_s: 10.0,
             keepalive: true,
+            protocol: "http/1.1".into(),
+            tls: false,
+            streams: 1,
+            source_addrs: 0,
             threads: 1,
             plan: None,
             scenarios: Vec::new(),
@@ -119,6 +123,8 @@ pub fn record(
             received_bytes_per_sec: requests as f64 * 120.0 / duration.max(1e-9),
             latency_buckets: latency_buckets(&total),
             warmup_requests: 0,
+            grpc_status: BTreeMap::new(),
+            timing: TimingSplit::default(),
         },
         generator: Generator {
             threads: vec![ThreadStats {

@@ -1,0 +1,269 @@
+//! The protocols end to end, through the `volley` binary against the built-in target: HTTP/1.1,
+//! h2c with streams, HTTP/1.1 and HTTP/2 over TLS, gRPC over h2c and TLS, certificate
+//! verification, and a plan that mixes HTTP and gRPC steps.
+
+mod common;
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+
+use common::*;
+use serde_json::Value;
+use volley::target::{self, RunningTarget, TargetConfig};
+
+fn tls_target() -> RunningTarget {
+    target::spawn_tls(TargetConfig {
+        bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        threads: 1,
+        capacity: None,
+    })
+    .expect("TLS target starts")
+}
+
+/// Writes the TLS target's CA certificate to a file for `--cacert`.
+fn ca_file(t: &RunningTarget, dir: &Path) -> PathBuf {
+    let path = dir.join("ca.pem");
+    std::fs::write(&path, t.ca_pem().expect("a TLS target")).unwrap();
+    path
+}
+
+fn proto() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/proto/volley_target.proto").to_string()
+}
+
+/// A short run that must succeed: exit 0, requests made, none failed.
+fn ok_run(dir: &Path, args: &[&str]) -> Value {
+    let mut all = args.to_vec();
+    all.extend(["-d", "1s", "--threads", "1"]);
+    let (out, rec) = run_json(dir, &all);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        rec["summary"]
+    );
+    assert!(summary_u64(&rec, "requests") > 50, "{}", rec["summary"]);
+    assert_eq!(summary_u64(&rec, "errors"), 0, "{}", rec["summary"]);
+    rec
+}
+
+fn timing(rec: &Value, key: &str) -> Option<f64> {
+    rec["summary"]["timing"][key]["p50"].as_f64()
+}
+
+#[test]
+fn http1_and_h2c_with_streams_split_their_time() {
+    let _s = serial();
+    let t = target();
+    let dir = temp_dir("proto-h1-h2c");
+    let url = format!("{}/", t.base_url());
+
+    let h1 = ok_run(&dir, &[&url, "-c", "4"]);
+    assert_eq!(h1["config"]["protocol"], "http/1.1");
+    assert_eq!(summary_u64(&h1, "connections_opened"), 4);
+    assert!(timing(&h1, "connect_ms").is_some() && timing(&h1, "waiting_ms").is_some());
+    assert!(h1["summary"]["timing"]["tls_handshake_ms"].is_null());
+
+    // 2 connections × 8 streams: 16 requests in flight over 2 connections.
+    let h2 = ok_run(&dir, &[&url, "--http2", "-c", "2", "--streams", "8"]);
+    assert_eq!(h2["config"]["protocol"], "h2c");
+    assert_eq!(h2["config"]["streams"], 8);
+    assert_eq!(h2["config"]["connections"], 16);
+    assert_eq!(summary_u64(&h2, "connections_opened"), 2);
+    assert_eq!(h2["summary"]["timing"]["connects"], 2);
+
+    // Streams without HTTP/2 are refused before anything is sent.
+    let (code, _, err) = run_volley(&[&url, "--streams", "4", "-d", "1s"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("need HTTP/2"), "{err}");
+}
+
+#[test]
+fn tls_verifies_by_default_and_passes_with_cacert_or_insecure() {
+    let _s = serial();
+    let t = tls_target();
+    let dir = temp_dir("proto-tls");
+    let url = format!("{}/", t.base_url());
+    assert!(url.starts_with("https://"));
+
+    // Verification on, a self-signed CA: a clear error, nothing measured, exit 1.
+    let (code, _, err) = run_volley(&[&url, "-d", "1s", "-q"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("certificate was rejected") && err.contains("--cacert"),
+        "{err}"
+    );
+
+    let ca = ca_file(&t, &dir);
+    let ca = ca.to_str().unwrap();
+    let h1 = ok_run(&dir, &[&url, "-c", "2", "--cacert", ca]);
+    assert_eq!(h1["config"]["protocol"], "http/1.1");
+    assert_eq!(h1["config"]["tls"], true);
+    assert_eq!(h1["summary"]["timing"]["tls_handshakes"], 2);
+    assert!(timing(&h1, "tls_handshake_ms").unwrap() > 0.0);
+
+    let h2 = ok_run(
+        &dir,
+        &[&url, "--http2", "-c", "2", "--streams", "4", "--insecure"],
+    );
+    assert_eq!(h2["config"]["protocol"], "h2");
+    assert_eq!(summary_u64(&h2, "connections_opened"), 2);
+
+    // A name the certificate does not hold fails verification even with the right CA.
+    let (code, _, err) = run_volley(&[&url, "--cacert", ca, "--sni", "example.com", "-d", "1s"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("certificate"), "{err}");
+    // TLS options without TLS are refused.
+    let (code, _, err) = run_volley(&["http://127.0.0.1:9/", "--insecure", "-d", "1s"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("https://"), "{err}");
+}
+
+#[test]
+fn grpc_over_h2c_and_tls_counts_grpc_statuses() {
+    let _s = serial();
+    let dir = temp_dir("proto-grpc");
+    let proto = proto();
+    let echo = [
+        "--proto",
+        &proto,
+        "--call",
+        "volley.target.v1.Echo/Echo",
+        "--data",
+        r#"{"message": "hi"}"#,
+    ];
+
+    let t = target();
+    let mut args = vec![t.base_url()];
+    args.extend(echo.iter().map(|s| s.to_string()));
+    args.extend(["-c", "2", "--streams", "4"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let rec = ok_run(&dir, &args);
+    assert_eq!(rec["config"]["protocol"], "h2c");
+    assert_eq!(rec["config"]["method"], "gRPC");
+    let calls = summary_u64(&rec, "requests");
+    assert_eq!(rec["summary"]["grpc_status"]["OK"].as_u64(), Some(calls));
+
+    // A failing call counts by its gRPC status, as a caller-side error.
+    let url = t.base_url();
+    let (out, rec) = run_json(
+        &dir,
+        &[
+            &url,
+            "--proto",
+            &proto,
+            "--call",
+            "volley.target.v1.Tasks/GetTask",
+            "--data",
+            r#"{"id": 987654321}"#,
+            "-n",
+            "20",
+            "-c",
+            "2",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(rec["summary"]["grpc_status"]["NOT_FOUND"], 20);
+    assert_eq!(errors_of(&rec, "grpc_client_error"), 20);
+
+    // A message that does not fit its type is refused before the run, with the field.
+    let (code, _, err) = run_volley(&[
+        &url,
+        "--proto",
+        &proto,
+        "--call",
+        "volley.target.v1.Echo/Echo",
+        "--data",
+        r#"{"mesage": "x"}"#,
+    ]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("mesage"), "{err}");
+
+    // Over TLS (grpcs:// implies HTTP/2), trusting the target's CA.
+    let tls = tls_target();
+    let ca = ca_file(&tls, &dir);
+    let url = tls.base_url().replace("https://", "grpcs://");
+    let mut args = vec![url, "--cacert".into(), ca.display().to_string()];
+    args.extend(echo.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let rec = ok_run(&dir, &args);
+    assert_eq!(rec["config"]["protocol"], "h2");
+    assert!(rec["summary"]["grpc_status"]["OK"].as_u64().unwrap() > 50);
+}
+
+#[test]
+fn a_plan_mixes_rest_and_grpc_steps_on_one_task_store() {
+    let _s = serial();
+    let t = target();
+    let dir = temp_dir("proto-mixed");
+    let plan = dir.join("mixed.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            r#"
+[target]
+base_url = "{}"
+proto = ["{}"]
+
+[[scenario]]
+name = "mixed"
+[scenario.load]
+profile = "iterations"
+vus = 2
+iterations = 10  # shared by the VUs: ten tasks in all
+
+# Created over REST, read back over gRPC.
+[[scenario.step]]
+name = "rest_create"
+method = "POST"
+path = "/tasks"
+json = {{ title = "made over rest", done = false }}
+[scenario.step.extract]
+task_id = {{ json = "/id" }}
+[scenario.step.checks]
+status = [201]
+
+[[scenario.step]]
+name = "grpc_get"
+grpc = "volley.target.v1.Tasks/GetTask"
+json = {{ id = "{{{{ task_id }}}}" }}
+[scenario.step.extract]
+title = {{ json = "/title" }}
+[scenario.step.checks]
+json = {{ "/title" = "made over rest" }}
+
+# The title extracted from the gRPC reply goes back out over REST.
+[[scenario.step]]
+name = "rest_update"
+method = "PUT"
+path = "/tasks/{{{{ task_id }}}}"
+json = {{ title = "{{{{ title }}}} (seen)", done = true }}
+[scenario.step.checks]
+status = [200]
+"#,
+            t.base_url(),
+            proto()
+        ),
+    )
+    .unwrap();
+    let (out, rec) = run_json(&dir, &["run", plan.to_str().unwrap()]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(summary_u64(&rec, "requests"), 30, "{}", rec["summary"]);
+    assert_eq!(summary_u64(&rec, "errors"), 0, "{}", rec["summary"]);
+    assert_eq!(rec["summary"]["grpc_status"]["OK"], 10);
+    assert_eq!(rec["config"]["protocol"], "http/1.1");
+    let checks = rec["checks"].as_array().unwrap();
+    assert!(
+        checks.iter().all(|c| c["failed"] == 0 && c["passed"] == 10),
+        "{checks:?}"
+    );
+    // Every task went through all three steps.
+    let body = http_get(&t.base_url(), "/tasks");
+    assert_eq!(body.matches("made over rest (seen)").count(), 10, "{body}");
+}
