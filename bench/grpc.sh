@@ -8,11 +8,11 @@
 #     (h1, h1-tls, h2c, h2-tls, grpc, grpc-tls, hyper-h2c) or MODES; CPU of its one thread.
 #   - ghz (go install github.com/bojand/ghz/cmd/ghz@latest), GOMAXPROCS=1 (--cpus 1),
 #     the same Echo call over h2c; CPU from /usr/bin/time, calls from its JSON report.
-#   - volley's CLI: TBD — the engine does not speak gRPC yet. Once wired, the run will be
-#       volley grpc://127.0.0.1:PORT --proto proto/volley_target.proto \
+#   - volley's CLI, the same call over h2c and over TLS (--insecure), 4 connections × 16 streams:
+#       volley grpc://ADDR --proto proto/volley_target.proto \
 #         --call volley.target.v1.Echo/Echo --data '{"message":"hello"}' \
-#         -c 64 --connections 4 -d 5s --threads 1 -q --json FILE
-#     and belongs in the round loop below next to ghz (search for "TBD").
+#         -c 4 --streams 16 -d 5s --threads 1 -q --json FILE
+#     CPU per call from the record (generator.cpu_us_per_request: the whole process).
 # Rounds alternate the clients so drift hits them alike; medians at the end.
 #
 #   DURATION=5  ROUNDS=3  MODES="grpc grpc-tls h2c hyper-h2c h1 h1-tls h2-tls"
@@ -46,10 +46,12 @@ done
 
 harness=$repo/target/release/examples/proto_cpu
 if [[ $BUILD != never ]]; then
-  note "building examples/proto_cpu (release)"
-  (cd "$repo" && cargo build --release --example proto_cpu >&2)
+  note "building volley and examples/proto_cpu (release)"
+  (cd "$repo" && cargo build --release --bin volley --example proto_cpu >&2)
 fi
 [[ -x $harness ]] || die "no $harness (build it or drop BUILD=never)"
+volley=$repo/target/release/volley
+[[ -x $volley ]] || die "no $volley (build it or drop BUILD=never)"
 
 tmp=$(mktemp -d)
 server_pid=
@@ -79,7 +81,23 @@ for round in $(seq "$ROUNDS"); do
   taskset -c "$CLIENT_CPU" "$harness" measure "$tmp" "$DURATION" 1 "$MODES" > "$tmp/harness.txt"
   awk -v r="$round" '/^round/ { printf "%s\tvolley-proto %s\t%s\t%s\n", r, $3, $4, $6 }' \
     "$tmp/harness.txt" >> "$rows"
-  # TBD: volley's CLI gRPC run (see the header) goes here once the engine is wired.
+  # volley's CLI: the same Echo call, h2c then TLS.
+  for mode in grpc grpc-tls; do
+    if [[ $mode == grpc ]]; then url=grpc://$plain_addr; tls=(); else url=grpcs://$tls_addr; tls=(--insecure); fi
+    taskset -c "$CLIENT_CPU" "$volley" "$url" "${tls[@]}" \
+      --proto "$repo/proto/volley_target.proto" --call volley.target.v1.Echo/Echo \
+      --data '{"message":"hello"}' -c 4 --streams 16 -d "${DURATION}s" --threads 1 -q \
+      --json "$tmp/volley.json" --out "$tmp/results" 2>"$tmp/volley.err" \
+      || { cat "$tmp/volley.err" >&2; die "volley $mode failed"; }
+    python3 - "$tmp/volley.json" "$round" "$mode" >> "$rows" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+s = r["summary"]
+if s["errors"]:
+    sys.exit(f"volley: {s['errors']} of {s['requests']} calls failed: {s['errors_by_kind']}")
+print(f"{sys.argv[2]}\tvolley-cli {sys.argv[3]}\t{r['generator']['cpu_us_per_request']:.2f}\t{s['rps']:.0f}")
+EOF
+  done
   if [[ $have_ghz == 1 ]]; then
     /usr/bin/time -f '%U %S' -o "$tmp/ghz.time" \
       taskset -c "$CLIENT_CPU" "$GHZ" --insecure --cpus 1 \
