@@ -184,16 +184,6 @@ struct VuRun<'a> {
     header_at: Vec<std::ops::Range<usize>>,
 }
 
-impl VuRun<'_> {
-    /// The connection a step's request goes over.
-    fn conn_for(&self, step: &Step) -> &Connection {
-        match (&self.grpc_conn, step.grpc.is_some()) {
-            (Some(c), true) => c,
-            _ => &self.conn,
-        }
-    }
-}
-
 /// The VUs' connections of one scenario on one worker: with HTTP/2, `streams` VUs share each.
 struct Connections<'a> {
     client: &'a Client,
@@ -327,6 +317,8 @@ struct Outcome {
     grpc: Option<GrpcCode>,
     timing: Timing,
     bytes_sent: u64,
+    bytes_received: u64,
+    connections_opened: u32,
 }
 
 impl Outcome {
@@ -337,6 +329,8 @@ impl Outcome {
             grpc: None,
             timing: Timing::default(),
             bytes_sent: 0,
+            bytes_received: 0,
+            connections_opened: 0,
         }
     }
 }
@@ -405,6 +399,8 @@ async fn run_step(
     } else {
         0
     };
+    let bytes_received = conn.bytes_received();
+    let connections_opened = conn.connections_opened();
     let (outcome, response) = match result {
         Ok(r) => {
             let error = match r.grpc_status {
@@ -418,12 +414,16 @@ async fn run_step(
                 grpc: r.grpc_status,
                 timing: r.timing,
                 bytes_sent,
+                bytes_received,
+                connections_opened,
             };
             (outcome, Some(r))
         }
         Err(kind) => (
             Outcome {
                 bytes_sent,
+                bytes_received,
+                connections_opened,
                 ..Outcome::failed(kind)
             },
             None,
@@ -494,8 +494,8 @@ fn record(
         service_us: micros(done - sent),
         lag_us: micros(sent.saturating_duration_since(due)),
         bytes_sent: outcome.bytes_sent,
-        bytes_received: vu.conn_for(step).bytes_received(),
-        connections_opened: vu.conn_for(step).connections_opened(),
+        bytes_received: outcome.bytes_received,
+        connections_opened: outcome.connections_opened,
         status: outcome.status,
         error: outcome.error,
         grpc: outcome.grpc,
