@@ -2,7 +2,6 @@
 //! file:line:col and a hint, before any load is sent.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::ToSocketAddrs;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,19 +10,22 @@ use std::time::Duration;
 use toml::Spanned;
 
 mod profile;
+mod target;
+
+pub use target::{resolve_target, step_capture};
 
 use super::check::{self, Check, Extract, Source};
-use super::connect::{self, ConnectOptions};
+
 use super::data::{DataSource, RowMode};
 use super::file::{self, PlanFile, ScenarioFile, StepFile, ThresholdEntry};
-use super::template::{Templates, Text, has_template_syntax};
+use super::template::{Templates, Text};
 use super::threshold::{self, Threshold};
 use super::{
     Body, DynamicRequest, Flow, GroupDef, Plan, Scenario, StaticRequest, Step, StepRequest, Target,
 };
 use crate::error::Error;
 use crate::proto::grpc::GrpcSchema;
-use crate::proto::message::{Capture, Request, RequestKind};
+use crate::proto::message::{Request, RequestKind};
 use crate::record::model::GroupKind;
 
 /// Choices from the command line that change a plan.
@@ -232,120 +234,6 @@ impl Ctx<'_> {
             groups,
             quick: None,
         })
-    }
-
-    fn target(
-        &self,
-        f: &PlanFile,
-        templates: &Templates,
-        base_url_override: Option<String>,
-        timeout_override: Option<String>,
-    ) -> Result<Target, Error> {
-        let written = base_url_override.unwrap_or_else(|| f.target.base_url.get_ref().clone());
-        let base_url = if has_template_syntax(&written) {
-            let mut t = Templates::new(BTreeMap::new(), BTreeMap::new());
-            let text = t
-                .text(&written, &BTreeSet::new())
-                .map_err(|e| self.at(&f.target.base_url, e.0, None))?;
-            let ctx = templates.context(0, 0, "", &BTreeMap::new());
-            t.render(&text, &ctx).map_err(|e| {
-                self.at(
-                    &f.target.base_url,
-                    e.0,
-                    Some("only vars and env can be used in base_url"),
-                )
-            })?
-        } else {
-            written
-        };
-        let timeout = match (&timeout_override, &f.target.timeout) {
-            (Some(t), _) => parse_duration(t).map_err(|why| Error::Invalid {
-                what: "--set target.timeout".into(),
-                why,
-            })?,
-            (None, Some(t)) => self.duration(t, false)?,
-            (None, None) => crate::proto::http1::DEFAULT_TIMEOUT,
-        };
-        if timeout.is_zero() {
-            return Err(self.err(
-                f.target.timeout.as_ref().map(|t| t.span()),
-                "the timeout must be longer than 0",
-                None,
-            ));
-        }
-        let headers = f
-            .target
-            .headers
-            .iter()
-            .map(|(n, v)| super::quick::parse_header(&format!("{n}: {v}")))
-            .collect::<Result<Vec<_>, _>>()?;
-        let t = &f.target;
-        let tls = t.tls.as_ref();
-        let file = |f: &Option<String>| f.as_deref().map(|p| self.relative(p));
-        let steps = || f.scenarios.iter().flat_map(|sc| sc.steps.iter());
-        let options = ConnectOptions {
-            // Only gRPC steps: all of the run speaks HTTP/2.
-            http2: t.http2.unwrap_or(false) || steps().all(|st| st.grpc.is_some()),
-            streams: t.streams.as_ref().map_or(1, |s| *s.get_ref()),
-            keepalive: t.keepalive.unwrap_or(true),
-            insecure: tls.and_then(|t| t.insecure).unwrap_or(false),
-            cacert: tls.and_then(|t| file(&t.cacert)),
-            cert: tls.and_then(|t| file(&t.cert)),
-            key: tls.and_then(|t| file(&t.key)),
-            sni: tls.and_then(|t| t.sni.clone()),
-            tls_version: tls.and_then(|t| t.version.clone()),
-            source_addrs: t.source_addrs.as_ref().map(|s| s.get_ref().clone()),
-        };
-        let grpc = steps().any(|st| st.grpc.is_some());
-        // Point at the key the error is most likely about.
-        let span = match &t.streams {
-            Some(s) if *s.get_ref() != 1 => s.span(),
-            _ => match &t.source_addrs {
-                Some(a) => a.span(),
-                None => t.base_url.span(),
-            },
-        };
-        resolve_target(&base_url, headers, timeout, &options, grpc).map_err(|why| {
-            self.err(
-                Some(span),
-                why,
-                Some("base_url is like http://127.0.0.1:8080 or https://host:8443"),
-            )
-        })
-    }
-
-    /// The gRPC schema of `[target] proto`, when any step is a gRPC call.
-    fn grpc_schema(&self, f: &PlanFile) -> Result<Option<GrpcSchema>, Error> {
-        let first_grpc = f
-            .scenarios
-            .iter()
-            .flat_map(|sc| sc.steps.iter())
-            .find_map(|st| st.grpc.as_ref());
-        let Some(first) = first_grpc else {
-            return Ok(None);
-        };
-        if f.target.proto.is_empty() {
-            return Err(self.at(
-                first,
-                "gRPC steps need the services' .proto files",
-                Some("[target] proto = [\"service.proto\"]"),
-            ));
-        }
-        let files: Vec<PathBuf> = f
-            .target
-            .proto
-            .iter()
-            .map(|p| self.relative(p.get_ref()))
-            .collect();
-        let imports: Vec<PathBuf> = f
-            .target
-            .import_paths
-            .iter()
-            .map(|p| self.relative(p))
-            .collect();
-        GrpcSchema::compile(&files, &imports)
-            .map(Some)
-            .map_err(|e| self.at(&f.target.proto[0], e.to_string(), None))
     }
 
     fn scenario(
@@ -825,74 +713,4 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     }
     humantime::parse_duration(t)
         .map_err(|e| format!("`{text}` is not a duration like 10s, 1m30s or 500ms ({e})"))
-}
-
-/// What a step keeps of its responses: everything checks and extraction may read.
-pub fn step_capture(capture: bool) -> Capture {
-    if capture {
-        Capture {
-            body_limit: crate::proto::http1::MAX_CAPTURE_BYTES,
-            headers: true,
-        }
-    } else {
-        Capture::default()
-    }
-}
-
-/// Resolves a base URL into a [`Target`] connecting as `options` say; `grpc` when some step is a
-/// gRPC call. `http://` and `https://`, or `grpc://` and `grpcs://` (the same with HTTP/2).
-/// Errors are messages for the user.
-pub fn resolve_target(
-    base_url: &str,
-    headers: Vec<(String, String)>,
-    timeout: Duration,
-    options: &ConnectOptions,
-    grpc: bool,
-) -> Result<Target, String> {
-    let url =
-        url::Url::parse(base_url).map_err(|e| format!("`{base_url}` is not a valid URL: {e}"))?;
-    let (tls, http2, default_port) = match url.scheme() {
-        "http" => (false, options.http2, 80),
-        "https" => (true, options.http2, 443),
-        "grpc" => (false, true, 80),
-        "grpcs" => (true, true, 443),
-        other => {
-            return Err(format!(
-                "`{base_url}`: scheme `{other}` is not http, https, grpc or grpcs"
-            ));
-        }
-    };
-    let host = url
-        .host_str()
-        .ok_or_else(|| format!("`{base_url}` has no host"))?;
-    let port = url.port_or_known_default().unwrap_or(default_port);
-    let lookup = host.trim_start_matches('[').trim_end_matches(']');
-    let addr = (lookup, port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve host `{host}`: {e}"))?
-        .next()
-        .ok_or_else(|| format!("host `{host}` resolves to no address"))?;
-    let host_header = match url.port() {
-        Some(p) => format!("{host}:{p}"),
-        None => host.to_string(),
-    };
-    let connect = connect::build(
-        &ConnectOptions {
-            http2,
-            ..options.clone()
-        },
-        addr,
-        host,
-        tls,
-        grpc,
-    )?;
-    Ok(Target {
-        base_url: base_url.to_string(),
-        addr,
-        host_header,
-        base_path: url.path().trim_end_matches('/').to_string(),
-        headers,
-        timeout,
-        connect,
-    })
 }
