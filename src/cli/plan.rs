@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use volley::plan::load::{LoadOptions, load};
 use volley::plan::{Body, StepRequest, Text};
+use volley::proto::client::Protocol;
 
 use super::args::{CheckArgs, RunArgs};
 
@@ -49,7 +50,28 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
         },
     )?;
     println!("{}: valid", a.plan.display());
-    println!("target: {} ({})", plan.target.base_url, plan.target.addr);
+    let connect = &plan.target.connect;
+    println!(
+        "target: {} ({}), {}{}{}",
+        plan.target.base_url,
+        plan.target.addr,
+        connect.protocol_name(),
+        if connect.streams > 1 {
+            format!(", {} streams per connection", connect.streams)
+        } else {
+            String::new()
+        },
+        match &connect.grpc_client {
+            Some(_) => format!(
+                "; gRPC steps over {}",
+                volley::plan::connect::protocol_name(
+                    volley::proto::client::Protocol::Http2,
+                    connect.tls.is_some()
+                )
+            ),
+            None => String::new(),
+        }
+    );
     for sc in &plan.scenarios {
         println!(
             "\nscenario {}: {}{}",
@@ -88,7 +110,23 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
             let rendered = match &st.request {
                 StepRequest::Static(s) => match s.prepared.http1_bytes() {
                     Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
-                    None => describe_h2(&s.request, st.grpc.is_some()),
+                    None => {
+                        let r = &s.request;
+                        let grpc = st.grpc.is_some();
+                        let body = if grpc {
+                            format!("({} bytes of protobuf)", r.body.len())
+                        } else {
+                            String::from_utf8_lossy(&r.body).into_owned()
+                        };
+                        describe_h2(
+                            r.method.as_str(),
+                            &r.path_and_query,
+                            &r.authority,
+                            &r.headers,
+                            grpc,
+                            &body,
+                        )
+                    }
                 },
                 StepRequest::Dynamic(d) => {
                     let render = |t: &Text| {
@@ -104,17 +142,29 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                         Body::Empty => String::new(),
                         Body::Text(t) | Body::Json(t) => render(t)?,
                     };
-                    let mut out = Vec::new();
-                    volley::proto::http1::write_request(
-                        &mut out,
-                        &d.method,
-                        &plan.target.host_header,
-                        render(&d.path)?.as_bytes(),
-                        headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
-                        body.as_bytes(),
-                        plan.target.connect.keepalive,
-                    );
-                    String::from_utf8_lossy(&out).into_owned()
+                    if st.grpc.is_some() || connect.client_for(false).protocol() == Protocol::Http2
+                    {
+                        describe_h2(
+                            &d.method,
+                            &render(&d.path)?,
+                            &plan.target.host_header,
+                            &headers,
+                            st.grpc.is_some(),
+                            &body,
+                        )
+                    } else {
+                        let mut out = Vec::new();
+                        volley::proto::http1::write_request(
+                            &mut out,
+                            &d.method,
+                            &plan.target.host_header,
+                            render(&d.path)?.as_bytes(),
+                            headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
+                            body.as_bytes(),
+                            plan.target.connect.keepalive,
+                        );
+                        String::from_utf8_lossy(&out).into_owned()
+                    }
                 }
             };
             for line in rendered.split("\r\n") {
@@ -146,23 +196,28 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
     Ok(super::EXIT_OK)
 }
 
-/// An HTTP/2 request or gRPC call, for display: its head, then the body (a gRPC message is shown
-/// by size: it is protobuf).
-fn describe_h2(r: &volley::proto::message::Request, grpc: bool) -> String {
+/// An HTTP/2 request or gRPC call, for display: its head, then the body (a gRPC message as its
+/// JSON, or its size once encoded).
+fn describe_h2(
+    method: &str,
+    path: &str,
+    authority: &str,
+    headers: &[(String, String)],
+    grpc: bool,
+    body: &str,
+) -> String {
     let mut out = if grpc {
-        format!("gRPC {} (HTTP/2)", r.path_and_query)
+        format!("gRPC {path} (HTTP/2)")
     } else {
-        format!("{} {} HTTP/2", r.method, r.path_and_query)
+        format!("{method} {path} HTTP/2")
     };
-    out.push_str(&format!("\r\n:authority: {}", r.authority));
-    for (n, v) in &r.headers {
+    out.push_str(&format!("\r\n:authority: {authority}"));
+    for (n, v) in headers {
         out.push_str(&format!("\r\n{n}: {v}"));
     }
-    if grpc {
-        out.push_str(&format!("\r\n\r\n({} bytes of protobuf)", r.body.len()));
-    } else if !r.body.is_empty() {
+    if !body.is_empty() {
         out.push_str("\r\n\r\n");
-        out.push_str(&String::from_utf8_lossy(&r.body));
+        out.push_str(body);
     }
     out
 }
