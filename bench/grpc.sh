@@ -111,8 +111,9 @@ report = json.load(open(sys.argv[1]))
 user, system = map(float, open(sys.argv[2]).read().split()[-2:])
 ok = report.get("statusCodeDistribution", {}).get("OK", 0)
 errors = report.get("errorDistribution") or {}
-# When -z runs out ghz cancels the calls in flight ("transport is closing"): at most -c of them.
-cut = sum(n for e, n in errors.items() if "transport is closing" in e)
+# When -z runs out ghz cancels the calls in flight ("transport is closing", "client connection
+# is closing"): at most -c of them.
+cut = sum(n for e, n in errors.items() if "is closing" in e)
 if report["count"] - ok - cut > 0 or cut > 64:
     sys.exit(f"ghz: {report['count'] - ok} of {report['count']} calls failed: {errors}")
 print(f"{sys.argv[4]}\tghz grpc\t{(user + system) * 1e6 / ok:.2f}\t{ok / float(sys.argv[3]):.0f}")
