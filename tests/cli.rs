@@ -64,7 +64,7 @@ fn sigint_stops_the_run_and_leaves_a_complete_record() {
     // Synchronise on the target having served requests, not on a sleep.
     let started = Instant::now();
     loop {
-        let metrics = load_models_get(&t.base_url(), "/metrics");
+        let metrics = http_get(&t.base_url(), "/metrics");
         if served(&metrics) > 100 {
             break;
         }
@@ -156,18 +156,4 @@ fn served(metrics: &str) -> u64 {
         .filter(|l| l.starts_with("volley_target_requests_total{path=\"/\""))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
         .sum()
-}
-
-fn load_models_get(base: &str, path: &str) -> String {
-    use std::io::Write;
-    let addr = base.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
 }

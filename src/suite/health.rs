@@ -3,7 +3,7 @@
 //! engine and needs no runtime.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 /// How often a target that does not answer yet is asked again.
@@ -34,20 +34,7 @@ impl HealthCheck {
         if parsed.scheme() != "http" {
             return Err(format!("`{url}`: only http:// is supported"));
         }
-        let host = parsed
-            .host_str()
-            .ok_or_else(|| format!("`{url}` has no host"))?;
-        let port = parsed.port_or_known_default().unwrap_or(80);
-        let lookup = host.trim_start_matches('[').trim_end_matches(']');
-        let addr = (lookup, port)
-            .to_socket_addrs()
-            .map_err(|e| format!("cannot resolve host `{host}`: {e}"))?
-            .next()
-            .ok_or_else(|| format!("host `{host}` resolves to no address"))?;
-        let host_header = match parsed.port() {
-            Some(p) => format!("{host}:{p}"),
-            None => host.to_string(),
-        };
+        let (addr, host_header) = crate::plan::load::resolve_host(&parsed, 80)?;
         let mut path = parsed.path().to_string();
         if let Some(q) = parsed.query() {
             path.push('?');

@@ -12,7 +12,7 @@ use toml::Spanned;
 mod profile;
 mod target;
 
-pub use target::{resolve_target, step_capture};
+pub use target::{resolve_host, resolve_target, step_capture};
 
 use super::check::{self, Check, Extract, Source};
 

@@ -2,7 +2,7 @@
 //! protocol, TLS, streams, source addresses), and the gRPC schema of its `proto` files.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::ToSocketAddrs;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -166,20 +166,8 @@ pub fn resolve_target(
             ));
         }
     };
-    let host = url
-        .host_str()
-        .ok_or_else(|| format!("`{base_url}` has no host"))?;
-    let port = url.port_or_known_default().unwrap_or(default_port);
-    let lookup = host.trim_start_matches('[').trim_end_matches(']');
-    let addr = (lookup, port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve host `{host}`: {e}"))?
-        .next()
-        .ok_or_else(|| format!("host `{host}` resolves to no address"))?;
-    let host_header = match url.port() {
-        Some(p) => format!("{host}:{p}"),
-        None => host.to_string(),
-    };
+    let (addr, host_header) = resolve_host(&url, default_port)?;
+    let host = url.host_str().unwrap_or_default();
     let connect = connect::build(
         &ConnectOptions {
             http2,
@@ -199,4 +187,25 @@ pub fn resolve_target(
         timeout,
         connect,
     })
+}
+
+/// Resolves a URL's host (once, before any load) to an address, with `default_port` when the URL
+/// has none; also returns the `Host` header value (`host[:port]` as written). Errors are messages
+/// for the user.
+pub fn resolve_host(url: &url::Url, default_port: u16) -> Result<(SocketAddr, String), String> {
+    let host = url
+        .host_str()
+        .ok_or_else(|| format!("`{url}` has no host"))?;
+    let port = url.port_or_known_default().unwrap_or(default_port);
+    let lookup = host.trim_start_matches('[').trim_end_matches(']');
+    let addr = (lookup, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve host `{host}`: {e}"))?
+        .next()
+        .ok_or_else(|| format!("host `{host}` resolves to no address"))?;
+    let host_header = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    };
+    Ok((addr, host_header))
 }
