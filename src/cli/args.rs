@@ -251,6 +251,14 @@ pub struct QuickArgs {
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
+    /// Largest response head accepted (status line and headers), e.g. 64KiB, 1MiB; a larger
+    /// one fails as header_too_large. 1KiB to 16MiB (default 64KiB).
+    #[arg(long, value_name = "SIZE", value_parser = volley::proto::http1::parse_size)]
+    pub max_header_size: Option<u64>,
+    /// Largest response body accepted, e.g. 10MB, 64MiB; a larger one fails as body_too_large
+    /// (default: no limit; bodies are counted and discarded, never held in memory).
+    #[arg(long, value_name = "SIZE", value_parser = volley::proto::http1::parse_size)]
+    pub max_body_size: Option<u64>,
 }
 
 /// `volley serve`.

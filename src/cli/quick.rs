@@ -110,5 +110,7 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.timeout = a.timeout;
     input.keepalive = !a.no_keepalive;
     input.threads = a.threads;
+    input.max_header_bytes = a.max_header_size;
+    input.max_body_bytes = a.max_body_size;
     Ok(input)
 }

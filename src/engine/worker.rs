@@ -181,7 +181,8 @@ async fn vu_loop(who: Vu, state: Rc<WorkerState>, gate: Rc<Gate>, run: Arc<RunSh
         plan,
         scenario,
         start: run.scenarios[who.scenario].start,
-        conn: Connection::new(plan.target.addr, plan.target.keepalive),
+        conn: Connection::new(plan.target.addr, plan.target.keepalive)
+            .with_limits(plan.target.limits),
         deadline,
         vars: BTreeMap::new(),
         ctx: None,

@@ -82,6 +82,8 @@ pub struct Target {
     pub timeout: Duration,
     /// Reuse connections (`false`: a new connection per request).
     pub keepalive: bool,
+    /// Response size limits (head, body).
+    pub limits: crate::proto::http1::Limits,
 }
 
 /// One scenario: a load profile driving a flow of steps.

@@ -9,7 +9,7 @@ use super::{
     Flow, Iterations, Plan, Profile, QuickRequest, Scenario, Step, StepRequest, Templates,
 };
 use crate::error::Error;
-use crate::proto::http1::RequestBytes;
+use crate::proto::http1::{Limits, RequestBytes};
 use crate::schedule::Ramp;
 
 /// When a run stops (after its warm-up).
@@ -50,6 +50,10 @@ pub struct RunInput {
     pub keepalive: bool,
     /// Worker threads; `None` = one per core.
     pub threads: Option<usize>,
+    /// Largest response head, bytes; `None` = the default (64 KiB).
+    pub max_header_bytes: Option<u64>,
+    /// Largest response body, bytes; `None` = no limit.
+    pub max_body_bytes: Option<u64>,
 }
 
 /// Connections in the closed model when `-c` is absent.
@@ -76,6 +80,8 @@ impl RunInput {
             timeout: crate::proto::http1::DEFAULT_TIMEOUT,
             keepalive: true,
             threads: None,
+            max_header_bytes: None,
+            max_body_bytes: None,
         }
     }
 
@@ -110,6 +116,14 @@ impl RunInput {
             path_and_query.push_str(q);
         }
         target.base_path = String::new();
+        if let Some(bytes) = self.max_header_bytes {
+            target.limits.max_head_bytes =
+                Limits::check_head(bytes).map_err(|why| invalid("--max-header-size", why))?;
+        }
+        if let Some(bytes) = self.max_body_bytes {
+            target.limits.max_body_bytes =
+                Some(Limits::check_body(bytes).map_err(|why| invalid("--max-body-size", why))?);
+        }
 
         let limit = match (self.duration, self.requests) {
             (Some(_), Some(_)) => {
@@ -296,6 +310,28 @@ mod tests {
         let mut i = RunInput::new("http://127.0.0.1/");
         i.method = "GE T".into();
         assert!(err(i).contains("not a valid HTTP method"));
+    }
+
+    #[test]
+    fn response_limits_are_checked() {
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.max_header_bytes = Some(8192);
+        i.max_body_bytes = Some(1 << 20);
+        let limits = i.validate().unwrap().target.limits;
+        assert_eq!(limits.max_head_bytes, 8192);
+        assert_eq!(limits.max_body_bytes, Some(1 << 20));
+        let limits = RunInput::new("http://127.0.0.1/")
+            .validate()
+            .unwrap()
+            .target
+            .limits;
+        assert_eq!(limits, Limits::default());
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.max_header_bytes = Some(10);
+        assert!(err(i).contains("invalid --max-header-size: must be between 1KiB and 16MiB"));
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.max_body_bytes = Some(0);
+        assert!(err(i).contains("invalid --max-body-size: must be at least 1 byte"));
     }
 
     #[test]

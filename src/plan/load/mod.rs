@@ -14,12 +14,12 @@ mod profile;
 
 use super::check::{self, Check, Extract, Source};
 use super::data::{DataSource, RowMode};
-use super::file::{self, PlanFile, ScenarioFile, StepFile, ThresholdEntry};
+use super::file::{self, PlanFile, ScenarioFile, SizeText, StepFile, ThresholdEntry};
 use super::template::{Templates, Text, has_template_syntax};
 use super::threshold::{self, Threshold};
 use super::{Body, DynamicRequest, Flow, GroupDef, Plan, Scenario, Step, StepRequest, Target};
 use crate::error::Error;
-use crate::proto::http1::RequestBytes;
+use crate::proto::http1::{Limits, RequestBytes, parse_size};
 use crate::record::model::GroupKind;
 
 /// Choices from the command line that change a plan.
@@ -268,7 +268,7 @@ impl Ctx<'_> {
             .iter()
             .map(|(n, v)| super::quick::parse_header(&format!("{n}: {v}")))
             .collect::<Result<Vec<_>, _>>()?;
-        resolve_target(
+        let mut target = resolve_target(
             &base_url,
             headers,
             timeout,
@@ -280,7 +280,22 @@ impl Ctx<'_> {
                 why,
                 Some("base_url is like http://127.0.0.1:8080"),
             )
-        })
+        })?;
+        if let Some(size) = &f.target.max_header_size {
+            target.limits.max_head_bytes = size_bytes(size)
+                .and_then(Limits::check_head)
+                .map_err(|why| self.at(size, format!("max_header_size {why}"), Some(SIZE_HINT)))?;
+        }
+        if let Some(size) = &f.target.max_body_size {
+            target.limits.max_body_bytes = Some(
+                size_bytes(size)
+                    .and_then(Limits::check_body)
+                    .map_err(|why| {
+                        self.at(size, format!("max_body_size {why}"), Some(SIZE_HINT))
+                    })?,
+            );
+        }
+        Ok(target)
     }
 
     fn scenario(
@@ -695,6 +710,17 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         .map_err(|e| format!("`{text}` is not a duration like 10s, 1m30s or 500ms ({e})"))
 }
 
+/// How to write a size, for error hints.
+const SIZE_HINT: &str = "write sizes as bytes (65536) or with a unit: \"64KiB\", \"10MB\"";
+
+/// A size as written, in bytes.
+fn size_bytes(s: &Spanned<SizeText>) -> Result<u64, String> {
+    match s.get_ref() {
+        SizeText::Bytes(n) => Ok(*n),
+        SizeText::Text(t) => parse_size(t),
+    }
+}
+
 /// Resolves a base URL into a [`Target`]; errors are messages for the user.
 pub fn resolve_target(
     base_url: &str,
@@ -735,5 +761,6 @@ pub fn resolve_target(
         headers,
         timeout,
         keepalive,
+        limits: crate::proto::http1::Limits::default(),
     })
 }
