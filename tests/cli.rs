@@ -48,6 +48,10 @@ fn usage_errors_exit_2_with_a_clear_message() {
             &["http://127.0.0.1:1/", "--max-body-size", "0"],
             "invalid --max-body-size: must be at least 1 byte",
         ),
+        (
+            &["serve", "--port", "0", "--close-after-requests", "0"],
+            "invalid --close-after-requests: must be at least 1",
+        ),
         (&[], "required"),
     ];
     for (args, expected) in cases {

@@ -279,6 +279,13 @@ pub struct ServeArgs {
     /// Server threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Fault: close the listener after this many requests have been answered (new connections
+    /// are refused, open ones closed), as when a server goes away mid-run.
+    #[arg(long, value_name = "N")]
+    pub close_after_requests: Option<u64>,
+    /// Fault: close the listener this long after start, e.g. 5s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub close_after: Option<Duration>,
 }
 
 /// `volley demo`.
