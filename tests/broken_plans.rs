@@ -15,7 +15,15 @@ fn cases() -> Vec<(&'static str, String, &'static str, &'static str)> {
     let scenario = |load: &str| {
         format!("{GOOD_HEAD}[[scenario]]\nname = \"a\"\n[scenario.load]\n{load}\n{step}")
     };
+    let limited = |line: &str| {
+        format!(
+            "{GOOD_HEAD}{line}\n[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n{step}"
+        )
+    };
     vec![
+        ("header limit too small", limited("max_header_size = \"100\""), "3:19", "max_header_size must be between 1KiB and 16MiB"),
+        ("bad body size", limited("max_body_size = \"lots\""), "3:17", "is not a size like"),
+        ("zero body size", limited("max_body_size = 0"), "3:17", "max_body_size must be at least 1 byte"),
         ("unknown key", format!("{GOOD_HEAD}[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n[[scenario.step]]\nname = \"s\"\npath = \"/\"\nmetod = \"GET\"\n"), "12:1", "unknown field `metod`"),
         ("wrong type", scenario("profile = \"constant-vus\"\nvus = \"ten\"\nduration = \"1s\""), "7:7", "invalid type"),
         ("unknown profile", scenario("profile = \"ramping-vu\"\nstages = []"), "6:11", "unknown profile `ramping-vu`"),
@@ -69,6 +77,23 @@ fn every_broken_plan_is_refused_with_its_location() {
         let out = volley().arg("run").arg(&path).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{name} (run)");
     }
+}
+
+#[test]
+fn response_limits_in_a_plan_are_accepted() {
+    let dir = temp_dir("limits-plan");
+    let path = dir.join("limits.toml");
+    std::fs::write(
+        &path,
+        format!("{GOOD_HEAD}max_header_size = \"2MiB\"\nmax_body_size = 1048576\n[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n[[scenario.step]]\nname = \"s\"\npath = \"/\"\n"),
+    )
+    .unwrap();
+    let out = volley().arg("check").arg(&path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]

@@ -36,6 +36,22 @@ fn usage_errors_exit_2_with_a_clear_message() {
             &["http://127.0.0.1:1/", "--body-file", "/nonexistent/body"],
             "cannot read /nonexistent/body",
         ),
+        (
+            &["http://127.0.0.1:1/", "--max-header-size", "100"],
+            "invalid --max-header-size: must be between 1KiB and 16MiB",
+        ),
+        (
+            &["http://127.0.0.1:1/", "--max-body-size", "lots"],
+            "is not a size like 65536, 64KiB or 10MB",
+        ),
+        (
+            &["http://127.0.0.1:1/", "--max-body-size", "0"],
+            "invalid --max-body-size: must be at least 1 byte",
+        ),
+        (
+            &["serve", "--port", "0", "--close-after-requests", "0"],
+            "invalid --close-after-requests: must be at least 1",
+        ),
         (&[], "required"),
     ];
     for (args, expected) in cases {

@@ -242,6 +242,8 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
                 steps: sc.steps.iter().map(|s| s.name.clone()).collect(),
             })
             .collect(),
+        max_header_bytes: Some(plan.target.limits.max_head_bytes as u64),
+        max_body_bytes: plan.target.limits.max_body_bytes,
     };
     let status: BTreeMap<String, u64> = t.statuses().map(|(c, n)| (c.to_string(), n)).collect();
     let errors_by_kind: BTreeMap<String, u64> = t

@@ -261,6 +261,14 @@ pub struct QuickArgs {
     /// gRPC.
     #[command(flatten)]
     pub grpc: GrpcArgs,
+    /// Largest response head accepted (status line and headers), e.g. 64KiB, 1MiB; a larger
+    /// one fails as header_too_large. 1KiB to 16MiB (default 64KiB).
+    #[arg(long, value_name = "SIZE", value_parser = volley::proto::http1::parse_size)]
+    pub max_header_size: Option<u64>,
+    /// Largest response body accepted, e.g. 10MB, 64MiB; a larger one fails as body_too_large
+    /// (default: no limit; bodies are counted and discarded, never held in memory).
+    #[arg(long, value_name = "SIZE", value_parser = volley::proto::http1::parse_size)]
+    pub max_body_size: Option<u64>,
 }
 
 /// `volley serve`.
@@ -292,6 +300,13 @@ pub struct ServeArgs {
         requires = "tls"
     )]
     pub ca_file: PathBuf,
+    /// Fault: close the listener after this many requests have been answered (new connections
+    /// are refused, open ones closed), as when a server goes away mid-run.
+    #[arg(long, value_name = "N")]
+    pub close_after_requests: Option<u64>,
+    /// Fault: close the listener this long after start, e.g. 5s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    pub close_after: Option<Duration>,
 }
 
 /// `volley demo`.

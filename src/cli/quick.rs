@@ -111,5 +111,7 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.connect = a.connect.options();
     input.grpc = a.grpc.input();
     input.threads = a.threads;
+    input.max_header_bytes = a.max_header_size;
+    input.max_body_bytes = a.max_body_size;
     Ok(input)
 }

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use volley::target::{Capacity, TargetConfig};
+use volley::target::{Capacity, Faults, TargetConfig};
 
 use super::args::ServeArgs;
 
@@ -33,14 +33,23 @@ pub fn run(a: ServeArgs) -> anyhow::Result<u8> {
         Some(t) => t,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    volley::target::serve_forever(
-        TargetConfig {
-            bind: SocketAddr::new(a.bind, a.port),
-            threads,
-            capacity,
-        },
-        a.tls.then_some(a.ca_file.as_path()),
-    )
-    .map_err(volley::Error::from)?;
+    if a.close_after_requests == Some(0) {
+        return Err(volley::Error::Invalid {
+            what: "--close-after-requests".into(),
+            why: "must be at least 1".into(),
+        }
+        .into());
+    }
+    let faults = Faults {
+        close_after_requests: a.close_after_requests,
+        close_after: a.close_after,
+    };
+    let config = TargetConfig {
+        bind: SocketAddr::new(a.bind, a.port),
+        threads,
+        capacity,
+    };
+    volley::target::serve_forever(config, a.tls.then_some(a.ca_file.as_path()), faults)
+        .map_err(volley::Error::from)?;
     Ok(super::EXIT_OK)
 }

@@ -2,11 +2,12 @@
 //!
 //! Layout: one OS thread per worker, each with its own current-thread tokio runtime and its own
 //! connections and recorder (share-nothing, like wrk); the calling thread is the control thread. It
-//! merges the workers' per-second snapshots into the series, draws the progress line, turns SIGINT
-//! and SIGTERM into a clean stop, and enforces the hard deadline (duration + timeout) so a run
-//! always ends.
+//! merges the workers' per-second snapshots into the series, draws the progress line and enforces
+//! the hard deadline (duration + timeout) so a run always ends. SIGINT and SIGTERM are watched by
+//! a thread of their own ([`signals`]) that stops the run cleanly.
 
 mod gate;
+mod signals;
 mod usage;
 mod worker;
 
@@ -38,7 +39,8 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 pub struct RunOptions {
     /// Draw a live progress line on stderr.
     pub progress: bool,
-    /// Stop cleanly on SIGINT/SIGTERM (a second SIGINT exits the process at once).
+    /// Stop cleanly on SIGINT/SIGTERM (a second SIGINT exits the process at once, also after
+    /// the run: see the `signals` module). Off for callers that watch signals themselves.
     pub handle_signals: bool,
 }
 
@@ -278,6 +280,14 @@ pub fn run_with(plan: &Plan, options: &RunOptions, stop: StopHandle) -> Result<R
         .map(|s| s.end)
         .try_fold(start, |acc, e| e.map(|e| acc.max(e)));
     let check_count = crate::plan::check_list(plan).len();
+    // Before any worker starts: from the first request on, a signal stops the run cleanly.
+    let watcher = if options.handle_signals {
+        let watcher = signals::watcher()?;
+        watcher.begin_run(&stop.stop);
+        Some(watcher)
+    } else {
+        None
+    };
     let run = Arc::new(RunShared {
         plan: plan.clone(),
         start,
@@ -309,6 +319,9 @@ pub fn run_with(plan: &Plan, options: &RunOptions, stop: StopHandle) -> Result<R
     let collected = control.block_on(control_loop(&run, options, rx));
     for h in handles {
         let _ = h.join();
+    }
+    if let Some(watcher) = watcher {
+        watcher.end_run();
     }
     let collected = collected?;
 
@@ -343,15 +356,6 @@ async fn control_loop(
     options: &RunOptions,
     mut rx: mpsc::UnboundedReceiver<WorkerMessage>,
 ) -> Result<Collected, Error> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut sigint = options
-        .handle_signals
-        .then(|| signal(SignalKind::interrupt()).ok())
-        .flatten();
-    let mut sigterm = options
-        .handle_signals
-        .then(|| signal(SignalKind::terminate()).ok())
-        .flatten();
     let mut hard_deadline = run
         .end
         .map(|end| end + run.plan.target.timeout + Duration::from_secs(1));
@@ -367,7 +371,6 @@ async fn control_loop(
     let mut judge = live::LiveJudge::new(&run.plan, run.check_count);
     let mut aborted_by = Vec::new();
     let mut threads = Vec::with_capacity(workers);
-    let mut interrupted = None;
     let mut last_finish: Option<Instant> = None;
     let mut failure = None;
     let mut deadline_hit = false;
@@ -405,18 +408,6 @@ async fn control_loop(
                     p.draw(&live_view(run));
                 }
             }
-            Some(()) = recv_opt(&mut sigint) => {
-                if interrupted.is_some() {
-                    // Second Ctrl-C: the user wants out now.
-                    std::process::exit(130);
-                }
-                interrupted = Some("SIGINT");
-                run.stop.abort();
-            }
-            Some(()) = recv_opt(&mut sigterm) => {
-                interrupted.get_or_insert("SIGTERM");
-                run.stop.abort();
-            }
             () = sleep_opt(hard_deadline) => {
                 // Every request has its own timeout, so this only fires if something is stuck.
                 deadline_hit = true;
@@ -431,9 +422,11 @@ async fn control_loop(
     if let Some(why) = failure {
         return Err(Error::Engine(why));
     }
-    if interrupted.is_none() && run.stop.is_aborted() && !deadline_hit && aborted_by.is_empty() {
-        interrupted = Some(run.stop.signal.get().copied().unwrap_or("stop requested"));
-    }
+    // A signal (see `signals`) or a stop request; not the hard deadline nor a threshold.
+    let interrupted = run.stop.signal.get().copied().or_else(|| {
+        (run.stop.is_aborted() && !deadline_hit && aborted_by.is_empty())
+            .then_some("stop requested")
+    });
     Ok(Collected {
         totals,
         series: series.finish(),
@@ -456,13 +449,6 @@ fn live_view(run: &RunShared) -> ProgressView {
         warming_up: Instant::now() < run.measure_start,
         requests,
         errors,
-    }
-}
-
-async fn recv_opt(sig: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
-    match sig {
-        Some(s) => s.recv().await,
-        None => std::future::pending().await,
     }
 }
 

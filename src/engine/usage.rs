@@ -28,7 +28,38 @@ pub fn process_cpu() -> Duration {
 }
 
 /// Peak resident set size of the process so far, bytes.
+///
+/// Read from `VmHWM` in `/proc/self/status`, the high-water mark of this program's own memory.
+/// `getrusage`'s `ru_maxrss` is only the fallback: Linux carries it across `execve`, so it also
+/// counts the memory of the process volley was forked from — a 50 MB test harness or suite
+/// runner would show up as volley's peak.
 pub fn peak_rss_bytes() -> u64 {
-    // Linux reports ru_maxrss in KiB.
-    getrusage(UsageWho::RUSAGE_SELF).map_or(0, |u| u.max_rss().max(0) as u64 * 1024)
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| vm_hwm_bytes(&status))
+        // Linux reports ru_maxrss in KiB.
+        .unwrap_or_else(|| {
+            getrusage(UsageWho::RUSAGE_SELF).map_or(0, |u| u.max_rss().max(0) as u64 * 1024)
+        })
+}
+
+/// `VmHWM` of a `/proc/PID/status` text, bytes.
+fn vm_hwm_bytes(status: &str) -> Option<u64> {
+    let line = status.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+    let kib: u64 = line.trim().strip_suffix("kB")?.trim().parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peak_rss_is_read_from_proc() {
+        let status = "Name:\tvolley\nVmPeak:\t  20000 kB\nVmHWM:\t    6144 kB\nVmRSS:\t 6000 kB\n";
+        assert_eq!(vm_hwm_bytes(status), Some(6144 * 1024));
+        assert_eq!(vm_hwm_bytes("Name:\tx\n"), None);
+        let peak = peak_rss_bytes();
+        assert!(peak > 1 << 20 && peak < 1 << 40, "{peak}");
+    }
 }

@@ -5,6 +5,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
 use crate::proto::client::{Client, ClientConfig, Protocol};
+use crate::proto::http1::Limits;
 use crate::proto::source::parse_source_addrs;
 use crate::proto::tls::{ClientCert, TlsOptions, TlsVersion};
 
@@ -74,6 +75,13 @@ impl Connect {
     /// A short name of the protocol spoken by HTTP steps: `http/1.1`, `h2c` or `h2`.
     pub fn protocol_name(&self) -> &'static str {
         protocol_name(self.protocol, self.tls.is_some())
+    }
+
+    /// These settings with HTTP/1.1 responses held to `limits`.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.client = self.client.with_http1_limits(limits);
+        self.grpc_client = self.grpc_client.map(|c| c.with_http1_limits(limits));
+        self
     }
 
     /// The client for a step: gRPC steps need HTTP/2.

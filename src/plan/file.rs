@@ -72,6 +72,14 @@ pub struct TargetFile {
     /// Folders searched for the `.proto` files' imports, relative to the plan.
     #[serde(default)]
     pub import_paths: Vec<String>,
+    /// Largest response head accepted: bytes or a size like `"64KiB"` (1KiB to 16MiB; default
+    /// 64KiB). A larger head fails as `header_too_large`.
+    #[schemars(with = "Option<SizeText>")]
+    pub max_header_size: Option<Spanned<SizeText>>,
+    /// Largest response body accepted: bytes or a size like `"10MB"` (default: no limit; bodies
+    /// are counted and discarded). A larger body fails as `body_too_large`.
+    #[schemars(with = "Option<SizeText>")]
+    pub max_body_size: Option<Spanned<SizeText>>,
 }
 
 /// `[target.tls]`.
@@ -90,6 +98,16 @@ pub struct TlsFile {
     pub sni: Option<String>,
     /// `"1.2"` or `"1.3"` (default: either).
     pub version: Option<String>,
+}
+
+/// A size: a number of bytes (`65536`), or text with a unit (`"64KiB"`, `"10MB"`, `"1.5MiB"`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum SizeText {
+    /// Bytes.
+    Bytes(u64),
+    /// A number with a unit: KiB, MiB, GiB (or K, M, G) are powers of 1024; kB, MB, GB of 1000.
+    Text(String),
 }
 
 /// `[data.NAME]`: a CSV file whose first line names the columns.

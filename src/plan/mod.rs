@@ -85,6 +85,8 @@ pub struct Target {
     pub timeout: Duration,
     /// Protocol, TLS, keep-alive, streams, source addresses, and the clients built from them.
     pub connect: Connect,
+    /// Response size limits (head, body).
+    pub limits: crate::proto::http1::Limits,
 }
 
 /// One scenario: a load profile driving a flow of steps.

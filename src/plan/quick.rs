@@ -15,6 +15,7 @@ use super::{
 };
 use crate::error::Error;
 use crate::proto::grpc::GrpcSchema;
+use crate::proto::http1::Limits;
 use crate::proto::message::{Capture, Request, RequestKind};
 use crate::schedule::Ramp;
 
@@ -58,6 +59,10 @@ pub struct RunInput {
     pub grpc: Option<GrpcInput>,
     /// Worker threads; `None` = one per core.
     pub threads: Option<usize>,
+    /// Largest response head, bytes; `None` = the default (64 KiB).
+    pub max_header_bytes: Option<u64>,
+    /// Largest response body, bytes; `None` = no limit.
+    pub max_body_bytes: Option<u64>,
 }
 
 /// A quick-mode gRPC call: `--proto`, `--import-path`, `--call`, `--data`.
@@ -98,6 +103,8 @@ impl RunInput {
             connect: ConnectOptions::default(),
             grpc: None,
             threads: None,
+            max_header_bytes: None,
+            max_body_bytes: None,
         }
     }
 
@@ -172,6 +179,15 @@ impl RunInput {
         };
         let body_bytes = body.len() as u64;
         let grpc_call = grpc.is_some();
+        if let Some(bytes) = self.max_header_bytes {
+            target.limits.max_head_bytes =
+                Limits::check_head(bytes).map_err(|why| invalid("--max-header-size", why))?;
+        }
+        if let Some(bytes) = self.max_body_bytes {
+            target.limits.max_body_bytes =
+                Some(Limits::check_body(bytes).map_err(|why| invalid("--max-body-size", why))?);
+        }
+        target.connect = target.connect.with_limits(target.limits);
 
         let limit = match (self.duration, self.requests) {
             (Some(_), Some(_)) => {
@@ -376,6 +392,28 @@ mod tests {
         let mut i = RunInput::new("http://127.0.0.1/");
         i.method = "GE T".into();
         assert!(err(i).contains("not a valid HTTP method"));
+    }
+
+    #[test]
+    fn response_limits_are_checked() {
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.max_header_bytes = Some(8192);
+        i.max_body_bytes = Some(1 << 20);
+        let limits = i.validate().unwrap().target.limits;
+        assert_eq!(limits.max_head_bytes, 8192);
+        assert_eq!(limits.max_body_bytes, Some(1 << 20));
+        let limits = RunInput::new("http://127.0.0.1/")
+            .validate()
+            .unwrap()
+            .target
+            .limits;
+        assert_eq!(limits, Limits::default());
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.max_header_bytes = Some(10);
+        assert!(err(i).contains("invalid --max-header-size: must be between 1KiB and 16MiB"));
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.max_body_bytes = Some(0);
+        assert!(err(i).contains("invalid --max-body-size: must be at least 1 byte"));
     }
 
     #[test]

@@ -120,6 +120,8 @@ pub struct Client {
     protocol: Protocol,
     keepalive: bool,
     scheme: &'static str,
+    /// HTTP/1.1 response size limits.
+    limits: http1::Limits,
 }
 
 impl Client {
@@ -160,7 +162,15 @@ impl Client {
             dialer,
             protocol: config.protocol,
             keepalive: config.keepalive,
+            limits: http1::Limits::default(),
         })
+    }
+
+    /// The same client with these HTTP/1.1 response size limits (default:
+    /// [`http1::Limits::default`]: a 64 KiB head, a body of any size).
+    pub fn with_http1_limits(mut self, limits: http1::Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The protocol spoken.
@@ -255,11 +265,11 @@ impl Client {
     /// first stream handle; [`Connection::share`] makes more.
     pub fn connection(&self) -> Connection {
         match (&self.dialer, self.protocol) {
-            (Dialer::Plain(d), Protocol::Http1) => {
-                Connection::Http1(http1::Connection::with_dialer(d.clone(), self.keepalive))
-            }
+            (Dialer::Plain(d), Protocol::Http1) => Connection::Http1(
+                http1::Connection::with_dialer(d.clone(), self.keepalive).with_limits(self.limits),
+            ),
             (Dialer::Tls(d), Protocol::Http1) => Connection::Http1Tls(Box::new(
-                http1::Connection::with_dialer(d.clone(), self.keepalive),
+                http1::Connection::with_dialer(d.clone(), self.keepalive).with_limits(self.limits),
             )),
             (Dialer::Plain(d), Protocol::Http2) => {
                 Connection::Http2(SharedConnection::new(d.clone(), self.keepalive, false).handle())

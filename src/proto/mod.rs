@@ -75,11 +75,13 @@ pub enum ErrorKind {
     GrpcClientError,
     /// The gRPC call ended with a status the server caused (UNAVAILABLE, INTERNAL, …).
     GrpcServerError,
+    /// The response body was larger than the client accepts (a limit the user set).
+    BodyTooLarge,
 }
 
 impl ErrorKind {
     /// Number of kinds: the length of per-kind counter arrays.
-    pub const COUNT: usize = 20;
+    pub const COUNT: usize = 21;
 
     /// Every kind, in discriminant order.
     pub const ALL: [ErrorKind; Self::COUNT] = [
@@ -103,6 +105,7 @@ impl ErrorKind {
         Self::StreamRefused,
         Self::GrpcClientError,
         Self::GrpcServerError,
+        Self::BodyTooLarge,
     ];
 
     /// Index into per-kind arrays.
@@ -133,6 +136,7 @@ impl ErrorKind {
             Self::StreamRefused => "stream_refused",
             Self::GrpcClientError => "grpc_client_error",
             Self::GrpcServerError => "grpc_server_error",
+            Self::BodyTooLarge => "body_too_large",
         }
     }
 
@@ -165,7 +169,9 @@ impl ErrorKind {
             }
             Self::Closed => "the server closed the connection before the response was complete",
             Self::InvalidResponse => "the server sent bytes that are not valid HTTP/1.1",
-            Self::HeaderTooLarge => "the response head exceeded the client's header size limit",
+            Self::HeaderTooLarge => {
+                "the response head exceeded the client's limit (--max-header-size / max_header_size, default 64 KiB, or more than 128 header fields)"
+            }
             Self::Io => "an unclassified I/O error on the client socket",
             Self::Http4xx => {
                 "the server answered with a client-error status (see the status table)"
@@ -193,6 +199,9 @@ impl ErrorKind {
             }
             Self::GrpcServerError => {
                 "the gRPC call failed with a server-side status (UNAVAILABLE, INTERNAL, DEADLINE_EXCEEDED, …; see the gRPC status table)"
+            }
+            Self::BodyTooLarge => {
+                "the response body exceeded the limit set with --max-body-size / max_body_size (no limit by default)"
             }
         }
     }

@@ -87,6 +87,8 @@ pub fn record(
             threads: 1,
             plan: None,
             scenarios: Vec::new(),
+            max_header_bytes: Some(65536),
+            max_body_bytes: None,
         },
         started_at: "2026-01-02T03:04:05.678Z".into(),
         ended_at: "2026-01-02T03:04:15.678Z".into(),

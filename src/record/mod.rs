@@ -57,12 +57,36 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
         f.sync_all()?;
+        pause_for_tests();
         std::fs::rename(&tmp, path)
     })();
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result.map_err(fail)
+}
+
+/// Names a file that makes the first [`write_atomically`] of the process pause, for tests.
+pub const PAUSE_ENV: &str = "VOLLEY_TEST_PAUSE_BEFORE_RENAME";
+
+/// A test seam: with `VOLLEY_TEST_PAUSE_BEFORE_RENAME=PATH` in the environment, the first atomic
+/// write of the process, its temporary file written, creates PATH and waits until PATH is
+/// removed (60 s at most) before renaming. The signal tests use it to send a signal while the
+/// record is being written — a window of a few milliseconds otherwise. Costs one environment
+/// look-up per file written; never on the hot path.
+fn pause_for_tests() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static PAUSED: AtomicBool = AtomicBool::new(false);
+    let Some(marker) = std::env::var_os(PAUSE_ENV) else {
+        return;
+    };
+    if PAUSED.swap(true, Ordering::Relaxed) || std::fs::write(&marker, b"paused\n").is_err() {
+        return;
+    }
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while Path::new(&marker).exists() && std::time::Instant::now() < until {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
 }
 
 /// Writes a record as pretty JSON, atomically.

@@ -195,6 +195,12 @@ pub struct RunConfig {
     /// The scenarios (one, named "default", in quick mode).
     #[serde(default)]
     pub scenarios: Vec<ScenarioConfig>,
+    /// Largest response head accepted, bytes (absent in records of older versions).
+    #[serde(default)]
+    pub max_header_bytes: Option<u64>,
+    /// Largest response body accepted, bytes; absent: no limit.
+    #[serde(default)]
+    pub max_body_bytes: Option<u64>,
 }
 
 /// One scenario as configured.

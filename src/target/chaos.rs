@@ -10,6 +10,17 @@
 //! - `/chaos/slow?bytes_per_sec=N[&bytes=TOTAL]`: 200 with a `TOTAL`-byte body
 //!   (default 1024) trickled at N bytes/s, then keeps the connection alive for
 //!   further `/chaos/` requests; a non-chaos request on it gets 421 and a close.
+//! - `/chaos/reset-body`: a 200 head announcing a 1 MiB body, 64 KiB of it, then
+//!   a TCP RST in the middle of the body.
+//! - `/chaos/headers[?count=N]`: a 200 with N header fields (default 1000, at
+//!   most 100 000), then closes.
+//! - `/chaos/long-header[?bytes=N]`: a 200 whose one header line holds N bytes
+//!   (default 1 MiB, at most 100 MiB), streamed, then closes.
+//! - `/chaos/bad-chunked`: a 200 with `Transfer-Encoding: chunked` whose second
+//!   chunk-size line is not hexadecimal, then closes.
+//! - `/chaos/deaf`: never reads the request (not even its head: the connection
+//!   was routed by peeking, see `server.rs`) and never answers. Unlike `hang`,
+//!   the client's send blocks once the socket buffers are full.
 
 use std::time::{Duration, Instant};
 
@@ -28,6 +39,17 @@ const MAX_HEAD: usize = 16 * 1024;
 const LINGER: Duration = Duration::from_secs(2);
 /// Shortest pause between two writes of a `/chaos/slow` body.
 const SLOW_TICK: Duration = Duration::from_millis(10);
+/// `/chaos/reset-body`: the body announced, and the part sent before the reset, bytes.
+const RESET_BODY_ANNOUNCED: u64 = 1024 * 1024;
+const RESET_BODY_SENT: u64 = 64 * 1024;
+/// `/chaos/reset-body`: how long the part sent gets to reach the client before the reset
+/// (an RST discards whatever is still in the server's send buffer).
+const RESET_BODY_PAUSE: Duration = Duration::from_millis(50);
+/// Most header fields `/chaos/headers` sends.
+const MAX_CHAOS_HEADERS: u64 = 100_000;
+/// `/chaos/deaf`: how often to look whether the client has gone, and the longest hold.
+const DEAF_POLL: Duration = Duration::from_millis(100);
+const DEAF_HOLD: Duration = Duration::from_secs(600);
 
 /// The parts of a request head the chaos handler needs.
 #[derive(Debug)]
@@ -104,6 +126,54 @@ pub(crate) async fn serve(
                     .await;
                 return close(stream, shutdown).await;
             }
+            "/chaos/reset-body" => {
+                metrics.record_chaos(ChaosKind::ResetBody);
+                let _ = reset_mid_body(&mut stream).await;
+                let _ = stream.set_zero_linger();
+                return drop(stream);
+            }
+            "/chaos/headers" | "/chaos/long-header" => {
+                let big = if head.path == "/chaos/headers" {
+                    count_param(head.query.as_deref(), "count", 1000, MAX_CHAOS_HEADERS)
+                        .map(BigHead::Fields)
+                } else {
+                    count_param(head.query.as_deref(), "bytes", 1024 * 1024, MAX_BYTES)
+                        .map(BigHead::Line)
+                };
+                match big {
+                    Ok(big) => {
+                        metrics.record_chaos(match big {
+                            BigHead::Fields(_) => ChaosKind::Headers,
+                            BigHead::Line(_) => ChaosKind::LongHeader,
+                        });
+                        let sent = tokio::select! {
+                            sent = big_head(&mut stream, big) => sent,
+                            _ = stopped(&mut shutdown) => return,
+                        };
+                        if sent.is_ok() {
+                            close(stream, shutdown).await;
+                        }
+                        return;
+                    }
+                    Err(message) => {
+                        metrics.record_chaos(ChaosKind::Invalid);
+                        let body = format!("bad request: {message}\n");
+                        let _ =
+                            respond(&mut stream, "400 Bad Request", body.as_bytes(), false).await;
+                        return close(stream, shutdown).await;
+                    }
+                }
+            }
+            "/chaos/bad-chunked" => {
+                metrics.record_chaos(ChaosKind::BadChunked);
+                let _ = stream
+                    .write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n\
+                          5\r\nhello\r\nzz\r\nnot a chunk\r\n0\r\n\r\n",
+                    )
+                    .await;
+                return close(stream, shutdown).await;
+            }
             "/chaos/slow" => match slow_params(head.query.as_deref()) {
                 Ok((rate, total)) => {
                     metrics.record_chaos(ChaosKind::Slow);
@@ -128,7 +198,8 @@ pub(crate) async fn serve(
             },
             path if path.starts_with("/chaos/") => {
                 metrics.record_chaos(ChaosKind::Invalid);
-                let body = b"unknown chaos path (reset, hang, garbage, close, slow)\n";
+                let body = b"unknown chaos path (reset, hang, garbage, close, slow, reset-body, \
+                             headers, long-header, bad-chunked, deaf)\n";
                 if respond(&mut stream, "404 Not Found", body, keep_alive)
                     .await
                     .is_err()
@@ -279,6 +350,112 @@ async fn hang(mut stream: TcpStream, mut shutdown: watch::Receiver<bool>) {
     }
 }
 
+/// Serves `/chaos/deaf`: reads nothing, answers nothing. Returns when the client has closed
+/// its side (seen without reading: the socket reports a read hang-up), the server stops, or
+/// after [`DEAF_HOLD`]. The bytes the client sent stay unread in the socket.
+pub(crate) async fn deaf(
+    stream: TcpStream,
+    metrics: &Metrics,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    metrics.record_chaos(ChaosKind::Deaf);
+    let held = async {
+        loop {
+            // Readiness stays set while unread bytes wait, so this polls rather than waits.
+            match stream.ready(tokio::io::Interest::READABLE).await {
+                Ok(ready) if ready.is_read_closed() || ready.is_error() => return,
+                Ok(_) => tokio::time::sleep(DEAF_POLL).await,
+                Err(_) => return,
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::time::timeout(DEAF_HOLD, held) => {}
+        _ = stopped(&mut shutdown) => {}
+    }
+}
+
+/// Sends a 200 head announcing [`RESET_BODY_ANNOUNCED`] bytes and the first
+/// [`RESET_BODY_SENT`] of them; the caller then resets the connection.
+async fn reset_mid_body(stream: &mut TcpStream) -> std::io::Result<()> {
+    let head = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {RESET_BODY_ANNOUNCED}\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await?;
+    let mut sent = 0;
+    while sent < RESET_BODY_SENT {
+        let chunk = pattern_slice(
+            sent,
+            (RESET_BODY_SENT - sent).min(PATTERN_LEN as u64) as usize,
+        );
+        stream.write_all(&chunk).await?;
+        sent += chunk.len() as u64;
+    }
+    stream.flush().await?;
+    tokio::time::sleep(RESET_BODY_PAUSE).await;
+    Ok(())
+}
+
+/// An oversized response head.
+#[derive(Debug, Clone, Copy)]
+enum BigHead {
+    /// This many header fields.
+    Fields(u64),
+    /// One header line of this many bytes.
+    Line(u64),
+}
+
+/// Streams a 200 response whose head is `big`, with a 3-byte body; no buffer of the head's size
+/// is ever built.
+async fn big_head(stream: &mut TcpStream, big: BigHead) -> std::io::Result<()> {
+    stream
+        .write_all(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n")
+        .await?;
+    let mut out = Vec::with_capacity(64 * 1024);
+    match big {
+        BigHead::Fields(count) => {
+            for i in 0..count {
+                out.extend_from_slice(format!("X-Chaos-{i}: {i}\r\n").as_bytes());
+                if out.len() >= 60 * 1024 {
+                    stream.write_all(&out).await?;
+                    out.clear();
+                }
+            }
+        }
+        BigHead::Line(bytes) => {
+            stream.write_all(b"X-Chaos-Long: ").await?;
+            let filler = [b'a'; 16 * 1024];
+            let mut left = bytes;
+            while left > 0 {
+                let n = left.min(filler.len() as u64) as usize;
+                stream.write_all(&filler[..n]).await?;
+                left -= n as u64;
+            }
+            out.extend_from_slice(b"\r\n");
+        }
+    }
+    out.extend_from_slice(b"Content-Length: 3\r\nConnection: close\r\n\r\nok\n");
+    stream.write_all(&out).await
+}
+
+/// An integer query parameter `name` (default `default`, at most `max`).
+fn count_param(query: Option<&str>, name: &str, default: u64, max: u64) -> Result<u64, String> {
+    let mut value = default;
+    for pair in query.unwrap_or("").split('&') {
+        if let Some((key, v)) = pair.split_once('=')
+            && key == name
+        {
+            value = v
+                .parse()
+                .map_err(|_| format!("{name} must be an integer of at most {max}"))?;
+        }
+    }
+    if value > max {
+        return Err(format!("{name} must be an integer of at most {max}"));
+    }
+    Ok(value)
+}
+
 /// `bytes_per_sec` (required, > 0) and `bytes` (default 1024, at most
 /// [`MAX_BYTES`]) from the query string.
 fn slow_params(query: Option<&str>) -> Result<(f64, u64), String> {
@@ -353,6 +530,14 @@ mod tests {
         assert!(slow_params(Some("bytes_per_sec=0")).is_err());
         assert!(slow_params(Some("bytes_per_sec=1&bytes=-1")).is_err());
         assert!(slow_params(Some(&format!("bytes_per_sec=1&bytes={}", MAX_BYTES + 1))).is_err());
+    }
+
+    #[test]
+    fn count_parameters() {
+        assert_eq!(count_param(None, "count", 5, 10), Ok(5));
+        assert_eq!(count_param(Some("x=1&count=7"), "count", 1, 10), Ok(7));
+        assert!(count_param(Some("count=11"), "count", 1, 10).is_err());
+        assert!(count_param(Some("count=-1"), "count", 1, 10).is_err());
     }
 
     #[test]

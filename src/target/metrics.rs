@@ -79,17 +79,32 @@ pub(crate) enum ChaosKind {
     Close,
     /// `/chaos/slow`
     Slow,
+    /// `/chaos/reset-body`
+    ResetBody,
+    /// `/chaos/headers`
+    Headers,
+    /// `/chaos/long-header`
+    LongHeader,
+    /// `/chaos/bad-chunked`
+    BadChunked,
+    /// `/chaos/deaf`
+    Deaf,
     /// Unknown chaos path, bad parameters, or a non-chaos request (4xx).
     Invalid,
 }
 
 impl ChaosKind {
-    const ALL: [ChaosKind; 6] = [
+    const ALL: [ChaosKind; 11] = [
         ChaosKind::Reset,
         ChaosKind::Hang,
         ChaosKind::Garbage,
         ChaosKind::Close,
         ChaosKind::Slow,
+        ChaosKind::ResetBody,
+        ChaosKind::Headers,
+        ChaosKind::LongHeader,
+        ChaosKind::BadChunked,
+        ChaosKind::Deaf,
         ChaosKind::Invalid,
     ];
 
@@ -100,6 +115,11 @@ impl ChaosKind {
             ChaosKind::Garbage => "garbage",
             ChaosKind::Close => "close",
             ChaosKind::Slow => "slow",
+            ChaosKind::ResetBody => "reset-body",
+            ChaosKind::Headers => "headers",
+            ChaosKind::LongHeader => "long-header",
+            ChaosKind::BadChunked => "bad-chunked",
+            ChaosKind::Deaf => "deaf",
             ChaosKind::Invalid => "invalid",
         }
     }

@@ -12,7 +12,7 @@
 //! | `POST /echo` | echoes the request body with the request's content-type |
 //! | `/tasks`, `/tasks/{id}` | in-memory JSON CRUD |
 //! | `GET /metrics` | Prometheus text: `volley_target_requests_total{path,status}` (path is the route template), `volley_target_in_flight`, `volley_target_chaos_total{kind}`, `volley_target_connections_total` |
-//! | `/chaos/{reset,hang,garbage,close,slow}` | broken behaviours, see below |
+//! | `/chaos/{reset,hang,garbage,close,slow,reset-body,headers,long-header,bad-chunked,deaf}` | broken behaviours, see `chaos.rs` |
 //! | gRPC `volley.target.v1.Echo/Echo` | echoes `message` and `payload` after `delay_ms` |
 //! | gRPC `volley.target.v1.Tasks/*` | Create/Get/List/Update/DeleteTask over the `/tasks` store |
 //!
@@ -63,6 +63,13 @@
 //! the first request on a fresh connection; sent on a connection already served
 //! by hyper it gets `421 Misdirected Request`.
 //!
+//! # Target-wide faults
+//!
+//! [`spawn_with_faults`] adds what no single request can ask for: the listener
+//! closed mid-run ([`Faults::close_after_requests`], [`Faults::close_after`]).
+//! An `https://` client reaching the plain port fails its TLS handshake (hyper
+//! answers its ClientHello with a plain-text 400), which needs no mode of its own.
+//!
 //! # Status 1xx
 //!
 //! hyper cannot send an informational (1xx) status as a final response (it
@@ -105,6 +112,19 @@ impl Default for TargetConfig {
             capacity: None,
         }
     }
+}
+
+/// Faults of the whole target, beside the per-request `/chaos/` paths (see
+/// [`spawn_with_faults`]). The default has none.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Faults {
+    /// Close the listener once this many requests have been answered by the
+    /// regular routes (`/metrics` and `/chaos/` excluded): new connections are
+    /// then refused and open ones closed (in-flight requests are finished first),
+    /// as when a server goes away in the middle of a run.
+    pub close_after_requests: Option<u64>,
+    /// Likewise, this long after the target started.
+    pub close_after: Option<Duration>,
 }
 
 /// A simulated capacity limit: `workers` requests are served at once, each
@@ -226,7 +246,15 @@ impl Drop for RunningTarget {
 /// Usable from sync code and from inside another tokio runtime (the target has
 /// its own runtime; only [`RunningTarget::stop`] blocks, briefly).
 pub fn spawn(config: TargetConfig) -> Result<RunningTarget, TargetError> {
-    start(config, None)
+    start(config, None, Faults::default())
+}
+
+/// Like [`spawn`], with target-wide [`Faults`] (e.g. the listener closed after N requests).
+pub fn spawn_with_faults(
+    config: TargetConfig,
+    faults: Faults,
+) -> Result<RunningTarget, TargetError> {
+    start(config, None, faults)
 }
 
 /// Like [`spawn`], but every connection is TLS (ALPN `h2` or `http/1.1`)
@@ -237,12 +265,13 @@ pub fn spawn(config: TargetConfig) -> Result<RunningTarget, TargetError> {
 /// `TargetConfig` literal keeps compiling.
 pub fn spawn_tls(config: TargetConfig) -> Result<RunningTarget, TargetError> {
     let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
-    start(config, Some((server_config, ca_pem)))
+    start(config, Some((server_config, ca_pem)), Faults::default())
 }
 
 fn start(
     config: TargetConfig,
     tls: Option<(std::sync::Arc<rustls::ServerConfig>, String)>,
+    faults: Faults,
 ) -> Result<RunningTarget, TargetError> {
     let (acceptor, ca_pem) = match tls {
         Some((server_config, pem)) => (
@@ -251,6 +280,11 @@ fn start(
         ),
         None => (None, None),
     };
+    if faults.close_after_requests == Some(0) {
+        return Err(TargetError::InvalidConfig(
+            "close_after_requests must be at least 1".into(),
+        ));
+    }
     if let Some(cap) = &config.capacity {
         if cap.workers == 0 {
             return Err(TargetError::InvalidConfig(
@@ -291,7 +325,7 @@ fn start(
             match runtime {
                 Ok(runtime) => {
                     let _ = ready_tx.send(Ok(()));
-                    runtime.block_on(server::run(listener, capacity, acceptor, stop_rx));
+                    runtime.block_on(server::run(listener, capacity, acceptor, stop_rx, faults));
                     // Dropped here, on a plain thread: tasks still alive
                     // (e.g. hanging chaos connections) are cancelled.
                     drop(runtime);
@@ -330,19 +364,20 @@ fn start(
 /// Must be called from sync code (not from inside a tokio runtime).
 ///
 /// With `tls_ca_file`, every connection is TLS (see [`spawn_tls`]) and the PEM of the CA that
-/// signed the certificate is written to that file, for clients' `--cacert`.
+/// signed the certificate is written to that file, for clients' `--cacert`. With `faults`, the
+/// listener closes as they say; the process keeps running (refusing connections) until a signal.
 pub fn serve_forever(
     config: TargetConfig,
     tls_ca_file: Option<&std::path::Path>,
+    faults: Faults,
 ) -> Result<(), TargetError> {
     let capacity = config.capacity;
     let target = match tls_ca_file {
-        None => spawn(config)?,
+        None => spawn_with_faults(config, faults)?,
         Some(path) => {
-            let target = spawn_tls(config)?;
-            std::fs::write(path, target.ca_pem().unwrap_or_default())
-                .map_err(TargetError::Runtime)?;
-            target
+            let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
+            std::fs::write(path, &ca_pem).map_err(TargetError::Runtime)?;
+            start(config, Some((server_config, ca_pem)), faults)?
         }
     };
     println!("volley serve: listening on {}", target.base_url());
@@ -361,6 +396,15 @@ pub fn serve_forever(
             cap.workers,
             humantime::format_duration(cap.service_time),
             cap.max_requests_per_sec()
+        );
+    }
+    if let Some(n) = faults.close_after_requests {
+        println!("volley serve: fault: the listener closes after {n} requests");
+    }
+    if let Some(d) = faults.close_after {
+        println!(
+            "volley serve: fault: the listener closes after {}",
+            humantime::format_duration(d)
         );
     }
     let signals = tokio::runtime::Builder::new_current_thread()

@@ -2,12 +2,13 @@
 
 use std::convert::Infallible;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 
 use super::Capacity;
 use super::body::TargetBody;
@@ -32,6 +33,26 @@ pub(crate) struct State {
     /// The task collection, shared by REST `/tasks` and the gRPC Tasks service.
     pub(crate) tasks: TaskStore,
     capacity: Option<Limiter>,
+    /// [`super::Faults::close_after_requests`]: counts answers towards it.
+    pub(crate) close_after: Option<RequestCountdown>,
+}
+
+/// Counts the requests answered and wakes the server when a limit is reached.
+#[derive(Debug)]
+pub(crate) struct RequestCountdown {
+    limit: u64,
+    answered: AtomicU64,
+    /// Notified once, when `answered` reaches `limit`.
+    pub(crate) reached: Notify,
+}
+
+impl RequestCountdown {
+    fn answered(&self) {
+        if self.answered.fetch_add(1, Ordering::Relaxed) + 1 == self.limit {
+            // Stores a permit if the server is not waiting yet: the wake-up is never lost.
+            self.reached.notify_one();
+        }
+    }
 }
 
 /// Capacity mode: a FIFO semaphore of `workers` permits and the service time.
@@ -42,14 +63,20 @@ struct Limiter {
 }
 
 impl State {
-    /// Fresh state; `capacity.workers` must be in 1..=`Semaphore::MAX_PERMITS`.
-    pub(crate) fn new(capacity: Option<Capacity>) -> Self {
+    /// Fresh state; `capacity.workers` must be in 1..=`Semaphore::MAX_PERMITS`;
+    /// `close_after_requests`: see [`super::Faults`].
+    pub(crate) fn new(capacity: Option<Capacity>, close_after_requests: Option<u64>) -> Self {
         State {
             metrics: Metrics::default(),
             tasks: TaskStore::default(),
             capacity: capacity.map(|c| Limiter {
                 permits: Semaphore::new(c.workers),
                 service_time: c.service_time,
+            }),
+            close_after: close_after_requests.map(|limit| RequestCountdown {
+                limit,
+                answered: AtomicU64::new(0),
+                reached: Notify::new(),
             }),
         }
     }
@@ -141,6 +168,11 @@ pub(crate) async fn handle(
         _ => respond(&state, route, req).await,
     };
     state.metrics.record(route.id(), response.status().as_u16());
+    if let Some(countdown) = &state.close_after
+        && route != Route::Metrics
+    {
+        countdown.answered();
+    }
     Ok(response)
 }
 

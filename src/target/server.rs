@@ -19,9 +19,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch};
 use tokio_rustls::TlsAcceptor;
 
-use super::Capacity;
 use super::chaos;
 use super::routes::{self, State};
+use super::{Capacity, Faults};
 
 /// Pending-connection queue length of the listening socket (std uses 128,
 /// too few when a load test opens thousands of connections at once).
@@ -54,13 +54,15 @@ pub(crate) async fn stopped(shutdown: &mut watch::Receiver<bool>) {
     let _ = shutdown.wait_for(|stop| *stop).await;
 }
 
-/// Serves `listener` until `stop` fires (or its sender is dropped), then
-/// stops gracefully. With `tls`, every connection is TLS (no chaos routes).
+/// Serves `listener` until `stop` fires (or its sender is dropped), or a fault
+/// closes it, then stops gracefully. With `tls`, every connection is TLS (no
+/// chaos routes).
 pub(crate) async fn run(
     listener: std::net::TcpListener,
     capacity: Option<Capacity>,
     tls: Option<TlsAcceptor>,
     stop: oneshot::Receiver<()>,
+    faults: Faults,
 ) {
     let listener = match TcpListener::from_std(listener) {
         Ok(listener) => listener,
@@ -74,16 +76,38 @@ pub(crate) async fn run(
     // without this hyper would close them after 30 s without a request.
     http.http1().keep_alive(true).header_read_timeout(None);
     let shared = Arc::new(Shared {
-        state: Arc::new(State::new(capacity)),
+        state: Arc::new(State::new(capacity, faults.close_after_requests)),
         http,
         tls,
     });
     // Every connection task holds a receiver; `closed()` tells when all ended.
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     tokio::pin!(stop);
+    let state = Arc::clone(&shared.state);
+    let fault = async move {
+        let countdown = async {
+            match &state.close_after {
+                Some(c) => c.reached.notified().await,
+                None => std::future::pending().await,
+            }
+        };
+        let timer = async {
+            match faults.close_after {
+                Some(d) => tokio::time::sleep(d).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            () = countdown => {}
+            () = timer => {}
+        }
+    };
+    tokio::pin!(fault);
     loop {
         tokio::select! {
             _ = &mut stop => break,
+            // The listener closes as below: new connections are refused, open ones closed.
+            () = &mut fault => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _peer)) => {
                     let _ = stream.set_nodelay(true);
@@ -114,6 +138,8 @@ struct Shared {
 enum Handler {
     Hyper,
     Chaos,
+    /// `/chaos/deaf`: must be told apart before anything is read.
+    Deaf,
     /// The client closed (or failed) before sending a request line.
     Nobody,
 }
@@ -138,6 +164,7 @@ async fn connection(stream: TcpStream, shared: Arc<Shared>, mut shutdown: watch:
     match handler {
         Handler::Nobody => {}
         Handler::Chaos => chaos::serve(stream, &shared.state.metrics, shutdown).await,
+        Handler::Deaf => chaos::deaf(stream, &shared.state.metrics, shutdown).await,
         Handler::Hyper => serve_hyper(stream, &shared, shutdown).await,
     }
 }
@@ -190,6 +217,7 @@ async fn classify(stream: &TcpStream) -> Handler {
 /// `Some` once the bytes seen so far settle who serves the connection.
 fn decide(start: &[u8]) -> Option<Handler> {
     const CHAOS: &[u8] = b"/chaos/";
+    const DEAF: &[u8] = b"/chaos/deaf";
     let Some(space) = start.iter().position(|&b| b == b' ') else {
         // Still in the method, unless this is not an HTTP/1 request line.
         return if start.iter().all(u8::is_ascii_alphabetic) {
@@ -201,11 +229,18 @@ fn decide(start: &[u8]) -> Option<Handler> {
     let target = &start[space + 1..];
     let n = target.len().min(CHAOS.len());
     if target[..n] != CHAOS[..n] {
-        Some(Handler::Hyper)
-    } else if n == CHAOS.len() {
-        Some(Handler::Chaos)
-    } else {
-        None
+        return Some(Handler::Hyper);
+    } else if n < CHAOS.len() {
+        return None;
+    }
+    let n = target.len().min(DEAF.len());
+    if target[..n] != DEAF[..n] {
+        return Some(Handler::Chaos);
+    }
+    match target.get(DEAF.len()) {
+        None => None,
+        Some(b' ' | b'?') => Some(Handler::Deaf),
+        Some(_) => Some(Handler::Chaos),
     }
 }
 
@@ -218,11 +253,18 @@ mod tests {
         assert_eq!(decide(b"GET / HTTP/1.1\r\n"), Some(Handler::Hyper));
         assert_eq!(decide(b"PRI * HTTP/2.0\r\n"), Some(Handler::Hyper));
         assert_eq!(decide(b"GET /chaos/reset HTTP/1.1"), Some(Handler::Chaos));
-        assert_eq!(decide(b"POST /chaos/"), Some(Handler::Chaos));
+        assert_eq!(decide(b"POST /chaos/"), None, "could still be /chaos/deaf");
+        assert_eq!(decide(b"POST /chaos/r"), Some(Handler::Chaos));
         assert_eq!(decide(b"GET /cha"), None);
         assert_eq!(decide(b"GET /chaox"), Some(Handler::Hyper));
         assert_eq!(decide(b"GE"), None);
         assert_eq!(decide(b"\x16\x03\x01"), Some(Handler::Hyper));
         assert_eq!(decide(b"GET "), None);
+        assert_eq!(decide(b"GET /chaos/deaf HTTP/1.1"), Some(Handler::Deaf));
+        assert_eq!(decide(b"POST /chaos/deaf?x=1 "), Some(Handler::Deaf));
+        assert_eq!(decide(b"GET /chaos/dea"), None);
+        assert_eq!(decide(b"GET /chaos/deaf"), None);
+        assert_eq!(decide(b"GET /chaos/deafer "), Some(Handler::Chaos));
+        assert_eq!(decide(b"GET /chaos/hang "), Some(Handler::Chaos));
     }
 }

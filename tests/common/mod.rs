@@ -148,3 +148,199 @@ pub fn http_get(base: &str, path: &str) -> String {
     s.read_to_string(&mut out).unwrap();
     out
 }
+
+/// Validates a record against the committed `schema/run.schema.json`; returns the violations.
+pub fn schema_errors(record: &Value) -> Vec<String> {
+    static VALIDATOR: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    let validator = VALIDATOR.get_or_init(|| {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/run.schema.json");
+        let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        jsonschema::validator_for(&schema).unwrap()
+    });
+    validator
+        .iter_errors(record)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect()
+}
+
+/// Reads a record file and checks it is whole: JSON, valid against the schema, and readable by
+/// volley's own reader.
+pub fn valid_record(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("no record at {}: {e}", path.display()));
+    let record: Value = serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON (truncated?): {e}", path.display()));
+    let errors = schema_errors(&record);
+    assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
+    volley::record::read_record(path).unwrap();
+    record
+}
+
+/// Checks a results folder: every file whole, the record valid, no temporary file left.
+pub fn assert_complete_results(dir: &Path) -> Value {
+    let record = valid_record(&dir.join("run.json"));
+    let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    assert!(
+        html.trim_end().ends_with("</html>"),
+        "report.html truncated"
+    );
+    for name in ["report.md", "summary.txt"] {
+        let text = std::fs::read_to_string(dir.join(name)).unwrap();
+        assert!(text.ends_with('\n') && text.len() > 100, "{name} truncated");
+    }
+    assert_no_temporary_files(dir);
+    record
+}
+
+/// No `.NAME.tmp-PID` file of an atomic write is left in `dir`.
+pub fn assert_no_temporary_files(dir: &Path) {
+    let left: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains(".tmp-"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "temporary files left in {}: {left:?}",
+        dir.display()
+    );
+}
+
+/// A volley process started by a test, its output going to files in its folder.
+pub struct Spawned {
+    pub child: std::process::Child,
+    pub dir: PathBuf,
+    pub started: std::time::Instant,
+}
+
+/// How a [`Spawned`] process ended.
+#[derive(Debug)]
+pub struct Finished {
+    /// The exit code (`None`: killed by a signal).
+    pub code: Option<i32>,
+    /// From start to exit.
+    pub elapsed: Duration,
+    /// Peak resident set size of the process, bytes (the kernel's own count, from `wait4`).
+    pub peak_rss_bytes: u64,
+    pub stderr: String,
+}
+
+/// Starts volley with `args`, writing `<dir>/run.json` (`--json`) and `<dir>/results/`, `-q`.
+pub fn spawn_volley(dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Spawned {
+    let file = |name: &str| std::fs::File::create(dir.join(name)).unwrap();
+    let mut cmd = volley();
+    cmd.args(args)
+        .arg("--json")
+        .arg(dir.join("run.json"))
+        .arg("--out")
+        .arg(dir.join("results"))
+        .arg("-q")
+        .stdin(std::process::Stdio::null())
+        .stdout(file("stdout.txt"))
+        .stderr(file("stderr.txt"));
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    Spawned {
+        child: cmd.spawn().expect("volley starts"),
+        dir: dir.to_path_buf(),
+        started: std::time::Instant::now(),
+    }
+}
+
+impl Spawned {
+    /// Sends `signal` to the process.
+    pub fn signal(&self, signal: nix::sys::signal::Signal) {
+        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        nix::sys::signal::kill(pid, signal).unwrap();
+    }
+
+    /// Waits for the exit (killing the process after `limit`, then failing), following its
+    /// peak RSS meanwhile.
+    ///
+    /// The peak is the largest `VmHWM` (the high-water mark of the program's memory) read from
+    /// `/proc/PID/status` every 5 ms until the exit; it misses at most the last 5 ms. Not
+    /// `wait4`'s `ru_maxrss`: Linux carries that across `execve`, so it would count this test
+    /// process, which volley was forked from.
+    pub fn wait(self, limit: Duration) -> Finished {
+        let pid = self.child.id() as i32;
+        let deadline = self.started + limit;
+        let status_file = format!("/proc/{pid}/status");
+        let mut peak_kib = 0;
+        loop {
+            if let Some(kib) = std::fs::read_to_string(&status_file).ok().and_then(|s| {
+                let line = s.lines().find_map(|l| l.strip_prefix("VmHWM:"))?;
+                line.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()
+            }) {
+                peak_kib = peak_kib.max(kib);
+            }
+            if let Some(status) = try_wait(pid) {
+                let stderr =
+                    std::fs::read_to_string(self.dir.join("stderr.txt")).unwrap_or_default();
+                let (code, signal) = decode_status(status);
+                assert!(
+                    signal.is_none(),
+                    "volley was killed by signal {signal:?}: {stderr}"
+                );
+                return Finished {
+                    code,
+                    elapsed: self.started.elapsed(),
+                    peak_rss_bytes: peak_kib * 1024,
+                    stderr,
+                };
+            }
+            if std::time::Instant::now() > deadline {
+                self.signal(nix::sys::signal::Signal::SIGKILL);
+                panic!("volley still ran after {limit:?}");
+            }
+            // Polls the exit (not a synchronisation: the exit itself is what is awaited).
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// `waitpid(pid, WNOHANG)`: the exit status once the process has exited.
+fn try_wait(pid: i32) -> Option<nix::sys::wait::WaitStatus> {
+    use nix::sys::wait::{WaitPidFlag, WaitStatus, waitpid};
+    match waitpid(nix::unistd::Pid::from_raw(pid), Some(WaitPidFlag::WNOHANG)) {
+        Ok(WaitStatus::StillAlive) | Err(nix::errno::Errno::EINTR) => None,
+        Ok(status) => Some(status),
+        Err(e) => panic!("waitpid: {e}"),
+    }
+}
+
+/// (exit code, terminating signal).
+fn decode_status(status: nix::sys::wait::WaitStatus) -> (Option<i32>, Option<i32>) {
+    use nix::sys::wait::WaitStatus;
+    match status {
+        WaitStatus::Exited(_, code) => (Some(code), None),
+        WaitStatus::Signaled(_, signal, _) => (None, Some(signal as i32)),
+        _ => (None, None),
+    }
+}
+
+/// Requests the target has answered on `path` with `status` (from its `/metrics`).
+pub fn served(target: &RunningTarget, path: &str, status: u16) -> u64 {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(target.addr()).unwrap();
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let key = format!("volley_target_requests_total{{path=\"{path}\",status=\"{status}\"}} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&key))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+/// Polls `condition` every 5 ms until it holds; fails after `limit`.
+pub fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + limit;
+    while !condition() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}

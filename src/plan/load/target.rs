@@ -10,10 +10,12 @@ use super::{Ctx, parse_duration};
 use crate::error::Error;
 use crate::plan::Target;
 use crate::plan::connect::{self, ConnectOptions};
-use crate::plan::file::PlanFile;
+use crate::plan::file::{PlanFile, SizeText};
 use crate::plan::template::{Templates, has_template_syntax};
 use crate::proto::grpc::GrpcSchema;
+use crate::proto::http1::{Limits, parse_size};
 use crate::proto::message::Capture;
+use toml::Spanned;
 
 impl Ctx<'_> {
     pub(super) fn target(
@@ -87,13 +89,30 @@ impl Ctx<'_> {
                 None => t.base_url.span(),
             },
         };
-        resolve_target(&base_url, headers, timeout, &options, grpc).map_err(|why| {
-            self.err(
-                Some(span),
-                why,
-                Some("base_url is like http://127.0.0.1:8080 or https://host:8443"),
-            )
-        })
+        let mut target =
+            resolve_target(&base_url, headers, timeout, &options, grpc).map_err(|why| {
+                self.err(
+                    Some(span),
+                    why,
+                    Some("base_url is like http://127.0.0.1:8080 or https://host:8443"),
+                )
+            })?;
+        if let Some(size) = &t.max_header_size {
+            target.limits.max_head_bytes = size_bytes(size)
+                .and_then(Limits::check_head)
+                .map_err(|why| self.at(size, format!("max_header_size {why}"), Some(SIZE_HINT)))?;
+        }
+        if let Some(size) = &t.max_body_size {
+            target.limits.max_body_bytes = Some(
+                size_bytes(size)
+                    .and_then(Limits::check_body)
+                    .map_err(|why| {
+                        self.at(size, format!("max_body_size {why}"), Some(SIZE_HINT))
+                    })?,
+            );
+        }
+        target.connect = target.connect.with_limits(target.limits);
+        Ok(target)
     }
 
     /// The gRPC schema of `[target] proto`, when any step is a gRPC call.
@@ -179,6 +198,7 @@ pub fn resolve_target(
         grpc,
     )?;
     Ok(Target {
+        limits: Limits::default(),
         base_url: base_url.to_string(),
         addr,
         host_header,
@@ -208,4 +228,15 @@ pub fn resolve_host(url: &url::Url, default_port: u16) -> Result<(SocketAddr, St
         None => host.to_string(),
     };
     Ok((addr, host_header))
+}
+
+/// How to write a size, for error hints.
+const SIZE_HINT: &str = "write sizes as bytes (65536) or with a unit: \"64KiB\", \"10MB\"";
+
+/// A size as written, in bytes.
+fn size_bytes(s: &Spanned<SizeText>) -> Result<u64, String> {
+    match s.get_ref() {
+        SizeText::Bytes(n) => Ok(*n),
+        SizeText::Text(t) => parse_size(t),
+    }
 }

@@ -11,6 +11,7 @@
 //! [`Connection`] is generic over how it connects ([`Dial`]): plain TCP and TLS each get their own
 //! compiled copy of the loop, so TLS costs plain TCP nothing.
 
+mod limits;
 mod parse;
 
 use std::net::SocketAddr;
@@ -22,13 +23,13 @@ use self::parse::{ChunkedDecoder, Feed, Framing, parse_head};
 use super::ErrorKind;
 use super::dial::{ConnectTiming, Dial, TcpDialer, micros_since};
 use super::message::{Capture, Captured, Response, Timing};
+pub use limits::{
+    DEFAULT_MAX_HEAD_BYTES, Limits, MAX_HEAD_LIMIT_BYTES, MAX_HEADERS, MIN_HEAD_LIMIT_BYTES,
+    parse_size,
+};
 
-/// Most headers a response may carry before it counts as [`ErrorKind::HeaderTooLarge`].
-const MAX_HEADERS: usize = 128;
 /// Initial size of a connection's read buffer, bytes.
 const READ_BUF_BYTES: usize = 16 * 1024;
-/// Largest response head accepted, bytes.
-const MAX_HEAD_BYTES: usize = 64 * 1024;
 
 /// The static bytes of one request, built once per run and shared by every connection.
 #[derive(Debug, Clone)]
@@ -182,6 +183,8 @@ pub struct Connection<D: Dial = TcpDialer> {
     stream: Option<D::Stream>,
     buf: Vec<u8>,
     keepalive: bool,
+    /// Response size limits.
+    limits: Limits,
     phase: Phase,
     /// Bytes read by the current exchange, kept here so a failed exchange still reports them.
     received: u64,
@@ -210,6 +213,7 @@ impl<D: Dial> Connection<D> {
             stream: None,
             buf: Vec::new(),
             keepalive,
+            limits: Limits::default(),
             phase: Phase::Connecting,
             received: 0,
             opened: 0,
@@ -217,6 +221,12 @@ impl<D: Dial> Connection<D> {
             head: Vec::new(),
             body: Vec::new(),
         }
+    }
+
+    /// The same connection with these response size limits (default: [`Limits::default`]).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
     }
 
     /// The phase the last exchange reached (read it after a timeout).
@@ -363,8 +373,10 @@ impl<D: Dial> Connection<D> {
             connect,
             head: head_out,
             body: body_out,
+            limits,
             ..
         } = self;
+        let max_head = limits.max_head_bytes;
         let stream = stream.as_mut().expect("connected above");
         let sent = Instant::now();
         stream
@@ -381,12 +393,14 @@ impl<D: Dial> Connection<D> {
             let head = loop {
                 if filled > 0 {
                     match parse_head(&buf[..filled])? {
+                        Some(head) if head.len > max_head => {
+                            return Err(ErrorKind::HeaderTooLarge);
+                        }
                         Some(head) => break head,
+                        None if filled >= max_head => return Err(ErrorKind::HeaderTooLarge),
+                        // Grows only on the way to the limit: memory stays bounded.
                         None if filled == buf.len() => {
-                            if buf.len() >= MAX_HEAD_BYTES {
-                                return Err(ErrorKind::HeaderTooLarge);
-                            }
-                            buf.resize(buf.len() * 2, 0);
+                            buf.resize((buf.len() * 2).min(max_head), 0);
                         }
                         None => {}
                     }
@@ -428,6 +442,7 @@ impl<D: Dial> Connection<D> {
                 received,
                 kept: kept.as_mut(),
                 raw: raw.then_some(body_out),
+                max: limits.body_cap(),
             };
             let leftover = body.read(body_start, filled, framing).await?;
             if leftover {
@@ -525,6 +540,8 @@ struct Body<'a, S> {
     kept: Option<&'a mut Kept>,
     /// The engine's raw capture: body bytes up to [`MAX_CAPTURE_BYTES`].
     raw: Option<&'a mut Vec<u8>>,
+    /// Largest body accepted, bytes ([`Limits::max_body_bytes`], `u64::MAX` for none).
+    max: u64,
 }
 
 impl<S: AsyncRead + Unpin> Body<'_, S> {
@@ -537,6 +554,8 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
         framing: Framing,
     ) -> Result<bool, ErrorKind> {
         match framing {
+            // Announced too large: fail before reading any of it.
+            Framing::Length(len) if len > self.max => Err(ErrorKind::BodyTooLarge),
             Framing::Length(len) => {
                 let buffered = (filled - start) as u64;
                 let end = start + buffered.min(len) as usize;
@@ -563,12 +582,17 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
                 Ok(false)
             }
             Framing::UntilClose => {
+                let mut total = (filled - start) as u64;
                 keep(&mut self.kept, &mut self.raw, &self.buf[start..filled]);
                 loop {
+                    if total > self.max {
+                        return Err(ErrorKind::BodyTooLarge);
+                    }
                     let n = self.read_more(0).await?;
                     if n == 0 {
                         return Ok(false);
                     }
+                    total += n as u64;
                     keep(&mut self.kept, &mut self.raw, &self.buf[..n]);
                 }
             }
@@ -582,6 +606,9 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
                         let (kept, raw) = (&mut self.kept, &mut self.raw);
                         decoder.feed(&self.buf[pending.clone()], |data| keep(kept, raw, data))?
                     };
+                    if decoder.data_bytes() > self.max {
+                        return Err(ErrorKind::BodyTooLarge);
+                    }
                     match fed {
                         Feed::Done { consumed } => return Ok(consumed < pending.len()),
                         Feed::NeedMore { consumed } => {
@@ -635,6 +662,99 @@ mod tests {
         assert!(text.contains("Content-Length: 5\r\n"));
         assert!(!text.contains("Connection: close"));
         assert!(text.ends_with("\r\n\r\nhello"));
+    }
+
+    /// A one-shot server on 127.0.0.1: reads the request, writes `response`, closes.
+    fn canned(response: Vec<u8>) -> SocketAddr {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        std::thread::spawn(move || {
+            if let Ok((mut s, _)) = l.accept() {
+                let mut buf = [0u8; 1024];
+                let _ = std::io::Read::read(&mut s, &mut buf);
+                let _ = std::io::Write::write_all(&mut s, &response);
+            }
+        });
+        addr
+    }
+
+    /// The status of one exchange with a server sending `response`, the same with and without
+    /// raw capture (two code paths).
+    fn status_with(limits: Limits, response: &[u8]) -> Result<u16, ErrorKind> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let [plain, captured] = [false, true].map(|capture| {
+            let addr = canned(response.to_vec());
+            rt.block_on(async {
+                let mut c = Connection::new(addr, true).with_limits(limits);
+                let req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+                c.exchange(req, true, capture).await.map(|r| r.status)
+            })
+        });
+        assert_eq!(plain, captured);
+        plain
+    }
+
+    fn body_limit(bytes: u64) -> Limits {
+        Limits {
+            max_body_bytes: Some(bytes),
+            ..Limits::default()
+        }
+    }
+
+    #[test]
+    fn body_limit_applies_to_every_framing() {
+        let length = b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n0123456789";
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n\
+                        5\r\nhello\r\n5\r\nworld\r\n0\r\n\r\n";
+        let until_close = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n0123456789";
+        for response in [&length[..], &chunked[..], &until_close[..]] {
+            let text = String::from_utf8_lossy(response);
+            assert_eq!(status_with(body_limit(10), response), Ok(200), "{text}");
+            assert_eq!(status_with(Limits::default(), response), Ok(200), "{text}");
+            assert_eq!(
+                status_with(body_limit(9), response),
+                Err(ErrorKind::BodyTooLarge),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn head_limits_count_bytes_and_fields() {
+        let mut big = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
+        big.extend(std::iter::repeat_n(b'a', 2000));
+        big.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+        let small = Limits {
+            max_head_bytes: 1024,
+            ..Limits::default()
+        };
+        assert_eq!(status_with(small, &big), Err(ErrorKind::HeaderTooLarge));
+        assert_eq!(status_with(Limits::default(), &big), Ok(200));
+        // Past the default: the buffer grows to the limit, not beyond.
+        let mut huge = b"HTTP/1.1 200 OK\r\nX-Big: ".to_vec();
+        huge.extend(std::iter::repeat_n(b'a', 100_000));
+        huge.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+        assert_eq!(
+            status_with(Limits::default(), &huge),
+            Err(ErrorKind::HeaderTooLarge)
+        );
+        let large = Limits {
+            max_head_bytes: 128 * 1024,
+            ..Limits::default()
+        };
+        assert_eq!(status_with(large, &huge), Ok(200));
+        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for i in 0..=MAX_HEADERS {
+            many.extend_from_slice(format!("X-{i}: v\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"Content-Length: 0\r\n\r\n");
+        assert_eq!(
+            status_with(Limits::default(), &many),
+            Err(ErrorKind::HeaderTooLarge)
+        );
     }
 
     #[test]

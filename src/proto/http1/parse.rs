@@ -94,6 +94,8 @@ pub(super) enum Feed {
 #[derive(Debug, Default)]
 pub(super) struct ChunkedDecoder {
     state: ChunkState,
+    /// Chunk data seen so far (the decoded body size), bytes.
+    data: u64,
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -110,6 +112,12 @@ enum ChunkState {
 }
 
 impl ChunkedDecoder {
+    /// The decoded body size so far, bytes (chunk data only, counted when announced by a chunk
+    /// size line: a body announcing more than a limit fails before it is sent).
+    pub(super) fn data_bytes(&self) -> u64 {
+        self.data
+    }
+
     /// Feeds bytes; `on_data` sees each piece of chunk data (the decoded body) as it passes.
     pub(super) fn feed(
         &mut self,
@@ -127,6 +135,7 @@ impl ChunkedDecoder {
                     }
                     Ok(httparse::Status::Complete((used, size))) => {
                         pos += used;
+                        self.data = self.data.saturating_add(size);
                         self.state = ChunkState::Data(size);
                     }
                     Ok(httparse::Status::Partial) => return Ok(Feed::NeedMore { consumed: pos }),

@@ -1,0 +1,172 @@
+//! SIGINT and SIGTERM for the runs of one process (quick mode, `volley run`, `find-max`).
+//!
+//! A watcher thread, started by the first run with [`RunOptions::handle_signals`] and kept for
+//! the rest of the process (tokio never gives a signal back to its default action anyway):
+//!
+//! - the first SIGINT or SIGTERM stops the current run cleanly (its record says which signal);
+//!   a run begun after it (the next `--repeat`, the next find-max step) is stopped at once;
+//! - a second SIGINT exits the process at once with code 130, whatever it is doing — the run,
+//!   or writing its record and reports afterwards. Those are written atomically (a temporary
+//!   file renamed over the target), so every file is whole or absent, never truncated.
+//!
+//! The handlers are in place before a run's workers start: once volley has sent a request, a
+//! signal can no longer kill it before its record is written. (Before that, during start-up
+//! and plan loading, a signal ends the process the default way, having measured nothing.)
+//!
+//! Why a process-wide thread rather than the run's control loop: the control loop ends with the
+//! run, and signals that arrived while the reports were being written were swallowed — a second
+//! Ctrl-C did nothing there.
+//!
+//! [`RunOptions::handle_signals`]: super::RunOptions::handle_signals
+
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+use super::Stop;
+use crate::error::Error;
+
+/// The watcher's view of the process.
+pub(super) struct Watcher {
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// The first signal received.
+    signal: Option<&'static str>,
+    /// The run going on, if any.
+    run: Option<Arc<Stop>>,
+}
+
+/// The process's watcher, started on first use; its start-up error is kept and returned again.
+pub(super) fn watcher() -> Result<&'static Watcher, Error> {
+    static WATCHER: OnceLock<Result<&'static Watcher, String>> = OnceLock::new();
+    WATCHER
+        .get_or_init(start)
+        .as_ref()
+        .map(|w| *w)
+        .map_err(|why| Error::Engine(why.clone()))
+}
+
+impl Watcher {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `stop` is the current run's; stopped at once if a signal came already.
+    pub(super) fn begin_run(&self, stop: &Arc<Stop>) {
+        let mut state = self.lock();
+        if let Some(signal) = state.signal {
+            interrupt(stop, signal);
+        }
+        state.run = Some(Arc::clone(stop));
+    }
+
+    /// The current run has ended.
+    pub(super) fn end_run(&self) {
+        self.lock().run = None;
+    }
+
+    fn received(&self, signal: &'static str) {
+        let mut state = self.lock();
+        if state.signal.is_none() {
+            state.signal = Some(signal);
+            let doing = match &state.run {
+                Some(run) => {
+                    interrupt(run, signal);
+                    "stopping the run"
+                }
+                None => "finishing",
+            };
+            eprintln!("volley: {signal}: {doing} (Ctrl-C again to exit at once)");
+        } else if signal == "SIGINT" {
+            // Second Ctrl-C: the user wants out now. Files being written are left as they
+            // were (whole, or a temporary file beside them).
+            std::process::exit(130);
+        }
+    }
+}
+
+fn interrupt(stop: &Stop, signal: &'static str) {
+    let _ = stop.signal.set(signal);
+    stop.abort();
+}
+
+/// Starts the watcher thread and returns once its handlers are installed.
+fn start() -> Result<&'static Watcher, String> {
+    let watcher: &'static Watcher = Box::leak(Box::new(Watcher {
+        state: Mutex::new(State::default()),
+    }));
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("volley-signals".into())
+        .spawn(move || watch(watcher, &ready_tx))
+        .map_err(|e| format!("cannot start the signal thread: {e}"))?;
+    match ready_rx.recv() {
+        Ok(result) => result.map(|()| watcher),
+        Err(_) => Err("the signal thread ended at start".into()),
+    }
+}
+
+fn watch(watcher: &'static Watcher, ready: &std::sync::mpsc::Sender<Result<(), String>>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(format!("cannot start the signal runtime: {e}")));
+            return;
+        }
+    };
+    runtime.block_on(async {
+        let (mut sigint, mut sigterm) = match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(i), Ok(t)) => (i, t),
+            (Err(e), _) | (_, Err(e)) => {
+                let _ = ready.send(Err(format!("cannot install signal handlers: {e}")));
+                return;
+            }
+        };
+        let _ = ready.send(Ok(()));
+        loop {
+            let name = tokio::select! {
+                Some(()) = sigint.recv() => "SIGINT",
+                Some(()) = sigterm.recv() => "SIGTERM",
+                else => return,
+            };
+            watcher.received(name);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_begun_after_a_signal_is_stopped_at_once() {
+        let w = Watcher {
+            state: Mutex::new(State::default()),
+        };
+        let first = Arc::new(Stop::new());
+        w.begin_run(&first);
+        assert!(!first.is_aborted());
+        w.received("SIGTERM");
+        assert!(first.is_aborted());
+        assert_eq!(first.signal.get(), Some(&"SIGTERM"));
+        w.end_run();
+        let next = Arc::new(Stop::new());
+        w.begin_run(&next);
+        assert!(next.is_aborted());
+        assert_eq!(
+            next.signal.get(),
+            Some(&"SIGTERM"),
+            "the first signal is kept"
+        );
+        // A second SIGTERM is not a second Ctrl-C: nothing happens (a SIGINT would exit).
+        w.received("SIGTERM");
+    }
+}

@@ -1,0 +1,203 @@
+//! SIGINT and SIGTERM at each moment of a run — before the first response, during warm-up,
+//! mid-run, while the record and reports are written — leave a whole, schema-valid record and
+//! never a truncated file; a second SIGINT exits at once.
+//!
+//! Each signal is sent once something observable shows the moment has come, never after a sleep:
+//! a listener of the test accepting volley's first connection; the target's `/metrics` counting
+//! requests; and, for the writing of the reports (a few milliseconds otherwise), a marker file
+//! that volley creates when `VOLLEY_TEST_PAUSE_BEFORE_RENAME` names it: its first atomic write
+//! then waits, temporary file written and not yet renamed, until the test removes the marker.
+
+mod common;
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+use nix::sys::signal::Signal;
+use serde_json::Value;
+
+/// Generous bound on the exit after a signal (the stop itself takes milliseconds).
+const EXIT_LIMIT: Duration = Duration::from_secs(10);
+/// What a run waiting for a signal would last without one.
+const LONG: &str = "60s";
+
+/// The record of an interrupted run, checked: exit 130, whole files, `interrupted` set.
+fn interrupted(dir: &Path, finished: &Finished, signal: &str) -> Value {
+    assert_eq!(finished.code, Some(130), "{}", finished.stderr);
+    let record = valid_record(&dir.join("run.json"));
+    let folder = assert_complete_results(&only_subfolder(&dir.join("results")));
+    assert_eq!(record["summary"], folder["summary"]);
+    assert_no_temporary_files(dir);
+    assert_eq!(record["interrupted"], signal);
+    let codes: Vec<&str> = record["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"interrupted"), "{codes:?}");
+    record
+}
+
+#[test]
+fn a_signal_before_the_first_response_leaves_an_empty_valid_record() {
+    for signal in [Signal::SIGINT, Signal::SIGTERM] {
+        // A listener that accepts and never answers: the first request never completes.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let url = format!("http://{}/", listener.local_addr().unwrap());
+        let dir = temp_dir(&format!("sig-first-{signal}"));
+        let run = spawn_volley(&dir, &[&url, "-d", LONG, "-c", "1", "--timeout", LONG], &[]);
+        let mut accepted = None;
+        wait_until("volley's first connection", EXIT_LIMIT, || {
+            accepted = listener.accept().ok();
+            accepted.is_some()
+        });
+        run.signal(signal);
+        let finished = run.wait(EXIT_LIMIT);
+        let record = interrupted(&dir, &finished, signal.as_str());
+        assert_eq!(summary_u64(&record, "requests"), 0);
+    }
+}
+
+#[test]
+fn a_signal_during_warm_up_leaves_a_valid_record_with_nothing_measured() {
+    let t = target();
+    for signal in [Signal::SIGINT, Signal::SIGTERM] {
+        let before = served(&t, "/", 200);
+        let url = format!("{}/", t.base_url());
+        let dir = temp_dir(&format!("sig-warmup-{signal}"));
+        let run = spawn_volley(&dir, &[&url, "--warmup", LONG, "-d", "1s", "-c", "2"], &[]);
+        wait_until("warm-up requests", EXIT_LIMIT, || {
+            served(&t, "/", 200) > before + 10
+        });
+        run.signal(signal);
+        let finished = run.wait(EXIT_LIMIT);
+        let record = interrupted(&dir, &finished, signal.as_str());
+        assert_eq!(
+            summary_u64(&record, "requests"),
+            0,
+            "warm-up is not measured"
+        );
+    }
+}
+
+#[test]
+fn a_signal_mid_run_keeps_what_was_measured() {
+    let t = target();
+    for signal in [Signal::SIGINT, Signal::SIGTERM] {
+        let before = served(&t, "/", 200);
+        let url = format!("{}/", t.base_url());
+        let dir = temp_dir(&format!("sig-mid-{signal}"));
+        let run = spawn_volley(&dir, &[&url, "-d", LONG, "-c", "2"], &[]);
+        wait_until("measured requests", EXIT_LIMIT, || {
+            served(&t, "/", 200) > before + 200
+        });
+        run.signal(signal);
+        let finished = run.wait(EXIT_LIMIT);
+        let record = interrupted(&dir, &finished, signal.as_str());
+        assert!(summary_u64(&record, "requests") >= 200);
+        assert_eq!(status_of(&record, "200"), summary_u64(&record, "requests"));
+        // The duration is what ran, not the 60 s asked for.
+        assert!(summary_f64(&record, "duration_s") < 30.0);
+    }
+}
+
+/// Starts a short run whose first atomic write (the `--json` record) pauses before its rename;
+/// returns once it is paused there, with the marker's path.
+fn paused_in_writing(
+    t: &volley::target::RunningTarget,
+    name: &str,
+) -> (Spawned, std::path::PathBuf) {
+    let dir = temp_dir(name);
+    let marker = dir.join("paused");
+    let url = format!("{}/", t.base_url());
+    let marker_text = marker.display().to_string();
+    let run = spawn_volley(
+        &dir,
+        &[&url, "-n", "200", "-c", "2"],
+        &[(volley::record::PAUSE_ENV, marker_text.as_str())],
+    );
+    wait_until("the record's write to pause", EXIT_LIMIT, || {
+        marker.exists()
+    });
+    // Paused: the temporary file is whole and the final one not there yet.
+    assert!(!dir.join("run.json").exists());
+    (run, marker)
+}
+
+#[test]
+fn a_signal_while_the_record_is_written_lets_the_writing_finish() {
+    let t = target();
+    for signal in [Signal::SIGINT, Signal::SIGTERM] {
+        let (run, marker) = paused_in_writing(&t, &format!("sig-writing-{signal}"));
+        let dir = run.dir.clone();
+        run.signal(signal);
+        std::fs::remove_file(&marker).unwrap();
+        let finished = run.wait(EXIT_LIMIT);
+        // The run had finished: its record is whole and not marked interrupted; every
+        // report is written.
+        assert_eq!(finished.code, Some(0), "{}", finished.stderr);
+        let record = valid_record(&dir.join("run.json"));
+        assert!(record["interrupted"].is_null());
+        assert_eq!(summary_u64(&record, "requests"), 200);
+        let folder = assert_complete_results(&only_subfolder(&dir.join("results")));
+        assert_eq!(record["summary"], folder["summary"]);
+        assert_no_temporary_files(&dir);
+    }
+}
+
+/// Sends SIGINT twice, the second once volley has said it got the first (two signals sent at
+/// once may reach it as one: pending signals of a kind are not queued).
+fn second_sigint(run: &Spawned) {
+    run.signal(Signal::SIGINT);
+    wait_until("volley to see the first SIGINT", EXIT_LIMIT, || {
+        std::fs::read_to_string(run.dir.join("stderr.txt"))
+            .is_ok_and(|e| e.contains("Ctrl-C again to exit at once"))
+    });
+    run.signal(Signal::SIGINT);
+}
+
+#[test]
+fn a_second_sigint_exits_at_once_even_while_writing() {
+    let t = target();
+    let (run, marker) = paused_in_writing(&t, "sig-second-writing");
+    let dir = run.dir.clone();
+    second_sigint(&run);
+    // The write would wait for the marker for 60 s: exiting now is the second SIGINT's doing.
+    let finished = run.wait(Duration::from_secs(5));
+    assert_eq!(finished.code, Some(130), "{}", finished.stderr);
+    assert!(marker.exists(), "exited while still paused");
+    // Never a truncated record: the final file is absent, the temporary one whole.
+    assert!(!dir.join("run.json").exists());
+    let tmp: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert_eq!(tmp.len(), 1, "{tmp:?}");
+    valid_record(&tmp[0]);
+}
+
+#[test]
+fn a_second_sigint_mid_run_exits_at_once() {
+    let t = target();
+    let before = served(&t, "/", 200);
+    let url = format!("{}/", t.base_url());
+    let dir = temp_dir("sig-second-mid");
+    let run = spawn_volley(&dir, &[&url, "-d", LONG, "-c", "2"], &[]);
+    wait_until("measured requests", EXIT_LIMIT, || {
+        served(&t, "/", 200) > before + 100
+    });
+    second_sigint(&run);
+    let finished = run.wait(EXIT_LIMIT);
+    assert_eq!(finished.code, Some(130), "{}", finished.stderr);
+    // Whatever got written before the exit is whole.
+    for path in [dir.join("run.json")] {
+        if path.exists() {
+            valid_record(&path);
+        }
+    }
+}
