@@ -114,6 +114,12 @@ fn tls_verifies_by_default_and_passes_with_cacert_or_insecure() {
     let (code, _, err) = run_volley(&[&url, "--cacert", ca, "--sni", "example.com", "-d", "1s"]);
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("certificate"), "{err}");
+    // A handshake that fails (https:// to a plain-HTTP port): a clear error before any load.
+    let plain = target();
+    let url = plain.base_url().replace("http://", "https://");
+    let (code, _, err) = run_volley(&[&url, "-d", "1s", "-q"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("TLS handshake failed"), "{err}");
     // TLS options without TLS are refused.
     let (code, _, err) = run_volley(&["http://127.0.0.1:9/", "--insecure", "-d", "1s"]);
     assert_eq!(code, Some(2));
