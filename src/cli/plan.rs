@@ -1,6 +1,7 @@
 //! `volley run PLAN` and `volley check PLAN`.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use volley::plan::load::{LoadOptions, load};
 use volley::plan::{Body, StepRequest, Text};
@@ -15,6 +16,8 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
             sets: a.sets,
             time_scale: a.time_scale,
             threads: a.threads,
+            secret_headers: a.secret_headers,
+            ..Default::default()
         },
     )?;
     if !a.quiet {
@@ -46,12 +49,22 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
             sets: a.sets,
             time_scale: a.time_scale,
             threads: None,
+            secret_headers: a.secret_headers,
+            ..Default::default()
         },
     )?;
-    println!("{}: valid", a.plan.display());
-    println!("target: {} ({})", plan.target.base_url, plan.target.addr);
+    // Printed only once every step has rendered: a plan that fails says so, and only that.
+    let mut out = String::new();
+    writeln!(out, "{}: valid", a.plan.display())?;
+    writeln!(
+        out,
+        "target: {} ({})",
+        volley::redact::redact_url_password(&plan.target.base_url),
+        plan.target.addr
+    )?;
     for sc in &plan.scenarios {
-        println!(
+        writeln!(
+            out,
             "\nscenario {}: {}{}",
             sc.name,
             volley::analysis::describe_profile(&sc.profile),
@@ -63,14 +76,15 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                     humantime::format_duration(sc.start_after)
                 )
             }
-        );
+        )?;
         for p in &sc.phases {
-            println!(
+            writeln!(
+                out,
                 "  {} from {:.1}s to {:.1}s",
                 p.name,
                 p.start.as_secs_f64(),
                 p.end.as_secs_f64()
-            );
+            )?;
         }
         // Extracted variables are shown as placeholders: nothing is sent.
         let mut extracted = BTreeMap::new();
@@ -84,16 +98,25 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
         }
         let ctx = plan.templates.context(0, 0, &sc.name, &extracted);
         for st in &sc.steps {
-            println!("\n  step {}:", st.name);
+            writeln!(out, "\n  step {}:", st.name)?;
             let rendered = match &st.request {
                 StepRequest::Static(bytes) => {
                     String::from_utf8_lossy(bytes.as_bytes()).into_owned()
                 }
                 StepRequest::Dynamic(d) => {
+                    // A template that cannot render (too long a loop, a failing filter) is a
+                    // mistake in the plan: exit 2, like every other.
                     let render = |t: &Text| {
                         plan.templates
                             .render(t, &ctx)
-                            .map_err(|e| anyhow::anyhow!("step `{}`: {e}", st.name))
+                            .map_err(|e| volley::Error::Plan {
+                                at: a.plan.display().to_string(),
+                                why: format!("step `{}` of scenario `{}`: {e}", st.name, sc.name),
+                                hint: (!extracted.is_empty()).then(|| {
+                                    "extracted variables render as placeholders like <name> here"
+                                        .into()
+                                }),
+                            })
                     };
                     let mut headers = Vec::new();
                     for (n, v) in &d.headers {
@@ -103,9 +126,9 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                         Body::Empty => String::new(),
                         Body::Text(t) | Body::Json(t) => render(t)?,
                     };
-                    let mut out = Vec::new();
+                    let mut bytes = Vec::new();
                     volley::proto::http1::write_request(
-                        &mut out,
+                        &mut bytes,
                         &d.method,
                         &plan.target.host_header,
                         render(&d.path)?.as_bytes(),
@@ -113,24 +136,35 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                         body.as_bytes(),
                         plan.target.keepalive,
                     );
-                    String::from_utf8_lossy(&out).into_owned()
+                    String::from_utf8_lossy(&bytes).into_owned()
                 }
             };
-            for line in rendered.split("\r\n") {
-                println!("    {line}");
+            // Header lines (after the request line, up to the blank line) with secret values
+            // redacted; the request sent carries them.
+            let mut in_head = true;
+            for (i, line) in rendered.split("\r\n").enumerate() {
+                if line.is_empty() {
+                    in_head = false;
+                }
+                if i > 0 && in_head {
+                    writeln!(out, "    {}", plan.secrets.header_line(line))?;
+                } else {
+                    writeln!(out, "    {line}")?;
+                }
             }
             for c in &st.checks {
-                println!("    check: {}", c.describe());
+                writeln!(out, "    check: {}", c.describe())?;
             }
             for e in &st.extract {
-                println!("    extract: {}", e.var);
+                writeln!(out, "    extract: {}", e.var)?;
             }
         }
     }
     if !plan.thresholds.is_empty() {
-        println!("\nthresholds:");
+        writeln!(out, "\nthresholds:")?;
         for t in &plan.thresholds {
-            println!(
+            writeln!(
+                out,
                 "  {}: {}{}",
                 t.metric_text,
                 t.condition_text,
@@ -139,8 +173,9 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                 } else {
                     ""
                 }
-            );
+            )?;
         }
     }
+    print!("{out}");
     Ok(super::EXIT_OK)
 }

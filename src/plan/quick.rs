@@ -10,6 +10,7 @@ use super::{
 };
 use crate::error::Error;
 use crate::proto::http1::RequestBytes;
+use crate::redact::Secrets;
 use crate::schedule::Ramp;
 
 /// When a run stops (after its warm-up).
@@ -32,6 +33,8 @@ pub struct RunInput {
     pub method: String,
     /// Headers as `Name: value` lines.
     pub headers: Vec<String>,
+    /// Headers whose values are secret besides the usual ones (`--secret-header`).
+    pub secret_headers: Vec<String>,
     /// Request body.
     pub body: Vec<u8>,
     /// Connections (closed model) or in-flight cap (open model); `None` = default.
@@ -67,6 +70,7 @@ impl RunInput {
             url: url.into(),
             method: "GET".into(),
             headers: Vec::new(),
+            secret_headers: Vec::new(),
             body: Vec::new(),
             concurrency: None,
             rate_per_sec: None,
@@ -92,10 +96,17 @@ impl RunInput {
                 format!("`{}` is not a valid HTTP method", self.method),
             ));
         }
+        if let Some(bad) = self.secret_headers.iter().find(|n| !is_header_name(n)) {
+            return Err(invalid(
+                "--secret-header",
+                format!("`{bad}` is not a header name"),
+            ));
+        }
+        let secrets = Secrets::new(&self.secret_headers);
         let headers = self
             .headers
             .iter()
-            .map(|h| parse_header(h))
+            .map(|h| parse_header(h, &secrets))
             .collect::<Result<Vec<_>, _>>()?;
         if self.timeout.is_zero() {
             return Err(invalid("timeout", "must be longer than 0".into()));
@@ -146,6 +157,15 @@ impl RunInput {
                     return Err(invalid(
                         "rate",
                         format!("{rate} is not a positive number of requests per second"),
+                    ));
+                }
+                if rate > super::MAX_RATE_PER_SEC {
+                    return Err(invalid(
+                        "rate",
+                        format!(
+                            "{rate} requests per second is more than volley allows ({})",
+                            super::MAX_RATE_PER_SEC
+                        ),
                     ));
                 }
                 Profile::Arrival {
@@ -209,6 +229,7 @@ impl RunInput {
                 headers,
                 body_bytes: self.body.len() as u64,
             }),
+            secrets,
         })
     }
 }
@@ -218,6 +239,10 @@ fn positive_u32(what: &str, value: Option<u32>, default: u32) -> Result<u32, Err
         Some(0) => Err(Error::Invalid {
             what: what.into(),
             why: "must be at least 1".into(),
+        }),
+        Some(v) if v > super::MAX_VUS => Err(Error::Invalid {
+            what: what.into(),
+            why: format!("{v} is more than volley allows ({})", super::MAX_VUS),
         }),
         Some(v) => Ok(v),
         None => Ok(default),
@@ -229,11 +254,17 @@ pub(crate) fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
-/// Parses `Name: value` into a header pair, rejecting what would corrupt the request.
-pub fn parse_header(line: &str) -> Result<(String, String), Error> {
+/// Whether `name` is a valid header name (a non-empty token).
+pub(crate) fn is_header_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(is_token_byte)
+}
+
+/// Parses `Name: value` into a header pair, rejecting what would corrupt the request. Errors
+/// show the line with a secret header's value redacted.
+pub fn parse_header(line: &str, secrets: &Secrets) -> Result<(String, String), Error> {
     let invalid = |why: &str| Error::Invalid {
         what: "header (-H)".into(),
-        why: format!("`{line}`: {why}"),
+        why: format!("`{}`: {why}", secrets.header_line(line)),
     };
     let (name, value) = line
         .split_once(':')
@@ -289,6 +320,14 @@ mod tests {
         let mut i = RunInput::new("http://127.0.0.1/");
         i.headers = vec!["NoColon".into()];
         assert!(err(i).contains("expected `Name: value`"));
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.headers = vec!["X-Key: s3cr3t\r\nInjected: 1".into()];
+        i.secret_headers = vec!["x-key".into()];
+        let e = err(i);
+        assert!(
+            e.contains("`X-Key: [redacted]`: the value contains a line break"),
+            "{e}"
+        );
         let mut i = RunInput::new("http://127.0.0.1/");
         i.duration = Some(Duration::from_secs(1));
         i.requests = Some(5);

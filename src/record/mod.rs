@@ -77,15 +77,29 @@ pub fn write_record(path: &Path, record: &RunRecord) -> Result<(), Error> {
 
 /// Reads a record, checking its format version.
 pub fn read_record(path: &Path) -> Result<RunRecord, Error> {
-    let text = std::fs::read_to_string(path).map_err(|cause| Error::File {
+    let bytes = std::fs::read(path).map_err(|cause| Error::File {
         action: crate::error::CANNOT_READ,
         path: path.to_path_buf(),
         cause,
     })?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Record {
+    parse_record(&bytes, path)
+}
+
+/// Parses a record from `bytes` (read from `path`, which only names it in errors), checking its
+/// format version. Any input gives a record or an [`Error::Record`] saying why not; never a panic.
+pub fn parse_record(bytes: &[u8], path: &Path) -> Result<RunRecord, Error> {
+    let fail = |why: String| Error::Record {
         path: path.to_path_buf(),
-        why: format!("not valid JSON: {e}"),
+        why,
+    };
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        fail(format!(
+            "not UTF-8 text (invalid byte at offset {}): not a volley run record",
+            e.valid_up_to()
+        ))
     })?;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| fail(format!("not valid JSON: {e}")))?;
     match value.get("schema_version").and_then(|v| v.as_u64()) {
         Some(v) if v == u64::from(SCHEMA_VERSION) => {}
         Some(v) => {
@@ -98,26 +112,47 @@ pub fn read_record(path: &Path) -> Result<RunRecord, Error> {
             } else {
                 "render it with the volley version that wrote it, or run the test again"
             };
-            return Err(Error::Record {
-                path: path.to_path_buf(),
-                why: format!(
-                    "record format version {v}{writer}; this volley ({}) reads version \
-                     {SCHEMA_VERSION}: {advice}",
-                    env!("CARGO_PKG_VERSION")
-                ),
-            });
+            return Err(fail(format!(
+                "record format version {v}{writer}; this volley ({}) reads version \
+                 {SCHEMA_VERSION}: {advice}",
+                env!("CARGO_PKG_VERSION")
+            )));
         }
         None => {
-            return Err(Error::Record {
-                path: path.to_path_buf(),
-                why: "no `schema_version`: not a volley run record".into(),
-            });
+            return Err(fail("no `schema_version`: not a volley run record".into()));
         }
     }
-    serde_json::from_value(value).map_err(|e| Error::Record {
-        path: path.to_path_buf(),
-        why: format!("does not match the record format: {e}"),
-    })
+    let record: RunRecord = serde_json::from_value(value)
+        .map_err(|e| fail(format!("does not match the record format: {e}")))?;
+    check_histograms(&record).map_err(fail)?;
+    Ok(record)
+}
+
+/// Every histogram of a record decodes: reports and comparisons merge them, so a damaged one is
+/// refused here, by its field, rather than silently left out of a chart.
+fn check_histograms(r: &RunRecord) -> Result<(), String> {
+    let h = &r.histograms;
+    let fields = [
+        ("histograms.latency_us".to_string(), Some(&h.latency_us)),
+        (
+            "histograms.service_latency_us".to_string(),
+            h.service_latency_us.as_ref(),
+        ),
+        ("histograms.lag_us".to_string(), h.lag_us.as_ref()),
+    ]
+    .into_iter()
+    .chain(
+        r.groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (format!("groups[{i}].histogram_us"), Some(&g.histogram_us))),
+    );
+    for (field, text) in fields {
+        if let Some(text) = text {
+            decode_histogram(text).map_err(|why| format!("{field}: {why}"))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

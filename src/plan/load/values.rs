@@ -1,0 +1,118 @@
+//! Values every loader shares: durations (parsed, scaled by `--time-scale`, bounded) and base
+//! URLs (parsed and resolved into a [`Target`]).
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use crate::plan::Target;
+
+/// Turns a host (a name, or an IP address without brackets) and a port into an address; errors
+/// are messages for the user.
+pub type Resolve = fn(host: &str, port: u16) -> Result<SocketAddr, String>;
+
+/// The system's resolver (`/etc/hosts`, DNS): the first address of `host`.
+pub fn system_resolve(host: &str, port: u16) -> Result<SocketAddr, String> {
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("cannot resolve host `{host}`: {e}"))?
+        .next()
+        .ok_or_else(|| format!("host `{host}` resolves to no address"))
+}
+
+/// The longest duration volley accepts anywhere (a run, a stage, a timeout, a pause): 366 days.
+/// Anything longer is a typo, and would overflow the arithmetic of the clocks that time a run.
+pub const MAX_DURATION: Duration = Duration::from_secs(366 * 24 * 3600);
+
+/// Parses `30s`, `1m30s`, `500ms`, or a bare number of seconds; negative values, and values
+/// above [`MAX_DURATION`], are refused.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let t = text.trim();
+    if t.starts_with('-') {
+        return Err(format!("`{text}` is negative; durations are ≥ 0"));
+    }
+    let d = if let Ok(secs) = t.parse::<f64>() {
+        Duration::try_from_secs_f64(secs)
+            .map_err(|_| format!("`{text}` is not a valid number of seconds"))?
+    } else {
+        humantime::parse_duration(t)
+            .map_err(|e| format!("`{text}` is not a duration like 10s, 1m30s or 500ms ({e})"))?
+    };
+    at_most_max(d).map_err(|why| format!("`{text}` {why}"))
+}
+
+/// `d` × `factor` (a `--time-scale`), refused above [`MAX_DURATION`].
+pub fn scale_duration(d: Duration, factor: f64) -> Result<Duration, String> {
+    // A product too large for a Duration is too long, like one above the maximum.
+    let scaled = Duration::try_from_secs_f64(d.as_secs_f64() * factor).unwrap_or(Duration::MAX);
+    at_most_max(scaled).map_err(|why| {
+        let factor = if (1e-6..1e6).contains(&factor) {
+            factor.to_string()
+        } else {
+            format!("{factor:e}")
+        };
+        format!("{} × {factor} (--time-scale) {why}", secs_text(d))
+    })
+}
+
+fn at_most_max(d: Duration) -> Result<Duration, String> {
+    if d > MAX_DURATION {
+        Err("is longer than the longest duration volley accepts, 366 days".into())
+    } else {
+        Ok(d)
+    }
+}
+
+fn secs_text(d: Duration) -> String {
+    humantime::format_duration(d).to_string()
+}
+
+/// Resolves a base URL into a [`Target`] with the system's resolver; errors are messages for the
+/// user.
+pub fn resolve_target(
+    base_url: &str,
+    headers: Vec<(String, String)>,
+    timeout: Duration,
+    keepalive: bool,
+) -> Result<Target, String> {
+    resolve_target_with(base_url, headers, timeout, keepalive, system_resolve)
+}
+
+/// [`resolve_target`] with a resolver of the caller's choice.
+pub fn resolve_target_with(
+    base_url: &str,
+    headers: Vec<(String, String)>,
+    timeout: Duration,
+    keepalive: bool,
+    resolve: Resolve,
+) -> Result<Target, String> {
+    let url =
+        url::Url::parse(base_url).map_err(|e| format!("`{base_url}` is not a valid URL: {e}"))?;
+    match url.scheme() {
+        "http" => {}
+        "https" => {
+            return Err(format!(
+                "`{base_url}`: https is not supported yet; use http://"
+            ));
+        }
+        other => return Err(format!("`{base_url}`: scheme `{other}` is not http")),
+    }
+    let host = url
+        .host_str()
+        .ok_or_else(|| format!("`{base_url}` has no host"))?;
+    let port = url.port_or_known_default().unwrap_or(80);
+    let lookup = host.trim_start_matches('[').trim_end_matches(']');
+    let addr = resolve(lookup, port)?;
+    let host_header = match url.port() {
+        Some(p) => format!("{host}:{p}"),
+        None => host.to_string(),
+    };
+    Ok(Target {
+        base_url: base_url.to_string(),
+        addr,
+        host_header,
+        base_path: url.path().trim_end_matches('/').to_string(),
+        headers,
+        timeout,
+        keepalive,
+    })
+}
