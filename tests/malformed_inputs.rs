@@ -242,6 +242,14 @@ const RENDER_FAILURES: &[(&str, &str)] = &[
         "template-division-by-zero.toml",
         "unable to calculate 1 // 0",
     ),
+    (
+        "template-path-with-space.toml",
+        "the rendered path `/a b` holds spaces",
+    ),
+    (
+        "template-header-line-break.toml",
+        "header `X-Injected` holds a line break",
+    ),
 ];
 
 #[test]

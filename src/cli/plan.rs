@@ -104,23 +104,39 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                     String::from_utf8_lossy(bytes.as_bytes()).into_owned()
                 }
                 StepRequest::Dynamic(d) => {
-                    // A template that cannot render (too long a loop, a failing filter) is a
-                    // mistake in the plan: exit 2, like every other.
-                    let render = |t: &Text| {
-                        plan.templates
-                            .render(t, &ctx)
-                            .map_err(|e| volley::Error::Plan {
-                                at: a.plan.display().to_string(),
-                                why: format!("step `{}` of scenario `{}`: {e}", st.name, sc.name),
-                                hint: (!extracted.is_empty()).then(|| {
-                                    "extracted variables render as placeholders like <name> here"
-                                        .into()
-                                }),
-                            })
+                    // A template that cannot render (too long a loop, a failing filter), or
+                    // renders what a run could not send, is a mistake in the plan: exit 2.
+                    let fail = |why: String| volley::Error::Plan {
+                        at: a.plan.display().to_string(),
+                        why: format!("step `{}` of scenario `{}`: {why}", st.name, sc.name),
+                        hint: (!extracted.is_empty()).then(|| {
+                            "extracted variables render as placeholders like <name> here".into()
+                        }),
                     };
+                    let render = |t: &Text| plan.templates.render(t, &ctx).map_err(|e| fail(e.0));
+                    let path = render(&d.path)?;
+                    if path
+                        .bytes()
+                        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+                    {
+                        return Err(fail(format!(
+                            "the rendered path `{}` holds spaces or control characters \
+                             (a run counts it as template_error)",
+                            path.escape_debug()
+                        ))
+                        .into());
+                    }
                     let mut headers = Vec::new();
                     for (n, v) in &d.headers {
-                        headers.push((n.clone(), render(v)?));
+                        let value = render(v)?;
+                        if value.contains(['\r', '\n']) {
+                            return Err(fail(format!(
+                                "the rendered value of header `{n}` holds a line break \
+                                 (a run counts it as template_error)"
+                            ))
+                            .into());
+                        }
+                        headers.push((n.clone(), value));
                     }
                     let body = match &d.body {
                         Body::Empty => String::new(),
@@ -131,7 +147,7 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                         &mut bytes,
                         &d.method,
                         &plan.target.host_header,
-                        render(&d.path)?.as_bytes(),
+                        path.as_bytes(),
                         headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
                         body.as_bytes(),
                         plan.target.keepalive,
