@@ -26,11 +26,37 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// Parses a histogram written by [`encode_histogram`].
+/// The cookie of an uncompressed HDR V2 histogram (what [`encode_histogram`] writes).
+const V2_COOKIE: u32 = 0x1c84_9313;
+
+/// Bytes of a V2 histogram before its counts: cookie, payload length, normalizing offset,
+/// significant digits, lowest and highest trackable values, integer-to-double ratio.
+const V2_HEADER_LEN: usize = 40;
+
+/// Parses a histogram written by [`encode_histogram`] (HDR V2, uncompressed).
+///
+/// The header is checked before the decoder sees it: the decoder allocates as many bytes as
+/// the header announces, so a damaged or hostile length (up to 4 GiB) would exhaust the memory.
 pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
         .map_err(|e| format!("histogram is not base64: {e}"))?;
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if word(0) != Some(V2_COOKIE) {
+        return Err("histogram is not HDR V2 (uncompressed): wrong cookie".into());
+    }
+    let announced = word(4).map_or(0, |n| n as usize);
+    let present = bytes.len().saturating_sub(V2_HEADER_LEN);
+    if bytes.len() < V2_HEADER_LEN || announced > present {
+        return Err(format!(
+            "histogram is truncated: its header announces {announced} bytes of counts, {present} \
+             follow"
+        ));
+    }
     Deserializer::new()
         .deserialize(&mut bytes.as_slice())
         .map_err(|e| format!("histogram is not HDR V2: {e:?}"))
@@ -170,6 +196,29 @@ mod tests {
         assert_eq!(back.max(), h.max());
         assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
         assert!(decode_histogram("!!!").is_err());
+    }
+
+    #[test]
+    fn a_histogram_announcing_more_counts_than_it_holds_is_refused_before_allocating() {
+        let mut bytes = base64::engine::general_purpose::STANDARD
+            .decode(encode_histogram(&recorder::new_histogram()))
+            .unwrap();
+        // Found by the record fuzz target: a histogram announcing 0xb0000019 bytes (2.8 GiB)
+        // of counts made the decoder allocate them.
+        bytes[4..8].copy_from_slice(&0xb000_0019_u32.to_be_bytes());
+        let text = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        let err = decode_histogram(&text).unwrap_err();
+        assert!(
+            err.starts_with("histogram is truncated: its header announces 2952790041 bytes"),
+            "{err}"
+        );
+        bytes[0] ^= 1;
+        let text = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        assert!(
+            decode_histogram(&text)
+                .unwrap_err()
+                .contains("wrong cookie")
+        );
     }
 
     #[test]
