@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-/// [`Error::File`] action when an input could not be read.
+/// [`Error::File`] action when an input could not be read (or its start, as in "cannot read
+/// plan"): such errors are the user's input, exit code 2.
 pub const CANNOT_READ: &str = "cannot read";
 
 /// Everything that can go wrong in volley outside the hot path (which counts
@@ -96,7 +97,8 @@ impl Error {
             Self::Invalid { .. } | Self::Record { .. } | Self::Plan { .. } | Self::Suite { .. } => {
                 true
             }
-            Self::File { action, .. } => *action == CANNOT_READ,
+            // "cannot read", "cannot read plan", …: an input the user named is missing.
+            Self::File { action, .. } => action.starts_with(CANNOT_READ),
             Self::Render { .. }
             | Self::Process { .. }
             | Self::Engine(_)

@@ -31,6 +31,8 @@
 //! - [`target`]: the built-in target server (`volley serve`): REST and gRPC on one port, plain or
 //!   TLS; used by the demo, tests and benches.
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
+//! - [`redact`]: which header values are secret, and their redaction wherever volley writes
+//!   headers or its command line.
 
 pub mod analysis;
 pub mod engine;
@@ -40,6 +42,7 @@ pub mod location;
 pub mod plan;
 pub mod proto;
 pub mod record;
+pub mod redact;
 pub mod report;
 pub mod schedule;
 pub mod suite;

@@ -23,6 +23,7 @@ use crate::record::model::{
 };
 use crate::record::series::us_to_ms;
 use crate::record::{SCHEMA_VERSION, encode_histogram, env};
+use crate::redact::redact_url_password;
 
 pub use thresholds::RecordView;
 pub use warnings::diagnose;
@@ -197,19 +198,17 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             None => (None, None, None, None, None),
         };
     let quick = plan.quick.as_ref();
+    // Secret header values never reach the record (nor, so, any report).
+    let secrets = &plan.secrets;
     let config = RunConfig {
-        url: quick.map_or_else(|| plan.target.base_url.clone(), |q| q.url.clone()),
+        url: redact_url_password(quick.map_or(plan.target.base_url.as_str(), |q| q.url.as_str())),
         method: quick.map_or_else(|| "(plan)".to_string(), |q| q.method.clone()),
-        headers: quick.map_or_else(
-            || {
-                plan.target
-                    .headers
-                    .iter()
-                    .map(|(n, v)| format!("{n}: {v}"))
-                    .collect()
-            },
-            |q| q.headers.iter().map(|(n, v)| format!("{n}: {v}")).collect(),
-        ),
+        headers: quick
+            .map_or(plan.target.headers.as_slice(), |q| q.headers.as_slice())
+            .iter()
+            .map(|(n, v)| secrets.header_line(&format!("{n}: {v}")))
+            .collect(),
+        secret_headers: secrets.marked().map(str::to_string).collect(),
         body_bytes: quick.map_or(0, |q| q.body_bytes),
         model: if plan.scenarios.iter().all(|s| s.is_open()) {
             "open".into()
@@ -317,7 +316,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             version: env!("CARGO_PKG_VERSION").into(),
         },
         name: plan.name.clone(),
-        command: command.to_vec(),
+        command: secrets.argv(command),
         config,
         started_at: rfc3339(outcome.started_at),
         ended_at: rfc3339(outcome.ended_at),

@@ -85,6 +85,10 @@ pub struct RunArgs {
     /// `target.base_url=URL`, `target.timeout=5s` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub sets: Vec<(String, String)>,
+    /// A header whose value is secret (repeatable): redacted in the summary, run.json and the
+    /// reports, as Authorization, Proxy-Authorization, Cookie and Set-Cookie always are.
+    #[arg(long = "secret-header", value_name = "NAME")]
+    pub secret_headers: Vec<String>,
     /// Multiply every profile duration (stages, phases, durations) by this factor, e.g. 0.1.
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,
@@ -140,6 +144,10 @@ pub struct FindMaxArgs {
     /// Request header (URL targets, repeatable).
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
+    /// A header whose value is secret (repeatable): redacted in the summary, run.json and the
+    /// reports, as Authorization, Proxy-Authorization, Cookie and Set-Cookie always are.
+    #[arg(long = "secret-header", value_name = "NAME")]
+    pub secret_headers: Vec<String>,
     /// Request body (URL targets).
     #[arg(long)]
     pub body: Option<String>,
@@ -177,6 +185,9 @@ pub struct CheckArgs {
     /// Overrides, as for `run`.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub sets: Vec<(String, String)>,
+    /// As for `run`: its value is shown as [redacted] in the rendered requests.
+    #[arg(long = "secret-header", value_name = "NAME")]
+    pub secret_headers: Vec<String>,
     /// As for `run`.
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,
@@ -226,6 +237,10 @@ pub struct QuickArgs {
     /// Request header `Name: value` (repeatable).
     #[arg(short = 'H', long = "header", value_name = "NAME: VALUE")]
     pub headers: Vec<String>,
+    /// A header whose value is secret (repeatable): redacted in the summary, run.json and the
+    /// reports, as Authorization, Proxy-Authorization, Cookie and Set-Cookie always are.
+    #[arg(long = "secret-header", value_name = "NAME")]
+    pub secret_headers: Vec<String>,
     /// Request body.
     #[arg(long, conflicts_with = "body_file")]
     pub body: Option<String>,
@@ -357,15 +372,10 @@ pub struct CompareArgs {
     pub threshold: f64,
 }
 
-/// Parses `10s`, `1m30s`, `500ms`, or a bare number of seconds.
+/// Parses `10s`, `1m30s`, `500ms`, or a bare number of seconds, as plan files do (≥ 0, at most
+/// 366 days).
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    if let Ok(secs) = t.parse::<f64>() {
-        return Duration::try_from_secs_f64(secs)
-            .map_err(|_| format!("`{text}` is not a non-negative number of seconds"));
-    }
-    humantime::parse_duration(t)
-        .map_err(|e| format!("`{text}` is not a duration like 10s, 1m30s or 500ms ({e})"))
+    volley::plan::load::parse_duration(text)
 }
 
 /// Parses a rate: `2000`, `2000/s`, `600/m`; must be finite and > 0.
@@ -416,7 +426,11 @@ mod tests {
     #[test]
     fn subcommands_and_quick_mode_parse() {
         let cli = Cli::try_parse_from(["volley", "serve", "--port", "0"]).unwrap();
-        assert!(matches!(cli.command, Some(Command::Serve(_))));
+        match &cli.command {
+            // Loopback unless told otherwise: the target is not for the network by default.
+            Some(Command::Serve(s)) => assert_eq!(s.bind, std::net::Ipv4Addr::LOCALHOST),
+            other => panic!("{other:?}"),
+        }
         let cli = Cli::try_parse_from(["volley", "http://127.0.0.1:1/", "-c", "4"]).unwrap();
         assert!(cli.command.is_none());
         assert_eq!(cli.quick.connections, Some(4));

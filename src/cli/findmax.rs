@@ -17,14 +17,6 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
         what: "--slo".into(),
         why,
     })?;
-    let base = base_plan(&a)?;
-    if let Some(why) = findmax::run::unsearchable(&base) {
-        return Err(volley::Error::Invalid {
-            what: "plan".into(),
-            why,
-        }
-        .into());
-    }
     let settings = Settings {
         slo_text: a.slo.clone(),
         slo,
@@ -37,12 +29,26 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
         max_in_flight: a.max_in_flight,
         threads: a.threads,
     };
+    settings.check().map_err(|why| volley::Error::Invalid {
+        what: "find-max settings".into(),
+        why,
+    })?;
+    let base = base_plan(&a)?;
+    if let Some(why) = findmax::run::unsearchable(&base) {
+        return Err(volley::Error::Invalid {
+            what: "plan".into(),
+            why,
+        }
+        .into());
+    }
     if !a.quiet {
         eprintln!(
             "volley find-max: {} — {} model, SLO {}, steps of {} + {} warm-up, budget {}",
-            base.quick
-                .as_ref()
-                .map_or_else(|| base.target.base_url.clone(), |q| q.url.clone()),
+            volley::redact::redact_url_password(
+                base.quick
+                    .as_ref()
+                    .map_or(base.target.base_url.as_str(), |q| q.url.as_str())
+            ),
             a.model,
             a.slo,
             humantime::format_duration(a.step),
@@ -131,6 +137,8 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
                 sets: a.sets.clone(),
                 time_scale: 1.0,
                 threads: a.threads,
+                secret_headers: a.secret_headers.clone(),
+                ..Default::default()
             },
         )?);
     }
@@ -138,6 +146,7 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     input.name = "find-max".into();
     input.method = a.method.clone();
     input.headers = a.headers.clone();
+    input.secret_headers = a.secret_headers.clone();
     input.body = a.body.clone().unwrap_or_default().into_bytes();
     input.timeout = a.timeout;
     input.threads = a.threads;

@@ -40,7 +40,10 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Parses the command line, runs the command, and maps the result to an exit code.
 pub fn main() -> ExitCode {
-    let argv: Vec<String> = std::env::args().collect();
+    // Lossy: an argument that is not UTF-8 must not panic here; clap then refuses it (exit 2).
+    let argv: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     // clap exits with code 2 on usage errors and 0 for --help/--version.
     let cli = Cli::parse();
     let result = match cli.command {

@@ -1,6 +1,7 @@
 //! `volley run PLAN` and `volley check PLAN`.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use volley::plan::load::{LoadOptions, load};
 use volley::plan::{Body, StepRequest, Text};
@@ -16,6 +17,8 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
             sets: a.sets,
             time_scale: a.time_scale,
             threads: a.threads,
+            secret_headers: a.secret_headers,
+            ..Default::default()
         },
     )?;
     if !a.quiet {
@@ -47,13 +50,18 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
             sets: a.sets,
             time_scale: a.time_scale,
             threads: None,
+            secret_headers: a.secret_headers,
+            ..Default::default()
         },
     )?;
-    println!("{}: valid", a.plan.display());
+    // Printed only once every step has rendered: a plan that fails says so, and only that.
+    let mut out = String::new();
+    writeln!(out, "{}: valid", a.plan.display())?;
     let connect = &plan.target.connect;
-    println!(
+    writeln!(
+        out,
         "target: {} ({}), {}{}{}",
-        plan.target.base_url,
+        volley::redact::redact_url_password(&plan.target.base_url),
         plan.target.addr,
         connect.protocol_name(),
         if connect.streams > 1 {
@@ -64,16 +72,14 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
         match &connect.grpc_client {
             Some(_) => format!(
                 "; gRPC steps over {}",
-                volley::plan::connect::protocol_name(
-                    volley::proto::client::Protocol::Http2,
-                    connect.tls.is_some()
-                )
+                volley::plan::connect::protocol_name(Protocol::Http2, connect.tls.is_some())
             ),
             None => String::new(),
         }
-    );
+    )?;
     for sc in &plan.scenarios {
-        println!(
+        writeln!(
+            out,
             "\nscenario {}: {}{}",
             sc.name,
             volley::analysis::describe_profile(&sc.profile),
@@ -85,14 +91,15 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                     humantime::format_duration(sc.start_after)
                 )
             }
-        );
+        )?;
         for p in &sc.phases {
-            println!(
+            writeln!(
+                out,
                 "  {} from {:.1}s to {:.1}s",
                 p.name,
                 p.start.as_secs_f64(),
                 p.end.as_secs_f64()
-            );
+            )?;
         }
         // Extracted variables are shown as placeholders: nothing is sent.
         let mut extracted = BTreeMap::new();
@@ -106,7 +113,7 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
         }
         let ctx = plan.templates.context(0, 0, &sc.name, &extracted);
         for st in &sc.steps {
-            println!("\n  step {}:", st.name);
+            writeln!(out, "\n  step {}:", st.name)?;
             let rendered = match &st.request {
                 StepRequest::Static(s) => match s.prepared.http1_bytes() {
                     Some(bytes) => String::from_utf8_lossy(bytes).into_owned(),
@@ -129,14 +136,39 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                     }
                 },
                 StepRequest::Dynamic(d) => {
-                    let render = |t: &Text| {
-                        plan.templates
-                            .render(t, &ctx)
-                            .map_err(|e| anyhow::anyhow!("step `{}`: {e}", st.name))
+                    // A template that cannot render (too long a loop, a failing filter), or
+                    // renders what a run could not send, is a mistake in the plan: exit 2.
+                    let fail = |why: String| volley::Error::Plan {
+                        at: a.plan.display().to_string(),
+                        why: format!("step `{}` of scenario `{}`: {why}", st.name, sc.name),
+                        hint: (!extracted.is_empty()).then(|| {
+                            "extracted variables render as placeholders like <name> here".into()
+                        }),
                     };
+                    let render = |t: &Text| plan.templates.render(t, &ctx).map_err(|e| fail(e.0));
+                    let path = render(&d.path)?;
+                    if path
+                        .bytes()
+                        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+                    {
+                        return Err(fail(format!(
+                            "the rendered path `{}` holds spaces or control characters \
+                             (a run counts it as template_error)",
+                            path.escape_debug()
+                        ))
+                        .into());
+                    }
                     let mut headers = Vec::new();
                     for (n, v) in &d.headers {
-                        headers.push((n.clone(), render(v)?));
+                        let value = render(v)?;
+                        if value.contains(['\r', '\n']) {
+                            return Err(fail(format!(
+                                "the rendered value of header `{n}` holds a line break \
+                                 (a run counts it as template_error)"
+                            ))
+                            .into());
+                        }
+                        headers.push((n.clone(), value));
                     }
                     let body = match &d.body {
                         Body::Empty => String::new(),
@@ -146,42 +178,53 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                     {
                         describe_h2(
                             &d.method,
-                            &render(&d.path)?,
+                            &path,
                             &plan.target.host_header,
                             &headers,
                             st.grpc.is_some(),
                             &body,
                         )
                     } else {
-                        let mut out = Vec::new();
+                        let mut bytes = Vec::new();
                         volley::proto::http1::write_request(
-                            &mut out,
+                            &mut bytes,
                             &d.method,
                             &plan.target.host_header,
-                            render(&d.path)?.as_bytes(),
+                            path.as_bytes(),
                             headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
                             body.as_bytes(),
-                            plan.target.connect.keepalive,
+                            connect.keepalive,
                         );
-                        String::from_utf8_lossy(&out).into_owned()
+                        String::from_utf8_lossy(&bytes).into_owned()
                     }
                 }
             };
-            for line in rendered.split("\r\n") {
-                println!("    {line}");
+            // Header lines (after the request line, up to the blank line) with secret values
+            // redacted; the request sent carries them.
+            let mut in_head = true;
+            for (i, line) in rendered.split("\r\n").enumerate() {
+                if line.is_empty() {
+                    in_head = false;
+                }
+                if i > 0 && in_head {
+                    writeln!(out, "    {}", plan.secrets.header_line(line))?;
+                } else {
+                    writeln!(out, "    {line}")?;
+                }
             }
             for c in &st.checks {
-                println!("    check: {}", c.describe());
+                writeln!(out, "    check: {}", c.describe())?;
             }
             for e in &st.extract {
-                println!("    extract: {}", e.var);
+                writeln!(out, "    extract: {}", e.var)?;
             }
         }
     }
     if !plan.thresholds.is_empty() {
-        println!("\nthresholds:");
+        writeln!(out, "\nthresholds:")?;
         for t in &plan.thresholds {
-            println!(
+            writeln!(
+                out,
                 "  {}: {}{}",
                 t.metric_text,
                 t.condition_text,
@@ -190,9 +233,10 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
                 } else {
                     ""
                 }
-            );
+            )?;
         }
     }
+    print!("{out}");
     Ok(super::EXIT_OK)
 }
 

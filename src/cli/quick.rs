@@ -6,6 +6,7 @@ use anyhow::Context;
 use volley::engine::{self, RunOptions};
 use volley::plan::{Plan, RunInput};
 use volley::record::RunRecord;
+use volley::redact::redact_url_password;
 
 use super::args::QuickArgs;
 
@@ -53,13 +54,13 @@ pub fn execute(spec: &Plan, argv: &[String], show_progress: bool) -> anyhow::Res
 /// One line that says what is about to happen.
 pub fn banner(plan: &Plan) -> String {
     let what = match &plan.quick {
-        Some(q) => format!("{} {}", q.method, q.url),
+        Some(q) => format!("{} {}", q.method, redact_url_password(&q.url)),
         None => format!(
             "plan {} against {}",
             plan.source
                 .as_ref()
                 .map_or_else(|| plan.name.clone(), |p| p.display().to_string()),
-            plan.target.base_url
+            redact_url_password(&plan.target.base_url)
         ),
     };
     let scenarios: Vec<String> = plan
@@ -101,6 +102,7 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     let mut input = RunInput::new(a.url.unwrap_or_default());
     input.method = a.method;
     input.headers = a.headers;
+    input.secret_headers = a.secret_headers;
     input.body = body;
     input.concurrency = a.connections;
     input.rate_per_sec = a.rate;

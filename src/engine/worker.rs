@@ -536,6 +536,13 @@ fn build_dynamic<'a>(
         .render_into(&d.path, ctx, &mut vu.scratch)
         .map_err(|_| ())?;
     let path_end = vu.scratch.len();
+    // A rendered path with spaces or line breaks would corrupt the request line.
+    if vu.scratch[..path_end]
+        .iter()
+        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
+        return Err(());
+    }
     for (_, value) in &d.headers {
         let start = vu.scratch.len();
         templates

@@ -48,6 +48,45 @@ impl Settings {
         if self.open { "open" } else { "closed" }
     }
 
+    /// Why these settings cannot be searched with, in words: a step of 0, a start or maximum
+    /// that is not a positive number within volley's limits, a start above the maximum.
+    pub fn check(&self) -> Result<(), String> {
+        if self.step.is_zero() {
+            return Err("a step must last longer than 0".into());
+        }
+        let (limit, unit) = if self.open {
+            (crate::plan::MAX_RATE_PER_SEC, "req/s")
+        } else {
+            (f64::from(crate::plan::MAX_VUS), "VUs")
+        };
+        for (what, v) in [("start", self.start), ("max", self.max)] {
+            match v {
+                Some(v) if !(v.is_finite() && v > 0.0) => {
+                    return Err(format!("{what} {v} must be a positive number"));
+                }
+                Some(v) if v > limit => {
+                    return Err(format!(
+                        "{what} {v} {unit} is more than volley allows ({limit})"
+                    ));
+                }
+                _ => {}
+            }
+        }
+        if let (Some(start), Some(max)) = (self.start, self.max)
+            && start > max
+        {
+            return Err(format!("start {start} is above max {max}"));
+        }
+        if self.max_in_flight == 0 || self.max_in_flight > crate::plan::MAX_VUS {
+            return Err(format!(
+                "max in flight {} must be in 1..={}",
+                self.max_in_flight,
+                crate::plan::MAX_VUS
+            ));
+        }
+        Ok(())
+    }
+
     /// The search's settings.
     pub fn config(&self) -> SearchConfig {
         SearchConfig {

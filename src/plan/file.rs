@@ -48,6 +48,10 @@ pub struct TargetFile {
     /// Headers sent with every request.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// Headers whose values are secret, besides Authorization, Proxy-Authorization, Cookie and
+    /// Set-Cookie: redacted in summaries, records and reports (requests carry the real values).
+    #[schemars(with = "Option<Vec<String>>")]
+    pub secret_headers: Option<Spanned<Vec<String>>>,
     /// Per-request timeout (default 10s).
     #[schemars(with = "Option<String>")]
     pub timeout: Option<DurationText>,

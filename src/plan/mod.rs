@@ -23,12 +23,22 @@ use std::time::Duration;
 use crate::proto::grpc::GrpcMethod;
 use crate::proto::message::{PreparedRequest, Request};
 use crate::record::model::GroupKind;
+use crate::redact::Secrets;
 use crate::schedule::Ramp;
 pub use check::{Check, Extract};
 pub use connect::{Connect, ConnectOptions};
 pub use quick::RunInput;
 pub use template::{JsonTemplate, Templates, Text};
 pub use threshold::Threshold;
+
+/// Most VUs one scenario may have (closed-model connections, open-model requests in flight):
+/// each is a task made when the run starts, so an absurd count would exhaust the memory before
+/// the first request.
+pub const MAX_VUS: u32 = 1_000_000;
+
+/// Highest arrival rate a plan or flag may ask for, per second: far beyond what one generator
+/// can send, and low enough that the schedule's arithmetic stays exact.
+pub const MAX_RATE_PER_SEC: f64 = 100_000_000.0;
 
 /// A validated test: everything the engine needs for one run.
 #[derive(Debug, Clone)]
@@ -53,6 +63,8 @@ pub struct Plan {
     pub groups: Vec<GroupDef>,
     /// Quick mode: the single request, for the record's configuration.
     pub quick: Option<QuickRequest>,
+    /// Which headers (and `--set` variables) are secret: redacted in everything written out.
+    pub secrets: Secrets,
 }
 
 /// The request of a quick-mode run, as the user gave it.

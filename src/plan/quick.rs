@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::proto::grpc::GrpcSchema;
 use crate::proto::http1::Limits;
 use crate::proto::message::{Capture, Request, RequestKind};
+use crate::redact::Secrets;
 use crate::schedule::Ramp;
 
 /// When a run stops (after its warm-up).
@@ -39,6 +40,8 @@ pub struct RunInput {
     pub method: String,
     /// Headers as `Name: value` lines.
     pub headers: Vec<String>,
+    /// Headers whose values are secret besides the usual ones (`--secret-header`).
+    pub secret_headers: Vec<String>,
     /// Request body.
     pub body: Vec<u8>,
     /// Connections (closed model) or in-flight cap (open model); `None` = default.
@@ -93,6 +96,7 @@ impl RunInput {
             url: url.into(),
             method: "GET".into(),
             headers: Vec::new(),
+            secret_headers: Vec::new(),
             body: Vec::new(),
             concurrency: None,
             rate_per_sec: None,
@@ -121,10 +125,17 @@ impl RunInput {
                 format!("`{}` is not a valid HTTP method", self.method),
             ));
         }
+        if let Some(bad) = self.secret_headers.iter().find(|n| !is_header_name(n)) {
+            return Err(invalid(
+                "--secret-header",
+                format!("`{bad}` is not a header name"),
+            ));
+        }
+        let secrets = Secrets::new(&self.secret_headers);
         let headers = self
             .headers
             .iter()
-            .map(|h| parse_header(h))
+            .map(|h| parse_header(h, &secrets))
             .collect::<Result<Vec<_>, _>>()?;
         if self.timeout.is_zero() {
             return Err(invalid("timeout", "must be longer than 0".into()));
@@ -228,6 +239,15 @@ impl RunInput {
                         format!("{rate} is not a positive number of requests per second"),
                     ));
                 }
+                if rate > super::MAX_RATE_PER_SEC {
+                    return Err(invalid(
+                        "rate",
+                        format!(
+                            "{rate} requests per second is more than volley allows ({})",
+                            super::MAX_RATE_PER_SEC
+                        ),
+                    ));
+                }
                 Profile::Arrival {
                     ramp: Ramp::constant(rate, length),
                     max_vus: positive_u32(
@@ -305,6 +325,7 @@ impl RunInput {
                 headers,
                 body_bytes,
             }),
+            secrets,
         })
     }
 }
@@ -314,6 +335,10 @@ fn positive_u32(what: &str, value: Option<u32>, default: u32) -> Result<u32, Err
         Some(0) => Err(Error::Invalid {
             what: what.into(),
             why: "must be at least 1".into(),
+        }),
+        Some(v) if v > super::MAX_VUS => Err(Error::Invalid {
+            what: what.into(),
+            why: format!("{v} is more than volley allows ({})", super::MAX_VUS),
         }),
         Some(v) => Ok(v),
         None => Ok(default),
@@ -325,11 +350,17 @@ pub(crate) fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
-/// Parses `Name: value` into a header pair, rejecting what would corrupt the request.
-pub fn parse_header(line: &str) -> Result<(String, String), Error> {
+/// Whether `name` is a valid header name (a non-empty token).
+pub(crate) fn is_header_name(name: &str) -> bool {
+    !name.is_empty() && name.bytes().all(is_token_byte)
+}
+
+/// Parses `Name: value` into a header pair, rejecting what would corrupt the request. Errors
+/// show the line with a secret header's value redacted.
+pub fn parse_header(line: &str, secrets: &Secrets) -> Result<(String, String), Error> {
     let invalid = |why: &str| Error::Invalid {
         what: "header (-H)".into(),
-        why: format!("`{line}`: {why}"),
+        why: format!("`{}`: {why}", secrets.header_line(line)),
     };
     let (name, value) = line
         .split_once(':')
@@ -385,6 +416,14 @@ mod tests {
         let mut i = RunInput::new("http://127.0.0.1/");
         i.headers = vec!["NoColon".into()];
         assert!(err(i).contains("expected `Name: value`"));
+        let mut i = RunInput::new("http://127.0.0.1/");
+        i.headers = vec!["X-Key: s3cr3t\r\nInjected: 1".into()];
+        i.secret_headers = vec!["x-key".into()];
+        let e = err(i);
+        assert!(
+            e.contains("`X-Key: [redacted]`: the value contains a line break"),
+            "{e}"
+        );
         let mut i = RunInput::new("http://127.0.0.1/");
         i.duration = Some(Duration::from_secs(1));
         i.requests = Some(5);

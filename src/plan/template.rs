@@ -11,6 +11,12 @@
 //! `data.FILE.COLUMN` (a row of a CSV data file), and every variable extracted by a step.
 //! Functions: `rand_int(lo, hi)`, `choice(list)`, `uuid()`, `timestamp()` (Unix ms), `counter()`
 //! (a run-wide sequence 0, 1, 2, …).
+//!
+//! Limits: a template is user input that runs on the hot path, so every render is bounded — at
+//! most [`MAX_INSTRUCTIONS`] template instructions (minijinja's fuel: a loop that would run
+//! forever stops with "engine ran out of fuel"), [`MAX_RECURSION`] levels of nesting (recursive
+//! macros), and [`MAX_RENDERED_BYTES`] of output. A render that hits one fails like any other
+//! render error: `volley check` reports it, a run counts the request as `template_error`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -74,11 +80,48 @@ impl std::fmt::Display for TemplateError {
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// Most template instructions one render may execute (minijinja fuel). Real request templates
+/// use tens to a few thousand; a loop over 10 000 items still fits.
+pub const MAX_INSTRUCTIONS: u64 = 100_000;
+
+/// Deepest nesting of loops, conditions and macro calls one render may reach (minijinja's own
+/// ceiling is 500; engine threads have smaller stacks than the main thread).
+pub const MAX_RECURSION: usize = 100;
+
+/// Most bytes one render may write: a request body or header larger than this is a mistake.
+pub const MAX_RENDERED_BYTES: usize = 16 << 20;
+
+/// A `Vec` writer that refuses to grow past [`MAX_RENDERED_BYTES`] (counted from where this
+/// render started), so a template cannot fill the memory through its output.
+struct Capped<'a> {
+    out: &'a mut Vec<u8>,
+    limit: usize,
+}
+
+impl std::io::Write for Capped<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.out.len() + buf.len() > self.limit {
+            return Err(std::io::Error::other(format!(
+                "the rendered text would exceed {} MiB",
+                MAX_RENDERED_BYTES >> 20
+            )));
+        }
+        self.out.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 impl Templates {
     /// An environment with volley's functions, the plan's variables and data.
     pub fn new(vars: BTreeMap<String, String>, data: BTreeMap<String, DataSource>) -> Self {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_fuel(Some(MAX_INSTRUCTIONS));
+        env.set_recursion_limit(MAX_RECURSION);
         env.add_function("rand_int", |lo: i64, hi: i64| {
             if lo > hi { lo } else { fastrand::i64(lo..=hi) }
         });
@@ -199,8 +242,9 @@ impl Templates {
                     .env
                     .get_template(name)
                     .map_err(|e| TemplateError(describe(&e)))?;
+                let limit = out.len().saturating_add(MAX_RENDERED_BYTES);
                 template
-                    .render_captured_to(ctx.clone(), &mut *out)
+                    .render_captured_to(ctx.clone(), Capped { out, limit })
                     .map(|_| ())
                     .map_err(|e| TemplateError(describe(&e)))
             }
@@ -313,6 +357,18 @@ fn describe(e: &minijinja::Error) -> String {
         msg.push_str(": ");
         msg.push_str(detail);
     }
+    match e.kind() {
+        minijinja::ErrorKind::OutOfFuel => msg.push_str(&format!(
+            " (a render may run at most {MAX_INSTRUCTIONS} instructions: is a loop too long?)"
+        )),
+        minijinja::ErrorKind::WriteFailure => {
+            if let Some(source) = std::error::Error::source(e) {
+                msg.push_str(": ");
+                msg.push_str(&source.to_string());
+            }
+        }
+        _ => {}
+    }
     msg
 }
 
@@ -392,5 +448,32 @@ mod tests {
         // Functions are not variables.
         t.text("{{ counter() }}-{{ timestamp() }}", &known(&[]))
             .unwrap();
+    }
+
+    #[test]
+    fn endless_deep_or_huge_renders_stop_with_an_error() {
+        let mut t = templates();
+        let ctx = t.context(0, 0, "s", &BTreeMap::new());
+        let mut render = |source: &str| {
+            let text = t.text(source, &known(&[])).unwrap();
+            t.render(&text, &ctx).unwrap_err().0
+        };
+        // 10^10 iterations: stopped by fuel, not by patience.
+        let err = render(
+            "{% for i in range(100000) %}{% for j in range(100000) %}{{ j }}{% endfor %}{% endfor %}",
+        );
+        assert!(err.contains("ran out of fuel"), "{err}");
+        let err = render("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
+        assert!(err.contains("recursion limit"), "{err}");
+        let err = render("{{ 'x' * 20000000 }}");
+        assert!(err.contains("would exceed 16 MiB"), "{err}");
+        // Below the limits, the same constructs render.
+        let text = t
+            .text(
+                "{% for i in range(1000) %}{{ i }}{% endfor %}{{ 'x' * 1000 }}",
+                &known(&[]),
+            )
+            .unwrap();
+        assert!(t.render(&text, &ctx).unwrap().ends_with(&"x".repeat(1000)));
     }
 }

@@ -70,6 +70,7 @@ pub fn record(
             url: "http://127.0.0.1:8080/".into(),
             method: "GET".into(),
             headers: Vec::new(),
+            secret_headers: Vec::new(),
             body_bytes: 0,
             model: "closed".into(),
             connections: Some(8),

@@ -26,11 +26,37 @@ pub fn encode_histogram(h: &Histogram<u64>) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
-/// Parses a histogram written by [`encode_histogram`].
+/// The cookie of an uncompressed HDR V2 histogram (what [`encode_histogram`] writes).
+const V2_COOKIE: u32 = 0x1c84_9313;
+
+/// Bytes of a V2 histogram before its counts: cookie, payload length, normalizing offset,
+/// significant digits, lowest and highest trackable values, integer-to-double ratio.
+const V2_HEADER_LEN: usize = 40;
+
+/// Parses a histogram written by [`encode_histogram`] (HDR V2, uncompressed).
+///
+/// The header is checked before the decoder sees it: the decoder allocates as many bytes as
+/// the header announces, so a damaged or hostile length (up to 4 GiB) would exhaust the memory.
 pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(text)
         .map_err(|e| format!("histogram is not base64: {e}"))?;
+    let word = |at: usize| {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if word(0) != Some(V2_COOKIE) {
+        return Err("histogram is not HDR V2 (uncompressed): wrong cookie".into());
+    }
+    let announced = word(4).map_or(0, |n| n as usize);
+    let present = bytes.len().saturating_sub(V2_HEADER_LEN);
+    if bytes.len() < V2_HEADER_LEN || announced > present {
+        return Err(format!(
+            "histogram is truncated: its header announces {announced} bytes of counts, {present} \
+             follow"
+        ));
+    }
     Deserializer::new()
         .deserialize(&mut bytes.as_slice())
         .map_err(|e| format!("histogram is not HDR V2: {e:?}"))
@@ -101,15 +127,29 @@ pub fn write_record(path: &Path, record: &RunRecord) -> Result<(), Error> {
 
 /// Reads a record, checking its format version.
 pub fn read_record(path: &Path) -> Result<RunRecord, Error> {
-    let text = std::fs::read_to_string(path).map_err(|cause| Error::File {
+    let bytes = std::fs::read(path).map_err(|cause| Error::File {
         action: crate::error::CANNOT_READ,
         path: path.to_path_buf(),
         cause,
     })?;
-    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| Error::Record {
+    parse_record(&bytes, path)
+}
+
+/// Parses a record from `bytes` (read from `path`, which only names it in errors), checking its
+/// format version. Any input gives a record or an [`Error::Record`] saying why not; never a panic.
+pub fn parse_record(bytes: &[u8], path: &Path) -> Result<RunRecord, Error> {
+    let fail = |why: String| Error::Record {
         path: path.to_path_buf(),
-        why: format!("not valid JSON: {e}"),
+        why,
+    };
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        fail(format!(
+            "not UTF-8 text (invalid byte at offset {}): not a volley run record",
+            e.valid_up_to()
+        ))
     })?;
+    let value: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| fail(format!("not valid JSON: {e}")))?;
     match value.get("schema_version").and_then(|v| v.as_u64()) {
         Some(v) if v == u64::from(SCHEMA_VERSION) => {}
         Some(v) => {
@@ -122,26 +162,47 @@ pub fn read_record(path: &Path) -> Result<RunRecord, Error> {
             } else {
                 "render it with the volley version that wrote it, or run the test again"
             };
-            return Err(Error::Record {
-                path: path.to_path_buf(),
-                why: format!(
-                    "record format version {v}{writer}; this volley ({}) reads version \
-                     {SCHEMA_VERSION}: {advice}",
-                    env!("CARGO_PKG_VERSION")
-                ),
-            });
+            return Err(fail(format!(
+                "record format version {v}{writer}; this volley ({}) reads version \
+                 {SCHEMA_VERSION}: {advice}",
+                env!("CARGO_PKG_VERSION")
+            )));
         }
         None => {
-            return Err(Error::Record {
-                path: path.to_path_buf(),
-                why: "no `schema_version`: not a volley run record".into(),
-            });
+            return Err(fail("no `schema_version`: not a volley run record".into()));
         }
     }
-    serde_json::from_value(value).map_err(|e| Error::Record {
-        path: path.to_path_buf(),
-        why: format!("does not match the record format: {e}"),
-    })
+    let record: RunRecord = serde_json::from_value(value)
+        .map_err(|e| fail(format!("does not match the record format: {e}")))?;
+    check_histograms(&record).map_err(fail)?;
+    Ok(record)
+}
+
+/// Every histogram of a record decodes: reports and comparisons merge them, so a damaged one is
+/// refused here, by its field, rather than silently left out of a chart.
+fn check_histograms(r: &RunRecord) -> Result<(), String> {
+    let h = &r.histograms;
+    let fields = [
+        ("histograms.latency_us".to_string(), Some(&h.latency_us)),
+        (
+            "histograms.service_latency_us".to_string(),
+            h.service_latency_us.as_ref(),
+        ),
+        ("histograms.lag_us".to_string(), h.lag_us.as_ref()),
+    ]
+    .into_iter()
+    .chain(
+        r.groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (format!("groups[{i}].histogram_us"), Some(&g.histogram_us))),
+    );
+    for (field, text) in fields {
+        if let Some(text) = text {
+            decode_histogram(text).map_err(|why| format!("{field}: {why}"))?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -159,6 +220,29 @@ mod tests {
         assert_eq!(back.max(), h.max());
         assert_eq!(back.value_at_quantile(0.5), h.value_at_quantile(0.5));
         assert!(decode_histogram("!!!").is_err());
+    }
+
+    #[test]
+    fn a_histogram_announcing_more_counts_than_it_holds_is_refused_before_allocating() {
+        let mut bytes = base64::engine::general_purpose::STANDARD
+            .decode(encode_histogram(&recorder::new_histogram()))
+            .unwrap();
+        // Found by the record fuzz target: a histogram announcing 0xb0000019 bytes (2.8 GiB)
+        // of counts made the decoder allocate them.
+        bytes[4..8].copy_from_slice(&0xb000_0019_u32.to_be_bytes());
+        let text = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        let err = decode_histogram(&text).unwrap_err();
+        assert!(
+            err.starts_with("histogram is truncated: its header announces 2952790041 bytes"),
+            "{err}"
+        );
+        bytes[0] ^= 1;
+        let text = base64::engine::general_purpose::STANDARD.encode(&bytes);
+        assert!(
+            decode_histogram(&text)
+                .unwrap_err()
+                .contains("wrong cookie")
+        );
     }
 
     #[test]

@@ -21,7 +21,8 @@ pub struct RunRecord {
     pub tool: Tool,
     /// Name of the run.
     pub name: String,
-    /// The command line that started the run (argv).
+    /// The command line that started the run (argv), with secrets redacted: the values of secret
+    /// headers given with `-H`, `--set` values a secret header uses, URL passwords.
     pub command: Vec<String>,
     /// The test as configured.
     pub config: RunConfig,
@@ -153,8 +154,13 @@ pub struct RunConfig {
     pub url: String,
     /// HTTP method.
     pub method: String,
-    /// Request headers as `Name: value`.
+    /// Request headers as `Name: value`; the value of a secret header (Authorization,
+    /// Proxy-Authorization, Cookie, Set-Cookie, and those in `secret_headers`) is `[redacted]`.
     pub headers: Vec<String>,
+    /// Headers the user marked secret (`--secret-header`, the plan's `secret_headers`), lower
+    /// case; their values are redacted here, in `command` and in every report.
+    #[serde(default)]
+    pub secret_headers: Vec<String>,
     /// Request body size, bytes.
     pub body_bytes: u64,
     /// "closed" or "open".

@@ -7,6 +7,7 @@ use super::format::{bytes, ms, rate, seconds, thousands};
 use super::table::Table;
 use crate::proto::ErrorKind;
 use crate::record::model::{Group, GroupKind, Percentiles, RunRecord};
+use crate::redact::{Secrets, redact_url_password};
 
 /// How a run went, in one word for styling and one line for people.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -208,8 +209,13 @@ fn environment(r: &RunRecord) -> Table {
 
 fn configuration(r: &RunRecord) -> Table {
     let c = &r.config;
+    // Records of this volley are redacted already; this also covers hand-made or older ones.
+    let secrets = Secrets::new(&c.secret_headers);
     let mut t = Table::new("Configuration", &["<", "<"]);
-    t.push(["Target", &format!("{} {}", c.method, c.url)]);
+    t.push([
+        "Target",
+        &format!("{} {}", c.method, redact_url_password(&c.url)),
+    ]);
     t.push(["Load", &load_shape(r)]);
     t.push(["Length", &length(r)]);
     if c.warmup_s > 0.0 {
@@ -229,13 +235,14 @@ fn configuration(r: &RunRecord) -> Table {
         t.push(["Source addresses", &c.source_addrs.to_string()]);
     }
     if !c.headers.is_empty() {
-        t.push(["Headers", &c.headers.join("; ")]);
+        let headers: Vec<String> = c.headers.iter().map(|h| secrets.header_line(h)).collect();
+        t.push(["Headers", &headers.join("; ")]);
     }
     if c.body_bytes > 0 {
         t.push(["Request body", &bytes(c.body_bytes as f64)]);
     }
     t.push(["Generator threads", &c.threads.to_string()]);
-    t.push(["Command", &r.command.join(" ")]);
+    t.push(["Command", &secrets.argv(&r.command).join(" ")]);
     t.push(["Started", &r.started_at]);
     t.push(["Ended", &r.ended_at]);
     t

@@ -14,7 +14,7 @@ use super::{Command, Smoke, Suite, Target};
 use crate::error::Error;
 use crate::findmax::run::{Settings, unsearchable};
 use crate::plan::Plan;
-use crate::plan::load::{self as plan_load, parse_duration, resolve_target};
+use crate::plan::load::{self as plan_load, parse_duration, resolve_target, scale_duration};
 
 /// Default time limit of a health check.
 pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -230,15 +230,12 @@ impl Ctx<'_> {
             }
         };
         let scale = self.options.time_scale;
-        let budget = self
-            .duration(f.budget.as_ref(), FIND_MAX_BUDGET)?
-            .mul_f64(scale);
-        let step = self
-            .duration(f.step.as_ref(), FIND_MAX_STEP)?
-            .mul_f64(scale);
-        let warmup = self
-            .duration(f.warmup.as_ref(), FIND_MAX_WARMUP)?
-            .mul_f64(scale);
+        let budget = scale_duration(self.duration(f.budget.as_ref(), FIND_MAX_BUDGET)?, scale)
+            .map_err(|why| self.err(f.budget.as_ref().map(|s| s.span()), why, None))?;
+        let step = scale_duration(self.duration(f.step.as_ref(), FIND_MAX_STEP)?, scale)
+            .map_err(|why| self.err(f.step.as_ref().map(|s| s.span()), why, None))?;
+        let warmup = scale_duration(self.duration(f.warmup.as_ref(), FIND_MAX_WARMUP)?, scale)
+            .map_err(|why| self.err(f.warmup.as_ref().map(|s| s.span()), why, None))?;
         if step.is_zero() {
             return Err(self.at(
                 f.step.as_ref().unwrap_or(&f.slo),
@@ -261,7 +258,7 @@ impl Ctx<'_> {
             Some(m) => *m.get_ref(),
             None => FIND_MAX_IN_FLIGHT,
         };
-        Ok(Settings {
+        let settings = Settings {
             slo_text: f.slo.get_ref().clone(),
             slo,
             open,
@@ -272,7 +269,11 @@ impl Ctx<'_> {
             max: positive(&f.max, "max")?,
             max_in_flight,
             threads: None,
-        })
+        };
+        settings
+            .check()
+            .map_err(|why| self.at(spanned, why, None))?;
+        Ok(settings)
     }
 
     fn smoke(&self, s: &SmokeFile, plan_path: &Path) -> Result<Smoke, Error> {
@@ -423,6 +424,7 @@ impl Ctx<'_> {
                 sets: vec![("target.base_url".into(), base_url.into())],
                 time_scale,
                 threads: None,
+                ..Default::default()
             },
         )?;
         plan.name = name.to_string();
@@ -598,6 +600,12 @@ base_url = "http://127.0.0.1:18082"
                 format!("{plan}repeats = 0\n{target}"),
                 ":2:11",
                 "repeats = 0 is out of range",
+            ),
+            // A command line as one string would need a shell to split it: refused.
+            (
+                format!("{plan}{target}command = \"volley serve --port 1; rm -rf x\"\n"),
+                ":5:11",
+                "invalid type: string",
             ),
             (
                 plan.to_string(),

@@ -480,6 +480,28 @@ mod tests {
     }
 
     #[test]
+    fn argv_reaches_the_program_as_is_without_a_shell() {
+        // Were a shell involved, `$GREETING` would expand, `;` would start a second command and
+        // the file would appear.
+        let l = log("argv");
+        let marker = std::env::temp_dir().join(format!("volley-no-shell-{}", std::process::id()));
+        let _ = std::fs::remove_file(&marker);
+        let arg = format!("$GREETING; touch {} `id` $(id) *", marker.display());
+        run_to_end(
+            &cmd(&["printf", "<%s>\\n", &arg]),
+            &l,
+            Duration::from_secs(10),
+            &Registry::default(),
+            || false,
+        )
+        .unwrap();
+        let text = std::fs::read_to_string(&l).unwrap();
+        assert!(text.contains(&format!("<{arg}>\n")), "{text}");
+        assert!(!text.contains("hello"), "{text}");
+        assert!(!marker.exists());
+    }
+
+    #[test]
     fn one_shot_commands() {
         let l = log("reset");
         let r = Registry::default();

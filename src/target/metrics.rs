@@ -19,6 +19,8 @@ pub(crate) enum RouteId {
     Bytes,
     /// `/echo`
     Echo,
+    /// `GET /headers`
+    Headers,
     /// `/tasks`
     Tasks,
     /// `/tasks/{id}`
@@ -34,12 +36,13 @@ pub(crate) enum RouteId {
 }
 
 impl RouteId {
-    const ALL: [RouteId; 11] = [
+    const ALL: [RouteId; 12] = [
         RouteId::Root,
         RouteId::Delay,
         RouteId::Status,
         RouteId::Bytes,
         RouteId::Echo,
+        RouteId::Headers,
         RouteId::Tasks,
         RouteId::TaskById,
         RouteId::Metrics,
@@ -56,6 +59,7 @@ impl RouteId {
             RouteId::Status => "/status/{code}",
             RouteId::Bytes => "/bytes/{n}",
             RouteId::Echo => "/echo",
+            RouteId::Headers => "/headers",
             RouteId::Tasks => "/tasks",
             RouteId::TaskById => "/tasks/{id}",
             RouteId::Metrics => "/metrics",

@@ -10,6 +10,7 @@
 //! | `/status/CODE` | answers with that status (200..=599; 1xx is rejected, see below) |
 //! | `GET /bytes/N` | N bytes of body (at most 100 MiB) from a shared static buffer |
 //! | `POST /echo` | echoes the request body with the request's content-type |
+//! | `GET /headers` | the request's headers as a JSON object (names in lower case) |
 //! | `/tasks`, `/tasks/{id}` | in-memory JSON CRUD |
 //! | `GET /metrics` | Prometheus text: `volley_target_requests_total{path,status}` (path is the route template), `volley_target_in_flight`, `volley_target_chaos_total{kind}`, `volley_target_connections_total` |
 //! | `/chaos/{reset,hang,garbage,close,slow,reset-body,headers,long-header,bad-chunked,deaf}` | broken behaviours, see `chaos.rs` |

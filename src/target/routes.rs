@@ -13,7 +13,7 @@ use tokio::sync::{Notify, Semaphore};
 use super::Capacity;
 use super::body::TargetBody;
 use super::metrics::{Metrics, RouteId};
-use super::respond::{bad_request, empty, method_not_allowed, static_text, text, with_type};
+use super::respond::{bad_request, empty, json, method_not_allowed, static_text, text, with_type};
 use super::tasks::TaskStore;
 
 /// Largest `/bytes/N` body, in bytes (100 MiB).
@@ -92,6 +92,7 @@ enum Route {
     /// The length, if it parsed as an integer.
     Bytes(Option<u64>),
     Echo,
+    Headers,
     Tasks,
     /// The id, if it parsed as an integer.
     TaskById(Option<u64>),
@@ -108,6 +109,7 @@ impl Route {
             "/" => return Route::Root,
             "/delay" => return Route::Delay,
             "/echo" => return Route::Echo,
+            "/headers" => return Route::Headers,
             "/tasks" => return Route::Tasks,
             "/metrics" => return Route::Metrics,
             _ => {}
@@ -132,6 +134,7 @@ impl Route {
             Route::Status(_) => RouteId::Status,
             Route::Bytes(_) => RouteId::Bytes,
             Route::Echo => RouteId::Echo,
+            Route::Headers => RouteId::Headers,
             Route::Tasks => RouteId::Tasks,
             Route::TaskById(_) => RouteId::TaskById,
             Route::Metrics => RouteId::Metrics,
@@ -196,10 +199,13 @@ async fn respond(state: &State, route: Route, req: Request<Incoming>) -> Respons
         )),
         Route::Echo if *req.method() == Method::POST => echo(req),
         Route::Echo => method_not_allowed("POST"),
+        Route::Headers if get => headers(&req),
         Route::Tasks => state.tasks.collection(req).await,
         Route::TaskById(id) => state.tasks.item(id, req).await,
         Route::Metrics if get => with_type(StatusCode::OK, PROMETHEUS, state.metrics.render()),
-        Route::Root | Route::Bytes(_) | Route::Metrics => method_not_allowed("GET, HEAD"),
+        Route::Root | Route::Bytes(_) | Route::Metrics | Route::Headers => {
+            method_not_allowed("GET, HEAD")
+        }
         Route::Chaos => static_text(
             StatusCode::MISDIRECTED_REQUEST,
             b"/chaos/ paths must be the first request on a new connection\n",
@@ -235,6 +241,25 @@ fn echo(req: Request<Incoming>) -> Response<TargetBody> {
         response.headers_mut().insert(CONTENT_TYPE, content_type);
     }
     response
+}
+
+/// `GET /headers`: the request's headers as a JSON object, names in lower case, repeated
+/// headers joined with `, ` — what a client really sent.
+fn headers(req: &Request<Incoming>) -> Response<TargetBody> {
+    let mut seen = serde_json::Map::new();
+    for (name, value) in req.headers() {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        match seen.get_mut(name.as_str()) {
+            Some(serde_json::Value::String(s)) => {
+                s.push_str(", ");
+                s.push_str(&value);
+            }
+            _ => {
+                seen.insert(name.as_str().to_string(), value.into_owned().into());
+            }
+        }
+    }
+    json(StatusCode::OK, serde_json::Value::Object(seen).to_string())
 }
 
 /// The delay asked for by `/delay`'s query: `ms` (float milliseconds) and
@@ -280,6 +305,7 @@ mod tests {
         assert_eq!(Route::parse("/chaos/reset"), Route::Chaos);
         assert_eq!(Route::parse("/nope"), Route::Unmatched);
         assert_eq!(Route::parse("/delay"), Route::Delay);
+        assert_eq!(Route::parse("/headers"), Route::Headers);
     }
 
     #[test]

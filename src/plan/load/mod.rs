@@ -10,15 +10,18 @@ use std::time::Duration;
 use toml::Spanned;
 
 mod profile;
+mod secrets;
 mod target;
+mod values;
 
-pub use target::{resolve_host, resolve_target, step_capture};
+pub use target::{resolve_host, resolve_target, resolve_target_with, step_capture};
+pub use values::{MAX_DURATION, Resolve, parse_duration, scale_duration, system_resolve};
 
 use super::check::{self, Check, Extract, Source};
 
 use super::data::{DataSource, RowMode};
 use super::file::{self, PlanFile, ScenarioFile, StepFile, ThresholdEntry};
-use super::template::{Templates, Text};
+use super::template::{Templates, Text, has_template_syntax};
 use super::threshold::{self, Threshold};
 use super::{
     Body, DynamicRequest, Flow, GroupDef, Plan, Scenario, StaticRequest, Step, StepRequest, Target,
@@ -37,6 +40,11 @@ pub struct LoadOptions {
     pub time_scale: f64,
     /// `--threads`.
     pub threads: Option<usize>,
+    /// `--secret-header`: more headers whose values are secret (besides the plan's own).
+    pub secret_headers: Vec<String>,
+    /// How `target.base_url`'s host becomes an address: [`system_resolve`] unless a test or the
+    /// fuzzer needs one that never leaves the machine.
+    pub resolve: Resolve,
 }
 
 impl Default for LoadOptions {
@@ -45,18 +53,40 @@ impl Default for LoadOptions {
             sets: Vec::new(),
             time_scale: 1.0,
             threads: None,
+            secret_headers: Vec::new(),
+            resolve: system_resolve,
         }
     }
 }
 
 /// Reads, validates and compiles the plan at `path`.
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Plan, Error> {
-    let text = std::fs::read_to_string(path).map_err(|cause| Error::File {
+    let bytes = std::fs::read(path).map_err(|cause| Error::File {
         action: "cannot read plan",
         path: path.to_path_buf(),
         cause,
     })?;
-    load_str(&text, path, options)
+    load_bytes(&bytes, path, options)
+}
+
+/// Validates and compiles plan `bytes` (read from `path`): text that is not UTF-8 is refused at
+/// the line and column of its first invalid byte.
+pub fn load_bytes(bytes: &[u8], path: &Path, options: &LoadOptions) -> Result<Plan, Error> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => load_str(text, path, options),
+        Err(e) => {
+            // The valid prefix locates the bad byte in lines and characters.
+            let valid = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
+            Err(Error::Plan {
+                at: crate::location::at(path, valid, Some(valid.len()..valid.len())),
+                why: format!(
+                    "the file is not UTF-8 text (byte 0x{:02x})",
+                    bytes[e.valid_up_to()]
+                ),
+                hint: Some("save the plan as UTF-8".into()),
+            })
+        }
+    }
 }
 
 /// Validates and compiles plan `text` (read from `path`, which anchors relative files).
@@ -101,11 +131,11 @@ impl Ctx<'_> {
     fn duration(&self, s: &Spanned<String>, scaled: bool) -> Result<Duration, Error> {
         let d = parse_duration(s.get_ref())
             .map_err(|why| self.at(s, why, Some("write durations like 30s, 1m30s or 500ms")))?;
-        Ok(if scaled {
-            d.mul_f64(self.options.time_scale)
+        if scaled {
+            scale_duration(d, self.options.time_scale).map_err(|why| self.at(s, why, None))
         } else {
-            d
-        })
+            Ok(d)
+        }
     }
 
     fn relative(&self, file: &str) -> PathBuf {
@@ -174,7 +204,14 @@ impl Ctx<'_> {
         }
         let mut templates = Templates::new(vars, data);
 
-        let target = self.target(&f, &templates, base_url_override, timeout_override)?;
+        let secrets = self.secrets(&f)?;
+        let target = self.target(
+            &f,
+            &templates,
+            &secrets,
+            base_url_override,
+            timeout_override,
+        )?;
         let schema = self.grpc_schema(&f)?;
         let mut groups = Vec::new();
         let mut scenarios = Vec::new();
@@ -216,7 +253,7 @@ impl Ctx<'_> {
             Some(t) => t,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
-        let most_vus: u32 = scenarios.iter().map(Scenario::max_vus).sum();
+        let most_vus: u64 = scenarios.iter().map(|s| u64::from(s.max_vus())).sum();
         let name = f.name.clone().unwrap_or_else(|| {
             self.path
                 .file_stem()
@@ -229,10 +266,11 @@ impl Ctx<'_> {
             scenarios,
             thresholds,
             warmup: Duration::ZERO,
-            threads: threads.min(most_vus.max(1) as usize),
+            threads: threads.min(usize::try_from(most_vus.max(1)).unwrap_or(usize::MAX)),
             templates: Arc::new(templates),
             groups,
             quick: None,
+            secrets,
         })
     }
 
@@ -386,6 +424,18 @@ impl Ctx<'_> {
                 if !path.get_ref().starts_with('/') && !path.get_ref().starts_with("{{") {
                     return Err(self.at(path, "a path starts with `/`", None));
                 }
+                if !has_template_syntax(path.get_ref())
+                    && path
+                        .get_ref()
+                        .bytes()
+                        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+                {
+                    return Err(self.at(
+                        path,
+                        "a path cannot hold spaces or control characters",
+                        Some("percent-encode them: %20 for a space"),
+                    ));
+                }
                 let full_path = format!("{}{}", target.base_path, path.get_ref());
                 templates
                     .text(&full_path, known)
@@ -403,7 +453,7 @@ impl Ctx<'_> {
             .map(|(n, v)| (n.clone(), Text::Static(v.clone())))
             .collect();
         for (n, v) in &st.headers {
-            super::quick::parse_header(&format!("{n}: x"))
+            super::quick::parse_header(&format!("{n}: x"), &Default::default())
                 .map_err(|e| self.at(v, e.to_string(), None))?;
             let t = templates
                 .text(v.get_ref(), known)
@@ -699,18 +749,4 @@ fn push_group(
         scenario: scenario.map(str::to_string),
     });
     groups.len() - 1
-}
-
-/// Parses `30s`, `1m30s`, `500ms`, or a bare number of seconds; negative values are refused.
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    let t = text.trim();
-    if t.starts_with('-') {
-        return Err(format!("`{text}` is negative; durations are ≥ 0"));
-    }
-    if let Ok(secs) = t.parse::<f64>() {
-        return Duration::try_from_secs_f64(secs)
-            .map_err(|_| format!("`{text}` is not a valid number of seconds"));
-    }
-    humantime::parse_duration(t)
-        .map_err(|e| format!("`{text}` is not a duration like 10s, 1m30s or 500ms ({e})"))
 }

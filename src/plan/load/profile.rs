@@ -8,7 +8,7 @@ use toml::Spanned;
 use super::Ctx;
 use crate::error::Error;
 use crate::plan::file::{self, LoadFile};
-use crate::plan::{Iterations, Phase, Profile};
+use crate::plan::{Iterations, MAX_RATE_PER_SEC, MAX_VUS, Phase, Profile};
 use crate::schedule::{Ramp, Stage};
 
 /// A ladder phase as given: (vus, rate, duration, name).
@@ -32,6 +32,46 @@ impl Ctx<'_> {
                 })
             })
             .collect()
+    }
+
+    /// A VU count (`vus`, `max_vus`): at least 1, at most [`MAX_VUS`].
+    fn vu_count(&self, load: &Spanned<LoadFile>, v: u32, what: &str) -> Result<u32, Error> {
+        if v == 0 {
+            Err(self.at(load, format!("`{what}` must be at least 1"), None))
+        } else if v > MAX_VUS {
+            Err(self.at(
+                load,
+                format!("`{what}` = {v} is more than volley allows ({MAX_VUS})"),
+                None,
+            ))
+        } else {
+            Ok(v)
+        }
+    }
+
+    /// The highest level of a ramp (VUs, or a rate per second) within volley's limits.
+    fn level_within(&self, load: &Spanned<LoadFile>, peak: f64, rate: bool) -> Result<(), Error> {
+        let (max, what) = if rate {
+            (MAX_RATE_PER_SEC, "iterations per second")
+        } else {
+            (f64::from(MAX_VUS), "VUs")
+        };
+        if peak.is_finite() && peak <= max {
+            Ok(())
+        } else {
+            Err(self.at(
+                load,
+                format!(
+                    "a load of {} {what} is more than volley allows ({max})",
+                    if peak.abs() < 1e9 {
+                        peak.to_string()
+                    } else {
+                        format!("{peak:.3e}")
+                    }
+                ),
+                Some("check the rate, its time_unit and the stage targets"),
+            ))
+        }
     }
 
     pub(super) fn profile(&self, load: &Spanned<LoadFile>) -> Result<(Profile, Vec<Phase>), Error> {
@@ -88,13 +128,7 @@ impl Ctx<'_> {
                 Some("give it a duration longer than 0"),
             )
         };
-        let positive = |v: u32, what: &str| -> Result<u32, Error> {
-            if v == 0 {
-                Err(self.at(load, format!("`{what}` must be at least 1"), None))
-            } else {
-                Ok(v)
-            }
-        };
+        let positive = |v: u32, what: &str| self.vu_count(load, v, what);
         let unit = || -> Result<f64, Error> {
             let unit = match &l.time_unit {
                 Some(u) => self.duration(u, false)?,
@@ -140,6 +174,7 @@ impl Ctx<'_> {
                 if ramp.peak() < 1.0 {
                     return Err(self.at(load, "no stage has a target of at least 1 VU", None));
                 }
+                self.level_within(load, ramp.peak(), false)?;
                 Profile::Vus {
                     ramp,
                     iterations: Iterations::Unlimited,
@@ -160,8 +195,10 @@ impl Ctx<'_> {
                         Some("an arrival rate of 0 sends nothing"),
                     ));
                 }
+                let per_sec = r / unit()?;
+                self.level_within(load, per_sec, true)?;
                 Profile::Arrival {
-                    ramp: Ramp::constant(r / unit()?, d),
+                    ramp: Ramp::constant(per_sec, d),
                     max_vus: positive(l.max_vus.ok_or_else(|| need("max_vus"))?, "max_vus")?,
                     limit: None,
                 }
@@ -180,7 +217,12 @@ impl Ctx<'_> {
                 for s in &mut stages {
                     s.target /= unit;
                 }
-                let ramp = Ramp::new(l.start_rate.unwrap_or(0.0) / unit, stages);
+                let start = l.start_rate.unwrap_or(0.0);
+                if !start.is_finite() || start < 0.0 {
+                    return Err(self.at(load, format!("start_rate {start} must be ≥ 0"), None));
+                }
+                let ramp = Ramp::new(start / unit, stages);
+                self.level_within(load, ramp.peak(), true)?;
                 if ramp.total().is_zero() || ramp.due(0).is_none() {
                     return Err(never("the stages add up to no arrivals"));
                 }
@@ -238,14 +280,11 @@ impl Ctx<'_> {
                 })?
                 .iter()
                 .map(|p| {
-                    (
-                        Some(p.vus),
-                        None,
-                        p.duration.mul_f64(self.options.time_scale),
-                        None,
-                    )
+                    let d = super::scale_duration(p.duration, self.options.time_scale)
+                        .map_err(|why| self.at(load, why, None))?;
+                    Ok((Some(p.vus), None, d, None))
                 })
-                .collect(),
+                .collect::<Result<_, Error>>()?,
             (None, Some(phases)) => phases
                 .iter()
                 .map(|p| {
@@ -313,10 +352,12 @@ impl Ctx<'_> {
             t += d;
         }
         let ramp = Ramp::new(0.0, stages);
+        self.level_within(load, ramp.peak(), by_rate)?;
         let profile = if by_rate {
+            let max_vus =
+                max_vus.ok_or_else(|| self.at(load, "a rate ladder needs `max_vus`", None))?;
             Profile::Arrival {
-                max_vus: max_vus
-                    .ok_or_else(|| self.at(load, "a rate ladder needs `max_vus`", None))?,
+                max_vus: self.vu_count(load, max_vus, "max_vus")?,
                 ramp,
                 limit: None,
             }

@@ -2,11 +2,11 @@
 //! protocol, TLS, streams, source addresses), and the gRPC schema of its `proto` files.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Ctx, parse_duration};
+use super::{Ctx, Resolve, parse_duration, system_resolve};
 use crate::error::Error;
 use crate::plan::Target;
 use crate::plan::connect::{self, ConnectOptions};
@@ -22,6 +22,7 @@ impl Ctx<'_> {
         &self,
         f: &PlanFile,
         templates: &Templates,
+        secrets: &crate::redact::Secrets,
         base_url_override: Option<String>,
         timeout_override: Option<String>,
     ) -> Result<Target, Error> {
@@ -61,7 +62,7 @@ impl Ctx<'_> {
             .target
             .headers
             .iter()
-            .map(|(n, v)| crate::plan::quick::parse_header(&format!("{n}: {v}")))
+            .map(|(n, v)| crate::plan::quick::parse_header(&format!("{n}: {v}"), secrets))
             .collect::<Result<Vec<_>, _>>()?;
         let t = &f.target;
         let tls = t.tls.as_ref();
@@ -89,14 +90,21 @@ impl Ctx<'_> {
                 None => t.base_url.span(),
             },
         };
-        let mut target =
-            resolve_target(&base_url, headers, timeout, &options, grpc).map_err(|why| {
-                self.err(
-                    Some(span),
-                    why,
-                    Some("base_url is like http://127.0.0.1:8080 or https://host:8443"),
-                )
-            })?;
+        let mut target = resolve_target_with(
+            &base_url,
+            headers,
+            timeout,
+            &options,
+            grpc,
+            self.options.resolve,
+        )
+        .map_err(|why| {
+            self.err(
+                Some(span),
+                why,
+                Some("base_url is like http://127.0.0.1:8080 or https://host:8443"),
+            )
+        })?;
         if let Some(size) = &t.max_header_size {
             target.limits.max_head_bytes = size_bytes(size)
                 .and_then(Limits::check_head)
@@ -172,6 +180,18 @@ pub fn resolve_target(
     options: &ConnectOptions,
     grpc: bool,
 ) -> Result<Target, String> {
+    resolve_target_with(base_url, headers, timeout, options, grpc, system_resolve)
+}
+
+/// [`resolve_target`] with a resolver of the caller's choice.
+pub fn resolve_target_with(
+    base_url: &str,
+    headers: Vec<(String, String)>,
+    timeout: Duration,
+    options: &ConnectOptions,
+    grpc: bool,
+    resolve: Resolve,
+) -> Result<Target, String> {
     let url =
         url::Url::parse(base_url).map_err(|e| format!("`{base_url}` is not a valid URL: {e}"))?;
     let (tls, http2, default_port) = match url.scheme() {
@@ -185,7 +205,7 @@ pub fn resolve_target(
             ));
         }
     };
-    let (addr, host_header) = resolve_host(&url, default_port)?;
+    let (addr, host_header) = resolve_host_with(&url, default_port, resolve)?;
     let host = url.host_str().unwrap_or_default();
     let connect = connect::build(
         &ConnectOptions {
@@ -213,16 +233,20 @@ pub fn resolve_target(
 /// has none; also returns the `Host` header value (`host[:port]` as written). Errors are messages
 /// for the user.
 pub fn resolve_host(url: &url::Url, default_port: u16) -> Result<(SocketAddr, String), String> {
+    resolve_host_with(url, default_port, system_resolve)
+}
+
+fn resolve_host_with(
+    url: &url::Url,
+    default_port: u16,
+    resolve: Resolve,
+) -> Result<(SocketAddr, String), String> {
     let host = url
         .host_str()
         .ok_or_else(|| format!("`{url}` has no host"))?;
     let port = url.port_or_known_default().unwrap_or(default_port);
     let lookup = host.trim_start_matches('[').trim_end_matches(']');
-    let addr = (lookup, port)
-        .to_socket_addrs()
-        .map_err(|e| format!("cannot resolve host `{host}`: {e}"))?
-        .next()
-        .ok_or_else(|| format!("host `{host}` resolves to no address"))?;
+    let addr = resolve(lookup, port)?;
     let host_header = match url.port() {
         Some(p) => format!("{host}:{p}"),
         None => host.to_string(),

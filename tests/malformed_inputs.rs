@@ -1,0 +1,575 @@
+//! No panic is reachable from user input. A corpus of malformed plans and data files
+//! (`tests/malformed/`), damaged records (files, and variants of a real record made here) and
+//! bad flags and URLs goes through the real `volley` binary. Each is refused with exit code 2
+//! and a message naming what is wrong and where (`file:line:col` in plans), or — a plan whose
+//! templates cannot render — runs to its end and counts `template_error`. Never a panic, never a
+//! hang: every command runs under a deadline.
+
+mod common;
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStringExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use common::*;
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use serde_json::Value;
+
+const MALFORMED: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/malformed");
+
+/// Longest any one command may take: they all fail at once, or run a plan of 0.5 s.
+const DEADLINE: Duration = Duration::from_secs(30);
+
+struct Outcome {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// Runs volley with `args`, killing it (and failing) if it outlives [`DEADLINE`].
+fn run<S: AsRef<OsStr>>(args: &[S]) -> Outcome {
+    let child = volley()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = Pid::from_raw(child.id() as i32);
+    // Output is collected while the process runs (a full pipe would block it), on a thread, so
+    // that the deadline can be kept.
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    let out = match rx.recv_timeout(DEADLINE) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            let _ = kill(pid, Signal::SIGKILL);
+            panic!(
+                "volley {:?} still running after {DEADLINE:?}",
+                args.iter().map(|a| a.as_ref()).collect::<Vec<_>>()
+            );
+        }
+    };
+    Outcome {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// No panic: no panic message, not killed by a signal (the binary aborts on panic), not 101.
+fn assert_no_panic(what: &str, o: &Outcome) {
+    assert!(
+        !o.stderr.contains("panicked") && !o.stdout.contains("panicked"),
+        "{what}: panicked:\n{}",
+        o.stderr
+    );
+    assert!(
+        o.code.is_some() && o.code != Some(101),
+        "{what}: ended by {:?}:\n{}",
+        o.code,
+        o.stderr
+    );
+}
+
+/// Exit code 2 and every part of the message on stderr.
+fn assert_refused(what: &str, o: &Outcome, parts: &[&str]) {
+    assert_no_panic(what, o);
+    assert_eq!(o.code, Some(2), "{what}:\n{}", o.stderr);
+    for part in parts {
+        assert!(
+            o.stderr.contains(part),
+            "{what}: expected `{part}` in:\n{}",
+            o.stderr
+        );
+    }
+}
+
+fn plan(name: &str) -> PathBuf {
+    Path::new(MALFORMED).join("plans").join(name)
+}
+
+/// (file in tests/malformed/plans, location after the path — `line:col`, or "" for the file
+/// alone — and what the message says).
+const BAD_PLANS: &[(&str, &str, &str)] = &[
+    ("empty.toml", "1:1", "missing field `target`"),
+    ("blank.toml", "1:1", "missing field `target`"),
+    ("binary-junk.toml", "1:29", "key with no value"),
+    ("png-junk.toml", "1:1", "not UTF-8 text (byte 0x89)"),
+    ("invalid-utf8.toml", "3:12", "not UTF-8 text (byte 0xe9)"),
+    ("bad-toml.toml", "1:8", "unclosed table, expected `]`"),
+    ("duplicate-key.toml", "2:1", "duplicate key"),
+    (
+        "wrong-type-target.toml",
+        "1:10",
+        "invalid type: integer `5`",
+    ),
+    ("wrong-type-vus.toml", "7:7", "invalid type: string \"ten\""),
+    (
+        "huge-vus.toml",
+        "7:7",
+        "invalid value: integer `99999999999`",
+    ),
+    (
+        "absurd-vus.toml",
+        "5:1",
+        "`vus` = 4000000000 is more than volley allows",
+    ),
+    (
+        "huge-integer.toml",
+        "8:14",
+        "integer `99999999999999999999999` as i128, expected u64",
+    ),
+    (
+        "huge-duration.toml",
+        "8:12",
+        "`99999999999999999999h` is not a duration",
+    ),
+    (
+        "too-long-duration.toml",
+        "8:12",
+        "longer than the longest duration",
+    ),
+    ("negative-duration.toml", "8:12", "negative"),
+    ("nan-duration.toml", "8:12", "not a valid number of seconds"),
+    ("nan-rate.toml", "5:1", "rate NaN must be greater than 0"),
+    ("inf-rate.toml", "5:1", "rate inf must be greater than 0"),
+    (
+        "negative-rate.toml",
+        "5:1",
+        "rate -100 must be greater than 0",
+    ),
+    (
+        "absurd-rate.toml",
+        "5:1",
+        "a load of inf iterations per second is more than volley allows",
+    ),
+    (
+        "absurd-stage-target.toml",
+        "5:1",
+        "a load of 1.000e300 VUs is more than volley allows",
+    ),
+    (
+        "inf-stage-target.toml",
+        "8:24",
+        "stage target inf must be ≥ 0",
+    ),
+    (
+        "zero-max-vus-ladder.toml",
+        "5:1",
+        "`max_vus` must be at least 1",
+    ),
+    ("deep-nesting.toml", "4:88", "max recursion depth met"),
+    (
+        "deep-inline-tables.toml",
+        "4:488",
+        "max recursion depth met",
+    ),
+    ("template-syntax.toml", "11:8", "syntax error"),
+    ("template-unclosed.toml", "12:8", "syntax error"),
+    (
+        "template-undefined.toml",
+        "11:8",
+        "undefined variable `nope`",
+    ),
+    (
+        "template-in-base-url.toml",
+        "2:12",
+        "unable to calculate 1 // 0",
+    ),
+    ("csv-broken.toml", "4:8", "broken.csv row 2: CSV error"),
+    ("csv-uneven.toml", "4:8", "uneven.csv row 2: CSV error"),
+    ("csv-empty.toml", "4:8", "has no data rows"),
+    (
+        "csv-binary.toml",
+        "4:8",
+        "binary.csv row 2: CSV parse error",
+    ),
+    ("csv-missing.toml", "4:8", "cannot read CSV file"),
+    ("csv-a-directory.toml", "4:8", "Is a directory"),
+    (
+        "secret-header-bad-name.toml",
+        "3:18",
+        "`X Api Key` is not a header name",
+    ),
+    ("path-with-space.toml", "11:8", "a path cannot hold spaces"),
+    (
+        "header-bad-name.toml",
+        "12:26",
+        "header name is empty or has invalid characters",
+    ),
+];
+
+#[test]
+fn malformed_plans_are_refused_where_they_are_wrong() {
+    let mut seen = std::collections::BTreeSet::new();
+    for &(file, location, message) in BAD_PLANS {
+        seen.insert(file);
+        let path = plan(file);
+        let at = match location {
+            "" => format!("{}", path.display()),
+            l => format!("{}:{l}", path.display()),
+        };
+        for command in ["check", "run"] {
+            let o = run(&[OsStr::new(command), path.as_os_str()]);
+            assert_refused(&format!("{command} {file}"), &o, &[&at, message]);
+        }
+    }
+    // Every file of the corpus is in the table (or below, with the templates that render badly).
+    let files = std::fs::read_dir(Path::new(MALFORMED).join("plans")).unwrap();
+    for f in files {
+        let name = f.unwrap().file_name().into_string().unwrap();
+        assert!(
+            seen.contains(name.as_str()) || RENDER_FAILURES.iter().any(|(n, _)| *n == name),
+            "{name} is not checked"
+        );
+    }
+}
+
+/// Plans whose templates compile but cannot render: (file, what the failure says).
+const RENDER_FAILURES: &[(&str, &str)] = &[
+    ("template-endless-loop.toml", "ran out of fuel"),
+    ("template-huge-range.toml", "range has too many elements"),
+    ("template-recursion.toml", "recursion limit"),
+    ("template-huge-output.toml", "would exceed 16 MiB"),
+    (
+        "template-division-by-zero.toml",
+        "unable to calculate 1 // 0",
+    ),
+    (
+        "template-path-with-space.toml",
+        "the rendered path `/a b` holds spaces",
+    ),
+    (
+        "template-header-line-break.toml",
+        "header `X-Injected` holds a line break",
+    ),
+];
+
+#[test]
+fn templates_that_cannot_render_are_stopped_and_counted() {
+    let dir = temp_dir("malformed-render");
+    for &(file, message) in RENDER_FAILURES {
+        let path = plan(file);
+        // `check` renders one request per step: the plan's mistake, with the step.
+        let o = run(&[OsStr::new("check"), path.as_os_str()]);
+        assert_refused(
+            &format!("check {file}"),
+            &o,
+            &[&path.display().to_string(), "step `s`", message],
+        );
+        // A run renders per request: each one fails as template_error, and the run still
+        // ends on time (every request failed: exit 1) with its record.
+        let json = dir.join(format!("{file}.json"));
+        let o = run(&[
+            OsStr::new("run"),
+            path.as_os_str(),
+            OsStr::new("--time-scale"),
+            OsStr::new("0.3"),
+            OsStr::new("-q"),
+            OsStr::new("--json"),
+            json.as_os_str(),
+            OsStr::new("--out"),
+            dir.join("results").as_os_str(),
+        ]);
+        assert_no_panic(&format!("run {file}"), &o);
+        assert_eq!(o.code, Some(1), "run {file}:\n{}", o.stderr);
+        let record: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        assert!(
+            errors_of(&record, "template_error") > 0,
+            "run {file}: {}",
+            record["summary"]
+        );
+        assert_eq!(
+            errors_of(&record, "template_error"),
+            summary_u64(&record, "requests"),
+            "run {file}: every request is a template error: {}",
+            record["summary"]
+        );
+    }
+}
+
+/// A real record, made against the built-in target.
+fn real_record(dir: &Path) -> (PathBuf, Value) {
+    let t = target();
+    let (out, record) = run_json(
+        dir,
+        &[
+            &format!("{}/", t.base_url()),
+            "-n",
+            "50",
+            "-c",
+            "2",
+            "--threads",
+            "1",
+        ],
+    );
+    assert!(out.status.success());
+    (dir.join("run.json"), record)
+}
+
+#[test]
+fn damaged_records_are_refused_with_the_reason() {
+    let dir = temp_dir("malformed-records");
+    let (good_path, good) = real_record(&dir);
+    let good_text = std::fs::read_to_string(&good_path).unwrap();
+
+    let mut cases: Vec<(String, Vec<u8>, &str)> = Vec::new();
+    for (file, message) in [
+        ("empty.json", "not valid JSON: EOF"),
+        ("binary.json", "not UTF-8"),
+        ("utf16.json", "not UTF-8"),
+        ("array.json", "no `schema_version`"),
+        ("only-version.json", "missing field `tool`"),
+        ("deep.json", "recursion limit exceeded"),
+        ("huge-number.json", "number out of range"),
+        ("negative-version.json", "no `schema_version`"),
+        // Found by the record fuzz target: the decoder allocated the 2.8 GiB announced.
+        (
+            "fuzz-oom-histogram-length.json",
+            "groups[3].histogram_us: histogram is truncated: its header announces 2952790041 bytes",
+        ),
+    ] {
+        let bytes = std::fs::read(Path::new(MALFORMED).join("records").join(file)).unwrap();
+        cases.push((file.to_string(), bytes, message));
+    }
+    for cut in [
+        1,
+        good_text.len() / 3,
+        good_text.len() / 2,
+        good_text.len() - 2,
+    ] {
+        cases.push((
+            format!("truncated at {cut}"),
+            good_text.as_bytes()[..cut].to_vec(),
+            "not valid JSON",
+        ));
+    }
+    let variant = |edit: &dyn Fn(&mut Value)| {
+        let mut v = good.clone();
+        edit(&mut v);
+        serde_json::to_vec(&v).unwrap()
+    };
+    cases.push((
+        "a newer version".into(),
+        variant(&|v| v["schema_version"] = 999.into()),
+        "record format version 999 (written by volley 0.1.0); this volley (0.1.0) reads version 1: upgrade volley to read it",
+    ));
+    cases.push((
+        "an older version".into(),
+        variant(&|v| v["schema_version"] = 0.into()),
+        "render it with the volley version that wrote it",
+    ));
+    cases.push((
+        "no version".into(),
+        variant(&|v| {
+            v.as_object_mut().unwrap().remove("schema_version");
+        }),
+        "no `schema_version`",
+    ));
+    cases.push((
+        "a string for a count".into(),
+        variant(&|v| v["summary"]["requests"] = "many".into()),
+        "invalid type: string \"many\", expected u64",
+    ));
+    cases.push((
+        "a negative count".into(),
+        variant(&|v| v["summary"]["errors"] = (-1).into()),
+        "invalid value: integer `-1`, expected u64",
+    ));
+    cases.push((
+        "an object for the series".into(),
+        variant(&|v| v["series"] = serde_json::json!({"0": 1})),
+        "invalid type: map, expected a sequence",
+    ));
+    cases.push((
+        "a histogram that is not base64".into(),
+        variant(&|v| v["histograms"]["latency_us"] = "not base64!".into()),
+        "histograms.latency_us: histogram is not base64",
+    ));
+    cases.push((
+        "a histogram that is not HDR".into(),
+        variant(&|v| v["histograms"]["latency_us"] = "SElTVGZha2VoaXN0b2dyYW0=".into()),
+        "histograms.latency_us: histogram is not HDR V2",
+    ));
+    cases.push((
+        "a truncated histogram".into(),
+        variant(&|v| {
+            let h = v["histograms"]["latency_us"].as_str().unwrap().to_string();
+            v["histograms"]["latency_us"] = h[..h.len() / 2].trim_end_matches('=').into();
+        }),
+        "histograms.latency_us:",
+    ));
+    for (name, bytes, message) in &cases {
+        let path = dir.join("bad.json");
+        std::fs::write(&path, bytes).unwrap();
+        let at = format!("record {}: ", path.display());
+        let o = run(&[OsStr::new("report"), path.as_os_str()]);
+        assert_refused(&format!("report ({name})"), &o, &[&at, message]);
+        let o = run(&[
+            OsStr::new("compare"),
+            good_path.as_os_str(),
+            path.as_os_str(),
+        ]);
+        assert_refused(&format!("compare ({name})"), &o, &[&at, message]);
+    }
+}
+
+#[test]
+fn absurd_but_well_formed_records_still_render() {
+    let dir = temp_dir("malformed-absurd");
+    let (good_path, good) = real_record(&dir);
+    let second = good["series"][0].clone();
+    let mut huge = good.clone();
+    // 100 000 seconds of series, and absurd figures: big, negative, zero.
+    huge["series"] = Value::Array(vec![second; 100_000]);
+    huge["summary"]["duration_s"] = (-5.0).into();
+    huge["summary"]["rps"] = 1e308.into();
+    huge["summary"]["latency_ms"]["p99"] = 1e300.into();
+    huge["config"]["threads"] = 0.into();
+    let path = dir.join("huge.json");
+    std::fs::write(&path, serde_json::to_vec(&huge).unwrap()).unwrap();
+    for format in ["txt", "md", "html"] {
+        let o = run(&[
+            OsStr::new("report"),
+            path.as_os_str(),
+            OsStr::new("-f"),
+            OsStr::new(format),
+        ]);
+        assert_no_panic(&format!("report -f {format}"), &o);
+        assert_eq!(o.code, Some(0), "report -f {format}:\n{}", o.stderr);
+    }
+    let o = run(&[
+        OsStr::new("compare"),
+        good_path.as_os_str(),
+        path.as_os_str(),
+        OsStr::new("-f"),
+        OsStr::new("html"),
+    ]);
+    assert_no_panic("compare", &o);
+    assert_eq!(o.code, Some(0), "compare:\n{}", o.stderr);
+}
+
+#[test]
+fn bad_flags_and_urls_are_refused_naming_the_flag() {
+    let url = "http://127.0.0.1:9/";
+    let good_plan = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/malformed/ok-plan.toml");
+    let cases: &[(&[&str], &str)] = &[
+        (&[], "the following required arguments were not provided"),
+        (&["ftp://127.0.0.1/"], "scheme `ftp` is not http"),
+        (&["http://"], "invalid URL"),
+        (&["http://127.0.0.1:99999/"], "invalid URL"),
+        (&["http://[::1/"], "invalid URL"),
+        (&["127.0.0.1:8080"], "invalid URL"),
+        (&[url, "-c", "0"], "connections (-c)"),
+        (&[url, "-c", "4294967296"], "--connections"),
+        (&[url, "-c", "2000000"], "is more than volley allows"),
+        (&[url, "-c", "-3"], "unexpected argument '-3'"),
+        (&[url, "--duration=-5s"], "negative"),
+        (&[url, "-d", "1e30"], "not a valid number of seconds"),
+        (&[url, "-d", "400d"], "longer than the longest duration"),
+        (&[url, "-d", "nan"], "not a valid number of seconds"),
+        (&[url, "-d", "soon"], "not a duration like"),
+        (&[url, "-n", "0"], "requests (-n)"),
+        (&[url, "-n", "99999999999999999999"], "--requests"),
+        (&[url, "--rate", "0"], "the rate must be greater than 0"),
+        (&[url, "--rate", "nan"], "the rate must be greater than 0"),
+        (&[url, "--rate", "inf"], "the rate must be greater than 0"),
+        (&[url, "--rate", "-5"], "the rate must be greater than 0"),
+        (&[url, "--rate", "1e20"], "is more than volley allows"),
+        (&[url, "--timeout", "0"], "timeout"),
+        (
+            &[url, "--timeout", "1e12"],
+            "longer than the longest duration",
+        ),
+        (&[url, "--warmup", "1e30"], "--warmup"),
+        (&[url, "-H", "NoColon"], "expected `Name: value`"),
+        (&[url, "-H", "Bad Name: x"], "invalid characters"),
+        (&[url, "-H", "X-Key: a\r\nInjected: 1"], "line break"),
+        (&[url, "-m", "G T"], "not a valid HTTP method"),
+        (&[url, "--threads", "0"], "threads"),
+        (&[url, "--body-file", "/nonexistent/volley"], "--body-file"),
+        (&[url, "--repeat", "0"], "--repeat"),
+        (
+            &["report", "/nonexistent/run.json"],
+            "cannot read /nonexistent/run.json",
+        ),
+        (&["report", "x.json", "-f", "pdf"], "'pdf'"),
+        (&["compare", "/nonexistent/a"], "cannot read"),
+        (&["compare", "a", "b", "--threshold", "nan"], "--threshold"),
+        (
+            &["run", "/nonexistent/plan.toml"],
+            "cannot read plan /nonexistent/plan.toml",
+        ),
+        (&["run", good_plan, "--set", "noequals"], "is not KEY=VALUE"),
+        (&["run", good_plan, "--set", "a.b.c=1"], "--set"),
+        (&["run", good_plan, "--time-scale", "0"], "--time-scale"),
+        (&["run", good_plan, "--time-scale", "nan"], "--time-scale"),
+        (
+            &["run", good_plan, "--time-scale", "1e300"],
+            "longer than the longest duration",
+        ),
+        (
+            &["run", good_plan, "--set", "target.base_url=nope"],
+            "not a valid URL",
+        ),
+        (
+            &["run", good_plan, "--set", "target.timeout=-1s"],
+            "negative",
+        ),
+        (
+            &["run", good_plan, "--secret-header", "X Y"],
+            "--secret-header: `X Y` is not a header name",
+        ),
+        (
+            &[url, "--secret-header", ""],
+            "--secret-header: `` is not a header name",
+        ),
+        (&["find-max", url, "--slo", "p99 fast"], "--slo"),
+        (
+            &["find-max", url, "--slo", "p99<5ms", "--start", "0"],
+            "start 0 must be a positive number",
+        ),
+        (
+            &["find-max", url, "--slo", "p99<5ms", "--start", "nan"],
+            "must be a positive number",
+        ),
+        (
+            &["find-max", url, "--slo", "p99<5ms", "--max", "1e300"],
+            "is more than volley allows",
+        ),
+        (
+            &[
+                "find-max", url, "--slo", "p99<5ms", "--start", "10", "--max", "5",
+            ],
+            "start 10 is above max 5",
+        ),
+        (
+            &["find-max", url, "--slo", "p99<5ms", "--step", "0s"],
+            "a step must last longer than 0",
+        ),
+        (&["serve", "--port", "70000"], "--port"),
+        (&["serve", "--bind", "not-an-ip"], "--bind"),
+        (
+            &["suite", "/nonexistent/suite.toml"],
+            "/nonexistent/suite.toml",
+        ),
+    ];
+    for &(args, message) in cases {
+        let o = run(args);
+        assert_refused(&format!("volley {args:?}"), &o, &[message]);
+    }
+    // An argument that is not UTF-8 at all.
+    let o = run(&[
+        OsString::from(url),
+        OsString::from("-H"),
+        OsString::from_vec(b"X-Key: \xff\xfe".to_vec()),
+    ]);
+    assert_refused("a header that is not UTF-8", &o, &["invalid UTF-8"]);
+}

@@ -1,0 +1,227 @@
+//! Secrets stay secret: Authorization, Cookie and headers marked secret reach the target with
+//! their real values, and appear nowhere volley writes — stdout, stderr, `run.json` (its
+//! configuration and recorded command line), `summary.txt`, `report.md`, `report.html`, the
+//! reports `volley report` renders, `volley check`'s rendered requests. Also: the built-in target
+//! listens on loopback unless told otherwise.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::Path;
+use std::process::Stdio;
+
+use common::*;
+use serde_json::Value;
+
+const AUTH: &str = "Bearer vly-auth-5f1c0e";
+const COOKIE: &str = "session=vly-cookie-9a7e2b";
+const API_KEY: &str = "vly-apikey-33d0aa";
+/// Distinctive parts of the values: none may appear anywhere, in any form.
+const NEEDLES: [&str; 3] = ["5f1c0e", "9a7e2b", "33d0aa"];
+
+/// Asserts that no secret appears in `text`, which is `what`.
+fn assert_clean(what: &str, text: &str) {
+    for needle in NEEDLES {
+        assert!(
+            !text.contains(needle),
+            "{what} holds a secret ({needle}):\n{text}"
+        );
+    }
+}
+
+/// Every file of a results folder, and `volley report` in each format.
+fn assert_results_clean(results: &Path) {
+    let folder = only_subfolder(results);
+    for file in ["run.json", "summary.txt", "report.md", "report.html"] {
+        let path = folder.join(file);
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_clean(&path.display().to_string(), &text);
+    }
+    for format in ["txt", "md", "html"] {
+        let record = folder.join("run.json");
+        let (code, stdout, stderr) =
+            run_volley(&["report", record.to_str().unwrap(), "-f", format]);
+        assert_eq!(code, Some(0), "{stderr}");
+        assert_clean(&format!("volley report -f {format}"), &stdout);
+    }
+}
+
+fn get(base: &str, path: &str) -> String {
+    let addr = base.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn quick_mode_sends_secrets_and_writes_none() {
+    let t = target();
+    let dir = temp_dir("redact-quick");
+    let json = dir.join("run.json");
+    let results = dir.join("results");
+    let out = volley()
+        .arg(format!("{}/headers", t.base_url()))
+        .args(["-n", "20", "-c", "2", "--threads", "1"])
+        .args(["-H", &format!("Authorization: {AUTH}")])
+        .args(["--header", &format!("Cookie: {COOKIE}")])
+        .arg(format!("-HX-Api-Key: {API_KEY}"))
+        .args(["--secret-header", "x-api-key", "--json"])
+        .arg(&json)
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_clean("stdout", &stdout);
+    assert_clean("stderr", &stderr);
+
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert_clean("--json run.json", &text);
+    let record: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(status_of(&record, "200"), 20, "{}", record["summary"]);
+    assert_eq!(
+        record["config"]["headers"],
+        serde_json::json!([
+            "Authorization: [redacted]",
+            "Cookie: [redacted]",
+            "X-Api-Key: [redacted]"
+        ])
+    );
+    assert_eq!(
+        record["config"]["secret_headers"],
+        serde_json::json!(["x-api-key"])
+    );
+    let command: Vec<&str> = record["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    for arg in [
+        "Authorization: [redacted]",
+        "Cookie: [redacted]",
+        "-HX-Api-Key: [redacted]",
+    ] {
+        assert!(command.contains(&arg), "{arg} not in {command:?}");
+    }
+    assert_results_clean(&results);
+    // The reports show which headers were sent, without their values.
+    let md = std::fs::read_to_string(only_subfolder(&results).join("report.md")).unwrap();
+    assert!(md.contains("Authorization: [redacted]"), "{md}");
+}
+
+#[test]
+fn plans_send_secrets_and_write_none() {
+    let t = target();
+    let dir = temp_dir("redact-plan");
+    let plan = dir.join("secret.toml");
+    // Step 1 asks the target which headers it received; step 2 stores what it said as a task,
+    // which this test then reads from the target itself.
+    std::fs::write(
+        &plan,
+        format!(
+            r#"[target]
+base_url = "{base}"
+headers = {{ Authorization = "{AUTH}" }}
+secret_headers = ["X-Api-Key"]
+
+[[scenario]]
+name = "s"
+[scenario.load]
+profile = "iterations"
+vus = 1
+iterations = 1
+
+[[scenario.step]]
+name = "seen"
+path = "/headers"
+headers = {{ Cookie = "{COOKIE}", X-Api-Key = "{{{{ vars.key }}}}" }}
+[scenario.step.extract]
+auth = {{ json = "/authorization" }}
+cookie = {{ json = "/cookie" }}
+key = {{ json = "/x-api-key" }}
+
+[[scenario.step]]
+name = "store"
+method = "POST"
+path = "/tasks"
+json = {{ title = "{{{{ auth }}}}|{{{{ cookie }}}}|{{{{ key }}}}" }}
+"#,
+            base = t.base_url()
+        ),
+    )
+    .unwrap();
+    let set_key = format!("key={API_KEY}");
+
+    let out = volley()
+        .args(["check", plan.to_str().unwrap(), "--set", &set_key])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert_clean("volley check", &stdout);
+    assert!(stdout.contains("X-Api-Key: [redacted]"), "{stdout}");
+    assert!(stdout.contains("Cookie: [redacted]"), "{stdout}");
+
+    let results = dir.join("results");
+    let out = volley()
+        .args(["run", plan.to_str().unwrap(), "--set", &set_key, "--out"])
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}\n{stdout}");
+    assert_clean("stdout", &stdout);
+    assert_clean("stderr", &stderr);
+    assert_results_clean(&results);
+    let record: Value = serde_json::from_str(
+        &std::fs::read_to_string(only_subfolder(&results).join("run.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(summary_u64(&record, "errors"), 0, "{}", record["summary"]);
+    assert!(
+        record["command"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("key=[redacted]")),
+        "{}",
+        record["command"]
+    );
+
+    // What the target received: the real values, every one.
+    let tasks = get(&t.base_url(), "/tasks");
+    assert!(
+        tasks.contains(&format!("{AUTH}|{COOKIE}|{API_KEY}")),
+        "{tasks}"
+    );
+}
+
+#[test]
+fn the_built_in_target_listens_on_loopback_unless_told_otherwise() {
+    let mut child = volley()
+        .args(["serve", "--port", "0", "--threads", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(
+        line.starts_with("volley serve: listening on http://127.0.0.1:"),
+        "{line}"
+    );
+}
