@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::Stdio;
 
@@ -45,19 +45,6 @@ fn assert_results_clean(results: &Path) {
         assert_eq!(code, Some(0), "{stderr}");
         assert_clean(&format!("volley report -f {format}"), &stdout);
     }
-}
-
-fn get(base: &str, path: &str) -> String {
-    let addr = base.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut out = String::new();
-    s.read_to_string(&mut out).unwrap();
-    out
 }
 
 #[test]
@@ -199,7 +186,7 @@ json = {{ title = "{{{{ auth }}}}|{{{{ cookie }}}}|{{{{ key }}}}" }}
     );
 
     // What the target received: the real values, every one.
-    let tasks = get(&t.base_url(), "/tasks");
+    let tasks = http_get(&t.base_url(), "/tasks");
     assert!(
         tasks.contains(&format!("{AUTH}|{COOKIE}|{API_KEY}")),
         "{tasks}"

@@ -8,6 +8,8 @@
 
 mod gate;
 mod signals;
+
+pub(crate) use signals::signal_runtime;
 mod usage;
 mod worker;
 

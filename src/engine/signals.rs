@@ -108,29 +108,10 @@ fn start() -> Result<&'static Watcher, String> {
 }
 
 fn watch(watcher: &'static Watcher, ready: &std::sync::mpsc::Sender<Result<(), String>>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            let _ = ready.send(Err(format!("cannot start the signal runtime: {e}")));
-            return;
-        }
+    let Some((runtime, mut sigint, mut sigterm)) = signal_runtime(ready) else {
+        return;
     };
     runtime.block_on(async {
-        let (mut sigint, mut sigterm) = match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            (Ok(i), Ok(t)) => (i, t),
-            (Err(e), _) | (_, Err(e)) => {
-                let _ = ready.send(Err(format!("cannot install signal handlers: {e}")));
-                return;
-            }
-        };
-        let _ = ready.send(Ok(()));
         loop {
             let name = tokio::select! {
                 Some(()) = sigint.recv() => "SIGINT",
@@ -140,6 +121,48 @@ fn watch(watcher: &'static Watcher, ready: &std::sync::mpsc::Sender<Result<(), S
             watcher.received(name);
         }
     });
+}
+
+/// For a signal-watching thread: its own runtime and the SIGINT and SIGTERM streams, with
+/// `Ok(())` sent on `ready` once they are installed, or the error (then `None`).
+pub(crate) fn signal_runtime(
+    ready: &std::sync::mpsc::Sender<Result<(), String>>,
+) -> Option<(
+    tokio::runtime::Runtime,
+    tokio::signal::unix::Signal,
+    tokio::signal::unix::Signal,
+)> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            let _ = ready.send(Err(format!("cannot start the signal runtime: {e}")));
+            return None;
+        }
+    };
+    // Signal streams register with the runtime they are made in.
+    let installed = runtime.block_on(async {
+        match (
+            signal(SignalKind::interrupt()),
+            signal(SignalKind::terminate()),
+        ) {
+            (Ok(i), Ok(t)) => Ok((i, t)),
+            (Err(e), _) | (_, Err(e)) => Err(e),
+        }
+    });
+    match installed {
+        Ok((sigint, sigterm)) => {
+            let _ = ready.send(Ok(()));
+            Some((runtime, sigint, sigterm))
+        }
+        Err(e) => {
+            let _ = ready.send(Err(format!("cannot install signal handlers: {e}")));
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -130,29 +130,10 @@ fn watch_loop(
     mut shutdown: oneshot::Receiver<()>,
     ready: &std::sync::mpsc::Sender<Result<(), String>>,
 ) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(rt) => rt,
-        Err(e) => {
-            let _ = ready.send(Err(format!("cannot start the signal runtime: {e}")));
-            return;
-        }
+    let Some((runtime, mut sigint, mut sigterm)) = crate::engine::signal_runtime(ready) else {
+        return;
     };
     runtime.block_on(async {
-        let (mut sigint, mut sigterm) = match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            (Ok(i), Ok(t)) => (i, t),
-            (Err(e), _) | (_, Err(e)) => {
-                let _ = ready.send(Err(format!("cannot install signal handlers: {e}")));
-                return;
-            }
-        };
-        let _ = ready.send(Ok(()));
         loop {
             let name = tokio::select! {
                 _ = &mut shutdown => return,
