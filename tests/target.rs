@@ -97,10 +97,12 @@ async fn delay_p50_is_precise_under_20_connections() {
         p50 <= Duration::from_micros(10_500) + overhead,
         "p50 {p50:?}, overhead {overhead:?}"
     );
+    // Absolute: below the 11+ ms that a 1 ms-granular timer gives, with room for a busy machine
+    // (10.65 ms seen with a fuzzer on the other core; a quiet one gives 10.0-10.3 ms).
     let bound = if cfg!(debug_assertions) {
         12_000
     } else {
-        10_600
+        10_950
     };
     assert!(p50 <= Duration::from_micros(bound), "p50 {p50:?}");
     target.stop();
