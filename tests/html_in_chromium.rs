@@ -23,7 +23,14 @@ const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(120);
 
 fn chromium() -> PathBuf {
     if let Some(path) = std::env::var_os("VOLLEY_CHROMIUM") {
-        return PathBuf::from(path);
+        let path = PathBuf::from(path);
+        assert!(
+            path.is_file(),
+            "VOLLEY_CHROMIUM={} is not a file; point it at a Chromium or Chrome binary, or unset \
+             it and install Chromium: apt-get update && apt-get install -y chromium",
+            path.display()
+        );
+        return path;
     }
     let path = std::env::var_os("PATH").unwrap_or_default();
     for name in [

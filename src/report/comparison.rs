@@ -16,6 +16,8 @@ pub struct CompareView {
     pub title: String,
     /// "ok" when the runs are like-for-like, "warn" otherwise.
     pub level: &'static str,
+    /// The label of the header lines: "VERDICT", or "REPEATS" for one variant alone.
+    pub badge: &'static str,
     /// One line per non-baseline variant summarising its significant changes.
     pub verdicts: Vec<String>,
     /// Why the runs are not like-for-like.
@@ -78,7 +80,12 @@ fn header(metric: Metric) -> String {
 
 /// Builds the content of a comparison report.
 pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
-    let title = c.labels.join(" vs ");
+    let alone = c.labels.len() == 1;
+    let title = if alone {
+        format!("{}: {} runs of one test", c.labels[0], c.runs[0])
+    } else {
+        c.labels.join(" vs ")
+    };
     let mut vt = Table::new(
         "Variants",
         &[
@@ -184,7 +191,16 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
         } else {
             "warn"
         },
-        verdicts: verdict_lines(c),
+        badge: if alone { "REPEATS" } else { "VERDICT" },
+        verdicts: if alone {
+            vec![format!(
+                "the spread of each figure over {} runs: median and 95% interval; compare this \
+                 folder with another one of repeats for a verdict",
+                c.runs[0]
+            )]
+        } else {
+            verdict_lines(c)
+        },
         mismatches: c.mismatches.clone(),
         notes: c.notes.clone(),
         variants: vt,
@@ -290,7 +306,9 @@ pub fn markdown_body(v: &CompareView) -> String {
     }
     o.push_str(&v.variants.to_markdown("##"));
     o.push_str(&v.table.to_markdown("##"));
-    o.push_str(&v.details.to_markdown("##"));
+    if !v.details.rows.is_empty() {
+        o.push_str(&v.details.to_markdown("##"));
+    }
     o.push_str(&format!("## Method\n\n{}\n", v.method));
     o
 }
@@ -323,6 +341,57 @@ pub fn text_body(v: &CompareView) -> String {
     }
     o.push_str(&v.variants.to_text());
     o.push_str(&v.table.to_text());
-    o.push_str(&v.details.to_text());
+    if !v.details.rows.is_empty() {
+        o.push_str(&v.details.to_text());
+    }
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::compare::{CompareOptions, compare};
+    use crate::record::fixture::record;
+
+    fn variant(label: &str, n: u64, latency_us: u64) -> Variant {
+        Variant {
+            label: label.into(),
+            source: label.into(),
+            runs: (0..n)
+                .map(|i| record(label, 6, 1000 + i, latency_us + i, 0, 0.02))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn repeats_alone_report_their_spread() {
+        let v = [variant("quick", 5, 2000)];
+        let c = compare(&v, CompareOptions::default());
+        let md = markdown(&v, &c);
+        assert!(
+            md.starts_with("# volley comparison: quick: 5 runs of one test\n"),
+            "{md}"
+        );
+        assert!(md.contains("| throughput (req/s) | 1,002.0 ["), "{md}");
+        assert!(!md.contains("## Statistics"), "{md}");
+        assert!(text(&v, &c).contains("the spread of each figure over 5 runs"));
+    }
+
+    #[test]
+    fn text_and_markdown_carry_the_verdict() {
+        let v = [variant("a", 4, 5000), variant("b", 4, 6000)];
+        let c = compare(&v, CompareOptions::default());
+        let md = markdown(&v, &c);
+        assert!(
+            md.contains("- **b vs a: latency mean slower (+20.0%)"),
+            "{md}"
+        );
+        assert!(md.contains("| latency mean (ms) | b | +20.0% | "), "{md}");
+        let txt = text(&v, &c);
+        assert!(
+            txt.contains("b vs a: latency mean slower (+20.0%)"),
+            "{txt}"
+        );
+        assert!(!txt.contains("NOT LIKE-FOR-LIKE"), "{txt}");
+    }
 }

@@ -196,6 +196,17 @@ where
         for line in lines {
             let style = color(line.color).stroke_width(line.width);
             for segment in segments(&line.points) {
+                if let [point] = segment[..] {
+                    // A line of one point draws nothing: show the point.
+                    chart
+                        .draw_series(std::iter::once(Circle::new(
+                            point,
+                            3,
+                            color(line.color).filled(),
+                        )))
+                        .map_err(|e| render_error(what, e))?;
+                    continue;
+                }
                 chart
                     .draw_series(LineSeries::new(segment, style))
                     .map_err(|e| render_error(what, e))?;
@@ -206,8 +217,7 @@ where
     Ok(responsive(svg))
 }
 
-/// Runs of consecutive defined points; a lone point becomes a tiny horizontal segment so it is
-/// still visible.
+/// Runs of consecutive defined points (a run of one is drawn as a dot).
 fn segments(points: &[(f64, Option<f64>)]) -> Vec<Vec<(f64, f64)>> {
     let mut out: Vec<Vec<(f64, f64)>> = Vec::new();
     let mut current = Vec::new();

@@ -93,7 +93,7 @@ fn throughput(r: &RunRecord) -> Result<Option<Chart>, Error> {
         Line::new(
             "requests/s",
             BLUE,
-            r.series
+            drawn(r)
                 .iter()
                 .map(|s| (mid(s), Some(rate(s.requests, s))))
                 .collect(),
@@ -101,7 +101,7 @@ fn throughput(r: &RunRecord) -> Result<Option<Chart>, Error> {
         Line::new(
             "errors/s",
             RED,
-            r.series
+            drawn(r)
                 .iter()
                 .map(|s| (mid(s), Some(rate(s.errors, s))))
                 .collect(),
@@ -125,7 +125,7 @@ fn latency_over_time(r: &RunRecord) -> Result<Option<Chart>, Error> {
         Line::new(
             label,
             color,
-            r.series.iter().map(|s| (mid(s), f(s))).collect(),
+            drawn(r).iter().map(|s| (mid(s), f(s))).collect(),
         )
     };
     let mut lines = vec![
@@ -337,4 +337,40 @@ fn phases(r: &RunRecord) -> Result<Option<Chart>, Error> {
         ],
         svg: draw_bars("phase chart", &bars)?,
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixture::record;
+
+    #[test]
+    fn the_drain_interval_is_not_drawn() {
+        let mut r = record("drain", 3, 100, 2000, 0, 0.0);
+        let mut tail = r.series[2].clone();
+        tail.t_s = 3;
+        tail.span_s = 0.009;
+        tail.requests = 1;
+        r.series.push(tail);
+        assert_eq!(drawn(&r).len(), 3);
+        // A run that is nothing but a short interval keeps it.
+        r.series = vec![r.series[3].clone()];
+        assert_eq!(drawn(&r).len(), 1);
+    }
+
+    #[test]
+    fn every_chart_of_a_full_record() {
+        let r = record("all", 6, 100, 2000, 1, 0.1);
+        let ids: Vec<String> = run_charts(&r).unwrap().into_iter().map(|c| c.id).collect();
+        assert_eq!(
+            ids,
+            [
+                "throughput",
+                "latency",
+                "in-flight",
+                "spectrum",
+                "histogram"
+            ]
+        );
+    }
 }
