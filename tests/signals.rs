@@ -62,6 +62,56 @@ fn a_signal_before_the_first_response_leaves_an_empty_valid_record() {
     }
 }
 
+/// Whether one of `pid`'s threads is called `name`.
+fn has_thread(pid: u32, name: &str) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|task| {
+            std::fs::read_to_string(task.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
+        })
+}
+
+#[test]
+fn a_signal_while_the_plan_loads_leaves_an_empty_valid_record() {
+    // A plan with a 1M-row data file takes most of a second to load. The signal is sent as soon
+    // as volley's signal thread exists, while the rows are still being read.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let dir = temp_dir("sig-plan-load");
+    let mut csv = String::from("id\n");
+    for i in 0..1_000_000 {
+        csv.push_str(&format!("ACC-{i:08}\n"));
+    }
+    std::fs::write(dir.join("rows.csv"), csv).unwrap();
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"load\"\n[target]\nbase_url = \"http://{}\"\n\
+             [data.rows]\nfile = \"rows.csv\"\n\
+             [[scenario]]\nname = \"s\"\n\
+             [scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"{LONG}\"\n\
+             [[scenario.step]]\nname = \"get\"\npath = \"/{{{{ data.rows.id }}}}\"\n",
+            listener.local_addr().unwrap()
+        ),
+    )
+    .unwrap();
+    let run = spawn_volley(&dir, &["run", plan.to_str().unwrap()], &[]);
+    wait_until("volley's signal thread", EXIT_LIMIT, || {
+        has_thread(run.child.id(), "volley-signals")
+    });
+    run.signal(Signal::SIGTERM);
+    let finished = run.wait(EXIT_LIMIT);
+    let record = interrupted(&dir, &finished, "SIGTERM");
+    assert_eq!(summary_u64(&record, "requests"), 0);
+    assert!(
+        listener.accept().is_err(),
+        "the run should have been stopped before it connected"
+    );
+}
+
 #[test]
 fn a_signal_during_warm_up_leaves_a_valid_record_with_nothing_measured() {
     let t = target();

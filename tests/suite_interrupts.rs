@@ -228,6 +228,52 @@ stop_grace = "60s"
     std::fs::remove_dir_all(dir).unwrap();
 }
 
+#[test]
+fn a_killed_suite_leaves_no_target_running() {
+    let _serial = serial();
+    let dir = temp_dir("suite-sigkill");
+    let port = closed_port();
+    long_plan(&dir, 1);
+    std::fs::write(
+        dir.join("suite.toml"),
+        format!(
+            r#"
+plan = "plan.toml"
+[[target]]
+name = "orphan"
+base_url = "http://127.0.0.1:{port}"
+command = ["volley", "serve", "--port", "{port}", "--threads", "1"]
+"#
+        ),
+    )
+    .unwrap();
+    let mut child = volley()
+        .arg("suite")
+        .arg(dir.join("suite.toml"))
+        .arg("--out")
+        .arg(dir.join("results"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = lines_of(child.stderr.take().unwrap());
+    let started = wait_for_line(&lines, "orphan: started");
+    let pid: u64 = started
+        .split("(pid ")
+        .nth(1)
+        .and_then(|r| r.split(')').next())
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no pid in `{started}`"));
+    wait_for_line(&lines, "orphan: healthy after");
+    assert!(alive(pid));
+    // SIGKILL: volley gets no chance to stop anything; the kernel must.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_gone(pid);
+    assert!(get(port, "/").is_empty(), "nothing answers on the port");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
 /// The lines of a child's output, as they come.
 fn lines_of(out: impl Read + Send + 'static) -> mpsc::Receiver<String> {
     let (tx, rx) = mpsc::channel();

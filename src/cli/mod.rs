@@ -46,6 +46,14 @@ pub fn main() -> ExitCode {
         .collect();
     // clap exits with code 2 on usage errors and 0 for --help/--version.
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        None | Some(Command::Run(_) | Command::FindMax(_))
+    ) && let Err(err) = volley::engine::watch_signals()
+    {
+        eprintln!("error: {err}");
+        return ExitCode::from(EXIT_FAILED);
+    }
     let result = match cli.command {
         Some(Command::Serve(a)) => serve::run(a),
         Some(Command::Demo(a)) => demo::run(a),

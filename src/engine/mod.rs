@@ -46,6 +46,14 @@ pub struct RunOptions {
     pub handle_signals: bool,
 }
 
+/// Installs the process's SIGINT/SIGTERM watcher now, before a plan is loaded, so that a signal
+/// that arrives while volley starts up is not fatal: the run that follows is stopped at once and
+/// still writes its (empty) record. Runs with [`RunOptions::handle_signals`] would install it
+/// anyway when they start; this only moves that moment earlier. Idempotent.
+pub fn watch_signals() -> Result<(), Error> {
+    signals::watcher().map(|_| ())
+}
+
 /// A stop request that can be sent from another thread while a run is going on.
 #[derive(Clone)]
 pub struct StopHandle {

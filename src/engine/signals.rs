@@ -10,8 +10,10 @@
 //!   file renamed over the target), so every file is whole or absent, never truncated.
 //!
 //! The handlers are in place before a run's workers start: once volley has sent a request, a
-//! signal can no longer kill it before its record is written. (Before that, during start-up
-//! and plan loading, a signal ends the process the default way, having measured nothing.)
+//! signal can no longer kill it before its record is written. The command line installs them
+//! earlier still ([`super::watch_signals`]), before it loads a plan, so that a signal during
+//! start-up too ends in a record (of zero requests, marked interrupted); only the few
+//! microseconds between `exec` and `main` remain where a signal kills the process outright.
 //!
 //! Why a process-wide thread rather than the run's control loop: the control loop ends with the
 //! run, and signals that arrived while the reports were being written were swallowed — a second

@@ -79,8 +79,8 @@ impl Connect {
 
     /// These settings with HTTP/1.1 responses held to `limits`.
     pub fn with_limits(mut self, limits: Limits) -> Self {
-        self.client = self.client.with_http1_limits(limits);
-        self.grpc_client = self.grpc_client.map(|c| c.with_http1_limits(limits));
+        self.client = self.client.with_limits(limits);
+        self.grpc_client = self.grpc_client.map(|c| c.with_limits(limits));
         self
     }
 

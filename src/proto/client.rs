@@ -120,7 +120,7 @@ pub struct Client {
     protocol: Protocol,
     keepalive: bool,
     scheme: &'static str,
-    /// HTTP/1.1 response size limits.
+    /// Response size limits (HTTP/1.1 and HTTP/2).
     limits: http1::Limits,
 }
 
@@ -166,9 +166,9 @@ impl Client {
         })
     }
 
-    /// The same client with these HTTP/1.1 response size limits (default:
+    /// The same client with these response size limits, for every protocol (default:
     /// [`http1::Limits::default`]: a 64 KiB head, a body of any size).
-    pub fn with_http1_limits(mut self, limits: http1::Limits) -> Self {
+    pub fn with_limits(mut self, limits: http1::Limits) -> Self {
         self.limits = limits;
         self
     }
@@ -271,11 +271,11 @@ impl Client {
             (Dialer::Tls(d), Protocol::Http1) => Connection::Http1Tls(Box::new(
                 http1::Connection::with_dialer(d.clone(), self.keepalive).with_limits(self.limits),
             )),
-            (Dialer::Plain(d), Protocol::Http2) => {
-                Connection::Http2(SharedConnection::new(d.clone(), self.keepalive, false).handle())
-            }
+            (Dialer::Plain(d), Protocol::Http2) => Connection::Http2(
+                SharedConnection::new(d.clone(), self.keepalive, false, self.limits).handle(),
+            ),
             (Dialer::Tls(d), Protocol::Http2) => Connection::Http2Tls(
-                SharedConnection::new(d.clone(), self.keepalive, true).handle(),
+                SharedConnection::new(d.clone(), self.keepalive, true, self.limits).handle(),
             ),
         }
     }

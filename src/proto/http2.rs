@@ -29,7 +29,7 @@ use http::{HeaderMap, Method, Uri};
 use super::ErrorKind;
 use super::dial::{ConnectTiming, Dial, micros_since};
 use super::grpc::{self, GrpcCode};
-use super::http1::Phase;
+use super::http1::{Limits, MAX_HEADERS, Phase};
 use super::message::{Capture, Captured, Response, Timing};
 
 /// Per-stream receive window the client announces, bytes (the protocol default, 64 KiB, stalls
@@ -104,6 +104,9 @@ struct Shared<D: Dial> {
     keepalive: bool,
     /// ALPN `h2` is required (TLS); h2c has no negotiation.
     require_alpn: bool,
+    /// Response size limits: the head's is announced to the server as
+    /// `SETTINGS_MAX_HEADER_LIST_SIZE` and checked on every response, the body's is counted.
+    limits: Limits,
     slot: tokio::sync::Mutex<Slot>,
 }
 
@@ -117,13 +120,14 @@ struct Slot {
 
 impl<D: Dial> SharedConnection<D> {
     /// A connection opened by `dialer` on first use; `require_alpn` for TLS (the server must
-    /// choose `h2`).
-    pub fn new(dialer: D, keepalive: bool, require_alpn: bool) -> Self {
+    /// choose `h2`); responses beyond `limits` fail.
+    pub fn new(dialer: D, keepalive: bool, require_alpn: bool, limits: Limits) -> Self {
         Self {
             shared: Arc::new(Shared {
                 dialer,
                 keepalive,
                 require_alpn,
+                limits,
                 slot: tokio::sync::Mutex::new(Slot::default()),
             }),
         }
@@ -238,7 +242,7 @@ impl<D: Dial> StreamHandle<D> {
                 }
             }
         };
-        let result = send_and_read(sender, req, capture, &mut self.received)
+        let result = send_and_read(sender, req, capture, self.shared.limits, &mut self.received)
             .await
             .map(|mut response| {
                 response.timing.connect_us = connect.connect_us;
@@ -283,6 +287,9 @@ impl<D: Dial> StreamHandle<D> {
             .enable_push(false)
             .initial_window_size(STREAM_WINDOW_BYTES)
             .initial_connection_window_size(CONNECTION_WINDOW_BYTES)
+            .max_header_list_size(
+                u32::try_from(self.shared.limits.max_head_bytes).unwrap_or(u32::MAX),
+            )
             .handshake::<_, Bytes>(stream)
             .await
             .map_err(|e| classify(&e))?;
@@ -303,6 +310,7 @@ async fn send_and_read(
     sender: &mut SendRequest<Bytes>,
     req: &Http2Request,
     capture: Capture,
+    limits: Limits,
     received: &mut u64,
 ) -> Result<Response, Failure> {
     let sent = Instant::now();
@@ -315,7 +323,13 @@ async fn send_and_read(
     let response = response.await?;
     let wait_us = micros_since(sent);
     let (head, mut body) = response.into_parts();
-    *received += header_bytes(&head.headers) as u64;
+    let head_bytes = header_bytes(&head.headers);
+    *received += head_bytes as u64;
+    // h2 has refused heads over the limit already (counting 32 bytes more per field, as the
+    // protocol does); this also holds HTTP/2 to HTTP/1.1's field count.
+    if head.headers.len() > MAX_HEADERS || head_bytes > limits.max_head_bytes {
+        return Err(Failure::stream(ErrorKind::HeaderTooLarge));
+    }
     let mut kept = capture.any().then(|| Kept {
         headers: if capture.headers {
             head.headers.clone()
@@ -331,7 +345,7 @@ async fn send_and_read(
         },
         truncated: false,
     });
-    read_body(&mut body, received, kept.as_mut()).await?;
+    read_body(&mut body, limits.body_cap(), received, kept.as_mut()).await?;
     let trailers = poll_fn(|cx| body.poll_trailers(cx)).await?;
     if let Some(trailers) = &trailers {
         *received += header_bytes(trailers) as u64;
@@ -385,15 +399,22 @@ struct Kept {
     truncated: bool,
 }
 
-/// Reads the body to its end, giving the window back as data arrives.
+/// Reads the body to its end, giving the window back as data arrives; fails once it is over
+/// `max` bytes (the stream is then reset as the caller drops it).
 async fn read_body(
     body: &mut RecvStream,
+    max: u64,
     received: &mut u64,
     mut kept: Option<&mut Kept>,
 ) -> Result<(), Failure> {
+    let mut length = 0u64;
     while let Some(data) = poll_fn(|cx| body.poll_data(cx)).await {
         let data = data?;
         *received += data.len() as u64;
+        length += data.len() as u64;
+        if length > max {
+            return Err(Failure::stream(ErrorKind::BodyTooLarge));
+        }
         let _ = body.flow_control().release_capacity(data.len());
         if let Some(kept) = kept.as_deref_mut().filter(|k| k.limit > 0) {
             let room = kept.limit - kept.body.len();

@@ -189,7 +189,7 @@ impl ErrorKind {
                 "the server's certificate is not trusted (self-signed, unknown CA, wrong host name, or expired); pass --cacert FILE with the CA that signed it, --sni NAME for the name it was issued to, or --insecure to skip verification"
             }
             Self::Protocol => {
-                "the server broke the HTTP/2 or gRPC protocol, or closed the connection with an error (GOAWAY/RST_STREAM); is it really an HTTP/2 (or gRPC) server?"
+                "the server broke the HTTP/2 or gRPC protocol, or closed the connection with an error (GOAWAY/RST_STREAM), or sent a response head over --max-header-size; is it really an HTTP/2 (or gRPC) server?"
             }
             Self::StreamRefused => {
                 "the HTTP/2 server refused streams beyond its concurrency limit; lower --streams or add connections"

@@ -9,6 +9,13 @@
 //! `WNOWAIT`) until the group has been signalled for the last time, so its ID cannot be reused by
 //! an unrelated process in between. A [`Started`] that is dropped without [`Started::stop`] is
 //! killed.
+//!
+//! If volley itself dies without stopping them (SIGKILL, the OOM killer), the kernel kills each
+//! started process: it is spawned with a parent-death signal (`PR_SET_PDEATHSIG`, SIGKILL), so a
+//! target server never outlives the suite and holds its port against the next one. That reaches
+//! the started process only, not what it started in turn (a server behind `sh -c` survives its
+//! shell), and it fires when the *thread* that spawned it ends: the suite spawns from the thread
+//! that runs it, which lives until the suite is over.
 
 use std::fs::OpenOptions;
 use std::io::Write;
@@ -256,10 +263,30 @@ fn prepare(cmd: &Command, log: &Path) -> Result<std::process::Command, Error> {
         .stdout(Stdio::from(stdout))
         .stderr(Stdio::from(out))
         .process_group(0);
+    with_parent_death_signal(&mut c);
     if let Ok(volley) = std::env::current_exe() {
         c.env(VOLLEY_BIN_ENV, volley);
     }
     Ok(c)
+}
+
+/// Makes the kernel SIGKILL the spawned process when the spawning thread ends (see the module
+/// documentation). A parent that died between `fork` and the `prctl` is caught by comparing the
+/// parent's PID: the child then exits before `exec`.
+#[allow(unsafe_code)]
+fn with_parent_death_signal(c: &mut std::process::Command) {
+    let parent = nix::unistd::getpid();
+    // SAFETY: the closure runs in the forked child before `exec` and only makes two system calls
+    // (prctl, getppid), both async-signal-safe; it allocates nothing and takes no lock.
+    unsafe {
+        c.pre_exec(move || {
+            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(std::io::Error::from)?;
+            if nix::unistd::getppid() != parent {
+                return Err(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+            }
+            Ok(())
+        });
+    }
 }
 
 fn spawn_error(cmd: &Command, e: &std::io::Error) -> Error {

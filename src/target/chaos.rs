@@ -18,6 +18,9 @@
 //!   (default 1 MiB, at most 100 MiB), streamed, then closes.
 //! - `/chaos/bad-chunked`: a 200 with `Transfer-Encoding: chunked` whose second
 //!   chunk-size line is not hexadecimal, then closes.
+//! - Over HTTP/2 (which hyper serves, see [`big_head_h2`]), `/chaos/headers` and
+//!   `/chaos/long-header` send the same heads, as HEADERS and CONTINUATION frames; the long
+//!   header is at most [`MAX_H2_HEADER_BYTES`] there, as it is built in memory.
 //! - `/chaos/deaf`: never reads the request (not even its head: the connection
 //!   was routed by peeking, see `server.rs`) and never answers. Unlike `hang`,
 //!   the client's send blocks once the socket buffers are full.
@@ -47,6 +50,8 @@ const RESET_BODY_SENT: u64 = 64 * 1024;
 const RESET_BODY_PAUSE: Duration = Duration::from_millis(50);
 /// Most header fields `/chaos/headers` sends.
 const MAX_CHAOS_HEADERS: u64 = 100_000;
+/// Longest header line `/chaos/long-header` sends over HTTP/2, bytes (16 MiB).
+pub(super) const MAX_H2_HEADER_BYTES: u64 = 16 << 20;
 /// `/chaos/deaf`: how often to look whether the client has gone, and the longest hold.
 const DEAF_POLL: Duration = Duration::from_millis(100);
 const DEAF_HOLD: Duration = Duration::from_secs(600);
@@ -436,6 +441,48 @@ async fn big_head(stream: &mut TcpStream, big: BigHead) -> std::io::Result<()> {
     }
     out.extend_from_slice(b"Content-Length: 3\r\nConnection: close\r\n\r\nok\n");
     stream.write_all(&out).await
+}
+
+/// The HTTP/2 form of `/chaos/headers` and `/chaos/long-header`: a 200 whose head is built by
+/// hyper (HTTP/2 has no raw form to write by hand; its HEADERS and CONTINUATION frames carry
+/// whatever head is given). `None` for the other chaos paths, which are HTTP/1.1 only.
+pub(super) fn big_head_h2(
+    path: &str,
+    query: Option<&str>,
+    metrics: &Metrics,
+) -> Option<Result<hyper::Response<super::body::TargetBody>, String>> {
+    let big = match path {
+        "/chaos/headers" => {
+            count_param(query, "count", 1000, MAX_CHAOS_HEADERS).map(BigHead::Fields)
+        }
+        "/chaos/long-header" => {
+            count_param(query, "bytes", 1024 * 1024, MAX_H2_HEADER_BYTES).map(BigHead::Line)
+        }
+        _ => return None,
+    };
+    Some(big.map(|big| {
+        let mut response = hyper::Response::new(super::body::TargetBody::from_static(b"ok\n"));
+        let headers = response.headers_mut();
+        match big {
+            BigHead::Fields(count) => {
+                metrics.record_chaos(ChaosKind::Headers);
+                for i in 0..count {
+                    let name = hyper::header::HeaderName::try_from(format!("x-chaos-{i}"))
+                        .expect("a valid header name");
+                    headers.insert(name, hyper::header::HeaderValue::from(i));
+                }
+            }
+            BigHead::Line(bytes) => {
+                metrics.record_chaos(ChaosKind::LongHeader);
+                let value = vec![b'a'; bytes as usize];
+                headers.insert(
+                    "x-chaos-long",
+                    hyper::header::HeaderValue::from_bytes(&value).expect("a valid header value"),
+                );
+            }
+        }
+        response
+    }))
 }
 
 /// An integer query parameter `name` (default `default`, at most `max`).

@@ -206,6 +206,16 @@ async fn respond(state: &State, route: Route, req: Request<Incoming>) -> Respons
         Route::Root | Route::Bytes(_) | Route::Metrics | Route::Headers => {
             method_not_allowed("GET, HEAD")
         }
+        Route::Chaos if req.version() == http::Version::HTTP_2 => {
+            match super::chaos::big_head_h2(req.uri().path(), req.uri().query(), &state.metrics) {
+                Some(Ok(response)) => response,
+                Some(Err(message)) => bad_request(message),
+                None => static_text(
+                    StatusCode::MISDIRECTED_REQUEST,
+                    b"over HTTP/2 only /chaos/headers and /chaos/long-header are served\n",
+                ),
+            }
+        }
         Route::Chaos => static_text(
             StatusCode::MISDIRECTED_REQUEST,
             b"/chaos/ paths must be the first request on a new connection\n",

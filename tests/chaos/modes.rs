@@ -208,6 +208,38 @@ fn a_1_mb_header_line_is_header_too_large_unless_the_limit_allows_it() {
 }
 
 #[test]
+fn over_http2_the_same_size_limits_hold() {
+    let t = target();
+    let h2 = |name: &str, path: &str, extra: &[&str]| {
+        let url = format!("{}{path}", t.base_url());
+        let mut args = vec![url.as_str(), "--http2", "-n", "20", "-c", "2"];
+        args.extend_from_slice(extra);
+        chaos(name, &args, Duration::from_secs(10))
+    };
+    // A body over the limit: the stream is reset once the limit is passed.
+    let c = h2(
+        "h2-body-limit",
+        "/bytes/10485760",
+        &["--max-body-size", "1MiB"],
+    );
+    all_failed_with(&c, "body_too_large");
+    assert!(summary_u64(&c.record, "bytes_received") < 20 * (2 << 20));
+    // A thousand fields: h2 decodes them (~42 KB by its count), volley refuses the count.
+    let c = h2("h2-1000-headers", "/chaos/headers?count=1000", &[]);
+    all_failed_with(&c, "header_too_large");
+    // A 1 MiB header line is refused by h2 while decoding, which it reports as a protocol
+    // error (see `proto::http1::Limits`); allowed by the limit, it is read.
+    let c = h2("h2-1mb-header", "/chaos/long-header?bytes=1048576", &[]);
+    all_failed_with(&c, "protocol_error");
+    let c = h2(
+        "h2-1mb-header-allowed",
+        "/chaos/long-header?bytes=1048576",
+        &["--max-header-size", "2MiB"],
+    );
+    assert_eq!(status_of(&c.record, "200"), 20, "{}", c.record["summary"]);
+}
+
+#[test]
 fn invalid_chunked_encoding_is_an_invalid_response() {
     let t = target();
     let url = format!("{}/chaos/bad-chunked", t.base_url());

@@ -1,4 +1,5 @@
-//! How large a response may be before the client gives up on it.
+//! How large a response may be before the client gives up on it — over HTTP/1.1 and HTTP/2
+//! alike.
 //!
 //! Why these defaults:
 //!
@@ -23,7 +24,16 @@ pub const MIN_HEAD_LIMIT_BYTES: u64 = 1024;
 /// Largest head limit accepted, bytes (16 MiB): each connection may buffer this much.
 pub const MAX_HEAD_LIMIT_BYTES: u64 = 16 * 1024 * 1024;
 
-/// Limits on one HTTP/1.1 response; exceeding one fails the request and drops the connection.
+/// Limits on one response; exceeding one fails the request and, over HTTP/1.1, drops the
+/// connection (over HTTP/2 only the stream is reset).
+///
+/// Over HTTP/2 the head limit is also announced to the server (`SETTINGS_MAX_HEADER_LIST_SIZE`)
+/// and enforced by the `h2` crate while decoding, so an oversized head is never held whole. h2
+/// counts 32 bytes more per field than the decoded names and values, and reports a head it
+/// refused as a protocol error (stream reset), or, for a head spread over more CONTINUATION
+/// frames than the limit needs, ends the connection: those count as `protocol`, not
+/// `header_too_large` — h2 does not say why it refused. Heads it lets through are checked here
+/// against the same byte and field limits as HTTP/1.1 heads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Largest response head (status line and header fields), bytes; see [`MAX_HEADERS`] too.
@@ -67,7 +77,7 @@ impl Limits {
     }
 
     /// The body limit as a number to compare with (`u64::MAX` for none).
-    pub(super) fn body_cap(&self) -> u64 {
+    pub(crate) fn body_cap(&self) -> u64 {
         self.max_body_bytes.unwrap_or(u64::MAX)
     }
 }
