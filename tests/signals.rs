@@ -62,21 +62,19 @@ fn a_signal_before_the_first_response_leaves_an_empty_valid_record() {
     }
 }
 
-/// Whether one of `pid`'s threads is called `name`.
-fn has_thread(pid: u32, name: &str) -> bool {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
+/// Whether `pid` has `file` open.
+fn has_open(pid: u32, file: &Path) -> bool {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
         .into_iter()
         .flatten()
         .flatten()
-        .any(|task| {
-            std::fs::read_to_string(task.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
-        })
+        .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == file))
 }
 
 #[test]
 fn a_signal_while_the_plan_loads_leaves_an_empty_valid_record() {
-    // A plan with a 1M-row data file takes most of a second to load. The signal is sent as soon
-    // as volley's signal thread exists, while the rows are still being read.
+    // A plan with a 1M-row data file takes most of a second to load; the file is open while its
+    // rows are read, and the signal is sent then.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let dir = temp_dir("sig-plan-load");
@@ -84,7 +82,8 @@ fn a_signal_while_the_plan_loads_leaves_an_empty_valid_record() {
     for i in 0..1_000_000 {
         csv.push_str(&format!("ACC-{i:08}\n"));
     }
-    std::fs::write(dir.join("rows.csv"), csv).unwrap();
+    let rows = dir.join("rows.csv");
+    std::fs::write(&rows, csv).unwrap();
     let plan = dir.join("plan.toml");
     std::fs::write(
         &plan,
@@ -99,8 +98,8 @@ fn a_signal_while_the_plan_loads_leaves_an_empty_valid_record() {
     )
     .unwrap();
     let run = spawn_volley(&dir, &["run", plan.to_str().unwrap()], &[]);
-    wait_until("volley's signal thread", EXIT_LIMIT, || {
-        has_thread(run.child.id(), "volley-signals")
+    wait_until("volley reading the data file", EXIT_LIMIT, || {
+        has_open(run.child.id(), &rows)
     });
     run.signal(Signal::SIGTERM);
     let finished = run.wait(EXIT_LIMIT);
