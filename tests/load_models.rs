@@ -229,3 +229,61 @@ fn method_headers_and_body_reach_the_target() {
     assert!(out.status.success());
     assert_eq!(status_of(&rec, "200"), 5);
 }
+
+#[test]
+fn open_model_starts_vus_as_needed_not_the_whole_cap() {
+    // A cap of 200 000 VUs for 100 req/s of 0 ms requests: a handful is used. Started up front,
+    // 200 000 VUs took over 1 GiB; started as needed, the run stays small.
+    let t = target();
+    let dir = temp_dir("open-lazy-vus");
+    let url = format!("{}/", t.base_url());
+    let finished = spawn_volley(
+        &dir,
+        &[&url, "--rate", "100", "-c", "200000", "-d", "1s"],
+        &[],
+    )
+    .wait(std::time::Duration::from_secs(30));
+    assert_eq!(finished.code, Some(0), "{}", finished.stderr);
+    let rec = valid_record(&dir.join("run.json"));
+    assert!(summary_u64(&rec, "requests") >= 90, "{}", rec["summary"]);
+    assert_eq!(rec["summary"]["dropped"], 0);
+    assert!(
+        finished.peak_rss_bytes < 200 << 20,
+        "peak RSS {} MiB",
+        finished.peak_rss_bytes >> 20
+    );
+}
+
+#[test]
+fn an_unreachable_rate_ends_on_time_in_bounded_memory() {
+    // 10^8 req/s with up to 10^6 in flight against a closed port: the generator falls far behind.
+    // What it could not send by the end is not sent late; the run ends after its 1 s.
+    let dir = temp_dir("open-absurd");
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let finished = spawn_volley(
+        &dir,
+        &[&url, "--rate", "1e8", "-c", "1000000", "-d", "1s"],
+        &[],
+    )
+    .wait(std::time::Duration::from_secs(60));
+    assert_eq!(finished.code, Some(1), "every request failed");
+    assert!(
+        finished.elapsed < std::time::Duration::from_secs(8),
+        "took {:?}",
+        finished.elapsed
+    );
+    assert!(
+        finished.peak_rss_bytes < 200 << 20,
+        "peak RSS {} MiB",
+        finished.peak_rss_bytes >> 20
+    );
+    let rec = valid_record(&dir.join("run.json"));
+    assert!(summary_f64(&rec, "duration_s") < 3.0, "{}", rec["summary"]);
+    let codes: Vec<&str> = rec["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert!(codes.contains(&"rate_not_achieved"), "{codes:?}");
+}

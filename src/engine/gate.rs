@@ -79,28 +79,48 @@ impl ClosedGate {
     }
 }
 
-/// Open model: a pacer hands due times to idle VUs; when none is idle, the iteration is dropped
-/// (counted), never delayed.
+/// Open model: a pacer hands due times to idle VUs; when none is idle, a new VU is started if
+/// the scenario's VU cap allows (as k6's `maxVUs`: VUs are made as the load needs them, not all
+/// up front), else the iteration is dropped (counted), never delayed.
 pub struct OpenDispatch {
-    /// Per VU slot: the ticket handed to it, if any.
-    handed: Vec<Cell<Option<Ticket>>>,
-    /// Per VU slot: its waker while it waits.
-    wakers: Vec<Cell<Option<Waker>>>,
+    /// Most VU slots this dispatcher may start.
+    capacity: usize,
+    /// The slots started so far, by slot number.
+    slots: RefCell<Vec<Slot>>,
     /// Slots waiting for work, most recently idle last (reused first, so few connections open).
     idle: RefCell<Vec<usize>>,
-    /// Per slot: whether it is in `idle`.
-    is_idle: Vec<Cell<bool>>,
     closed: Cell<bool>,
 }
 
+/// One VU's place in the dispatcher.
+#[derive(Default)]
+struct Slot {
+    /// The ticket handed to it, if any.
+    handed: Option<Ticket>,
+    /// Its waker while it waits.
+    waker: Option<Waker>,
+    /// Whether it is in `idle`.
+    idle: bool,
+}
+
+/// What [`OpenDispatch::hand_out`] did with a ticket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandOut {
+    /// An idle VU has it.
+    Handed,
+    /// No VU was idle: slot `.0` was made, holding the ticket; the caller starts its VU.
+    Start(usize),
+    /// Every VU is busy and the cap is reached: the iteration is dropped.
+    Dropped,
+}
+
 impl OpenDispatch {
-    /// A dispatcher for `slots` VUs.
-    pub fn new(slots: usize) -> Self {
+    /// A dispatcher that may start up to `capacity` VUs (none is started yet).
+    pub fn new(capacity: usize) -> Self {
         Self {
-            handed: (0..slots).map(|_| Cell::new(None)).collect(),
-            wakers: (0..slots).map(|_| Cell::new(None)).collect(),
-            idle: RefCell::new(Vec::with_capacity(slots)),
-            is_idle: (0..slots).map(|_| Cell::new(false)).collect(),
+            capacity,
+            slots: RefCell::new(Vec::new()),
+            idle: RefCell::new(Vec::new()),
             closed: Cell::new(false),
         }
     }
@@ -108,14 +128,16 @@ impl OpenDispatch {
     /// Waits for a ticket for VU slot `slot`; `None` once the dispatcher is closed.
     pub async fn next(&self, slot: usize) -> Option<Ticket> {
         poll_fn(|cx| {
-            if let Some(ticket) = self.handed[slot].take() {
+            let mut slots = self.slots.borrow_mut();
+            let me = &mut slots[slot];
+            if let Some(ticket) = me.handed.take() {
                 return Poll::Ready(Some(ticket));
             }
             if self.closed.get() {
                 return Poll::Ready(None);
             }
-            self.wakers[slot].set(Some(cx.waker().clone()));
-            if !self.is_idle[slot].replace(true) {
+            me.waker = Some(cx.waker().clone());
+            if !std::mem::replace(&mut me.idle, true) {
                 self.idle.borrow_mut().push(slot);
             }
             Poll::Pending
@@ -123,26 +145,85 @@ impl OpenDispatch {
         .await
     }
 
-    /// Hands `ticket` to an idle VU; false when every VU is busy.
-    pub fn hand_out(&self, ticket: Ticket) -> bool {
-        let Some(slot) = self.idle.borrow_mut().pop() else {
-            return false;
+    /// Hands `ticket` to an idle VU, or to a new slot while the cap allows.
+    pub fn hand_out(&self, ticket: Ticket) -> HandOut {
+        let mut slots = self.slots.borrow_mut();
+        let popped = self.idle.borrow_mut().pop();
+        let Some(slot) = popped else {
+            if slots.len() >= self.capacity {
+                return HandOut::Dropped;
+            }
+            slots.push(Slot {
+                handed: Some(ticket),
+                ..Slot::default()
+            });
+            return HandOut::Start(slots.len() - 1);
         };
-        self.is_idle[slot].set(false);
-        self.handed[slot].set(Some(ticket));
-        if let Some(waker) = self.wakers[slot].take() {
+        let me = &mut slots[slot];
+        me.idle = false;
+        me.handed = Some(ticket);
+        if let Some(waker) = me.waker.take() {
             waker.wake();
         }
-        true
+        HandOut::Handed
+    }
+
+    /// VU slots started so far.
+    #[cfg(test)]
+    pub fn started(&self) -> usize {
+        self.slots.borrow().len()
     }
 
     /// Ends dispatching: every waiting VU gets `None`.
     pub fn close(&self) {
         self.closed.set(true);
-        for waker in &self.wakers {
-            if let Some(w) = waker.take() {
+        for slot in self.slots.borrow_mut().iter_mut() {
+            if let Some(w) = slot.waker.take() {
                 w.wake();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ticket() -> Ticket {
+        Ticket {
+            due: Instant::now(),
+            measured: true,
+        }
+    }
+
+    #[tokio::test(flavor = "current_thread")]
+    async fn vus_are_started_as_needed_up_to_the_cap_and_reused() {
+        let d = std::rc::Rc::new(OpenDispatch::new(2));
+        assert_eq!(d.started(), 0, "nothing up front");
+        assert_eq!(d.hand_out(ticket()), HandOut::Start(0));
+        // Slot 0 takes its ticket at once, then waits for the next.
+        assert!(d.next(0).await.is_some());
+        let local = tokio::task::LocalSet::new();
+        local
+            .run_until(async {
+                let d0 = d.clone();
+                let vu0 = tokio::task::spawn_local(async move { d0.next(0).await });
+                tokio::task::yield_now().await;
+                // Slot 0 is idle: it gets the next ticket, no new VU.
+                assert_eq!(d.hand_out(ticket()), HandOut::Handed);
+                assert!(vu0.await.unwrap().is_some());
+                // Slot 0 is busy now (it has not asked again): a second VU, then the cap.
+                assert_eq!(d.hand_out(ticket()), HandOut::Start(1));
+                assert_eq!(d.hand_out(ticket()), HandOut::Dropped);
+                assert_eq!(d.started(), 2);
+                // Closing releases the waiting VUs.
+                assert!(d.next(1).await.is_some(), "slot 1 holds its ticket");
+                let d1 = d.clone();
+                let vu1 = tokio::task::spawn_local(async move { d1.next(1).await });
+                tokio::task::yield_now().await;
+                d.close();
+                assert!(vu1.await.unwrap().is_none());
+            })
+            .await;
     }
 }

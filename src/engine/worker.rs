@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio::time::Sleep;
 
-use super::gate::{ClosedGate, OpenDispatch, Ticket};
+use super::gate::{ClosedGate, HandOut, OpenDispatch, Ticket};
 use super::usage::thread_cpu;
 use super::{RunShared, WorkerMessage, WorkerResult};
 use bytes::Bytes;
@@ -104,32 +104,44 @@ async fn worker_main(
             continue;
         }
         // This worker's VUs: global VU numbers index, index + stride, …
-        let mine: Vec<u32> = (index as u32..scenario.max_vus()).step_by(stride).collect();
+        let mine = (index as u32..scenario.max_vus()).step_by(stride);
         let gate = Rc::new(match scenario.profile {
             Profile::Vus { .. } => Gate::Closed(ClosedGate::new(run.clone(), si)),
             Profile::Arrival { .. } => Gate::Open(OpenDispatch::new(mine.len())),
         });
         let connect = &plan.target.connect;
-        let mut http = Connections::new(&connect.client, connect.streams);
-        let mut grpc = connect
-            .grpc_client
-            .as_ref()
-            .map(|c| Connections::new(c, connect.streams));
-        for (slot, &vu) in mine.iter().enumerate() {
-            vus.push(tokio::task::spawn_local(vu_loop(
-                Vu {
-                    scenario: si,
-                    vu,
-                    slot,
-                },
-                (http.next(), grpc.as_mut().map(Connections::next)),
+        let mut conns = VuConnections {
+            http: Connections::new(&connect.client, connect.streams),
+            grpc: connect
+                .grpc_client
+                .as_ref()
+                .map(|c| Connections::new(c, connect.streams)),
+        };
+        match *gate {
+            Gate::Closed(_) => {
+                for (slot, vu) in mine.enumerate() {
+                    vus.push(tokio::task::spawn_local(vu_loop(
+                        Vu {
+                            scenario: si,
+                            vu,
+                            slot,
+                        },
+                        conns.next(),
+                        state.clone(),
+                        gate.clone(),
+                        run.clone(),
+                    )));
+                }
+            }
+            // Open model: the pacer starts VUs as the load needs them.
+            Gate::Open(_) => vus.push(tokio::task::spawn_local(pacer(
                 state.clone(),
-                gate.clone(),
+                gate,
                 run.clone(),
-            )));
-        }
-        if matches!(*gate, Gate::Open(_)) {
-            tokio::task::spawn_local(pacer(state.clone(), gate, run.clone(), si, stride));
+                si,
+                stride,
+                conns,
+            ))),
         }
     }
     tokio::task::spawn_local(ticker(state.clone(), run.clone(), tx));
@@ -184,18 +196,32 @@ struct VuRun<'a> {
     header_at: Vec<std::ops::Range<usize>>,
 }
 
+/// The connections a scenario's VUs on one worker get: for HTTP steps, and for gRPC steps when
+/// those need a client of their own.
+struct VuConnections {
+    http: Connections,
+    grpc: Option<Connections>,
+}
+
+impl VuConnections {
+    /// The next VU's pair.
+    fn next(&mut self) -> (Connection, Option<Connection>) {
+        (self.http.next(), self.grpc.as_mut().map(Connections::next))
+    }
+}
+
 /// The VUs' connections of one scenario on one worker: with HTTP/2, `streams` VUs share each.
-struct Connections<'a> {
-    client: &'a Client,
+struct Connections {
+    client: Client,
     streams: u32,
     handed: u32,
     last: Option<Connection>,
 }
 
-impl<'a> Connections<'a> {
-    fn new(client: &'a Client, streams: u32) -> Self {
+impl Connections {
+    fn new(client: &Client, streams: u32) -> Self {
         Self {
-            client,
+            client: client.clone(),
             streams: streams.max(1),
             handed: 0,
             last: None,
@@ -613,21 +639,29 @@ fn micros(d: Duration) -> u64 {
 }
 
 /// Open model: hands each due iteration of this worker's share of the schedule to an idle VU,
-/// or counts it dropped.
+/// starts a VU for it (up to the cap), or counts it dropped.
+///
+/// Nothing is handed out once the scenario's end has passed: iterations still owed then (the
+/// generator fell behind its schedule) are not sent late, which would stretch a 1 s run asked
+/// for 10⁸ req/s into many seconds; the shortfall shows in the achieved rate, the send lag and
+/// their warnings.
 async fn pacer(
     state: Rc<WorkerState>,
     gate: Rc<Gate>,
     run: Arc<RunShared>,
     scenario: usize,
     stride: usize,
+    mut conns: VuConnections,
 ) {
     let Gate::Open(dispatch) = &*gate else {
         return;
     };
+    let mut vus = Vec::new();
     let Profile::Arrival { ramp, limit, .. } = &run.plan.scenarios[scenario].profile else {
         return;
     };
     let start = run.scenarios[scenario].start;
+    let end = run.scenarios[scenario].end;
     // With a limit (quick mode -n), exactly N measured iterations fall due (sent or dropped),
     // after the warm-up's.
     let warmup_count = ramp.count_before(run.measure_start.saturating_duration_since(start));
@@ -650,9 +684,26 @@ async fn pacer(
             }
             None => tokio::time::sleep_until(due.into()).await,
         }
+        if end.is_some_and(|end| Instant::now() >= end) {
+            break;
+        }
         let measured = due >= run.measure_start;
-        if !dispatch.hand_out(Ticket { due, measured }) && measured {
-            state.recorder.borrow_mut().record_dropped();
+        match dispatch.hand_out(Ticket { due, measured }) {
+            HandOut::Handed => {}
+            HandOut::Start(slot) => vus.push(tokio::task::spawn_local(vu_loop(
+                Vu {
+                    scenario,
+                    // Global VU numbers: this worker's index, index + stride, …
+                    vu: (state.index + slot * stride) as u32,
+                    slot,
+                },
+                conns.next(),
+                state.clone(),
+                gate.clone(),
+                run.clone(),
+            ))),
+            HandOut::Dropped if measured => state.recorder.borrow_mut().record_dropped(),
+            HandOut::Dropped => {}
         }
         k += 1;
         // Behind schedule, the next iteration is already due: let the VUs run and the reactor
@@ -666,6 +717,9 @@ async fn pacer(
         }
     }
     dispatch.close();
+    for vu in vus {
+        let _ = vu.await;
+    }
 }
 
 /// Sends this worker's interval figures to the control thread once per second.
