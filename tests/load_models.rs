@@ -234,6 +234,7 @@ fn method_headers_and_body_reach_the_target() {
 fn open_model_starts_vus_as_needed_not_the_whole_cap() {
     // A cap of 200 000 VUs for 100 req/s of 0 ms requests: a handful is used. Started up front,
     // 200 000 VUs took over 1 GiB; started as needed, the run stays small.
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("open-lazy-vus");
     let url = format!("{}/", t.base_url());
@@ -257,7 +258,9 @@ fn open_model_starts_vus_as_needed_not_the_whole_cap() {
 #[test]
 fn an_unreachable_rate_ends_on_time_in_bounded_memory() {
     // 10^8 req/s with up to 10^6 in flight against a closed port: the generator falls far behind.
-    // What it could not send by the end is not sent late; the run ends after its 1 s.
+    // What it could not send by 1 s after the end is not sent at all; the run ends then. Both
+    // cores are busy meanwhile: serial, or the latency tests beside it would measure that.
+    let _serial = serial();
     let dir = temp_dir("open-absurd");
     let url = format!("http://127.0.0.1:{}/", closed_port());
     let finished = spawn_volley(
@@ -278,7 +281,7 @@ fn an_unreachable_rate_ends_on_time_in_bounded_memory() {
         finished.peak_rss_bytes >> 20
     );
     let rec = valid_record(&dir.join("run.json"));
-    assert!(summary_f64(&rec, "duration_s") < 3.0, "{}", rec["summary"]);
+    assert!(summary_f64(&rec, "duration_s") < 4.0, "{}", rec["summary"]);
     let codes: Vec<&str> = rec["warnings"]
         .as_array()
         .unwrap()

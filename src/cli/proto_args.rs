@@ -65,11 +65,13 @@ impl ConnectArgs {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "gRPC")]
 pub struct GrpcArgs {
-    /// Call this unary method, package.Service/Method (HTTP/2; -H adds metadata).
-    #[arg(long, value_name = "METHOD", requires = "proto")]
+    /// Call this unary method, package.Service/Method (HTTP/2; -H adds metadata). Without
+    /// --proto the schema comes from the server (gRPC server reflection).
+    #[arg(long, value_name = "METHOD")]
     pub call: Option<String>,
-    /// .proto file declaring the service (repeatable), compiled in process.
-    #[arg(long, value_name = "FILE")]
+    /// .proto file declaring the service (repeatable), compiled in process; leave it out to ask
+    /// the server by reflection.
+    #[arg(long, value_name = "FILE", requires = "call")]
     pub proto: Vec<PathBuf>,
     /// Folder searched for the .proto files' imports (repeatable).
     #[arg(long, value_name = "DIR")]

@@ -641,10 +641,11 @@ fn micros(d: Duration) -> u64 {
 /// Open model: hands each due iteration of this worker's share of the schedule to an idle VU,
 /// starts a VU for it (up to the cap), or counts it dropped.
 ///
-/// Nothing is handed out once the scenario's end has passed: iterations still owed then (the
-/// generator fell behind its schedule) are not sent late, which would stretch a 1 s run asked
-/// for 10⁸ req/s into many seconds; the shortfall shows in the achieved rate, the send lag and
-/// their warnings.
+/// Nothing is handed out once the scenario's end is [`LATE_LIMIT`] past: iterations still owed
+/// then (the generator fell far behind its schedule) are not sent that late, which would
+/// stretch a 1 s run asked for 10⁸ req/s into many seconds; the shortfall shows in the achieved
+/// rate, the send lag and their warnings. A generator a little behind still sends every
+/// iteration due (exact counts).
 async fn pacer(
     state: Rc<WorkerState>,
     gate: Rc<Gate>,
@@ -684,7 +685,7 @@ async fn pacer(
             }
             None => tokio::time::sleep_until(due.into()).await,
         }
-        if end.is_some_and(|end| Instant::now() >= end) {
+        if end.is_some_and(|end| Instant::now() >= end + LATE_LIMIT) {
             break;
         }
         let measured = due >= run.measure_start;
@@ -721,6 +722,9 @@ async fn pacer(
         let _ = vu.await;
     }
 }
+
+/// How long after a scenario's end the open model still sends iterations that fell due before it.
+const LATE_LIMIT: Duration = Duration::from_secs(1);
 
 /// Sends this worker's interval figures to the control thread once per second.
 async fn ticker(state: Rc<WorkerState>, run: Arc<RunShared>, tx: UnboundedSender<WorkerMessage>) {

@@ -69,7 +69,8 @@ pub struct TargetFile {
     /// loopback tests do not run out of ephemeral ports.
     #[schemars(with = "Option<String>")]
     pub source_addrs: Option<Spanned<String>>,
-    /// `.proto` files of the gRPC steps' services, relative to the plan.
+    /// `.proto` files of the gRPC steps' services, relative to the plan; without them the
+    /// services' schemas are fetched from the target by gRPC server reflection.
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub proto: Vec<Spanned<String>>,
@@ -226,8 +227,9 @@ pub struct StepFile {
     /// Path and query, after the target's base URL (templated). Not for gRPC steps.
     #[schemars(with = "Option<String>")]
     pub path: Option<Spanned<String>>,
-    /// A unary gRPC call, `package.Service/Method` (needs `[target] proto`); its message is the
-    /// step's `json` (templated), its metadata the step's `headers`.
+    /// A unary gRPC call, `package.Service/Method` (schema from `[target] proto`, or by server
+    /// reflection); its message is the step's `json` (templated), its metadata the step's
+    /// `headers`.
     #[schemars(with = "Option<String>")]
     pub grpc: Option<Spanned<String>>,
     /// Headers (templated values).

@@ -164,14 +164,26 @@ impl RunInput {
         let (grpc, body) = match &self.grpc {
             None => (None, Bytes::from(self.body.clone())),
             Some(g) => {
-                if g.protos.is_empty() {
-                    return Err(invalid(
-                        "--call",
-                        "a gRPC call needs the service's .proto file (--proto FILE)".into(),
-                    ));
-                }
-                let schema = GrpcSchema::compile(&g.protos, &g.import_paths)
-                    .map_err(|e| invalid("--proto", e.to_string()))?;
+                let schema = if g.protos.is_empty() {
+                    // No .proto: ask the server (gRPC server reflection).
+                    let (service, _) = crate::proto::grpc::split_call(&g.call)
+                        .map_err(|e| invalid("--call", e.to_string()))?;
+                    crate::proto::reflection::fetch_blocking(
+                        target.connect.client_for(true),
+                        &target.host_header,
+                        &[service],
+                        self.timeout,
+                    )
+                    .map_err(|e| {
+                        invalid(
+                            "--call",
+                            format!("{e} (without --proto, the schema comes from the server)"),
+                        )
+                    })?
+                } else {
+                    GrpcSchema::compile(&g.protos, &g.import_paths)
+                        .map_err(|e| invalid("--proto", e.to_string()))?
+                };
                 let m = schema
                     .method(&g.call)
                     .map_err(|e| invalid("--call", e.to_string()))?;

@@ -239,6 +239,16 @@ pub enum GrpcError {
     Frame(&'static str),
 }
 
+/// `package.Service/Method` (or `package.Service.Method`, or with a leading `/`) split into the
+/// service's full name and the method's name.
+pub fn split_call(call: &str) -> Result<(&str, &str), GrpcError> {
+    let call = call.trim().trim_start_matches('/');
+    call.rsplit_once('/')
+        .or_else(|| call.rsplit_once('.'))
+        .filter(|(s, m)| !s.is_empty() && !m.is_empty())
+        .ok_or_else(|| GrpcError::CallSyntax(call.into()))
+}
+
 /// The message types and services of some `.proto` files.
 #[derive(Debug, Clone)]
 pub struct GrpcSchema {
@@ -279,12 +289,7 @@ impl GrpcSchema {
     /// The unary method `package.Service/Method` (a `.` instead of the `/` and a leading `/`
     /// are accepted too).
     pub fn method(&self, call: &str) -> Result<GrpcMethod, GrpcError> {
-        let call = call.trim().trim_start_matches('/');
-        let (service, method) = call
-            .rsplit_once('/')
-            .or_else(|| call.rsplit_once('.'))
-            .filter(|(s, m)| !s.is_empty() && !m.is_empty())
-            .ok_or_else(|| GrpcError::CallSyntax(call.into()))?;
+        let (service, method) = split_call(call)?;
         let Some(svc) = self.pool.get_service_by_name(service) else {
             let known: Vec<_> = self
                 .pool

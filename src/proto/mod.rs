@@ -23,6 +23,7 @@ pub mod grpc;
 pub mod http1;
 pub mod http2;
 pub mod message;
+pub mod reflection;
 pub mod source;
 pub mod tls;
 

@@ -424,6 +424,8 @@ impl Ctx<'_> {
                 sets: vec![("target.base_url".into(), base_url.into())],
                 time_scale,
                 threads: None,
+                // The targets are not running yet: no schema can be fetched from them.
+                reflection: false,
                 ..Default::default()
             },
         )?;

@@ -56,6 +56,8 @@ pub(crate) enum TargetBody {
         /// The trailers.
         trailers: Option<hyper::HeaderMap>,
     },
+    /// A gRPC server-reflection call: answers as the questions arrive.
+    Reflection(Box<super::grpc::reflection::Conversation>),
 }
 
 impl TargetBody {
@@ -125,6 +127,7 @@ impl Body for TargetBody {
                 Some(message) => Some(Ok(Frame::data(message))),
                 None => trailers.take().map(|t| Ok(Frame::trailers(t))),
             }),
+            TargetBody::Reflection(conversation) => conversation.poll_frame(cx),
         }
     }
 
@@ -134,6 +137,7 @@ impl Body for TargetBody {
             TargetBody::Pattern { remaining, .. } => *remaining == 0,
             TargetBody::Echo(incoming) => incoming.is_end_stream(),
             TargetBody::Grpc { message, trailers } => message.is_none() && trailers.is_none(),
+            TargetBody::Reflection(conversation) => conversation.is_end_stream(),
         }
     }
 
@@ -147,6 +151,7 @@ impl Body for TargetBody {
             TargetBody::Grpc { message, .. } => {
                 SizeHint::with_exact(message.as_ref().map_or(0, |m| m.len() as u64))
             }
+            TargetBody::Reflection(_) => SizeHint::default(),
         }
     }
 }

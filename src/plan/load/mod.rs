@@ -45,6 +45,9 @@ pub struct LoadOptions {
     /// How `target.base_url`'s host becomes an address: [`system_resolve`] unless a test or the
     /// fuzzer needs one that never leaves the machine.
     pub resolve: Resolve,
+    /// Whether gRPC steps without `[target] proto` may fetch their schema from the target by
+    /// server reflection while the plan loads (a network call). Off, such steps are an error.
+    pub reflection: bool,
 }
 
 impl Default for LoadOptions {
@@ -55,6 +58,7 @@ impl Default for LoadOptions {
             threads: None,
             secret_headers: Vec::new(),
             resolve: system_resolve,
+            reflection: true,
         }
     }
 }
@@ -212,7 +216,7 @@ impl Ctx<'_> {
             base_url_override,
             timeout_override,
         )?;
-        let schema = self.grpc_schema(&f)?;
+        let schema = self.grpc_schema(&f, &target, self.options.reflection)?;
         let mut groups = Vec::new();
         let mut scenarios = Vec::new();
         let mut names = BTreeSet::new();

@@ -12,9 +12,10 @@ use crate::plan::Target;
 use crate::plan::connect::{self, ConnectOptions};
 use crate::plan::file::{PlanFile, SizeText};
 use crate::plan::template::{Templates, has_template_syntax};
-use crate::proto::grpc::GrpcSchema;
+use crate::proto::grpc::{GrpcSchema, split_call};
 use crate::proto::http1::{Limits, parse_size};
 use crate::proto::message::Capture;
+use crate::proto::reflection;
 use toml::Spanned;
 
 impl Ctx<'_> {
@@ -123,22 +124,57 @@ impl Ctx<'_> {
         Ok(target)
     }
 
-    /// The gRPC schema of `[target] proto`, when any step is a gRPC call.
-    pub(super) fn grpc_schema(&self, f: &PlanFile) -> Result<Option<GrpcSchema>, Error> {
-        let first_grpc = f
+    /// The gRPC schema of `[target] proto` when any step is a gRPC call, or, without `proto`,
+    /// the schema of the services called, fetched from `target` by server reflection.
+    pub(super) fn grpc_schema(
+        &self,
+        f: &PlanFile,
+        target: &Target,
+        reflection: bool,
+    ) -> Result<Option<GrpcSchema>, Error> {
+        let calls: Vec<&Spanned<String>> = f
             .scenarios
             .iter()
             .flat_map(|sc| sc.steps.iter())
-            .find_map(|st| st.grpc.as_ref());
-        let Some(first) = first_grpc else {
+            .filter_map(|st| st.grpc.as_ref())
+            .collect();
+        let Some(first) = calls.first() else {
             return Ok(None);
         };
-        if f.target.proto.is_empty() {
+        if f.target.proto.is_empty() && !reflection {
             return Err(self.at(
                 first,
-                "gRPC steps need the services' .proto files",
+                "gRPC steps need the services' .proto files here: their schemas cannot be \
+                 fetched by server reflection while this plan loads (in a suite, the targets are \
+                 not running yet)",
                 Some("[target] proto = [\"service.proto\"]"),
             ));
+        }
+        if f.target.proto.is_empty() {
+            let mut services: Vec<&str> = Vec::new();
+            for call in &calls {
+                let (service, _) =
+                    split_call(call.get_ref()).map_err(|e| self.at(call, e.to_string(), None))?;
+                if !services.contains(&service) {
+                    services.push(service);
+                }
+            }
+            return reflection::fetch_blocking(
+                target.connect.client_for(true),
+                &target.host_header,
+                &services,
+                target.timeout,
+            )
+            .map(Some)
+            .map_err(|e| {
+                self.at(
+                    first,
+                    format!(
+                        "{e} (the plan has no [target] proto, so the schema comes from the server)"
+                    ),
+                    Some("[target] proto = [\"service.proto\"]"),
+                )
+            });
         }
         let files: Vec<PathBuf> = f
             .target

@@ -3,9 +3,10 @@
 //!
 //! Hand-written on hyper rather than tonic: five unary methods need only the 5-byte framing, a
 //! `grpc-status` trailer and `prost` messages, and this keeps one server, one port and one
-//! capacity limiter for REST and gRPC alike.
+//! capacity limiter for REST and gRPC alike. Server reflection ([`reflection`]) is served too.
 
 mod messages;
+pub(crate) mod reflection;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
@@ -68,6 +69,13 @@ struct Status(GrpcCode, &'static str);
 
 /// Serves one gRPC call.
 pub(crate) async fn handle(state: &State, req: Request<Incoming>) -> Response<TargetBody> {
+    if reflection::is_reflection(req.uri().path()) {
+        let mut response = Response::new(TargetBody::Reflection(Box::new(
+            reflection::Conversation::new(req.into_body()),
+        )));
+        response.headers_mut().insert(CONTENT_TYPE, GRPC);
+        return response;
+    }
     match call(state, req).await {
         Ok(message) => reply(message),
         Err(Status(code, message)) => trailers_only(code, message),
