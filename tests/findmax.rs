@@ -4,7 +4,11 @@
 //! The capacities here are 100, 200 and 400 req/s. An 800 req/s target is measured by
 //! `bench/findmax.sh` instead: on a busy 2-core CI machine the target (in this process) and the
 //! generator together could not hold 600 req/s at p99 < 50 ms, so find-max rightly reported about
-//! 560 — a fact about that machine, not about the search.
+//! 560 — a fact about that machine, not about the search. For the same reason the SLO here is
+//! p99 < 100 ms (the bench's is 50 ms): with 10–20 ms service times it tolerates the stalls of
+//! tens of milliseconds that a shared 2-core machine has after heavy work, and the knee of a
+//! capacity-limited target is so sharp that the maximum found hardly moves (the queue, hence
+//! the latency, grows without bound just above W/S).
 
 mod common;
 
@@ -28,7 +32,7 @@ fn search(workers: usize, service_ms: u64, attempt: u32) -> (Output, Value, Dura
             "find-max",
             &format!("{}/", t.base_url()),
             "--slo",
-            "p99<50ms,errors<1%",
+            "p99<100ms,errors<1%",
             "--budget",
             "60s",
             "--step",
