@@ -108,12 +108,7 @@ fn refused_connections_end_on_time_with_every_request_failed() {
         errors_of(&rec, "connection_refused"),
         summary_u64(&rec, "requests")
     );
-    let codes: Vec<&str> = rec["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&rec);
     assert!(
         codes.contains(&"all_failed") && codes.contains(&"dominant_error"),
         "{codes:?}"

@@ -17,11 +17,8 @@ const ECHO: [&str; 4] = [
     r#"{"message": "hi"}"#,
 ];
 
-/// A short quick-mode run that must succeed with every call OK.
-fn all_ok(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
-    let mut all = args.to_vec();
-    all.extend(["-n", "50", "-c", "2"]);
-    let (out, rec) = run_json(dir, &all);
+/// A run that succeeded with `calls` calls, every one OK.
+fn assert_all_ok(out: &std::process::Output, rec: &serde_json::Value, calls: u64) {
     assert_eq!(
         out.status.code(),
         Some(0),
@@ -29,10 +26,18 @@ fn all_ok(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(
-        rec["summary"]["grpc_status"]["OK"], 50,
+        rec["summary"]["grpc_status"]["OK"], calls,
         "{}",
         rec["summary"]
     );
+}
+
+/// A short quick-mode run that must succeed with every call OK.
+fn all_ok(dir: &std::path::Path, args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.extend(["-n", "50", "-c", "2"]);
+    let (out, rec) = run_json(dir, &all);
+    assert_all_ok(&out, &rec, 50);
     rec
 }
 
@@ -100,17 +105,7 @@ body_contains = "task "
     )
     .unwrap();
     let (out, rec) = run_json(&dir, &["run", plan.to_str().unwrap()]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        rec["summary"]["grpc_status"]["OK"], 20,
-        "{}",
-        rec["summary"]
-    );
+    assert_all_ok(&out, &rec, 20);
     assert_eq!(rec["checks"][0]["passed"], 10, "{}", rec["checks"]);
 }
 

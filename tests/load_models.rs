@@ -123,12 +123,7 @@ fn open_model_above_capacity_shows_queueing_not_a_flat_latency() {
     );
     let rps = summary_f64(&rec, "rps");
     assert!(rps < 480.0, "the target cannot exceed its capacity: {rps}");
-    let codes: Vec<&str> = rec["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&rec);
     assert!(codes.contains(&"rate_not_achieved"), "{codes:?}");
 }
 
@@ -282,11 +277,6 @@ fn an_unreachable_rate_ends_on_time_in_bounded_memory() {
     );
     let rec = valid_record(&dir.join("run.json"));
     assert!(summary_f64(&rec, "duration_s") < 4.0, "{}", rec["summary"]);
-    let codes: Vec<&str> = rec["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&rec);
     assert!(codes.contains(&"rate_not_achieved"), "{codes:?}");
 }

@@ -31,12 +31,7 @@ fn interrupted(dir: &Path, finished: &Finished, signal: &str) -> Value {
     assert_eq!(record["summary"], folder["summary"]);
     assert_no_temporary_files(dir);
     assert_eq!(record["interrupted"], signal);
-    let codes: Vec<&str> = record["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&record);
     assert!(codes.contains(&"interrupted"), "{codes:?}");
     record
 }

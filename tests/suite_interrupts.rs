@@ -87,16 +87,7 @@ command = ["volley", "serve", "--port", "{1}", "--threads", "1"]
     )
     .unwrap();
     let results = dir.join("results");
-    let mut child = volley()
-        .arg("suite")
-        .arg(dir.join("suite.toml"))
-        .arg("--out")
-        .arg(&results)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = lines_of(child.stderr.take().unwrap());
+    let (mut child, lines) = spawn_suite(&dir);
     // Wait until the first target is healthy, then until its run has sent real load.
     wait_for_line(&lines, "first: healthy after");
     poll_until("load on the first target", Duration::from_secs(30), || {
@@ -175,23 +166,8 @@ stop_grace = "60s"
         ),
     )
     .unwrap();
-    let mut child = volley()
-        .arg("suite")
-        .arg(dir.join("suite.toml"))
-        .arg("--out")
-        .arg(dir.join("results"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let lines = lines_of(child.stderr.take().unwrap());
-    let started = wait_for_line(&lines, "stubborn: started");
-    let pid: u64 = started
-        .split("(pid ")
-        .nth(1)
-        .and_then(|r| r.split(')').next())
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no pid in `{started}`"));
+    let (mut child, lines) = spawn_suite(&dir);
+    let pid = started_pid(&lines, "stubborn");
     wait_for_line(&lines, "stubborn: healthy after");
     poll_until("load on the target", Duration::from_secs(30), || {
         served(port) >= 100
@@ -247,6 +223,20 @@ command = ["volley", "serve", "--port", "{port}", "--threads", "1"]
         ),
     )
     .unwrap();
+    let (mut child, lines) = spawn_suite(&dir);
+    let pid = started_pid(&lines, "orphan");
+    wait_for_line(&lines, "orphan: healthy after");
+    assert!(alive(pid));
+    // SIGKILL: volley gets no chance to stop anything; the kernel must.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_gone(pid);
+    assert!(get(port, "/").is_empty(), "nothing answers on the port");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// Starts `volley suite DIR/suite.toml --out DIR/results`; its stderr comes line by line.
+fn spawn_suite(dir: &std::path::Path) -> (std::process::Child, mpsc::Receiver<String>) {
     let mut child = volley()
         .arg("suite")
         .arg(dir.join("suite.toml"))
@@ -257,21 +247,18 @@ command = ["volley", "serve", "--port", "{port}", "--threads", "1"]
         .spawn()
         .unwrap();
     let lines = lines_of(child.stderr.take().unwrap());
-    let started = wait_for_line(&lines, "orphan: started");
-    let pid: u64 = started
+    (child, lines)
+}
+
+/// Waits for "TARGET: started (pid N)" and returns N.
+fn started_pid(lines: &mpsc::Receiver<String>, target: &str) -> u64 {
+    let started = wait_for_line(lines, &format!("{target}: started"));
+    started
         .split("(pid ")
         .nth(1)
         .and_then(|r| r.split(')').next())
         .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("no pid in `{started}`"));
-    wait_for_line(&lines, "orphan: healthy after");
-    assert!(alive(pid));
-    // SIGKILL: volley gets no chance to stop anything; the kernel must.
-    child.kill().unwrap();
-    child.wait().unwrap();
-    assert_gone(pid);
-    assert!(get(port, "/").is_empty(), "nothing answers on the port");
-    std::fs::remove_dir_all(dir).unwrap();
+        .unwrap_or_else(|| panic!("no pid in `{started}`"))
 }
 
 /// The lines of a child's output, as they come.

@@ -51,6 +51,15 @@ fn chaos(name: &str, args: &[&str], bound: Duration) -> Chaos {
     Chaos { record, finished }
 }
 
+/// [`chaos`] against `path` of a fresh built-in target, `args` after the URL.
+fn chaos_at(name: &str, path: &str, args: &[&str], bound: Duration) -> Chaos {
+    let t = target();
+    let url = format!("{}{path}", t.base_url());
+    let mut all = vec![url.as_str()];
+    all.extend_from_slice(args);
+    chaos(name, &all, bound)
+}
+
 /// Every measured request failed, all with `kind`.
 fn all_failed_with(c: &Chaos, kind: &str) {
     let requests = summary_u64(&c.record, "requests");
@@ -97,11 +106,10 @@ fn a_body_slower_than_the_timeout_times_out_on_time() {
 
 #[test]
 fn a_response_slower_than_the_timeout_times_out_on_time() {
-    let t = target();
-    let url = format!("{}/delay?ms=5000", t.base_url());
-    let c = chaos(
+    let c = chaos_at(
         "delay",
-        &[&url, "-d", "1s", "-c", "4", "--timeout", "300ms"],
+        "/delay?ms=5000",
+        &["-d", "1s", "-c", "4", "--timeout", "300ms"],
         Duration::from_millis(1300),
     );
     all_failed_with(&c, "timeout");
@@ -109,11 +117,10 @@ fn a_response_slower_than_the_timeout_times_out_on_time() {
 
 #[test]
 fn a_10_mb_body_is_counted_and_discarded_in_bounded_memory() {
-    let t = target();
-    let url = format!("{}/bytes/10485760", t.base_url());
-    let c = chaos(
+    let c = chaos_at(
         "10mb-body",
-        &[&url, "-n", "20", "-c", "2", "--timeout", "5s"],
+        "/bytes/10485760",
+        &["-n", "20", "-c", "2", "--timeout", "5s"],
         Duration::from_secs(10),
     );
     assert_eq!(status_of(&c.record, "200"), 20, "{}", c.record["summary"]);
@@ -123,11 +130,10 @@ fn a_10_mb_body_is_counted_and_discarded_in_bounded_memory() {
 
 #[test]
 fn a_body_over_the_limit_is_body_too_large_and_not_downloaded() {
-    let t = target();
-    let url = format!("{}/bytes/10485760", t.base_url());
-    let c = chaos(
+    let c = chaos_at(
         "body-limit",
-        &[&url, "-n", "20", "-c", "2", "--max-body-size", "1MiB"],
+        "/bytes/10485760",
+        &["-n", "20", "-c", "2", "--max-body-size", "1MiB"],
         Duration::from_secs(10),
     );
     all_failed_with(&c, "body_too_large");
@@ -175,11 +181,10 @@ body_contains = "0123"
 
 #[test]
 fn a_thousand_headers_are_header_too_large() {
-    let t = target();
-    let url = format!("{}/chaos/headers?count=1000", t.base_url());
-    let c = chaos(
+    let c = chaos_at(
         "1000-headers",
-        &[&url, "-n", "20", "-c", "2"],
+        "/chaos/headers?count=1000",
+        &["-n", "20", "-c", "2"],
         Duration::from_secs(5),
     );
     all_failed_with(&c, "header_too_large");
@@ -187,11 +192,10 @@ fn a_thousand_headers_are_header_too_large() {
 
 #[test]
 fn a_1_mb_header_line_is_header_too_large_unless_the_limit_allows_it() {
-    let t = target();
-    let url = format!("{}/chaos/long-header?bytes=1048576", t.base_url());
-    let c = chaos(
+    let c = chaos_at(
         "1mb-header",
-        &[&url, "-n", "20", "-c", "2"],
+        "/chaos/long-header?bytes=1048576",
+        &["-n", "20", "-c", "2"],
         Duration::from_secs(5),
     );
     all_failed_with(&c, "header_too_large");
@@ -199,9 +203,10 @@ fn a_1_mb_header_line_is_header_too_large_unless_the_limit_allows_it() {
     // The client stops reading at its limit: ~64 KiB of each head, not 1 MiB.
     assert!(summary_u64(&c.record, "bytes_received") < 20 * 200 * 1024);
 
-    let c = chaos(
+    let c = chaos_at(
         "1mb-header-allowed",
-        &[&url, "-n", "20", "-c", "2", "--max-header-size", "2MiB"],
+        "/chaos/long-header?bytes=1048576",
+        &["-n", "20", "-c", "2", "--max-header-size", "2MiB"],
         Duration::from_secs(5),
     );
     assert_eq!(status_of(&c.record, "200"), 20, "{}", c.record["summary"]);
@@ -209,12 +214,10 @@ fn a_1_mb_header_line_is_header_too_large_unless_the_limit_allows_it() {
 
 #[test]
 fn over_http2_the_same_size_limits_hold() {
-    let t = target();
     let h2 = |name: &str, path: &str, extra: &[&str]| {
-        let url = format!("{}{path}", t.base_url());
-        let mut args = vec![url.as_str(), "--http2", "-n", "20", "-c", "2"];
+        let mut args = vec!["--http2", "-n", "20", "-c", "2"];
         args.extend_from_slice(extra);
-        chaos(name, &args, Duration::from_secs(10))
+        chaos_at(name, path, &args, Duration::from_secs(10))
     };
     // A body over the limit: the stream is reset once the limit is passed.
     let c = h2(
@@ -241,11 +244,10 @@ fn over_http2_the_same_size_limits_hold() {
 
 #[test]
 fn invalid_chunked_encoding_is_an_invalid_response() {
-    let t = target();
-    let url = format!("{}/chaos/bad-chunked", t.base_url());
-    let c = chaos(
+    let c = chaos_at(
         "bad-chunked",
-        &[&url, "-n", "20", "-c", "2"],
+        "/chaos/bad-chunked",
+        &["-n", "20", "-c", "2"],
         Duration::from_secs(5),
     );
     all_failed_with(&c, "invalid_response");
@@ -253,11 +255,10 @@ fn invalid_chunked_encoding_is_an_invalid_response() {
 
 #[test]
 fn a_server_that_never_reads_times_out_even_mid_send() {
-    let t = target();
-    let url = format!("{}/chaos/deaf", t.base_url());
-    let c = chaos(
+    let c = chaos_at(
         "deaf",
-        &[&url, "-d", "1s", "-c", "2", "--timeout", "300ms"],
+        "/chaos/deaf",
+        &["-d", "1s", "-c", "2", "--timeout", "300ms"],
         Duration::from_millis(1300),
     );
     all_failed_with(&c, "timeout");
@@ -267,10 +268,10 @@ fn a_server_that_never_reads_times_out_even_mid_send() {
     let body = dir.join("body.bin");
     std::fs::write(&body, vec![b'x'; 8 << 20]).unwrap();
     let body = body.display().to_string();
-    let c = chaos(
+    let c = chaos_at(
         "deaf-8mb-post",
+        "/chaos/deaf",
         &[
-            &url,
             "-m",
             "POST",
             "--body-file",
@@ -324,12 +325,7 @@ fn a_listener_closed_mid_run_turns_into_refused_connections() {
         - errors_of(&c.record, "connection_reset");
     assert_eq!(other, 0, "{}", c.record["summary"]);
     assert_eq!(c.finished.code, Some(0), "not every request failed");
-    let codes: Vec<&str> = c.record["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = warning_codes(&c.record);
     assert!(codes.contains(&"dominant_error"), "{codes:?}");
 }
 

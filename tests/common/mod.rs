@@ -33,6 +33,16 @@ pub fn capacity_target(workers: usize, service_time: Duration) -> RunningTarget 
     .expect("target starts")
 }
 
+/// The codes of a record's warnings (`rate_not_achieved`, `interrupted`, …).
+pub fn warning_codes(record: &Value) -> Vec<&str> {
+    record["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect()
+}
+
 /// A fresh, empty folder for one test's files.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("volley-test-{}-{name}", std::process::id()));
