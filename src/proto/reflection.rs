@@ -3,8 +3,8 @@
 //!
 //! The protocol (`grpc.reflection.v1.ServerReflection/ServerReflectionInfo`, and the older but
 //! wire-identical `v1alpha`, tried when a server does not know `v1`) is a bidirectional stream of
-//! requests and responses. volley needs one answer per question, so each question is one call on
-//! the run's own client — one request message, the end of the stream, one response message —
+//! requests and responses. volley needs one answer per question, so each question is one call, on
+//! one connection of the run's own client — one request message, the end of the stream, one response message —
 //! which every server answers the same way as a longer conversation. The questions:
 //!
 //! 1. the file that declares the service (`file_containing_symbol`); servers send its
@@ -23,7 +23,7 @@ use bytes::Bytes;
 use prost::Message;
 use prost_types::FileDescriptorProto;
 
-use super::client::Client;
+use super::client::{Client, Connection};
 use super::grpc::{GrpcCode, GrpcSchema};
 use super::message::{Capture, Request, RequestKind};
 
@@ -65,6 +65,7 @@ pub async fn fetch(
 ) -> Result<GrpcSchema, ReflectionError> {
     let mut asker = Asker {
         client,
+        conn: client.connection(),
         authority,
         path: V1_PATH,
     };
@@ -143,16 +144,17 @@ pub fn fetch_blocking(
     })
 }
 
-/// Asks questions of one reflection service version.
+/// Asks questions of one reflection service version, all on one connection.
 struct Asker<'a> {
     client: &'a Client,
+    conn: Connection,
     authority: &'a str,
     path: &'static str,
 }
 
 impl Asker<'_> {
     /// One question, one answer.
-    async fn ask(&self, question: MessageRequest) -> Result<MessageResponse, ReflectionError> {
+    async fn ask(&mut self, question: MessageRequest) -> Result<MessageResponse, ReflectionError> {
         let request = ServerReflectionRequest {
             host: String::new(),
             message_request: Some(question),
@@ -172,8 +174,8 @@ impl Asker<'_> {
                 },
             })
             .map_err(|e| ReflectionError::Call(e.to_string()))?;
-        let mut conn = self.client.connection();
-        let response = conn
+        let response = self
+            .conn
             .exchange(&prepared)
             .await
             .map_err(|kind| ReflectionError::Call(kind.hint().to_owned()))?;

@@ -138,19 +138,12 @@ pub(crate) async fn serve(
                 return drop(stream);
             }
             "/chaos/headers" | "/chaos/long-header" => {
-                let big = if head.path == "/chaos/headers" {
-                    count_param(head.query.as_deref(), "count", 1000, MAX_CHAOS_HEADERS)
-                        .map(BigHead::Fields)
-                } else {
-                    count_param(head.query.as_deref(), "bytes", 1024 * 1024, MAX_BYTES)
-                        .map(BigHead::Line)
+                let Some(big) = BigHead::parse(&head.path, head.query.as_deref(), MAX_BYTES) else {
+                    return; // not reached: the arm matched one of its paths
                 };
                 match big {
                     Ok(big) => {
-                        metrics.record_chaos(match big {
-                            BigHead::Fields(_) => ChaosKind::Headers,
-                            BigHead::Line(_) => ChaosKind::LongHeader,
-                        });
+                        metrics.record_chaos(big.kind());
                         let sent = tokio::select! {
                             sent = big_head(&mut stream, big) => sent,
                             _ = stopped(&mut shutdown) => return,
@@ -410,6 +403,30 @@ enum BigHead {
     Line(u64),
 }
 
+impl BigHead {
+    /// The head `/chaos/headers?count=N` (default 1000) or `/chaos/long-header?bytes=N` (default
+    /// 1 MiB, at most `max_line`) asks for; `None` for other paths.
+    fn parse(path: &str, query: Option<&str>, max_line: u64) -> Option<Result<Self, String>> {
+        match path {
+            "/chaos/headers" => {
+                Some(count_param(query, "count", 1000, MAX_CHAOS_HEADERS).map(Self::Fields))
+            }
+            "/chaos/long-header" => {
+                Some(count_param(query, "bytes", 1024 * 1024, max_line).map(Self::Line))
+            }
+            _ => None,
+        }
+    }
+
+    /// How the metrics count it.
+    fn kind(self) -> ChaosKind {
+        match self {
+            Self::Fields(_) => ChaosKind::Headers,
+            Self::Line(_) => ChaosKind::LongHeader,
+        }
+    }
+}
+
 /// Streams a 200 response whose head is `big`, with a 3-byte body; no buffer of the head's size
 /// is ever built.
 async fn big_head(stream: &mut TcpStream, big: BigHead) -> std::io::Result<()> {
@@ -451,21 +468,13 @@ pub(super) fn big_head_h2(
     query: Option<&str>,
     metrics: &Metrics,
 ) -> Option<Result<hyper::Response<super::body::TargetBody>, String>> {
-    let big = match path {
-        "/chaos/headers" => {
-            count_param(query, "count", 1000, MAX_CHAOS_HEADERS).map(BigHead::Fields)
-        }
-        "/chaos/long-header" => {
-            count_param(query, "bytes", 1024 * 1024, MAX_H2_HEADER_BYTES).map(BigHead::Line)
-        }
-        _ => return None,
-    };
+    let big = BigHead::parse(path, query, MAX_H2_HEADER_BYTES)?;
     Some(big.map(|big| {
+        metrics.record_chaos(big.kind());
         let mut response = hyper::Response::new(super::body::TargetBody::from_static(b"ok\n"));
         let headers = response.headers_mut();
         match big {
             BigHead::Fields(count) => {
-                metrics.record_chaos(ChaosKind::Headers);
                 for i in 0..count {
                     let name = hyper::header::HeaderName::try_from(format!("x-chaos-{i}"))
                         .expect("a valid header name");
@@ -473,7 +482,6 @@ pub(super) fn big_head_h2(
                 }
             }
             BigHead::Line(bytes) => {
-                metrics.record_chaos(ChaosKind::LongHeader);
                 let value = vec![b'a'; bytes as usize];
                 headers.insert(
                     "x-chaos-long",
