@@ -274,6 +274,11 @@ fn run_and_compare_reports_render_in_chromium() {
             target_rps: None,
             requests: 400 * u64::from(i),
             errors: 0,
+            not_sent: 0,
+            drained: 0,
+            window_s: 1.0,
+            iterations: None,
+            arrival: None,
             rps: 380.0 * f64::from(i).sqrt(),
             latency_ms: volley::record::model::Percentiles {
                 p99: base.p99.map(|p| p * f64::from(i)),

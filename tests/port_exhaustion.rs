@@ -91,6 +91,43 @@ fn inside_a_small_port_range() {
     );
     eprintln!("without source addresses: {failed} requests got EADDRNOTAVAIL");
 
+    // For a duration, the failed connects are attempts, never requests: the throughput counts
+    // only what reached the network, and each VU backs off instead of spinning (before the
+    // fix: hundreds of thousands of "requests" per second, all counted as throughput).
+    let fast = format!("{}/delay?ms=1", target.base_url());
+    let (timed, text) = sustained(&fast);
+    let s = &timed["summary"];
+    let not_sent = s["not_sent"].as_u64().unwrap();
+    let requests = s["requests"].as_u64().unwrap();
+    let statuses: u64 = s["status"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    eprintln!("2 s, 8 connections, 4 ports: {requests} requests, {not_sent} attempts not sent");
+    assert!(not_sent > 0, "{s}");
+    assert_eq!(s["attempts"].as_u64(), Some(requests + not_sent), "{s}");
+    assert_eq!(
+        statuses, requests,
+        "every request that left got a status: {s}"
+    );
+    assert_eq!(
+        s["errors_by_kind"]["address_not_available"].as_u64(),
+        Some(not_sent),
+        "{s}"
+    );
+    let rps = s["rps"].as_f64().unwrap();
+    let in_window = requests - s["drain"]["requests"].as_u64().unwrap();
+    assert!((rps - in_window as f64 / s["duration_s"].as_f64().unwrap()).abs() < 1.0);
+    assert!(
+        s["connections_opened"].as_u64().unwrap() <= requests,
+        "a connect that failed opened nothing: {s}"
+    );
+    // Bounded exponential back-off: at most a few hundred tries per VU in 2 s.
+    assert!(not_sent < 8 * 400, "VUs spun on EADDRNOTAVAIL: {s}");
+    assert!(text.contains("never left the machine"), "{text}");
+
     let (with, _) = burst(&url, Some("127.0.0.2-127.0.0.5"));
     assert_eq!(with["summary"]["errors"].as_u64(), Some(0), "{with}");
     assert_eq!(with["config"]["source_addrs"].as_u64(), Some(4));
@@ -99,6 +136,23 @@ fn inside_a_small_port_range() {
         Some(CONCURRENT as u64)
     );
     target.stop();
+}
+
+/// `volley URL --no-keepalive -c CONCURRENT -d 2s`: the record and the summary text.
+fn sustained(url: &str) -> (serde_json::Value, String) {
+    let dir = common::temp_dir("ports-sustained");
+    let json = dir.join("run.json");
+    let out = common::volley()
+        .args([url, "--no-keepalive", "-c"])
+        .arg(CONCURRENT.to_string())
+        .args(["-d", "2s", "--threads", "1", "--timeout", "5s", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let record = std::fs::read_to_string(&json)
+        .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
+    (serde_json::from_str(&record).unwrap(), text)
 }
 
 /// `volley URL --no-keepalive` with `CONCURRENT` connections for `CONCURRENT` requests of 300 ms

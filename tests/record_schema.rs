@@ -82,7 +82,7 @@ fn real_records_validate_against_the_schema() {
                 "latency_ms.{key} missing"
             );
         }
-        assert_eq!(record["schema_version"], 1);
+        assert_eq!(record["schema_version"], 2);
         // Histograms decode and agree with the summary.
         let h =
             volley::record::decode_histogram(record["histograms"]["latency_us"].as_str().unwrap())
@@ -108,7 +108,20 @@ fn reader_rejects_other_versions_clearly() {
     std::fs::write(&path, r#"{"schema_version": 99}"#).unwrap();
     let err = volley::record::read_record(&path).unwrap_err().to_string();
     assert!(
-        err.contains("version 99") && err.contains("reads version 1"),
+        err.contains("version 99") && err.contains("reads version 2"),
+        "{err}"
+    );
+    // Version 1 records (before the drain left the rates and attempts that never left the
+    // machine left the request counts) are refused with what to do, not misread.
+    std::fs::write(
+        &path,
+        r#"{"schema_version": 1, "tool": {"name": "volley", "version": "0.1.0"}}"#,
+    )
+    .unwrap();
+    let err = volley::record::read_record(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("version 1 (written by volley 0.1.0)")
+            && err.contains("render it with the volley version that wrote it"),
         "{err}"
     );
     std::fs::write(&path, r#"{"hello": 1}"#).unwrap();

@@ -96,8 +96,7 @@ impl Metric {
             Self::P99 => l.p99,
             Self::P99_9 => l.p99_9,
             Self::Max => l.max,
-            Self::ErrorRate if r.summary.requests == 0 => None,
-            Self::ErrorRate => Some(100.0 * r.summary.errors as f64 / r.summary.requests as f64),
+            Self::ErrorRate => r.summary.error_rate().map(|e| 100.0 * e),
         }
     }
 
@@ -112,9 +111,8 @@ impl Metric {
             Self::P50 => s.p50_ms,
             Self::P90 => s.p90_ms,
             Self::P99 => s.p99_ms,
-            Self::ErrorRate => {
-                (s.requests > 0).then(|| 100.0 * s.errors as f64 / s.requests as f64)
-            }
+            Self::ErrorRate => (s.requests + s.not_sent > 0)
+                .then(|| 100.0 * s.errors as f64 / (s.requests + s.not_sent) as f64),
             Self::Mean | Self::P95 | Self::P99_9 | Self::Max => None,
         }
     }

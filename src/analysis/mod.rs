@@ -8,6 +8,7 @@ pub mod spectrum;
 pub mod stats;
 mod thresholds;
 mod warnings;
+pub mod windows;
 
 use crate::record::model::TimingSplit;
 use std::collections::BTreeMap;
@@ -18,8 +19,8 @@ use hdrhistogram::Histogram;
 use crate::engine::RunOutcome;
 use crate::plan::{Iterations, Plan, Profile, check_list};
 use crate::record::model::{
-    Bucket, CheckResult, Generator, Group, GroupKind, Histograms, Percentiles, RunConfig,
-    RunRecord, ScenarioConfig, Summary, ThreadStats, ThresholdResult, Tool,
+    Arrival, Bucket, CheckResult, Drain, Generator, Group, GroupKind, Histograms, Percentiles,
+    RunConfig, RunRecord, ScenarioConfig, Summary, ThreadStats, ThresholdResult, Tool,
 };
 use crate::record::series::us_to_ms;
 use crate::record::{SCHEMA_VERSION, encode_histogram, env};
@@ -110,12 +111,25 @@ fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_millis(t).to_string()
 }
 
-fn per_sec(count: u64, d: Duration) -> f64 {
-    if d.is_zero() {
-        0.0
-    } else {
-        count as f64 / d.as_secs_f64()
-    }
+use windows::{Span, per_sec};
+
+/// Per scenario: its window and, in the open model, what its schedule asked against what it
+/// achieved.
+fn scenario_figures(plan: &Plan, outcome: &RunOutcome) -> Vec<(Span, Option<Arrival>)> {
+    let t = &outcome.totals;
+    plan.scenarios
+        .iter()
+        .map(|sc| {
+            // Quick mode has no scenario group: its one scenario is the whole run.
+            let (counters, last_done) = match sc.group {
+                Some(g) => (&t.groups[g].counters, t.groups[g].last_done_us),
+                None => (&t.counters, u64::MAX),
+            };
+            let span = windows::scenario_span(plan, sc, outcome, last_done);
+            let arrival = windows::arrival(plan, sc, span, counters, counters.dropped);
+            (span, arrival)
+        })
+        .collect()
 }
 
 /// Describes a scenario's load profile in one line.
@@ -249,21 +263,37 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         .error_kinds()
         .map(|(k, n)| (k.name().to_string(), n))
         .collect();
+    let window = outcome.window.as_secs_f64();
+    let c = &t.counters;
+    let scenarios = scenario_figures(plan, outcome);
+    let arrivals: Vec<Arrival> = scenarios.iter().filter_map(|(_, a)| *a).collect();
+    let per_iteration = match arrivals.as_slice() {
+        [one] => one.requests_per_iteration,
+        _ => None,
+    };
+    let arrival = windows::run_arrival(&arrivals, window, per_iteration);
+    let attempts = c.attempts();
     let summary = Summary {
         requests,
-        errors: t.counters.errors,
-        success_rate: if requests == 0 {
+        errors: c.errors,
+        attempts,
+        not_sent: c.not_sent,
+        success_rate: if attempts == 0 {
             0.0
         } else {
-            (requests - t.counters.errors) as f64 / requests as f64
+            attempts.saturating_sub(c.errors) as f64 / attempts as f64
         },
-        duration_s: outcome.measured.as_secs_f64(),
-        rps: per_sec(requests, outcome.measured),
-        target_rps: if open && plan.scenarios.len() == 1 {
-            rate_per_sec
-        } else {
-            None
+        duration_s: window,
+        rps: per_sec(requests - c.drained, window),
+        target_rps: arrival
+            .filter(|a| a.requests_per_iteration == Some(1))
+            .map(|a| a.asked_per_sec),
+        drain: Drain {
+            duration_s: outcome.drain.as_secs_f64(),
+            requests: c.drained,
         },
+        iterations: c.iterations,
+        arrival,
         latency_ms: percentiles(&t.latency),
         service_latency_ms: open.then(|| percentiles(&t.service)),
         dropped: open.then_some(t.dropped),
@@ -272,8 +302,8 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         bytes_sent: t.counters.bytes_sent,
         bytes_received: t.counters.bytes_received,
         connections_opened: t.counters.connections_opened,
-        sent_bytes_per_sec: per_sec(t.counters.bytes_sent, outcome.measured),
-        received_bytes_per_sec: per_sec(t.counters.bytes_received, outcome.measured),
+        sent_bytes_per_sec: per_sec(c.bytes_sent - c.drained_bytes_sent, window),
+        received_bytes_per_sec: per_sec(c.bytes_received - c.drained_bytes_received, window),
         latency_buckets: latency_buckets(&t.latency),
         warmup_requests: t.warmup_requests,
         grpc_status: t
@@ -327,7 +357,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         series: outcome.series.clone(),
         histograms,
         warnings: Vec::new(),
-        groups: groups(plan, outcome),
+        groups: groups(plan, outcome, &scenarios),
         checks: check_list(plan)
             .into_iter()
             .zip(&t.checks)
@@ -364,34 +394,52 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
 }
 
 /// The result groups of a plan run, in the plan's order; groups without requests are kept (a
-/// step that never ran is worth seeing).
-fn groups(plan: &Plan, outcome: &RunOutcome) -> Vec<Group> {
-    let phases: BTreeMap<usize, &crate::plan::Phase> = plan
-        .scenarios
-        .iter()
-        .flat_map(|sc| sc.phases.iter().map(|p| (p.group, p)))
-        .collect();
+/// step that never ran is worth seeing). Each group's rate is over its own window.
+fn groups(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>)]) -> Vec<Group> {
+    // Per group id: its scenario (index) and, for phases, the phase.
+    let mut owner: BTreeMap<usize, (usize, Option<&crate::plan::Phase>)> = BTreeMap::new();
+    for (si, sc) in plan.scenarios.iter().enumerate() {
+        owner.extend(sc.group.map(|g| (g, (si, None))));
+        owner.extend(
+            sc.steps
+                .iter()
+                .filter_map(|st| st.group)
+                .map(|g| (g, (si, None))),
+        );
+        owner.extend(sc.phases.iter().map(|p| (p.group, (si, Some(p)))));
+    }
     plan.groups
         .iter()
         .zip(&outcome.totals.groups)
         .enumerate()
         .map(|(i, (def, stats))| {
-            let phase = phases.get(&i);
-            let span = match phase {
-                Some(p) => (p.end - p.start).min(outcome.measured.max(Duration::from_millis(1))),
-                None => outcome.measured,
+            let (si, phase) = owner.get(&i).copied().unwrap_or((0, None));
+            let sc = &plan.scenarios[si];
+            let (span, arrival) = match phase {
+                Some(p) => (
+                    windows::phase_span(plan, sc, outcome, (p.start, p.end)),
+                    None,
+                ),
+                None => scenarios[si],
             };
+            let c = &stats.counters;
+            let is_scenario = def.kind == GroupKind::Scenario;
             Group {
                 kind: def.kind,
                 name: def.name.clone(),
                 scenario: def.scenario.clone(),
-                start_s: phase.map(|p| p.start.as_secs_f64()),
-                end_s: phase.map(|p| p.end.as_secs_f64()),
+                start_s: phase.map(|_| span.start),
+                end_s: phase.map(|_| span.end),
                 target_vus: phase.and_then(|p| p.vus),
                 target_rps: phase.and_then(|p| p.rate),
-                requests: stats.counters.requests,
-                errors: stats.counters.errors,
-                rps: per_sec(stats.counters.requests, span),
+                requests: c.requests,
+                errors: c.errors,
+                not_sent: c.not_sent,
+                drained: c.drained,
+                window_s: span.len(),
+                rps: per_sec(c.requests - c.drained, span.len()),
+                iterations: is_scenario.then_some(c.iterations),
+                arrival: arrival.filter(|_| is_scenario),
                 latency_ms: percentiles(&stats.latency),
                 status: stats.statuses().map(|(c, n)| (c.to_string(), n)).collect(),
                 errors_by_kind: stats

@@ -3,7 +3,7 @@
 
 use hdrhistogram::Histogram;
 
-use crate::plan::threshold::{Filter, Observed};
+use crate::plan::threshold::{Counts, Filter, Observed};
 use crate::record::decode_histogram;
 use crate::record::model::{Group, GroupKind, RunRecord};
 
@@ -59,13 +59,22 @@ impl Observed for RecordView<'_> {
         }
     }
 
-    fn counts(&self, filter: Option<&Filter>) -> (u64, u64) {
+    fn counts(&self, filter: Option<&Filter>) -> Counts {
+        let s = &self.record.summary;
         match filter {
-            None => (self.record.summary.requests, self.record.summary.errors),
+            None => Counts {
+                requests: s.requests,
+                attempts: s.requests + s.not_sent,
+                errors: s.errors,
+            },
             Some(f) => self
                 .matching(f)
                 .iter()
-                .fold((0, 0), |(r, e), g| (r + g.requests, e + g.errors)),
+                .fold(Counts::default(), |c, g| Counts {
+                    requests: c.requests + g.requests,
+                    attempts: c.attempts + g.requests + g.not_sent,
+                    errors: c.errors + g.errors,
+                }),
         }
     }
 
@@ -81,15 +90,16 @@ impl Observed for RecordView<'_> {
             .fold((0, 0), |(p, f), c| (p + c.passed, f + c.failed))
     }
 
-    fn duration_s(&self, filter: Option<&Filter>) -> f64 {
+    fn throughput(&self, filter: Option<&Filter>) -> Option<f64> {
+        let s = &self.record.summary;
         match filter {
-            Some(Filter::Phase(_)) => self
-                .matching(filter.expect("matched Some"))
-                .iter()
-                .map(|g| g.end_s.unwrap_or(0.0) - g.start_s.unwrap_or(0.0))
-                .sum::<f64>()
-                .min(self.record.summary.duration_s),
-            _ => self.record.summary.duration_s,
+            None => (s.duration_s > 0.0).then_some(s.rps),
+            // Groups of one name (steps of several scenarios, phases by number) run side by
+            // side: their rates add up.
+            Some(f) => {
+                let groups = self.matching(f);
+                (!groups.is_empty()).then(|| groups.iter().map(|g| g.rps).sum())
+            }
         }
     }
 }

@@ -20,6 +20,15 @@ fn warn(code: &str, message: String) -> Warning {
     }
 }
 
+/// What the open model counts: requests when each iteration is one, else iterations.
+fn unit(requests_per_iteration: Option<u32>) -> &'static str {
+    if requests_per_iteration == Some(1) {
+        "requests"
+    } else {
+        "iterations"
+    }
+}
+
 /// Looks at a finished record and says what is wrong with the run, most important first.
 pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
     let s = &r.summary;
@@ -33,12 +42,12 @@ pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
             ),
         ));
     }
-    if s.requests == 0 {
+    if s.requests + s.not_sent == 0 {
         out.push(warn(
             "no_requests",
             "no request completed in the measured part of the run".into(),
         ));
-    } else if s.errors == s.requests {
+    } else if s.errors == s.requests + s.not_sent {
         out.push(warn(
             "all_failed",
             "every request failed; the figures describe failures, not the service".into(),
@@ -72,28 +81,38 @@ pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
             ),
         ));
     }
-    if let Some(dropped) = s.dropped.filter(|d| *d > 0) {
-        let due = s.requests + dropped;
+    if let Some(a) = s.arrival.filter(|a| a.dropped > 0) {
+        let what = unit(a.requests_per_iteration);
         out.push(warn(
             "dropped_requests",
             format!(
-                "{dropped} requests ({:.1}% of those due) were dropped because {} were already in \
-                 flight: the target did not keep up with the rate (raise -c to queue them instead)",
-                100.0 * dropped as f64 / due as f64,
-                r.config.max_in_flight.unwrap_or(0)
+                "{} {what} ({:.1}% of the {} due) were dropped because every VU was busy (the \
+                 in-flight cap): the target did not keep up with the rate (raise -c or max_vus \
+                 to queue them instead)",
+                a.dropped,
+                100.0 * a.dropped as f64 / a.due.max(1) as f64,
+                a.due
             ),
         ));
     }
-    if let (Some(target), true) = (s.target_rps, s.duration_s > 0.0)
+    if let Some(a) = s.arrival
+        && s.duration_s > 0.0
         && r.interrupted.is_none()
-        && s.rps < target * RATE_SHORTFALL
+        && (a.started as f64) < a.due as f64 * RATE_SHORTFALL
     {
+        let what = unit(a.requests_per_iteration);
         out.push(warn(
             "rate_not_achieved",
             format!(
-                "achieved {:.1} req/s of the {target:.1} req/s asked for ({:.1}%)",
-                s.rps,
-                100.0 * s.rps / target
+                "started {:.1} {what}/s of the {:.1} {what}/s the schedule asked for over the \
+                 window ({:.1}%: {} of {} due; {} dropped, {} not started)",
+                a.achieved_per_sec,
+                a.asked_per_sec,
+                100.0 * a.started as f64 / a.due.max(1) as f64,
+                a.started,
+                a.due,
+                a.dropped,
+                a.unsent
             ),
         ));
     }
@@ -119,9 +138,11 @@ pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
         out.push(warn(
             "port_exhaustion",
             format!(
-                "{n} requests failed because the client ran out of ephemeral ports \
+                "{n} attempts failed because the client ran out of ephemeral ports \
                  (EADDRNOTAVAIL): this is a limit of the load-generating machine, not a result \
-                 about the target or its protocol; use keep-alive or more source addresses"
+                 about the target or its protocol; they never left the machine, so they are \
+                 errors but not requests (each VU backs off before trying again); use \
+                 keep-alive or more source addresses"
             ),
         ));
     }

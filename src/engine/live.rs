@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::plan::threshold::{Filter, Observed};
+use crate::plan::threshold::{Counts, Filter, Observed};
 use crate::plan::{Plan, check_list};
 use crate::record::model::GroupKind;
 use crate::record::recorder::{Counters, IntervalSnapshot, new_histogram};
@@ -42,11 +42,11 @@ impl LiveJudge {
             return;
         }
         let _ = self.total.0.add(&s.latency);
-        add_counters(&mut self.total.1, &s.counters);
+        self.total.1.merge(&s.counters);
         for g in &s.groups {
             if let Some((h, c)) = self.groups.get_mut(g.group) {
                 let _ = h.add(&g.latency);
-                add_counters(c, &g.counters);
+                c.merge(&g.counters);
             }
         }
         for (a, b) in self.checks.iter_mut().zip(&s.checks) {
@@ -74,14 +74,6 @@ impl LiveJudge {
             .map(|(i, _)| i)
             .collect()
     }
-}
-
-fn add_counters(a: &mut Counters, b: &Counters) {
-    a.requests += b.requests;
-    a.errors += b.errors;
-    a.bytes_sent += b.bytes_sent;
-    a.bytes_received += b.bytes_received;
-    a.connections_opened += b.connections_opened;
 }
 
 struct View<'a> {
@@ -132,13 +124,25 @@ impl Observed for View<'_> {
         }
     }
 
-    fn counts(&self, filter: Option<&Filter>) -> (u64, u64) {
+    fn counts(&self, filter: Option<&Filter>) -> Counts {
+        let of = |c: &Counters| Counts {
+            requests: c.requests,
+            attempts: c.attempts(),
+            errors: c.errors,
+        };
         match filter {
-            None => (self.judge.total.1.requests, self.judge.total.1.errors),
-            Some(f) => self.matching(f).into_iter().fold((0, 0), |(r, e), g| {
-                let c = &self.judge.groups[g].1;
-                (r + c.requests, e + c.errors)
-            }),
+            None => of(&self.judge.total.1),
+            Some(f) => self
+                .matching(f)
+                .into_iter()
+                .fold(Counts::default(), |a, g| {
+                    let c = of(&self.judge.groups[g].1);
+                    Counts {
+                        requests: a.requests + c.requests,
+                        attempts: a.attempts + c.attempts,
+                        errors: a.errors + c.errors,
+                    }
+                }),
         }
     }
 
@@ -154,7 +158,8 @@ impl Observed for View<'_> {
             .fold((0, 0), |(p, f), (_, c)| (p + c[0], f + c[1]))
     }
 
-    fn duration_s(&self, _filter: Option<&Filter>) -> f64 {
-        self.judge.seconds
+    /// During the run: requests so far over the seconds measured so far.
+    fn throughput(&self, filter: Option<&Filter>) -> Option<f64> {
+        (self.judge.seconds > 0.0).then(|| self.counts(filter).requests as f64 / self.judge.seconds)
     }
 }

@@ -111,8 +111,13 @@ pub struct RunOutcome {
     pub started_at: SystemTime,
     /// Wall-clock end of the run.
     pub ended_at: SystemTime,
-    /// Length of the measured part: from the end of warm-up to the last worker's end.
-    pub measured: Duration,
+    /// The measured window: from the end of warm-up to the scheduled end of the load (or the
+    /// moment the run was stopped, or, for runs limited by counts, the last completion).
+    /// Every rate's denominator (docs/measurement.md, "Windows").
+    pub window: Duration,
+    /// The drain: from the window's end until the last in-flight request finished or was
+    /// abandoned. Responses that complete here are counted, but the time is in no rate.
+    pub drain: Duration,
     /// The signal that interrupted the run, if one did.
     pub interrupted: Option<&'static str>,
     /// Per worker thread.
@@ -161,6 +166,8 @@ struct Stop {
     tx: watch::Sender<bool>,
     /// The signal behind a stop request made through [`StopHandle::interrupt_by`].
     signal: std::sync::OnceLock<&'static str>,
+    /// When the first stop request came.
+    at: std::sync::OnceLock<Instant>,
 }
 
 impl Stop {
@@ -169,6 +176,7 @@ impl Stop {
             aborted: AtomicBool::new(false),
             tx: watch::channel(false).0,
             signal: std::sync::OnceLock::new(),
+            at: std::sync::OnceLock::new(),
         }
     }
 
@@ -178,6 +186,7 @@ impl Stop {
     }
 
     fn abort(&self) {
+        let _ = self.at.set(Instant::now());
         self.aborted.store(true, Ordering::Relaxed);
         self.tx.send_replace(true);
     }
@@ -335,15 +344,18 @@ pub fn run_with(plan: &Plan, options: &RunOptions, stop: StopHandle) -> Result<R
     }
     let collected = collected?;
 
-    let measured = collected.last_finish.map_or(Duration::ZERO, |f| {
-        f.saturating_duration_since(measure_start)
-    });
+    let last = collected.last_finish.unwrap_or(measure_start);
+    let window_end = [run.end, run.stop.at.get().copied()]
+        .into_iter()
+        .flatten()
+        .fold(last, Instant::min);
     Ok(RunOutcome {
         totals: collected.totals,
         series: collected.series,
         started_at,
         ended_at: SystemTime::now(),
-        measured,
+        window: window_end.saturating_duration_since(measure_start),
+        drain: last.saturating_duration_since(window_end),
         interrupted: collected.interrupted,
         threads: collected.threads,
         process_cpu: process_cpu().saturating_sub(cpu_before),

@@ -27,7 +27,7 @@ use crate::proto::client::{Client, Connection, Protocol};
 use crate::proto::grpc::GrpcCode;
 use crate::proto::http1::Phase;
 use crate::proto::message::{PreparedRequest, Request, RequestKind, Timing};
-use crate::record::recorder::{IntervalSnapshot, Recorder, Sample};
+use crate::record::recorder::{IntervalSnapshot, Recorder, Sample, Window};
 use crate::timer::PreciseTimer;
 
 /// The gate of one scenario on this worker.
@@ -178,6 +178,8 @@ struct VuRun<'a> {
     plan: &'a Plan,
     scenario: &'a Scenario,
     start: Instant,
+    /// The scenario's scheduled end (none: it ends when its iterations are done).
+    end: Option<Instant>,
     /// The connection (HTTP/2: stream handle) of HTTP steps.
     conn: Connection,
     /// The HTTP/2 connection of gRPC steps when HTTP steps speak HTTP/1.1.
@@ -261,6 +263,7 @@ async fn vu_loop(
         plan,
         scenario,
         start: run.scenarios[who.scenario].start,
+        end: run.scenarios[who.scenario].end,
         conn: conns.0,
         grpc_conn: conns.1,
         deadline,
@@ -272,12 +275,16 @@ async fn vu_loop(
         header_at: Vec::new(),
     };
     let mut iteration = 0u64;
+    let mut backoff = Backoff::default();
     loop {
         let ticket = match &*gate {
             Gate::Closed(g) => g.next(who.vu, iteration).await,
             Gate::Open(d) => d.next(who.slot).await,
         };
         let Some(ticket) = ticket else { break };
+        if ticket.measured {
+            state.recorder.borrow_mut().record_iteration(scenario.group);
+        }
         if templated {
             vu.ctx = Some(
                 plan.templates
@@ -288,7 +295,7 @@ async fn vu_loop(
             Flow::Sequential => {
                 let mut due = Some(ticket.due);
                 for step in &scenario.steps {
-                    run_step(
+                    let error = run_step(
                         &mut vu,
                         step,
                         due.take(),
@@ -299,7 +306,9 @@ async fn vu_loop(
                         iteration,
                     )
                     .await;
-                    if run.stop.is_aborted() {
+                    // Out of ports or descriptors: the rest of the iteration would fail the
+                    // same way; wait before the next try instead of spinning.
+                    if backoff.after(error, vu.end).await || run.stop.is_aborted() {
                         break;
                     }
                 }
@@ -309,7 +318,7 @@ async fn vu_loop(
                 let pick = fastrand::u64(0..total);
                 let i = cumulative.partition_point(|&c| c <= pick);
                 let step = &scenario.steps[i.min(scenario.steps.len() - 1)];
-                run_step(
+                let error = run_step(
                     &mut vu,
                     step,
                     Some(ticket.due),
@@ -320,9 +329,42 @@ async fn vu_loop(
                     iteration,
                 )
                 .await;
+                backoff.after(error, vu.end).await;
             }
         }
         iteration += 1;
+    }
+}
+
+/// A VU's wait after the generator ran out of a local resource (ephemeral ports, file
+/// descriptors): bounded exponential, from [`BACKOFF_MIN`] to [`BACKOFF_MAX`], reset by any
+/// attempt that did not fail that way. Without it a VU whose connect fails at once retries in a
+/// tight loop, burning the CPU and counting millions of failed attempts.
+#[derive(Default)]
+struct Backoff {
+    next: Duration,
+}
+
+/// First wait after a local resource failure.
+const BACKOFF_MIN: Duration = Duration::from_millis(1);
+/// Longest wait between two tries.
+const BACKOFF_MAX: Duration = Duration::from_millis(500);
+
+impl Backoff {
+    /// After an attempt that ended with `error`: waits (never past `end`) and returns true when
+    /// it was a local resource failure.
+    async fn after(&mut self, error: Option<ErrorKind>, end: Option<Instant>) -> bool {
+        if !error.is_some_and(ErrorKind::is_local_resource) {
+            self.next = Duration::ZERO;
+            return false;
+        }
+        self.next = (self.next * 2).clamp(BACKOFF_MIN, BACKOFF_MAX);
+        let mut wake = Instant::now() + self.next;
+        if let Some(end) = end {
+            wake = wake.min(end);
+        }
+        tokio::time::sleep_until(wake.into()).await;
+        true
     }
 }
 
@@ -362,6 +404,7 @@ impl Outcome {
 }
 
 /// Sends one step's request and records it; runs its checks, extraction and think time.
+/// Returns the failure, if the attempt failed.
 #[allow(clippy::too_many_arguments)]
 async fn run_step(
     vu: &mut VuRun<'_>,
@@ -372,7 +415,7 @@ async fn run_step(
     run: &RunShared,
     vu_number: u32,
     iteration: u64,
-) {
+) -> Option<ErrorKind> {
     let timeout = vu.plan.target.timeout;
     let outgoing = match &step.request {
         StepRequest::Static(s) => Outgoing::Prepared(&s.prepared),
@@ -382,7 +425,7 @@ async fn run_step(
                 let now = Instant::now();
                 let outcome = Outcome::failed(ErrorKind::Template);
                 record(vu, step, state, run, measured, now, now, due, &outcome);
-                return;
+                return outcome.error;
             }
         },
     };
@@ -494,6 +537,7 @@ async fn run_step(
     if !step.think.is_zero() {
         tokio::time::sleep(step.think).await;
     }
+    outcome.error
 }
 
 /// Records one request in the worker's recorder, with its scenario, step and phase groups.
@@ -515,6 +559,11 @@ fn record(
         return;
     }
     let due = due.unwrap_or(sent);
+    let window = match (run.end, vu.end) {
+        (Some(end), _) if done > end => Window::RunDrain,
+        (_, Some(end)) if done > end => Window::ScenarioDrain,
+        _ => Window::Inside,
+    };
     let sample = Sample {
         latency_us: micros(done.saturating_duration_since(due)),
         service_us: micros(done - sent),
@@ -526,6 +575,8 @@ fn record(
         error: outcome.error,
         grpc: outcome.grpc,
         timing: outcome.timing,
+        window,
+        done_us: micros(done.saturating_duration_since(run.measure_start)),
     };
     let phase = if vu.scenario.phases.is_empty() {
         None
@@ -703,7 +754,10 @@ async fn pacer(
                 gate.clone(),
                 run.clone(),
             ))),
-            HandOut::Dropped if measured => state.recorder.borrow_mut().record_dropped(),
+            HandOut::Dropped if measured => state
+                .recorder
+                .borrow_mut()
+                .record_dropped(run.plan.scenarios[scenario].group),
             HandOut::Dropped => {}
         }
         k += 1;

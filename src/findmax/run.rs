@@ -216,11 +216,7 @@ pub fn run(
             rps: r.rps,
             p50_ms: r.latency_ms.p50,
             p99_ms: r.latency_ms.p99,
-            error_rate: if r.requests == 0 {
-                0.0
-            } else {
-                r.errors as f64 / r.requests as f64
-            },
+            error_rate: r.error_rate().unwrap_or(0.0),
             held: judgement == Judgement::Held,
             reason: match &judgement {
                 Judgement::Held => String::new(),

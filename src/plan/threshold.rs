@@ -238,12 +238,24 @@ fn parse_value(metric: Metric, v: &str) -> Result<f64, String> {
 pub trait Observed {
     /// Latency histogram (µs) of the filtered part, if anything was measured.
     fn latency(&self, filter: Option<&Filter>) -> Option<Histogram<u64>>;
-    /// (requests, errors) of the filtered part.
-    fn counts(&self, filter: Option<&Filter>) -> (u64, u64);
+    /// Requests, attempts and errors of the filtered part.
+    fn counts(&self, filter: Option<&Filter>) -> Counts;
     /// (passed, failed) checks of the filtered part.
     fn checks(&self, filter: Option<&Filter>) -> (u64, u64);
-    /// Length of the filtered part, seconds.
-    fn duration_s(&self, filter: Option<&Filter>) -> f64;
+    /// Throughput of the filtered part over its own window, requests per second
+    /// (docs/measurement.md, "Rates"); `None` when it has no window yet.
+    fn throughput(&self, filter: Option<&Filter>) -> Option<f64>;
+}
+
+/// What a threshold counts (docs/measurement.md, "Counts").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Requests that reached the network.
+    pub requests: u64,
+    /// Attempts: requests and attempts never sent.
+    pub attempts: u64,
+    /// Failed attempts.
+    pub errors: u64,
 }
 
 impl Threshold {
@@ -266,18 +278,15 @@ impl Threshold {
                 Some(us / 1000.0)
             }
             Metric::ErrorRate => {
-                let (requests, errors) = o.counts(f);
-                (requests > 0).then(|| errors as f64 / requests as f64)
+                let c = o.counts(f);
+                (c.attempts > 0).then(|| c.errors as f64 / c.attempts as f64)
             }
             Metric::CheckRate => {
                 let (passed, failed) = o.checks(f);
                 (passed + failed > 0).then(|| passed as f64 / (passed + failed) as f64)
             }
-            Metric::Throughput => {
-                let d = o.duration_s(f);
-                (d > 0.0).then(|| o.counts(f).0 as f64 / d)
-            }
-            Metric::Requests => Some(o.counts(f).0 as f64),
+            Metric::Throughput => o.throughput(f),
+            Metric::Requests => Some(o.counts(f).requests as f64),
         }
     }
 
@@ -369,14 +378,18 @@ mod tests {
             }
             Some(h)
         }
-        fn counts(&self, _: Option<&Filter>) -> (u64, u64) {
-            (200, 3)
+        fn counts(&self, _: Option<&Filter>) -> Counts {
+            Counts {
+                requests: 200,
+                attempts: 200,
+                errors: 3,
+            }
         }
         fn checks(&self, _: Option<&Filter>) -> (u64, u64) {
             (99, 1)
         }
-        fn duration_s(&self, _: Option<&Filter>) -> f64 {
-            2.0
+        fn throughput(&self, _: Option<&Filter>) -> Option<f64> {
+            Some(100.0)
         }
     }
 

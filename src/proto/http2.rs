@@ -278,8 +278,8 @@ impl<D: Dial> StreamHandle<D> {
             self.generation = slot.generation;
             return Ok(None);
         }
-        self.opened += 1;
         let (stream, timing) = self.shared.dialer.dial().await?;
+        self.opened += 1;
         if self.shared.require_alpn && D::alpn(&stream) != Some(b"h2") {
             return Err(ErrorKind::Tls);
         }

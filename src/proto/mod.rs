@@ -109,6 +109,22 @@ impl ErrorKind {
         Self::BodyTooLarge,
     ];
 
+    /// Whether a request that failed this way never reached the network: the generator could
+    /// not open a socket (no ephemeral port, no file descriptor) or could not build the request.
+    /// Such a failure is an attempt and an error, never a request (docs/measurement.md).
+    pub fn never_sent(self) -> bool {
+        matches!(
+            self,
+            Self::AddrNotAvailable | Self::TooManyOpenFiles | Self::Template
+        )
+    }
+
+    /// Whether this failure is the generator running out of a local resource (ports, file
+    /// descriptors), after which a VU backs off before it tries again.
+    pub fn is_local_resource(self) -> bool {
+        matches!(self, Self::AddrNotAvailable | Self::TooManyOpenFiles)
+    }
+
     /// Index into per-kind arrays.
     pub fn index(self) -> usize {
         self as usize

@@ -38,6 +38,7 @@ pub fn record(
             t_s: t,
             span_s: 1.0,
             requests: n,
+            not_sent: 0,
             errors: n - ok,
             bytes_sent: n * 40,
             bytes_received: n * 120,
@@ -106,6 +107,11 @@ pub fn record(
         summary: Summary {
             requests,
             errors,
+            attempts: requests,
+            not_sent: 0,
+            drain: Default::default(),
+            iterations: requests,
+            arrival: None,
             success_rate: if requests == 0 {
                 0.0
             } else {

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use super::series::SecondStats;
 
 /// Version of the record format written by this build.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// One run, as written to `run.json`.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
@@ -89,14 +89,32 @@ pub struct Group {
     pub end_s: Option<f64>,
     /// Phases: the VU count held.
     pub target_vus: Option<u32>,
-    /// Phases: the arrival rate held, requests per second.
+    /// Phases: the arrival rate held, iterations per second.
     pub target_rps: Option<f64>,
-    /// Requests finished.
+    /// Requests finished (reached the network), the group's drain included.
     pub requests: u64,
-    /// Of those, failed.
+    /// Failed attempts (as `summary.errors`).
     pub errors: u64,
-    /// Achieved throughput over the group's time span, requests per second.
+    /// Attempts that never reached the network (as `summary.not_sent`).
+    #[serde(default)]
+    pub not_sent: u64,
+    /// Of the requests, those that completed after the group's window (its scenario's drain).
+    #[serde(default)]
+    pub drained: u64,
+    /// The group's own active window, seconds: a scenario's (and its steps') from its start
+    /// (or the end of warm-up) to its scheduled end (or its last completion, or the run's
+    /// stop); a phase's own span. Clipped to the run's measured window.
+    #[serde(default)]
+    pub window_s: f64,
+    /// Achieved throughput: requests completed inside the group's window over `window_s`,
+    /// requests per second.
     pub rps: f64,
+    /// Scenario groups: measured iterations started.
+    #[serde(default)]
+    pub iterations: Option<u64>,
+    /// Open-model scenario groups: the schedule asked against what was achieved.
+    #[serde(default)]
+    pub arrival: Option<Arrival>,
     /// Latency, ms.
     pub latency_ms: Percentiles,
     /// Responses by status code.
@@ -301,27 +319,78 @@ pub struct Bucket {
     pub count: u64,
 }
 
+/// The drain: after the measured window, requests still in flight finish (or time out).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Drain {
+    /// From the window's end to the last completion, seconds.
+    pub duration_s: f64,
+    /// Requests that completed in the drain (counted in `requests`, not in any rate).
+    pub requests: u64,
+}
+
+/// Open model: iterations the arrival schedule asked for against those started.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Arrival {
+    /// Iterations due in the window by the schedule: the integral of the asked rate over it.
+    pub due: u64,
+    /// `due` over the window, iterations per second (a ramp's mean, not its peak).
+    pub asked_per_sec: f64,
+    /// Iterations started (handed to a VU) of those due.
+    pub started: u64,
+    /// `started` over the window, iterations per second.
+    pub achieved_per_sec: f64,
+    /// Due while every VU was busy and the cap was reached: not started.
+    pub dropped: u64,
+    /// Due but neither started nor dropped: the run stopped first, or the generator fell more
+    /// than 1 s behind its schedule.
+    pub unsent: u64,
+    /// Requests one iteration sends when that is fixed (1 in quick mode): the iteration rates
+    /// are then request rates times this. Absent for flows of several steps.
+    pub requests_per_iteration: Option<u32>,
+}
+
 /// The headline figures of a run.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Summary {
-    /// Measured requests finished (successful or not).
+    /// Measured requests finished, successful or not, that reached the network (the drain's
+    /// included). Attempts that never left the machine are in `not_sent`, not here.
     pub requests: u64,
-    /// Of those, failed (transport errors and 4xx/5xx statuses).
+    /// Failed attempts: transport errors, 4xx/5xx statuses, and every attempt not sent.
     pub errors: u64,
-    /// Successful share of requests, 0–1 (0 when there were none).
+    /// Measured attempts: `requests` + `not_sent`.
+    #[serde(default)]
+    pub attempts: u64,
+    /// Attempts that never reached the network: the generator had no ephemeral port
+    /// (`address_not_available`) or file descriptor (`too_many_open_files`), or could not build
+    /// the request (`template_error`). Errors, never part of throughput.
+    #[serde(default)]
+    pub not_sent: u64,
+    /// Successful share of attempts, 0–1 (0 when there were none).
     pub success_rate: f64,
-    /// Length of the measured part, seconds.
+    /// The measured window, seconds: from the end of warm-up to the scheduled end of the load
+    /// (or the stop; count-limited runs: the last completion). The drain is not in it.
     pub duration_s: f64,
-    /// Achieved throughput, requests per second.
+    /// Achieved throughput: requests completed inside the window over `duration_s`, per second.
     pub rps: f64,
-    /// Open model: requested arrival rate, requests per second.
+    /// Open model, when each iteration is one request: the asked rate, requests per second
+    /// (`arrival.asked_per_sec`). Absent otherwise.
     pub target_rps: Option<f64>,
+    /// The drain after the window.
+    #[serde(default)]
+    pub drain: Drain,
+    /// Measured iterations started (one pass through a scenario's flow; quick mode: one
+    /// request each).
+    #[serde(default)]
+    pub iterations: u64,
+    /// Open model: the arrival schedule asked against what was achieved, in iterations.
+    #[serde(default)]
+    pub arrival: Option<Arrival>,
     /// Latency, ms. Open model: from when each request was due (includes queueing in the
     /// generator, free of coordinated omission). Closed model: from when it was sent.
     pub latency_ms: Percentiles,
     /// Open model: latency from when each request was actually sent, ms (uncorrected).
     pub service_latency_ms: Option<Percentiles>,
-    /// Open model: requests that fell due while the in-flight cap was reached, not sent.
+    /// Open model: iterations that fell due while the in-flight cap was reached, not started.
     pub dropped: Option<u64>,
     /// Responses by status code.
     pub status: BTreeMap<String, u64>,
@@ -333,9 +402,9 @@ pub struct Summary {
     pub bytes_received: u64,
     /// TCP connections opened by measured requests.
     pub connections_opened: u64,
-    /// Bytes written per second of the measured part.
+    /// Bytes written by requests completed inside the window, over the window, per second.
     pub sent_bytes_per_sec: f64,
-    /// Bytes read per second of the measured part.
+    /// Bytes read by requests completed inside the window, over the window, per second.
     pub received_bytes_per_sec: f64,
     /// Latency histogram in 1-2-5 buckets, ms.
     pub latency_buckets: Vec<Bucket>,
@@ -348,6 +417,14 @@ pub struct Summary {
     /// waiting.
     #[serde(default)]
     pub timing: TimingSplit,
+}
+
+impl Summary {
+    /// Failed share of attempts, 0–1; `None` when nothing was attempted.
+    pub fn error_rate(&self) -> Option<f64> {
+        let attempts = self.requests + self.not_sent;
+        (attempts > 0).then(|| self.errors as f64 / attempts as f64)
+    }
 }
 
 /// Self-diagnosis of the load generator.

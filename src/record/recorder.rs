@@ -46,15 +46,46 @@ pub struct Sample {
     pub grpc: Option<GrpcCode>,
     /// Where the time went (zeros when unknown, e.g. nothing was opened or no byte arrived).
     pub timing: Timing,
+    /// Whether it completed inside the measured window or in a drain after it.
+    pub window: Window,
+    /// When it completed, µs since measuring began (for groups' own windows).
+    pub done_us: u64,
+}
+
+/// Where a request's completion falls against the windows it is measured in
+/// (docs/measurement.md, "Windows").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Window {
+    /// Before the scheduled end of its scenario (and so of the run).
+    #[default]
+    Inside,
+    /// After its scenario's scheduled end, but before the run's.
+    ScenarioDrain,
+    /// After the run's scheduled end: in the run's drain.
+    RunDrain,
 }
 
 /// Counters of one recorder.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counters {
-    /// Measured requests finished (successful or not).
+    /// Measured requests finished (successful or not) that reached the network.
     pub requests: u64,
-    /// Of those, how many failed (transport error or 4xx/5xx).
+    /// Measured attempts that never reached the network (see [`ErrorKind::never_sent`]); each is
+    /// also an error.
+    pub not_sent: u64,
+    /// Failed attempts: transport errors, 4xx/5xx, and every attempt not sent.
     pub errors: u64,
+    /// Of the requests, those that completed in a drain (after the window's scheduled end).
+    pub drained: u64,
+    /// Measured iterations started (tickets handed to VUs); scenario groups and totals only.
+    pub iterations: u64,
+    /// Open model: iterations that fell due while the in-flight cap was reached (scenario groups
+    /// and totals).
+    pub dropped: u64,
+    /// Request bytes written by drained requests (also in `bytes_sent`).
+    pub drained_bytes_sent: u64,
+    /// Response bytes read by drained requests (also in `bytes_received`).
+    pub drained_bytes_received: u64,
     /// Request bytes written.
     pub bytes_sent: u64,
     /// Response bytes read.
@@ -64,17 +95,38 @@ pub struct Counters {
 }
 
 impl Counters {
-    fn add(&mut self, s: &Sample) {
-        self.requests += 1;
+    /// Attempts: requests plus attempts that never reached the network.
+    pub fn attempts(&self) -> u64 {
+        self.requests + self.not_sent
+    }
+
+    fn add(&mut self, s: &Sample, drained: bool) {
+        if s.error.is_some_and(ErrorKind::never_sent) {
+            self.not_sent += 1;
+        } else {
+            self.requests += 1;
+            if drained {
+                self.drained += 1;
+                self.drained_bytes_sent += s.bytes_sent;
+                self.drained_bytes_received += s.bytes_received;
+            }
+        }
         self.connections_opened += u64::from(s.connections_opened);
         self.errors += u64::from(s.error.is_some());
         self.bytes_sent += s.bytes_sent;
         self.bytes_received += s.bytes_received;
     }
 
-    fn merge(&mut self, o: &Counters) {
+    /// Adds another recorder's counters.
+    pub fn merge(&mut self, o: &Counters) {
         self.requests += o.requests;
+        self.not_sent += o.not_sent;
         self.errors += o.errors;
+        self.drained += o.drained;
+        self.iterations += o.iterations;
+        self.dropped += o.dropped;
+        self.drained_bytes_sent += o.drained_bytes_sent;
+        self.drained_bytes_received += o.drained_bytes_received;
         self.bytes_sent += o.bytes_sent;
         self.bytes_received += o.bytes_received;
         self.connections_opened += o.connections_opened;
@@ -149,6 +201,8 @@ pub struct GroupStats {
     pub status: Box<[u64]>,
     /// Failures by kind.
     pub errors: [u64; ErrorKind::COUNT],
+    /// The latest measured completion, µs since measuring began (0: none).
+    pub last_done_us: u64,
     /// Since the last interval (kept only for live thresholds).
     interval: Option<(Histogram<u64>, Counters)>,
 }
@@ -160,13 +214,15 @@ impl GroupStats {
             counters: Counters::default(),
             status: vec![0; STATUS_SLOTS].into_boxed_slice(),
             errors: [0; ErrorKind::COUNT],
+            last_done_us: 0,
             interval: live.then(|| (new_histogram(), Counters::default())),
         }
     }
 
     #[inline]
     fn record(&mut self, s: &Sample) {
-        self.counters.add(s);
+        self.counters.add(s, s.window != Window::Inside);
+        self.last_done_us = self.last_done_us.max(s.done_us);
         if let Some(status) = s.status {
             self.latency
                 .saturating_record(s.latency_us.max(HIST_LOW_US));
@@ -178,7 +234,7 @@ impl GroupStats {
             self.errors[kind.index()] += 1;
         }
         if let Some((h, c)) = &mut self.interval {
-            c.add(s);
+            c.add(s, false);
             if s.status.is_some() {
                 h.saturating_record(s.latency_us.max(HIST_LOW_US));
             }
@@ -189,6 +245,7 @@ impl GroupStats {
     pub fn merge(&mut self, o: &GroupStats) {
         let _ = self.latency.add(&o.latency);
         self.counters.merge(&o.counters);
+        self.last_done_us = self.last_done_us.max(o.last_done_us);
         for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
             *a += b;
         }
@@ -275,8 +332,8 @@ impl Recorder {
     /// Records one measured request.
     #[inline]
     pub fn record(&mut self, s: &Sample) {
-        self.counters.add(s);
-        self.interval_counters.add(s);
+        self.counters.add(s, s.window == Window::RunDrain);
+        self.interval_counters.add(s, false);
         if let Some(status) = s.status {
             self.latency
                 .saturating_record(s.latency_us.max(HIST_LOW_US));
@@ -325,16 +382,29 @@ impl Recorder {
         self.interval_checks[check][i] += 1;
     }
 
+    /// Counts one measured iteration started, in the totals and its scenario's group.
+    #[inline]
+    pub fn record_iteration(&mut self, scenario_group: Option<usize>) {
+        self.counters.iterations += 1;
+        if let Some(g) = scenario_group {
+            self.groups[g].counters.iterations += 1;
+        }
+    }
+
     /// Counts a request sent during warm-up.
     #[inline]
     pub fn record_warmup(&mut self) {
         self.warmup_requests += 1;
     }
 
-    /// Counts a request dropped because the in-flight cap was reached.
+    /// Counts an iteration dropped because the in-flight cap was reached, in the totals and its
+    /// scenario's group.
     #[inline]
-    pub fn record_dropped(&mut self) {
+    pub fn record_dropped(&mut self, scenario_group: Option<usize>) {
         self.dropped += 1;
+        if let Some(g) = scenario_group {
+            self.groups[g].counters.dropped += 1;
+        }
     }
 
     /// Takes the interval figures gathered since the last call and starts a new interval.
@@ -351,7 +421,7 @@ impl Recorder {
                 .enumerate()
                 .filter_map(|(group, g)| {
                     let (h, c) = g.interval.as_mut()?;
-                    if c.requests == 0 {
+                    if c.attempts() == 0 {
                         return None;
                     }
                     let out = GroupInterval {
@@ -436,6 +506,8 @@ mod tests {
             error: None,
             grpc: None,
             timing: Timing::default(),
+            window: Window::Inside,
+            done_us: 0,
         }
     }
 

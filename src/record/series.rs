@@ -17,9 +17,12 @@ pub struct SecondStats {
     pub t_s: u64,
     /// Length of the interval, seconds (1, except the last which may be shorter).
     pub span_s: f64,
-    /// Requests finished in the interval.
+    /// Requests finished in the interval (reached the network).
     pub requests: u64,
-    /// Of those, failed.
+    /// Attempts in the interval that never reached the network (as `summary.not_sent`).
+    #[serde(default)]
+    pub not_sent: u64,
+    /// Failed attempts in the interval (the not-sent ones included).
     pub errors: u64,
     /// Request bytes written in the interval.
     pub bytes_sent: u64,
@@ -73,10 +76,7 @@ impl SeriesBuilder {
         });
         entry.reported += 1;
         entry.span_s = entry.span_s.max(s.span_s);
-        entry.counters.requests += s.counters.requests;
-        entry.counters.errors += s.counters.errors;
-        entry.counters.bytes_sent += s.counters.bytes_sent;
-        entry.counters.bytes_received += s.counters.bytes_received;
+        entry.counters.merge(&s.counters);
         entry.in_flight += s.in_flight;
         let _ = entry.latency.add(&s.latency);
         if entry.reported >= self.workers {
@@ -109,6 +109,7 @@ fn reduce(second: u64, p: Pending) -> SecondStats {
         t_s: second,
         span_s: p.span_s,
         requests: p.counters.requests,
+        not_sent: p.counters.not_sent,
         errors: p.counters.errors,
         bytes_sent: p.counters.bytes_sent,
         bytes_received: p.counters.bytes_received,

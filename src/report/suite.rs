@@ -201,6 +201,11 @@ fn load_level(f: &FindMax, level: f64) -> String {
 fn target_row(t: &TargetOutcome, searched: bool) -> Vec<String> {
     let has_runs = !t.runs.is_empty();
     let requests: u64 = t.runs.iter().map(|r| r.summary.requests).sum();
+    let attempts: u64 = t
+        .runs
+        .iter()
+        .map(|r| r.summary.requests + r.summary.not_sent)
+        .sum();
     let errors: u64 = t.runs.iter().map(|r| r.summary.errors).sum();
     let sent: u64 = t.runs.iter().map(|r| r.summary.bytes_sent).sum();
     let mut details = Vec::new();
@@ -239,8 +244,8 @@ fn target_row(t: &TargetOutcome, searched: bool) -> Vec<String> {
             "-".into()
         },
         median_rps(&t.runs).map_or_else(|| "-".into(), rate),
-        if requests > 0 {
-            format!("{:.2}%", errors as f64 * 100.0 / requests as f64)
+        if attempts > 0 {
+            format!("{:.2}%", errors as f64 * 100.0 / attempts as f64)
         } else {
             "-".into()
         },

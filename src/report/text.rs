@@ -56,6 +56,9 @@ pub fn render(r: &RunRecord) -> String {
     if let Some(dropped) = s.dropped {
         let _ = writeln!(o, "  Dropped:       {}", thousands(dropped));
     }
+    for (label, value) in super::view::accounting(r) {
+        let _ = writeln!(o, "  {:<15}{value}", format!("{label}:"));
+    }
     let _ = writeln!(
         o,
         "  Sent:          {}  ({}/s)",
@@ -228,6 +231,11 @@ mod tests {
             target_rps: None,
             requests: 300,
             errors: 0,
+            not_sent: 0,
+            drained: 0,
+            window_s: 3.0,
+            iterations: None,
+            arrival: None,
             rps: 100.0,
             latency_ms: r.summary.latency_ms,
             status: Default::default(),

@@ -103,7 +103,7 @@ pub fn verdict(r: &RunRecord) -> Verdict {
         thousands(s.requests),
         seconds(s.duration_s),
         rate(s.rps),
-        pct(error_pct(s.requests, s.errors))
+        pct(error_pct(s.requests + s.not_sent, s.errors))
     );
     let (level, headline) = if s.requests == 0 {
         (
@@ -156,7 +156,11 @@ pub fn run_view(r: &RunRecord) -> RunView {
     let tiles = vec![
         tile("throughput", rate(s.rps), "req/s"),
         tile("requests", thousands(s.requests), ""),
-        tile("errors", pct(error_pct(s.requests, s.errors)), ""),
+        tile(
+            "errors",
+            pct(error_pct(s.requests + s.not_sent, s.errors)),
+            "",
+        ),
         tile("latency p50", ms(l.p50), "ms"),
         tile("latency p99", ms(l.p99), "ms"),
         tile("latency max", ms(l.max), "ms"),
@@ -248,6 +252,67 @@ fn configuration(r: &RunRecord) -> Table {
     t
 }
 
+/// The headline's lines about attempts that never left the machine, the drain and the arrival
+/// schedule, as (label, value): one source for the terminal summary and the reports.
+pub fn accounting(r: &RunRecord) -> Vec<(&'static str, String)> {
+    let s = &r.summary;
+    let mut out = Vec::new();
+    if s.not_sent > 0 {
+        out.push((
+            "Not sent",
+            format!(
+                "{} of {} attempts never left the machine (no local port or file descriptor, \
+                 or the request could not be built): errors, never requests",
+                thousands(s.not_sent),
+                thousands(s.requests + s.not_sent)
+            ),
+        ));
+    }
+    if s.drain.requests > 0 || s.drain.duration_s >= 0.0005 {
+        out.push((
+            "Drain",
+            format!(
+                "{} requests completed in the {} after the window (counted; in no rate)",
+                thousands(s.drain.requests),
+                seconds(s.drain.duration_s)
+            ),
+        ));
+    }
+    match &s.arrival {
+        Some(a) if a.requests_per_iteration != Some(1) => out.push((
+            "Iterations",
+            format!(
+                "{}/s of {}/s asked ({} of {} due started; {} dropped, {} not started)",
+                rate(a.achieved_per_sec),
+                rate(a.asked_per_sec),
+                thousands(a.started),
+                thousands(a.due),
+                thousands(a.dropped),
+                thousands(a.unsent)
+            ),
+        )),
+        Some(a) if a.unsent > 0 => out.push((
+            "Not started",
+            format!(
+                "{} of {} due requests (the run stopped, or the generator fell behind)",
+                thousands(a.unsent),
+                thousands(a.due)
+            ),
+        )),
+        Some(_) => {}
+        None if s.iterations != s.requests + s.not_sent && s.iterations > 0 => out.push((
+            "Iterations",
+            format!(
+                "{} ({}/s)",
+                thousands(s.iterations),
+                rate(s.iterations as f64 / s.duration_s.max(1e-9))
+            ),
+        )),
+        None => {}
+    }
+    out
+}
+
 fn headline(r: &RunRecord) -> Table {
     let s = &r.summary;
     let l = &s.latency_ms;
@@ -259,12 +324,15 @@ fn headline(r: &RunRecord) -> Table {
     t.push(["Throughput", &rps]);
     t.push(["Requests", &thousands(s.requests)]);
     t.push(["Duration (measured)", &format!("{:.2} s", s.duration_s)]);
+    for (label, value) in accounting(r) {
+        t.push([label, &value]);
+    }
     t.push([
         "Errors",
         &format!(
             "{} ({})",
             thousands(s.errors),
-            pct(error_pct(s.requests, s.errors))
+            pct(error_pct(s.requests + s.not_sent, s.errors))
         ),
     ]);
     if let Some(dropped) = s.dropped {
@@ -403,7 +471,7 @@ fn groups_table(kind: GroupKind, groups: &[&Group]) -> Table {
         row.push(format!(
             "{} ({})",
             thousands(g.errors),
-            pct(error_pct(g.requests, g.errors))
+            pct(error_pct(g.requests + g.not_sent, g.errors))
         ));
         row.push(rate(g.rps));
         row.extend([l.p50, l.p90, l.p95, l.p99, l.max].iter().map(|v| ms(*v)));
@@ -474,7 +542,7 @@ fn errors(r: &RunRecord) -> Option<Table> {
     }
     let mut t = Table::new(
         "Errors",
-        &["<Kind", "Requests", "Share of requests", "<What it means"],
+        &["<Kind", "Attempts", "Share of attempts", "<What it means"],
     );
     let mut kinds: Vec<_> = s.errors_by_kind.iter().collect();
     kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
@@ -483,7 +551,7 @@ fn errors(r: &RunRecord) -> Option<Table> {
         t.push([
             kind.clone(),
             thousands(*n),
-            pct(error_pct(s.requests, *n)),
+            pct(error_pct(s.requests + s.not_sent, *n)),
             hint.to_string(),
         ]);
     }

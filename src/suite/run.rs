@@ -487,11 +487,7 @@ impl TargetRun<'_, '_> {
             .as_ref()
             .expect("a smoke plan implies [smoke]");
         let s = &r.summary;
-        let error_rate = if s.requests == 0 {
-            0.0
-        } else {
-            s.errors as f64 / s.requests as f64
-        };
+        let error_rate = s.error_rate().unwrap_or(0.0);
         SmokeOutcome {
             requests: s.requests,
             errors: s.errors,

@@ -333,8 +333,8 @@ impl<D: Dial> Connection<D> {
     ) -> Result<Response, ErrorKind> {
         if self.stream.is_none() {
             self.phase = Phase::Connecting;
-            self.opened += 1;
             let (stream, timing) = self.dialer.dial().await?;
+            self.opened += 1;
             self.stream = Some(stream);
             self.connect = timing;
             if self.buf.is_empty() {

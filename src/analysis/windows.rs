@@ -1,0 +1,175 @@
+//! The windows every rate is divided by (docs/measurement.md, "Windows" and "Rates"), and the
+//! open model's asked-against-achieved figures, from the plan and what the engine measured.
+//!
+//! All times are seconds since measuring began (the end of warm-up). The run's window ends at
+//! the scheduled end of its load, or earlier when it was stopped; a scenario's window is its own
+//! part of that (from its start, or the end of warm-up, to its scheduled end — or, for a
+//! scenario limited by iterations, its last completion); a ladder phase's is its own span.
+
+use std::time::Duration;
+
+use crate::engine::RunOutcome;
+use crate::plan::{Flow, Plan, Profile, Scenario};
+use crate::record::model::Arrival;
+use crate::record::recorder::Counters;
+
+/// A span of the measured part, seconds since measuring began.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Span {
+    /// Start, s.
+    pub start: f64,
+    /// End, s (never before `start`).
+    pub end: f64,
+}
+
+impl Span {
+    /// Its length, s.
+    pub fn len(&self) -> f64 {
+        self.end - self.start
+    }
+
+    /// Whether it has no length.
+    pub fn is_empty(&self) -> bool {
+        self.len() <= 0.0
+    }
+
+    fn clipped(start: f64, end: f64, window: f64) -> Self {
+        let start = start.clamp(0.0, window);
+        Self {
+            start,
+            end: end.clamp(start, window),
+        }
+    }
+}
+
+/// Count per second of a span; 0 for an empty span.
+pub fn per_sec(count: u64, span_s: f64) -> f64 {
+    if span_s > 0.0 {
+        count as f64 / span_s
+    } else {
+        0.0
+    }
+}
+
+/// Where a scenario's own time starts, relative to measuring, s (negative: before warm-up ended).
+fn scenario_origin(plan: &Plan, sc: &Scenario) -> f64 {
+    sc.start_after.as_secs_f64() - plan.warmup.as_secs_f64()
+}
+
+/// The window of scenario `sc`: from its start (or the end of warm-up) to its scheduled end, or
+/// for scenarios that end when their iterations are done, to their last completion
+/// (`last_done_us` of its group), clipped to the run's window.
+pub fn scenario_span(plan: &Plan, sc: &Scenario, outcome: &RunOutcome, last_done_us: u64) -> Span {
+    let window = outcome.window.as_secs_f64();
+    let origin = scenario_origin(plan, sc);
+    let end = match sc.duration() {
+        Some(d) => origin + plan.warmup.as_secs_f64() + d.as_secs_f64(),
+        None => last_done_us as f64 / 1e6,
+    };
+    Span::clipped(origin, end, window)
+}
+
+/// The span of a ladder phase given relative to its scenario's start, clipped to the window.
+pub fn phase_span(
+    plan: &Plan,
+    sc: &Scenario,
+    outcome: &RunOutcome,
+    (start, end): (Duration, Duration),
+) -> Span {
+    let origin = scenario_origin(plan, sc);
+    Span::clipped(
+        origin + start.as_secs_f64(),
+        origin + end.as_secs_f64(),
+        outcome.window.as_secs_f64(),
+    )
+}
+
+/// Requests one iteration of `sc` sends when that is fixed: a weighted flow sends one step, a
+/// sequential flow each of its steps.
+pub fn requests_per_iteration(sc: &Scenario) -> Option<u32> {
+    match &sc.flow {
+        Flow::Weighted(_) => Some(1),
+        Flow::Sequential => u32::try_from(sc.steps.len()).ok(),
+    }
+}
+
+/// Open-model scenario `sc`: iterations due in its window by the schedule, against those started
+/// and dropped (its counters). `None` for closed-model scenarios.
+pub fn arrival(
+    plan: &Plan,
+    sc: &Scenario,
+    span: Span,
+    counters: &Counters,
+    dropped: u64,
+) -> Option<Arrival> {
+    let Profile::Arrival { ramp, limit, .. } = &sc.profile else {
+        return None;
+    };
+    // The span in the scenario's own time, where the schedule is defined.
+    let origin = scenario_origin(plan, sc);
+    let at = |t: f64| Duration::from_secs_f64((t - origin).max(0.0));
+    let mut due = ramp
+        .count_before(at(span.end))
+        .saturating_sub(ramp.count_before(at(span.start)));
+    if let Some(n) = limit {
+        due = due.min(*n);
+    }
+    // A limited scenario's span ends at its last completion, after its last due time.
+    if limit.is_some() {
+        due = due.max(counters.iterations + dropped);
+    }
+    let started = counters.iterations;
+    Some(Arrival {
+        due,
+        asked_per_sec: per_sec(due, span.len()),
+        started,
+        achieved_per_sec: per_sec(started, span.len()),
+        dropped,
+        unsent: due.saturating_sub(started + dropped),
+        requests_per_iteration: requests_per_iteration(sc),
+    })
+}
+
+/// The whole run's asked-against-achieved figures: the sum over its open-model scenarios, over
+/// the run's window. `None` without open-model scenarios.
+pub fn run_arrival(
+    scenarios: &[Arrival],
+    window_s: f64,
+    per_iteration: Option<u32>,
+) -> Option<Arrival> {
+    let first = scenarios.first()?;
+    let mut sum = Arrival {
+        requests_per_iteration: per_iteration,
+        ..*first
+    };
+    for a in &scenarios[1..] {
+        sum.due += a.due;
+        sum.started += a.started;
+        sum.dropped += a.dropped;
+        sum.unsent += a.unsent;
+    }
+    sum.asked_per_sec = per_sec(sum.due, window_s);
+    sum.achieved_per_sec = per_sec(sum.started, window_s);
+    Some(sum)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spans_are_clipped_to_the_window() {
+        let s = Span::clipped(-1.0, 3.0, 2.0);
+        assert_eq!(
+            s,
+            Span {
+                start: 0.0,
+                end: 2.0
+            }
+        );
+        let s = Span::clipped(3.0, 5.0, 2.0);
+        assert!(s.is_empty(), "{s:?}");
+        assert_eq!(per_sec(10, 0.0), 0.0);
+        assert_eq!(per_sec(10, 2.0), 5.0);
+    }
+}

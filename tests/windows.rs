@@ -1,0 +1,230 @@
+//! The windows rates are divided by, and the open model's asked-against-achieved figures
+//! (docs/measurement.md, "Windows" and "Rates"), against the built-in target.
+
+mod common;
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use common::{run_json, summary_f64, summary_u64, target, temp_dir};
+
+/// Writes `plan` (with `BASE` replaced by the target's URL) and runs it; the record.
+fn run_plan(dir: &Path, base: &str, plan: &str) -> Value {
+    let path = dir.join("plan.toml");
+    std::fs::write(&path, plan.replace("BASE", base)).unwrap();
+    let (out, record) = run_json(dir, &["run", path.to_str().unwrap(), "--threads", "1"]);
+    assert!(
+        out.status.code().is_some_and(|c| c == 0 || c == 99),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    record
+}
+
+fn group<'a>(record: &'a Value, kind: &str, name: &str) -> &'a Value {
+    record["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["kind"] == kind && g["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} {name}: {}", record["groups"]))
+}
+
+/// Requests that hang until the timeout must not stretch the window: `-d 2s` is 2 s, the time
+/// spent waiting out the timeouts is the drain, reported on its own, and the throughput is that
+/// of the window (what the per-second series shows), not diluted by the drain.
+#[test]
+fn the_drain_is_in_no_denominator() {
+    let t = target();
+    let dir = temp_dir("windows-drain");
+    let record = run_plan(
+        &dir,
+        &t.base_url(),
+        r#"
+name = "drain"
+[target]
+base_url = "BASE"
+timeout = "3s"
+[[scenario]]
+name = "s"
+flow = "weighted"
+[scenario.load]
+profile = "constant-vus"
+vus = 20
+duration = "2s"
+[[scenario.step]]
+name = "fast"
+path = "/delay?ms=1"
+weight = 97
+[[scenario.step]]
+name = "hangs"
+path = "/delay?ms=60000"
+weight = 3
+"#,
+    );
+    let s = &record["summary"];
+    let duration = summary_f64(&record, "duration_s");
+    assert!(
+        (1.95..2.2).contains(&duration),
+        "the window is the 2 s asked for, not {duration} s: {s}"
+    );
+    let drain = s["drain"]["duration_s"].as_f64().unwrap();
+    assert!(drain > 0.5, "the timeouts are waited out in the drain: {s}");
+    let drained = s["drain"]["requests"].as_u64().unwrap();
+    assert!(drained >= 1, "{s}");
+    let requests = summary_u64(&record, "requests");
+    let rps = summary_f64(&record, "rps");
+    let expected = (requests - drained) as f64 / duration;
+    assert!(
+        (rps - expected).abs() < 0.01 * expected,
+        "rps {rps} = requests in the window / window ({expected}): {s}"
+    );
+    // The per-second series of the window agrees with the headline rate.
+    let seconds: Vec<f64> = record["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["span_s"].as_f64() == Some(1.0) && x["t_s"].as_u64() < Some(2))
+        .map(|x| x["requests"].as_f64().unwrap())
+        .collect();
+    assert_eq!(seconds.len(), 2, "{}", record["series"]);
+    let series = seconds.iter().sum::<f64>() / 2.0;
+    assert!(
+        (rps - series).abs() < 0.15 * series,
+        "headline {rps} req/s against the series' {series} req/s"
+    );
+    t.stop();
+}
+
+/// A scenario that ran 1 s of a 3 s plan is divided by its 1 s, a ladder phase by its own span.
+#[test]
+fn groups_use_their_own_window() {
+    let t = target();
+    let dir = temp_dir("windows-groups");
+    let record = run_plan(
+        &dir,
+        &t.base_url(),
+        r#"
+name = "groups"
+[target]
+base_url = "BASE"
+[[scenario]]
+name = "early"
+[scenario.load]
+profile = "constant-vus"
+vus = 4
+duration = "1s"
+[[scenario.step]]
+name = "first"
+path = "/delay?ms=5"
+
+[[scenario]]
+name = "late"
+start_after = "1s"
+[scenario.load]
+profile = "ladder"
+phases = [{ vus = 2, duration = "1s" }, { vus = 4, duration = "1s" }]
+[[scenario.step]]
+name = "second"
+path = "/delay?ms=5"
+"#,
+    );
+    assert!((summary_f64(&record, "duration_s") - 3.0).abs() < 0.1);
+    for (kind, name, window) in [
+        ("scenario", "early", 1.0),
+        ("step", "first", 1.0),
+        ("scenario", "late", 2.0),
+        ("phase", "phase 1: 2 VUs", 1.0),
+        ("phase", "phase 2: 4 VUs", 1.0),
+    ] {
+        let g = group(&record, kind, name);
+        let w = g["window_s"].as_f64().unwrap();
+        assert!((w - window).abs() < 0.05, "{kind} {name}: window {w}: {g}");
+        let in_window = (g["requests"].as_u64().unwrap() - g["drained"].as_u64().unwrap()) as f64;
+        let rps = g["rps"].as_f64().unwrap();
+        assert!(
+            (rps - in_window / window).abs() < 0.06 * rps,
+            "{kind} {name}: {rps} req/s for {in_window} requests in {window} s"
+        );
+    }
+    // 4 VUs at ~5 ms each: several hundred per second, whatever the plan's length.
+    let early = group(&record, "scenario", "early")["rps"].as_f64().unwrap();
+    assert!(early > 300.0, "{early}");
+    let phases = record["groups"].as_array().unwrap().iter();
+    let starts: Vec<f64> = phases
+        .filter(|g| g["kind"] == "phase")
+        .map(|g| g["start_s"].as_f64().unwrap())
+        .collect();
+    assert_eq!(starts, vec![1.0, 2.0], "phases in the run's time");
+    t.stop();
+}
+
+/// An open-model plan whose iteration is two requests: the asked and achieved figures are
+/// iterations, never requests; a ramp's asked figure is its mean over the window, not its peak.
+#[test]
+fn the_open_model_compares_iterations_with_iterations() {
+    let t = target();
+    let dir = temp_dir("windows-arrival");
+    let record = run_plan(
+        &dir,
+        &t.base_url(),
+        r#"
+name = "arrival"
+[target]
+base_url = "BASE"
+[[scenario]]
+name = "two-steps"
+[scenario.load]
+profile = "ramping-arrival-rate"
+start_rate = 0
+stages = [{ duration = "2s", target = 100 }]
+max_vus = 50
+[[scenario.step]]
+name = "a"
+path = "/delay?ms=1"
+[[scenario.step]]
+name = "b"
+path = "/delay?ms=1"
+"#,
+    );
+    let s = &record["summary"];
+    let a = &s["arrival"];
+    assert_eq!(a["requests_per_iteration"], 2, "{s}");
+    // The integral of 0 → 100/s over 2 s is 100 iterations: 50/s on average.
+    assert_eq!(a["due"], 100, "{a}");
+    let asked = a["asked_per_sec"].as_f64().unwrap();
+    assert!((asked - 50.0).abs() < 1.0, "{a}");
+    let achieved = a["achieved_per_sec"].as_f64().unwrap();
+    assert!(achieved > 45.0 && achieved <= asked + 0.01, "{a}");
+    assert!(s["target_rps"].is_null(), "no request rate was asked: {s}");
+    assert_eq!(s["iterations"], a["started"]);
+    // Two requests per iteration.
+    let rps = summary_f64(&record, "rps");
+    assert!(
+        (rps - 2.0 * achieved).abs() < 0.1 * rps,
+        "{rps} vs {achieved}"
+    );
+    let codes = common::warning_codes(&record);
+    assert!(!codes.contains(&"rate_not_achieved"), "{codes:?}");
+    t.stop();
+}
+
+/// Quick mode's open model: one request per iteration, so the asked rate is a request rate.
+#[test]
+fn quick_open_model_asks_requests() {
+    let t = target();
+    let dir = temp_dir("windows-quick-open");
+    let url = format!("{}/delay?ms=1", t.base_url());
+    let (_, record) = run_json(&dir, &[&url, "--rate", "200", "-d", "2s", "--threads", "1"]);
+    let s = &record["summary"];
+    assert_eq!(s["arrival"]["requests_per_iteration"], 1);
+    assert_eq!(s["arrival"]["due"], 400, "{s}");
+    assert!(
+        (s["target_rps"].as_f64().unwrap() - 200.0).abs() < 0.5,
+        "{s}"
+    );
+    assert_eq!(s["attempts"], s["requests"]);
+    assert_eq!(s["not_sent"], 0);
+    t.stop();
+}
