@@ -121,9 +121,17 @@ pub struct RunOutcome {
     pub process_cpu: Duration,
     /// Peak resident set size of the process, bytes.
     pub peak_rss_bytes: u64,
-    /// Thresholds with `abort_on_fail` that failed during the run and stopped it (indices into
-    /// the plan's thresholds).
-    pub aborted_by: Vec<usize>,
+    /// When thresholds with `abort_on_fail` failed during the run and stopped it.
+    pub abort: Option<Abort>,
+}
+
+/// Thresholds with `abort_on_fail` that failed during a run and stopped it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Abort {
+    /// When: time since measuring began.
+    pub at: Duration,
+    /// Which (indices into the plan's thresholds), each with the value it failed with then.
+    pub thresholds: Vec<(usize, Option<f64>)>,
 }
 
 /// Everything the workers share; read-only but for the atomics.
@@ -348,7 +356,7 @@ pub fn run_with(plan: &Plan, options: &RunOptions, stop: StopHandle) -> Result<R
         threads: collected.threads,
         process_cpu: process_cpu().saturating_sub(cpu_before),
         peak_rss_bytes: peak_rss_bytes(),
-        aborted_by: collected.aborted_by,
+        abort: collected.abort,
     })
 }
 
@@ -358,7 +366,7 @@ struct Collected {
     threads: Vec<ThreadUsage>,
     interrupted: Option<&'static str>,
     last_finish: Option<Instant>,
-    aborted_by: Vec<usize>,
+    abort: Option<Abort>,
 }
 
 async fn control_loop(
@@ -379,7 +387,7 @@ async fn control_loop(
     let mut series = SeriesBuilder::new(workers);
     let mut totals = Recorder::with_groups(run.plan.groups.len(), run.check_count, false);
     let mut judge = live::LiveJudge::new(&run.plan, run.check_count);
-    let mut aborted_by = Vec::new();
+    let mut abort: Option<Abort> = None;
     let mut threads = Vec::with_capacity(workers);
     let mut last_finish: Option<Instant> = None;
     let mut failure = None;
@@ -393,8 +401,8 @@ async fn control_loop(
                     series.add(s);
                     let elapsed = Instant::now().saturating_duration_since(run.measure_start);
                     let failed = judge.failing(&run.plan, elapsed);
-                    if !failed.is_empty() && aborted_by.is_empty() {
-                        aborted_by = failed;
+                    if !failed.is_empty() && abort.is_none() {
+                        abort = Some(Abort { at: elapsed, thresholds: failed });
                         run.stop.abort();
                     }
                 }
@@ -434,8 +442,7 @@ async fn control_loop(
     }
     // A signal (see `signals`) or a stop request; not the hard deadline nor a threshold.
     let interrupted = run.stop.signal.get().copied().or_else(|| {
-        (run.stop.is_aborted() && !deadline_hit && aborted_by.is_empty())
-            .then_some("stop requested")
+        (run.stop.is_aborted() && !deadline_hit && abort.is_none()).then_some("stop requested")
     });
     Ok(Collected {
         totals,
@@ -443,7 +450,7 @@ async fn control_loop(
         threads,
         interrupted,
         last_finish,
-        aborted_by,
+        abort,
     })
 }
 
@@ -454,12 +461,13 @@ fn live_view(run: &RunShared) -> ProgressView {
             e + l.errors.load(Ordering::Relaxed),
         )
     });
-    ProgressView {
-        elapsed: Instant::now().saturating_duration_since(run.measure_start),
-        warming_up: Instant::now() < run.measure_start,
+    ProgressView::at(
+        Instant::now(),
+        run.start,
+        run.measure_start,
         requests,
         errors,
-    }
+    )
 }
 
 async fn sleep_opt(deadline: Option<Instant>) {
