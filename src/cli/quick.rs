@@ -38,7 +38,7 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
     if !quiet {
         super::print_results(&files);
     }
-    Ok(super::run_exit_code(&record))
+    Ok(super::finish_run(&record, quiet))
 }
 
 /// Runs a spec with signal handling and, when stderr is a terminal, a progress line.
@@ -67,11 +67,31 @@ pub fn banner(plan: &Plan) -> String {
         .scenarios
         .iter()
         .map(|sc| {
-            let profile = volley::analysis::describe_profile(&sc.profile);
-            if plan.quick.is_some() {
-                profile
-            } else {
-                format!("{}: {profile}", sc.name)
+            let load = volley::analysis::scenario_load(plan, sc);
+            let words = volley::report::load::describe_load(&load);
+            match (&plan.quick, load.connections) {
+                // Quick mode's closed model says it as the reports do: "4 connections × 16
+                // streams (64 in flight), 10.0s".
+                (Some(_), Some(connections)) => {
+                    let shape = volley::report::load::quick_shape(
+                        load.model,
+                        connections,
+                        plan.target.connect.streams,
+                        0.0,
+                        0,
+                    );
+                    let length = match (load.duration_s, load.iterations) {
+                        (Some(d), _) => volley::report::format::seconds(d),
+                        (None, n) => format!("{} requests", n.unwrap_or(0)),
+                    };
+                    format!("{shape}, {length}")
+                }
+                (Some(_), None) => words,
+                (None, _) => volley::report::load::scenario_line(
+                    &sc.name,
+                    &words,
+                    sc.start_after.as_secs_f64(),
+                ),
             }
         })
         .collect();
