@@ -68,31 +68,30 @@ pub fn banner(plan: &Plan) -> String {
         .iter()
         .map(|sc| {
             let load = volley::analysis::scenario_load(plan, sc);
-            let words = volley::report::load::describe_load(&load);
-            match (&plan.quick, load.connections) {
-                // Quick mode's closed model says it as the reports do: "4 connections × 16
-                // streams (64 in flight), 10.0s".
-                (Some(_), Some(connections)) => {
-                    let shape = volley::report::load::quick_shape(
-                        load.model,
-                        connections,
-                        plan.target.connect.streams,
-                        0.0,
-                        0,
-                    );
-                    let length = match (load.duration_s, load.iterations) {
-                        (Some(d), _) => volley::report::format::seconds(d),
-                        (None, n) => format!("{} requests", n.unwrap_or(0)),
-                    };
-                    format!("{shape}, {length}")
-                }
-                (Some(_), None) => words,
-                (None, _) => volley::report::load::scenario_line(
+            if plan.quick.is_none() {
+                return volley::report::load::scenario_line(
                     &sc.name,
-                    &words,
+                    &volley::report::load::describe_load(&load),
                     sc.start_after.as_secs_f64(),
-                ),
+                );
             }
+            // Quick mode says it as its reports do: "closed model, 4 connections × 16 streams (64
+            // in flight), 10.0s", "open model, 1,000.0 req/s, at most 200 in flight, 10.0s".
+            let shape = volley::report::load::quick_shape(
+                load.model,
+                load.connections.unwrap_or(0),
+                plan.target.connect.streams,
+                load.peak_rate_per_sec.unwrap_or(0.0),
+                load.max_vus.unwrap_or(0),
+            );
+            let length = match (load.duration_s, load.iterations) {
+                (Some(d), _) => volley::report::format::seconds(d),
+                (None, n) => format!(
+                    "{} requests",
+                    volley::report::format::thousands(n.unwrap_or(0))
+                ),
+            };
+            format!("{shape}, {length}")
         })
         .collect();
     let warmup = if plan.warmup.is_zero() {
