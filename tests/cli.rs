@@ -96,7 +96,11 @@ fn sigint_stops_the_run_and_leaves_a_complete_record() {
     assert!(started.elapsed() < Duration::from_secs(30));
     assert_eq!(out.status.code(), Some(130));
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("INTERRUPTED (SIGINT)"), "{stdout}");
+    // The summary's first line is the verdict, as in every report.
+    assert!(
+        stdout.starts_with("WARNING — Interrupted (SIGINT) after"),
+        "{stdout}"
+    );
     let rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(rec["interrupted"], "SIGINT");
@@ -120,7 +124,10 @@ fn sigint_stops_the_run_and_leaves_a_complete_record() {
     assert!(html.contains("Interrupted (SIGINT) after"));
     assert!(html.contains("id=\"chart-throughput\""));
     let summary = std::fs::read_to_string(folder.join("summary.txt")).unwrap();
-    assert!(summary.contains("INTERRUPTED (SIGINT)"), "{summary}");
+    assert!(
+        summary.starts_with("WARNING — Interrupted (SIGINT) after"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -138,7 +145,7 @@ fn demo_runs_end_to_end_and_writes_records() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(stdout.contains("closed model, 32 connections"), "{stdout}");
-    assert!(stdout.contains("open model, 1000.0 req/s"), "{stdout}");
+    assert!(stdout.contains("open model, 1,000.0 req/s"), "{stdout}");
     let mut runs: Vec<String> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

@@ -295,6 +295,8 @@ fn run_and_compare_reports_render_in_chromium() {
         observed: base.p99,
         passed: true,
         aborted: false,
+        aborted_at_s: None,
+        observed_at_abort: None,
     }];
     record.checks = vec![CheckResult {
         scenario: "default".into(),

@@ -3,16 +3,18 @@
 
 pub mod compare;
 pub mod like_for_like;
+pub mod load;
 pub mod metric;
 pub mod spectrum;
 pub mod stats;
 mod thresholds;
+pub mod verdict;
 mod warnings;
 pub mod windows;
 
-use crate::record::model::TimingSplit;
+use crate::record::model::{TimingSplit, TlsNegotiated};
 use std::collections::BTreeMap;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use hdrhistogram::Histogram;
 
@@ -26,31 +28,23 @@ use crate::record::series::us_to_ms;
 use crate::record::{SCHEMA_VERSION, encode_histogram, env};
 use crate::redact::redact_url_password;
 
+pub use load::{describe_scenario, scenario_load};
 pub use thresholds::RecordView;
 pub use warnings::diagnose;
 
-/// Percentile figures of a histogram of microseconds, in milliseconds.
+/// Percentile figures of a histogram of microseconds, in milliseconds (see docs/measurement.md,
+/// "Latency"): all `None` for an empty histogram.
 pub fn percentiles(h: &Histogram<u64>) -> Percentiles {
     if h.is_empty() {
-        return Percentiles {
-            min: None,
-            mean: None,
-            stdev: None,
-            p50: None,
-            p75: None,
-            p90: None,
-            p95: None,
-            p99: None,
-            p99_9: None,
-            p99_99: None,
-            max: None,
-        };
+        return Percentiles::default();
     }
     let q = |q: f64| Some(us_to_ms(h.value_at_quantile(q)));
     Percentiles {
         min: Some(us_to_ms(h.min())),
         mean: Some(h.mean() / 1000.0),
         stdev: Some(h.stdev() / 1000.0),
+        p10: q(0.10),
+        p25: q(0.25),
         p50: q(0.50),
         p75: q(0.75),
         p90: q(0.90),
@@ -132,52 +126,6 @@ fn scenario_figures(plan: &Plan, outcome: &RunOutcome) -> Vec<(Span, Option<Arri
         .collect()
 }
 
-/// Describes a scenario's load profile in one line.
-pub fn describe_profile(profile: &Profile) -> String {
-    let secs = |d: Duration| crate::report::format::seconds(d.as_secs_f64());
-    match profile {
-        Profile::Vus {
-            ramp, iterations, ..
-        } => match iterations {
-            Iterations::Unlimited => {
-                if ramp.stages().len() == 1 {
-                    format!("{} VUs for {}", ramp.peak(), secs(ramp.total()))
-                } else {
-                    format!(
-                        "up to {} VUs over {} ({} stages)",
-                        ramp.peak(),
-                        secs(ramp.total()),
-                        ramp.stages().len()
-                    )
-                }
-            }
-            Iterations::Shared(n) => format!("{n} iterations shared by {} VUs", ramp.peak()),
-            Iterations::PerVu(n) => format!("{n} iterations per VU, {} VUs", ramp.peak()),
-        },
-        Profile::Arrival {
-            ramp,
-            max_vus,
-            limit,
-        } => match limit {
-            Some(n) => format!(
-                "{n} iterations at {:.1}/s, at most {max_vus} in flight",
-                ramp.peak()
-            ),
-            None if ramp.stages().len() == 1 => format!(
-                "{:.1} iterations/s for {}, at most {max_vus} VUs",
-                ramp.peak(),
-                secs(ramp.total())
-            ),
-            None => format!(
-                "up to {:.1} iterations/s over {} ({} stages), at most {max_vus} VUs",
-                ramp.peak(),
-                secs(ramp.total()),
-                ramp.stages().len()
-            ),
-        },
-    }
-}
-
 /// Builds the run's record from the plan and what the engine measured.
 pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> RunRecord {
     let t = &outcome.totals;
@@ -250,9 +198,10 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             .iter()
             .map(|sc| ScenarioConfig {
                 name: sc.name.clone(),
-                profile: describe_profile(&sc.profile),
+                profile: describe_scenario(plan, sc),
                 start_after_s: sc.start_after.as_secs_f64(),
                 steps: sc.steps.iter().map(|s| s.name.clone()).collect(),
+                load: Some(scenario_load(plan, sc)),
             })
             .collect(),
         max_header_bytes: Some(plan.target.limits.max_head_bytes as u64),
@@ -317,6 +266,14 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             connects: t.connect.len(),
             tls_handshakes: t.tls.len(),
         },
+        tls_negotiated: t
+            .tls_sessions()
+            .map(|(n, connections)| TlsNegotiated {
+                version: n.version_name().into(),
+                alpn: n.alpn_name().map(str::to_string),
+                connections,
+            })
+            .collect(),
     };
     let generator = Generator {
         threads: outcome
@@ -329,8 +286,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             })
             .collect(),
         cpu_s: outcome.process_cpu.as_secs_f64(),
-        cpu_us_per_request: (requests > 0)
-            .then(|| outcome.process_cpu.as_secs_f64() * 1e6 / requests as f64),
+        cpu_us_per_request: worker_cpu_per_request(outcome),
         peak_rss_bytes: outcome.peak_rss_bytes,
         lag_ms: open.then(|| percentiles(&t.lag)),
     };
@@ -372,25 +328,50 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         thresholds: Vec::new(),
         find_max: None,
     };
-    let view = RecordView::new(&record);
-    let verdicts: Vec<ThresholdResult> = plan
-        .thresholds
+    record.thresholds = threshold_results(plan, outcome, &record);
+    record.warnings = diagnose(&record);
+    record
+}
+
+/// The verdict of every threshold on the finished record. One that ended the run
+/// (`abort_on_fail`) has failed whatever the shortened run's figures show, and says when it
+/// failed and with what value.
+fn threshold_results(
+    plan: &Plan,
+    outcome: &RunOutcome,
+    record: &RunRecord,
+) -> Vec<ThresholdResult> {
+    let view = RecordView::new(record);
+    plan.thresholds
         .iter()
         .enumerate()
         .map(|(i, th)| {
             let observed = th.observe(&view);
+            let abort = outcome.abort.as_ref().and_then(|a| {
+                let (_, then) = a.thresholds.iter().find(|(t, _)| *t == i)?;
+                Some((a.at.as_secs_f64(), *then))
+            });
             ThresholdResult {
                 metric: th.metric_text.clone(),
                 condition: th.condition_text.clone(),
                 observed,
-                passed: th.passes(observed),
-                aborted: outcome.aborted_by.contains(&i),
+                passed: th.passes(observed) && abort.is_none(),
+                aborted: abort.is_some(),
+                aborted_at_s: abort.map(|(at, _)| at),
+                observed_at_abort: abort.and_then(|(_, then)| then),
             }
         })
-        .collect();
-    record.thresholds = verdicts;
-    record.warnings = diagnose(&record);
-    record
+        .collect()
+}
+
+/// The worker threads' CPU time per request they finished, warm-up included, µs (see
+/// docs/measurement.md, "The generator's own figures"): the generator's own cost, without the
+/// control thread or whatever else shares the process (`volley demo`'s built-in target).
+fn worker_cpu_per_request(outcome: &RunOutcome) -> Option<f64> {
+    let t = &outcome.totals;
+    let finished = t.counters.requests + t.warmup_requests;
+    let cpu: f64 = outcome.threads.iter().map(|u| u.cpu.as_secs_f64()).sum();
+    (finished > 0).then(|| cpu * 1e6 / finished as f64)
 }
 
 /// The result groups of a plan run, in the plan's order; groups without requests are kept (a

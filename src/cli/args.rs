@@ -18,7 +18,8 @@ use clap::{Args, Parser, Subcommand};
     args_conflicts_with_subcommands = true,
     subcommand_negates_reqs = true,
     after_help = "Exit codes: 0 ok; 1 every request failed or the run could not be done; \
-                  2 invalid input; 130 interrupted (record still written)."
+                  2 invalid input; 99 a threshold failed (or ended the run: abort_on_fail); \
+                  130 interrupted (record still written)."
 )]
 pub struct Cli {
     /// A subcommand instead of quick mode.
@@ -278,11 +279,21 @@ pub struct QuickArgs {
     pub grpc: GrpcArgs,
     /// Largest response head accepted (status line and headers), e.g. 64KiB, 1MiB; a larger
     /// one fails as header_too_large. 1KiB to 16MiB (default 64KiB).
-    #[arg(long, value_name = "SIZE", value_parser = volley::proto::http1::parse_size)]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        value_parser = volley::proto::http1::parse_size,
+        help_heading = "Response limits"
+    )]
     pub max_header_size: Option<u64>,
     /// Largest response body accepted, e.g. 10MB, 64MiB; a larger one fails as body_too_large
     /// (default: no limit; bodies are counted and discarded, never held in memory).
-    #[arg(long, value_name = "SIZE", value_parser = volley::proto::http1::parse_size)]
+    #[arg(
+        long,
+        value_name = "SIZE",
+        value_parser = volley::proto::http1::parse_size,
+        help_heading = "Response limits"
+    )]
     pub max_body_size: Option<u64>,
 }
 

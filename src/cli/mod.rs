@@ -77,17 +77,25 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// The exit code a finished run deserves.
+/// The exit code a finished run deserves, from the status its reports say in their first line.
 fn run_exit_code(record: &volley::record::RunRecord) -> u8 {
-    if record.interrupted.is_some() {
-        EXIT_INTERRUPTED
-    } else if record.thresholds.iter().any(|t| !t.passed) {
-        EXIT_THRESHOLDS
-    } else if record.summary.requests == 0 || record.summary.errors == record.summary.requests {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
+    use volley::analysis::verdict::{RunStatus, status};
+    match status(record) {
+        RunStatus::Interrupted(_) => EXIT_INTERRUPTED,
+        RunStatus::Aborted(_) | RunStatus::ThresholdsFailed { .. } => EXIT_THRESHOLDS,
+        RunStatus::NoRequests | RunStatus::AllFailed => EXIT_FAILED,
+        RunStatus::Warnings(_) | RunStatus::Completed => EXIT_OK,
     }
+}
+
+/// The exit code of a finished run; under `-q`, a run that did not end well still says why in one
+/// line on stderr (the first line of its reports), since the exit code alone does not.
+fn finish_run(record: &volley::record::RunRecord, quiet: bool) -> u8 {
+    let code = run_exit_code(record);
+    if quiet && code != EXIT_OK {
+        eprintln!("volley: {}", volley::report::view::verdict(record).headline);
+    }
+    code
 }
 
 /// Prints where a run's results were written.

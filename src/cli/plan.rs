@@ -39,7 +39,7 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
     if !a.quiet {
         super::print_results(&files);
     }
-    Ok(super::run_exit_code(&record))
+    Ok(super::finish_run(&record, a.quiet))
 }
 
 /// Validates a plan and prints one rendered request per step.
@@ -82,7 +82,7 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
             out,
             "\nscenario {}: {}{}",
             sc.name,
-            volley::analysis::describe_profile(&sc.profile),
+            volley::analysis::describe_scenario(&plan, sc),
             if sc.start_after.is_zero() {
                 String::new()
             } else {

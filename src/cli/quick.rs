@@ -38,7 +38,7 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
     if !quiet {
         super::print_results(&files);
     }
-    Ok(super::run_exit_code(&record))
+    Ok(super::finish_run(&record, quiet))
 }
 
 /// Runs a spec with signal handling and, when stderr is a terminal, a progress line.
@@ -67,12 +67,31 @@ pub fn banner(plan: &Plan) -> String {
         .scenarios
         .iter()
         .map(|sc| {
-            let profile = volley::analysis::describe_profile(&sc.profile);
-            if plan.quick.is_some() {
-                profile
-            } else {
-                format!("{}: {profile}", sc.name)
+            let load = volley::analysis::scenario_load(plan, sc);
+            if plan.quick.is_none() {
+                return volley::report::load::scenario_line(
+                    &sc.name,
+                    &volley::report::load::describe_load(&load),
+                    sc.start_after.as_secs_f64(),
+                );
             }
+            // Quick mode says it as its reports do: "closed model, 4 connections × 16 streams (64
+            // in flight), 10.0s", "open model, 1,000.0 req/s, at most 200 in flight, 10.0s".
+            let shape = volley::report::load::quick_shape(
+                load.model,
+                load.connections.unwrap_or(0),
+                plan.target.connect.streams,
+                load.peak_rate_per_sec.unwrap_or(0.0),
+                load.max_vus.unwrap_or(0),
+            );
+            let length = match (load.duration_s, load.iterations) {
+                (Some(d), _) => volley::report::format::seconds(d),
+                (None, n) => format!(
+                    "{} requests",
+                    volley::report::format::thousands(n.unwrap_or(0))
+                ),
+            };
+            format!("{shape}, {length}")
         })
         .collect();
     let warmup = if plan.warmup.is_zero() {

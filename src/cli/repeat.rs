@@ -32,7 +32,7 @@ pub fn run(
                 files.dir.display()
             );
         }
-        worst = worst.max(super::run_exit_code(&record));
+        worst = worst.max(super::finish_run(&record, quiet));
         let interrupted = record.interrupted.is_some();
         runs.push(record);
         if interrupted {

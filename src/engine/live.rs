@@ -1,6 +1,7 @@
 //! Thresholds judged during the run (`abort_on_fail`): the control thread accumulates the workers'
 //! per-second snapshots and checks the thresholds after their grace period.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 use hdrhistogram::Histogram;
@@ -10,37 +11,41 @@ use crate::plan::{Plan, check_list};
 use crate::record::model::GroupKind;
 use crate::record::recorder::{Counters, IntervalSnapshot, new_histogram};
 
-/// Cumulative figures of the run so far.
+/// Cumulative figures of the run so far: of the seconds every worker has reported. A second only
+/// some workers have reported is held back, so that a rate is never judged on part of the
+/// workers' requests over the whole time (which failed `rps > N` thresholds that held).
 pub(super) struct LiveJudge {
     enabled: bool,
+    workers: usize,
     total: (Histogram<u64>, Counters),
     groups: Vec<(Histogram<u64>, Counters)>,
     checks: Vec<[u64; 2]>,
     seconds: f64,
+    /// Seconds not yet reported by every worker: how many have, and their figures so far.
+    pending: BTreeMap<u64, (usize, Box<Part>)>,
 }
 
-impl LiveJudge {
-    pub(super) fn new(plan: &Plan, checks: usize) -> Self {
-        let enabled = plan.thresholds.iter().any(|t| t.abort_on_fail);
+/// The figures of one second (or of the run so far).
+struct Part {
+    total: (Histogram<u64>, Counters),
+    groups: Vec<(Histogram<u64>, Counters)>,
+    checks: Vec<[u64; 2]>,
+    end_s: f64,
+}
+
+impl Part {
+    fn new(groups: usize, checks: usize) -> Self {
         Self {
-            enabled,
             total: (new_histogram(), Counters::default()),
-            groups: if enabled {
-                (0..plan.groups.len())
-                    .map(|_| (new_histogram(), Counters::default()))
-                    .collect()
-            } else {
-                Vec::new()
-            },
+            groups: (0..groups)
+                .map(|_| (new_histogram(), Counters::default()))
+                .collect(),
             checks: vec![[0, 0]; checks],
-            seconds: 0.0,
+            end_s: 0.0,
         }
     }
 
-    pub(super) fn add(&mut self, s: &IntervalSnapshot) {
-        if !self.enabled {
-            return;
-        }
+    fn add(&mut self, s: &IntervalSnapshot) {
         let _ = self.total.0.add(&s.latency);
         self.total.1.merge(&s.counters);
         for g in &s.groups {
@@ -53,12 +58,75 @@ impl LiveJudge {
             a[0] += b[0];
             a[1] += b[1];
         }
-        self.seconds = self.seconds.max(s.second as f64 + s.span_s);
+        self.end_s = self.end_s.max(s.second as f64 + s.span_s);
+    }
+}
+
+impl LiveJudge {
+    pub(super) fn new(plan: &Plan, checks: usize) -> Self {
+        let enabled = plan.thresholds.iter().any(|t| t.abort_on_fail);
+        let groups = if enabled { plan.groups.len() } else { 0 };
+        let part = Part::new(groups, checks);
+        Self {
+            enabled,
+            workers: plan.threads.max(1),
+            total: part.total,
+            groups: part.groups,
+            checks: part.checks,
+            seconds: 0.0,
+            pending: BTreeMap::new(),
+        }
     }
 
-    /// Indices of `abort_on_fail` thresholds failing now (after their grace period).
-    pub(super) fn failing(&self, plan: &Plan, elapsed: Duration) -> Vec<usize> {
+    /// Adds one worker's snapshot; its second counts once every worker has reported it.
+    pub(super) fn add(&mut self, s: &IntervalSnapshot) {
         if !self.enabled {
+            return;
+        }
+        let (groups, checks) = (self.groups.len(), self.checks.len());
+        let (reported, part) = self
+            .pending
+            .entry(s.second)
+            .or_insert_with(|| (0, Box::new(Part::new(groups, checks))));
+        part.add(s);
+        *reported += 1;
+        self.settle();
+    }
+
+    /// A worker has finished: it reports no later second, so seconds the others have reported
+    /// are complete without it.
+    pub(super) fn worker_done(&mut self) {
+        self.workers = self.workers.saturating_sub(1).max(1);
+        if self.enabled {
+            self.settle();
+        }
+    }
+
+    /// Counts every pending second that all running workers have reported, in time order.
+    fn settle(&mut self) {
+        while let Some(entry) = self.pending.first_entry() {
+            if entry.get().0 < self.workers {
+                return;
+            }
+            let (_, part) = entry.remove();
+            let _ = self.total.0.add(&part.total.0);
+            self.total.1.merge(&part.total.1);
+            for ((h, c), (ph, pc)) in self.groups.iter_mut().zip(&part.groups) {
+                let _ = h.add(ph);
+                c.merge(pc);
+            }
+            for (a, b) in self.checks.iter_mut().zip(&part.checks) {
+                a[0] += b[0];
+                a[1] += b[1];
+            }
+            self.seconds = self.seconds.max(part.end_s);
+        }
+    }
+
+    /// The `abort_on_fail` thresholds failing now (after their grace period), each with the
+    /// value observed: indices into the plan's thresholds.
+    pub(super) fn failing(&self, plan: &Plan, elapsed: Duration) -> Vec<(usize, Option<f64>)> {
+        if !self.enabled || self.seconds == 0.0 {
             return Vec::new();
         }
         let view = View { judge: self, plan };
@@ -66,12 +134,11 @@ impl LiveJudge {
             .iter()
             .enumerate()
             .filter(|(_, t)| t.abort_on_fail && elapsed >= t.grace)
-            .filter(|(_, t)| {
+            .filter_map(|(i, t)| {
                 let observed = t.observe(&view);
                 // Nothing measured yet is not a failure while the run goes on.
-                observed.is_some() && !t.passes(observed)
+                (observed.is_some() && !t.passes(observed)).then_some((i, observed))
             })
-            .map(|(i, _)| i)
             .collect()
     }
 }
@@ -161,5 +228,65 @@ impl Observed for View<'_> {
     /// During the run: requests so far over the seconds measured so far.
     fn throughput(&self, filter: Option<&Filter>) -> Option<f64> {
         (self.judge.seconds > 0.0).then(|| self.counts(filter).requests as f64 / self.judge.seconds)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::load::{LoadOptions, load_str};
+
+    fn plan(threads: usize) -> Plan {
+        let text = "[target]\nbase_url = \"http://127.0.0.1:9\"\n\
+            [[scenario]]\nname = \"s\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
+            vus = 4\nduration = \"8s\"\n[[scenario.step]]\nname = \"a\"\npath = \"/\"\n\
+            [thresholds]\nrps = [{ condition = \"> 150\", abort_on_fail = true }]\n";
+        let options = LoadOptions {
+            threads: Some(threads),
+            ..Default::default()
+        };
+        load_str(text, std::path::Path::new("t.toml"), &options).unwrap()
+    }
+
+    fn snapshot(second: u64, requests: u64) -> IntervalSnapshot {
+        IntervalSnapshot {
+            second,
+            span_s: 1.0,
+            counters: Counters {
+                requests,
+                ..Counters::default()
+            },
+            latency: new_histogram(),
+            in_flight: 0,
+            groups: Vec::new(),
+            checks: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_rate_is_judged_on_the_seconds_every_worker_reported() {
+        let plan = plan(4);
+        assert_eq!(plan.threads, 4);
+        let mut judge = LiveJudge::new(&plan, 0);
+        let at = Duration::from_secs(1);
+        // Four workers at 95 req/s each: 380 req/s, well above 150. Judged after one worker's
+        // report (95 req/s over the whole second), it used to fail and abort the run.
+        for worker in 1..=4 {
+            judge.add(&snapshot(0, 95));
+            assert!(
+                judge.failing(&plan, at).is_empty(),
+                "failed after {worker} of 4 workers reported"
+            );
+        }
+        // Then the target stalls: (380 + 40 + 0) / 3 s = 140 req/s fails, and says so.
+        for second in [1, 2] {
+            for _ in 0..4 {
+                judge.add(&snapshot(second, if second == 1 { 10 } else { 0 }));
+            }
+        }
+        let failed = judge.failing(&plan, Duration::from_secs(3));
+        assert_eq!(failed.len(), 1, "{failed:?}");
+        assert_eq!(failed[0].0, 0);
+        assert!((failed[0].1.unwrap() - 140.0).abs() < 1e-9, "{failed:?}");
     }
 }

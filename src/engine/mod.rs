@@ -126,9 +126,17 @@ pub struct RunOutcome {
     pub process_cpu: Duration,
     /// Peak resident set size of the process, bytes.
     pub peak_rss_bytes: u64,
-    /// Thresholds with `abort_on_fail` that failed during the run and stopped it (indices into
-    /// the plan's thresholds).
-    pub aborted_by: Vec<usize>,
+    /// When thresholds with `abort_on_fail` failed during the run and stopped it.
+    pub abort: Option<Abort>,
+}
+
+/// Thresholds with `abort_on_fail` that failed during a run and stopped it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Abort {
+    /// When: time since measuring began.
+    pub at: Duration,
+    /// Which (indices into the plan's thresholds), each with the value it failed with then.
+    pub thresholds: Vec<(usize, Option<f64>)>,
 }
 
 /// Everything the workers share; read-only but for the atomics.
@@ -360,7 +368,7 @@ pub fn run_with(plan: &Plan, options: &RunOptions, stop: StopHandle) -> Result<R
         threads: collected.threads,
         process_cpu: process_cpu().saturating_sub(cpu_before),
         peak_rss_bytes: peak_rss_bytes(),
-        aborted_by: collected.aborted_by,
+        abort: collected.abort,
     })
 }
 
@@ -370,7 +378,7 @@ struct Collected {
     threads: Vec<ThreadUsage>,
     interrupted: Option<&'static str>,
     last_finish: Option<Instant>,
-    aborted_by: Vec<usize>,
+    abort: Option<Abort>,
 }
 
 async fn control_loop(
@@ -391,7 +399,7 @@ async fn control_loop(
     let mut series = SeriesBuilder::new(workers);
     let mut totals = Recorder::with_groups(run.plan.groups.len(), run.check_count, false);
     let mut judge = live::LiveJudge::new(&run.plan, run.check_count);
-    let mut aborted_by = Vec::new();
+    let mut abort: Option<Abort> = None;
     let mut threads = Vec::with_capacity(workers);
     let mut last_finish: Option<Instant> = None;
     let mut failure = None;
@@ -403,15 +411,14 @@ async fn control_loop(
                 Some(WorkerMessage::Interval(s)) => {
                     judge.add(&s);
                     series.add(s);
-                    let elapsed = Instant::now().saturating_duration_since(run.measure_start);
-                    let failed = judge.failing(&run.plan, elapsed);
-                    if !failed.is_empty() && aborted_by.is_empty() {
-                        aborted_by = failed;
-                        run.stop.abort();
-                    }
+                    judge_now(run, &judge, &mut abort);
                 }
                 Some(WorkerMessage::Done(result)) => {
                     done += 1;
+                    judge.worker_done();
+                    if done < workers {
+                        judge_now(run, &judge, &mut abort);
+                    }
                     totals.merge(&result.recorder);
                     if let Some(last) = result.last_interval {
                         series.add(last);
@@ -446,8 +453,7 @@ async fn control_loop(
     }
     // A signal (see `signals`) or a stop request; not the hard deadline nor a threshold.
     let interrupted = run.stop.signal.get().copied().or_else(|| {
-        (run.stop.is_aborted() && !deadline_hit && aborted_by.is_empty())
-            .then_some("stop requested")
+        (run.stop.is_aborted() && !deadline_hit && abort.is_none()).then_some("stop requested")
     });
     Ok(Collected {
         totals,
@@ -455,8 +461,25 @@ async fn control_loop(
         threads,
         interrupted,
         last_finish,
-        aborted_by,
+        abort,
     })
+}
+
+/// Stops the run when an `abort_on_fail` threshold fails on the seconds judged so far (the first
+/// such moment is kept).
+fn judge_now(run: &RunShared, judge: &live::LiveJudge, abort: &mut Option<Abort>) {
+    if abort.is_some() {
+        return;
+    }
+    let elapsed = Instant::now().saturating_duration_since(run.measure_start);
+    let failed = judge.failing(&run.plan, elapsed);
+    if !failed.is_empty() {
+        *abort = Some(Abort {
+            at: elapsed,
+            thresholds: failed,
+        });
+        run.stop.abort();
+    }
 }
 
 fn live_view(run: &RunShared) -> ProgressView {
@@ -466,12 +489,13 @@ fn live_view(run: &RunShared) -> ProgressView {
             e + l.errors.load(Ordering::Relaxed),
         )
     });
-    ProgressView {
-        elapsed: Instant::now().saturating_duration_since(run.measure_start),
-        warming_up: Instant::now() < run.measure_start,
+    ProgressView::at(
+        Instant::now(),
+        run.start,
+        run.measure_start,
         requests,
         errors,
-    }
+    )
 }
 
 async fn sleep_opt(deadline: Option<Instant>) {

@@ -555,7 +555,7 @@ fn record(
 ) {
     let mut rec = state.recorder.borrow_mut();
     if !measured {
-        rec.record_warmup();
+        rec.record_warmup(&outcome.timing);
         return;
     }
     let due = due.unwrap_or(sent);

@@ -58,6 +58,10 @@ pub struct Step {
     /// the machine, say), not the target's limit, so it is not counted as breaking.
     #[serde(default)]
     pub noise: bool,
+    /// This step ran the level of the step before it again, to confirm a break that may have
+    /// been a one-off (see `noise`): the same level twice is on purpose.
+    #[serde(default)]
+    pub rerun: bool,
     /// The break may be a one-off pause of the machine: only the latency tail broke (rate
     /// achieved, no errors, median within bounds), or the generator fell behind. Such a step is
     /// run again before it is believed.
@@ -98,14 +102,15 @@ pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> Step) -> Outc
     let mut probes = 0u32;
     let stopped = loop {
         if !started.allows(probes) {
-            break "the time budget was spent".to_string();
+            break STOPPED_BUDGET.to_string();
         }
         let mut step = probe(level);
         probes += 1;
         if !step.held && step.doubtful && started.allows(probes) {
             // A tail-only break, or a generator that fell behind, may be a one-off pause of the
             // machine: believe it only if it happens again.
-            let again = probe(level);
+            let mut again = probe(level);
+            again.rerun = true;
             probes += 1;
             let mut first = std::mem::replace(&mut step, again);
             if step.held {
@@ -130,7 +135,7 @@ pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> Step) -> Outc
                 let next = round(g * config.growth);
                 if next > config.max_level {
                     break format!(
-                        "the level limit ({}) was reached while the SLO held",
+                        "{STOPPED_LEVEL_LIMIT} ({}) was reached while the SLO held",
                         config.max_level
                     );
                 }
@@ -184,8 +189,14 @@ pub struct FindMax {
     /// The SLO as given.
     pub slo: String,
     /// Highest throughput achieved by a step that met the SLO, requests per second (null when no
-    /// step held).
+    /// step held). Only a lower bound when `lower_bound` says why.
     pub max_sustainable_rps: Option<f64>,
+    /// Why `max_sustainable_rps` is only a lower bound ("no break found within the budget", "the
+    /// load generator saturated before the target"); null when a step that broke the SLO bounds
+    /// it from above. Reports write such a maximum "≥ 797.4 req/s (no break found within the
+    /// budget)".
+    #[serde(default)]
+    pub lower_bound: Option<String>,
     /// The load of that step.
     pub max_sustainable_load: Option<f64>,
     /// Highest throughput achieved by any step, requests per second.
@@ -221,25 +232,58 @@ impl FindMax {
             .iter()
             .filter(|s| !s.held && !s.generator_limited && !s.noise)
             .min_by(|a, b| a.level.total_cmp(&b.level));
-        Self {
+        let generator_limited = outcome
+            .steps
+            .iter()
+            .any(|s| s.generator_limited && !s.noise);
+        let mut found = Self {
             model: model.into(),
             slo: slo.into(),
             max_sustainable_rps: best.map(|s| s.rps),
+            lower_bound: None,
             max_sustainable_load: best.map(|s| s.level),
             peak_rps: peak.map_or(0.0, |s| s.rps),
             peak_load: peak.map_or(0.0, |s| s.level),
             breaking_load: breaking.map(|s| s.level),
             breaking_reason: breaking.map(|s| s.reason.clone()),
-            generator_limited: outcome
-                .steps
-                .iter()
-                .any(|s| s.generator_limited && !s.noise),
+            generator_limited,
             stopped: outcome.stopped.clone(),
             steps: outcome.steps.clone(),
             elapsed_s: elapsed.as_secs_f64(),
+        };
+        found.lower_bound = found.why_lower_bound();
+        found
+    }
+
+    /// Why the maximum found is only a lower bound, from the other figures (so records written
+    /// before `lower_bound` existed read the same): the generator saturated first, or no step
+    /// broke the SLO before the search stopped. `None` when there is no maximum, or a break
+    /// bounds it.
+    pub fn why_lower_bound(&self) -> Option<String> {
+        self.max_sustainable_rps?;
+        if let Some(why) = &self.lower_bound {
+            return Some(why.clone());
         }
+        if self.generator_limited {
+            return Some("the load generator saturated before the target".into());
+        }
+        if self.breaking_load.is_some() {
+            return None;
+        }
+        Some(if self.stopped == STOPPED_BUDGET {
+            "no break found within the budget".into()
+        } else if self.stopped.starts_with(STOPPED_LEVEL_LIMIT) {
+            "no break found up to the level limit".into()
+        } else {
+            format!("no break found: {}", self.stopped)
+        })
     }
 }
+
+/// [`Outcome::stopped`] when the budget ran out.
+const STOPPED_BUDGET: &str = "the time budget was spent";
+/// The start of [`Outcome::stopped`] when the level limit was reached.
+const STOPPED_LEVEL_LIMIT: &str = "the level limit";
 
 #[cfg(test)]
 mod tests {
@@ -269,6 +313,7 @@ mod tests {
             reason: String::new(),
             generator_limited: false,
             noise: false,
+            rerun: false,
             doubtful: level > capacity,
         }
     }
@@ -325,6 +370,13 @@ mod tests {
         assert!(out.steps.iter().all(|s| !s.noise));
         let found = f.max_sustainable_rps.unwrap();
         assert!((97.0..=100.0).contains(&found), "{found}");
+        // Each break was run again at its level, and the second run says it is one.
+        for pair in out.steps.windows(2) {
+            let twice = pair[0].level == pair[1].level;
+            assert_eq!(pair[1].rerun, twice, "{:?}", out.steps);
+            assert!(!twice || !pair[0].held, "{:?}", out.steps);
+        }
+        assert!(out.steps.iter().any(|s| s.rerun));
     }
 
     fn config_from(start: f64) -> SearchConfig {

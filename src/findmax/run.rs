@@ -101,12 +101,18 @@ impl Settings {
     }
 
     /// One judged step: `✓   400.0/s →      398.2 req/s, p50     1.20 ms, p99     3.40 ms,
-    /// errors 0.00%`, with the reason when it did not hold.
+    /// errors 0.00%`, with the reason when it did not hold; a level run again to confirm a break
+    /// says `(again)`.
     pub fn step_line(&self, step: &Step) -> String {
+        let level = self.level_text(step.level);
         format!(
             "{} {:>10} → {:>10.1} req/s, p50 {:>8} ms, p99 {:>8} ms, errors {:.2}%{}",
             if step.held { "✓" } else { "✗" },
-            self.level_text(step.level),
+            if step.rerun {
+                format!("{level} (again)")
+            } else {
+                level
+            },
             step.rps,
             crate::report::format::ms(step.p50_ms),
             crate::report::format::ms(step.p99_ms),
@@ -171,7 +177,7 @@ pub struct Found {
     /// The headline figures and every step.
     pub summary: FindMax,
     /// The record to keep: the best step that held (else the first step), named
-    /// `<name>-find-max`, with `summary` under `find_max`.
+    /// `<name>-find-max` for a plan and `find-max` for a URL, with `summary` under `find_max`.
     pub record: RunRecord,
     /// A step was interrupted (the record says by what), which ended the search.
     pub interrupted: bool,
@@ -224,6 +230,7 @@ pub fn run(
             },
             generator_limited: matches!(judgement, Judgement::GeneratorLimited(_)),
             noise: false,
+            rerun: false,
             doubtful: match &judgement {
                 Judgement::Held => false,
                 Judgement::Broke(_) => slo::tail_only(&record, &s.slo, s.open.then_some(level)),
@@ -245,7 +252,7 @@ pub fn run(
     let Some(mut record) = best.map(|(_, r)| r).or(first) else {
         return Ok(None);
     };
-    record.name = format!("{}-find-max", record.name);
+    record.name = record_name(base);
     record.find_max = Some(summary.clone());
     if interrupted {
         record.interrupted.get_or_insert_with(|| "SIGINT".into());
@@ -255,6 +262,16 @@ pub fn run(
         record,
         interrupted,
     }))
+}
+
+/// The name of a search's record (and so of its results folder): `find-max` for a URL,
+/// `<plan name>-find-max` for a plan.
+pub fn record_name(base: &Plan) -> String {
+    if base.quick.is_some() {
+        "find-max".into()
+    } else {
+        format!("{}-find-max", base.name)
+    }
 }
 
 fn stopped_step(level: f64, why: &str) -> Step {
@@ -268,6 +285,7 @@ fn stopped_step(level: f64, why: &str) -> Step {
         reason: why.into(),
         generator_limited: true,
         noise: false,
+        rerun: false,
         doubtful: false,
     }
 }

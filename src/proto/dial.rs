@@ -27,6 +27,8 @@ pub struct ConnectTiming {
     pub connect_us: u64,
     /// TLS handshake after the TCP connect, µs; 0 without TLS.
     pub tls_us: u64,
+    /// What the TLS handshake settled on (`None` without TLS).
+    pub tls: Option<tls::Negotiated>,
 }
 
 /// A failed dial, with the error kept for a readable message (see [`Dial::dial_verbose`]).
@@ -97,6 +99,7 @@ impl TcpDialer {
         let timing = ConnectTiming {
             connect_us: micros_since(start),
             tls_us: 0,
+            tls: None,
         };
         Ok((stream, timing))
     }
@@ -161,6 +164,7 @@ impl TlsDialer {
             .await
             .map_err(|e| (true, e))?;
         timing.tls_us = micros_since(start);
+        timing.tls = Some(tls::Negotiated::of(stream.get_ref().1));
         Ok((stream, timing))
     }
 }

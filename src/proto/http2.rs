@@ -247,6 +247,7 @@ impl<D: Dial> StreamHandle<D> {
             .map(|mut response| {
                 response.timing.connect_us = connect.connect_us;
                 response.timing.tls_us = connect.tls_us;
+                response.timing.tls = connect.tls;
                 response
             });
         match result {

@@ -103,6 +103,8 @@ pub struct Timing {
     /// (HTTP/2: until the response headers were decoded): the server's think time plus the
     /// network, like k6's `http_req_waiting`.
     pub wait_us: u64,
+    /// What the TLS handshake settled on, when this exchange opened a TLS connection.
+    pub tls: Option<super::tls::Negotiated>,
 }
 
 /// The parts of a response kept by [`Capture`].

@@ -134,6 +134,7 @@ pub fn record(
             warmup_requests: 0,
             grpc_status: BTreeMap::new(),
             timing: TimingSplit::default(),
+            tls_negotiated: Vec::new(),
         },
         generator: Generator {
             threads: vec![ThreadStats {

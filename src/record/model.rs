@@ -150,10 +150,28 @@ pub struct ThresholdResult {
     /// The value observed, in the condition's unit (ms, ratio, req/s); null when nothing was
     /// measured for the filter.
     pub observed: Option<f64>,
-    /// Whether the condition held.
+    /// Whether the threshold passed: false when its condition failed at the end of the run, and
+    /// false when it failed during the run and ended it (`aborted`), whatever the end showed.
     pub passed: bool,
-    /// Whether this threshold's failure ended the run early (`abort_on_fail`).
+    /// Whether this threshold's failure ended the run early (`abort_on_fail`). Such a threshold
+    /// has failed, even where the figures of the shortened run meet the condition (records of
+    /// older versions may say `passed: true` beside it; read them as failed).
     pub aborted: bool,
+    /// When it ended the run: seconds since measuring began (null when it did not, or in records
+    /// of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted_at_s: Option<f64>,
+    /// The value it failed with at that moment, in the condition's unit (null as above, or when
+    /// nothing was measured yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_at_abort: Option<f64>,
+}
+
+impl ThresholdResult {
+    /// Whether the threshold failed: its condition failed at the end, or it ended the run.
+    pub fn failed(&self) -> bool {
+        !self.passed || self.aborted
+    }
 }
 
 /// The writing tool.
@@ -183,7 +201,8 @@ pub struct RunConfig {
     pub body_bytes: u64,
     /// "closed" or "open".
     pub model: String,
-    /// Closed model: connections.
+    /// Closed model, quick mode and one-scenario plans: requests in flight at once (VUs): the
+    /// connections (`-c`), times `streams` with HTTP/2. Plans: see `scenarios[].load`.
     pub connections: Option<u32>,
     /// Open model: arrival rate, requests per second.
     pub rate_per_sec: Option<f64>,
@@ -238,6 +257,66 @@ pub struct ScenarioConfig {
     pub start_after_s: f64,
     /// Step names, in order.
     pub steps: Vec<String>,
+    /// The load profile as figures (absent in records of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<ScenarioLoad>,
+}
+
+/// The load model of a scenario.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum LoadModel {
+    /// VUs run iterations back to back: the target's speed sets the rate.
+    Closed,
+    /// Iterations fall due on a schedule, whatever the responses do.
+    Open,
+}
+
+/// The kind of load profile, as a plan names it (`[scenario.load] profile = …`); quick mode is
+/// `constant-vus` (`-c`) or `constant-arrival-rate` (`--rate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProfileKind {
+    /// A fixed number of VUs for a while.
+    ConstantVus,
+    /// VUs moving through stages.
+    RampingVus,
+    /// A number of iterations shared by the VUs.
+    Iterations,
+    /// A number of iterations per VU.
+    PerVuIterations,
+    /// A fixed arrival rate for a while.
+    ConstantArrivalRate,
+    /// An arrival rate moving through stages.
+    RampingArrivalRate,
+    /// Phases of fixed VUs or rates, each with its own results.
+    Ladder,
+}
+
+/// What load a scenario asked for, as figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScenarioLoad {
+    /// Closed (VUs) or open (arrival rate).
+    pub model: LoadModel,
+    /// The profile.
+    pub profile: ProfileKind,
+    /// Closed model: the most VUs at once (the peak of the stages or phases).
+    pub peak_vus: Option<u32>,
+    /// Open model: the highest arrival rate, iterations per second.
+    pub peak_rate_per_sec: Option<f64>,
+    /// Open model: the most VUs, i.e. iterations in flight at once (an iteration due while all
+    /// are busy is dropped).
+    pub max_vus: Option<u32>,
+    /// How long the profile sends load, seconds, warm-up excluded (null: until its iterations
+    /// are done).
+    pub duration_s: Option<f64>,
+    /// Iterations asked for: in all (`iterations`, `-n`) or per VU (`per-vu-iterations`).
+    pub iterations: Option<u64>,
+    /// Stages of a ramping profile, phases of a ladder (1 for a constant profile).
+    pub stages: u32,
+    /// Quick mode: the connections (`-c`); with HTTP/2 each carries `streams` VUs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u32>,
 }
 
 /// The load generator's machine.
@@ -275,6 +354,18 @@ pub struct TimingSplit {
     pub tls_handshakes: u64,
 }
 
+/// What the TLS handshakes of a run settled on, and how many connections settled on it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct TlsNegotiated {
+    /// The protocol version: `TLSv1.2` or `TLSv1.3`.
+    pub version: String,
+    /// The application protocol agreed by ALPN (`h2`, `http/1.1`), or null when the server
+    /// chose none.
+    pub alpn: Option<String>,
+    /// Connections whose handshake ended so, warm-up included.
+    pub connections: u64,
+}
+
 fn default_protocol() -> String {
     "http/1.1".into()
 }
@@ -283,8 +374,10 @@ fn one() -> u32 {
     1
 }
 
-/// Latency figures, milliseconds. `null` when no response was received.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// Latency figures, milliseconds. `null` when no response was received. A percentile pN is the
+/// smallest recorded value that at least N % of the responses do not exceed (HDR, 3 significant
+/// digits; see docs/measurement.md).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Percentiles {
     /// Fastest, ms.
     pub min: Option<f64>,
@@ -292,6 +385,12 @@ pub struct Percentiles {
     pub mean: Option<f64>,
     /// Standard deviation, ms.
     pub stdev: Option<f64>,
+    /// 10th percentile, ms (absent in records of older versions).
+    #[serde(default)]
+    pub p10: Option<f64>,
+    /// 25th percentile, ms (absent in records of older versions).
+    #[serde(default)]
+    pub p25: Option<f64>,
     /// Median, ms.
     pub p50: Option<f64>,
     /// 75th percentile, ms.
@@ -417,6 +516,10 @@ pub struct Summary {
     /// waiting.
     #[serde(default)]
     pub timing: TimingSplit,
+    /// TLS: what the handshakes negotiated (version, ALPN), with their connection counts; empty
+    /// without TLS and in records of older versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tls_negotiated: Vec<TlsNegotiated>,
 }
 
 impl Summary {
@@ -432,9 +535,12 @@ impl Summary {
 pub struct Generator {
     /// Per worker thread.
     pub threads: Vec<ThreadStats>,
-    /// CPU time of the whole process during the run, seconds.
+    /// CPU time of the whole process during the run, seconds: every thread (workers, the control
+    /// thread, and whatever else runs in the process, such as `volley demo`'s built-in target).
     pub cpu_s: f64,
-    /// Process CPU per measured request, microseconds.
+    /// The worker threads' CPU time (`threads[].cpu_s`, summed) per request they finished,
+    /// warm-up included, microseconds: the generator's own cost, without the rest of the process.
+    /// Records of older versions divided the process CPU by the measured requests.
     pub cpu_us_per_request: Option<f64>,
     /// Peak resident set size of the process, bytes.
     pub peak_rss_bytes: u64,

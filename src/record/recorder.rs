@@ -6,6 +6,7 @@ use hdrhistogram::Histogram;
 use crate::proto::ErrorKind;
 use crate::proto::grpc::GrpcCode;
 use crate::proto::message::Timing;
+use crate::proto::tls::Negotiated;
 
 /// Lowest latency a histogram tracks, microseconds.
 pub const HIST_LOW_US: u64 = 1;
@@ -184,6 +185,9 @@ pub struct Recorder {
     pub wait: Histogram<u64>,
     /// gRPC calls by status code.
     pub grpc: [u64; GrpcCode::COUNT],
+    /// TLS connections by what their handshake settled on ([`Negotiated::index`]), warm-up
+    /// included.
+    pub tls_negotiated: [u64; Negotiated::COUNT],
     interval: Histogram<u64>,
     interval_counters: Counters,
     /// Checks counted since the last interval.
@@ -319,6 +323,7 @@ impl Recorder {
             tls: new_histogram(),
             wait: new_histogram(),
             grpc: [0; GrpcCode::COUNT],
+            tls_negotiated: [0; Negotiated::COUNT],
             status: vec![0; STATUS_SLOTS].into_boxed_slice(),
             errors: [0; ErrorKind::COUNT],
             counters: Counters::default(),
@@ -357,6 +362,7 @@ impl Recorder {
         if t.tls_us > 0 {
             self.tls.saturating_record(t.tls_us.max(HIST_LOW_US));
         }
+        self.count_tls(t);
         if t.wait_us > 0 {
             self.wait.saturating_record(t.wait_us.max(HIST_LOW_US));
         }
@@ -391,10 +397,21 @@ impl Recorder {
         }
     }
 
-    /// Counts a request sent during warm-up.
+    /// Counts a request sent during warm-up (and what the TLS handshake of a connection it
+    /// opened settled on: the warm-up is where a closed-model run opens its connections).
     #[inline]
-    pub fn record_warmup(&mut self) {
+    pub fn record_warmup(&mut self, timing: &Timing) {
         self.warmup_requests += 1;
+        self.count_tls(timing);
+    }
+
+    /// Counts a new TLS connection's negotiated version and ALPN protocol; nothing for a request
+    /// that opened none.
+    #[inline]
+    fn count_tls(&mut self, timing: &Timing) {
+        if let Some(n) = timing.tls {
+            self.tls_negotiated[n.index()] += 1;
+        }
     }
 
     /// Counts an iteration dropped because the in-flight cap was reached, in the totals and its
@@ -469,6 +486,9 @@ impl Recorder {
         }
         self.dropped += other.dropped;
         self.warmup_requests += other.warmup_requests;
+        for (a, b) in self.tls_negotiated.iter_mut().zip(other.tls_negotiated) {
+            *a += b;
+        }
     }
 
     /// Status codes seen, with counts, in ascending order.
@@ -487,6 +507,15 @@ impl Recorder {
             .into_iter()
             .map(|c| (c, self.grpc[c as usize]))
             .filter(|(_, n)| *n > 0)
+    }
+
+    /// What TLS handshakes settled on, with their connection counts.
+    pub fn tls_sessions(&self) -> impl Iterator<Item = (Negotiated, u64)> + '_ {
+        self.tls_negotiated
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .filter_map(|(i, n)| Some((Negotiated::from_index(i)?, *n)))
     }
 }
 

@@ -8,12 +8,11 @@ pub fn render(r: &RunRecord) -> String {
     let v = run_view(r);
     let mut o = format!("# volley report: {}\n\n", v.title);
     o.push_str(&format!("`{}`\n\n", v.subtitle.replace('`', "'")));
-    let mark = match v.verdict.level {
-        "ok" => "OK",
-        "warn" => "WARNING",
-        _ => "FAILED",
-    };
-    o.push_str(&format!("**{mark}** — {}\n\n", v.verdict.headline));
+    o.push_str(&format!(
+        "**{}** — {}\n\n",
+        v.verdict.mark(),
+        v.verdict.headline
+    ));
     if !v.warnings.is_empty() {
         o.push_str("> **Warnings about the run itself**\n>\n");
         for w in &v.warnings {
@@ -114,6 +113,8 @@ mod tests {
             observed: Some(7.25),
             passed: false,
             aborted: false,
+            aborted_at_s: None,
+            observed_at_abort: None,
         }];
         r.warnings = vec![Warning {
             code: "generator_saturated".into(),

@@ -6,16 +6,21 @@
 //! - [`html`]: `report.html`, one self-contained page with [`charts`] drawn in Rust as inline SVG;
 //! - [`comparison`]: `volley compare` as text, Markdown or HTML; [`suite`]: `volley suite`'s
 //!   report (its targets, then their comparison);
-//! - [`view`] and [`table`]: the content shared by every format;
+//! - [`view`] and [`table`]: the content shared by every format; [`load`]: the load a run asked
+//!   for, in words; [`protocol`]: how it spoke to the target; [`find_max`]: a search's result and
+//!   steps;
 //! - [`write_results`]: the results folder every run leaves behind; [`repeats`]: the top of a
 //!   folder of repeated runs.
 
 pub mod charts;
 pub mod comparison;
+pub mod find_max;
 pub mod format;
 pub mod html;
+pub mod load;
 pub mod markdown;
 pub mod progress;
+pub mod protocol;
 pub mod repeats;
 pub mod suite;
 pub mod table;

@@ -18,6 +18,26 @@ pub struct ProgressView {
     pub errors: u64,
 }
 
+impl ProgressView {
+    /// The view at `now` of a run whose load starts at `start` and whose measured part starts at
+    /// `measure_start` (the same instant when no warm-up was asked for: then the line never says
+    /// "warm-up", not even in the moment before the load starts).
+    pub fn at(
+        now: Instant,
+        start: Instant,
+        measure_start: Instant,
+        requests: u64,
+        errors: u64,
+    ) -> Self {
+        Self {
+            elapsed: now.saturating_duration_since(measure_start),
+            warming_up: measure_start > start && now < measure_start,
+            requests,
+            errors,
+        }
+    }
+}
+
 /// Redraws one line on stderr with `\r`; computes the current rate from successive views.
 pub struct Progress {
     total: Option<Duration>,
@@ -47,6 +67,15 @@ impl Progress {
             }
         }
         self.last = Some((now, view.requests));
+        let line = self.line(view);
+        let mut err = std::io::stderr().lock();
+        let _ = err.write_all(line.as_bytes());
+        let _ = err.flush();
+        self.drawn = true;
+    }
+
+    /// The line for `view`, with the rate last computed.
+    fn line(&self, view: &ProgressView) -> String {
         let position = match self.total {
             Some(d) => format!(
                 "{:>6.1}s / {:.1}s",
@@ -56,16 +85,12 @@ impl Progress {
             None => format!("{:>6.1}s", view.elapsed.as_secs_f64()),
         };
         let phase = if view.warming_up { " warm-up" } else { "" };
-        let line = format!(
+        format!(
             "\r[{position}]{phase}  {} req  {:.0} req/s  {} errors\x1b[K",
             thousands(view.requests),
             self.rate,
             thousands(view.errors)
-        );
-        let mut err = std::io::stderr().lock();
-        let _ = err.write_all(line.as_bytes());
-        let _ = err.flush();
-        self.drawn = true;
+        )
     }
 
     /// Clears the line.
@@ -75,5 +100,31 @@ impl Progress {
             let _ = err.write_all(b"\r\x1b[K");
             let _ = err.flush();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warm_up_is_shown_only_when_asked_for() {
+        let progress = Progress::new(Some(Duration::from_secs(10)));
+        let now = Instant::now();
+        // No warm-up: the load starts 30 ms from now and is measured from then on.
+        let start = now + Duration::from_millis(30);
+        for at in [now, start, start + Duration::from_secs(1)] {
+            let line = progress.line(&ProgressView::at(at, start, start, 0, 0));
+            assert!(!line.contains("warm-up"), "{line:?}");
+        }
+        // A 2 s warm-up: said during it, not after.
+        let measured = start + Duration::from_secs(2);
+        let during = progress.line(&ProgressView::at(now, start, measured, 0, 0));
+        assert!(during.contains("warm-up"), "{during:?}");
+        let after = progress.line(&ProgressView::at(measured, start, measured, 5, 0));
+        assert!(
+            !after.contains("warm-up") && after.contains("5 req"),
+            "{after:?}"
+        );
     }
 }

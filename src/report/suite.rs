@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use super::comparison::{CompareView, compare_view, markdown_body, text_body};
+use super::find_max;
 use super::format::{bytes, rate, thousands};
 use super::table::Table;
 use crate::analysis::compare::{CompareOptions, Comparison, Metric, Variant, compare};
@@ -160,17 +161,19 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
 
 /// "Max sustainable throughput, highest first: a 1,980.0 req/s · b 990.0 req/s · c none".
 fn find_max_ranking(o: &SuiteOutcome) -> String {
-    let mut ranked: Vec<(&str, Option<f64>)> = o
+    let mut ranked: Vec<(&str, &FindMax)> = o
         .targets
         .iter()
-        .filter_map(|t| Some((t.name.as_str(), t.find_max.as_ref()?.max_sustainable_rps)))
+        .filter_map(|t| Some((t.name.as_str(), t.find_max.as_ref()?)))
         .collect();
-    ranked.sort_by(|a, b| match (a.1, b.1) {
-        (Some(x), Some(y)) => y.total_cmp(&x),
-        (Some(_), None) => std::cmp::Ordering::Less,
-        (None, Some(_)) => std::cmp::Ordering::Greater,
-        (None, None) => std::cmp::Ordering::Equal,
-    });
+    ranked.sort_by(
+        |a, b| match (a.1.max_sustainable_rps, b.1.max_sustainable_rps) {
+            (Some(x), Some(y)) => y.total_cmp(&x),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        },
+    );
     format!(
         "Max sustainable throughput{}: {}",
         if ranked.len() > 1 {
@@ -180,8 +183,8 @@ fn find_max_ranking(o: &SuiteOutcome) -> String {
         },
         ranked
             .iter()
-            .map(|(name, rps)| match rps {
-                Some(rps) => format!("{name} {} req/s", rate(*rps)),
+            .map(|(name, f)| match f.max_sustainable_rps {
+                Some(_) => format!("{name} {}", find_max::max_sustainable(f)),
                 None => format!("{name} none (no level met the SLO)"),
             })
             .collect::<Vec<_>>()
@@ -226,7 +229,7 @@ fn target_row(t: &TargetOutcome, searched: bool) -> Vec<String> {
     let failed_thresholds: usize = t
         .runs
         .iter()
-        .map(|r| r.thresholds.iter().filter(|th| !th.passed).count())
+        .map(|r| r.thresholds.iter().filter(|th| th.failed()).count())
         .sum();
     if failed_thresholds > 0 {
         details.push(format!("{failed_thresholds} threshold(s) failed"));
@@ -259,17 +262,20 @@ fn target_row(t: &TargetOutcome, searched: bool) -> Vec<String> {
         let dash = || "-".to_string();
         match &t.find_max {
             Some(f) => {
-                row.push(f.max_sustainable_rps.map_or_else(dash, rate));
+                row.push(match f.why_lower_bound() {
+                    Some(_) => f
+                        .max_sustainable_rps
+                        .map_or_else(dash, |v| format!("≥ {}", rate(v))),
+                    None => f.max_sustainable_rps.map_or_else(dash, rate),
+                });
                 row.push(
                     f.max_sustainable_load
                         .map_or_else(dash, |l| load_level(f, l)),
                 );
                 row.push(rate(f.peak_rps));
                 row.push(f.breaking_load.map_or_else(dash, |l| load_level(f, l)));
-                if f.generator_limited {
-                    details.push(
-                        "the generator was the limit: the maximum is only a lower bound".into(),
-                    );
+                if let Some(why) = f.why_lower_bound() {
+                    details.push(format!("the maximum is only a lower bound: {why}"));
                 }
                 details.push(format!(
                     "{} steps in {:.1} s; {}",
@@ -406,4 +412,71 @@ pub fn write(o: &SuiteOutcome) -> Result<(), Error> {
     write_atomically(&o.folder.join("report.md"), markdown(o).as_bytes())?;
     write_atomically(&o.folder.join("report.html"), html(o)?.as_bytes())?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findmax::{Outcome, Step};
+    use std::path::PathBuf;
+    use std::time::Duration;
+
+    fn searched(name: &str, top: f64, stopped: &str, broke: bool) -> TargetOutcome {
+        let step = |level: f64, held: bool| Step {
+            level,
+            rps: level,
+            p50_ms: Some(1.0),
+            p99_ms: Some(2.0),
+            error_rate: 0.0,
+            held,
+            reason: String::new(),
+            generator_limited: false,
+            noise: false,
+            rerun: false,
+            doubtful: false,
+        };
+        let mut steps = vec![step(top / 2.0, true), step(top, true)];
+        if broke {
+            steps.push(step(top * 2.0, false));
+        }
+        let outcome = Outcome {
+            steps,
+            stopped: stopped.into(),
+        };
+        let mut t = TargetOutcome::new(name, "http://127.0.0.1:1", &PathBuf::from(name));
+        t.find_max = Some(FindMax::from_outcome(
+            "open",
+            "p99<50ms",
+            &outcome,
+            Duration::ZERO,
+        ));
+        t
+    }
+
+    #[test]
+    fn the_ranking_says_when_a_maximum_is_only_a_lower_bound() {
+        let o = SuiteOutcome {
+            schema_version: 1,
+            name: "s".into(),
+            source: "s.toml".into(),
+            plan: "p.toml".into(),
+            repeats: 1,
+            find_max: Some("open model, SLO p99<50ms".into()),
+            folder: "out".into(),
+            started_at: String::new(),
+            ended_at: String::new(),
+            interrupted: None,
+            targets: vec![
+                searched("a", 400.0, "the bisection converged", true),
+                searched("b", 797.4, "the time budget was spent", false),
+            ],
+        };
+        assert_eq!(
+            find_max_ranking(&o),
+            "Max sustainable throughput, highest first: \
+             b ≥ 797.4 req/s (no break found within the budget) · a 400.0 req/s"
+        );
+        let row = target_row(&o.targets[1], true);
+        assert!(row.contains(&"≥ 797.4".to_string()), "{row:?}");
+    }
 }

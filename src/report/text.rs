@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use super::format::{bytes, ms, seconds, thousands};
+use super::format::{bytes, ms, thousands};
 use crate::proto::ErrorKind;
 use crate::record::model::{Percentiles, RunRecord};
 
@@ -14,23 +14,10 @@ pub fn render(r: &RunRecord) -> String {
     let mut o = String::new();
     let s = &r.summary;
     let c = &r.config;
-    let shape = match c.model.as_str() {
-        "open" => format!(
-            "open model, {:.1} req/s, at most {} in flight",
-            c.rate_per_sec.unwrap_or(0.0),
-            c.max_in_flight.unwrap_or(0)
-        ),
-        _ => format!("closed model, {} connections", c.connections.unwrap_or(0)),
-    };
-    let limit = match (c.duration_s, c.requests) {
-        (Some(d), _) => seconds(d),
-        (None, Some(n)) => format!("{} requests", thousands(n)),
-        _ => String::new(),
-    };
-    let _ = writeln!(o, "{} {} — {shape}, {limit}", c.method, c.url);
-    if let Some(sig) = &r.interrupted {
-        let _ = writeln!(o, "INTERRUPTED ({sig}): figures cover the part that ran");
-    }
+    // The verdict first: how the run went (aborted, interrupted, failed) is never below the fold.
+    let v = super::view::verdict(r);
+    let _ = writeln!(o, "{} — {}", v.mark(), v.headline);
+    let _ = writeln!(o, "{}", super::load::subtitle(r));
     let _ = writeln!(o);
     let _ = writeln!(o, "Summary");
     let _ = writeln!(
@@ -76,6 +63,10 @@ pub fn render(r: &RunRecord) -> String {
         "  Connections:   {} opened",
         thousands(s.connections_opened)
     );
+    let tls = super::view::tls_negotiated(r);
+    if !tls.is_empty() {
+        let _ = writeln!(o, "  TLS:           {tls}");
+    }
     if s.warmup_requests > 0 {
         let _ = writeln!(
             o,
@@ -162,13 +153,13 @@ pub fn render(r: &RunRecord) -> String {
         .collect();
     let _ = write!(
         o,
-        "Generator: {} thread(s) busy {}, CPU {:.2} s",
+        "Generator: {} thread(s) busy {}, process CPU {:.2} s",
         g.threads.len(),
         busy.join("/"),
         g.cpu_s
     );
     if let Some(per) = g.cpu_us_per_request {
-        let _ = write!(o, " ({per:.2} µs/request)");
+        let _ = write!(o, ", worker CPU {per:.2} µs/request");
     }
     let _ = write!(o, ", peak RSS {}", bytes(g.peak_rss_bytes as f64));
     if let Some(lag) = &g.lag_ms {
@@ -195,16 +186,16 @@ pub fn render(r: &RunRecord) -> String {
 fn latency_table(o: &mut String, label: &str, p: &Percentiles) {
     let _ = writeln!(o, "{label}");
     let heads = [
-        "min", "mean", "p50", "p75", "p90", "p95", "p99", "p99.9", "max",
+        "min", "mean", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9", "max",
     ];
     let values = [
-        p.min, p.mean, p.p50, p.p75, p.p90, p.p95, p.p99, p.p99_9, p.max,
+        p.min, p.mean, p.p10, p.p25, p.p50, p.p75, p.p90, p.p95, p.p99, p.p99_9, p.max,
     ];
     let mut head = String::from(" ");
     let mut row = String::from(" ");
     for (h, v) in heads.iter().zip(values) {
-        let _ = write!(head, " {h:>9}");
-        let _ = write!(row, " {:>9}", ms(v));
+        let _ = write!(head, " {h:>8}");
+        let _ = write!(row, " {:>8}", ms(v));
     }
     let _ = writeln!(o, "{head}");
     let _ = writeln!(o, "{row}");
@@ -248,6 +239,8 @@ mod tests {
             observed: Some(0.0),
             passed: true,
             aborted: false,
+            aborted_at_s: None,
+            observed_at_abort: None,
         }];
         let text = render(&r);
         assert!(text.contains("Phases\n  Phase"), "{text}");

@@ -3,10 +3,15 @@
 
 use serde::Serialize;
 
+use super::find_max;
 use super::format::{bytes, ms, rate, seconds, thousands};
+use super::load::subtitle;
+pub use super::load::{length, load_shape};
+pub use super::protocol::{protocol, protocol_tables, tls_negotiated};
 use super::table::Table;
+use crate::analysis::verdict::{self, RunStatus};
 use crate::proto::ErrorKind;
-use crate::record::model::{Group, GroupKind, Percentiles, RunRecord};
+use crate::record::model::{Group, GroupKind, Percentiles, RunRecord, ThresholdResult};
 use crate::redact::{Secrets, redact_url_password};
 
 /// How a run went, in one word for styling and one line for people.
@@ -16,6 +21,17 @@ pub struct Verdict {
     pub level: &'static str,
     /// One line: what happened.
     pub headline: String,
+}
+
+impl Verdict {
+    /// The level as a word: "OK", "WARNING" or "FAILED".
+    pub fn mark(&self) -> &'static str {
+        match self.level {
+            "ok" => "OK",
+            "warn" => "WARNING",
+            _ => "FAILED",
+        }
+    }
 }
 
 /// One key figure shown large at the top of the HTML report.
@@ -49,37 +65,6 @@ pub struct RunView {
     pub results: Vec<Table>,
 }
 
-/// The load shape in words: "closed model, 32 connections".
-pub fn load_shape(r: &RunRecord) -> String {
-    let c = &r.config;
-    match c.model.as_str() {
-        "open" => format!(
-            "open model, {} req/s, at most {} in flight",
-            rate(c.rate_per_sec.unwrap_or(0.0)),
-            c.max_in_flight.unwrap_or(0)
-        ),
-        _ if c.streams > 1 => {
-            let vus = c.connections.unwrap_or(0);
-            format!(
-                "closed model, {} in flight ({} connections × {} streams)",
-                vus,
-                vus.div_ceil(c.streams),
-                c.streams
-            )
-        }
-        _ => format!("closed model, {} connections", c.connections.unwrap_or(0)),
-    }
-}
-
-/// The run's length as asked: "10.0s" or "50,000 requests".
-pub fn length(r: &RunRecord) -> String {
-    match (r.config.duration_s, r.config.requests) {
-        (Some(d), _) => seconds(d),
-        (None, Some(n)) => format!("{} requests", thousands(n)),
-        _ => "-".into(),
-    }
-}
-
 /// Error rate of a record, %; 0 when nothing completed.
 fn error_pct(requests: u64, errors: u64) -> f64 {
     if requests == 0 {
@@ -94,54 +79,95 @@ pub fn pct(v: f64) -> String {
     format!("{v:.2}%")
 }
 
-/// The verdict of a run.
+/// The verdict of a run, from [`crate::analysis::verdict::status`] (which the exit code reads
+/// too): its first line in every format.
 pub fn verdict(r: &RunRecord) -> Verdict {
     let s = &r.summary;
-    let failed_thresholds = r.thresholds.iter().filter(|t| !t.passed).count();
-    let figures = format!(
-        "{} requests in {}, {} req/s, {} errors",
-        thousands(s.requests),
-        seconds(s.duration_s),
-        rate(s.rps),
-        pct(error_pct(s.requests + s.not_sent, s.errors))
-    );
-    let (level, headline) = if s.requests == 0 {
-        (
+    let attempts = s.requests + s.not_sent;
+    let all_failed = attempts > 0 && s.errors == attempts;
+    let figures = if attempts == 0 {
+        "no request completed".to_string()
+    } else {
+        format!(
+            "{} requests in {}, {} req/s, {} errors",
+            thousands(s.requests),
+            seconds(s.duration_s),
+            rate(s.rps),
+            pct(error_pct(attempts, s.errors))
+        )
+    };
+    let cut_short = "the figures cover only the part that ran";
+    // A run interrupted or failing its thresholds may also have had no success at all: say so.
+    let failures = if all_failed {
+        ". Every request failed: the latency describes failures, not the service"
+    } else {
+        ""
+    };
+    let (level, headline) = match verdict::status(r) {
+        RunStatus::Interrupted(signal) => (
+            if s.requests == 0 || all_failed {
+                "fail"
+            } else {
+                "warn"
+            },
+            format!(
+                "Interrupted ({signal}) after {}: {cut_short}; {figures}{failures}",
+                seconds(s.duration_s)
+            ),
+        ),
+        RunStatus::Aborted(by) => {
+            let at = by
+                .iter()
+                .find_map(|t| t.aborted_at_s)
+                .map(|at| format!(" at t = {at:.2} s"))
+                .unwrap_or_default();
+            let which: Vec<String> = by.iter().map(|t| aborted_threshold(t)).collect();
+            (
+                "fail",
+                format!(
+                    "Aborted{at}: threshold {} failed during the run (abort_on_fail); \
+                     {cut_short}; {figures}{failures}",
+                    which.join(", ")
+                ),
+            )
+        }
+        RunStatus::ThresholdsFailed { failed, of } => (
+            "fail",
+            format!("{failed} of {of} thresholds failed; {figures}{failures}"),
+        ),
+        RunStatus::NoRequests => (
             "fail",
             "No request completed: there are no figures".to_string(),
-        )
-    } else if s.errors == s.requests {
-        (
+        ),
+        RunStatus::AllFailed => (
             "fail",
             format!(
                 "Every request failed: {figures}; the latency describes failures, not the service"
             ),
-        )
-    } else if let Some(signal) = &r.interrupted {
-        (
-            "warn",
-            format!(
-                "Interrupted ({signal}) after {}: the figures cover only the part that ran; {figures}",
-                seconds(s.duration_s)
-            ),
-        )
-    } else if failed_thresholds > 0 {
-        (
-            "fail",
-            format!(
-                "{failed_thresholds} of {} thresholds failed; {figures}",
-                r.thresholds.len()
-            ),
-        )
-    } else if !r.warnings.is_empty() {
-        (
-            "warn",
-            format!("Completed with {} warning(s); {figures}", r.warnings.len()),
-        )
-    } else {
-        ("ok", format!("Completed: {figures}"))
+        ),
+        RunStatus::Warnings(n) => ("warn", format!("Completed with {n} warning(s); {figures}")),
+        RunStatus::Completed => ("ok", format!("Completed: {figures}")),
     };
     Verdict { level, headline }
+}
+
+/// "`rps > 100` (93.5 then)": a threshold that ended the run, with the value it failed with.
+fn aborted_threshold(t: &ThresholdResult) -> String {
+    match t.observed_at_abort {
+        Some(v) => format!("`{} {}` ({} then)", t.metric, t.condition, number(v)),
+        None => format!("`{} {}`", t.metric, t.condition),
+    }
+}
+
+/// An observed value: three decimals at most, trailing zeros dropped (`93.5`, `0.012`).
+pub fn number(v: f64) -> String {
+    let text = format!("{v:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text.is_empty() || text == "-" {
+        "0".into()
+    } else {
+        text.to_string()
+    }
 }
 
 /// Builds the content of a run report.
@@ -165,7 +191,11 @@ pub fn run_view(r: &RunRecord) -> RunView {
         tile("latency p99", ms(l.p99), "ms"),
         tile("latency max", ms(l.max), "ms"),
     ];
-    let mut results = find_max_tables(r);
+    let mut results = r
+        .find_max
+        .as_ref()
+        .map(find_max::tables)
+        .unwrap_or_default();
     results.extend([headline(r), latency(r)]);
     for kind in [GroupKind::Scenario, GroupKind::Step, GroupKind::Phase] {
         let groups: Vec<&Group> = r.groups.iter().filter(|g| g.kind == kind).collect();
@@ -182,13 +212,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
     results.push(generator(r));
     RunView {
         title: r.name.clone(),
-        subtitle: format!(
-            "{} {} — {}, {}",
-            r.config.method,
-            r.config.url,
-            load_shape(r),
-            length(r)
-        ),
+        subtitle: subtitle(r),
         verdict: verdict(r),
         tiles,
         warnings: r.warnings.iter().map(|w| w.message.clone()).collect(),
@@ -227,14 +251,7 @@ fn configuration(r: &RunRecord) -> Table {
     }
     t.push(["Timeout", &seconds(c.timeout_s)]);
     t.push(["Keep-alive", if c.keepalive { "yes" } else { "no" }]);
-    let mut protocol = c.protocol.clone();
-    if c.streams > 1 {
-        protocol.push_str(&format!(", {} streams per connection", c.streams));
-    }
-    if c.tls {
-        protocol.push_str(", TLS");
-    }
-    t.push(["Protocol", &protocol]);
+    t.push(["Protocol", &protocol(r)]);
     if c.source_addrs > 0 {
         t.push(["Source addresses", &c.source_addrs.to_string()]);
     }
@@ -375,13 +392,13 @@ fn headline(r: &RunRecord) -> Table {
     t
 }
 
-const LATENCY_HEADS: [&str; 11] = [
-    "<", "min", "mean", "p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99", "max",
+const LATENCY_HEADS: [&str; 13] = [
+    "<", "min", "mean", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99", "max",
 ];
 
 fn latency_cells(label: &str, p: &Percentiles) -> Vec<String> {
     let values = [
-        p.min, p.mean, p.p50, p.p75, p.p90, p.p95, p.p99, p.p99_9, p.p99_99, p.max,
+        p.min, p.mean, p.p10, p.p25, p.p50, p.p75, p.p90, p.p95, p.p99, p.p99_9, p.p99_99, p.max,
     ];
     std::iter::once(label.to_string())
         .chain(values.iter().map(|v| ms(*v)))
@@ -406,45 +423,19 @@ fn latency(r: &RunRecord) -> Table {
     t
 }
 
+/// The figures of every group table, after the columns that say which group it is.
+const GROUP_FIGURES: [&str; 9] = [
+    "Requests", "Errors", "req/s", "mean ms", "p50 ms", "p90 ms", "p95 ms", "p99 ms", "max ms",
+];
+
 fn groups_table(kind: GroupKind, groups: &[&Group]) -> Table {
-    let mut t = match kind {
-        GroupKind::Scenario => Table::new(
-            "Scenarios",
-            &[
-                "<Scenario",
-                "Requests",
-                "Errors",
-                "req/s",
-                "p50 ms",
-                "p90 ms",
-                "p95 ms",
-                "p99 ms",
-                "max ms",
-            ],
-        ),
-        GroupKind::Step => Table::new(
-            "Steps",
-            &[
-                "<Scenario",
-                "<Step",
-                "Requests",
-                "Errors",
-                "req/s",
-                "p50 ms",
-                "p90 ms",
-                "p95 ms",
-                "p99 ms",
-                "max ms",
-            ],
-        ),
-        GroupKind::Phase => Table::new(
-            "Phases",
-            &[
-                "<Phase", "<Load", "<Span", "Requests", "Errors", "req/s", "p50 ms", "p90 ms",
-                "p95 ms", "p99 ms", "max ms",
-            ],
-        ),
+    let (title, names): (&str, &[&str]) = match kind {
+        GroupKind::Scenario => ("Scenarios", &["<Scenario"]),
+        GroupKind::Step => ("Steps", &["<Scenario", "<Step"]),
+        GroupKind::Phase => ("Phases", &["<Phase", "<Load", "<Span"]),
     };
+    let heads: Vec<&str> = names.iter().chain(&GROUP_FIGURES).copied().collect();
+    let mut t = Table::new(title, &heads);
     for g in groups {
         let mut row: Vec<String> = Vec::new();
         match kind {
@@ -474,7 +465,11 @@ fn groups_table(kind: GroupKind, groups: &[&Group]) -> Table {
             pct(error_pct(g.requests + g.not_sent, g.errors))
         ));
         row.push(rate(g.rps));
-        row.extend([l.p50, l.p90, l.p95, l.p99, l.max].iter().map(|v| ms(*v)));
+        row.extend(
+            [l.mean, l.p50, l.p90, l.p95, l.p99, l.max]
+                .iter()
+                .map(|v| ms(*v)),
+        );
         t.push(row);
     }
     t
@@ -490,49 +485,6 @@ fn status(r: &RunRecord) -> Option<Table> {
         t.push([code.clone(), thousands(*n), pct(error_pct(s.requests, *n))]);
     }
     Some(t)
-}
-
-/// Where the time of requests went (connect, TLS handshake, waiting) and gRPC statuses.
-pub fn protocol_tables(r: &RunRecord) -> Vec<Table> {
-    let s = &r.summary;
-    let mut out = Vec::new();
-    let tm = &s.timing;
-    let rows = [
-        ("TCP connect", tm.connect_ms, tm.connects),
-        ("TLS handshake", tm.tls_handshake_ms, tm.tls_handshakes),
-        ("Waiting (to first byte)", tm.waiting_ms, 0),
-    ];
-    if rows.iter().any(|(_, p, _)| p.is_some()) {
-        let mut t = Table::new(
-            "Time split, ms",
-            &["<Phase", "Count", "p50", "p90", "p99", "max"],
-        );
-        for (name, p, count) in rows {
-            let Some(p) = p else { continue };
-            let count = if count > 0 {
-                thousands(count)
-            } else {
-                "every response".into()
-            };
-            t.push([
-                name.to_string(),
-                count,
-                ms(p.p50),
-                ms(p.p90),
-                ms(p.p99),
-                ms(p.max),
-            ]);
-        }
-        out.push(t);
-    }
-    if !s.grpc_status.is_empty() {
-        let mut t = Table::new("gRPC status codes", &["<Status", "Calls", "Share"]);
-        for (name, n) in &s.grpc_status {
-            t.push([name.clone(), thousands(*n), pct(error_pct(s.requests, *n))]);
-        }
-        out.push(t);
-    }
-    out
 }
 
 fn errors(r: &RunRecord) -> Option<Table> {
@@ -590,20 +542,35 @@ fn thresholds(r: &RunRecord) -> Option<Table> {
         &["<Metric", "<Condition", "Observed", "<Result"],
     );
     for th in &r.thresholds {
-        let result = match (th.passed, th.aborted) {
-            (true, _) => "pass",
-            (false, false) => "FAIL",
-            (false, true) => "FAIL (ended the run)",
-        };
         t.push([
             th.metric.clone(),
             th.condition.clone(),
             th.observed
                 .map_or_else(|| "no data".into(), |v| format!("{v:.3}")),
-            result.into(),
+            threshold_result(th),
         ]);
     }
     Some(t)
+}
+
+/// "pass", "FAIL", or "FAIL (aborted the run at t = 1.02 s: 93.5)" for one that ended the run
+/// (whatever the shortened run's figures show: the Observed column is the whole run's).
+fn threshold_result(th: &ThresholdResult) -> String {
+    if th.aborted {
+        let at = th
+            .aborted_at_s
+            .map(|at| format!(" at t = {at:.2} s"))
+            .unwrap_or_default();
+        let then = th
+            .observed_at_abort
+            .map(|v| format!(": {}", number(v)))
+            .unwrap_or_default();
+        format!("FAIL (aborted the run{at}{then})")
+    } else if th.passed {
+        "pass".into()
+    } else {
+        "FAIL".into()
+    }
 }
 
 fn checks(r: &RunRecord) -> Option<Table> {
@@ -642,7 +609,10 @@ fn checks(r: &RunRecord) -> Option<Table> {
 fn generator(r: &RunRecord) -> Table {
     let g = &r.generator;
     let mut t = Table::new("Load generator", &["<Figure", "Value"]).with_note(
-        "How the load generator itself fared: a busy or late generator limits the figures.",
+        "How the load generator itself fared: a busy or late generator limits the figures. \
+         Process CPU counts every thread of the volley process (with `volley demo`, the built-in \
+         target too); CPU per request counts the worker threads only, over every request they \
+         finished, warm-up included.",
     );
     let busy: Vec<String> = g
         .threads
@@ -650,9 +620,9 @@ fn generator(r: &RunRecord) -> Table {
         .map(|t| format!("{:.0}%", t.utilization * 100.0))
         .collect();
     t.push(["Worker threads busy", &busy.join(" / ")]);
-    t.push(["Process CPU", &format!("{:.2} s", g.cpu_s)]);
+    t.push(["Process CPU (every thread)", &format!("{:.2} s", g.cpu_s)]);
     if let Some(per) = g.cpu_us_per_request {
-        t.push(["CPU per request", &format!("{per:.2} µs")]);
+        t.push(["CPU per request (worker threads)", &format!("{per:.2} µs")]);
     }
     t.push(["Peak RSS", &bytes(g.peak_rss_bytes as f64)]);
     if let Some(lag) = &g.lag_ms {
@@ -662,88 +632,6 @@ fn generator(r: &RunRecord) -> Table {
         ]);
     }
     t
-}
-
-/// The result of a `find-max` search and its steps (none for other runs).
-fn find_max_tables(r: &RunRecord) -> Vec<Table> {
-    let Some(f) = &r.find_max else {
-        return Vec::new();
-    };
-    let load = |l: f64| {
-        if f.model == "open" {
-            format!("{} req/s", rate(l))
-        } else {
-            format!("{l:.0} VUs")
-        }
-    };
-    let mut t = Table::new("Maximum sustainable throughput", &["<Figure", "<Value"]);
-    t.push([
-        "max sustainable throughput".to_string(),
-        f.max_sustainable_rps.map_or_else(
-            || "none: no step met the SLO".into(),
-            |v| format!("{} req/s", rate(v)),
-        ),
-    ]);
-    t.push([
-        "at load".to_string(),
-        f.max_sustainable_load.map_or_else(|| "-".into(), load),
-    ]);
-    t.push([
-        "peak throughput".to_string(),
-        format!("{} req/s at {}", rate(f.peak_rps), load(f.peak_load)),
-    ]);
-    t.push([
-        "breaking point".to_string(),
-        match (&f.breaking_load, &f.breaking_reason) {
-            (Some(l), Some(why)) => format!("{} ({why})", load(*l)),
-            _ => "not reached".into(),
-        },
-    ]);
-    t.push(["SLO".to_string(), f.slo.clone()]);
-    t.push([
-        "search".to_string(),
-        format!(
-            "{} steps in {}, {}",
-            f.steps.len(),
-            seconds(f.elapsed_s),
-            f.stopped
-        ),
-    ]);
-    if f.generator_limited {
-        t.push([
-            "WARNING".to_string(),
-            "the load generator saturated before the target: the maximum is only a lower bound"
-                .to_string(),
-        ]);
-    }
-    let mut steps = Table::new(
-        "Search steps",
-        &[
-            "Load",
-            "Achieved req/s",
-            "p50 ms",
-            "p99 ms",
-            "Errors",
-            "<Met SLO",
-            "<Why not",
-        ],
-    );
-    for s in &f.steps {
-        steps.push([
-            load(s.level),
-            rate(s.rps),
-            ms(s.p50_ms),
-            ms(s.p99_ms),
-            format!("{:.2}%", s.error_rate * 100.0),
-            if s.held {
-                "yes".to_string()
-            } else {
-                "no".to_string()
-            },
-            s.reason.clone(),
-        ]);
-    }
-    vec![t, steps]
 }
 
 /// The tables of groups, thresholds and checks (for the terminal summary, which has its own

@@ -501,25 +501,20 @@ impl TargetRun<'_, '_> {
 
 /// What a search found, in one line.
 fn found_line(f: &FindMax, s: &Settings) -> String {
-    let max = match (f.max_sustainable_rps, f.max_sustainable_load) {
-        (Some(rps), Some(load)) => format!(
-            "max sustainable {} req/s at {}",
-            rate(rps),
+    let max = match f.max_sustainable_load {
+        Some(load) => format!(
+            "max sustainable {} at {}",
+            crate::report::find_max::max_sustainable(f),
             s.level_text(load)
         ),
-        _ => "no level met the SLO".into(),
+        None => "no level met the SLO".into(),
     };
     let breaking = f
         .breaking_load
         .map(|l| format!(", breaking at {}", s.level_text(l)))
         .unwrap_or_default();
-    let limited = if f.generator_limited {
-        " (the generator was the limit: a lower bound)"
-    } else {
-        ""
-    };
     format!(
-        "{max}{limited}; peak {} req/s at {}{breaking}; {} steps in {:.1} s ({})",
+        "{max}; peak {} req/s at {}{breaking}; {} steps in {:.1} s ({})",
         rate(f.peak_rps),
         s.level_text(f.peak_load),
         f.steps.len(),

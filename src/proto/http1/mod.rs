@@ -457,6 +457,7 @@ impl<D: Dial> Connection<D> {
                     connect_us: connect.connect_us,
                     tls_us: connect.tls_us,
                     wait_us: wait_us.unwrap_or_default(),
+                    tls: connect.tls,
                 },
                 captured: kept.map(Kept::finish),
             };

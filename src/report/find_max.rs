@@ -1,0 +1,163 @@
+//! A `find-max` search in words and tables: its result ("≥ 797.4 req/s (no break found within the
+//! budget)" when nothing bounded it from above) and its steps. The terminal summary, the reports,
+//! the suite's ranking and `volley find-max` itself all write the maximum through
+//! [`max_sustainable`].
+
+use super::format::{ms, rate, seconds};
+use super::table::Table;
+use crate::findmax::FindMax;
+
+/// The maximum sustainable throughput in words: "790.2 req/s"; "≥ 797.4 req/s (no break found
+/// within the budget)" when it is only a lower bound; "none: no step met the SLO".
+pub fn max_sustainable(f: &FindMax) -> String {
+    match (f.max_sustainable_rps, f.why_lower_bound()) {
+        (None, _) => "none: no step met the SLO".into(),
+        (Some(v), Some(why)) => format!("≥ {} req/s ({why})", rate(v)),
+        (Some(v), None) => format!("{} req/s", rate(v)),
+    }
+}
+
+/// A level of the search in words: `400.0 req/s` (open model) or `32 VUs` (closed).
+pub fn level(f: &FindMax, level: f64) -> String {
+    if f.model == "open" {
+        format!("{} req/s", rate(level))
+    } else {
+        format!("{level:.0} VUs")
+    }
+}
+
+/// The result of a search and its steps.
+pub fn tables(f: &FindMax) -> Vec<Table> {
+    let load = |l: f64| level(f, l);
+    let mut t = Table::new("Maximum sustainable throughput", &["<Figure", "<Value"]);
+    t.push(["max sustainable throughput".to_string(), max_sustainable(f)]);
+    t.push([
+        "at load".to_string(),
+        f.max_sustainable_load.map_or_else(|| "-".into(), load),
+    ]);
+    t.push([
+        "peak throughput".to_string(),
+        format!("{} req/s at {}", rate(f.peak_rps), load(f.peak_load)),
+    ]);
+    t.push([
+        "breaking point".to_string(),
+        match (&f.breaking_load, &f.breaking_reason) {
+            (Some(l), Some(why)) => format!("{} ({why})", load(*l)),
+            _ => "not reached".into(),
+        },
+    ]);
+    t.push(["SLO".to_string(), f.slo.clone()]);
+    t.push([
+        "search".to_string(),
+        format!(
+            "{} steps in {}, {}",
+            f.steps.len(),
+            seconds(f.elapsed_s),
+            f.stopped
+        ),
+    ]);
+    if f.generator_limited {
+        t.push([
+            "WARNING".to_string(),
+            "the load generator saturated before the target: the maximum is only a lower bound"
+                .to_string(),
+        ]);
+    }
+    let mut steps = Table::new(
+        "Search steps",
+        &[
+            "Load",
+            "Achieved req/s",
+            "p50 ms",
+            "p99 ms",
+            "Errors",
+            "<Met SLO",
+            "<Why not",
+        ],
+    )
+    .with_note(
+        "In the order run. A level marked \"again\" was run a second time to confirm a break \
+         that may have been a one-off pause of the machine.",
+    );
+    for s in &f.steps {
+        let mut level = load(s.level);
+        if s.rerun {
+            level.push_str(" (again)");
+        }
+        steps.push([
+            level,
+            rate(s.rps),
+            ms(s.p50_ms),
+            ms(s.p99_ms),
+            format!("{:.2}%", s.error_rate * 100.0),
+            if s.held { "yes" } else { "no" }.to_string(),
+            s.reason.clone(),
+        ]);
+    }
+    vec![t, steps]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::findmax::{Outcome, Step};
+    use std::time::Duration;
+
+    fn step(level: f64, held: bool) -> Step {
+        Step {
+            level,
+            rps: level * 0.99,
+            p50_ms: Some(1.0),
+            p99_ms: Some(2.0),
+            error_rate: 0.0,
+            held,
+            reason: String::new(),
+            generator_limited: false,
+            noise: false,
+            rerun: false,
+            doubtful: false,
+        }
+    }
+
+    #[test]
+    fn a_maximum_without_a_break_is_a_lower_bound() {
+        let outcome = Outcome {
+            steps: vec![step(400.0, true), step(805.5, true)],
+            stopped: "the time budget was spent".into(),
+        };
+        let f = FindMax::from_outcome("open", "p99<50ms", &outcome, Duration::ZERO);
+        assert_eq!(
+            f.lower_bound.as_deref(),
+            Some("no break found within the budget")
+        );
+        assert_eq!(
+            max_sustainable(&f),
+            "≥ 797.4 req/s (no break found within the budget)"
+        );
+        // A record written before `lower_bound` existed reads the same.
+        let mut old = f.clone();
+        old.lower_bound = None;
+        assert_eq!(max_sustainable(&old), max_sustainable(&f));
+        // A break above bounds it: a plain figure.
+        let mut broke = outcome.clone();
+        broke.steps.push(step(1600.0, false));
+        broke.stopped = "the bisection converged".into();
+        let f = FindMax::from_outcome("open", "p99<50ms", &broke, Duration::ZERO);
+        assert_eq!(f.lower_bound, None);
+        assert_eq!(max_sustainable(&f), "797.4 req/s");
+    }
+
+    #[test]
+    fn a_level_run_again_says_so() {
+        let mut again = step(6.0, false);
+        again.rerun = true;
+        let outcome = Outcome {
+            steps: vec![step(3.0, true), step(6.0, false), again],
+            stopped: "the bisection converged".into(),
+        };
+        let f = FindMax::from_outcome("closed", "p99<50ms", &outcome, Duration::ZERO);
+        let steps = &tables(&f)[1];
+        let levels: Vec<&str> = steps.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(levels, ["3 VUs", "6 VUs", "6 VUs (again)"]);
+    }
+}

@@ -1,0 +1,95 @@
+//! How a run spoke to its target, in words and tables: the protocol line of the configuration,
+//! what the TLS handshakes negotiated, where requests' time went (connect, TLS handshake,
+//! waiting) and the gRPC statuses.
+
+use super::format::{ms, thousands};
+use super::table::Table;
+use super::view::pct;
+use crate::record::model::RunRecord;
+
+/// "h2, 16 streams per connection, TLS (negotiated: TLSv1.3, ALPN h2 × 4 connections)".
+pub fn protocol(r: &RunRecord) -> String {
+    let c = &r.config;
+    let mut protocol = c.protocol.clone();
+    if c.streams > 1 {
+        protocol.push_str(&format!(", {} streams per connection", c.streams));
+    }
+    if c.tls {
+        protocol.push_str(", TLS");
+    }
+    let negotiated = tls_negotiated(r);
+    if !negotiated.is_empty() {
+        protocol.push_str(&format!(" (negotiated: {negotiated})"));
+    }
+    protocol
+}
+
+/// What the TLS handshakes settled on: "TLSv1.3, ALPN h2 × 4 connections"; empty without TLS.
+pub fn tls_negotiated(r: &RunRecord) -> String {
+    r.summary
+        .tls_negotiated
+        .iter()
+        .map(|n| {
+            format!(
+                "{}, ALPN {} × {} connection{}",
+                n.version,
+                n.alpn.as_deref().unwrap_or("none"),
+                thousands(n.connections),
+                if n.connections == 1 { "" } else { "s" }
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Where the time of requests went (connect, TLS handshake, waiting) and gRPC statuses.
+pub fn protocol_tables(r: &RunRecord) -> Vec<Table> {
+    let s = &r.summary;
+    let mut out = Vec::new();
+    let tm = &s.timing;
+    let rows = [
+        ("TCP connect", tm.connect_ms, tm.connects),
+        ("TLS handshake", tm.tls_handshake_ms, tm.tls_handshakes),
+        ("Waiting (to first byte)", tm.waiting_ms, 0),
+    ];
+    if rows.iter().any(|(_, p, _)| p.is_some()) {
+        let mut t = Table::new(
+            "Time split, ms",
+            &["<Phase", "Count", "p50", "p90", "p99", "max"],
+        );
+        for (name, p, count) in rows {
+            let Some(p) = p else { continue };
+            let count = if count > 0 {
+                thousands(count)
+            } else {
+                "every response".into()
+            };
+            t.push([
+                name.to_string(),
+                count,
+                ms(p.p50),
+                ms(p.p90),
+                ms(p.p99),
+                ms(p.max),
+            ]);
+        }
+        out.push(t);
+    }
+    if !s.grpc_status.is_empty() {
+        let mut t = Table::new("gRPC status codes", &["<Status", "Calls", "Share"]);
+        for (name, n) in &s.grpc_status {
+            t.push([name.clone(), thousands(*n), pct(share(s.requests, *n))]);
+        }
+        out.push(t);
+    }
+    out
+}
+
+/// `n` of `total`, %; 0 when `total` is 0.
+fn share(total: u64, n: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * n as f64 / total as f64
+    }
+}
