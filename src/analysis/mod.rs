@@ -4,6 +4,7 @@
 pub mod compare;
 pub mod like_for_like;
 pub mod metric;
+pub mod selfcheck;
 pub mod spectrum;
 pub mod stats;
 mod thresholds;
@@ -341,6 +342,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             .collect(),
         thresholds: Vec::new(),
         find_max: None,
+        self_checks: Vec::new(),
     };
     let view = RecordView::new(&record);
     let verdicts: Vec<ThresholdResult> = plan
@@ -359,6 +361,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         })
         .collect();
     record.thresholds = verdicts;
+    record.self_checks = selfcheck::run(&record, &selfcheck::expected_load(plan, &record));
     record.warnings = diagnose(&record);
     record
 }

@@ -151,5 +151,6 @@ pub fn record(
         checks: Vec::new(),
         thresholds: Vec::new(),
         find_max: None,
+        self_checks: Vec::new(),
     }
 }
