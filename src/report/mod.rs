@@ -17,6 +17,7 @@ pub mod html;
 pub mod markdown;
 pub mod progress;
 pub mod repeats;
+pub mod selfcheck;
 pub mod suite;
 pub mod table;
 pub mod text;
