@@ -85,7 +85,7 @@ pub(super) fn without_response(errors_by_kind: &BTreeMap<String, u64>) -> Result
 }
 
 /// Responses of a place: the sum of its status counts.
-pub(super) fn responses(status: &BTreeMap<String, u64>) -> u64 {
+fn responses(status: &BTreeMap<String, u64>) -> u64 {
     status.values().sum()
 }
 

@@ -99,7 +99,7 @@ pub(super) fn percentiles_ordered(r: &RunRecord) -> SelfCheck {
     }
     let figures: Vec<String> = ladder(&r.summary.latency_ms)
         .into_iter()
-        .map(|(n, _)| n)
+        .map(|(n, _)| n.replace('_', "."))
         .collect();
     passed(
         code,
