@@ -228,3 +228,62 @@ fn quick_open_model_asks_requests() {
     assert_eq!(s["not_sent"], 0);
     t.stop();
 }
+
+/// `-d 1s --warmup 1s` measures 1 s after 1 s of warm-up (the warm-up once ate the duration).
+#[test]
+fn the_warm_up_comes_before_the_duration() {
+    let t = target();
+    let dir = temp_dir("windows-warmup");
+    let url = format!("{}/delay?ms=1", t.base_url());
+    for model in [&["-c", "2"][..], &["--rate", "200"][..]] {
+        let mut args = vec![url.as_str(), "-d", "1s", "--warmup", "1s", "--threads", "1"];
+        args.extend_from_slice(model);
+        let (_, record) = run_json(&dir, &args);
+        let duration = summary_f64(&record, "duration_s");
+        assert!((0.95..1.15).contains(&duration), "{model:?}: {duration}");
+        assert_eq!(record["config"]["duration_s"], 1.0, "{model:?}");
+        assert!(summary_u64(&record, "warmup_requests") > 50, "{model:?}");
+        assert!(summary_u64(&record, "requests") > 100, "{model:?}");
+    }
+    t.stop();
+}
+
+/// A ladder of two-step iterations: every request belongs to the phase its iteration started in,
+/// so the phases add up to their scenario (a second step sent after the last phase ended once
+/// belonged to none).
+#[test]
+fn phases_add_up_to_their_scenario() {
+    let t = target();
+    let dir = temp_dir("windows-phases");
+    let record = run_plan(
+        &dir,
+        &t.base_url(),
+        r#"
+name = "ladder2"
+[target]
+base_url = "BASE"
+[[scenario]]
+name = "climb"
+[scenario.load]
+profile = "ladder"
+phases = [{ vus = 2, duration = "1s" }, { vus = 4, duration = "1s" }]
+[[scenario.step]]
+name = "one"
+path = "/delay?ms=3"
+[[scenario.step]]
+name = "two"
+path = "/delay?ms=3"
+"#,
+    );
+    let groups = record["groups"].as_array().unwrap();
+    let of = |kind: &str| -> u64 {
+        groups
+            .iter()
+            .filter(|g| g["kind"] == kind)
+            .map(|g| g["requests"].as_u64().unwrap())
+            .sum()
+    };
+    assert_eq!(of("phase"), summary_u64(&record, "requests"), "{groups:?}");
+    assert_eq!(of("step"), summary_u64(&record, "requests"));
+    t.stop();
+}

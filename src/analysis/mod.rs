@@ -5,6 +5,7 @@ pub mod compare;
 pub mod like_for_like;
 pub mod load;
 pub mod metric;
+pub mod selfcheck;
 pub mod spectrum;
 pub mod stats;
 mod thresholds;
@@ -126,6 +127,11 @@ fn scenario_figures(plan: &Plan, outcome: &RunOutcome) -> Vec<(Span, Option<Arri
         .collect()
 }
 
+/// The measured part of a scenario that lasts `d` (its timeline starts with the warm-up), s.
+fn measured_part(plan: &Plan, d: std::time::Duration) -> f64 {
+    d.saturating_sub(plan.warmup).as_secs_f64()
+}
+
 /// Builds the run's record from the plan and what the engine measured.
 pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> RunRecord {
     let t = &outcome.totals;
@@ -140,7 +146,9 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
                 Some(ramp.peak() as u32),
                 None,
                 None,
-                single.and_then(|s| s.duration()).map(|d| d.as_secs_f64()),
+                single
+                    .and_then(|s| s.duration())
+                    .map(|d| measured_part(plan, d)),
                 match iterations {
                     Iterations::Shared(n) => Some(*n),
                     _ => None,
@@ -154,7 +162,9 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
                 None,
                 Some(ramp.peak()),
                 Some(*max_vus),
-                single.and_then(|s| s.duration()).map(|d| d.as_secs_f64()),
+                single
+                    .and_then(|s| s.duration())
+                    .map(|d| measured_part(plan, d)),
                 *limit,
             ),
             None => (None, None, None, None, None),
@@ -327,8 +337,10 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             .collect(),
         thresholds: Vec::new(),
         find_max: None,
+        self_checks: Vec::new(),
     };
     record.thresholds = threshold_results(plan, outcome, &record);
+    record.self_checks = selfcheck::run(&record, &selfcheck::expected_load(plan, &record));
     record.warnings = diagnose(&record);
     record
 }

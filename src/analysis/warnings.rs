@@ -146,5 +146,43 @@ pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
             ),
         ));
     }
+    // Self-checks that failed, or that explain a misleading figure, after the run's own warnings.
+    out.extend(
+        r.self_checks
+            .iter()
+            .filter(|c| c.outcome.warns())
+            .map(|c| warn(c.code.name(), c.message.clone())),
+    );
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixture::record;
+    use crate::record::selfcheck::{SelfCheck, SelfCheckCode, SelfCheckOutcome};
+
+    fn self_check(code: SelfCheckCode, outcome: SelfCheckOutcome) -> SelfCheck {
+        SelfCheck {
+            code,
+            outcome,
+            figures: Default::default(),
+            message: format!("{} is {outcome:?}", code.name()),
+        }
+    }
+
+    #[test]
+    fn failed_and_explained_self_checks_become_warnings_with_their_code() {
+        let mut r = record("checked", 3, 100, 2000, 0, 0.0);
+        r.self_checks = vec![
+            self_check(SelfCheckCode::RequestsAddUp, SelfCheckOutcome::Passed),
+            self_check(SelfCheckCode::LittlesLaw, SelfCheckOutcome::Failed),
+            self_check(SelfCheckCode::GroupsAddUp, SelfCheckOutcome::NotApplicable),
+            self_check(SelfCheckCode::HeavyTail, SelfCheckOutcome::Explained),
+        ];
+        let warnings = diagnose(&r);
+        let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
+        assert_eq!(codes, vec!["littles_law", "heavy_tail"]);
+        assert_eq!(warnings[0].message, "littles_law is Failed");
+    }
 }

@@ -63,7 +63,7 @@ pub fn scenario_span(plan: &Plan, sc: &Scenario, outcome: &RunOutcome, last_done
     let window = outcome.window.as_secs_f64();
     let origin = scenario_origin(plan, sc);
     let end = match sc.duration() {
-        Some(d) => origin + plan.warmup.as_secs_f64() + d.as_secs_f64(),
+        Some(d) => origin + d.as_secs_f64(),
         None => last_done_us as f64 / 1e6,
     };
     Span::clipped(origin, end, window)

@@ -297,7 +297,7 @@ pub fn run_with(plan: &Plan, options: &RunOptions, stop: StopHandle) -> Result<R
             };
             ScenarioShared {
                 start: sc_start,
-                end: sc.duration().map(|d| sc_start + plan.warmup + d),
+                end: sc.duration().map(|d| sc_start + d),
                 remaining,
             }
         })

@@ -180,6 +180,9 @@ struct VuRun<'a> {
     start: Instant,
     /// The scenario's scheduled end (none: it ends when its iterations are done).
     end: Option<Instant>,
+    /// When the current iteration was due (or started): its requests belong to the ladder
+    /// phase it fell in, even a later step sent after that phase ended.
+    iteration_at: Instant,
     /// The connection (HTTP/2: stream handle) of HTTP steps.
     conn: Connection,
     /// The HTTP/2 connection of gRPC steps when HTTP steps speak HTTP/1.1.
@@ -264,6 +267,7 @@ async fn vu_loop(
         scenario,
         start: run.scenarios[who.scenario].start,
         end: run.scenarios[who.scenario].end,
+        iteration_at: run.scenarios[who.scenario].start,
         conn: conns.0,
         grpc_conn: conns.1,
         deadline,
@@ -282,6 +286,7 @@ async fn vu_loop(
             Gate::Open(d) => d.next(who.slot).await,
         };
         let Some(ticket) = ticket else { break };
+        vu.iteration_at = ticket.due;
         if ticket.measured {
             state.recorder.borrow_mut().record_iteration(scenario.group);
         }
@@ -581,7 +586,7 @@ fn record(
     let phase = if vu.scenario.phases.is_empty() {
         None
     } else {
-        let t = sent.saturating_duration_since(vu.start);
+        let t = vu.iteration_at.saturating_duration_since(vu.start);
         let i = vu.scenario.phases.partition_point(|p| p.end <= t);
         vu.scenario.phases.get(i).map(|p| p.group)
     };

@@ -227,9 +227,10 @@ impl RunInput {
             (Some(d), None) => Limit::Duration(d),
             (None, None) => Limit::Duration(DEFAULT_DURATION),
         };
-        // With -n the scenario runs until its iterations are done; with -d for that long.
+        // With -n the scenario runs until its iterations are done; with -d for that long after
+        // the warm-up (a profile's timeline starts with the warm-up).
         let (length, count) = match limit {
-            Limit::Duration(d) => (d, None),
+            Limit::Duration(d) => (self.warmup + d, None),
             Limit::Requests(n) => (Duration::from_secs(u32::MAX.into()), Some(n)),
         };
         let profile = match self.rate_per_sec {

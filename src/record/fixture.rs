@@ -158,5 +158,6 @@ pub fn record(
         checks: Vec::new(),
         thresholds: Vec::new(),
         find_max: None,
+        self_checks: Vec::new(),
     }
 }

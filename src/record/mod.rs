@@ -5,6 +5,7 @@ pub mod env;
 pub(crate) mod fixture;
 pub mod model;
 pub mod recorder;
+pub mod selfcheck;
 pub mod series;
 pub mod set;
 

@@ -58,6 +58,10 @@ pub struct RunRecord {
     /// then describes the best step (the highest load that met the SLO).
     #[serde(default)]
     pub find_max: Option<crate::findmax::FindMax>,
+    /// Checks that the record's figures are consistent (see `docs/measurement.md`,
+    /// "Self-checks"); empty in records written before they were added.
+    #[serde(default)]
+    pub self_checks: Vec<super::selfcheck::SelfCheck>,
 }
 
 /// What a [`Group`] breaks the results down by.

@@ -22,6 +22,7 @@ pub mod markdown;
 pub mod progress;
 pub mod protocol;
 pub mod repeats;
+pub mod selfcheck;
 pub mod suite;
 pub mod table;
 pub mod text;

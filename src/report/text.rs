@@ -172,6 +172,7 @@ pub fn render(r: &RunRecord) -> String {
         );
     }
     let _ = writeln!(o);
+    o.push_str(&super::selfcheck::text(r));
 
     if !r.warnings.is_empty() {
         let _ = writeln!(o);

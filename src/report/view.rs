@@ -210,6 +210,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
     results.extend(thresholds(r));
     results.extend(checks(r));
     results.push(generator(r));
+    results.extend(super::selfcheck::table(r));
     RunView {
         title: r.name.clone(),
         subtitle: subtitle(r),
