@@ -391,6 +391,21 @@ pub fn serve_forever(
     tls_ca_file: Option<&std::path::Path>,
     faults: Faults,
 ) -> Result<(), TargetError> {
+    // Signals are watched before anything is printed: a SIGTERM sent as soon as the address
+    // appears stops the server gracefully instead of killing the process.
+    let signals = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(TargetError::Runtime)?;
+    let (mut interrupt, mut terminate) = signals
+        .block_on(async {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok::<_, std::io::Error>((
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            ))
+        })
+        .map_err(TargetError::Signal)?;
     let capacity = config.capacity;
     let target = match tls_ca_file {
         None => spawn_with_faults(config, faults)?,
@@ -438,21 +453,12 @@ pub fn serve_forever(
             humantime::format_duration(s.every)
         );
     }
-    let signals = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(TargetError::Runtime)?;
-    let waited: std::io::Result<()> = signals.block_on(async {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        let mut terminate = signal(SignalKind::terminate())?;
+    signals.block_on(async {
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
         }
-        Ok(())
     });
-    waited.map_err(TargetError::Signal)?;
     eprintln!("volley serve: stopping");
     target.stop();
     Ok(())
