@@ -245,7 +245,10 @@ fn volley_serve_names_its_real_grpc_services_and_its_stall() {
     let services = proto_services();
     assert_eq!(services.len(), 2, "{services:?}");
     for service in services {
-        assert!(grpc.contains(&format!("{service},")) || grpc.contains(&format!("{service} ")));
+        assert!(
+            grpc.contains(&format!("{service},")) || grpc.contains(&format!("{service} ")),
+            "{service} not named in {grpc:?}"
+        );
     }
     assert!(!text.contains("volley.target.Echo"), "{text}");
     assert!(text.contains("GET /stats"), "{text}");
