@@ -5,6 +5,8 @@
 mod chaos;
 #[path = "target/client.rs"]
 mod client;
+#[path = "target/oracle.rs"]
+mod oracle;
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;

@@ -333,6 +333,13 @@ pub struct ServeArgs {
     /// Fault: close the listener this long after start, e.g. 5s.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     pub close_after: Option<Duration>,
+    /// Fault: every route but /metrics and /stats freezes for this long at the start of every
+    /// --stall-every of the target's clock, e.g. 500ms (requests and responses are held).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "stall_every")]
+    pub stall: Option<Duration>,
+    /// Fault: the period of --stall, e.g. 5s.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "stall")]
+    pub stall_every: Option<Duration>,
 }
 
 /// `volley demo`.

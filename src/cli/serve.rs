@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use volley::target::{Capacity, Faults, TargetConfig};
+use volley::target::{Capacity, Faults, Stall, TargetConfig};
 
 use super::args::ServeArgs;
 
@@ -40,9 +40,21 @@ pub fn run(a: ServeArgs) -> anyhow::Result<u8> {
         }
         .into());
     }
+    let stall = match (a.stall, a.stall_every) {
+        (Some(duration), Some(every)) => {
+            Some(
+                Stall::new(duration, every).map_err(|why| volley::Error::Invalid {
+                    what: "--stall".into(),
+                    why,
+                })?,
+            )
+        }
+        _ => None,
+    };
     let faults = Faults {
         close_after_requests: a.close_after_requests,
         close_after: a.close_after,
+        stall,
     };
     let config = TargetConfig {
         bind: SocketAddr::new(a.bind, a.port),

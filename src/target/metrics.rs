@@ -27,6 +27,8 @@ pub(crate) enum RouteId {
     TaskById,
     /// `/metrics`
     Metrics,
+    /// `/stats` and `/stats/reset`
+    Stats,
     /// `/chaos/{kind}` reached hyper (sent on a reused connection).
     Chaos,
     /// A gRPC call (any method).
@@ -36,7 +38,7 @@ pub(crate) enum RouteId {
 }
 
 impl RouteId {
-    const ALL: [RouteId; 12] = [
+    const ALL: [RouteId; 13] = [
         RouteId::Root,
         RouteId::Delay,
         RouteId::Status,
@@ -46,6 +48,7 @@ impl RouteId {
         RouteId::Tasks,
         RouteId::TaskById,
         RouteId::Metrics,
+        RouteId::Stats,
         RouteId::Chaos,
         RouteId::Grpc,
         RouteId::Unmatched,
@@ -63,6 +66,7 @@ impl RouteId {
             RouteId::Tasks => "/tasks",
             RouteId::TaskById => "/tasks/{id}",
             RouteId::Metrics => "/metrics",
+            RouteId::Stats => "/stats",
             RouteId::Chaos => "/chaos/{kind}",
             RouteId::Grpc => "grpc",
             RouteId::Unmatched => "unmatched",

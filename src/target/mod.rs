@@ -6,12 +6,13 @@
 //! | route | behaviour |
 //! | --- | --- |
 //! | `GET /` | 200, body `ok\n` |
-//! | `/delay?ms=N[&dist=fixed\|uniform\|exp]` | waits (precisely, see below), then 200 |
+//! | `/delay?ms=N[&dist=fixed\|uniform\|exp][&stall_ms=S&every_ms=P]` | waits (precisely, see below), then 200; with a stall, the route freezes for S ms every P ms (see `stall.rs`) |
 //! | `/status/CODE` | answers with that status (200..=599; 1xx is rejected, see below) |
 //! | `GET /bytes/N` | N bytes of body (at most 100 MiB) from a shared static buffer |
 //! | `POST /echo` | echoes the request body with the request's content-type |
 //! | `GET /headers` | the request's headers as a JSON object (names in lower case) |
 //! | `/tasks`, `/tasks/{id}` | in-memory JSON CRUD |
+//! | `GET /stats[?reset=1]`, `POST /stats/reset` | the oracle: the distribution of the target's own handler times as JSON (see `oracle.rs`); `reset` takes the figures out |
 //! | `GET /metrics` | Prometheus text: `volley_target_requests_total{path,status}` (path is the route template), `volley_target_in_flight`, `volley_target_chaos_total{kind}`, `volley_target_connections_total` |
 //! | `/chaos/{reset,hang,garbage,close,slow,reset-body,headers,long-header,bad-chunked,deaf}` | broken behaviours, see `chaos.rs` |
 //! | gRPC `volley.target.v1.Echo/Echo` | echoes `message` and `payload` after `delay_ms` |
@@ -20,8 +21,8 @@
 //! # gRPC
 //!
 //! Any request whose `content-type` starts with `application/grpc` is a gRPC
-//! call (`proto/volley_target.proto` in the repository; no server reflection:
-//! clients load that file). Same port, same hyper service, same capacity
+//! call (`proto/volley_target.proto` in the repository, also served by gRPC server
+//! reflection, see `grpc/reflection.rs`). Same port, same hyper service, same capacity
 //! limiter as REST; the Tasks service reads and writes the very store REST
 //! `/tasks` uses, so REST and gRPC can be compared over the same logic (plus
 //! each side's encoding). Errors are trailers-only responses: `NOT_FOUND`,
@@ -41,9 +42,15 @@
 //! then a one-shot Linux `timerfd` (registered with tokio's reactor, so no thread
 //! spins or blocks) for the remainder.
 //!
+//! # The truth oracle
+//!
+//! The target measures how long it takes to handle each request (from the parsed request head
+//! to the response handed to the socket) in a lock-free HDR histogram, served by `GET /stats`:
+//! tests hold volley's figures against it (`tests/oracle.rs`). See `oracle.rs`.
+//!
 //! # Capacity mode
 //!
-//! With [`TargetConfig::capacity`] set, every request except `/metrics` first
+//! With [`TargetConfig::capacity`] set, every request except `/metrics` and `/stats` first
 //! takes one of [`Capacity::workers`] permits from a FIFO semaphore and holds it
 //! for [`Capacity::service_time`] plus whatever its route does. Maximum
 //! throughput is then exactly `workers / service_time`, and excess load queues
@@ -67,7 +74,9 @@
 //! # Target-wide faults
 //!
 //! [`spawn_with_faults`] adds what no single request can ask for: the listener
-//! closed mid-run ([`Faults::close_after_requests`], [`Faults::close_after`]).
+//! closed mid-run ([`Faults::close_after_requests`], [`Faults::close_after`]), and a periodic
+//! stall of every route but `/metrics` and `/stats` ([`Faults::stall`]: the endpoint freezes for
+//! S every P of the target's clock, see [`Stall`]).
 //! An `https://` client reaching the plain port fails its TLS handshake (hyper
 //! answers its ClientHello with a plain-text 400), which needs no mode of its own.
 //!
@@ -80,11 +89,15 @@ mod body;
 mod chaos;
 mod grpc;
 mod metrics;
+mod oracle;
 mod respond;
 mod routes;
 mod server;
+mod stall;
 mod tasks;
 mod tls;
+
+pub use stall::Stall;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::thread::JoinHandle;
@@ -126,6 +139,9 @@ pub struct Faults {
     pub close_after_requests: Option<u64>,
     /// Likewise, this long after the target started.
     pub close_after: Option<Duration>,
+    /// Freeze every route but `/metrics` and `/stats` for [`Stall::duration`] at the start of
+    /// every [`Stall::every`] of the target's clock (which starts when it starts serving).
+    pub stall: Option<Stall>,
 }
 
 /// A simulated capacity limit: `workers` requests are served at once, each
@@ -286,6 +302,9 @@ fn start(
             "close_after_requests must be at least 1".into(),
         ));
     }
+    if let Some(stall) = faults.stall {
+        Stall::new(stall.duration, stall.every).map_err(TargetError::InvalidConfig)?;
+    }
     if let Some(cap) = &config.capacity {
         if cap.workers == 0 {
             return Err(TargetError::InvalidConfig(
@@ -372,6 +391,21 @@ pub fn serve_forever(
     tls_ca_file: Option<&std::path::Path>,
     faults: Faults,
 ) -> Result<(), TargetError> {
+    // Signals are watched before anything is printed: a SIGTERM sent as soon as the address
+    // appears stops the server gracefully instead of killing the process.
+    let signals = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(TargetError::Runtime)?;
+    let (mut interrupt, mut terminate) = signals
+        .block_on(async {
+            use tokio::signal::unix::{SignalKind, signal};
+            Ok::<_, std::io::Error>((
+                signal(SignalKind::interrupt())?,
+                signal(SignalKind::terminate())?,
+            ))
+        })
+        .map_err(TargetError::Signal)?;
     let capacity = config.capacity;
     let target = match tls_ca_file {
         None => spawn_with_faults(config, faults)?,
@@ -389,7 +423,11 @@ pub fn serve_forever(
         );
     }
     println!(
-        "volley serve: REST and gRPC (volley.target.Echo, volley.target.Tasks; HTTP/1.1 and HTTP/2) on the same port"
+        "volley serve: REST and gRPC ({}, with server reflection; HTTP/1.1 and HTTP/2) on the same port",
+        grpc::reflection::service_names().join(", ")
+    );
+    println!(
+        "volley serve: oracle: GET /stats (handler times since the last reset, µs; ?reset=1 takes them out), POST /stats/reset"
     );
     if let Some(cap) = capacity {
         println!(
@@ -408,21 +446,19 @@ pub fn serve_forever(
             humantime::format_duration(d)
         );
     }
-    let signals = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .map_err(TargetError::Runtime)?;
-    let waited: std::io::Result<()> = signals.block_on(async {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        let mut terminate = signal(SignalKind::terminate())?;
+    if let Some(s) = faults.stall {
+        println!(
+            "volley serve: fault: every route but /metrics and /stats stalls for {} every {}",
+            humantime::format_duration(s.duration),
+            humantime::format_duration(s.every)
+        );
+    }
+    signals.block_on(async {
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
         }
-        Ok(())
     });
-    waited.map_err(TargetError::Signal)?;
     eprintln!("volley serve: stopping");
     target.stop();
     Ok(())

@@ -3,18 +3,20 @@
 use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::{Notify, Semaphore};
 
-use super::Capacity;
 use super::body::TargetBody;
 use super::metrics::{Metrics, RouteId};
+use super::oracle::{HandlerTimer, HandlerTimes, TimedBody};
 use super::respond::{bad_request, empty, json, method_not_allowed, static_text, text, with_type};
+use super::stall::{self, Stall};
 use super::tasks::TaskStore;
+use super::{Capacity, Faults};
 
 /// Largest `/bytes/N` body, in bytes (100 MiB).
 pub(crate) const MAX_BYTES: u64 = 100 * 1024 * 1024;
@@ -35,6 +37,12 @@ pub(crate) struct State {
     capacity: Option<Limiter>,
     /// [`super::Faults::close_after_requests`]: counts answers towards it.
     pub(crate) close_after: Option<RequestCountdown>,
+    /// [`super::Faults::stall`]: freezes every route but `/metrics` and `/stats`.
+    stall: Option<Stall>,
+    /// The start of the target's clock, on which stalls are aligned.
+    epoch: Instant,
+    /// The oracle: every timed request's handler time.
+    pub(crate) handler_times: HandlerTimes,
 }
 
 /// Counts the requests answered and wakes the server when a limit is reached.
@@ -63,9 +71,9 @@ struct Limiter {
 }
 
 impl State {
-    /// Fresh state; `capacity.workers` must be in 1..=`Semaphore::MAX_PERMITS`;
-    /// `close_after_requests`: see [`super::Faults`].
-    pub(crate) fn new(capacity: Option<Capacity>, close_after_requests: Option<u64>) -> Self {
+    /// Fresh state, its clock starting now; `capacity.workers` must be in
+    /// 1..=`Semaphore::MAX_PERMITS`.
+    pub(crate) fn new(capacity: Option<Capacity>, faults: &Faults) -> Self {
         State {
             metrics: Metrics::default(),
             tasks: TaskStore::default(),
@@ -73,11 +81,14 @@ impl State {
                 permits: Semaphore::new(c.workers),
                 service_time: c.service_time,
             }),
-            close_after: close_after_requests.map(|limit| RequestCountdown {
+            close_after: faults.close_after_requests.map(|limit| RequestCountdown {
                 limit,
                 answered: AtomicU64::new(0),
                 reached: Notify::new(),
             }),
+            stall: faults.stall,
+            epoch: Instant::now(),
+            handler_times: HandlerTimes::default(),
         }
     }
 }
@@ -97,6 +108,10 @@ enum Route {
     /// The id, if it parsed as an integer.
     TaskById(Option<u64>),
     Metrics,
+    /// `GET /stats` (the oracle's figures).
+    Stats,
+    /// `POST /stats/reset`.
+    StatsReset,
     Chaos,
     /// A gRPC call (`content-type: application/grpc`), whatever its path.
     Grpc,
@@ -112,6 +127,8 @@ impl Route {
             "/headers" => return Route::Headers,
             "/tasks" => return Route::Tasks,
             "/metrics" => return Route::Metrics,
+            "/stats" => return Route::Stats,
+            "/stats/reset" => return Route::StatsReset,
             _ => {}
         }
         if let Some(code) = path.strip_prefix("/status/") {
@@ -138,10 +155,16 @@ impl Route {
             Route::Tasks => RouteId::Tasks,
             Route::TaskById(_) => RouteId::TaskById,
             Route::Metrics => RouteId::Metrics,
+            Route::Stats | Route::StatsReset => RouteId::Stats,
             Route::Chaos => RouteId::Chaos,
             Route::Grpc => RouteId::Grpc,
             Route::Unmatched => RouteId::Unmatched,
         }
+    }
+
+    /// The routes that observe the target: never stalled, queued, timed or counted as answers.
+    fn observes(self) -> bool {
+        matches!(self, Route::Metrics | Route::Stats | Route::StatsReset)
     }
 }
 
@@ -149,16 +172,21 @@ impl Route {
 pub(crate) async fn handle(
     state: Arc<State>,
     req: Request<Incoming>,
-) -> Result<Response<TargetBody>, Infallible> {
+) -> Result<Response<TimedBody>, Infallible> {
+    // The oracle's handler time starts here, with the request head parsed.
+    let started = Instant::now();
     let _in_flight = state.metrics.in_flight();
     let route = if super::grpc::is_grpc(&req) {
         Route::Grpc
     } else {
         Route::parse(req.uri().path())
     };
+    if !route.observes() {
+        stall::wait_out(&[state.stall], state.epoch).await;
+    }
     // Capacity mode: hold a worker for the service time plus the route's work.
     let _worker = match &state.capacity {
-        Some(limiter) if route != Route::Metrics => {
+        Some(limiter) if !route.observes() => {
             // The semaphore is never closed, so this only fails in theory.
             let permit = limiter.permits.acquire().await.ok();
             crate::timer::sleep(limiter.service_time).await;
@@ -170,13 +198,20 @@ pub(crate) async fn handle(
         Route::Grpc => super::grpc::handle(&state, req).await,
         _ => respond(&state, route, req).await,
     };
+    if !route.observes() {
+        // Frozen, the endpoint sends nothing either.
+        stall::wait_out(&[state.stall], state.epoch).await;
+    }
     state.metrics.record(route.id(), response.status().as_u16());
     if let Some(countdown) = &state.close_after
-        && route != Route::Metrics
+        && !route.observes()
     {
         countdown.answered();
     }
-    Ok(response)
+    // Reflection streams last as long as the client keeps them: not a request's handler time.
+    let timed = !route.observes() && !matches!(response.body(), TargetBody::Reflection(_));
+    let timer = timed.then(|| HandlerTimer::new(Arc::clone(&state), started));
+    Ok(response.map(|body| TimedBody::new(body, timer)))
 }
 
 async fn respond(state: &State, route: Route, req: Request<Incoming>) -> Response<TargetBody> {
@@ -184,8 +219,10 @@ async fn respond(state: &State, route: Route, req: Request<Incoming>) -> Respons
     match route {
         Route::Root if get => static_text(StatusCode::OK, b"ok\n"),
         Route::Delay => match delay_of(req.uri().query()) {
-            Ok(delay) => {
+            Ok((delay, stall)) => {
+                stall::wait_out(&[stall], state.epoch).await;
                 crate::timer::sleep(delay).await;
+                stall::wait_out(&[stall], state.epoch).await;
                 static_text(StatusCode::OK, b"ok\n")
             }
             Err(message) => bad_request(message),
@@ -203,7 +240,10 @@ async fn respond(state: &State, route: Route, req: Request<Incoming>) -> Respons
         Route::Tasks => state.tasks.collection(req).await,
         Route::TaskById(id) => state.tasks.item(id, req).await,
         Route::Metrics if get => with_type(StatusCode::OK, PROMETHEUS, state.metrics.render()),
-        Route::Root | Route::Bytes(_) | Route::Metrics | Route::Headers => {
+        Route::Stats if get => stats(state, wants_reset(req.uri().query())),
+        Route::StatsReset if *req.method() == Method::POST => stats(state, true),
+        Route::StatsReset => method_not_allowed("POST"),
+        Route::Root | Route::Bytes(_) | Route::Metrics | Route::Stats | Route::Headers => {
             method_not_allowed("GET, HEAD")
         }
         Route::Chaos if req.version() == http::Version::HTTP_2 => {
@@ -272,19 +312,38 @@ fn headers(req: &Request<Incoming>) -> Response<TargetBody> {
     json(StatusCode::OK, serde_json::Value::Object(seen).to_string())
 }
 
-/// The delay asked for by `/delay`'s query: `ms` (float milliseconds) and
-/// `dist` (`fixed`, `uniform` in [0, 2ms], or `exp` with mean ms).
-fn delay_of(query: Option<&str>) -> Result<Duration, String> {
+/// `/stats`: the oracle's figures (handler times since the last reset), taken out with `reset`.
+fn stats(state: &State, reset: bool) -> Response<TargetBody> {
+    let h = state.handler_times.snapshot(reset);
+    let uptime_us = u64::try_from(state.epoch.elapsed().as_micros()).unwrap_or(u64::MAX);
+    json(StatusCode::OK, super::oracle::render(&h, uptime_us))
+}
+
+/// Whether a `/stats` query asks for a read-and-reset (`reset=1` or `reset=true`).
+fn wants_reset(query: Option<&str>) -> bool {
+    query
+        .unwrap_or("")
+        .split('&')
+        .any(|pair| pair == "reset=1" || pair == "reset=true")
+}
+
+/// What `/delay`'s query asks for: `ms` (float milliseconds) and `dist` (`fixed`, `uniform` in
+/// [0, 2ms], or `exp` with mean ms), and a stall of the endpoint, `stall_ms` every `every_ms`.
+fn delay_of(query: Option<&str>) -> Result<(Duration, Option<Stall>), String> {
     let mut ms = None;
     let mut dist = "fixed";
+    let (mut stall_ms, mut every_ms) = (None, None);
     for pair in query.unwrap_or("").split('&') {
         let (key, value) = pair.split_once('=').unwrap_or((pair, ""));
         match key {
             "ms" => ms = Some(value),
             "dist" => dist = value,
+            "stall_ms" => stall_ms = Some(value),
+            "every_ms" => every_ms = Some(value),
             _ => {}
         }
     }
+    let stall = stall::from_query(stall_ms, every_ms)?;
     let ms: f64 = match ms.map(str::parse::<f64>) {
         Some(Ok(ms)) if ms.is_finite() && (0.0..=MAX_DELAY_MS).contains(&ms) => ms,
         Some(_) => return Err(format!("ms must be a number in 0..={MAX_DELAY_MS}")),
@@ -297,7 +356,10 @@ fn delay_of(query: Option<&str>) -> Result<Duration, String> {
         "exp" => -ms * (1.0 - fastrand::f64()).ln(),
         other => return Err(format!("unknown dist {other:?} (fixed, uniform or exp)")),
     };
-    Ok(Duration::from_secs_f64(ms.min(MAX_DELAY_MS * 10.0) / 1e3))
+    Ok((
+        Duration::from_secs_f64(ms.min(MAX_DELAY_MS * 10.0) / 1e3),
+        stall,
+    ))
 }
 
 #[cfg(test)]
@@ -316,27 +378,41 @@ mod tests {
         assert_eq!(Route::parse("/nope"), Route::Unmatched);
         assert_eq!(Route::parse("/delay"), Route::Delay);
         assert_eq!(Route::parse("/headers"), Route::Headers);
+        assert_eq!(Route::parse("/stats"), Route::Stats);
+        assert_eq!(Route::parse("/stats/reset"), Route::StatsReset);
     }
 
     #[test]
     fn parses_delays() {
-        assert_eq!(delay_of(Some("ms=10")), Ok(Duration::from_millis(10)));
+        assert_eq!(
+            delay_of(Some("ms=10")),
+            Ok((Duration::from_millis(10), None))
+        );
         assert_eq!(
             delay_of(Some("dist=fixed&ms=2.5")),
-            Ok(Duration::from_micros(2500))
+            Ok((Duration::from_micros(2500), None))
         );
+        assert_eq!(
+            delay_of(Some("ms=0&stall_ms=500&every_ms=5000")),
+            Ok((
+                Duration::ZERO,
+                Some(Stall::new(Duration::from_millis(500), Duration::from_secs(5)).unwrap())
+            ))
+        );
+        assert!(delay_of(Some("ms=0&stall_ms=500")).is_err());
+        assert!(delay_of(Some("ms=0&stall_ms=5000&every_ms=500")).is_err());
         assert!(delay_of(None).is_err());
         assert!(delay_of(Some("ms=-1")).is_err());
         assert!(delay_of(Some("ms=NaN")).is_err());
         assert!(delay_of(Some("ms=inf")).is_err());
         assert!(delay_of(Some("ms=1&dist=gamma")).is_err());
         for _ in 0..1000 {
-            let d = delay_of(Some("ms=10&dist=uniform")).unwrap();
+            let (d, _) = delay_of(Some("ms=10&dist=uniform")).unwrap();
             assert!(d <= Duration::from_millis(20));
         }
         let n = 20_000;
         let mean: f64 = (0..n)
-            .map(|_| delay_of(Some("ms=10&dist=exp")).unwrap().as_secs_f64() * 1e3)
+            .map(|_| delay_of(Some("ms=10&dist=exp")).unwrap().0.as_secs_f64() * 1e3)
             .sum::<f64>()
             / n as f64;
         assert!((9.0..11.0).contains(&mean), "exp mean {mean}");

@@ -76,7 +76,7 @@ pub(crate) async fn run(
     // without this hyper would close them after 30 s without a request.
     http.http1().keep_alive(true).header_read_timeout(None);
     let shared = Arc::new(Shared {
-        state: Arc::new(State::new(capacity, faults.close_after_requests)),
+        state: Arc::new(State::new(capacity, &faults)),
         http,
         tls,
     });

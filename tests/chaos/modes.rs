@@ -304,6 +304,7 @@ fn a_listener_closed_mid_run_turns_into_refused_connections() {
         Faults {
             close_after_requests: Some(500),
             close_after: None,
+            stall: None,
         },
     )
     .unwrap();
@@ -340,6 +341,7 @@ fn a_listener_closed_after_a_time_refuses_the_next_connections() {
         Faults {
             close_after_requests: None,
             close_after: Some(Duration::from_millis(1)),
+            stall: None,
         },
     )
     .unwrap();

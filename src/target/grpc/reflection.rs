@@ -72,6 +72,16 @@ impl protox::file::FileResolver for Embedded {
     }
 }
 
+/// The full names of the target's own services (`volley.target.v1.Echo`, …), as reflection
+/// lists them (without the reflection services themselves).
+pub(crate) fn service_names() -> Vec<String> {
+    schema()
+        .pool
+        .services()
+        .map(|v| v.full_name().into())
+        .collect()
+}
+
 /// The answer to one question.
 fn answer(question: ServerReflectionRequest) -> ServerReflectionResponse {
     let s = schema();
@@ -92,7 +102,7 @@ fn answer(question: ServerReflectionRequest) -> ServerReflectionResponse {
         Some(MessageRequest::FileContainingSymbol(symbol)) if declares(&s.pool, symbol) => files(),
         Some(MessageRequest::FileContainingSymbol(symbol)) => not_found(symbol),
         Some(MessageRequest::ListServices(_)) => {
-            let mut names: Vec<String> = s.pool.services().map(|v| v.full_name().into()).collect();
+            let mut names = service_names();
             names.push("grpc.reflection.v1.ServerReflection".into());
             names.push("grpc.reflection.v1alpha.ServerReflection".into());
             MessageResponse::ListServicesResponse(ListServiceResponse {
