@@ -84,33 +84,25 @@ fn a_run_ended_by_a_threshold_says_so_first_and_exits_99() {
     assert!(html.contains("Aborted at t = "), "report.html");
 }
 
-/// Records written by the previous version stay readable, and read right: its aborted threshold
-/// said `passed: true` (the shortened run met the condition) and is a failure; its find-max with
-/// no break is a lower bound.
+/// Records written by the previous format version (1: rates with the drain in their
+/// denominator, local connect failures counted as requests, an aborted threshold marked
+/// `passed: true`) are refused with the reason and what to do, never misread.
 #[test]
-fn records_of_the_previous_version_render_with_the_right_verdicts() {
+fn records_of_the_previous_version_are_refused_with_the_reason() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/records");
-    let aborted = fixtures.join("v1-aborted-plan.json");
-    let (code, text, stderr) = run_volley(&["report", aborted.to_str().unwrap()]);
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(
-        text.starts_with("FAILED — Aborted: threshold `rps > 100`"),
-        "{text}"
-    );
-    assert!(text.contains("FAIL (aborted the run)"), "{text}");
-    for format in ["md", "html"] {
-        let (code, report, stderr) =
-            run_volley(&["report", aborted.to_str().unwrap(), "-f", format]);
-        assert_eq!(code, Some(0), "{stderr}");
-        assert!(report.contains("Aborted: threshold"), "{format}: {report}");
+    for name in ["v1-aborted-plan.json", "v1-find-max-no-break.json"] {
+        let path = fixtures.join(name);
+        for format in ["txt", "md", "html"] {
+            let (code, _, stderr) = run_volley(&["report", path.to_str().unwrap(), "-f", format]);
+            assert_eq!(code, Some(2), "{name} {format}: {stderr}");
+            assert!(
+                stderr.contains("record format version 1 (written by volley 0.1.0)")
+                    && stderr.contains("reads version 2")
+                    && stderr.contains("render it with the volley version that wrote it"),
+                "{name} {format}: {stderr}"
+            );
+        }
     }
-    let search = fixtures.join("v1-find-max-no-break.json");
-    let (code, text, stderr) = run_volley(&["report", search.to_str().unwrap()]);
-    assert_eq!(code, Some(0), "{stderr}");
-    assert!(
-        text.contains("≥ 199.1 req/s (no break found within the budget)"),
-        "{text}"
-    );
 }
 
 /// Item 6: a search that found no break within its budget reports a lower bound everywhere, and

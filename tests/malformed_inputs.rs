@@ -286,12 +286,15 @@ fn templates_that_cannot_render_are_stopped_and_counted() {
             "run {file}: {}",
             record["summary"]
         );
+        // A request that cannot be built never leaves the machine: an attempt and an error,
+        // not a request.
         assert_eq!(
             errors_of(&record, "template_error"),
-            summary_u64(&record, "requests"),
-            "run {file}: every request is a template error: {}",
+            summary_u64(&record, "attempts"),
+            "run {file}: every attempt is a template error: {}",
             record["summary"]
         );
+        assert_eq!(summary_u64(&record, "requests"), 0, "{}", record["summary"]);
     }
 }
 
@@ -359,7 +362,7 @@ fn damaged_records_are_refused_with_the_reason() {
     cases.push((
         "a newer version".into(),
         variant(&|v| v["schema_version"] = 999.into()),
-        "record format version 999 (written by volley 0.1.0); this volley (0.1.0) reads version 1: upgrade volley to read it",
+        "record format version 999 (written by volley 0.1.0); this volley (0.1.0) reads version 2: upgrade volley to read it",
     ));
     cases.push((
         "an older version".into(),

@@ -154,7 +154,7 @@ fn bad_records_are_refused_clearly_with_exit_code_2() {
         (
             &["report", future.to_str().unwrap()],
             "record format version 7 (written by volley 3.1.0); this volley (0.1.0) reads \
-             version 1: upgrade volley to read it",
+             version 2: upgrade volley to read it",
         ),
         (
             &[

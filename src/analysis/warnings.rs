@@ -98,19 +98,21 @@ pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
     if let Some(a) = s.arrival
         && s.duration_s > 0.0
         && r.interrupted.is_none()
-        && (a.started as f64) < a.due as f64 * RATE_SHORTFALL
+        && (a.completed as f64) < a.due as f64 * RATE_SHORTFALL
     {
         let what = unit(a.requests_per_iteration);
         out.push(warn(
             "rate_not_achieved",
             format!(
-                "started {:.1} {what}/s of the {:.1} {what}/s the schedule asked for over the \
-                 window ({:.1}%: {} of {} due; {} dropped, {} not started)",
+                "achieved {:.1} {what}/s of the {:.1} {what}/s the schedule asked for over the \
+                 window ({:.1}%: {} of {} due completed in it; {} started, {} dropped, {} not \
+                 started)",
                 a.achieved_per_sec,
                 a.asked_per_sec,
-                100.0 * a.started as f64 / a.due.max(1) as f64,
-                a.started,
+                100.0 * a.completed as f64 / a.due.max(1) as f64,
+                a.completed,
                 a.due,
+                a.started,
                 a.dropped,
                 a.unsent
             ),

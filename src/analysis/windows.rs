@@ -123,7 +123,8 @@ pub fn arrival(
         due,
         asked_per_sec: per_sec(due, span.len()),
         started,
-        achieved_per_sec: per_sec(started, span.len()),
+        completed: counters.completed,
+        achieved_per_sec: per_sec(counters.completed, span.len()),
         dropped,
         unsent: due.saturating_sub(started + dropped),
         requests_per_iteration: requests_per_iteration(sc),
@@ -145,11 +146,12 @@ pub fn run_arrival(
     for a in &scenarios[1..] {
         sum.due += a.due;
         sum.started += a.started;
+        sum.completed += a.completed;
         sum.dropped += a.dropped;
         sum.unsent += a.unsent;
     }
     sum.asked_per_sec = per_sec(sum.due, window_s);
-    sum.achieved_per_sec = per_sec(sum.started, window_s);
+    sum.achieved_per_sec = per_sec(sum.completed, window_s);
     Some(sum)
 }
 

@@ -337,6 +337,9 @@ async fn vu_loop(
                 backoff.after(error, vu.end).await;
             }
         }
+        if ticket.measured && vu.end.is_none_or(|end| Instant::now() <= end) {
+            state.recorder.borrow_mut().record_completed(scenario.group);
+        }
         iteration += 1;
     }
 }

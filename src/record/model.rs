@@ -158,8 +158,7 @@ pub struct ThresholdResult {
     /// false when it failed during the run and ended it (`aborted`), whatever the end showed.
     pub passed: bool,
     /// Whether this threshold's failure ended the run early (`abort_on_fail`). Such a threshold
-    /// has failed, even where the figures of the shortened run meet the condition (records of
-    /// older versions may say `passed: true` beside it; read them as failed).
+    /// has failed, even where the figures of the shortened run meet the condition.
     pub aborted: bool,
     /// When it ended the run: seconds since measuring began (null when it did not, or in records
     /// of older versions).
@@ -440,7 +439,10 @@ pub struct Arrival {
     pub asked_per_sec: f64,
     /// Iterations started (handed to a VU) of those due.
     pub started: u64,
-    /// `started` over the window, iterations per second.
+    /// Iterations that ended (every step done, failed or not) inside the window.
+    #[serde(default)]
+    pub completed: u64,
+    /// `completed` over the window, iterations per second: what the target sustained.
     pub achieved_per_sec: f64,
     /// Due while every VU was busy and the cap was reached: not started.
     pub dropped: u64,

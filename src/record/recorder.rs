@@ -80,6 +80,9 @@ pub struct Counters {
     pub drained: u64,
     /// Measured iterations started (tickets handed to VUs); scenario groups and totals only.
     pub iterations: u64,
+    /// Of those, the iterations that ended (every step done, failed or not) inside their
+    /// scenario's window; scenario groups and totals only.
+    pub completed: u64,
     /// Open model: iterations that fell due while the in-flight cap was reached (scenario groups
     /// and totals).
     pub dropped: u64,
@@ -125,6 +128,7 @@ impl Counters {
         self.errors += o.errors;
         self.drained += o.drained;
         self.iterations += o.iterations;
+        self.completed += o.completed;
         self.dropped += o.dropped;
         self.drained_bytes_sent += o.drained_bytes_sent;
         self.drained_bytes_received += o.drained_bytes_received;
@@ -397,6 +401,16 @@ impl Recorder {
         }
     }
 
+    /// Counts one measured iteration that ended inside its scenario's window, in the totals
+    /// and its scenario's group.
+    #[inline]
+    pub fn record_completed(&mut self, scenario_group: Option<usize>) {
+        self.counters.completed += 1;
+        if let Some(g) = scenario_group {
+            self.groups[g].counters.completed += 1;
+        }
+    }
+
     /// Counts a request sent during warm-up (and what the TLS handshake of a connection it
     /// opened settled on: the warm-up is where a closed-model run opens its connections).
     #[inline]
@@ -419,6 +433,7 @@ impl Recorder {
     #[inline]
     pub fn record_dropped(&mut self, scenario_group: Option<usize>) {
         self.dropped += 1;
+        self.counters.dropped += 1;
         if let Some(g) = scenario_group {
             self.groups[g].counters.dropped += 1;
         }

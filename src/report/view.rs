@@ -300,11 +300,13 @@ pub fn accounting(r: &RunRecord) -> Vec<(&'static str, String)> {
         Some(a) if a.requests_per_iteration != Some(1) => out.push((
             "Iterations",
             format!(
-                "{}/s of {}/s asked ({} of {} due started; {} dropped, {} not started)",
+                "{}/s of {}/s asked ({} of {} due completed in the window, {} started; {} \
+                 dropped, {} not started)",
                 rate(a.achieved_per_sec),
                 rate(a.asked_per_sec),
-                thousands(a.started),
+                thousands(a.completed),
                 thousands(a.due),
+                thousands(a.started),
                 thousands(a.dropped),
                 thousands(a.unsent)
             ),

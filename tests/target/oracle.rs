@@ -124,7 +124,8 @@ async fn a_stall_freezes_the_route_on_the_targets_clock() {
             (stall - 2 * MS..stall + 30 * MS).contains(&answered_at),
             "released at {answered_at:?}"
         );
-        assert!(waited <= stall - sent_at.min(stall) + 30 * MS, "{waited:?}");
+        // The client's own delays (a busy 2-core machine) come on top of the hold.
+        assert!(waited <= stall - sent_at.min(stall) + 80 * MS, "{waited:?}");
     }
     // The oracle saw the holding too: the slowest handler time is a freeze's length.
     let doc = stats(&mut c, "/stats").await;

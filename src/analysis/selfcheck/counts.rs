@@ -321,7 +321,7 @@ mod tests {
         let c = requests_add_up(&r);
         assert_eq!(c.outcome, Failed, "{c:?}");
         assert!(
-            c.message.contains("the run has 308 requests"),
+            c.message.contains("the run has 308 attempts"),
             "{}",
             c.message
         );

@@ -448,8 +448,11 @@ path = "/"
 "#,
         );
         let mut r = record("think", 5, 100, 2000, 0, 0.0);
-        let mut browse = super::super::testing::group(GroupKind::Step, "browse", Some("shop"), 60);
-        browse.errors_by_kind.insert("template".into(), 10);
+        // 10 attempts could not be built: not sent, no think time after them.
+        let mut browse = super::super::testing::group(GroupKind::Step, "browse", Some("shop"), 50);
+        browse.not_sent = 10;
+        browse.errors = 10;
+        browse.errors_by_kind.insert("template_error".into(), 10);
         r.groups = vec![
             browse,
             super::super::testing::group(GroupKind::Step, "buy", Some("shop"), 50),
