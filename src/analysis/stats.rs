@@ -100,9 +100,34 @@ pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
 }
 
 /// The `q` quantile (0.5 ≤ q < 1) of Student's t with `df` degrees of freedom, e.g. 2.776 for
-/// q = 0.975 and df = 4 (by bisection on [`t_two_sided_p`]).
+/// q = 0.975 and df = 4: Newton's method on [`t_two_sided_p`] from a Cornish–Fisher start, with
+/// bisection as the fallback.
 pub fn t_quantile(q: f64, df: f64) -> f64 {
-    let target = 2.0 * (1.0 - q.clamp(0.5, 1.0 - 1e-15));
+    let tail = 1.0 - q.clamp(0.5, 1.0 - 1e-15);
+    if tail >= 0.5 {
+        return 0.0;
+    }
+    let upper = |t: f64| t_two_sided_p(t, df) / 2.0;
+    let z = normal_upper_quantile(tail);
+    let mut t = z
+        + (z.powi(3) + z) / (4.0 * df)
+        + (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / (96.0 * df * df);
+    for _ in 0..50 {
+        let step = (upper(t) - tail) / t_density(t, df);
+        let next = t + step;
+        if !next.is_finite() || next <= 0.0 {
+            break;
+        }
+        t = next;
+        if step.abs() <= 1e-12 * t.max(1.0) {
+            return t;
+        }
+    }
+    t_quantile_bisect(tail, df)
+}
+
+fn t_quantile_bisect(tail: f64, df: f64) -> f64 {
+    let target = 2.0 * tail;
     let mut hi = 1.0;
     while t_two_sided_p(hi, df) > target && hi < 1e12 {
         hi *= 2.0;
@@ -117,6 +142,23 @@ pub fn t_quantile(q: f64, df: f64) -> f64 {
         }
     }
     0.5 * (lo + hi)
+}
+
+/// Density of Student's t with `df` degrees of freedom at `t`.
+fn t_density(t: f64, df: f64) -> f64 {
+    let ln = ln_gamma((df + 1.0) / 2.0)
+        - ln_gamma(df / 2.0)
+        - 0.5 * (df * std::f64::consts::PI).ln()
+        - (df + 1.0) / 2.0 * (t * t / df).ln_1p();
+    ln.exp()
+}
+
+/// The z with P(Z > z) = `tail` (0 < tail ≤ 0.5) for a standard normal Z (Abramowitz & Stegun
+/// 26.2.23, absolute error below 4.5e-4: a starting point only).
+fn normal_upper_quantile(tail: f64) -> f64 {
+    let t = (-2.0 * tail.ln()).sqrt();
+    t - (2.515_517 + 0.802_853 * t + 0.010_328 * t * t)
+        / (1.0 + 1.432_788 * t + 0.189_269 * t * t + 0.001_308 * t * t * t)
 }
 
 /// An estimated difference `b − a` with its standard error and the degrees of freedom of its t
@@ -353,6 +395,19 @@ mod tests {
             assert!(close(t_two_sided_p(t, df), 0.05, 1e-6), "df {df}");
         }
         assert!(close(t_quantile(0.995, 6.0), 3.707_428, 1e-5));
+        assert!(close(t_quantile(0.9995, 2.0), 31.599_055, 1e-4));
+        // The quantile inverts the tail probability, from 1 to 400 degrees of freedom.
+        for df in [1.0, 1.7, 3.0, 8.0, 40.0, 398.0] {
+            for q in [0.6, 0.8, 0.975, 0.999, 0.999_72] {
+                let t = t_quantile(q, df);
+                let p = t_two_sided_p(t, df);
+                assert!(
+                    close(p, 2.0 * (1.0 - q), 1e-9 * (1.0 - q).max(1e-3)),
+                    "df {df} q {q}"
+                );
+            }
+        }
+        assert_eq!(t_quantile(0.5, 3.0), 0.0);
         assert!(close(t_quantile(0.8, 8.0), 0.888_889, 1e-5));
         // Fractional degrees of freedom lie between their neighbours.
         let q = t_quantile(0.975, 4.5);
