@@ -23,7 +23,7 @@
 #
 # Knobs (environment variables):
 #   REPEATS=20 (>= 16)   DURATION=1   CONNECTIONS=4   BASE_MS=2   CHANGED_MS=2.2
-#   SPLITS=100 (>= 40)   SEED=1   THRESHOLD=(volley compare's default)
+#   SPLITS=200 (>= 40)   SEED=1   THRESHOLD=(volley compare's default)
 #   VOLLEY=path (default target/$PROFILE/volley)   PROFILE=release   BUILD=auto|always|never
 #   PORT=(free port)   SERVER_CPU=1   CLIENT_CPU=0   RECORDS=dir   KEEP=dir
 set -euo pipefail
@@ -36,7 +36,7 @@ DURATION=${DURATION:-1}
 CONNECTIONS=${CONNECTIONS:-4}
 BASE_MS=${BASE_MS:-2}
 CHANGED_MS=${CHANGED_MS:-2.2}
-SPLITS=${SPLITS:-100}
+SPLITS=${SPLITS:-200}
 SEED=${SEED:-1}
 THRESHOLD=${THRESHOLD:-}
 PROFILE=${PROFILE:-release}
