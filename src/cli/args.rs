@@ -384,8 +384,8 @@ pub struct CompareArgs {
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// Smallest relative change that counts as a difference, % (smaller significant changes are
-    /// reported as no significant difference).
+    /// Practical threshold, %: a change is called only when its whole 95 % interval lies beyond
+    /// ±PCT, and "no significant difference" only when it lies within (else: inconclusive).
     #[arg(long, value_name = "PCT", default_value_t = 2.0)]
     pub threshold: f64,
 }

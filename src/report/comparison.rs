@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::table::Table;
 use crate::analysis::compare::{
-    Change, Comparison, Estimate, Method, Metric, MetricRow, Variant, Verdict,
+    Change, Comparison, Estimate, Method, Metric, MetricRow, RunsNeeded, Variant, Verdict,
 };
 
 /// What a comparison report says, independent of layout.
@@ -20,7 +20,7 @@ pub struct CompareView {
     pub badge: &'static str,
     /// One line per non-baseline variant summarising its significant changes.
     pub verdicts: Vec<String>,
-    /// Why the runs are not like-for-like.
+    /// Why the runs are not like-for-like, and where their order is confounded with a drift.
     pub mismatches: Vec<String>,
     /// Interrupted runs, warnings, weak verdicts.
     pub notes: Vec<String>,
@@ -131,8 +131,8 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
     }
     let head_refs: Vec<&str> = heads.iter().map(String::as_str).collect();
     let note = if c.runs.iter().any(|&n| n > 1) {
-        "Figures are medians over runs, with a 95% bootstrap interval when there are three runs \
-         or more. Changes are against the baseline."
+        "Figures are geometric means over runs (the error rate: the mean), with a 95% t interval \
+         when there are three runs or more. Changes are against the baseline."
     } else {
         "Changes are against the baseline."
     };
@@ -148,45 +148,23 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
             "<Variant",
             "Change",
             "95% interval of change",
-            "p-value",
+            "p-value (Holm)",
             "<Method",
             "<Verdict",
+            "Runs to settle (each)",
         ],
     )
-    .with_note(format!(
-        "A change is called only when p < 0.05 and its whole 95% interval lies beyond ±{}% \
-         (±0.1 percentage points for the error rate).",
-        c.threshold_pct
-    ));
+    .with_note(details_note(c));
     for row in &c.rows {
         for (i, ch) in row.changes.iter().enumerate() {
             let Some(ch) = ch else { continue };
-            details.push([
-                header(row.metric),
-                c.labels[i].clone(),
-                change_cell(row.metric, ch),
-                ch.ci.map_or_else(
-                    || "-".into(),
-                    |(lo, hi)| format!("{} … {}", signed(row.metric, lo), signed(row.metric, hi)),
-                ),
-                ch.p_value.map_or_else(|| "-".into(), |p| format!("{p:.3}")),
-                match ch.method {
-                    Some(Method::Repeats) => format!(
-                        "Mann–Whitney over runs ({} vs {})",
-                        row.estimates[0].values.len(),
-                        row.estimates[i].values.len()
-                    ),
-                    Some(Method::PerSecond) => "per-second samples (weak)".into(),
-                    None => "-".into(),
-                },
-                ch.words(row.metric),
-            ]);
+            details.push(details_row(c, row, i, ch));
         }
     }
 
     CompareView {
         title,
-        level: if c.mismatches.is_empty() {
+        level: if c.mismatches.is_empty() && c.warnings.is_empty() {
             "ok"
         } else {
             "warn"
@@ -201,12 +179,84 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
         } else {
             verdict_lines(c)
         },
-        mismatches: c.mismatches.clone(),
+        mismatches: c.mismatches.iter().chain(&c.warnings).cloned().collect(),
         notes: c.notes.clone(),
         variants: vt,
         table,
         details,
         method: METHOD.into(),
+    }
+}
+
+fn details_note(c: &Comparison) -> String {
+    format!(
+        "p-values in brackets are adjusted by Holm's correction across the {} tests of this \
+         comparison. A change is called only when its adjusted p < 0.05 and its whole 95% \
+         interval lies beyond ±{}% (±{} percentage points for the error rate); \"no significant \
+         difference\" only when the whole interval lies within that threshold; otherwise it is \
+         inconclusive, and \"runs to settle\" is the number of runs of each variant that would \
+         likely (80% power) settle it if the change stays at its estimate. Relative changes and \
+         their intervals are computed on the log scale (ratio of geometric means).",
+        c.tests,
+        c.threshold_pct,
+        c.threshold(Metric::ErrorRate)
+    )
+}
+
+fn p_cell(p: f64) -> String {
+    if p < 0.001 {
+        "<0.001".into()
+    } else {
+        format!("{p:.3}")
+    }
+}
+
+fn details_row(c: &Comparison, row: &MetricRow, i: usize, ch: &Change) -> Vec<String> {
+    let method = match ch.method {
+        Some(Method::Repeats) => format!(
+            "t test on {} over runs ({} vs {})",
+            if row.metric.relative() {
+                "logs"
+            } else {
+                "values"
+            },
+            row.estimates[0].values.len(),
+            row.estimates[i].values.len()
+        ),
+        Some(Method::PerSecond) => "per-second samples (weak)".into(),
+        None => "-".into(),
+    };
+    let p = match (ch.p_value, ch.p_adjusted) {
+        (Some(p), Some(adj)) => format!("{} ({})", p_cell(p), p_cell(adj)),
+        (Some(p), None) => p_cell(p),
+        _ => "-".into(),
+    };
+    vec![
+        header(row.metric),
+        c.labels[i].clone(),
+        change_cell(row.metric, ch),
+        ch.ci.map_or_else(
+            || "-".into(),
+            |(lo, hi)| format!("{} … {}", signed(row.metric, lo), signed(row.metric, hi)),
+        ),
+        p,
+        method,
+        ch.words(row.metric),
+        runs_needed(ch).unwrap_or_else(|| "-".into()),
+    ]
+}
+
+/// "~25", ">200", or nothing: runs of each variant that would likely settle an inconclusive
+/// verdict.
+fn runs_needed(ch: &Change) -> Option<String> {
+    match ch.verdict {
+        Verdict::Inconclusive {
+            runs_needed: Some(RunsNeeded::About(n)),
+        } => Some(format!("~{n}")),
+        Verdict::Inconclusive {
+            runs_needed: Some(RunsNeeded::MoreThan(n)),
+        } => Some(format!(">{n}")),
+        _ => None,
     }
 }
 
@@ -222,58 +272,88 @@ fn main_row(row: &MetricRow) -> Vec<String> {
     cells
 }
 
-/// "B vs A: throughput slower (−16.8%), latency p50 slower (+19.9%); no significant difference
-/// in the rest".
+/// "B vs A: throughput slower (−16.8%), latency p50 slower (+19.9%); inconclusive (change; runs
+/// of each that would likely settle it): latency p99 (+41.9%; ~30); no significant difference in
+/// 6 other metric(s)".
 fn verdict_lines(c: &Comparison) -> Vec<String> {
     (1..c.labels.len())
         .map(|i| {
             let mut called = Vec::new();
+            let mut unsure = Vec::new();
             let mut quiet = 0;
             for row in &c.rows {
                 let Some(Some(ch)) = row.changes.get(i) else {
                     continue;
                 };
+                let change = ch
+                    .change
+                    .map_or_else(|| "-".into(), |v| signed(row.metric, v));
+                let label = row.metric.label();
                 match ch.verdict {
                     Verdict::Better | Verdict::Worse => {
-                        let change = ch
-                            .change
-                            .map_or_else(|| "-".into(), |v| signed(row.metric, v));
                         let words = ch.words(row.metric);
-                        let said = match words.strip_suffix(" (weak)") {
-                            Some(word) => format!("{word} (weak, {change})"),
-                            None => format!("{words} ({change})"),
+                        let mut said = match words.strip_suffix(" (weak)") {
+                            Some(word) => format!("{word} (weak, {change}"),
+                            None => format!("{words} ({change}"),
                         };
-                        called.push(format!("{} {said}", row.metric.label()));
+                        if ch.confounded {
+                            said.push_str(", order and drift confounded");
+                        }
+                        called.push(format!("{label} {said})"));
                     }
-                    Verdict::NoSignificantDifference => quiet += 1,
+                    Verdict::Inconclusive { .. } => {
+                        let settle = match runs_needed(ch) {
+                            Some(n) => format!("; {n}"),
+                            None if ch.method == Some(Method::PerSecond) => "; weak".into(),
+                            None => String::new(),
+                        };
+                        unsure.push(format!("{label} ({change}{settle})"));
+                    }
+                    Verdict::Equivalent => quiet += 1,
                     Verdict::NotEnoughData => {}
                 }
             }
-            let rest = if quiet > 0 {
-                format!("no significant difference in {quiet} other metric(s)")
+            let mut parts = Vec::new();
+            if !called.is_empty() {
+                parts.push(called.join(", "));
+            }
+            if !unsure.is_empty() {
+                parts.push(format!(
+                    "inconclusive (change; runs of each that would likely settle it): {}",
+                    unsure.join(", ")
+                ));
+            }
+            if quiet > 0 {
+                parts.push(if parts.is_empty() {
+                    "no significant difference".to_string()
+                } else {
+                    format!("no significant difference in {quiet} other metric(s)")
+                });
+            }
+            let body = if parts.is_empty() {
+                "not enough data for a verdict".to_string()
             } else {
-                String::new()
-            };
-            let body = match (called.is_empty(), rest.is_empty()) {
-                (true, true) => "not enough data for a verdict".to_string(),
-                (true, false) => "no significant difference".to_string(),
-                (false, true) => called.join(", "),
-                (false, false) => format!("{}; {rest}", called.join(", ")),
+                parts.join("; ")
             };
             format!("{} vs {}: {body}", c.labels[i], c.labels[0])
         })
         .collect()
 }
 
-const METHOD: &str = "With repeated runs (--repeat N; at least 4 and 4 so that a rank test can \
-reach p < 0.05), each run is one sample: the figure is the median over runs, the test is a \
-two-sided Mann–Whitney U test over the per-run values (exact, ties included), and the interval \
-of the change is a 95% percentile bootstrap of the difference of medians (fixed seed, so the \
-report is reproducible). With single runs, noise is estimated from the per-second series with a \
-standard error corrected for autocorrelation (effective n = n·(1−ρ)/(1+ρ)); such verdicts are \
-marked weak because they cannot see run-to-run variation. A change is called faster or slower \
-only when p < 0.05 and the whole interval lies beyond the practical threshold; for throughput \
-higher is faster, for latency lower is faster.";
+const METHOD: &str = "With repeated runs (--repeat N; at least 3 and 3), each run is one sample: \
+a variant's figure is the geometric mean of its runs' figures (the error rate: their mean), and \
+the change is tested with Student's t test on the logarithms of the per-run values (pooled \
+variance; the error rate: on the values, in percentage points), so a relative change and its 95% interval are a \
+ratio of geometric means and can never pass −100%. With single runs, noise is estimated from the \
+per-second series with a standard error corrected for autocorrelation (effective n = \
+n·(1−ρ)/(1+ρ)); such verdicts are marked weak because they cannot see run-to-run variation. \
+Every p-value of the comparison is adjusted by Holm's correction across all its metrics and \
+variants, so the chance of any false call stays at 5% for the whole comparison. A change is \
+called faster or slower only when its adjusted p < 0.05 and its whole interval lies beyond the \
+practical threshold; \"no significant difference\" means the whole interval lies within it \
+(equivalence shown); anything else is inconclusive. For throughput higher is faster, for latency \
+lower is faster. When every run of one variant came before every run of the other and the runs \
+drift in time, the report warns that order and drift are confounded.";
 
 /// Renders a comparison as Markdown.
 pub fn markdown(variants: &[Variant], c: &Comparison) -> String {

@@ -19,9 +19,12 @@ pub struct SuiteFile {
     /// Instead of running the plan: search each target's maximum sustainable throughput, as
     /// `volley find-max` does, with the plan (one scenario) as the request shape.
     pub find_max: Option<Spanned<FindMaxFile>>,
-    /// Measured runs per target (default 1), back to back; with 2 or more each target's folder
+    /// Measured runs per target (default 1), in the `order` given; with 2 or more each target's folder
     /// holds `repeat-1/` … `repeat-N/` as `--repeat` writes them. Not with `[find_max]`.
     pub repeats: Option<Spanned<i64>>,
+    /// With repeats: `"interleaved"` (the default: one run of each target per round, A B C A B C
+    /// …) or `"sequential"` (every run of a target before the next, A A A B B B …).
+    pub order: Option<Spanned<String>>,
     /// The smoke gate: a short run first; a target that fails it is skipped.
     pub smoke: Option<SmokeFile>,
     /// The targets (`[[target]]`), run one after the other in this order; the first that runs

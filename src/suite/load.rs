@@ -10,6 +10,7 @@ use toml::Spanned;
 
 use super::file::{FindMaxFile, SmokeFile, SuiteFile, TargetFile};
 use super::health::HealthCheck;
+use super::order::Order;
 use super::{Command, Smoke, Suite, Target};
 use crate::error::Error;
 use crate::findmax::run::{Settings, unsearchable};
@@ -156,6 +157,16 @@ impl Ctx<'_> {
                 ));
             }
         }
+        let order = match &f.order {
+            None => Order::default(),
+            Some(o) => Order::parse(o.get_ref()).ok_or_else(|| {
+                self.at(
+                    o,
+                    format!("order = \"{}\" is not an order", o.get_ref()),
+                    Some("\"interleaved\" (the default: A B A B …) or \"sequential\" (A A B B …)"),
+                )
+            })?,
+        };
         let smoke = f
             .smoke
             .as_ref()
@@ -201,6 +212,7 @@ impl Ctx<'_> {
             source: self.path.to_path_buf(),
             plan_path,
             repeats,
+            order,
             find_max,
             smoke,
             targets,
@@ -482,6 +494,10 @@ base_url = "http://127.0.0.1:18082"
         let s = load_text(GOOD).unwrap();
         assert_eq!(s.name, "test-suite");
         assert_eq!(s.repeats, 2);
+        assert_eq!(s.order, Order::Interleaved, "repeats take turns by default");
+        let sequential =
+            load_text(&GOOD.replace("repeats = 2", "repeats = 2\norder = \"sequential\"")).unwrap();
+        assert_eq!(sequential.order, Order::Sequential);
         let smoke = s.smoke.as_ref().unwrap();
         assert_eq!(
             (smoke.time_scale, smoke.max_error_rate),
@@ -602,6 +618,11 @@ base_url = "http://127.0.0.1:18082"
                 format!("{plan}repeats = 0\n{target}"),
                 ":2:11",
                 "repeats = 0 is out of range",
+            ),
+            (
+                format!("{plan}order = \"random\"\n{target}"),
+                ":2:9",
+                "order = \"random\" is not an order",
             ),
             // A command line as one string would need a shell to split it: refused.
             (

@@ -5,7 +5,8 @@
 //! kept in `<target>/server.log`; poll its health URL; run `reset` (if any) before each run; the
 //! smoke run (if `[smoke]`) — a target that fails it is skipped with the reason; the measured
 //! run(s) — or, with `[find_max]`, a search for its maximum sustainable throughput; stop the
-//! process (SIGTERM to its process group, SIGKILL after the grace period).
+//! process (SIGTERM to its process group, SIGKILL after the grace period). With repeats the
+//! targets take turns, one run each per round ([`order`]).
 //! Failures of one target (start, health check, reset, smoke, run) are recorded with their cause
 //! and the suite goes on with the next. Processes the suite started are stopped on success, on a
 //! failed step and on SIGINT/SIGTERM (which also stop the current run cleanly; what was measured
@@ -22,6 +23,7 @@
 pub mod file;
 pub mod health;
 mod load;
+pub mod order;
 pub mod outcome;
 pub mod process;
 mod run;
@@ -53,6 +55,8 @@ pub struct Suite {
     pub plan_path: PathBuf,
     /// Measured runs per target.
     pub repeats: u32,
+    /// How the targets' runs are ordered (with repeats).
+    pub order: order::Order,
     /// When set, each target gets a find-max search (with the plan as the request shape)
     /// instead of the plan's runs.
     pub find_max: Option<crate::findmax::run::Settings>,

@@ -141,11 +141,12 @@ pub struct TargetOutcome {
     pub cause: Option<String>,
     /// Its results folder, relative to the suite folder.
     pub folder: PathBuf,
-    /// The PID of the process the suite started for it.
+    /// The PID of the process the suite started for it (with repeats taking turns a process is
+    /// started for each turn: the last one).
     pub pid: Option<u32>,
     /// How that process ended ("stopped by SIGTERM (exit status 0)", …).
     pub stopped: Option<String>,
-    /// How long the health check took to pass, seconds.
+    /// How long the health check took to pass (the last turn's), seconds.
     pub ready_after_s: Option<f64>,
     /// The smoke run, when there was one.
     pub smoke: Option<SmokeOutcome>,

@@ -1,7 +1,10 @@
 //! Running a suite: the targets one after the other (never two at once), each through start →
-//! health check → (reset →) smoke → (reset →) measured runs → stop, then the report.
+//! health check → (reset →) smoke → (reset →) measured runs → stop, then the report. With
+//! repeats the targets take turns, one run each per round ([`super::order`]): each turn is
+//! start → health check → (smoke, the first time) → reset → run → stop.
 
 use std::io::IsTerminal;
+use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -60,21 +63,31 @@ pub fn run_with(
 ) -> Result<SuiteOutcome, Error> {
     let started = SystemTime::now();
     let folder = new_folder(&options.out, &folder_name(&suite.name, started))?;
-    let mut targets = Vec::new();
+    let mut targets: Vec<TargetOutcome> = suite
+        .targets
+        .iter()
+        .map(|t| TargetOutcome::new(&t.name, &t.base_url, Path::new(&t.name)))
+        .collect();
     let n = suite.targets.len();
-    for (i, t) in suite.targets.iter().enumerate() {
-        let mut runner = TargetRun {
-            suite,
-            target: t,
-            options,
-            interrupts,
-            registry,
-            folder: &folder,
-            prefix: format!("[{}/{n}] {}", i + 1, t.name),
-            say: &mut *say,
-        };
-        let outcome = runner.run()?;
-        targets.push(outcome);
+    for runs in super::order::turns(suite.order, suite.repeats) {
+        for (i, t) in suite.targets.iter().enumerate() {
+            // A target that failed or was interrupted takes no more turns.
+            if targets[i].status != Status::Ran {
+                continue;
+            }
+            let mut runner = TargetRun {
+                suite,
+                target: t,
+                options,
+                interrupts,
+                registry,
+                folder: &folder,
+                prefix: format!("[{}/{n}] {}", i + 1, t.name),
+                runs: runs.clone(),
+                say: &mut *say,
+            };
+            runner.run(&mut targets[i])?;
+        }
     }
     let outcome = SuiteOutcome {
         schema_version: super::outcome::SUITE_SCHEMA_VERSION,
@@ -115,7 +128,7 @@ enum Halt {
     Interrupted(String),
 }
 
-/// One target's turn.
+/// One target's turn: its runs `runs` (all of them, or one per round when interleaved).
 struct TargetRun<'a, 's> {
     suite: &'a Suite,
     target: &'a Target,
@@ -124,6 +137,8 @@ struct TargetRun<'a, 's> {
     registry: &'a Registry,
     folder: &'a Path,
     prefix: String,
+    /// The measured runs of this turn, numbered from 1.
+    runs: RangeInclusive<u32>,
     say: &'a mut (dyn FnMut(&str) + 's),
 }
 
@@ -133,25 +148,36 @@ impl TargetRun<'_, '_> {
         (self.say)(&line);
     }
 
-    fn run(&mut self) -> Result<TargetOutcome, Error> {
+    fn run(&mut self, out: &mut TargetOutcome) -> Result<(), Error> {
         let t = self.target;
-        let mut out = TargetOutcome::new(&t.name, &t.base_url, Path::new(&t.name));
-        if let Some(signal) = self.interrupts.signal() {
-            out.status = Status::NotRun;
-            out.cause = Some(format!(
-                "the suite was interrupted ({signal}) before its turn"
-            ));
-            self.say("not run (interrupted)");
-            return Ok(out);
-        }
         let dir = self.folder.join(&t.name);
+        if let Some(signal) = self.interrupts.signal() {
+            if self.first_turn() {
+                out.status = Status::NotRun;
+                out.cause = Some(format!(
+                    "the suite was interrupted ({signal}) before its turn"
+                ));
+                self.say("not run (interrupted)");
+            } else {
+                let cause = format!(
+                    "interrupted by {signal} before run {} of {}",
+                    self.runs.start(),
+                    self.suite.repeats
+                );
+                self.say(&cause);
+                self.spread(&dir, out);
+                out.status = Status::Interrupted;
+                out.cause = Some(cause);
+            }
+            return Ok(());
+        }
         std::fs::create_dir_all(&dir).map_err(|cause| Error::File {
             action: "cannot create",
             path: dir.clone(),
             cause,
         })?;
         let mut server = None;
-        let halted = self.steps(&dir, &mut server, &mut out);
+        let halted = self.steps(&dir, &mut server, out);
         // Whatever happened, the process goes.
         if let Some(p) = server.take() {
             let stopped = Started::stop(p, t.stop_grace);
@@ -174,7 +200,12 @@ impl TargetRun<'_, '_> {
                 out.cause = Some(cause);
             }
         }
-        Ok(out)
+        Ok(())
+    }
+
+    /// Whether this is the target's first turn (the one with the smoke run).
+    fn first_turn(&self) -> bool {
+        *self.runs.start() == 1
     }
 
     fn steps(
@@ -238,7 +269,7 @@ impl TargetRun<'_, '_> {
                 return Err(Halt::Interrupted("during the health check".into()));
             }
         }
-        if let Some(plan) = &t.smoke_plan {
+        if let (Some(plan), true) = (&t.smoke_plan, self.first_turn()) {
             self.go_on("before the smoke run")?;
             self.reset(dir)?;
             let record = self.measure(plan, Step::Smoke, "the smoke run", server)?;
@@ -273,7 +304,7 @@ impl TargetRun<'_, '_> {
             return self.search(settings, dir, server, out, &log);
         }
         let n = self.suite.repeats;
-        for i in 1..=n {
+        for i in self.runs.clone() {
             let during = if n == 1 {
                 "the run".to_string()
             } else {
@@ -308,7 +339,9 @@ impl TargetRun<'_, '_> {
             }
             self.alive(server, &during, Step::Run, &log)?;
         }
-        self.spread(dir, out);
+        if *self.runs.end() == n {
+            self.spread(dir, out);
+        }
         Ok(())
     }
 

@@ -1,0 +1,260 @@
+//! One metric of one variant against the baseline: the variants' figures, the test of the
+//! change, and (once the whole comparison's correction is known) the verdict.
+
+use super::{
+    ALPHA, Change, Estimate, LEVEL, MAX_RUNS_NEEDED, MIN_REPEATS, MIN_SECONDS, Method, Metric,
+    MetricRow, POWER, RunsNeeded, Variant, Verdict,
+};
+use crate::analysis::stats::{self, Difference};
+
+/// A change measured and tested, not yet judged: the verdict needs the p-value adjusted across
+/// the whole comparison.
+#[derive(Debug, Clone)]
+pub(super) struct Tested {
+    /// The point change, % or percentage points.
+    change: Option<f64>,
+    /// The difference on the test's scale (log ratio, or percentage points).
+    diff: Option<Difference>,
+    method: Option<Method>,
+    /// Pooled per-run standard deviation on the test's scale (tests over runs only).
+    sd: Option<f64>,
+    /// Runs of the larger side.
+    runs: usize,
+}
+
+impl Tested {
+    /// The unadjusted two-sided p-value, when there was a test.
+    pub(super) fn p_value(&self) -> Option<f64> {
+        self.diff.map(|d| d.p_value())
+    }
+
+    /// The verdict for `metric` with practical threshold `limit` (% or pp), given the p-value
+    /// adjusted across the `family` tests of the comparison.
+    pub(super) fn conclude(
+        &self,
+        metric: Metric,
+        limit: f64,
+        p_adjusted: Option<f64>,
+        family: usize,
+    ) -> Change {
+        let Some(diff) = self.diff else {
+            return Change {
+                change: self.change,
+                ci: None,
+                p_value: None,
+                p_adjusted: None,
+                method: None,
+                verdict: Verdict::NotEnoughData,
+                confounded: false,
+            };
+        };
+        let (lo, hi) = diff.interval(LEVEL);
+        let (down, up) = bounds(metric, limit);
+        let beyond = lo > up || hi < down;
+        let inside = lo >= down && hi <= up;
+        let significant = p_adjusted.is_some_and(|p| p < ALPHA);
+        let verdict = if significant && beyond {
+            if (lo > up) == metric.higher_is_better() {
+                Verdict::Better
+            } else {
+                Verdict::Worse
+            }
+        } else if inside {
+            Verdict::Equivalent
+        } else {
+            Verdict::Inconclusive {
+                runs_needed: self.runs_needed(&diff, down, up, family),
+            }
+        };
+        Change {
+            change: self.change,
+            ci: Some((from_scale_change(metric, lo), from_scale_change(metric, hi))),
+            p_value: Some(diff.p_value()),
+            p_adjusted,
+            method: self.method,
+            verdict,
+            confounded: false,
+        }
+    }
+
+    /// Runs per variant at which the interval would likely (with [`POWER`]) clear the threshold
+    /// — and, for a change beyond it, 0 at Bonferroni's α/k — or fit inside it.
+    fn runs_needed(
+        &self,
+        diff: &Difference,
+        down: f64,
+        up: f64,
+        family: usize,
+    ) -> Option<RunsNeeded> {
+        let sd = self.sd?;
+        let d = diff.estimate;
+        let from = self.runs + 1;
+        let max = MAX_RUNS_NEEDED as usize;
+        let n = if d > up || d < down {
+            let margin = if d > up { d - up } else { down - d };
+            let bonferroni = 1.0 - ALPHA / family.max(1) as f64;
+            let clear = stats::runs_needed(sd, margin, LEVEL, POWER, from, max);
+            let called = stats::runs_needed(sd, d.abs(), bonferroni, POWER, from, max);
+            clear.zip(called).map(|(a, b)| a.max(b))
+        } else {
+            stats::runs_needed(sd, (up - d).min(d - down), LEVEL, POWER, from, max)
+        };
+        Some(match n {
+            Some(n) => RunsNeeded::About(n as u32),
+            None => RunsNeeded::MoreThan(MAX_RUNS_NEEDED),
+        })
+    }
+}
+
+/// The metric's figures for every variant and the tests of every variant against the first;
+/// the row's changes are left empty for [`Tested::conclude`] to fill.
+pub(super) fn row(variants: &[Variant], metric: Metric) -> (MetricRow, Vec<Option<Tested>>) {
+    let estimates: Vec<Estimate> = variants.iter().map(|v| estimate(v, metric)).collect();
+    let tests = variants
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i > 0).then(|| test(&variants[0], v, &estimates[0], &estimates[i], metric)))
+        .collect();
+    let row = MetricRow {
+        metric,
+        estimates,
+        changes: vec![None; variants.len()],
+    };
+    (row, tests)
+}
+
+/// A value on the test's scale: its logarithm for relative metrics, itself for the error rate.
+pub(super) fn to_scale(metric: Metric, x: f64) -> f64 {
+    if metric.relative() { x.ln() } else { x }
+}
+
+fn from_scale(metric: Metric, x: f64) -> f64 {
+    if metric.relative() { x.exp() } else { x }
+}
+
+/// A difference on the test's scale as a change: % for relative metrics, pp for the error rate.
+pub(super) fn from_scale_change(metric: Metric, d: f64) -> f64 {
+    if metric.relative() {
+        d.exp_m1() * 100.0
+    } else {
+        d
+    }
+}
+
+/// ±`limit` (% or pp) on the test's scale: (lower, upper).
+fn bounds(metric: Metric, limit: f64) -> (f64, f64) {
+    if metric.relative() {
+        let down = if limit < 100.0 {
+            (-limit / 100.0).ln_1p()
+        } else {
+            f64::NEG_INFINITY
+        };
+        (down, (limit / 100.0).ln_1p())
+    } else {
+        (-limit, limit)
+    }
+}
+
+fn estimate(v: &Variant, metric: Metric) -> Estimate {
+    let values: Vec<f64> = v
+        .runs
+        .iter()
+        .filter_map(|r| metric.of_run(r))
+        .filter(|&x| !metric.relative() || x > 0.0)
+        .collect();
+    let scaled: Vec<f64> = values.iter().map(|&x| to_scale(metric, x)).collect();
+    let m = stats::mean(&scaled);
+    let ci = m.filter(|_| values.len() >= MIN_REPEATS).map(|m| {
+        let n = scaled.len() as f64;
+        let half =
+            stats::t_quantile(0.5 + LEVEL / 2.0, n - 1.0) * (stats::variance(&scaled) / n).sqrt();
+        let (lo, hi) = (from_scale(metric, m - half), from_scale(metric, m + half));
+        if metric.relative() {
+            (lo, hi)
+        } else {
+            (lo.max(0.0), hi.min(100.0))
+        }
+    });
+    Estimate {
+        value: m.map(|m| from_scale(metric, m)),
+        ci,
+        values,
+    }
+}
+
+fn test(base: &Variant, other: &Variant, a: &Estimate, b: &Estimate, metric: Metric) -> Tested {
+    let change = match (a.value, b.value) {
+        (Some(x), Some(y)) if metric.relative() => (x > 0.0).then(|| (y / x - 1.0) * 100.0),
+        (Some(x), Some(y)) => Some(y - x),
+        _ => None,
+    };
+    let mut t = Tested {
+        change,
+        diff: None,
+        method: None,
+        sd: None,
+        runs: a.values.len().max(b.values.len()),
+    };
+    if a.values.len() >= MIN_REPEATS && b.values.len() >= MIN_REPEATS {
+        let xs: Vec<f64> = a.values.iter().map(|&x| to_scale(metric, x)).collect();
+        let ys: Vec<f64> = b.values.iter().map(|&x| to_scale(metric, x)).collect();
+        t.diff = stats::student(&xs, &ys);
+        t.sd = Some(stats::pooled_sd(&xs, &ys));
+        t.method = Some(Method::Repeats);
+    } else if let (Some(x), Some(y)) = (a.value, b.value) {
+        t.diff = per_second(base, other, metric, x, y);
+        t.method = t.diff.map(|_| Method::PerSecond);
+    }
+    t
+}
+
+/// The per-second (weak) test: each side's mean of full seconds with an autocorrelation-
+/// corrected standard error; the difference is that of the whole-run figures `x` and `y` (log
+/// ratio, delta method, for relative metrics).
+fn per_second(
+    base: &Variant,
+    other: &Variant,
+    metric: Metric,
+    x: f64,
+    y: f64,
+) -> Option<Difference> {
+    let side = |v: &Variant| -> Option<(f64, f64, f64)> {
+        let runs = seconds(v, metric);
+        let all: Vec<f64> = runs.iter().flatten().copied().collect();
+        if all.len() < MIN_SECONDS {
+            return None;
+        }
+        let m = stats::mean(&all)?;
+        let n_eff: f64 = runs.iter().map(|r| stats::effective_n(r)).sum();
+        Some((m, stats::variance(&all) / n_eff.max(1.0), n_eff))
+    };
+    let (ma, va, na) = side(base)?;
+    let (mb, vb, nb) = side(other)?;
+    if !metric.relative() {
+        return Some(stats::welch_from(y - x, va, na - 1.0, vb, nb - 1.0));
+    }
+    if x <= 0.0 || y <= 0.0 || ma <= 0.0 || mb <= 0.0 {
+        return None;
+    }
+    Some(stats::welch_from(
+        (y / x).ln(),
+        va / (ma * ma),
+        na - 1.0,
+        vb / (mb * mb),
+        nb - 1.0,
+    ))
+}
+
+/// Per-second samples of a variant, one list per run (each run's autocorrelation is its own).
+fn seconds(v: &Variant, metric: Metric) -> Vec<Vec<f64>> {
+    v.runs
+        .iter()
+        .map(|r| {
+            r.series
+                .iter()
+                .filter_map(|s| metric.of_second(s))
+                .collect::<Vec<f64>>()
+        })
+        .filter(|xs| !xs.is_empty())
+        .collect()
+}

@@ -1,0 +1,465 @@
+//! Tests of the comparison on constructed records: the verdicts, and the regressions of issue 10
+//! (impossible intervals, "no significant difference" without equivalence, no correction across
+//! metrics, order confounded with drift).
+
+use super::*;
+use crate::record::fixture::record;
+
+fn variant(label: &str, runs: Vec<RunRecord>) -> Variant {
+    Variant {
+        label: label.into(),
+        source: PathBuf::from(label),
+        runs,
+    }
+}
+
+fn repeats(label: &str, rate: u64, latency_us: u64) -> Variant {
+    let runs = [0i64, 7, -5, 3, -2]
+        .iter()
+        .map(|d| {
+            record(
+                label,
+                5,
+                (rate as i64 + d) as u64,
+                latency_us + d.unsigned_abs(),
+                0,
+                0.0,
+            )
+        })
+        .collect();
+    variant(label, runs)
+}
+
+/// A run whose figures are set directly: throughput `rps`, latency percentiles proportional to
+/// `p50_ms`, started `at_s` seconds after a fixed time.
+fn run(rps: f64, p50_ms: f64, at_s: u64) -> RunRecord {
+    // Few requests: the figures below are set by hand, and the tests build thousands of runs.
+    let mut r = record("run", 2, 10, 5000, 0, 0.0);
+    r.summary.rps = rps;
+    let l = &mut r.summary.latency_ms;
+    l.mean = Some(p50_ms * 1.1);
+    l.p50 = Some(p50_ms);
+    l.p90 = Some(p50_ms * 1.3);
+    l.p95 = Some(p50_ms * 1.5);
+    l.p99 = Some(p50_ms * 2.0);
+    l.p99_9 = Some(p50_ms * 3.0);
+    l.max = Some(p50_ms * 5.0);
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_790_000_000 + at_s);
+    r.started_at = humantime::format_rfc3339_millis(t).to_string();
+    r
+}
+
+fn row(c: &Comparison, m: Metric) -> &MetricRow {
+    c.rows.iter().find(|r| r.metric == m).unwrap()
+}
+
+fn change(c: &Comparison, m: Metric) -> Change {
+    row(c, m).changes[1].clone().unwrap()
+}
+
+#[test]
+fn repeated_runs_find_a_real_change_in_the_right_direction() {
+    let c = compare(
+        &[repeats("5ms", 1000, 5000), repeats("6ms", 830, 6000)],
+        CompareOptions::default(),
+    );
+    let p50 = change(&c, Metric::P50);
+    assert_eq!(p50.method, Some(Method::Repeats));
+    assert_eq!(p50.verdict, Verdict::Worse, "{p50:?}");
+    assert_eq!(p50.words(Metric::P50), "slower");
+    assert!((p50.change.unwrap() - 20.0).abs() < 1.0, "{p50:?}");
+    assert!(p50.p_value.unwrap() < 0.01);
+    assert!(p50.p_adjusted.unwrap() >= p50.p_value.unwrap());
+    let rps = change(&c, Metric::Throughput);
+    assert_eq!(rps.verdict, Verdict::Worse);
+    assert!(rps.change.unwrap() < -15.0);
+    assert_eq!(c.tests, 9, "every metric tested once");
+    // The reverse comparison: the same change is an improvement.
+    let c = compare(
+        &[repeats("6ms", 830, 6000), repeats("5ms", 1000, 5000)],
+        CompareOptions::default(),
+    );
+    assert_eq!(change(&c, Metric::Throughput).verdict, Verdict::Better);
+    assert_eq!(change(&c, Metric::P99).words(Metric::P99), "faster");
+    assert!(c.mismatches.is_empty(), "{:?}", c.mismatches);
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    let e = &row(&c, Metric::P50).estimates[0];
+    assert_eq!(e.values.len(), 5);
+    let (lo, hi) = e.ci.unwrap();
+    assert!(lo <= e.value.unwrap() && e.value.unwrap() <= hi);
+}
+
+#[test]
+fn identical_configurations_are_shown_equivalent() {
+    let c = compare(
+        &[repeats("a", 1000, 5000), repeats("b", 1001, 5001)],
+        CompareOptions::default(),
+    );
+    for r in &c.rows {
+        let ch = r.changes[1].as_ref().unwrap();
+        assert_eq!(ch.verdict, Verdict::Equivalent, "{:?}: {ch:?}", r.metric);
+        assert_eq!(ch.words(r.metric), "no significant difference");
+        let (lo, hi) = ch.ci.unwrap();
+        assert!(lo >= -c.threshold(r.metric) && hi <= c.threshold(r.metric));
+    }
+}
+
+#[test]
+fn single_runs_give_weak_verdicts_from_the_series() {
+    let a = variant("a", vec![record("a", 10, 1000, 5000, 0, 0.05)]);
+    let b = variant("b", vec![record("b", 10, 800, 6000, 0, 0.05)]);
+    let c = compare(&[a.clone(), b], CompareOptions::default());
+    let rps = change(&c, Metric::Throughput);
+    assert_eq!(rps.method, Some(Method::PerSecond));
+    assert_eq!(rps.words(Metric::Throughput), "slower (weak)");
+    let (lo, hi) = rps.ci.unwrap();
+    assert!(
+        lo < rps.change.unwrap() && rps.change.unwrap() < hi,
+        "{rps:?}"
+    );
+    // No series for p95: no verdict from single runs.
+    let p95 = change(&c, Metric::P95);
+    assert_eq!(p95.verdict, Verdict::NotEnoughData);
+    assert!(p95.change.unwrap() > 15.0);
+    assert!(c.notes.iter().any(|n| n.contains("weak")), "{:?}", c.notes);
+    // A noisy single run against one 1 % faster: the interval crosses +2 %, so it cannot say.
+    let b = variant("b", vec![record("b", 10, 1010, 5000, 0, 0.05)]);
+    let c = compare(&[a, b], CompareOptions::default());
+    let rps = change(&c, Metric::Throughput);
+    assert_eq!(
+        rps.verdict,
+        Verdict::Inconclusive { runs_needed: None },
+        "{rps:?}"
+    );
+    assert_eq!(rps.words(Metric::Throughput), "inconclusive (weak)");
+}
+
+#[test]
+fn short_runs_and_failed_runs_do_not_break_the_comparison() {
+    let a = variant("a", vec![record("a", 2, 100, 1000, 0, 0.0)]);
+    let failed = variant("b", vec![record("b", 2, 100, 1000, 100, 0.0)]);
+    let mut empty = record("c", 0, 0, 0, 0, 0.0);
+    empty.interrupted = Some("SIGINT".into());
+    let c = compare(
+        &[a, failed, variant("c", vec![empty])],
+        CompareOptions::default(),
+    );
+    let errors = row(&c, Metric::ErrorRate);
+    assert_eq!(errors.estimates[1].value, Some(100.0));
+    assert_eq!(errors.changes[1].as_ref().unwrap().change, Some(100.0));
+    assert_eq!(row(&c, Metric::P50).estimates[2].value, None);
+    assert_eq!(
+        row(&c, Metric::P50).changes[2].as_ref().unwrap().verdict,
+        Verdict::NotEnoughData
+    );
+    assert!(
+        c.notes.iter().any(|n| n.contains("c was interrupted")),
+        "{:?}",
+        c.notes
+    );
+    assert!(
+        c.notes.iter().any(|n| n.contains("every request failed")),
+        "{:?}",
+        c.notes
+    );
+    assert!(
+        c.mismatches.iter().any(|m| m.starts_with("duration asked")),
+        "{:?}",
+        c.mismatches
+    );
+}
+
+#[test]
+fn two_repeats_fall_back_to_seconds_and_say_so() {
+    let two = |label: &str, latency| {
+        variant(
+            label,
+            (0..2)
+                .map(|i| record(label, 6, 1000 + i, latency, 0, 0.02))
+                .collect(),
+        )
+    };
+    let c = compare(&[two("a", 5000), two("b", 6000)], CompareOptions::default());
+    let p50 = change(&c, Metric::P50);
+    assert_eq!(p50.method, Some(Method::PerSecond));
+    assert_eq!(p50.verdict, Verdict::Worse);
+    assert!(
+        c.notes.iter().any(|n| n.contains("too few")),
+        "{:?}",
+        c.notes
+    );
+}
+
+#[test]
+fn mismatched_runs_are_flagged() {
+    let a = record("a", 10, 1000, 5000, 0, 0.0);
+    let mut b = record("b", 10, 1000, 5000, 0, 0.0);
+    b.config.connections = Some(64);
+    b.config.url = "http://127.0.0.1:9090/".into();
+    b.tool.version = "0.2.0".into();
+    b.summary.duration_s = 13.5 * 60.0;
+    let c = compare(
+        &[variant("A", vec![a]), variant("B", vec![b])],
+        CompareOptions::default(),
+    );
+    let m = c.mismatches.join("\n");
+    for expected in [
+        "connections differs: A = 8; B = 64",
+        "target URL differs",
+        "tool version differs: A = 0.1.0; B = 0.2.0",
+        "measured duration differs by more than 10%: A = 10.0s; B = 13m30s",
+    ] {
+        assert!(m.contains(expected), "{expected} not in\n{m}");
+    }
+}
+
+// ---- Regressions of issue 10, section 3. Each asserts through `words`, `ci` and the text
+// ---- report where it can, so that it also builds (and fails) against the code before the fix.
+
+/// Issue 10: "−126.9 % … −68.5 %" for throughput. A relative change and its interval are
+/// computed on the log scale, so neither can pass −100 %.
+#[test]
+fn relative_changes_and_intervals_never_pass_minus_100_percent() {
+    let a = variant(
+        "a",
+        [100.0, 100.0, 100.0, 1000.0, 1000.0]
+            .iter()
+            .map(|&x| run(x, 1000.0 / x, 0))
+            .collect(),
+    );
+    let b = variant(
+        "b",
+        (0..5).map(|i| run(10.0 + f64::from(i), 90.0, 0)).collect(),
+    );
+    let c = compare(&[a, b], CompareOptions::default());
+    for r in &c.rows {
+        let ch = r.changes[1].as_ref().unwrap();
+        if !r.metric.relative() {
+            continue;
+        }
+        let (lo, hi) = ch.ci.expect("tested over runs");
+        assert!(lo > -100.0 && lo <= hi, "{:?}: {ch:?}", r.metric);
+        assert!(ch.change.unwrap() > -100.0, "{:?}: {ch:?}", r.metric);
+        assert!(
+            lo <= ch.change.unwrap() && ch.change.unwrap() <= hi,
+            "{:?}: {ch:?}",
+            r.metric
+        );
+    }
+}
+
+/// Issue 10: "a p of 0.119 was reported as no significant difference". A wide interval that
+/// crosses the threshold is inconclusive, with the runs that would likely settle it.
+#[test]
+fn an_interval_across_the_threshold_is_inconclusive() {
+    let a = variant(
+        "a",
+        [5.0, 5.5, 4.6, 5.3, 4.8]
+            .iter()
+            .map(|&l| run(1000.0, l, 0))
+            .collect(),
+    );
+    let b = variant(
+        "b",
+        [5.4, 5.9, 5.0, 5.2, 5.7]
+            .iter()
+            .map(|&l| run(1000.0, l, 0))
+            .collect(),
+    );
+    let c = compare(&[a, b], CompareOptions::default());
+    let p50 = change(&c, Metric::P50);
+    assert!(p50.p_value.unwrap() > 0.05, "{p50:?}");
+    assert_eq!(p50.words(Metric::P50), "inconclusive", "{p50:?}");
+    let Verdict::Inconclusive {
+        runs_needed: Some(RunsNeeded::About(n)),
+    } = p50.verdict
+    else {
+        panic!("{p50:?}");
+    };
+    assert!((6..=100).contains(&n), "{n}");
+    // Throughput is the same in every run: shown equivalent.
+    assert_eq!(change(&c, Metric::Throughput).verdict, Verdict::Equivalent);
+    let text = crate::report::comparison::text(&[], &c);
+    assert!(
+        text.contains(
+            "inconclusive (change; runs of each that would likely settle it): latency mean (+"
+        ),
+        "{text}"
+    );
+}
+
+/// Issue 10: "any of 9 metrics, no correction across metrics". A change with p ≈ 0.012 on one
+/// metric among nine tested is not called: Holm's correction multiplies it by nine.
+#[test]
+fn one_metric_among_nine_needs_the_corrected_p() {
+    let runs = |p99s: [f64; 5]| -> Vec<RunRecord> {
+        p99s.iter()
+            .map(|&p| {
+                let mut r = run(1000.0, 5.0, 0);
+                r.summary.latency_ms.p99 = Some(p);
+                r
+            })
+            .collect()
+    };
+    // Completely separated (an exact rank test would give p = 2/252 ≈ 0.008), p ≈ 0.012 by the
+    // t test on logs: below 0.05, not below 0.05/9.
+    let a = variant("a", runs([9.0, 9.8, 10.4, 10.8, 11.0]));
+    let b = variant("b", runs([11.3, 11.6, 12.0, 12.5, 15.0]));
+    let c = compare(&[a, b], CompareOptions::default());
+    let p99 = change(&c, Metric::P99);
+    assert_ne!(p99.words(Metric::P99), "slower", "{p99:?}");
+    assert_eq!(c.tests, 9);
+    let (p, adjusted) = (p99.p_value.unwrap(), p99.p_adjusted.unwrap());
+    assert!(p < 0.05 && adjusted > 0.05, "{p99:?}");
+    assert!(
+        p99.ci.unwrap().0 > 2.0,
+        "beyond the threshold, yet not called: {p99:?}"
+    );
+    // The same data on its own metric set would be called: it is the correction that holds it.
+    assert!((adjusted - 9.0 * p).abs() < 1e-12);
+}
+
+/// A deterministic normal variate (Box–Muller).
+fn normal(rng: &mut fastrand::Rng) -> f64 {
+    let (u, v) = (1.0 - rng.f64(), rng.f64());
+    (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+}
+
+/// A run with independent log-normal noise on every figure (CV: throughput 4 %, latency
+/// percentiles 2 % to 40 % towards the tail), `shift` times slower.
+fn noisy_run(rng: &mut fastrand::Rng, shift: f64) -> RunRecord {
+    let mut r = run(1000.0 / shift, 2.0 * shift, 0);
+    let mut wobble = |x: &mut Option<f64>, cv: f64| {
+        *x = x.map(|v| v * (cv * normal(rng)).exp());
+    };
+    let l = &mut r.summary.latency_ms;
+    for (x, cv) in [
+        (&mut l.mean, 0.03),
+        (&mut l.p50, 0.02),
+        (&mut l.p90, 0.03),
+        (&mut l.p95, 0.05),
+        (&mut l.p99, 0.12),
+        (&mut l.p99_9, 0.25),
+        (&mut l.max, 0.40),
+    ] {
+        wobble(x, cv);
+    }
+    r.summary.rps *= (0.04 * normal(rng)).exp();
+    r
+}
+
+/// Issue 10: random 4-vs-4 splits of 16 identical repeats called a difference in 10 % of
+/// splits. Over 200 splits of such runs (nine noisy metrics), at most 5 % have any call.
+#[test]
+fn a_a_splits_call_a_difference_at_most_five_percent_of_the_time() {
+    let mut rng = fastrand::Rng::with_seed(10);
+    let pool: Vec<RunRecord> = (0..16).map(|_| noisy_run(&mut rng, 1.0)).collect();
+    for n in [4, 5] {
+        let mut false_calls = 0;
+        for _ in 0..200 {
+            let mut picked = pool.clone();
+            rng.shuffle(&mut picked);
+            let c = compare(
+                &[
+                    variant("x", picked[..n].to_vec()),
+                    variant("y", picked[n..2 * n].to_vec()),
+                ],
+                CompareOptions::default(),
+            );
+            let called = c.rows.iter().any(|r| {
+                let words = r.changes[1].as_ref().unwrap().words(r.metric);
+                ["faster", "slower", "fewer errors", "more errors"]
+                    .iter()
+                    .any(|w| words.starts_with(w))
+            });
+            false_calls += usize::from(called);
+        }
+        assert!(
+            false_calls <= 10,
+            "{n} vs {n}: {false_calls} of 200 splits called a difference"
+        );
+    }
+}
+
+/// The other side of the same coin: a true 10 % latency change at 5 vs 5 is found.
+#[test]
+fn a_ten_percent_latency_change_is_found_at_five_versus_five() {
+    let mut rng = fastrand::Rng::with_seed(11);
+    let mut found = 0;
+    for _ in 0..100 {
+        let a: Vec<RunRecord> = (0..5).map(|_| noisy_run(&mut rng, 1.0)).collect();
+        let b: Vec<RunRecord> = (0..5).map(|_| noisy_run(&mut rng, 1.1)).collect();
+        let c = compare(
+            &[variant("a", a), variant("b", b)],
+            CompareOptions::default(),
+        );
+        found += usize::from(change(&c, Metric::P50).verdict == Verdict::Worse);
+    }
+    assert!(found >= 80, "found in {found} of 100");
+}
+
+/// Issue 10: two sets of 4 repeats of one configuration, taken one after the other on a
+/// drifting machine, were called different. The comparison now says that order and drift are
+/// confounded; interleaved runs, or runs without a trend, raise no such warning.
+#[test]
+fn sequential_runs_on_a_drifting_machine_are_flagged() {
+    // Throughput falls 1 % per run (runs 10 s apart); the first four are A, the last four B.
+    // The jitter has no trend of its own within either block.
+    let jitter = [0.2, -0.2, -0.2, 0.2, 0.2, -0.2, -0.2, 0.2];
+    let drifting: Vec<RunRecord> = (0..8)
+        .map(|i| {
+            run(
+                1000.0 * (1.0 - 0.01 * i as f64) + jitter[i],
+                2.0,
+                10 * i as u64,
+            )
+        })
+        .collect();
+    let a = variant("a", drifting[..4].to_vec());
+    let b = variant("b", drifting[4..].to_vec());
+    let c = compare(&[a, b], CompareOptions::default());
+    let text = crate::report::comparison::text(&[], &c);
+    assert!(text.contains("order and drift confounded"), "{text}");
+    assert!(change(&c, Metric::Throughput).confounded);
+    assert!(!change(&c, Metric::P50).confounded, "no drift in latency");
+    assert!(
+        c.warnings[0].contains("every run of a came before every run of b"),
+        "{:?}",
+        c.warnings
+    );
+
+    // The same values with the runs interleaved in time: no warning.
+    let mut interleaved = drifting.clone();
+    for (i, r) in interleaved.iter_mut().enumerate() {
+        let slot = if i < 4 { 2 * i } else { 2 * (i - 4) + 1 };
+        r.started_at = run(0.0, 1.0, 10 * slot as u64).started_at;
+    }
+    let c = compare(
+        &[
+            variant("a", interleaved[..4].to_vec()),
+            variant("b", interleaved[4..].to_vec()),
+        ],
+        CompareOptions::default(),
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+
+    // In blocks, but without a trend within the blocks (a step, not a drift): no warning.
+    let step: Vec<RunRecord> = (0..8)
+        .map(|i| {
+            run(
+                if i < 4 { 1000.0 } else { 960.0 } + jitter[i],
+                2.0,
+                10 * i as u64,
+            )
+        })
+        .collect();
+    let c = compare(
+        &[
+            variant("a", step[..4].to_vec()),
+            variant("b", step[4..].to_vec()),
+        ],
+        CompareOptions::default(),
+    );
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+    assert_eq!(change(&c, Metric::Throughput).verdict, Verdict::Worse);
+}
