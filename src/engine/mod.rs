@@ -222,7 +222,7 @@ impl LiveCounters {
 
 /// What a worker tells the control thread.
 enum WorkerMessage {
-    Interval(IntervalSnapshot),
+    Interval(Box<IntervalSnapshot>),
     Done(Box<WorkerResult>),
     Failed(String),
 }
@@ -410,7 +410,7 @@ async fn control_loop(
             msg = rx.recv() => match msg {
                 Some(WorkerMessage::Interval(s)) => {
                     judge.add(&s);
-                    series.add(s);
+                    series.add(*s);
                     judge_now(run, &judge, &mut abort);
                 }
                 Some(WorkerMessage::Done(result)) => {
