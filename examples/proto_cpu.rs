@@ -26,7 +26,7 @@ use volley::proto::client::{Client, ClientConfig, Connection, Protocol};
 use volley::proto::grpc::GrpcSchema;
 use volley::proto::message::{PreparedRequest, Request};
 use volley::proto::tls::TlsOptions;
-use volley::target::{self, TargetConfig};
+use volley::server::{self, TargetConfig};
 
 /// Requests in flight in every mode.
 const IN_FLIGHT: usize = 64;
@@ -64,8 +64,8 @@ fn serve(dir: &Path) {
         threads: 1,
         ..TargetConfig::default()
     };
-    let plain = target::spawn(config.clone()).expect("plain target");
-    let tls = target::spawn_tls(config).expect("TLS target");
+    let plain = server::spawn(config.clone()).expect("plain target");
+    let tls = server::spawn_tls(config).expect("TLS target");
     std::fs::write(dir.join("ca.pem"), tls.ca_pem().unwrap()).unwrap();
     std::fs::write(
         dir.join("addrs"),

@@ -86,7 +86,7 @@ pub enum Error {
     },
     /// The built-in target failed.
     #[error(transparent)]
-    Target(#[from] crate::target::TargetError),
+    Target(#[from] crate::server::TargetError),
 }
 
 impl Error {

@@ -45,8 +45,9 @@ pub mod record;
 pub mod redact;
 pub mod report;
 pub mod schedule;
+pub mod server;
 pub mod suite;
-pub mod target;
 pub mod timer;
+pub mod units;
 
 pub use error::Error;

@@ -8,7 +8,7 @@ use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
 
 use common::*;
-use volley::target::{self, TargetConfig};
+use volley::server::{self, TargetConfig};
 
 const ECHO: [&str; 4] = [
     "--call",
@@ -51,7 +51,7 @@ fn quick_mode_calls_without_a_proto_file_over_h2c_and_tls() {
     let rec = all_ok(&dir, &args);
     assert_eq!(rec["config"]["protocol"], "h2c");
 
-    let tls = target::spawn_tls(TargetConfig {
+    let tls = server::spawn_tls(TargetConfig {
         bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         threads: 1,
         capacity: None,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use serde_json::Value;
-use volley::target::{self, TargetConfig};
+use volley::server::{self, TargetConfig};
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
@@ -318,7 +318,7 @@ fn quiet_runs_that_fail_say_why_in_one_line() {
 #[test]
 fn the_negotiated_tls_version_and_alpn_are_recorded() {
     let _serial = serial();
-    let tls = target::spawn_tls(TargetConfig {
+    let tls = server::spawn_tls(TargetConfig {
         threads: 1,
         ..TargetConfig::default()
     })

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use common::{run_json, serial, summary_u64, temp_dir};
 use serde_json::Value;
-use volley::target::{self, Faults, RunningTarget, Stall, TargetConfig};
+use volley::server::{self, Faults, RunningTarget, Stall, TargetConfig};
 
 /// A target on two threads (the stalls release hundreds of requests at once), on 127.0.0.1:0.
 fn target_with(stall: Option<Stall>) -> RunningTarget {
@@ -28,7 +28,7 @@ fn target_with(stall: Option<Stall>) -> RunningTarget {
         stall,
         ..Faults::default()
     };
-    target::spawn_with_faults(config, faults).expect("target starts")
+    server::spawn_with_faults(config, faults).expect("target starts")
 }
 
 /// The target's `/stats`, taking the figures out (`?reset=1`).

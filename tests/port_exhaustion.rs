@@ -15,7 +15,7 @@ mod common;
 
 use std::process::Command;
 
-use volley::target::{self, TargetConfig};
+use volley::server::{self, TargetConfig};
 
 /// Marks the run inside the namespace.
 const INSIDE: &str = "VOLLEY_TEST_INSIDE_NETNS";
@@ -63,7 +63,7 @@ fn inside_a_small_port_range() {
         "only meaningful inside the test's network namespace"
     );
     // A fixed port outside the tiny ephemeral range: the namespace is private.
-    let target = target::spawn(TargetConfig {
+    let target = server::spawn(TargetConfig {
         bind: "127.0.0.1:18080".parse().unwrap(),
         threads: 1,
         capacity: None,

@@ -16,7 +16,7 @@ use volley::proto::grpc::{GrpcCode, GrpcMethod, GrpcSchema};
 use volley::proto::message::{Capture, Request};
 use volley::proto::source::parse_source_addrs;
 use volley::proto::tls::TlsOptions;
-use volley::target::{self, RunningTarget, TargetConfig};
+use volley::server::{self, RunningTarget, TargetConfig};
 
 /// Every exchange of these tests ends within this (they talk to local servers).
 const LIMIT: Duration = Duration::from_secs(10);
@@ -30,7 +30,7 @@ async fn stop(target: RunningTarget) {
 }
 
 fn tls_target() -> RunningTarget {
-    target::spawn_tls(TargetConfig {
+    server::spawn_tls(TargetConfig {
         threads: 1,
         ..TargetConfig::default()
     })

@@ -9,10 +9,10 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use serde_json::Value;
-use volley::target::{self, RunningTarget, TargetConfig};
+use volley::server::{self, RunningTarget, TargetConfig};
 
 fn tls_target() -> RunningTarget {
-    target::spawn_tls(TargetConfig {
+    server::spawn_tls(TargetConfig {
         bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         threads: 1,
         capacity: None,

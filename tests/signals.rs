@@ -152,7 +152,7 @@ fn a_signal_mid_run_keeps_what_was_measured() {
 /// Starts a short run whose first atomic write (the `--json` record) pauses before its rename;
 /// returns once it is paused there, with the marker's path.
 fn paused_in_writing(
-    t: &volley::target::RunningTarget,
+    t: &volley::server::RunningTarget,
     name: &str,
 ) -> (Spawned, std::path::PathBuf) {
     let dir = temp_dir(name);

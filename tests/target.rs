@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use client::{Conn, IO_TIMEOUT};
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use volley::target::{Capacity, RunningTarget, TargetConfig, TargetError, spawn};
+use volley::server::{Capacity, RunningTarget, TargetConfig, TargetError, spawn};
 
 /// Timing-sensitive tests hold this exclusively and the others hold it shared,
 /// so timings are measured on an otherwise idle machine.

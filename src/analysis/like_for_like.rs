@@ -4,7 +4,7 @@
 
 use super::compare::Variant;
 use crate::record::model::RunRecord;
-use crate::report::format::seconds;
+use crate::units::seconds;
 
 /// Measured durations further apart than this share of the baseline's are flagged.
 pub const DURATION_TOLERANCE: f64 = 0.10;

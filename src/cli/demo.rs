@@ -4,14 +4,14 @@
 use std::net::{Ipv4Addr, SocketAddr};
 
 use volley::plan::RunInput;
-use volley::target::{self, TargetConfig};
+use volley::server::{self, TargetConfig};
 
 use super::args::DemoArgs;
 
 /// Runs the demo; returns the exit code of the worse run.
 pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
     // One core for the target, the other for the generator: neither starves the other.
-    let server = target::spawn(TargetConfig {
+    let server = server::spawn(TargetConfig {
         bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         threads: 1,
         capacity: None,

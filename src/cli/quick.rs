@@ -85,11 +85,8 @@ pub fn banner(plan: &Plan) -> String {
                 load.max_vus.unwrap_or(0),
             );
             let length = match (load.duration_s, load.iterations) {
-                (Some(d), _) => volley::report::format::seconds(d),
-                (None, n) => format!(
-                    "{} requests",
-                    volley::report::format::thousands(n.unwrap_or(0))
-                ),
+                (Some(d), _) => volley::units::seconds(d),
+                (None, n) => format!("{} requests", volley::units::thousands(n.unwrap_or(0))),
             };
             format!("{shape}, {length}")
         })

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use volley::target::{Capacity, Faults, Stall, TargetConfig};
+use volley::server::{Capacity, Faults, Stall, TargetConfig};
 
 use super::args::ServeArgs;
 
@@ -61,7 +61,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<u8> {
         threads,
         capacity,
     };
-    volley::target::serve_forever(config, a.tls.then_some(a.ca_file.as_path()), faults)
+    volley::server::serve_forever(config, a.tls.then_some(a.ca_file.as_path()), faults)
         .map_err(volley::Error::from)?;
     Ok(super::EXIT_OK)
 }

@@ -800,7 +800,10 @@ async fn ticker(state: Rc<WorkerState>, run: Arc<RunShared>, tx: UnboundedSender
                 .borrow_mut()
                 .take_interval(second, 1.0, state.in_flight.get());
         state.next_second.set(second + 1);
-        if tx.send(WorkerMessage::Interval(Box::new(snapshot))).is_err() {
+        if tx
+            .send(WorkerMessage::Interval(Box::new(snapshot)))
+            .is_err()
+        {
             return;
         }
     }

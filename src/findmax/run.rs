@@ -114,8 +114,8 @@ impl Settings {
                 level
             },
             step.rps,
-            crate::report::format::ms(step.p50_ms),
-            crate::report::format::ms(step.p99_ms),
+            crate::units::ms(step.p50_ms),
+            crate::units::ms(step.p99_ms),
             step.error_rate * 100.0,
             if step.reason.is_empty() {
                 String::new()

@@ -38,9 +38,9 @@ fn value(metric: Metric, v: Option<f64>) -> String {
     match v {
         None => "-".into(),
         Some(v) => match metric {
-            Metric::Throughput => super::format::rate(v),
+            Metric::Throughput => crate::units::rate(v),
             Metric::ErrorRate => format!("{v:.2}%"),
-            _ => super::format::ms(Some(v)),
+            _ => crate::units::ms(Some(v)),
         },
     }
 }
@@ -117,7 +117,7 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
             v.source.display().to_string(),
             v.runs.len().to_string(),
             test,
-            super::format::thousands(requests),
+            crate::units::thousands(requests),
         ]);
     }
 

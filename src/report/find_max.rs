@@ -3,9 +3,9 @@
 //! the suite's ranking and `volley find-max` itself all write the maximum through
 //! [`max_sustainable`].
 
-use super::format::{ms, rate, seconds};
 use super::table::Table;
 use crate::findmax::FindMax;
+use crate::units::{ms, rate, seconds};
 
 /// The maximum sustainable throughput in words: "790.2 req/s"; "≥ 797.4 req/s (no break found
 /// within the budget)" when it is only a lower bound; "none: no step met the SLO".

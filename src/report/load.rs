@@ -3,9 +3,9 @@
 //! "smoke: 10 VUs for 3.0s; saturation: ladder of 4 phases up to 200 VUs over 12.0s, from
 //! 3.0s" for a plan.
 
-use super::format::{rate, seconds, thousands};
 use crate::record::model::{LoadModel, ProfileKind, RunRecord, ScenarioConfig, ScenarioLoad};
 use crate::redact::redact_url_password;
+use crate::units::{rate, seconds, thousands};
 
 /// What was tested, in one line: `GET URL — load, length` in quick mode, `plan PATH against
 /// URL — scenarios` for a plan.

@@ -15,7 +15,6 @@
 pub mod charts;
 pub mod comparison;
 pub mod find_max;
-pub mod format;
 pub mod html;
 pub mod load;
 pub mod markdown;

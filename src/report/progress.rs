@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use super::format::thousands;
+use crate::units::thousands;
 
 /// What the progress line shows at one moment.
 #[derive(Debug, Clone, Copy)]

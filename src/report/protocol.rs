@@ -2,10 +2,10 @@
 //! what the TLS handshakes negotiated, where requests' time went (connect, TLS handshake,
 //! waiting) and the gRPC statuses.
 
-use super::format::{ms, thousands};
 use super::table::Table;
 use super::view::pct;
 use crate::record::model::RunRecord;
+use crate::units::{ms, thousands};
 
 /// "h2, 16 streams per connection, TLS (negotiated: TLSv1.3, ALPN h2 × 4 connections)".
 pub fn protocol(r: &RunRecord) -> String {

@@ -4,11 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use super::format::{ms, rate, thousands};
 use super::{comparison, html};
 use crate::analysis::compare::{CompareOptions, Variant, compare};
 use crate::error::Error;
 use crate::record::{RunRecord, write_atomically};
+use crate::units::{ms, rate, thousands};
 
 /// The folder of run `i` (from 1) of a series of repeats.
 pub fn repeat_dir(dir: &Path, i: u32) -> PathBuf {

@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use super::comparison::{CompareView, compare_view, markdown_body, text_body};
 use super::find_max;
-use super::format::{bytes, rate, thousands};
 use super::table::Table;
 use crate::analysis::compare::{CompareOptions, Comparison, Metric, Variant, compare};
 use crate::analysis::like_for_like::{TARGET_URL, mismatches_except};
@@ -16,6 +15,7 @@ use crate::error::Error;
 use crate::findmax::FindMax;
 use crate::record::write_atomically;
 use crate::suite::outcome::{Status, SuiteOutcome, TargetOutcome};
+use crate::units::{bytes, rate, thousands};
 
 /// What a suite report says, independent of layout.
 #[derive(Debug, Clone, Serialize)]

@@ -2,9 +2,9 @@
 
 use std::fmt::Write;
 
-use super::format::{bytes, ms, thousands};
 use crate::proto::ErrorKind;
 use crate::record::model::{Percentiles, RunRecord};
+use crate::units::{bytes, ms, thousands};
 
 /// Width of the longest histogram bar, characters.
 const BAR_WIDTH: usize = 40;

@@ -4,7 +4,6 @@
 use serde::Serialize;
 
 use super::find_max;
-use super::format::{bytes, ms, rate, seconds, thousands};
 use super::load::subtitle;
 pub use super::load::{length, load_shape};
 pub use super::protocol::{protocol, protocol_tables, tls_negotiated};
@@ -13,6 +12,7 @@ use crate::analysis::verdict::{self, RunStatus};
 use crate::proto::ErrorKind;
 use crate::record::model::{Group, GroupKind, Percentiles, RunRecord, ThresholdResult};
 use crate::redact::{Secrets, redact_url_password};
+use crate::units::{bytes, ms, rate, seconds, thousands};
 
 /// How a run went, in one word for styling and one line for people.
 #[derive(Debug, Clone, PartialEq, Serialize)]

@@ -19,9 +19,9 @@ use crate::findmax::run::Settings;
 use crate::findmax::{self, FindMax};
 use crate::plan::Plan;
 use crate::record::{RunRecord, write_record};
-use crate::report::format::{rate, thousands};
 use crate::report::repeats::{repeat_dir, run_line, write_spread};
 use crate::report::{new_folder, stamped_name, write_results_into};
+use crate::units::{rate, thousands};
 
 /// How to run a suite.
 #[derive(Debug, Clone)]

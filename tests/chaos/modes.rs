@@ -5,7 +5,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use volley::target::{self, Faults, TargetConfig};
+use volley::server::{self, Faults, TargetConfig};
 
 use crate::common::*;
 
@@ -295,7 +295,7 @@ fn a_server_that_never_reads_times_out_even_mid_send() {
 
 #[test]
 fn a_listener_closed_mid_run_turns_into_refused_connections() {
-    let t = target::spawn_with_faults(
+    let t = server::spawn_with_faults(
         TargetConfig {
             bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             threads: 1,
@@ -332,7 +332,7 @@ fn a_listener_closed_mid_run_turns_into_refused_connections() {
 
 #[test]
 fn a_listener_closed_after_a_time_refuses_the_next_connections() {
-    let t = target::spawn_with_faults(
+    let t = server::spawn_with_faults(
         TargetConfig {
             bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
             threads: 1,

@@ -8,11 +8,11 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::Value;
-use volley::target::{self, Capacity, RunningTarget, TargetConfig};
+use volley::server::{self, Capacity, RunningTarget, TargetConfig};
 
 /// Starts the built-in target on an ephemeral loopback port.
 pub fn target() -> RunningTarget {
-    target::spawn(TargetConfig {
+    server::spawn(TargetConfig {
         bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         threads: 1,
         capacity: None,
@@ -22,7 +22,7 @@ pub fn target() -> RunningTarget {
 
 /// Starts the built-in target in capacity mode.
 pub fn capacity_target(workers: usize, service_time: Duration) -> RunningTarget {
-    target::spawn(TargetConfig {
+    server::spawn(TargetConfig {
         bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         threads: 1,
         capacity: Some(Capacity {

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::time::{Duration, Instant};
 
-use volley::target::{Faults, Stall, TargetConfig, spawn_with_faults};
+use volley::server::{Faults, Stall, TargetConfig, spawn_with_faults};
 
 use super::client::Conn;
 use super::{EXCLUSIVE, start};

@@ -12,7 +12,7 @@ use super::change::{from_scale_change, to_scale};
 use super::{ALPHA, Change, Method, MetricRow, Variant, Verdict};
 use crate::analysis::stats;
 use crate::record::model::RunRecord;
-use crate::report::format::seconds;
+use crate::units::seconds;
 
 /// Marks the changes of `rows` that order and drift confound, and returns one warning per
 /// variant with such changes.

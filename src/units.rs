@@ -1,4 +1,4 @@
-//! Number formatting shared by the reports.
+//! Units: formatting of counts, rates, sizes, durations (a leaf every layer may use).
 
 /// `1234567` → `1,234,567`.
 pub fn thousands(n: u64) -> String {
