@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use common::*;
 use volley::record::model::{CheckResult, Group, GroupKind, ThresholdResult};
-use volley::suite::outcome::{Status, Step, SuiteOutcome, TargetOutcome};
+use volley::record::suite::{Status, SuiteOutcome, SuiteStep as Step, TargetOutcome};
 
 /// Longest a Chromium invocation may take before it is killed.
 const CHROMIUM_TIMEOUT: Duration = Duration::from_secs(120);
@@ -363,7 +363,7 @@ fn run_and_compare_reports_render_in_chromium() {
     down.failed_step = Some(Step::Health);
     down.cause = Some("http://127.0.0.1:9 did not answer 2xx/3xx within 1s".into());
     let suite = SuiteOutcome {
-        schema_version: volley::suite::outcome::SUITE_SCHEMA_VERSION,
+        schema_version: volley::record::suite::SUITE_SCHEMA_VERSION,
         name: "chromium".into(),
         source: dir.join("suite.toml"),
         plan: dir.join("plan.toml"),

@@ -1,7 +1,7 @@
 //! Warnings about the run itself: when the figures say more about the load generator, the client
 //! machine or the run's shape than about the target.
 
-use crate::proto::ErrorKind;
+use crate::record::error_kind::ErrorKind;
 use crate::record::model::{RunRecord, Warning};
 
 /// A worker thread this busy (CPU over wall time) was likely the bottleneck.

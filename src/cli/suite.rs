@@ -58,7 +58,10 @@ pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
         println!("\n{}", volley::report::suite::text(&outcome));
         let file = |name: &str| -> PathBuf { outcome.folder.join(name) };
         println!("results: {}", outcome.folder.display());
-        println!("suite.json: {}", file(suite::outcome::SUITE_FILE).display());
+        println!(
+            "suite.json: {}",
+            file(volley::record::suite::SUITE_FILE).display()
+        );
         println!("report.md: {}", file("report.md").display());
         println!("report.html: {}", file("report.html").display());
     }

@@ -12,8 +12,9 @@ pub mod slo;
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
+pub use crate::record::find_max::{
+    FindMax, FindMaxStep, Outcome, STOPPED_BUDGET, STOPPED_LEVEL_LIMIT,
+};
 pub use slo::Judgement;
 
 /// How the search proceeds.
@@ -35,60 +36,17 @@ pub struct SearchConfig {
     pub max_level: f64,
 }
 
-/// One probed level.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Step {
-    /// The load: requests per second (open model) or VUs (closed).
-    pub level: f64,
-    /// Achieved throughput, requests per second.
-    pub rps: f64,
-    /// Median latency, ms.
-    pub p50_ms: Option<f64>,
-    /// 99th percentile latency, ms.
-    pub p99_ms: Option<f64>,
-    /// Failed share of requests, 0–1.
-    pub error_rate: f64,
-    /// Whether the SLO held in a steady state.
-    pub held: bool,
-    /// Why not (empty when it held).
-    pub reason: String,
-    /// The generator was the limit in this step.
-    pub generator_limited: bool,
-    /// This step broke the SLO but the same level held when run again: a one-off (a pause of
-    /// the machine, say), not the target's limit, so it is not counted as breaking.
-    #[serde(default)]
-    pub noise: bool,
-    /// This step ran the level of the step before it again, to confirm a break that may have
-    /// been a one-off (see `noise`): the same level twice is on purpose.
-    #[serde(default)]
-    pub rerun: bool,
-    /// The break may be a one-off pause of the machine: only the latency tail broke (rate
-    /// achieved, no errors, median within bounds), or the generator fell behind. Such a step is
-    /// run again before it is believed.
-    #[serde(skip)]
-    pub doubtful: bool,
-}
-
 /// What a probe reports for one level.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Probe {
     /// The figures.
-    pub step: Step,
-}
-
-/// The search's outcome.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    /// Every step, in the order run.
-    pub steps: Vec<Step>,
-    /// Why the search stopped.
-    pub stopped: String,
+    pub step: FindMaxStep,
 }
 
 /// Runs the search, calling `probe(level)` for each step.
-pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> Step) -> Outcome {
+pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> FindMaxStep) -> Outcome {
     let started = Budget::new(config.budget, config.step_time);
-    let mut steps: Vec<Step> = Vec::new();
+    let mut steps: Vec<FindMaxStep> = Vec::new();
     let round = |l: f64| {
         if config.integer {
             l.round().max(1.0)
@@ -181,110 +139,6 @@ impl Budget {
     }
 }
 
-/// The headline figures of an outcome.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct FindMax {
-    /// "open" (arrival rate) or "closed" (VUs).
-    pub model: String,
-    /// The SLO as given.
-    pub slo: String,
-    /// Highest throughput achieved by a step that met the SLO, requests per second (null when no
-    /// step held). Only a lower bound when `lower_bound` says why.
-    pub max_sustainable_rps: Option<f64>,
-    /// Why `max_sustainable_rps` is only a lower bound ("no break found within the budget", "the
-    /// load generator saturated before the target"); null when a step that broke the SLO bounds
-    /// it from above. Reports write such a maximum "≥ 797.4 req/s (no break found within the
-    /// budget)".
-    #[serde(default)]
-    pub lower_bound: Option<String>,
-    /// The load of that step.
-    pub max_sustainable_load: Option<f64>,
-    /// Highest throughput achieved by any step, requests per second.
-    pub peak_rps: f64,
-    /// The load at which throughput peaked ("optimal parallelism" in the closed model).
-    pub peak_load: f64,
-    /// Lowest load that broke the SLO (null when none did).
-    pub breaking_load: Option<f64>,
-    /// Why the lowest breaking step broke.
-    pub breaking_reason: Option<String>,
-    /// True when the generator, not the target, limited the search: the maximum is then only a
-    /// lower bound.
-    pub generator_limited: bool,
-    /// Why the search stopped.
-    pub stopped: String,
-    /// Every step, in the order run.
-    pub steps: Vec<Step>,
-    /// Time the search took, seconds.
-    pub elapsed_s: f64,
-}
-
-impl FindMax {
-    /// Summarises an outcome.
-    pub fn from_outcome(model: &str, slo: &str, outcome: &Outcome, elapsed: Duration) -> Self {
-        let best = outcome
-            .steps
-            .iter()
-            .filter(|s| s.held)
-            .max_by(|a, b| a.level.total_cmp(&b.level));
-        let peak = outcome.steps.iter().max_by(|a, b| a.rps.total_cmp(&b.rps));
-        let breaking = outcome
-            .steps
-            .iter()
-            .filter(|s| !s.held && !s.generator_limited && !s.noise)
-            .min_by(|a, b| a.level.total_cmp(&b.level));
-        let generator_limited = outcome
-            .steps
-            .iter()
-            .any(|s| s.generator_limited && !s.noise);
-        let mut found = Self {
-            model: model.into(),
-            slo: slo.into(),
-            max_sustainable_rps: best.map(|s| s.rps),
-            lower_bound: None,
-            max_sustainable_load: best.map(|s| s.level),
-            peak_rps: peak.map_or(0.0, |s| s.rps),
-            peak_load: peak.map_or(0.0, |s| s.level),
-            breaking_load: breaking.map(|s| s.level),
-            breaking_reason: breaking.map(|s| s.reason.clone()),
-            generator_limited,
-            stopped: outcome.stopped.clone(),
-            steps: outcome.steps.clone(),
-            elapsed_s: elapsed.as_secs_f64(),
-        };
-        found.lower_bound = found.why_lower_bound();
-        found
-    }
-
-    /// Why the maximum found is only a lower bound, from the other figures (so records written
-    /// before `lower_bound` existed read the same): the generator saturated first, or no step
-    /// broke the SLO before the search stopped. `None` when there is no maximum, or a break
-    /// bounds it.
-    pub fn why_lower_bound(&self) -> Option<String> {
-        self.max_sustainable_rps?;
-        if let Some(why) = &self.lower_bound {
-            return Some(why.clone());
-        }
-        if self.generator_limited {
-            return Some("the load generator saturated before the target".into());
-        }
-        if self.breaking_load.is_some() {
-            return None;
-        }
-        Some(if self.stopped == STOPPED_BUDGET {
-            "no break found within the budget".into()
-        } else if self.stopped.starts_with(STOPPED_LEVEL_LIMIT) {
-            "no break found up to the level limit".into()
-        } else {
-            format!("no break found: {}", self.stopped)
-        })
-    }
-}
-
-/// [`Outcome::stopped`] when the budget ran out.
-const STOPPED_BUDGET: &str = "the time budget was spent";
-/// The start of [`Outcome::stopped`] when the level limit was reached.
-const STOPPED_LEVEL_LIMIT: &str = "the level limit";
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,8 +156,8 @@ mod tests {
     }
 
     /// A target that holds up to `capacity` req/s and serves at most that.
-    fn target(capacity: f64) -> impl FnMut(f64) -> Step {
-        move |level| Step {
+    fn target(capacity: f64) -> impl FnMut(f64) -> FindMaxStep {
+        move |level| FindMaxStep {
             level,
             rps: level.min(capacity),
             p50_ms: Some(1.0),
@@ -362,7 +216,7 @@ mod tests {
 
     #[test]
     fn a_tail_break_seen_twice_is_believed() {
-        let out = search(&config_from(50.0), |level| Step {
+        let out = search(&config_from(50.0), |level| FindMaxStep {
             doubtful: true,
             ..target(100.0)(level)
         });
@@ -411,7 +265,7 @@ mod tests {
 
     #[test]
     fn generator_saturation_ends_the_search_without_a_false_maximum() {
-        let out = search(&config(), |level| Step {
+        let out = search(&config(), |level| FindMaxStep {
             generator_limited: level >= 160.0,
             ..target(1e6)(level)
         });

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::slo::{self, Judgement};
-use super::{FindMax, SearchConfig, Step, search};
+use super::{FindMax, FindMaxStep, SearchConfig, search};
 use crate::analysis::build_record;
 use crate::engine::RunOutcome;
 use crate::error::Error;
@@ -103,7 +103,7 @@ impl Settings {
     /// One judged step: `✓   400.0/s →      398.2 req/s, p50     1.20 ms, p99     3.40 ms,
     /// errors 0.00%`, with the reason when it did not hold; a level run again to confirm a break
     /// says `(again)`.
-    pub fn step_line(&self, step: &Step) -> String {
+    pub fn step_line(&self, step: &FindMaxStep) -> String {
         let level = self.level_text(step.level);
         format!(
             "{} {:>10} → {:>10.1} req/s, p50 {:>8} ms, p99 {:>8} ms, errors {:.2}%{}",
@@ -191,7 +191,7 @@ pub fn run(
     s: &Settings,
     command: &[String],
     mut run_step: impl FnMut(&Plan) -> Result<RunOutcome, Error>,
-    mut on_step: impl FnMut(&Step),
+    mut on_step: impl FnMut(&FindMaxStep),
 ) -> Result<Option<Found>, Error> {
     let started = Instant::now();
     let mut best: Option<(f64, RunRecord)> = None;
@@ -217,7 +217,7 @@ pub fn run(
             slo::judge(&record, &s.slo, s.open.then_some(level))
         };
         let r = &record.summary;
-        let step = Step {
+        let step = FindMaxStep {
             level,
             rps: r.rps,
             p50_ms: r.latency_ms.p50,
@@ -274,8 +274,8 @@ pub fn record_name(base: &Plan) -> String {
     }
 }
 
-fn stopped_step(level: f64, why: &str) -> Step {
-    Step {
+fn stopped_step(level: f64, why: &str) -> FindMaxStep {
+    FindMaxStep {
         level,
         rps: 0.0,
         p50_ms: None,

@@ -92,20 +92,7 @@ impl Request {
     }
 }
 
-/// Where the time of one exchange went, µs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Timing {
-    /// TCP connect, when this exchange opened the connection; else 0.
-    pub connect_us: u64,
-    /// TLS handshake, when this exchange opened the connection; else 0.
-    pub tls_us: u64,
-    /// From handing the request to the connection until the first byte of the response head
-    /// (HTTP/2: until the response headers were decoded): the server's think time plus the
-    /// network, like k6's `http_req_waiting`.
-    pub wait_us: u64,
-    /// What the TLS handshake settled on, when this exchange opened a TLS connection.
-    pub tls: Option<super::tls::Negotiated>,
-}
+pub use crate::record::timing::Timing;
 
 /// The parts of a response kept by [`Capture`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

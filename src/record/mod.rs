@@ -1,13 +1,18 @@
 //! Recording: per-worker recorders, the per-second series, and the `run.json` record.
 
 pub mod env;
+pub mod error_kind;
+pub mod find_max;
 #[cfg(test)]
 pub(crate) mod fixture;
+pub mod grpc_code;
 pub mod model;
 pub mod recorder;
 pub mod selfcheck;
 pub mod series;
 pub mod set;
+pub mod suite;
+pub mod timing;
 
 use std::io::Write;
 use std::path::Path;

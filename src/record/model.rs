@@ -57,7 +57,7 @@ pub struct RunRecord {
     /// `volley find-max`: the search, every step, and the maximum found. The rest of the record
     /// then describes the best step (the highest load that met the SLO).
     #[serde(default)]
-    pub find_max: Option<crate::findmax::FindMax>,
+    pub find_max: Option<super::find_max::FindMax>,
     /// Checks that the record's figures are consistent (see `docs/measurement.md`,
     /// "Self-checks"); empty in records written before they were added.
     #[serde(default)]

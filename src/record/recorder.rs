@@ -3,10 +3,10 @@
 
 use hdrhistogram::Histogram;
 
-use crate::proto::ErrorKind;
-use crate::proto::grpc::GrpcCode;
-use crate::proto::message::Timing;
-use crate::proto::tls::Negotiated;
+use crate::record::error_kind::ErrorKind;
+use crate::record::grpc_code::GrpcCode;
+use crate::record::timing::Negotiated;
+use crate::record::timing::Timing;
 
 /// Lowest latency a histogram tracks, microseconds.
 pub const HIST_LOW_US: u64 = 1;

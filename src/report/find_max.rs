@@ -4,7 +4,7 @@
 //! [`max_sustainable`].
 
 use super::table::Table;
-use crate::findmax::FindMax;
+use crate::record::find_max::FindMax;
 use crate::units::{ms, rate, seconds};
 
 /// The maximum sustainable throughput in words: "790.2 req/s"; "≥ 797.4 req/s (no break found
@@ -100,7 +100,7 @@ pub fn tables(f: &FindMax) -> Vec<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::findmax::{Outcome, Step};
+    use crate::record::find_max::{FindMaxStep as Step, Outcome};
     use std::time::Duration;
 
     fn step(level: f64, held: bool) -> Step {

@@ -12,9 +12,9 @@ use super::table::Table;
 use crate::analysis::compare::{CompareOptions, Comparison, Metric, Variant, compare};
 use crate::analysis::like_for_like::{TARGET_URL, mismatches_except};
 use crate::error::Error;
-use crate::findmax::FindMax;
+use crate::record::find_max::FindMax;
+use crate::record::suite::{Status, SuiteOutcome, TargetOutcome};
 use crate::record::write_atomically;
-use crate::suite::outcome::{Status, SuiteOutcome, TargetOutcome};
 use crate::units::{bytes, rate, thousands};
 
 /// What a suite report says, independent of layout.
@@ -417,7 +417,7 @@ pub fn write(o: &SuiteOutcome) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::findmax::{Outcome, Step};
+    use crate::record::find_max::{FindMaxStep as Step, Outcome};
     use std::path::PathBuf;
     use std::time::Duration;
 

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::proto::ErrorKind;
+use crate::record::error_kind::ErrorKind;
 use crate::record::model::{Percentiles, RunRecord};
 use crate::units::{bytes, ms, thousands};
 

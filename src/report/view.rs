@@ -9,7 +9,7 @@ pub use super::load::{length, load_shape};
 pub use super::protocol::{protocol, protocol_tables, tls_negotiated};
 use super::table::Table;
 use crate::analysis::verdict::{self, RunStatus};
-use crate::proto::ErrorKind;
+use crate::record::error_kind::ErrorKind;
 use crate::record::model::{Group, GroupKind, Percentiles, RunRecord, ThresholdResult};
 use crate::redact::{Secrets, redact_url_password};
 use crate::units::{bytes, ms, rate, seconds, thousands};

@@ -24,7 +24,7 @@ pub mod file;
 pub mod health;
 mod load;
 pub mod order;
-pub mod outcome;
+
 pub mod process;
 mod run;
 pub mod signals;

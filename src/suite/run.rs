@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::health::HealthFailure;
-use super::outcome::{SmokeOutcome, Status, Step, SuiteOutcome, TargetOutcome};
 use super::process::{Registry, Started, run_to_end, tail};
 use super::signals::Interrupts;
 use super::{Suite, Target};
@@ -18,6 +17,7 @@ use crate::error::Error;
 use crate::findmax::run::Settings;
 use crate::findmax::{self, FindMax};
 use crate::plan::Plan;
+use crate::record::suite::{SmokeOutcome, Status, SuiteOutcome, SuiteStep as Step, TargetOutcome};
 use crate::record::{RunRecord, write_record};
 use crate::report::repeats::{repeat_dir, run_line, write_spread};
 use crate::report::{new_folder, stamped_name, write_results_into};
@@ -90,7 +90,7 @@ pub fn run_with(
         }
     }
     let outcome = SuiteOutcome {
-        schema_version: super::outcome::SUITE_SCHEMA_VERSION,
+        schema_version: crate::record::suite::SUITE_SCHEMA_VERSION,
         name: suite.name.clone(),
         source: suite.source.clone(),
         plan: suite.plan_path.clone(),

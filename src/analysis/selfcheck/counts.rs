@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 
 use super::{failed, not_applicable, passed};
-use crate::proto::ErrorKind;
 use crate::record::decode_histogram;
+use crate::record::error_kind::ErrorKind;
 use crate::record::model::{GroupKind, RunRecord};
 use crate::record::selfcheck::{SelfCheck, SelfCheckCode};
 

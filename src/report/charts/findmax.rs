@@ -3,7 +3,7 @@
 
 use super::{Axes, BLUE, Chart, GREEN, Line, RED, draw_lines, has_points, legend, short, y_top};
 use crate::error::Error;
-use crate::findmax::FindMax;
+use crate::record::find_max::FindMax;
 
 /// The two charts of a search (none without steps).
 pub fn find_max_charts(f: &FindMax) -> Result<Vec<Chart>, Error> {

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::{RunRecord, write_atomically};
 use crate::error::Error;
-use crate::record::{RunRecord, write_atomically};
 
 /// Format version of `suite.json`.
 pub const SUITE_SCHEMA_VERSION: u32 = 1;
@@ -83,7 +83,7 @@ pub enum Status {
 /// The step a target failed at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Step {
+pub enum SuiteStep {
     /// Its process could not be started, or exited before it was healthy.
     Start,
     /// No healthy answer within the time limit.
@@ -96,7 +96,7 @@ pub enum Step {
     Run,
 }
 
-impl Step {
+impl SuiteStep {
     /// "start failed", "health check failed", …
     pub fn failed_words(self) -> &'static str {
         match self {
@@ -136,7 +136,7 @@ pub struct TargetOutcome {
     /// Where it ended up.
     pub status: Status,
     /// The step it failed at, when it failed.
-    pub failed_step: Option<Step>,
+    pub failed_step: Option<SuiteStep>,
     /// Why it failed or was interrupted, in words.
     pub cause: Option<String>,
     /// Its results folder, relative to the suite folder.
@@ -155,7 +155,7 @@ pub struct TargetOutcome {
     pub records: Vec<PathBuf>,
     /// With `[find_max]`: what the search found.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub find_max: Option<crate::findmax::FindMax>,
+    pub find_max: Option<super::find_max::FindMax>,
     /// The measured runs (not in `suite.json`: they are in their own `run.json`).
     #[serde(skip)]
     pub runs: Vec<RunRecord>,
