@@ -84,9 +84,6 @@ pub enum Error {
         /// What happened and what to do.
         why: String,
     },
-    /// The built-in target failed.
-    #[error(transparent)]
-    Target(#[from] crate::server::TargetError),
 }
 
 impl Error {
@@ -99,11 +96,9 @@ impl Error {
             }
             // "cannot read", "cannot read plan", …: an input the user named is missing.
             Self::File { action, .. } => action.starts_with(CANNOT_READ),
-            Self::Render { .. }
-            | Self::Process { .. }
-            | Self::Engine(_)
-            | Self::Connect { .. }
-            | Self::Target(_) => false,
+            Self::Render { .. } | Self::Process { .. } | Self::Engine(_) | Self::Connect { .. } => {
+                false
+            }
         }
     }
 }

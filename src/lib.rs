@@ -44,6 +44,7 @@ pub mod proto;
 pub mod record;
 pub mod redact;
 pub mod report;
+pub mod run;
 pub mod schedule;
 pub mod server;
 pub mod suite;

@@ -15,8 +15,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
         bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
         threads: 1,
         capacity: None,
-    })
-    .map_err(volley::Error::from)?;
+    })?;
     let base = server.base_url();
     eprintln!("volley demo: built-in target listening on {base}\n");
 
@@ -46,12 +45,12 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
     ] {
         let spec = input.validate()?;
         eprintln!("== {title}");
-        eprintln!("{}", super::quick::banner(&spec));
+        eprintln!("{}", super::runs::banner(&spec));
         let argv = vec!["volley".to_string(), "demo".to_string()];
-        let record = super::quick::execute(&spec, &argv, true)?;
+        let record = super::runs::execute(&spec, &argv, true)?;
         println!("{}", volley::report::text::render(&record));
-        let files = volley::report::write_results(&a.out, &record)?;
-        super::print_results(&files);
+        let written = volley::run::write_outputs(&record, &super::runs::outputs(&a.out))?;
+        super::print_results(&written.files);
         println!();
         worst = worst.max(super::run_exit_code(&record));
         if record.interrupted.is_some() {

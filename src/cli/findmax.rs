@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use volley::engine::{self, RunOptions};
 use volley::findmax;
 use volley::findmax::run::{Found, Settings};
 use volley::plan::load::{LoadOptions, load};
@@ -59,15 +58,13 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
     let found = findmax::run::run(
         &base,
         &settings,
-        argv,
         |plan| {
-            engine::run(
-                plan,
-                &RunOptions {
-                    progress: false,
-                    handle_signals: true,
-                },
-            )
+            let options = volley::run::Options {
+                progress: false,
+                handle_signals: true,
+                command: argv.to_vec(),
+            };
+            volley::run::execute(plan, &options, &mut [])
         },
         |step| {
             if !a.quiet {
@@ -89,12 +86,13 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
     if !a.quiet {
         print!("{}", volley::report::text::render(&record));
     }
-    if let Some(path) = &a.json {
-        volley::record::write_record(path, &record)?;
-    }
-    let files = volley::report::write_results(&a.out, &record)?;
+    let outputs = volley::run::Outputs {
+        json: a.json.clone(),
+        out: a.out.clone(),
+    };
+    let written = volley::run::write_outputs(&record, &outputs)?;
     if !a.quiet {
-        super::print_results(&files);
+        super::print_results(&written.files);
     }
     if interrupted {
         return Ok(super::EXIT_INTERRUPTED);

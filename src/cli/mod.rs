@@ -16,6 +16,7 @@ mod proto_args;
 mod quick;
 mod repeat;
 mod report;
+mod runs;
 mod serve;
 mod suite;
 
@@ -49,7 +50,7 @@ pub fn main() -> ExitCode {
     if matches!(
         cli.command,
         None | Some(Command::Run(_) | Command::FindMax(_))
-    ) && let Err(err) = volley::engine::watch_signals()
+    ) && let Err(err) = volley::run::watch_signals()
     {
         eprintln!("error: {err}");
         return ExitCode::from(EXIT_FAILED);

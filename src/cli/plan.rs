@@ -22,24 +22,13 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
         },
     )?;
     if !a.quiet {
-        eprintln!("{}", super::quick::banner(&plan));
+        eprintln!("{}", super::runs::banner(&plan));
     }
-    if a.repeat > 1 {
-        return super::repeat::run(&plan, argv, &a.out, a.repeat, a.quiet);
-    }
-    let record = super::quick::execute(&plan, argv, !a.quiet)?;
-    if !a.quiet {
-        print!("{}", volley::report::text::render(&record));
-    }
-    // The record first: it is what every report is made from.
-    if let Some(path) = a.json {
-        volley::record::write_record(&path, &record)?;
-    }
-    let files = volley::report::write_results(&a.out, &record)?;
-    if !a.quiet {
-        super::print_results(&files);
-    }
-    Ok(super::finish_run(&record, a.quiet))
+    let outputs = volley::run::Outputs {
+        json: a.json,
+        out: a.out,
+    };
+    super::runs::run(&plan, argv, &outputs, a.repeat, a.quiet)
 }
 
 /// Validates a plan and prints one rendered request per step.
@@ -82,7 +71,7 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
             out,
             "\nscenario {}: {}{}",
             sc.name,
-            volley::analysis::describe_scenario(&plan, sc),
+            volley::run::describe_scenario(&plan, sc),
             if sc.start_after.is_zero() {
                 String::new()
             } else {

@@ -1,109 +1,22 @@
 //! Quick mode: one URL from flags → one run → summary and record.
 
-use std::io::IsTerminal;
-
-use anyhow::Context;
-use volley::engine::{self, RunOptions};
-use volley::plan::{Plan, RunInput};
-use volley::record::RunRecord;
-use volley::redact::redact_url_password;
+use volley::plan::RunInput;
+use volley::run::Outputs;
 
 use super::args::QuickArgs;
 
 /// Runs quick mode; returns the exit code.
 pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
-    let quiet = args.quiet;
-    let json = args.json.clone();
-    let out = args.out.clone();
-    let repeat = args.repeat;
-    let spec = input_from(args)?.validate()?;
-    if !quiet {
-        eprintln!("{}", banner(&spec));
-    }
-    if repeat > 1 {
-        return super::repeat::run(&spec, argv, &out, repeat, quiet);
-    }
-    let record = execute(&spec, argv, !quiet)?;
-    if !quiet {
-        print!("{}", volley::report::text::render(&record));
-    }
-    // The record first: it is what every report is made from.
-    if let Some(path) = json {
-        volley::record::write_record(&path, &record)?;
-        if !quiet {
-            eprintln!("record written to {}", path.display());
-        }
-    }
-    let files = volley::report::write_results(&out, &record)?;
-    if !quiet {
-        super::print_results(&files);
-    }
-    Ok(super::finish_run(&record, quiet))
-}
-
-/// Runs a spec with signal handling and, when stderr is a terminal, a progress line.
-pub fn execute(spec: &Plan, argv: &[String], show_progress: bool) -> anyhow::Result<RunRecord> {
-    let options = RunOptions {
-        progress: show_progress && std::io::stderr().is_terminal(),
-        handle_signals: true,
+    let (quiet, repeat) = (args.quiet, args.repeat);
+    let outputs = Outputs {
+        json: args.json.clone(),
+        out: args.out.clone(),
     };
-    let outcome = engine::run(spec, &options).context("the run failed")?;
-    Ok(volley::analysis::build_record(spec, &outcome, argv))
-}
-
-/// One line that says what is about to happen.
-pub fn banner(plan: &Plan) -> String {
-    let what = match &plan.quick {
-        Some(q) => format!("{} {}", q.method, redact_url_password(&q.url)),
-        None => format!(
-            "plan {} against {}",
-            plan.source
-                .as_ref()
-                .map_or_else(|| plan.name.clone(), |p| p.display().to_string()),
-            redact_url_password(&plan.target.base_url)
-        ),
-    };
-    let scenarios: Vec<String> = plan
-        .scenarios
-        .iter()
-        .map(|sc| {
-            let load = volley::analysis::scenario_load(plan, sc);
-            if plan.quick.is_none() {
-                return volley::report::load::scenario_line(
-                    &sc.name,
-                    &volley::report::load::describe_load(&load),
-                    sc.start_after.as_secs_f64(),
-                );
-            }
-            // Quick mode says it as its reports do: "closed model, 4 connections × 16 streams (64
-            // in flight), 10.0s", "open model, 1,000.0 req/s, at most 200 in flight, 10.0s".
-            let shape = volley::report::load::quick_shape(
-                load.model,
-                load.connections.unwrap_or(0),
-                plan.target.connect.streams,
-                load.peak_rate_per_sec.unwrap_or(0.0),
-                load.max_vus.unwrap_or(0),
-            );
-            let length = match (load.duration_s, load.iterations) {
-                (Some(d), _) => volley::units::seconds(d),
-                (None, n) => format!("{} requests", volley::units::thousands(n.unwrap_or(0))),
-            };
-            format!("{shape}, {length}")
-        })
-        .collect();
-    let warmup = if plan.warmup.is_zero() {
-        String::new()
-    } else {
-        format!(
-            ", after {} warm-up",
-            humantime::format_duration(plan.warmup)
-        )
-    };
-    format!(
-        "volley: {what} — {}{warmup}, {} thread(s)",
-        scenarios.join("; "),
-        plan.threads
-    )
+    let plan = input_from(args)?.validate()?;
+    if !quiet {
+        eprintln!("{}", super::runs::banner(&plan));
+    }
+    super::runs::run(&plan, argv, &outputs, repeat, quiet)
 }
 
 fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {

@@ -19,7 +19,7 @@ pub fn run(
     let mut runs = Vec::new();
     let mut worst = super::EXIT_OK;
     for i in 1..=repeat {
-        let record = super::quick::execute(spec, argv, !quiet)?;
+        let record = super::runs::execute(spec, argv, !quiet)?;
         let dir = match &folder {
             Some(dir) => dir,
             None => folder.insert(new_folder(out, &volley::report::folder_name(&record))?),

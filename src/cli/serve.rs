@@ -61,7 +61,6 @@ pub fn run(a: ServeArgs) -> anyhow::Result<u8> {
         threads,
         capacity,
     };
-    volley::server::serve_forever(config, a.tls.then_some(a.ca_file.as_path()), faults)
-        .map_err(volley::Error::from)?;
+    volley::server::serve_forever(config, a.tls.then_some(a.ca_file.as_path()), faults)?;
     Ok(super::EXIT_OK)
 }

@@ -11,6 +11,9 @@ use crate::plan::{Plan, check_list};
 use crate::record::model::GroupKind;
 use crate::record::recorder::{Counters, IntervalSnapshot, new_histogram};
 
+use super::Abort;
+use super::observe::Observer;
+
 /// Cumulative figures of the run so far: of the seconds every worker has reported. A second only
 /// some workers have reported is held back, so that a rate is never judged on part of the
 /// workers' requests over the whole time (which failed `rps > N` thresholds that held).
@@ -228,6 +231,31 @@ impl Observed for View<'_> {
     /// During the run: requests so far over the seconds measured so far.
     fn throughput(&self, filter: Option<&Filter>) -> Option<f64> {
         (self.judge.seconds > 0.0).then(|| self.counts(filter).requests as f64 / self.judge.seconds)
+    }
+}
+
+/// The `abort_on_fail` thresholds as an [`Observer`]: judged on the seconds every running worker
+/// has reported, after each snapshot and each worker's end.
+pub(super) struct LiveThresholds<'a> {
+    pub(super) judge: LiveJudge,
+    pub(super) plan: &'a Plan,
+}
+
+impl Observer for LiveThresholds<'_> {
+    fn interval(&mut self, snapshot: &IntervalSnapshot) {
+        self.judge.add(snapshot);
+    }
+
+    fn worker_done(&mut self) {
+        self.judge.worker_done();
+    }
+
+    fn stop(&mut self, elapsed: Duration) -> Option<Abort> {
+        let thresholds = self.judge.failing(self.plan, elapsed);
+        (!thresholds.is_empty()).then_some(Abort {
+            at: elapsed,
+            thresholds,
+        })
     }
 }
 

@@ -24,23 +24,21 @@ use crate::plan::{Iterations, Plan, Profile};
 use crate::proto::ErrorKind;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, SeriesBuilder};
-use crate::report::progress::{Progress, ProgressView};
 
 pub use usage::{peak_rss_bytes, process_cpu};
 
 mod live;
+mod observe;
+
+pub use observe::{Clock, Live, Observer, TICK};
 
 /// How long before the schedule's origin the workers are started, so the first due requests are
 /// not late because threads were still being created.
 const START_LEAD: Duration = Duration::from_millis(30);
-/// How often the progress line is redrawn.
-const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 
 /// Options of a run that are not part of the test itself.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
-    /// Draw a live progress line on stderr.
-    pub progress: bool,
     /// Stop cleanly on SIGINT/SIGTERM (a second SIGINT exits the process at once, also after
     /// the run: see the `signals` module). Off for callers that watch signals themselves.
     pub handle_signals: bool,
@@ -242,9 +240,14 @@ pub fn stop_handle() -> StopHandle {
     }
 }
 
-/// Runs `plan` to its end and returns what was measured.
-pub fn run(plan: &Plan, options: &RunOptions) -> Result<RunOutcome, Error> {
-    run_with(plan, options, stop_handle())
+/// Runs `plan` to its end and returns what was measured; `observers` watch it as it goes (see
+/// [`Observer`]).
+pub fn run(
+    plan: &Plan,
+    options: &RunOptions,
+    observers: &mut [&mut dyn Observer],
+) -> Result<RunOutcome, Error> {
+    run_with(plan, options, stop_handle(), observers)
 }
 
 /// Over TLS, opens one connection before the run: a certificate the client does not trust, a
@@ -277,7 +280,12 @@ fn preflight(plan: &Plan) -> Result<(), Error> {
 }
 
 /// Like [`run`], stoppable through `stop`.
-pub fn run_with(plan: &Plan, options: &RunOptions, stop: StopHandle) -> Result<RunOutcome, Error> {
+pub fn run_with(
+    plan: &Plan,
+    options: &RunOptions,
+    stop: StopHandle,
+    observers: &mut [&mut dyn Observer],
+) -> Result<RunOutcome, Error> {
     preflight(plan)?;
     let started_at = SystemTime::now();
     let cpu_before = process_cpu();
@@ -343,7 +351,21 @@ pub fn run_with(plan: &Plan, options: &RunOptions, stop: StopHandle) -> Result<R
         .enable_all()
         .build()
         .map_err(|e| Error::Engine(format!("cannot start control runtime: {e}")))?;
-    let collected = control.block_on(control_loop(&run, options, rx));
+    let mut thresholds = live::LiveThresholds {
+        judge: live::LiveJudge::new(plan, check_count),
+        plan,
+    };
+    let mut all = observe::Observers(vec![&mut thresholds]);
+    for o in observers.iter_mut() {
+        all.0.push(&mut **o);
+    }
+    let clock = Clock {
+        start,
+        measure_start,
+        measured: end.map(|e| e.saturating_duration_since(measure_start)),
+    };
+    all.each(|o| o.start(&clock));
+    let collected = control.block_on(control_loop(&run, &mut all, rx));
     for h in handles {
         let _ = h.join();
     }
@@ -383,25 +405,21 @@ struct Collected {
 
 async fn control_loop(
     run: &RunShared,
-    options: &RunOptions,
+    observers: &mut observe::Observers<'_>,
     mut rx: mpsc::UnboundedReceiver<WorkerMessage>,
 ) -> Result<Collected, Error> {
     let mut hard_deadline = run
         .end
         .map(|end| end + run.plan.target.timeout + Duration::from_secs(1));
-    let total = run
-        .end
-        .map(|e| e.saturating_duration_since(run.measure_start));
-    let mut progress = options.progress.then(|| Progress::new(total));
-    let mut tick = tokio::time::interval(PROGRESS_EVERY);
-
+    let mut tick = tokio::time::interval(TICK);
     let workers = run.plan.threads;
-    let mut series = SeriesBuilder::new(workers);
-    let mut totals = Recorder::with_groups(run.plan.groups.len(), run.check_count, false);
-    let mut judge = live::LiveJudge::new(&run.plan, run.check_count);
-    let mut abort: Option<Abort> = None;
-    let mut threads = Vec::with_capacity(workers);
-    let mut last_finish: Option<Instant> = None;
+    let mut c = Control {
+        series: SeriesBuilder::new(workers),
+        totals: Recorder::with_groups(run.plan.groups.len(), run.check_count, false),
+        abort: None,
+        threads: Vec::with_capacity(workers),
+        last_finish: None,
+    };
     let mut failure = None;
     let mut deadline_hit = false;
     let mut done = 0;
@@ -409,22 +427,15 @@ async fn control_loop(
         tokio::select! {
             msg = rx.recv() => match msg {
                 Some(WorkerMessage::Interval(s)) => {
-                    judge.add(&s);
-                    series.add(*s);
-                    judge_now(run, &judge, &mut abort);
+                    c.interval(*s, observers);
+                    c.judge(run, observers);
                 }
                 Some(WorkerMessage::Done(result)) => {
                     done += 1;
-                    judge.worker_done();
+                    c.worker_done(*result, observers);
                     if done < workers {
-                        judge_now(run, &judge, &mut abort);
+                        c.judge(run, observers);
                     }
-                    totals.merge(&result.recorder);
-                    if let Some(last) = result.last_interval {
-                        series.add(last);
-                    }
-                    threads.push(ThreadUsage { cpu: result.cpu, wall: result.wall });
-                    last_finish = last_finish.max(Some(result.finished));
                 }
                 Some(WorkerMessage::Failed(why)) => {
                     failure = Some(why);
@@ -432,10 +443,9 @@ async fn control_loop(
                 }
                 None => break,
             },
-            _ = tick.tick(), if progress.is_some() => {
-                if let Some(p) = progress.as_mut() {
-                    p.draw(&live_view(run));
-                }
+            _ = tick.tick() => {
+                let live = live_totals(run);
+                observers.each(|o| o.tick(&live));
             }
             () = sleep_opt(hard_deadline) => {
                 // Every request has its own timeout, so this only fires if something is stuck.
@@ -445,57 +455,82 @@ async fn control_loop(
             }
         }
     }
-    if let Some(p) = progress.as_mut() {
-        p.finish();
-    }
+    observers.each(|o| o.finish());
     if let Some(why) = failure {
         return Err(Error::Engine(why));
     }
     // A signal (see `signals`) or a stop request; not the hard deadline nor a threshold.
     let interrupted = run.stop.signal.get().copied().or_else(|| {
-        (run.stop.is_aborted() && !deadline_hit && abort.is_none()).then_some("stop requested")
+        (run.stop.is_aborted() && !deadline_hit && c.abort.is_none()).then_some("stop requested")
     });
     Ok(Collected {
-        totals,
-        series: series.finish(),
-        threads,
+        totals: c.totals,
+        series: c.series.finish(),
+        threads: c.threads,
         interrupted,
-        last_finish,
-        abort,
+        last_finish: c.last_finish,
+        abort: c.abort,
     })
 }
 
-/// Stops the run when an `abort_on_fail` threshold fails on the seconds judged so far (the first
-/// such moment is kept).
-fn judge_now(run: &RunShared, judge: &live::LiveJudge, abort: &mut Option<Abort>) {
-    if abort.is_some() {
-        return;
+/// What the control loop gathers from the workers.
+struct Control {
+    series: SeriesBuilder,
+    totals: Recorder,
+    abort: Option<Abort>,
+    threads: Vec<ThreadUsage>,
+    last_finish: Option<Instant>,
+}
+
+impl Control {
+    /// One worker's second: to the observers, and into the series (a second every worker has
+    /// reported goes to the observers merged).
+    fn interval(&mut self, s: IntervalSnapshot, observers: &mut observe::Observers<'_>) {
+        observers.each(|o| o.interval(&s));
+        if let Some(second) = self.series.add(s) {
+            observers.each(|o| o.second(second));
+        }
     }
-    let elapsed = Instant::now().saturating_duration_since(run.measure_start);
-    let failed = judge.failing(&run.plan, elapsed);
-    if !failed.is_empty() {
-        *abort = Some(Abort {
-            at: elapsed,
-            thresholds: failed,
+
+    fn worker_done(&mut self, result: WorkerResult, observers: &mut observe::Observers<'_>) {
+        self.totals.merge(&result.recorder);
+        if let Some(last) = result.last_interval {
+            self.interval(last, observers);
+        }
+        observers.each(|o| o.worker_done());
+        self.threads.push(ThreadUsage {
+            cpu: result.cpu,
+            wall: result.wall,
         });
-        run.stop.abort();
+        self.last_finish = self.last_finish.max(Some(result.finished));
+    }
+
+    /// Stops the run when an observer says so (an `abort_on_fail` threshold failing on the
+    /// seconds judged so far); the first such moment is kept.
+    fn judge(&mut self, run: &RunShared, observers: &mut observe::Observers<'_>) {
+        if self.abort.is_some() {
+            return;
+        }
+        let elapsed = Instant::now().saturating_duration_since(run.measure_start);
+        if let Some(abort) = observers.stop(elapsed) {
+            self.abort = Some(abort);
+            run.stop.abort();
+        }
     }
 }
 
-fn live_view(run: &RunShared) -> ProgressView {
+fn live_totals(run: &RunShared) -> Live {
     let (requests, errors) = run.live.iter().fold((0, 0), |(r, e), l| {
         (
             r + l.requests.load(Ordering::Relaxed),
             e + l.errors.load(Ordering::Relaxed),
         )
     });
-    ProgressView::at(
-        Instant::now(),
-        run.start,
-        run.measure_start,
+    Live {
+        now: Instant::now(),
         requests,
         errors,
-    )
+    }
 }
 
 async fn sleep_opt(deadline: Option<Instant>) {

@@ -7,8 +7,6 @@ use std::time::{Duration, Instant};
 
 use super::slo::{self, Judgement};
 use super::{FindMax, FindMaxStep, SearchConfig, search};
-use crate::analysis::build_record;
-use crate::engine::RunOutcome;
 use crate::error::Error;
 use crate::plan::{Iterations, Plan, Profile, Threshold};
 use crate::record::RunRecord;
@@ -183,14 +181,14 @@ pub struct Found {
     pub interrupted: bool,
 }
 
-/// Searches `base` (one scenario) with `s`. `run_step` runs one step's plan; `on_step` hears of
+/// Searches `base` (one scenario) with `s`. `run_step` runs one step's plan (through
+/// [`crate::run::execute`]) and returns its record; `on_step` hears of
 /// each judged step. `None` when no step fits in the budget. An error from `run_step` ends the
 /// search and is returned.
 pub fn run(
     base: &Plan,
     s: &Settings,
-    command: &[String],
-    mut run_step: impl FnMut(&Plan) -> Result<RunOutcome, Error>,
+    mut run_step: impl FnMut(&Plan) -> Result<RunRecord, Error>,
     mut on_step: impl FnMut(&FindMaxStep),
 ) -> Result<Option<Found>, Error> {
     let started = Instant::now();
@@ -204,7 +202,7 @@ pub fn run(
         }
         let plan = at_level(base, level, s);
         let record = match run_step(&plan) {
-            Ok(outcome) => build_record(&plan, &outcome, command),
+            Ok(record) => record,
             Err(e) => {
                 failure = Some(e);
                 return stopped_step(level, "the run failed");

@@ -2,9 +2,9 @@
 //! plus the checks that make a step's figures trustworthy (steady state, rate achieved, the
 //! generator not the bottleneck).
 
-use crate::analysis::RecordView;
 use crate::plan::threshold::{self, Metric, Threshold};
 use crate::record::model::RunRecord;
+use crate::run::RecordView;
 
 /// Parses `p99<50ms,errors<1%` into thresholds: clauses starting with `errors` are error rates,
 /// the others latency conditions (`p99<50ms`, `avg<10ms`, `max<1s`).

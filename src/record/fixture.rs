@@ -2,10 +2,10 @@
 
 use std::collections::BTreeMap;
 
+use super::figures::{latency_buckets, percentiles};
 use super::model::*;
 use super::series::SecondStats;
 use super::{SCHEMA_VERSION, encode_histogram, recorder::new_histogram};
-use crate::analysis::{latency_buckets, percentiles};
 
 /// A closed-model record of `seconds` seconds whose every second has `per_second` requests with
 /// latencies spread evenly around `latency_us` (± 20 %), and `errors_per_second` of them failed

@@ -2,6 +2,7 @@
 
 pub mod env;
 pub mod error_kind;
+pub mod figures;
 pub mod find_max;
 #[cfg(test)]
 pub(crate) mod fixture;

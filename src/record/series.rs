@@ -65,8 +65,9 @@ impl SeriesBuilder {
         }
     }
 
-    /// Adds one worker's snapshot.
-    pub fn add(&mut self, s: IntervalSnapshot) {
+    /// Adds one worker's snapshot; returns the second it completes, merged, once every worker
+    /// has reported it.
+    pub fn add(&mut self, s: IntervalSnapshot) -> Option<&SecondStats> {
         let entry = self.pending.entry(s.second).or_insert_with(|| Pending {
             reported: 0,
             span_s: 0.0,
@@ -82,7 +83,9 @@ impl SeriesBuilder {
         if entry.reported >= self.workers {
             let p = self.pending.remove(&s.second).expect("entry exists");
             self.done.push(reduce(s.second, p));
+            return self.done.last();
         }
+        None
     }
 
     /// The series so far, including seconds not every worker reported (a worker that ended early

@@ -32,9 +32,9 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use super::body::{PATTERN_LEN, pattern_slice};
+use super::listen::stopped;
 use super::metrics::{ChaosKind, Metrics};
 use super::routes::MAX_BYTES;
-use super::server::stopped;
 
 /// Largest accepted request head, in bytes.
 const MAX_HEAD: usize = 16 * 1024;

@@ -3,7 +3,6 @@
 //! repeats the targets take turns, one run each per round ([`super::order`]): each turn is
 //! start → health check → (smoke, the first time) → reset → run → stop.
 
-use std::io::IsTerminal;
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -12,7 +11,6 @@ use super::health::HealthFailure;
 use super::process::{Registry, Started, run_to_end, tail};
 use super::signals::Interrupts;
 use super::{Suite, Target};
-use crate::engine::{self, RunOptions as EngineOptions};
 use crate::error::Error;
 use crate::findmax::run::Settings;
 use crate::findmax::{self, FindMax};
@@ -21,6 +19,7 @@ use crate::record::suite::{SmokeOutcome, Status, SuiteOutcome, SuiteStep as Step
 use crate::record::{RunRecord, write_record};
 use crate::report::repeats::{repeat_dir, run_line, write_spread};
 use crate::report::{new_folder, stamped_name, write_results_into};
+use crate::run;
 use crate::units::{rate, thousands};
 
 /// How to run a suite.
@@ -359,25 +358,22 @@ impl TargetRun<'_, '_> {
         self.go_on("before the find-max search")?;
         self.reset(dir)?;
         let interrupts = self.interrupts;
-        let progress = self.options.progress && std::io::stderr().is_terminal();
+        let progress = self.options.progress;
         let prefix = self.prefix.clone();
         let say = &mut *self.say;
+        let options = run::Options {
+            progress,
+            handle_signals: false,
+            command: self.options.command.clone(),
+        };
         let found = findmax::run::run(
             &self.target.plan,
             settings,
-            &self.options.command,
             |plan| {
                 let stop = interrupts.begin_run();
-                let outcome = engine::run_with(
-                    plan,
-                    &EngineOptions {
-                        progress,
-                        handle_signals: false,
-                    },
-                    stop,
-                );
+                let record = run::execute_with(plan, &options, stop, &mut []);
                 interrupts.end_run();
-                outcome
+                record
             },
             |step| say(&format!("{prefix}: find-max {}", settings.step_line(step))),
         );
@@ -468,14 +464,15 @@ impl TargetRun<'_, '_> {
         during: &str,
         server: &Option<Started>,
     ) -> Result<RunRecord, Halt> {
-        let engine_options = EngineOptions {
-            progress: self.options.progress && std::io::stderr().is_terminal(),
+        let options = run::Options {
+            progress: self.options.progress,
             handle_signals: false,
+            command: self.options.command.clone(),
         };
         let stop = self.interrupts.begin_run();
-        let outcome = engine::run_with(plan, &engine_options, stop);
+        let record = run::execute_with(plan, &options, stop, &mut []);
         self.interrupts.end_run();
-        let outcome = outcome.map_err(|e| {
+        record.map_err(|e| {
             let died = server
                 .as_ref()
                 .and_then(Started::exited)
@@ -485,12 +482,7 @@ impl TargetRun<'_, '_> {
                 step,
                 format!("{during} could not be carried out: {e}{died}"),
             )
-        })?;
-        Ok(crate::analysis::build_record(
-            plan,
-            &outcome,
-            &self.options.command,
-        ))
+        })
     }
 
     /// Fails the target if its process exited during `during`.

@@ -12,8 +12,8 @@ use std::thread::JoinHandle;
 use tokio::sync::oneshot;
 
 use super::process::Registry;
-use crate::engine::{StopHandle, stop_handle};
 use crate::error::Error;
+use crate::run::{StopHandle, stop_handle};
 
 /// The suite's view of signals: whether one arrived, and the run it must stop.
 pub struct Interrupts {
@@ -130,7 +130,7 @@ fn watch_loop(
     mut shutdown: oneshot::Receiver<()>,
     ready: &std::sync::mpsc::Sender<Result<(), String>>,
 ) {
-    let Some((runtime, mut sigint, mut sigterm)) = crate::engine::signal_runtime(ready) else {
+    let Some((runtime, mut sigint, mut sigterm)) = crate::run::signal_runtime(ready) else {
         return;
     };
     runtime.block_on(async {

@@ -22,15 +22,12 @@
 //! flight at the end (they count whole, after the end too) must be short against the window
 //! ([`MAX_EDGE_SHARE`]).
 
-use std::time::Duration;
-
 use hdrhistogram::Histogram;
 
 use super::counts::without_response;
 use super::{failed, not_applicable, passed};
-use crate::plan::{Iterations, Plan, Profile, Scenario};
 use crate::record::decode_histogram;
-use crate::record::model::{GroupKind, RunRecord};
+use crate::record::model::RunRecord;
 use crate::record::selfcheck::{SelfCheck, SelfCheckCode};
 
 /// Largest share of the VUs' time that may be unaccounted for (neither in a request nor
@@ -45,11 +42,6 @@ const MAX_EDGE_SHARE: f64 = 0.05;
 /// Largest share of the active VU-seconds that failures without a response may hide (their time
 /// in flight is not recorded; each is bounded by the request timeout).
 const UNRECORDED_SHARE: f64 = 0.01;
-/// Finest step of the numerical integral of the VU count, seconds.
-const STEP_S: f64 = 0.001;
-/// Most steps of that integral.
-const MAX_STEPS: f64 = 200_000.0;
-
 /// What the profile made the VUs do during the measured window (from the plan).
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExpectedLoad {
@@ -62,92 +54,6 @@ pub enum ExpectedLoad {
     },
     /// Little's law cannot be checked honestly on this run: why.
     NotApplicable(String),
-}
-
-/// Works out [`ExpectedLoad`] from the plan and its record (the measured window
-/// `summary.duration_s`, the steps' request counts).
-pub fn expected_load(plan: &Plan, r: &RunRecord) -> ExpectedLoad {
-    let na = |why: &str| ExpectedLoad::NotApplicable(why.into());
-    if plan.scenarios.iter().any(Scenario::is_open) {
-        return na(
-            "open model: the arrival rate sets the load, and the requests in flight it implies \
-             are a result, not a figure to check against",
-        );
-    }
-    let per_vu = |s: &Scenario| {
-        matches!(
-            s.profile,
-            Profile::Vus {
-                iterations: Iterations::PerVu(_),
-                ..
-            }
-        )
-    };
-    if plan.scenarios.iter().any(per_vu) {
-        return na(
-            "per-VU iterations: each VU stops when its own iterations are done, at a time the \
-             record does not keep",
-        );
-    }
-    let window = (
-        plan.warmup.as_secs_f64(),
-        plan.warmup.as_secs_f64() + r.summary.duration_s,
-    );
-    let active_vu_s = plan
-        .scenarios
-        .iter()
-        .map(|s| active_vu_seconds(s, window))
-        .sum();
-    let mut think_vu_s = 0.0;
-    for sc in &plan.scenarios {
-        for step in sc.steps.iter().filter(|s| !s.think.is_zero()) {
-            let group = r.groups.iter().find(|g| {
-                g.kind == GroupKind::Step
-                    && g.name == step.name
-                    && g.scenario.as_deref() == Some(sc.name.as_str())
-            });
-            let Some(g) = group else {
-                return ExpectedLoad::NotApplicable(format!(
-                    "step {} thinks, but the record has no count of its requests",
-                    step.name
-                ));
-            };
-            // Attempts not sent (a request that could not be built) skip the think time; they
-            // are not in `requests`.
-            think_vu_s += step.think.as_secs_f64() * g.requests as f64;
-        }
-    }
-    ExpectedLoad::Closed {
-        active_vu_s,
-        think_vu_s,
-    }
-}
-
-/// VUs of a closed-model scenario active at `u` seconds after its start (the gate's rule).
-fn active_vus(s: &Scenario, u: f64) -> f64 {
-    let Profile::Vus { ramp, .. } = &s.profile else {
-        return 0.0;
-    };
-    let ends = |d: Duration| u >= d.as_secs_f64();
-    if u < 0.0 || ends(ramp.total()) || s.duration().is_some_and(ends) {
-        return 0.0;
-    }
-    let level = ramp.level_at(Duration::from_secs_f64(u));
-    (level + 1e-9).floor().clamp(0.0, f64::from(s.max_vus()))
-}
-
-/// ∫ active VUs dt over `window` (seconds since the run's start), VU-seconds.
-fn active_vu_seconds(s: &Scenario, window: (f64, f64)) -> f64 {
-    let (from, to) = window;
-    if to <= from {
-        return 0.0;
-    }
-    let steps = ((to - from) / STEP_S).ceil().clamp(1.0, MAX_STEPS);
-    let dt = (to - from) / steps;
-    let offset = s.start_after.as_secs_f64();
-    (0..steps as u64)
-        .map(|i| active_vus(s, from + (i as f64 + 0.5) * dt - offset) * dt)
-        .sum()
 }
 
 /// The mean remaining latency of the request in flight at a random instant, E[L²] / 2E[L],
@@ -374,135 +280,5 @@ mod tests {
         let c = check(&tail, &closed(22.0, 0.0));
         assert_eq!(c.outcome, NotApplicable, "{c:?}");
         assert!(c.message.contains("heavy tail"), "{}", c.message);
-    }
-
-    fn plan(toml: &str) -> Plan {
-        let text = format!("[target]\nbase_url = \"http://127.0.0.1:8080\"\n{toml}");
-        crate::plan::load::load_str(&text, std::path::Path::new("t.toml"), &Default::default())
-            .unwrap()
-    }
-
-    fn active(load: ExpectedLoad) -> (f64, f64) {
-        match load {
-            ExpectedLoad::Closed {
-                active_vu_s,
-                think_vu_s,
-            } => (active_vu_s, think_vu_s),
-            ExpectedLoad::NotApplicable(why) => panic!("not applicable: {why}"),
-        }
-    }
-
-    #[test]
-    fn the_active_vus_follow_the_ramp_and_the_scenario_starts() {
-        let p = plan(
-            r#"
-[[scenario]]
-name = "ramp"
-[scenario.load]
-profile = "ramping-vus"
-stages = [{ duration = "10s", target = 10 }]
-[[scenario.step]]
-name = "a"
-path = "/"
-[[scenario]]
-name = "late"
-start_after = "2s"
-[scenario.load]
-profile = "constant-vus"
-vus = 3
-duration = "4s"
-[[scenario.step]]
-name = "b"
-path = "/"
-"#,
-        );
-        let mut r = record("ramp", 10, 100, 2000, 0, 0.0);
-        // Ramp 0→10 VUs over 10 s: VU i runs once the level reaches i + 1, so ∫ = 0+1+…+9.
-        // The late scenario: 3 VUs for 4 s.
-        let (vu_s, think) = active(expected_load(&p, &r));
-        assert!((vu_s - (45.0 + 12.0)).abs() < 0.05, "{vu_s}");
-        assert_eq!(think, 0.0);
-        // A window that ends early (an interrupted run) integrates only what it covers.
-        r.summary.duration_s = 4.0;
-        let (vu_s, _) = active(expected_load(&p, &r));
-        assert!((vu_s - (6.0 + 6.0)).abs() < 0.05, "{vu_s}");
-    }
-
-    #[test]
-    fn think_time_counts_per_measured_request_that_was_sent() {
-        let p = plan(
-            r#"
-[[scenario]]
-name = "shop"
-[scenario.load]
-profile = "constant-vus"
-vus = 4
-duration = "5s"
-[[scenario.step]]
-name = "browse"
-path = "/"
-think = "100ms"
-[[scenario.step]]
-name = "buy"
-path = "/"
-"#,
-        );
-        let mut r = record("think", 5, 100, 2000, 0, 0.0);
-        // 10 attempts could not be built: not sent, no think time after them.
-        let mut browse = super::super::testing::group(GroupKind::Step, "browse", Some("shop"), 50);
-        browse.not_sent = 10;
-        browse.errors = 10;
-        browse.errors_by_kind.insert("template_error".into(), 10);
-        r.groups = vec![
-            browse,
-            super::super::testing::group(GroupKind::Step, "buy", Some("shop"), 50),
-        ];
-        let (vu_s, think) = active(expected_load(&p, &r));
-        assert!((vu_s - 20.0).abs() < 0.01, "{vu_s}");
-        assert!((think - 5.0).abs() < 1e-9, "{think}");
-        r.groups.remove(0);
-        assert!(matches!(
-            expected_load(&p, &r),
-            ExpectedLoad::NotApplicable(why) if why.contains("browse")
-        ));
-    }
-
-    #[test]
-    fn quick_mode_warm_up_and_the_models_without_a_vu_count() {
-        let mut input = crate::plan::RunInput::new("http://127.0.0.1:8080/");
-        input.concurrency = Some(4);
-        input.duration = Some(Duration::from_secs(2));
-        input.warmup = Duration::from_secs(1);
-        let p = input.clone().validate().unwrap();
-        let mut r = record("quick", 2, 100, 2000, 0, 0.0);
-        // The window starts after the warm-up and lasts the 2 s asked; the ramp covers both.
-        let (vu_s, _) = active(expected_load(&p, &r));
-        assert!((vu_s - 8.0).abs() < 0.01, "{vu_s}");
-        r.summary.duration_s = 0.5;
-        let (vu_s, _) = active(expected_load(&p, &r));
-        assert!((vu_s - 2.0).abs() < 0.01, "{vu_s}");
-        input.rate_per_sec = Some(100.0);
-        let open = input.validate().unwrap();
-        assert!(matches!(
-            expected_load(&open, &r),
-            ExpectedLoad::NotApplicable(why) if why.starts_with("open model")
-        ));
-        let per_vu = plan(
-            r#"
-[[scenario]]
-name = "each"
-[scenario.load]
-profile = "per-vu-iterations"
-vus = 2
-iterations = 10
-[[scenario.step]]
-name = "a"
-path = "/"
-"#,
-        );
-        assert!(matches!(
-            expected_load(&per_vu, &r),
-            ExpectedLoad::NotApplicable(why) if why.starts_with("per-VU")
-        ));
     }
 }

@@ -12,14 +12,14 @@ mod littles_law;
 mod ordered;
 mod tail;
 #[cfg(test)]
-mod testing;
+pub(crate) mod testing;
 
 use std::collections::BTreeMap;
 
 use crate::record::model::RunRecord;
 use crate::record::selfcheck::{SelfCheck, SelfCheckCode, SelfCheckOutcome};
 
-pub use littles_law::{ExpectedLoad, LITTLES_LAW_TOLERANCE, expected_load};
+pub use littles_law::{ExpectedLoad, LITTLES_LAW_TOLERANCE};
 
 /// Runs every self-check on a finished record (thresholds included, warnings not needed), in a
 /// fixed order: counts, groups, percentiles, Little's law, heavy tail.

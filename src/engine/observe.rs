@@ -1,0 +1,77 @@
+//! Observers: what watches a run while it goes — the progress line, live thresholds, and (later)
+//! exporters, the distributed coordinator, a live terminal view. They are called on the control
+//! thread only, never on the hot path: the workers send per-second snapshots over a channel, and
+//! the control loop hands each to every observer.
+
+use std::time::{Duration, Instant};
+
+use crate::record::recorder::IntervalSnapshot;
+use crate::record::series::SecondStats;
+
+use super::Abort;
+
+/// How often [`Observer::tick`] is called.
+pub const TICK: Duration = Duration::from_millis(250);
+
+/// The run's clock, given to observers when it starts.
+#[derive(Debug, Clone, Copy)]
+pub struct Clock {
+    /// Origin of the schedule: the warm-up starts here.
+    pub start: Instant,
+    /// End of the warm-up: measuring starts here.
+    pub measure_start: Instant,
+    /// The planned measured window, when every scenario has a planned end.
+    pub measured: Option<Duration>,
+}
+
+/// The whole run's running totals, summed over the workers at a tick.
+#[derive(Debug, Clone, Copy)]
+pub struct Live {
+    /// When the totals were read.
+    pub now: Instant,
+    /// Requests finished so far (warm-up included).
+    pub requests: u64,
+    /// Of which failed.
+    pub errors: u64,
+}
+
+/// Watches a run. Every method has a default that does nothing, so an observer implements only
+/// what it needs. Calls come in this order: [`start`](Self::start) once, then
+/// [`interval`](Self::interval), [`second`](Self::second), [`worker_done`](Self::worker_done)
+/// and [`tick`](Self::tick) as they happen, then [`finish`](Self::finish) once.
+pub trait Observer {
+    /// The workers are about to start.
+    fn start(&mut self, _clock: &Clock) {}
+    /// One worker's snapshot of one second (its last, partial one when it ends). Each worker's
+    /// seconds arrive in order; different workers' seconds interleave.
+    fn interval(&mut self, _snapshot: &IntervalSnapshot) {}
+    /// A second every worker has reported, merged: the row the record's series gets.
+    fn second(&mut self, _second: &SecondStats) {}
+    /// A worker ended.
+    fn worker_done(&mut self) {}
+    /// Every [`TICK`], with the running totals.
+    fn tick(&mut self, _live: &Live) {}
+    /// Asked after every snapshot and worker end: `Some` stops the run now (the first such
+    /// answer is kept). `elapsed` is the time since measuring began.
+    fn stop(&mut self, _elapsed: Duration) -> Option<Abort> {
+        None
+    }
+    /// The run ended: every worker is done.
+    fn finish(&mut self) {}
+}
+
+/// The observers of one run, called in order.
+pub(super) struct Observers<'a>(pub(super) Vec<&'a mut (dyn Observer + 'a)>);
+
+impl Observers<'_> {
+    pub(super) fn each(&mut self, mut f: impl FnMut(&mut dyn Observer)) {
+        for o in &mut self.0 {
+            f(&mut **o);
+        }
+    }
+
+    /// The first observer's reason to stop, if any.
+    pub(super) fn stop(&mut self, elapsed: Duration) -> Option<Abort> {
+        self.0.iter_mut().find_map(|o| o.stop(elapsed))
+    }
+}

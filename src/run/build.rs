@@ -1,0 +1,363 @@
+//! The record of a finished run: from the plan and what the engine measured.
+
+use crate::record::model::{TimingSplit, TlsNegotiated};
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use crate::engine::RunOutcome;
+use crate::plan::{Iterations, Plan, Profile, check_list};
+use crate::record::model::{
+    Arrival, CheckResult, Drain, Generator, Group, GroupKind, Histograms, RunConfig, RunRecord,
+    ScenarioConfig, Summary, ThreadStats, ThresholdResult, Tool,
+};
+use crate::record::{SCHEMA_VERSION, encode_histogram, env};
+use crate::redact::redact_url_password;
+
+use super::load::{describe_scenario, scenario_load};
+use super::thresholds::RecordView;
+use super::{expected, windows};
+use crate::analysis::{diagnose, latency_buckets, percentiles, selfcheck};
+
+fn rfc3339(t: SystemTime) -> String {
+    humantime::format_rfc3339_millis(t).to_string()
+}
+
+use windows::{Span, per_sec};
+
+/// Per scenario: its window and, in the open model, what its schedule asked against what it
+/// achieved.
+fn scenario_figures(plan: &Plan, outcome: &RunOutcome) -> Vec<(Span, Option<Arrival>)> {
+    let t = &outcome.totals;
+    plan.scenarios
+        .iter()
+        .map(|sc| {
+            // Quick mode has no scenario group: its one scenario is the whole run.
+            let (counters, last_done) = match sc.group {
+                Some(g) => (&t.groups[g].counters, t.groups[g].last_done_us),
+                None => (&t.counters, u64::MAX),
+            };
+            let span = windows::scenario_span(plan, sc, outcome, last_done);
+            let arrival = windows::arrival(plan, sc, span, counters, counters.dropped);
+            (span, arrival)
+        })
+        .collect()
+}
+
+/// The measured part of a scenario that lasts `d` (its timeline starts with the warm-up), s.
+fn measured_part(plan: &Plan, d: std::time::Duration) -> f64 {
+    d.saturating_sub(plan.warmup).as_secs_f64()
+}
+
+/// Builds the run's record from the plan and what the engine measured.
+pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> RunRecord {
+    let t = &outcome.totals;
+    let open = plan.scenarios.iter().any(|s| s.is_open());
+    let requests = t.counters.requests;
+    let single = plan.scenarios.first().filter(|_| plan.scenarios.len() == 1);
+    let (connections, rate_per_sec, max_in_flight, duration_s, count) =
+        match single.map(|s| &s.profile) {
+            Some(Profile::Vus {
+                ramp, iterations, ..
+            }) => (
+                Some(ramp.peak() as u32),
+                None,
+                None,
+                single
+                    .and_then(|s| s.duration())
+                    .map(|d| measured_part(plan, d)),
+                match iterations {
+                    Iterations::Shared(n) => Some(*n),
+                    _ => None,
+                },
+            ),
+            Some(Profile::Arrival {
+                ramp,
+                max_vus,
+                limit,
+            }) => (
+                None,
+                Some(ramp.peak()),
+                Some(*max_vus),
+                single
+                    .and_then(|s| s.duration())
+                    .map(|d| measured_part(plan, d)),
+                *limit,
+            ),
+            None => (None, None, None, None, None),
+        };
+    let quick = plan.quick.as_ref();
+    // Secret header values never reach the record (nor, so, any report).
+    let secrets = &plan.secrets;
+    let config = RunConfig {
+        url: redact_url_password(quick.map_or(plan.target.base_url.as_str(), |q| q.url.as_str())),
+        method: quick.map_or_else(|| "(plan)".to_string(), |q| q.method.clone()),
+        headers: quick
+            .map_or(plan.target.headers.as_slice(), |q| q.headers.as_slice())
+            .iter()
+            .map(|(n, v)| secrets.header_line(&format!("{n}: {v}")))
+            .collect(),
+        secret_headers: secrets.marked().map(str::to_string).collect(),
+        body_bytes: quick.map_or(0, |q| q.body_bytes),
+        model: if plan.scenarios.iter().all(|s| s.is_open()) {
+            "open".into()
+        } else if open {
+            "mixed".into()
+        } else {
+            "closed".into()
+        },
+        connections,
+        rate_per_sec,
+        max_in_flight,
+        duration_s,
+        requests: count,
+        warmup_s: plan.warmup.as_secs_f64(),
+        timeout_s: plan.target.timeout.as_secs_f64(),
+        keepalive: plan.target.connect.keepalive,
+        protocol: plan.target.connect.protocol_name().into(),
+        tls: plan.target.connect.tls.is_some(),
+        streams: plan.target.connect.streams,
+        source_addrs: plan.target.connect.source_addrs.len(),
+        threads: plan.threads,
+        plan: plan.source.as_ref().map(|p| p.display().to_string()),
+        scenarios: plan
+            .scenarios
+            .iter()
+            .map(|sc| ScenarioConfig {
+                name: sc.name.clone(),
+                profile: describe_scenario(plan, sc),
+                start_after_s: sc.start_after.as_secs_f64(),
+                steps: sc.steps.iter().map(|s| s.name.clone()).collect(),
+                load: Some(scenario_load(plan, sc)),
+            })
+            .collect(),
+        max_header_bytes: Some(plan.target.limits.max_head_bytes as u64),
+        max_body_bytes: plan.target.limits.max_body_bytes,
+    };
+    let status: BTreeMap<String, u64> = t.statuses().map(|(c, n)| (c.to_string(), n)).collect();
+    let errors_by_kind: BTreeMap<String, u64> = t
+        .error_kinds()
+        .map(|(k, n)| (k.name().to_string(), n))
+        .collect();
+    let window = outcome.window.as_secs_f64();
+    let c = &t.counters;
+    let scenarios = scenario_figures(plan, outcome);
+    let arrivals: Vec<Arrival> = scenarios.iter().filter_map(|(_, a)| *a).collect();
+    let per_iteration = match arrivals.as_slice() {
+        [one] => one.requests_per_iteration,
+        _ => None,
+    };
+    let arrival = windows::run_arrival(&arrivals, window, per_iteration);
+    let attempts = c.attempts();
+    let summary = Summary {
+        requests,
+        errors: c.errors,
+        attempts,
+        not_sent: c.not_sent,
+        success_rate: if attempts == 0 {
+            0.0
+        } else {
+            attempts.saturating_sub(c.errors) as f64 / attempts as f64
+        },
+        duration_s: window,
+        rps: per_sec(requests - c.drained, window),
+        target_rps: arrival
+            .filter(|a| a.requests_per_iteration == Some(1))
+            .map(|a| a.asked_per_sec),
+        drain: Drain {
+            duration_s: outcome.drain.as_secs_f64(),
+            requests: c.drained,
+        },
+        iterations: c.iterations,
+        arrival,
+        latency_ms: percentiles(&t.latency),
+        service_latency_ms: open.then(|| percentiles(&t.service)),
+        dropped: open.then_some(t.dropped),
+        status,
+        errors_by_kind,
+        bytes_sent: t.counters.bytes_sent,
+        bytes_received: t.counters.bytes_received,
+        connections_opened: t.counters.connections_opened,
+        sent_bytes_per_sec: per_sec(c.bytes_sent - c.drained_bytes_sent, window),
+        received_bytes_per_sec: per_sec(c.bytes_received - c.drained_bytes_received, window),
+        latency_buckets: latency_buckets(&t.latency),
+        warmup_requests: t.warmup_requests,
+        grpc_status: t
+            .grpc_statuses()
+            .map(|(c, n)| (c.name().to_string(), n))
+            .collect(),
+        timing: TimingSplit {
+            connect_ms: (!t.connect.is_empty()).then(|| percentiles(&t.connect)),
+            tls_handshake_ms: (!t.tls.is_empty()).then(|| percentiles(&t.tls)),
+            waiting_ms: (!t.wait.is_empty()).then(|| percentiles(&t.wait)),
+            connects: t.connect.len(),
+            tls_handshakes: t.tls.len(),
+        },
+        tls_negotiated: t
+            .tls_sessions()
+            .map(|(n, connections)| TlsNegotiated {
+                version: n.version_name().into(),
+                alpn: n.alpn_name().map(str::to_string),
+                connections,
+            })
+            .collect(),
+    };
+    let generator = Generator {
+        threads: outcome
+            .threads
+            .iter()
+            .map(|u| ThreadStats {
+                cpu_s: u.cpu.as_secs_f64(),
+                wall_s: u.wall.as_secs_f64(),
+                utilization: u.utilization(),
+            })
+            .collect(),
+        cpu_s: outcome.process_cpu.as_secs_f64(),
+        cpu_us_per_request: worker_cpu_per_request(outcome),
+        peak_rss_bytes: outcome.peak_rss_bytes,
+        lag_ms: open.then(|| percentiles(&t.lag)),
+    };
+    let histograms = Histograms {
+        latency_us: encode_histogram(&t.latency),
+        service_latency_us: open.then(|| encode_histogram(&t.service)),
+        lag_us: open.then(|| encode_histogram(&t.lag)),
+    };
+    let mut record = RunRecord {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "volley".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        name: plan.name.clone(),
+        command: secrets.argv(command),
+        config,
+        started_at: rfc3339(outcome.started_at),
+        ended_at: rfc3339(outcome.ended_at),
+        environment: env::detect(),
+        interrupted: outcome.interrupted.map(str::to_string),
+        summary,
+        generator,
+        series: outcome.series.clone(),
+        histograms,
+        warnings: Vec::new(),
+        groups: groups(plan, outcome, &scenarios),
+        checks: check_list(plan)
+            .into_iter()
+            .zip(&t.checks)
+            .map(|((scenario, step, check), counts)| CheckResult {
+                scenario: scenario.to_string(),
+                step: step.to_string(),
+                check: check.describe(),
+                passed: counts[0],
+                failed: counts[1],
+            })
+            .collect(),
+        thresholds: Vec::new(),
+        find_max: None,
+        self_checks: Vec::new(),
+    };
+    record.thresholds = threshold_results(plan, outcome, &record);
+    record.self_checks = selfcheck::run(&record, &expected::expected_load(plan, &record));
+    record.warnings = diagnose(&record);
+    record
+}
+
+/// The verdict of every threshold on the finished record. One that ended the run
+/// (`abort_on_fail`) has failed whatever the shortened run's figures show, and says when it
+/// failed and with what value.
+fn threshold_results(
+    plan: &Plan,
+    outcome: &RunOutcome,
+    record: &RunRecord,
+) -> Vec<ThresholdResult> {
+    let view = RecordView::new(record);
+    plan.thresholds
+        .iter()
+        .enumerate()
+        .map(|(i, th)| {
+            let observed = th.observe(&view);
+            let abort = outcome.abort.as_ref().and_then(|a| {
+                let (_, then) = a.thresholds.iter().find(|(t, _)| *t == i)?;
+                Some((a.at.as_secs_f64(), *then))
+            });
+            ThresholdResult {
+                metric: th.metric_text.clone(),
+                condition: th.condition_text.clone(),
+                observed,
+                passed: th.passes(observed) && abort.is_none(),
+                aborted: abort.is_some(),
+                aborted_at_s: abort.map(|(at, _)| at),
+                observed_at_abort: abort.and_then(|(_, then)| then),
+            }
+        })
+        .collect()
+}
+
+/// The worker threads' CPU time per request they finished, warm-up included, µs (see
+/// docs/measurement.md, "The generator's own figures"): the generator's own cost, without the
+/// control thread or whatever else shares the process (`volley demo`'s built-in target).
+fn worker_cpu_per_request(outcome: &RunOutcome) -> Option<f64> {
+    let t = &outcome.totals;
+    let finished = t.counters.requests + t.warmup_requests;
+    let cpu: f64 = outcome.threads.iter().map(|u| u.cpu.as_secs_f64()).sum();
+    (finished > 0).then(|| cpu * 1e6 / finished as f64)
+}
+
+/// The result groups of a plan run, in the plan's order; groups without requests are kept (a
+/// step that never ran is worth seeing). Each group's rate is over its own window.
+fn groups(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>)]) -> Vec<Group> {
+    // Per group id: its scenario (index) and, for phases, the phase.
+    let mut owner: BTreeMap<usize, (usize, Option<&crate::plan::Phase>)> = BTreeMap::new();
+    for (si, sc) in plan.scenarios.iter().enumerate() {
+        owner.extend(sc.group.map(|g| (g, (si, None))));
+        owner.extend(
+            sc.steps
+                .iter()
+                .filter_map(|st| st.group)
+                .map(|g| (g, (si, None))),
+        );
+        owner.extend(sc.phases.iter().map(|p| (p.group, (si, Some(p)))));
+    }
+    plan.groups
+        .iter()
+        .zip(&outcome.totals.groups)
+        .enumerate()
+        .map(|(i, (def, stats))| {
+            let (si, phase) = owner.get(&i).copied().unwrap_or((0, None));
+            let sc = &plan.scenarios[si];
+            let (span, arrival) = match phase {
+                Some(p) => (
+                    windows::phase_span(plan, sc, outcome, (p.start, p.end)),
+                    None,
+                ),
+                None => scenarios[si],
+            };
+            let c = &stats.counters;
+            let is_scenario = def.kind == GroupKind::Scenario;
+            Group {
+                kind: def.kind,
+                name: def.name.clone(),
+                scenario: def.scenario.clone(),
+                start_s: phase.map(|_| span.start),
+                end_s: phase.map(|_| span.end),
+                target_vus: phase.and_then(|p| p.vus),
+                target_rps: phase.and_then(|p| p.rate),
+                requests: c.requests,
+                errors: c.errors,
+                not_sent: c.not_sent,
+                drained: c.drained,
+                window_s: span.len(),
+                rps: per_sec(c.requests - c.drained, span.len()),
+                iterations: is_scenario.then_some(c.iterations),
+                arrival: arrival.filter(|_| is_scenario),
+                latency_ms: percentiles(&stats.latency),
+                status: stats.statuses().map(|(c, n)| (c.to_string(), n)).collect(),
+                errors_by_kind: stats
+                    .error_kinds()
+                    .map(|(k, n)| (k.name().to_string(), n))
+                    .collect(),
+                histogram_us: encode_histogram(&stats.latency),
+            }
+        })
+        .filter(|g| g.kind != GroupKind::Scenario || plan.scenarios.len() > 1 || g.requests > 0)
+        .collect()
+}

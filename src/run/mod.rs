@@ -1,0 +1,76 @@
+//! The run façade: the one way to run a plan. Quick mode, `volley run`, `volley demo`, each
+//! find-max step and each suite run call [`execute`]: it runs the engine with the observers the
+//! caller asked for (the progress line, exporters, live views), then builds the run's record.
+//! [`write_outputs`] writes what a finished run leaves behind.
+//!
+//! Layout: [`build`] makes the record from the plan and the engine's outcome, with [`windows`]
+//! (each group's measured window and arrival figures), [`load`] (the load each scenario was
+//! given), [`thresholds`] (thresholds judged on a record) and [`expected`] (the VU time the
+//! profile implies, for the Little's-law self-check); [`progress`] is the progress line as an
+//! observer.
+
+mod build;
+pub mod expected;
+pub mod load;
+mod outputs;
+pub mod progress;
+pub mod thresholds;
+pub mod windows;
+
+use std::io::IsTerminal;
+
+pub(crate) use crate::engine::signal_runtime;
+pub use crate::engine::{
+    Clock, Live, Observer, StopHandle, TICK, peak_rss_bytes, process_cpu, stop_handle,
+    watch_signals,
+};
+use crate::error::Error;
+use crate::plan::Plan;
+use crate::record::RunRecord;
+
+pub use build::build_record;
+pub use load::{describe_scenario, scenario_load};
+pub use outputs::{Outputs, Written, write_outputs};
+pub use thresholds::RecordView;
+
+/// How to run: what is not part of the test itself.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Draw the progress line on stderr (only when stderr is a terminal).
+    pub progress: bool,
+    /// Stop cleanly on SIGINT/SIGTERM (see [`crate::engine::RunOptions::handle_signals`]).
+    pub handle_signals: bool,
+    /// The command line, as the record keeps it (secrets are redacted when written).
+    pub command: Vec<String>,
+}
+
+/// Runs `plan` with `observers` watching, and returns its record.
+pub fn execute(
+    plan: &Plan,
+    options: &Options,
+    observers: &mut [&mut dyn Observer],
+) -> Result<RunRecord, Error> {
+    execute_with(plan, options, stop_handle(), observers)
+}
+
+/// Like [`execute`], stoppable through `stop`.
+pub fn execute_with(
+    plan: &Plan,
+    options: &Options,
+    stop: StopHandle,
+    observers: &mut [&mut dyn Observer],
+) -> Result<RunRecord, Error> {
+    let engine_options = crate::engine::RunOptions {
+        handle_signals: options.handle_signals,
+    };
+    let mut progress = progress::ProgressLine::default();
+    let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 1);
+    if options.progress && std::io::stderr().is_terminal() {
+        all.push(&mut progress);
+    }
+    for o in observers.iter_mut() {
+        all.push(&mut **o);
+    }
+    let outcome = crate::engine::run_with(plan, &engine_options, stop, &mut all)?;
+    Ok(build_record(plan, &outcome, &options.command))
+}
