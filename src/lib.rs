@@ -2,37 +2,63 @@
 //!
 //! # Layout
 //!
-//! One module per pipeline stage; the binary (`src/main.rs`, `src/cli/`) only parses arguments and
-//! calls into these.
+//! One module per pipeline stage. The binary (`src/main.rs`, `src/cli/`) only parses arguments,
+//! calls into these and prints.
 //!
-//! ```text
-//! cli ──► plan ──► schedule ──► engine ──► record ──► analysis ──► report
-//!                                 │
-//!                               proto (HTTP/1.1 · HTTP/2 · gRPC · TLS)    target (built-in server)
-//!                                                                         suite (many runs)
-//! ```
+//! Layers, top to bottom; a module imports only modules of lower layers (`tests/architecture.rs`
+//! checks every `crate::` path, so the modules form no cycle):
 //!
-//! - [`plan`]: user input → validated [`plan::RunSpec`]; every user error is found here.
-//! - [`schedule`]: pure functions of time: when request n of the open model is due.
+//! | layer | modules | what they are |
+//! |---|---|---|
+//! | 1 | [`suite`] | one test against several targets, one after the other, and their comparison |
+//! | 2 | [`findmax`] | the search for the maximum sustainable throughput |
+//! | 3 | [`run`] | the façade: `run::execute(plan, options, observers)` → the record; writing outputs |
+//! | 4 | [`engine`] | worker threads, the VU loop, the pacer, gates, the control loop, [`engine::Observer`] |
+//! | 5 | [`plan`] | user input (files, flags) → a validated [`plan::Plan`]; every user error is found here |
+//! | 6 | [`proto`], [`schedule`] | HTTP/1.1 · HTTP/2 · gRPC · TLS clients; pure functions of time |
+//! | 7 | [`report`] | the terminal summary, progress line, Markdown, HTML, comparisons, results folders |
+//! | 8 | [`analysis`] | figures read from records: verdicts, warnings, self-checks, comparisons |
+//! | 9 | [`record`] | the stable contract: `run.json`, recorders, error kinds, find-max and suite outcomes |
+//! | 10 | [`units`], [`redact`], [`location`], [`timer`], [`error`] | leaves |
+//!
+//! [`server`] (the built-in target, `volley serve`) is a leaf of its own that nothing in the
+//! pipeline imports; the demo, tests and benches start it.
+//!
+//! Where things go:
+//! - a new **protocol**: a module under `proto/`, one variant of `proto::client::Protocol` and its
+//!   arm in `proto/client.rs`, and how `plan/connect.rs` chooses it;
+//! - a new **executor** (load shape): a `plan::Profile` variant read in `plan/`, its pure schedule
+//!   in `schedule/`, and how the engine's VU loop or pacer starts its iterations (`engine/`);
+//! - a new **report format**: a module under `report/` rendering from the record, and a
+//!   `report::Format` variant (plus its `--format` value in `cli/args.rs`);
+//! - a new **live output** (exporter, live view, watcher): a type implementing
+//!   [`engine::Observer`] in its own module, and the flag in `cli/` that passes it to
+//!   [`run::execute`].
+//!
+//! Modules:
+//! - [`plan`]: user input → validated [`plan::Plan`]; quick mode (flags) and plan files alike.
+//! - [`schedule`]: pure functions of time: which VU count or arrival rate is due at t.
 //! - [`engine`]: worker threads, each a current-thread runtime owning its connections; one request
-//!   loop for every load model; the control thread (series, progress, signals, deadline).
+//!   loop for every load model; the control thread (series, observers, signals, deadline).
 //! - [`proto`]: the protocol-neutral client seam ([`proto::client`]): HTTP/1.1, HTTP/2 (h2c and
-//!   ALPN), unary gRPC from `.proto` files, TLS (rustls), source-address spreading; and the
-//!   [`proto::ErrorKind`] enum of failures.
-//! - [`record`]: per-worker HDR recorders, the per-second series, and `run.json` (reading it back,
-//!   alone or as a folder of repeats).
+//!   ALPN), unary gRPC from `.proto` files, TLS (rustls), source-address spreading.
+//! - [`run`]: runs a plan with observers and builds its record (windows, arrival figures,
+//!   thresholds, self-checks); writes a finished run's outputs.
+//! - [`record`]: per-worker HDR recorders, the per-second series, the [`record::error_kind::ErrorKind`]
+//!   enum of failures, and `run.json` (reading it back, alone or as a folder of repeats).
 //! - [`findmax`]: the search for the maximum sustainable throughput (`volley find-max`).
-//! - [`analysis`]: percentiles, buckets, the summary, warnings about the run itself; comparisons
+//! - [`analysis`]: the verdict of a run, warnings about the run itself, self-checks; comparisons
 //!   of runs with a noise-aware verdict ([`analysis::compare`], [`analysis::stats`]).
 //! - [`report`]: the terminal summary and progress line, `report.md`, the self-contained
 //!   `report.html` with SVG charts, comparisons, and the results folder every run writes.
 //! - [`suite`]: one test against several targets (start, health check, reset, smoke gate, runs,
 //!   stop), one after the other, and their comparison.
-//! - [`target`]: the built-in target server (`volley serve`): REST and gRPC on one port, plain or
+//! - [`server`]: the built-in target server (`volley serve`): REST and gRPC on one port, plain or
 //!   TLS; used by the demo, tests and benches.
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
 //! - [`redact`]: which header values are secret, and their redaction wherever volley writes
 //!   headers or its command line.
+//! - [`units`]: formatting of counts, rates, sizes and durations.
 
 pub mod analysis;
 pub mod engine;

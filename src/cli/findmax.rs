@@ -12,26 +12,7 @@ use super::args::FindMaxArgs;
 
 /// Runs the search; returns the exit code.
 pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
-    let slo = findmax::slo::parse(&a.slo).map_err(|why| volley::Error::Invalid {
-        what: "--slo".into(),
-        why,
-    })?;
-    let settings = Settings {
-        slo_text: a.slo.clone(),
-        slo,
-        open: a.model == "open",
-        budget: a.budget,
-        step: a.step,
-        warmup: a.warmup,
-        start: a.start,
-        max: a.max,
-        max_in_flight: a.max_in_flight,
-        threads: a.threads,
-    };
-    settings.check().map_err(|why| volley::Error::Invalid {
-        what: "find-max settings".into(),
-        why,
-    })?;
+    let settings = settings(&a)?;
     let base = base_plan(&a)?;
     if let Some(why) = findmax::run::unsearchable(&base) {
         return Err(volley::Error::Invalid {
@@ -97,7 +78,12 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
     if interrupted {
         return Ok(super::EXIT_INTERRUPTED);
     }
-    // A failed search says why even under -q: the exit code alone does not tell.
+    Ok(exit_code(&summary))
+}
+
+/// The exit code of a finished search: a failed one says why even under -q, since the exit code
+/// alone does not.
+fn exit_code(summary: &volley::record::find_max::FindMax) -> u8 {
     if summary.generator_limited {
         let why = summary
             .steps
@@ -108,7 +94,7 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
             "volley find-max: the load generator, not the target, limited the search ({why}); \
              the maximum found is only a lower bound"
         );
-        return Ok(super::EXIT_FAILED);
+        return super::EXIT_FAILED;
     }
     if summary.max_sustainable_rps.is_none() {
         eprintln!(
@@ -120,9 +106,34 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
                 .as_deref()
                 .unwrap_or("nothing measured")
         );
-        return Ok(super::EXIT_FAILED);
+        return super::EXIT_FAILED;
     }
-    Ok(super::EXIT_OK)
+    super::EXIT_OK
+}
+
+/// The search's settings from the flags.
+fn settings(a: &FindMaxArgs) -> anyhow::Result<Settings> {
+    let slo = findmax::slo::parse(&a.slo).map_err(|why| volley::Error::Invalid {
+        what: "--slo".into(),
+        why,
+    })?;
+    let settings = Settings {
+        slo_text: a.slo.clone(),
+        slo,
+        open: a.model == "open",
+        budget: a.budget,
+        step: a.step,
+        warmup: a.warmup,
+        start: a.start,
+        max: a.max,
+        max_in_flight: a.max_in_flight,
+        threads: a.threads,
+    };
+    settings.check().map_err(|why| volley::Error::Invalid {
+        what: "find-max settings".into(),
+        why,
+    })?;
+    Ok(settings)
 }
 
 /// The test the search varies: a URL as quick mode would run it, or a plan file.

@@ -290,31 +290,8 @@ pub fn run_with(
     let started_at = SystemTime::now();
     let cpu_before = process_cpu();
     let start = Instant::now() + START_LEAD;
-    let measure_start = start + plan.warmup;
-    let scenarios: Vec<ScenarioShared> = plan
-        .scenarios
-        .iter()
-        .map(|sc| {
-            let sc_start = start + sc.start_after;
-            let remaining = match &sc.profile {
-                Profile::Vus {
-                    iterations: Iterations::Shared(n),
-                    ..
-                } => Some(AtomicU64::new(*n)),
-                _ => None,
-            };
-            ScenarioShared {
-                start: sc_start,
-                end: sc.duration().map(|d| sc_start + d),
-                remaining,
-            }
-        })
-        .collect();
-    let end = scenarios
-        .iter()
-        .map(|s| s.end)
-        .try_fold(start, |acc, e| e.map(|e| acc.max(e)));
-    let check_count = crate::plan::check_list(plan).len();
+    let run = Arc::new(RunShared::new(plan, start, &stop));
+    let (measure_start, end, check_count) = (run.measure_start, run.end, run.check_count);
     // Before any worker starts: from the first request on, a signal stops the run cleanly.
     let watcher = if options.handle_signals {
         let watcher = signals::watcher()?;
@@ -323,29 +300,8 @@ pub fn run_with(
     } else {
         None
     };
-    let run = Arc::new(RunShared {
-        plan: plan.clone(),
-        start,
-        measure_start,
-        end,
-        scenarios,
-        check_count,
-        live_groups: plan.thresholds.iter().any(|t| t.abort_on_fail),
-        stop: stop.stop.clone(),
-        live: (0..plan.threads).map(|_| LiveCounters::default()).collect(),
-    });
-
     let (tx, rx) = mpsc::unbounded_channel();
-    let mut handles = Vec::with_capacity(plan.threads);
-    for index in 0..plan.threads {
-        let (run, tx) = (run.clone(), tx.clone());
-        let handle = std::thread::Builder::new()
-            .name(format!("volley-worker-{index}"))
-            .spawn(move || worker::run_worker(index, run, tx))
-            .map_err(|e| Error::Engine(format!("cannot start worker thread: {e}")))?;
-        handles.push(handle);
-    }
-    drop(tx);
+    let handles = spawn_workers(&run, tx)?;
 
     let control = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -392,6 +348,62 @@ pub fn run_with(
         peak_rss_bytes: peak_rss_bytes(),
         abort: collected.abort,
     })
+}
+
+impl RunShared {
+    /// The run's shared state: scenarios placed on the timeline that starts at `start`.
+    fn new(plan: &Plan, start: Instant, stop: &StopHandle) -> Self {
+        let scenarios: Vec<ScenarioShared> = plan
+            .scenarios
+            .iter()
+            .map(|sc| {
+                let sc_start = start + sc.start_after;
+                let remaining = match &sc.profile {
+                    Profile::Vus {
+                        iterations: Iterations::Shared(n),
+                        ..
+                    } => Some(AtomicU64::new(*n)),
+                    _ => None,
+                };
+                ScenarioShared {
+                    start: sc_start,
+                    end: sc.duration().map(|d| sc_start + d),
+                    remaining,
+                }
+            })
+            .collect();
+        let end = scenarios
+            .iter()
+            .map(|s| s.end)
+            .try_fold(start, |acc, e| e.map(|e| acc.max(e)));
+        Self {
+            plan: plan.clone(),
+            start,
+            measure_start: start + plan.warmup,
+            end,
+            scenarios,
+            check_count: crate::plan::check_list(plan).len(),
+            live_groups: plan.thresholds.iter().any(|t| t.abort_on_fail),
+            stop: stop.stop.clone(),
+            live: (0..plan.threads).map(|_| LiveCounters::default()).collect(),
+        }
+    }
+}
+
+/// Starts one OS thread per worker.
+fn spawn_workers(
+    run: &Arc<RunShared>,
+    tx: mpsc::UnboundedSender<WorkerMessage>,
+) -> Result<Vec<std::thread::JoinHandle<()>>, Error> {
+    (0..run.plan.threads)
+        .map(|index| {
+            let (run, tx) = (run.clone(), tx.clone());
+            std::thread::Builder::new()
+                .name(format!("volley-worker-{index}"))
+                .spawn(move || worker::run_worker(index, run, tx))
+                .map_err(|e| Error::Engine(format!("cannot start worker thread: {e}")))
+        })
+        .collect()
 }
 
 struct Collected {

@@ -10,6 +10,7 @@ use crate::record::model::{
     Arrival, CheckResult, Drain, Generator, Group, GroupKind, Histograms, RunConfig, RunRecord,
     ScenarioConfig, Summary, ThreadStats, ThresholdResult, Tool,
 };
+use crate::record::recorder::Recorder;
 use crate::record::{SCHEMA_VERSION, encode_histogram, env};
 use crate::redact::redact_url_password;
 
@@ -52,7 +53,55 @@ fn measured_part(plan: &Plan, d: std::time::Duration) -> f64 {
 pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> RunRecord {
     let t = &outcome.totals;
     let open = plan.scenarios.iter().any(|s| s.is_open());
-    let requests = t.counters.requests;
+    let secrets = &plan.secrets;
+    let scenarios = scenario_figures(plan, outcome);
+    let config = run_config(plan);
+    let summary = summary(plan, outcome, &scenarios);
+    let generator = generator(outcome, open);
+    let histograms = histograms(t, open);
+    let mut record = RunRecord {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "volley".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        name: plan.name.clone(),
+        command: secrets.argv(command),
+        config,
+        started_at: rfc3339(outcome.started_at),
+        ended_at: rfc3339(outcome.ended_at),
+        environment: env::detect(),
+        interrupted: outcome.interrupted.map(str::to_string),
+        summary,
+        generator,
+        series: outcome.series.clone(),
+        histograms,
+        warnings: Vec::new(),
+        groups: groups(plan, outcome, &scenarios),
+        checks: check_list(plan)
+            .into_iter()
+            .zip(&t.checks)
+            .map(|((scenario, step, check), counts)| CheckResult {
+                scenario: scenario.to_string(),
+                step: step.to_string(),
+                check: check.describe(),
+                passed: counts[0],
+                failed: counts[1],
+            })
+            .collect(),
+        thresholds: Vec::new(),
+        find_max: None,
+        self_checks: Vec::new(),
+    };
+    record.thresholds = threshold_results(plan, outcome, &record);
+    record.self_checks = selfcheck::run(&record, &expected::expected_load(plan, &record));
+    record.warnings = diagnose(&record);
+    record
+}
+
+/// What the run was asked to do, as the record says it.
+pub(super) fn run_config(plan: &Plan) -> RunConfig {
+    let open = plan.scenarios.iter().any(|s| s.is_open());
     let single = plan.scenarios.first().filter(|_| plan.scenarios.len() == 1);
     let (connections, rate_per_sec, max_in_flight, duration_s, count) =
         match single.map(|s| &s.profile) {
@@ -88,7 +137,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
     let quick = plan.quick.as_ref();
     // Secret header values never reach the record (nor, so, any report).
     let secrets = &plan.secrets;
-    let config = RunConfig {
+    RunConfig {
         url: redact_url_password(quick.map_or(plan.target.base_url.as_str(), |q| q.url.as_str())),
         method: quick.map_or_else(|| "(plan)".to_string(), |q| q.method.clone()),
         headers: quick
@@ -132,7 +181,14 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             .collect(),
         max_header_bytes: Some(plan.target.limits.max_head_bytes as u64),
         max_body_bytes: plan.target.limits.max_body_bytes,
-    };
+    }
+}
+
+/// The run's headline figures (docs/measurement.md).
+fn summary(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>)]) -> Summary {
+    let t = &outcome.totals;
+    let open = plan.scenarios.iter().any(|s| s.is_open());
+    let requests = t.counters.requests;
     let status: BTreeMap<String, u64> = t.statuses().map(|(c, n)| (c.to_string(), n)).collect();
     let errors_by_kind: BTreeMap<String, u64> = t
         .error_kinds()
@@ -140,7 +196,6 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         .collect();
     let window = outcome.window.as_secs_f64();
     let c = &t.counters;
-    let scenarios = scenario_figures(plan, outcome);
     let arrivals: Vec<Arrival> = scenarios.iter().filter_map(|(_, a)| *a).collect();
     let per_iteration = match arrivals.as_slice() {
         [one] => one.requests_per_iteration,
@@ -148,7 +203,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
     };
     let arrival = windows::run_arrival(&arrivals, window, per_iteration);
     let attempts = c.attempts();
-    let summary = Summary {
+    Summary {
         requests,
         errors: c.errors,
         attempts,
@@ -200,8 +255,12 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
                 connections,
             })
             .collect(),
-    };
-    let generator = Generator {
+    }
+}
+
+/// What the generator itself did: CPU per thread, memory, send lag.
+fn generator(outcome: &RunOutcome, open: bool) -> Generator {
+    Generator {
         threads: outcome
             .threads
             .iter()
@@ -214,51 +273,16 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         cpu_s: outcome.process_cpu.as_secs_f64(),
         cpu_us_per_request: worker_cpu_per_request(outcome),
         peak_rss_bytes: outcome.peak_rss_bytes,
-        lag_ms: open.then(|| percentiles(&t.lag)),
-    };
-    let histograms = Histograms {
+        lag_ms: open.then(|| percentiles(&outcome.totals.lag)),
+    }
+}
+
+fn histograms(t: &Recorder, open: bool) -> Histograms {
+    Histograms {
         latency_us: encode_histogram(&t.latency),
         service_latency_us: open.then(|| encode_histogram(&t.service)),
         lag_us: open.then(|| encode_histogram(&t.lag)),
-    };
-    let mut record = RunRecord {
-        schema_version: SCHEMA_VERSION,
-        tool: Tool {
-            name: "volley".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
-        name: plan.name.clone(),
-        command: secrets.argv(command),
-        config,
-        started_at: rfc3339(outcome.started_at),
-        ended_at: rfc3339(outcome.ended_at),
-        environment: env::detect(),
-        interrupted: outcome.interrupted.map(str::to_string),
-        summary,
-        generator,
-        series: outcome.series.clone(),
-        histograms,
-        warnings: Vec::new(),
-        groups: groups(plan, outcome, &scenarios),
-        checks: check_list(plan)
-            .into_iter()
-            .zip(&t.checks)
-            .map(|((scenario, step, check), counts)| CheckResult {
-                scenario: scenario.to_string(),
-                step: step.to_string(),
-                check: check.describe(),
-                passed: counts[0],
-                failed: counts[1],
-            })
-            .collect(),
-        thresholds: Vec::new(),
-        find_max: None,
-        self_checks: Vec::new(),
-    };
-    record.thresholds = threshold_results(plan, outcome, &record);
-    record.self_checks = selfcheck::run(&record, &expected::expected_load(plan, &record));
-    record.warnings = diagnose(&record);
-    record
+    }
 }
 
 /// The verdict of every threshold on the finished record. One that ended the run

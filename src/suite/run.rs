@@ -215,6 +215,25 @@ impl TargetRun<'_, '_> {
     ) -> Result<(), Halt> {
         let t = self.target;
         let log = dir.join("server.log");
+        self.start(server, out, &log)?;
+        self.wait_healthy(server, out, &log)?;
+        if let (Some(plan), true) = (&t.smoke_plan, self.first_turn()) {
+            self.smoke(plan, dir, server, out, &log)?;
+        }
+        if let Some(settings) = &self.suite.find_max {
+            return self.search(settings, dir, server, out, &log);
+        }
+        self.repeats(dir, server, out, &log)
+    }
+
+    /// Starts the target's command, if it has one.
+    fn start(
+        &mut self,
+        server: &mut Option<Started>,
+        out: &mut TargetOutcome,
+        log: &Path,
+    ) -> Result<(), Halt> {
+        let t = self.target;
         if let Some(cmd) = &t.command {
             // A server already answering would be measured in place of the one started here.
             if t.health.answers() {
@@ -228,7 +247,7 @@ impl TargetRun<'_, '_> {
                     ),
                 ));
             }
-            let p = Started::spawn(cmd, &log, self.registry)
+            let p = Started::spawn(cmd, log, self.registry)
                 .map_err(|e| Halt::Failed(Step::Start, e.to_string()))?;
             out.pid = Some(p.pid());
             self.say(&format!(
@@ -239,6 +258,17 @@ impl TargetRun<'_, '_> {
             ));
             *server = Some(p);
         }
+        Ok(())
+    }
+
+    /// Waits for the target's health check to answer.
+    fn wait_healthy(
+        &mut self,
+        server: &Option<Started>,
+        out: &mut TargetOutcome,
+        log: &Path,
+    ) -> Result<(), Halt> {
+        let t = self.target;
         let interrupts = self.interrupts;
         let waited = t.health.wait(
             || server.as_ref().and_then(Started::exited),
@@ -259,7 +289,7 @@ impl TargetRun<'_, '_> {
                     Step::Start,
                     format!(
                         "`{command}` exited ({status}) before answering its health check{}",
-                        last_output(&log)
+                        last_output(log)
                     ),
                 ));
             }
@@ -268,40 +298,58 @@ impl TargetRun<'_, '_> {
                 return Err(Halt::Interrupted("during the health check".into()));
             }
         }
-        if let (Some(plan), true) = (&t.smoke_plan, self.first_turn()) {
-            self.go_on("before the smoke run")?;
-            self.reset(dir)?;
-            let record = self.measure(plan, Step::Smoke, "the smoke run", server)?;
-            let path = dir.join("smoke.json");
-            write_record(&path, &record).map_err(|e| Halt::Failed(Step::Smoke, e.to_string()))?;
-            let smoke = self.judge_smoke(&record, &path);
-            let passed = smoke.passed;
-            let verdict = if record.interrupted.is_some() {
-                "interrupted"
-            } else if passed {
-                "passed"
-            } else {
-                "failed"
-            };
-            let words = format!(
-                "smoke: {} requests, {:.2}% errors (at most {}% allowed) → {verdict}",
-                thousands(smoke.requests),
-                smoke.error_rate * 100.0,
-                smoke.max_error_rate * 100.0,
-            );
-            out.smoke = Some(smoke);
-            self.say(&words);
-            if record.interrupted.is_some() {
-                return Err(Halt::Interrupted("during the smoke run".into()));
-            }
-            if !passed {
-                return Err(Halt::Failed(Step::Smoke, smoke_cause(&record, out)));
-            }
-            self.alive(server, "the smoke run", Step::Smoke, &log)?;
+        Ok(())
+    }
+
+    /// The smoke run, on the target's first turn: it must pass before anything is measured.
+    fn smoke(
+        &mut self,
+        plan: &Plan,
+        dir: &Path,
+        server: &Option<Started>,
+        out: &mut TargetOutcome,
+        log: &Path,
+    ) -> Result<(), Halt> {
+        self.go_on("before the smoke run")?;
+        self.reset(dir)?;
+        let record = self.measure(plan, Step::Smoke, "the smoke run", server)?;
+        let path = dir.join("smoke.json");
+        write_record(&path, &record).map_err(|e| Halt::Failed(Step::Smoke, e.to_string()))?;
+        let smoke = self.judge_smoke(&record, &path);
+        let passed = smoke.passed;
+        let verdict = if record.interrupted.is_some() {
+            "interrupted"
+        } else if passed {
+            "passed"
+        } else {
+            "failed"
+        };
+        let words = format!(
+            "smoke: {} requests, {:.2}% errors (at most {}% allowed) → {verdict}",
+            thousands(smoke.requests),
+            smoke.error_rate * 100.0,
+            smoke.max_error_rate * 100.0,
+        );
+        out.smoke = Some(smoke);
+        self.say(&words);
+        if record.interrupted.is_some() {
+            return Err(Halt::Interrupted("during the smoke run".into()));
         }
-        if let Some(settings) = &self.suite.find_max {
-            return self.search(settings, dir, server, out, &log);
+        if !passed {
+            return Err(Halt::Failed(Step::Smoke, smoke_cause(&record, out)));
         }
+        self.alive(server, "the smoke run", Step::Smoke, log)
+    }
+
+    /// This turn's runs (all of them without interleaving, else one).
+    fn repeats(
+        &mut self,
+        dir: &Path,
+        server: &Option<Started>,
+        out: &mut TargetOutcome,
+        log: &Path,
+    ) -> Result<(), Halt> {
+        let t = self.target;
         let n = self.suite.repeats;
         for i in self.runs.clone() {
             let during = if n == 1 {
@@ -336,7 +384,7 @@ impl TargetRun<'_, '_> {
             if let Some(cause) = cause {
                 return Err(Halt::Failed(Step::Run, format!("{during}: {cause}")));
             }
-            self.alive(server, &during, Step::Run, &log)?;
+            self.alive(server, &during, Step::Run, log)?;
         }
         if *self.runs.end() == n {
             self.spread(dir, out);
