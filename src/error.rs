@@ -2,9 +2,36 @@
 
 use std::path::PathBuf;
 
-/// [`Error::File`] action when an input could not be read (or its start, as in "cannot read
-/// plan"): such errors are the user's input, exit code 2.
-pub const CANNOT_READ: &str = "cannot read";
+/// What volley was doing with a file when it failed ([`Error::File`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileAction {
+    /// Reading an input the user named (a record, a suite): the user's input, exit code 2.
+    Read,
+    /// Reading a plan: the user's input, exit code 2.
+    ReadPlan,
+    /// Writing an output.
+    Write,
+    /// Creating an output folder.
+    Create,
+}
+
+impl FileAction {
+    /// Whether the file was an input the user named.
+    pub fn is_input(self) -> bool {
+        matches!(self, Self::Read | Self::ReadPlan)
+    }
+}
+
+impl std::fmt::Display for FileAction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Read => "cannot read",
+            Self::ReadPlan => "cannot read plan",
+            Self::Write => "cannot write",
+            Self::Create => "cannot create",
+        })
+    }
+}
 
 /// Everything that can go wrong in volley outside the hot path (which counts
 /// [`ErrorKind`](crate::proto::ErrorKind)s instead).
@@ -49,8 +76,8 @@ pub enum Error {
     /// A file could not be read or written.
     #[error("{action} {path}: {cause}")]
     File {
-        /// "cannot read", "cannot write", …
-        action: &'static str,
+        /// What volley was doing.
+        action: FileAction,
         /// The file.
         path: PathBuf,
         /// The cause (not a `#[source]`: the message already says it).
@@ -94,8 +121,8 @@ impl Error {
             Self::Invalid { .. } | Self::Record { .. } | Self::Plan { .. } | Self::Suite { .. } => {
                 true
             }
-            // "cannot read", "cannot read plan", …: an input the user named is missing.
-            Self::File { action, .. } => action.starts_with(CANNOT_READ),
+            // An input the user named is missing.
+            Self::File { action, .. } => action.is_input(),
             Self::Render { .. } | Self::Process { .. } | Self::Engine(_) | Self::Connect { .. } => {
                 false
             }

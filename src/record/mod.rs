@@ -40,40 +40,70 @@ const V2_COOKIE: u32 = 0x1c84_9313;
 /// significant digits, lowest and highest trackable values, integer-to-double ratio.
 const V2_HEADER_LEN: usize = 40;
 
+/// Why an encoded histogram could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum HistogramError {
+    /// Not base64 text.
+    #[error("histogram is not base64: {0}")]
+    Base64(#[from] base64::DecodeError),
+    /// Not an uncompressed HDR V2 histogram.
+    #[error("histogram is not HDR V2 (uncompressed): wrong cookie")]
+    Cookie,
+    /// The header announces more counts than follow.
+    #[error(
+        "histogram is truncated: its header announces {announced} bytes of counts, {present} \
+         follow"
+    )]
+    Truncated {
+        /// Bytes of counts the header announces.
+        announced: usize,
+        /// Bytes that follow the header.
+        present: usize,
+    },
+    /// The decoder refused it.
+    #[error("histogram is not HDR V2: {0:?}")]
+    Decode(hdrhistogram::serialization::DeserializeError),
+}
+
+/// A histogram of a record that does not decode, by its field.
+#[derive(Debug, thiserror::Error)]
+#[error("{field}: {why}")]
+pub struct BadHistogram {
+    /// The field, e.g. `groups[2].histogram_us`.
+    pub field: String,
+    /// Why.
+    pub why: HistogramError,
+}
+
 /// Parses a histogram written by [`encode_histogram`] (HDR V2, uncompressed).
 ///
 /// The header is checked before the decoder sees it: the decoder allocates as many bytes as
 /// the header announces, so a damaged or hostile length (up to 4 GiB) would exhaust the memory.
-pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, String> {
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(text)
-        .map_err(|e| format!("histogram is not base64: {e}"))?;
+pub fn decode_histogram(text: &str) -> Result<Histogram<u64>, HistogramError> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text)?;
     let word = |at: usize| {
         bytes
             .get(at..at + 4)
             .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     };
     if word(0) != Some(V2_COOKIE) {
-        return Err("histogram is not HDR V2 (uncompressed): wrong cookie".into());
+        return Err(HistogramError::Cookie);
     }
     let announced = word(4).map_or(0, |n| n as usize);
     let present = bytes.len().saturating_sub(V2_HEADER_LEN);
     if bytes.len() < V2_HEADER_LEN || announced > present {
-        return Err(format!(
-            "histogram is truncated: its header announces {announced} bytes of counts, {present} \
-             follow"
-        ));
+        return Err(HistogramError::Truncated { announced, present });
     }
     Deserializer::new()
         .deserialize(&mut bytes.as_slice())
-        .map_err(|e| format!("histogram is not HDR V2: {e:?}"))
+        .map_err(HistogramError::Decode)
 }
 
 /// Writes `bytes` to `path` atomically: a temporary file in the same folder, flushed to disk, then
 /// renamed over the target. A reader sees the old file or the new one, never half of one.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
     let fail = |cause| Error::File {
-        action: "cannot write",
+        action: crate::error::FileAction::Write,
         path: path.to_path_buf(),
         cause,
     };
@@ -135,7 +165,7 @@ pub fn write_record(path: &Path, record: &RunRecord) -> Result<(), Error> {
 /// Reads a record, checking its format version.
 pub fn read_record(path: &Path) -> Result<RunRecord, Error> {
     let bytes = std::fs::read(path).map_err(|cause| Error::File {
-        action: crate::error::CANNOT_READ,
+        action: crate::error::FileAction::Read,
         path: path.to_path_buf(),
         cause,
     })?;
@@ -181,13 +211,13 @@ pub fn parse_record(bytes: &[u8], path: &Path) -> Result<RunRecord, Error> {
     }
     let record: RunRecord = serde_json::from_value(value)
         .map_err(|e| fail(format!("does not match the record format: {e}")))?;
-    check_histograms(&record).map_err(fail)?;
+    check_histograms(&record).map_err(|e| fail(e.to_string()))?;
     Ok(record)
 }
 
 /// Every histogram of a record decodes: reports and comparisons merge them, so a damaged one is
 /// refused here, by its field, rather than silently left out of a chart.
-fn check_histograms(r: &RunRecord) -> Result<(), String> {
+fn check_histograms(r: &RunRecord) -> Result<(), BadHistogram> {
     let h = &r.histograms;
     let fields = [
         ("histograms.latency_us".to_string(), Some(&h.latency_us)),
@@ -206,7 +236,7 @@ fn check_histograms(r: &RunRecord) -> Result<(), String> {
     );
     for (field, text) in fields {
         if let Some(text) = text {
-            decode_histogram(text).map_err(|why| format!("{field}: {why}"))?;
+            decode_histogram(text).map_err(|why| BadHistogram { field, why })?;
         }
     }
     Ok(())
@@ -238,7 +268,7 @@ mod tests {
         // of counts made the decoder allocate them.
         bytes[4..8].copy_from_slice(&0xb000_0019_u32.to_be_bytes());
         let text = base64::engine::general_purpose::STANDARD.encode(&bytes);
-        let err = decode_histogram(&text).unwrap_err();
+        let err = decode_histogram(&text).unwrap_err().to_string();
         assert!(
             err.starts_with("histogram is truncated: its header announces 2952790041 bytes"),
             "{err}"
@@ -248,6 +278,7 @@ mod tests {
         assert!(
             decode_histogram(&text)
                 .unwrap_err()
+                .to_string()
                 .contains("wrong cookie")
         );
     }

@@ -21,7 +21,7 @@ pub fn read_runs(path: &Path) -> Result<Vec<(PathBuf, RunRecord)>, Error> {
         return Ok(vec![(direct.clone(), read_record(&direct)?)]);
     }
     let entries = std::fs::read_dir(path).map_err(|cause| Error::File {
-        action: crate::error::CANNOT_READ,
+        action: crate::error::FileAction::Read,
         path: path.to_path_buf(),
         cause,
     })?;

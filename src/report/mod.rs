@@ -121,7 +121,7 @@ pub fn write_results(parent: &Path, r: &RunRecord) -> Result<ResultFiles, Error>
 /// Creates `<parent>/<base>` or, when it exists, `<parent>/<base>-2`, `-3`, …
 pub fn new_folder(parent: &Path, base: &str) -> Result<PathBuf, Error> {
     let fail = |path: &Path, cause| Error::File {
-        action: "cannot create",
+        action: crate::error::FileAction::Create,
         path: path.to_path_buf(),
         cause,
     };

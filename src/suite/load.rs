@@ -52,7 +52,7 @@ impl Default for LoadOptions {
 /// Reads and validates the suite at `path`, loading each target's plan.
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Suite, Error> {
     let text = std::fs::read_to_string(path).map_err(|cause| Error::File {
-        action: crate::error::CANNOT_READ,
+        action: crate::error::FileAction::Read,
         path: path.to_path_buf(),
         cause,
     })?;

@@ -28,6 +28,7 @@ pub mod order;
 pub mod process;
 mod run;
 pub mod signals;
+mod words;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -8,19 +8,21 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::health::HealthFailure;
-use super::process::{Registry, Started, run_to_end, tail};
+use super::process::{Registry, Started, run_to_end};
 use super::signals::Interrupts;
 use super::{Suite, Target};
 use crate::error::Error;
+use crate::findmax;
 use crate::findmax::run::Settings;
-use crate::findmax::{self, FindMax};
 use crate::plan::Plan;
 use crate::record::suite::{SmokeOutcome, Status, SuiteOutcome, SuiteStep as Step, TargetOutcome};
 use crate::record::{RunRecord, write_record};
 use crate::report::repeats::{repeat_dir, run_line, write_spread};
 use crate::report::{new_folder, stamped_name, write_results_into};
 use crate::run;
-use crate::units::{rate, thousands};
+use crate::units::thousands;
+
+use super::words::{every_request_failed, found_line, last_output, relative, smoke_cause};
 
 /// How to run a suite.
 #[derive(Debug, Clone)]
@@ -171,7 +173,7 @@ impl TargetRun<'_, '_> {
             return Ok(());
         }
         std::fs::create_dir_all(&dir).map_err(|cause| Error::File {
-            action: "cannot create",
+            action: crate::error::FileAction::Create,
             path: dir.clone(),
             cause,
         })?;
@@ -570,96 +572,6 @@ impl TargetRun<'_, '_> {
             record: relative(path, self.folder),
         }
     }
-}
-
-/// What a search found, in one line.
-fn found_line(f: &FindMax, s: &Settings) -> String {
-    let max = match f.max_sustainable_load {
-        Some(load) => format!(
-            "max sustainable {} at {}",
-            crate::report::find_max::max_sustainable(f),
-            s.level_text(load)
-        ),
-        None => "no level met the SLO".into(),
-    };
-    let breaking = f
-        .breaking_load
-        .map(|l| format!(", breaking at {}", s.level_text(l)))
-        .unwrap_or_default();
-    format!(
-        "{max}; peak {} req/s at {}{breaking}; {} steps in {:.1} s ({})",
-        rate(f.peak_rps),
-        s.level_text(f.peak_load),
-        f.steps.len(),
-        f.elapsed_s,
-        f.stopped
-    )
-}
-
-fn smoke_cause(r: &RunRecord, out: &TargetOutcome) -> String {
-    let smoke = out.smoke.as_ref().expect("judged");
-    if smoke.requests == 0 {
-        return format!(
-            "no request completed in the smoke run{}",
-            main_errors(r)
-                .map(|e| format!(" ({e})"))
-                .unwrap_or_default()
-        );
-    }
-    format!(
-        "{} of {} requests failed ({:.2}%, more than the {}% allowed){}",
-        thousands(smoke.errors),
-        thousands(smoke.requests),
-        smoke.error_rate * 100.0,
-        smoke.max_error_rate * 100.0,
-        main_errors(r).map(|e| format!(": {e}")).unwrap_or_default()
-    )
-}
-
-fn every_request_failed(r: &RunRecord) -> String {
-    let what = if r.summary.requests == 0 {
-        "no request completed".to_string()
-    } else {
-        format!("every request failed ({})", thousands(r.summary.requests))
-    };
-    match main_errors(r) {
-        Some(e) => format!("{what}: {e}"),
-        None => what,
-    }
-}
-
-/// The commonest failures, e.g. "http_5xx 1,234, connection_reset 2".
-fn main_errors(r: &RunRecord) -> Option<String> {
-    let mut kinds: Vec<(&String, &u64)> = r.summary.errors_by_kind.iter().collect();
-    kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    let mut parts: Vec<String> = kinds
-        .iter()
-        .take(3)
-        .map(|(k, n)| format!("{k} {}", thousands(**n)))
-        .collect();
-    let statuses: Vec<String> = r
-        .summary
-        .status
-        .iter()
-        .filter(|(code, _)| code.starts_with('4') || code.starts_with('5'))
-        .map(|(code, n)| format!("HTTP {code} × {}", thousands(*n)))
-        .collect();
-    parts.extend(statuses);
-    (!parts.is_empty()).then(|| parts.join(", "))
-}
-
-/// "; last output: …" from a log, or nothing.
-fn last_output(log: &Path) -> String {
-    let t = tail(log, 3);
-    if t.is_empty() {
-        String::new()
-    } else {
-        format!("; last output: {t}")
-    }
-}
-
-fn relative(path: &Path, base: &Path) -> PathBuf {
-    path.strip_prefix(base).unwrap_or(path).to_path_buf()
 }
 
 #[cfg(test)]

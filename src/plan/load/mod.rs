@@ -66,7 +66,7 @@ impl Default for LoadOptions {
 /// Reads, validates and compiles the plan at `path`.
 pub fn load(path: &Path, options: &LoadOptions) -> Result<Plan, Error> {
     let bytes = std::fs::read(path).map_err(|cause| Error::File {
-        action: "cannot read plan",
+        action: crate::error::FileAction::ReadPlan,
         path: path.to_path_buf(),
         cause,
     })?;
