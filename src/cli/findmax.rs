@@ -15,7 +15,7 @@ use super::args::FindMaxArgs;
 pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
     let slo = findmax::slo::parse(&a.slo).map_err(|why| volley::Error::Invalid {
         what: "--slo".into(),
-        why,
+        why: why.to_string(),
     })?;
     let settings = Settings {
         slo_text: a.slo.clone(),
@@ -31,7 +31,7 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
     };
     settings.check().map_err(|why| volley::Error::Invalid {
         what: "find-max settings".into(),
-        why,
+        why: why.to_string(),
     })?;
     let base = base_plan(&a)?;
     if let Some(why) = findmax::run::unsearchable(&base) {

@@ -88,11 +88,11 @@
 mod body;
 mod chaos;
 mod grpc;
+mod listen;
 mod metrics;
 mod oracle;
 mod respond;
 mod routes;
-mod server;
 mod stall;
 mod tasks;
 mod tls;
@@ -323,7 +323,7 @@ fn start(
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let listener = server::bind_listener(config.bind).map_err(|source| TargetError::Bind {
+    let listener = listen::bind_listener(config.bind).map_err(|source| TargetError::Bind {
         addr: config.bind,
         source,
     })?;
@@ -346,7 +346,7 @@ fn start(
             match runtime {
                 Ok(runtime) => {
                     let _ = ready_tx.send(Ok(()));
-                    runtime.block_on(server::run(listener, capacity, acceptor, stop_rx, faults));
+                    runtime.block_on(listen::run(listener, capacity, acceptor, stop_rx, faults));
                     // Dropped here, on a plain thread: tasks still alive
                     // (e.g. hanging chaos connections) are cancelled.
                     drop(runtime);

@@ -22,7 +22,7 @@
 //!   `/chaos/long-header` send the same heads, as HEADERS and CONTINUATION frames; the long
 //!   header is at most [`MAX_H2_HEADER_BYTES`](write::MAX_H2_HEADER_BYTES) there, as it is built in memory.
 //! - `/chaos/deaf`: never reads the request (not even its head: the connection
-//!   was routed by peeking, see `server.rs`) and never answers. Unlike `hang`,
+//!   was routed by peeking, see `listen.rs`) and never answers. Unlike `hang`,
 //!   the client's send blocks once the socket buffers are full.
 
 mod head;
@@ -33,9 +33,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 
+use super::listen::stopped;
 use super::metrics::{ChaosKind, Metrics};
 use super::routes::MAX_BYTES;
-use super::server::stopped;
 use head::{Head, HeadError, discard_body, read_head};
 use params::{BigHead, slow_params};
 use write::{big_head, close, hang, reset_mid_body, respond, trickle};

@@ -7,8 +7,8 @@ use tokio::net::TcpStream;
 use tokio::sync::watch;
 
 use super::super::body::{PATTERN_LEN, TargetBody, pattern_slice};
+use super::super::listen::stopped;
 use super::super::metrics::{ChaosKind, Metrics};
-use super::super::server::stopped;
 use super::params::{BigHead, ParamError};
 
 /// How long a closing connection waits for the client to close its side.
