@@ -119,8 +119,8 @@ pub struct FindMaxArgs {
     #[arg(long)]
     pub slo: String,
     /// Vary the arrival rate (open, the default) or the number of VUs (closed).
-    #[arg(long, default_value = "open", value_parser = ["open", "closed"])]
-    pub model: String,
+    #[arg(long, value_enum, default_value = "open")]
+    pub model: SearchModel,
     /// Stop searching after this long.
     #[arg(long, value_parser = parse_duration, default_value = "3m")]
     pub budget: Duration,
@@ -192,6 +192,46 @@ pub struct CheckArgs {
     /// As for `run`.
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,
+}
+
+/// `find-max --model`: what the search varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchModel {
+    /// The arrival rate (open model).
+    Open,
+    /// The number of VUs (closed model).
+    Closed,
+}
+
+impl std::fmt::Display for SearchModel {
+    /// `open` or `closed`, as the flag is written.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Open => "open",
+            Self::Closed => "closed",
+        })
+    }
+}
+
+/// `--format` of `report` and `compare`: `md`, `html` or `txt`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// Markdown.
+    Md,
+    /// Self-contained HTML.
+    Html,
+    /// The terminal summary.
+    Txt,
+}
+
+impl From<FormatArg> for volley::report::Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Md => Self::Markdown,
+            FormatArg::Html => Self::Html,
+            FormatArg::Txt => Self::Text,
+        }
+    }
 }
 
 /// Why a flag's value is unusable (clap prints it after the flag's name).
@@ -383,8 +423,8 @@ pub struct ReportArgs {
     #[arg(value_name = "RUN.json")]
     pub record: PathBuf,
     /// Output format: md, html or txt.
-    #[arg(short = 'f', long, default_value = "txt", value_parser = ["md", "html", "txt"])]
-    pub format: String,
+    #[arg(short = 'f', long, value_enum, default_value = "txt")]
+    pub format: FormatArg,
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,
@@ -402,8 +442,8 @@ pub struct CompareArgs {
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
     pub labels: Vec<String>,
     /// Output format: md, html or txt.
-    #[arg(short = 'f', long, default_value = "txt", value_parser = ["md", "html", "txt"])]
-    pub format: String,
+    #[arg(short = 'f', long, value_enum, default_value = "txt")]
+    pub format: FormatArg,
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,

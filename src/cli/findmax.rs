@@ -9,7 +9,7 @@ use volley::findmax::run::{Found, Settings};
 use volley::plan::load::{LoadOptions, load};
 use volley::plan::{Plan, RunInput};
 
-use super::args::FindMaxArgs;
+use super::args::{FindMaxArgs, SearchModel};
 
 /// Runs the search; returns the exit code.
 pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
@@ -20,7 +20,7 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
     let settings = Settings {
         slo_text: a.slo.clone(),
         slo,
-        open: a.model == "open",
+        open: a.model == SearchModel::Open,
         budget: a.budget,
         step: a.step,
         warmup: a.warmup,
@@ -153,7 +153,7 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     input.connect = a.connect.options();
     input.grpc = a.grpc.input();
     input.duration = Some(a.step);
-    if a.model == "open" {
+    if a.model == SearchModel::Open {
         input.rate_per_sec = Some(1.0);
     }
     Ok(input.validate()?)
