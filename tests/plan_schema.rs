@@ -35,7 +35,7 @@ fn example_plans_validate_against_the_schema() {
         let plan: toml::Value = toml::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         if plan.get("target").is_some_and(toml::Value::is_array) {
             // A suite (`[[target]]`, examples/suite.toml), not a plan: it must load as one.
-            volley::suite::load(&path, &Default::default()).unwrap();
+            volley::suite::read(&path, &Default::default()).unwrap();
             continue;
         }
         let json = serde_json::to_value(&plan).unwrap();

@@ -119,8 +119,8 @@ pub struct FindMaxArgs {
     #[arg(long)]
     pub slo: String,
     /// Vary the arrival rate (open, the default) or the number of VUs (closed).
-    #[arg(long, default_value = "open", value_parser = ["open", "closed"])]
-    pub model: String,
+    #[arg(long, value_enum, default_value = "open")]
+    pub model: SearchModel,
     /// Stop searching after this long.
     #[arg(long, value_parser = parse_duration, default_value = "3m")]
     pub budget: Duration,
@@ -194,22 +194,85 @@ pub struct CheckArgs {
     pub time_scale: f64,
 }
 
+/// `find-max --model`: what the search varies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SearchModel {
+    /// The arrival rate (open model).
+    Open,
+    /// The number of VUs (closed model).
+    Closed,
+}
+
+impl std::fmt::Display for SearchModel {
+    /// `open` or `closed`, as the flag is written.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Open => "open",
+            Self::Closed => "closed",
+        })
+    }
+}
+
+/// `--format` of `report` and `compare`: `md`, `html` or `txt`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FormatArg {
+    /// Markdown.
+    Md,
+    /// Self-contained HTML.
+    Html,
+    /// The terminal summary.
+    Txt,
+}
+
+impl From<FormatArg> for volley::report::Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Md => Self::Markdown,
+            FormatArg::Html => Self::Html,
+            FormatArg::Txt => Self::Text,
+        }
+    }
+}
+
+/// Why a flag's value is unusable (clap prints it after the flag's name).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ArgError {
+    /// `--set` without `=`.
+    #[error("`{0}` is not KEY=VALUE")]
+    NotKeyValue(String),
+    /// `--set =VALUE`.
+    #[error("`{0}` has no key")]
+    NoKey(String),
+    /// A time scale that is not a positive, finite number.
+    #[error("`{0}` is not a positive factor like 0.1")]
+    NotAFactor(String),
+    /// A rate that is not a number (per second or per minute).
+    #[error("`{0}` is not a rate like 2000, 2000/s or 600/m")]
+    NotARate(String),
+    /// A rate of zero, below or infinite.
+    #[error("`{0}`: the rate must be greater than 0")]
+    RateNotPositive(String),
+    /// A duration, as plan files write them (the plan reader's message).
+    #[error("{0}")]
+    Duration(String),
+}
+
 /// Parses `KEY=VALUE`.
-pub fn parse_set(text: &str) -> Result<(String, String), String> {
+pub fn parse_set(text: &str) -> Result<(String, String), ArgError> {
     let (k, v) = text
         .split_once('=')
-        .ok_or_else(|| format!("`{text}` is not KEY=VALUE"))?;
+        .ok_or_else(|| ArgError::NotKeyValue(text.to_string()))?;
     if k.trim().is_empty() {
-        return Err(format!("`{text}` has no key"));
+        return Err(ArgError::NoKey(text.to_string()));
     }
     Ok((k.trim().to_string(), v.to_string()))
 }
 
 /// Parses a positive, finite time scale.
-pub fn parse_time_scale(text: &str) -> Result<f64, String> {
+pub fn parse_time_scale(text: &str) -> Result<f64, ArgError> {
     match text.parse::<f64>() {
         Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(format!("`{text}` is not a positive factor like 0.1")),
+        _ => Err(ArgError::NotAFactor(text.to_string())),
     }
 }
 
@@ -360,8 +423,8 @@ pub struct ReportArgs {
     #[arg(value_name = "RUN.json")]
     pub record: PathBuf,
     /// Output format: md, html or txt.
-    #[arg(short = 'f', long, default_value = "txt", value_parser = ["md", "html", "txt"])]
-    pub format: String,
+    #[arg(short = 'f', long, value_enum, default_value = "txt")]
+    pub format: FormatArg,
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,
@@ -379,8 +442,8 @@ pub struct CompareArgs {
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
     pub labels: Vec<String>,
     /// Output format: md, html or txt.
-    #[arg(short = 'f', long, default_value = "txt", value_parser = ["md", "html", "txt"])]
-    pub format: String,
+    #[arg(short = 'f', long, value_enum, default_value = "txt")]
+    pub format: FormatArg,
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,
@@ -392,12 +455,12 @@ pub struct CompareArgs {
 
 /// Parses `10s`, `1m30s`, `500ms`, or a bare number of seconds, as plan files do (≥ 0, at most
 /// 366 days).
-pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    volley::plan::load::parse_duration(text)
+pub fn parse_duration(text: &str) -> Result<Duration, ArgError> {
+    volley::plan::load::parse_duration(text).map_err(|why| ArgError::Duration(why.to_string()))
 }
 
 /// Parses a rate: `2000`, `2000/s`, `600/m`; must be finite and > 0.
-pub fn parse_rate(text: &str) -> Result<f64, String> {
+pub fn parse_rate(text: &str) -> Result<f64, ArgError> {
     let t = text.trim();
     let (number, per_secs) = if let Some(n) = t.strip_suffix("/s") {
         (n, 1.0)
@@ -409,10 +472,10 @@ pub fn parse_rate(text: &str) -> Result<f64, String> {
     let value: f64 = number
         .trim()
         .parse()
-        .map_err(|_| format!("`{text}` is not a rate like 2000, 2000/s or 600/m"))?;
+        .map_err(|_| ArgError::NotARate(text.to_string()))?;
     let rate = value / per_secs;
     if !rate.is_finite() || rate <= 0.0 {
-        return Err(format!("`{text}`: the rate must be greater than 0"));
+        return Err(ArgError::RateNotPositive(text.to_string()));
     }
     Ok(rate)
 }

@@ -12,11 +12,11 @@ use super::args::CompareArgs;
 
 /// Compares the runs; returns the exit code.
 pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
-    let format: Format = a.format.parse()?;
+    let format = Format::from(a.format);
     if !(a.threshold.is_finite() && a.threshold >= 0.0) {
         return Err(invalid("--threshold", "must be a percentage ≥ 0, e.g. 2").into());
     }
-    let variants = load(&a.runs, &a.labels)?;
+    let variants = read_variants(&a.runs, &a.labels)?;
     if variants.len() == 1 && variants[0].runs.len() == 1 {
         return Err(invalid(
             "runs",
@@ -48,7 +48,7 @@ fn invalid(what: &str, why: &str) -> volley::Error {
 }
 
 /// Reads each path as one variant and names them.
-pub fn load(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<Vec<Variant>> {
+fn read_variants(paths: &[PathBuf], labels: &[String]) -> anyhow::Result<Vec<Variant>> {
     if !labels.is_empty() && labels.len() != paths.len() {
         return Err(invalid(
             "--labels",

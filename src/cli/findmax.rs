@@ -8,7 +8,7 @@ use volley::findmax::run::{Found, Settings};
 use volley::plan::load::{LoadOptions, load};
 use volley::plan::{Plan, RunInput};
 
-use super::args::FindMaxArgs;
+use super::args::{FindMaxArgs, SearchModel};
 
 /// Runs the search; returns the exit code.
 pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
@@ -115,12 +115,12 @@ fn exit_code(summary: &volley::record::find_max::FindMax) -> u8 {
 fn settings(a: &FindMaxArgs) -> anyhow::Result<Settings> {
     let slo = findmax::slo::parse(&a.slo).map_err(|why| volley::Error::Invalid {
         what: "--slo".into(),
-        why,
+        why: why.to_string(),
     })?;
     let settings = Settings {
         slo_text: a.slo.clone(),
         slo,
-        open: a.model == "open",
+        open: a.model == SearchModel::Open,
         budget: a.budget,
         step: a.step,
         warmup: a.warmup,
@@ -131,7 +131,7 @@ fn settings(a: &FindMaxArgs) -> anyhow::Result<Settings> {
     };
     settings.check().map_err(|why| volley::Error::Invalid {
         what: "find-max settings".into(),
-        why,
+        why: why.to_string(),
     })?;
     Ok(settings)
 }
@@ -162,7 +162,7 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     input.connect = a.connect.options();
     input.grpc = a.grpc.input();
     input.duration = Some(a.step);
-    if a.model == "open" {
+    if a.model == SearchModel::Open {
         input.rate_per_sec = Some(1.0);
     }
     Ok(input.validate()?)

@@ -7,7 +7,7 @@ use super::args::ReportArgs;
 
 /// Renders the report; returns the exit code.
 pub fn run(a: ReportArgs) -> anyhow::Result<u8> {
-    let format: Format = a.format.parse()?;
+    let format = Format::from(a.format);
     let mut runs = read_runs(&a.record)?;
     if runs.len() != 1 {
         return Err(volley::Error::Invalid {

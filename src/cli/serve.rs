@@ -45,7 +45,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<u8> {
             Some(
                 Stall::new(duration, every).map_err(|why| volley::Error::Invalid {
                     what: "--stall".into(),
-                    why,
+                    why: why.to_string(),
                 })?,
             )
         }

@@ -2,16 +2,16 @@
 
 use std::path::PathBuf;
 
-use volley::suite::{self, LoadOptions, RunOptions};
+use volley::suite::{self, ReadOptions, RunOptions};
 
 use super::args::SuiteArgs;
 
 /// Runs a suite; returns the exit code: 0 every target ran, 1 one or more failed, 2 the suite
 /// file (or a plan it names) is invalid, 130 interrupted.
 pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
-    let s = suite::load(
+    let s = suite::read(
         &a.suite,
-        &LoadOptions {
+        &ReadOptions {
             time_scale: a.time_scale,
         },
     )?;

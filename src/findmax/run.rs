@@ -15,6 +15,50 @@ use crate::schedule::Ramp;
 /// Time a step costs beyond its warm-up and measured part (start, drain, record), estimated.
 const STEP_OVERHEAD: Duration = Duration::from_millis(400);
 
+/// Why search settings are unusable.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SettingsError {
+    /// A step of no length.
+    #[error("a step must last longer than 0")]
+    ZeroStep,
+    /// `start` or `max` is not a positive number.
+    #[error("{what} {value} must be a positive number")]
+    NotPositive {
+        /// `start` or `max`.
+        what: &'static str,
+        /// The level given.
+        value: f64,
+    },
+    /// `start` or `max` is above volley's limit for the model.
+    #[error("{what} {value} {unit} is more than volley allows ({limit})")]
+    AboveLimit {
+        /// `start` or `max`.
+        what: &'static str,
+        /// The level given.
+        value: f64,
+        /// `req/s` or `VUs`.
+        unit: &'static str,
+        /// volley's limit, in `unit`.
+        limit: f64,
+    },
+    /// `start` above `max`.
+    #[error("start {start} is above max {max}")]
+    StartAboveMax {
+        /// The first level.
+        start: f64,
+        /// The highest level.
+        max: f64,
+    },
+    /// The open model's in-flight cap is out of range.
+    #[error("max in flight {value} must be in 1..={max}")]
+    InFlight {
+        /// The cap given.
+        value: u32,
+        /// The largest allowed.
+        max: u32,
+    },
+}
+
 /// How a search is run: what `volley find-max` takes from its flags, a suite from `[find_max]`.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -48,9 +92,9 @@ impl Settings {
 
     /// Why these settings cannot be searched with, in words: a step of 0, a start or maximum
     /// that is not a positive number within volley's limits, a start above the maximum.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), SettingsError> {
         if self.step.is_zero() {
-            return Err("a step must last longer than 0".into());
+            return Err(SettingsError::ZeroStep);
         }
         let (limit, unit) = if self.open {
             (crate::plan::MAX_RATE_PER_SEC, "req/s")
@@ -59,13 +103,16 @@ impl Settings {
         };
         for (what, v) in [("start", self.start), ("max", self.max)] {
             match v {
-                Some(v) if !(v.is_finite() && v > 0.0) => {
-                    return Err(format!("{what} {v} must be a positive number"));
+                Some(value) if !(value.is_finite() && value > 0.0) => {
+                    return Err(SettingsError::NotPositive { what, value });
                 }
-                Some(v) if v > limit => {
-                    return Err(format!(
-                        "{what} {v} {unit} is more than volley allows ({limit})"
-                    ));
+                Some(value) if value > limit => {
+                    return Err(SettingsError::AboveLimit {
+                        what,
+                        value,
+                        unit,
+                        limit,
+                    });
                 }
                 _ => {}
             }
@@ -73,14 +120,13 @@ impl Settings {
         if let (Some(start), Some(max)) = (self.start, self.max)
             && start > max
         {
-            return Err(format!("start {start} is above max {max}"));
+            return Err(SettingsError::StartAboveMax { start, max });
         }
         if self.max_in_flight == 0 || self.max_in_flight > crate::plan::MAX_VUS {
-            return Err(format!(
-                "max in flight {} must be in 1..={}",
-                self.max_in_flight,
-                crate::plan::MAX_VUS
-            ));
+            return Err(SettingsError::InFlight {
+                value: self.max_in_flight,
+                max: crate::plan::MAX_VUS,
+            });
         }
         Ok(())
     }

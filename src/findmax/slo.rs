@@ -6,17 +6,36 @@ use crate::plan::threshold::{self, Metric, Threshold};
 use crate::record::model::RunRecord;
 use crate::run::RecordView;
 
+/// Why an SLO cannot be parsed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SloError {
+    /// One clause is not a condition.
+    #[error("--slo `{clause}`: {why}")]
+    Clause {
+        /// The clause as written.
+        clause: String,
+        /// Why it is not a condition.
+        why: String,
+    },
+    /// No clause at all.
+    #[error("--slo is empty; e.g. 'p99<50ms,errors<1%'")]
+    Empty,
+}
+
 /// Parses `p99<50ms,errors<1%` into thresholds: clauses starting with `errors` are error rates,
 /// the others latency conditions (`p99<50ms`, `avg<10ms`, `max<1s`).
-pub fn parse(text: &str) -> Result<Vec<Threshold>, String> {
+pub fn parse(text: &str) -> Result<Vec<Threshold>, SloError> {
     let mut out = Vec::new();
     for clause in text.split(',').map(str::trim).filter(|c| !c.is_empty()) {
         let (metric, condition) = match clause.strip_prefix("errors") {
             Some(rest) => (Metric::ErrorRate, rest.trim()),
             None => (Metric::Latency, clause),
         };
-        let (stat, op, bound) = threshold::parse_condition(metric, condition)
-            .map_err(|why| format!("--slo `{clause}`: {why}"))?;
+        let (stat, op, bound) =
+            threshold::parse_condition(metric, condition).map_err(|why| SloError::Clause {
+                clause: clause.to_string(),
+                why: why.to_string(),
+            })?;
         out.push(Threshold {
             metric_text: if metric == Metric::ErrorRate {
                 "errors".into()
@@ -34,7 +53,7 @@ pub fn parse(text: &str) -> Result<Vec<Threshold>, String> {
         });
     }
     if out.is_empty() {
-        return Err("--slo is empty; e.g. 'p99<50ms,errors<1%'".into());
+        return Err(SloError::Empty);
     }
     Ok(out)
 }
@@ -225,7 +244,16 @@ mod tests {
         assert_eq!(slo[0].bound, 50.0);
         assert_eq!(slo[1].metric, Metric::ErrorRate);
         assert!((slo[1].bound - 0.01).abs() < 1e-12);
-        assert!(parse("").is_err());
+        assert_eq!(
+            parse("").unwrap_err().to_string(),
+            "--slo is empty; e.g. 'p99<50ms,errors<1%'"
+        );
+        assert!(
+            parse("p99 fast")
+                .unwrap_err()
+                .to_string()
+                .starts_with("--slo `p99 fast`: ")
+        );
         assert!(parse("p99 fast").is_err());
         assert!(parse("errors<200%").is_err());
     }

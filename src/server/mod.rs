@@ -97,7 +97,7 @@ mod stall;
 mod tasks;
 mod tls;
 
-pub use stall::Stall;
+pub use stall::{Stall, StallError};
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::thread::JoinHandle;
@@ -303,7 +303,8 @@ fn start(
         ));
     }
     if let Some(stall) = faults.stall {
-        Stall::new(stall.duration, stall.every).map_err(TargetError::InvalidConfig)?;
+        Stall::new(stall.duration, stall.every)
+            .map_err(|why| TargetError::InvalidConfig(why.to_string()))?;
     }
     if let Some(cap) = &config.capacity {
         if cap.workers == 0 {

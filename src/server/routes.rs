@@ -327,9 +327,26 @@ fn wants_reset(query: Option<&str>) -> bool {
         .any(|pair| pair == "reset=1" || pair == "reset=true")
 }
 
+/// Why a `/delay` query cannot be served (the text of its 400 answer).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum DelayError {
+    /// `ms` is not a number of milliseconds in range.
+    #[error("ms must be a number in 0..={MAX_DELAY_MS}")]
+    BadDelay,
+    /// No `ms`.
+    #[error("/delay needs ?ms=MILLISECONDS")]
+    NoDelay,
+    /// A `dist` other than `fixed`, `uniform` and `exp`.
+    #[error("unknown dist {0:?} (fixed, uniform or exp)")]
+    UnknownDist(String),
+    /// The stall the query asks for.
+    #[error(transparent)]
+    Stall(#[from] stall::StallError),
+}
+
 /// What `/delay`'s query asks for: `ms` (float milliseconds) and `dist` (`fixed`, `uniform` in
 /// [0, 2ms], or `exp` with mean ms), and a stall of the endpoint, `stall_ms` every `every_ms`.
-fn delay_of(query: Option<&str>) -> Result<(Duration, Option<Stall>), String> {
+fn delay_of(query: Option<&str>) -> Result<(Duration, Option<Stall>), DelayError> {
     let mut ms = None;
     let mut dist = "fixed";
     let (mut stall_ms, mut every_ms) = (None, None);
@@ -346,15 +363,15 @@ fn delay_of(query: Option<&str>) -> Result<(Duration, Option<Stall>), String> {
     let stall = stall::from_query(stall_ms, every_ms)?;
     let ms: f64 = match ms.map(str::parse::<f64>) {
         Some(Ok(ms)) if ms.is_finite() && (0.0..=MAX_DELAY_MS).contains(&ms) => ms,
-        Some(_) => return Err(format!("ms must be a number in 0..={MAX_DELAY_MS}")),
-        None => return Err("/delay needs ?ms=MILLISECONDS".into()),
+        Some(_) => return Err(DelayError::BadDelay),
+        None => return Err(DelayError::NoDelay),
     };
     let ms = match dist {
         "fixed" => ms,
         "uniform" => fastrand::f64() * 2.0 * ms,
         // Inverse transform sampling; 1 - U is in (0, 1], so ln is finite.
         "exp" => -ms * (1.0 - fastrand::f64()).ln(),
-        other => return Err(format!("unknown dist {other:?} (fixed, uniform or exp)")),
+        other => return Err(DelayError::UnknownDist(other.to_string())),
     };
     Ok((
         Duration::from_secs_f64(ms.min(MAX_DELAY_MS * 10.0) / 1e3),
@@ -416,6 +433,21 @@ mod tests {
             .sum::<f64>()
             / n as f64;
         assert!((9.0..11.0).contains(&mean), "exp mean {mean}");
+    }
+
+    #[test]
+    fn delay_errors_say_what_is_wrong() {
+        let message = |q| delay_of(Some(q)).unwrap_err().to_string();
+        assert_eq!(message("ms=-1"), "ms must be a number in 0..=600000");
+        assert_eq!(message("x=1"), "/delay needs ?ms=MILLISECONDS");
+        assert_eq!(
+            message("ms=1&dist=gamma"),
+            "unknown dist \"gamma\" (fixed, uniform or exp)"
+        );
+        assert_eq!(
+            message("ms=1&every_ms=5"),
+            "stall_ms and every_ms go together"
+        );
     }
 
     #[test]

@@ -19,19 +19,41 @@ pub struct Stall {
     pub every: Duration,
 }
 
+/// Why a stall cannot be made: unusable lengths, or a query that does not say them.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StallError {
+    /// The freeze is not longer than zero and shorter than its period.
+    #[error(
+        "a stall must last more than zero and less than its period (got {} every {})",
+        humantime::format_duration(*duration),
+        humantime::format_duration(*every)
+    )]
+    Unusable {
+        /// How long each freeze was asked to last.
+        duration: Duration,
+        /// The period asked for.
+        every: Duration,
+    },
+    /// A query's `stall_ms` or `every_ms` is not a number of milliseconds in range.
+    #[error("{name} must be a number of milliseconds in 0..={MAX_PERIOD_MS}")]
+    NotMilliseconds {
+        /// The parameter.
+        name: &'static str,
+    },
+    /// A query has `stall_ms` without `every_ms`, or the other way round.
+    #[error("stall_ms and every_ms go together")]
+    Unpaired,
+}
+
 /// Most freezes one request waits out in a row (two stalls of different periods could chain;
 /// a bound keeps the wait finite whatever they are).
 const MAX_CHAINED: usize = 64;
 
 impl Stall {
     /// A stall of `duration` every `every`, or why it is unusable.
-    pub fn new(duration: Duration, every: Duration) -> Result<Stall, String> {
+    pub fn new(duration: Duration, every: Duration) -> Result<Stall, StallError> {
         if duration.is_zero() || duration >= every {
-            return Err(format!(
-                "a stall must last more than zero and less than its period (got {} every {})",
-                humantime::format_duration(duration),
-                humantime::format_duration(every)
-            ));
+            return Err(StallError::Unusable { duration, every });
         }
         Ok(Stall { duration, every })
     }
@@ -72,19 +94,17 @@ pub(crate) async fn wait_out(stalls: &[Option<Stall>], epoch: Instant) {
 pub(crate) fn from_query(
     stall_ms: Option<&str>,
     every_ms: Option<&str>,
-) -> Result<Option<Stall>, String> {
-    let ms = |name: &str, value: &str| match value.parse::<f64>() {
+) -> Result<Option<Stall>, StallError> {
+    let ms = |name: &'static str, value: &str| match value.parse::<f64>() {
         Ok(ms) if ms.is_finite() && (0.0..=MAX_PERIOD_MS).contains(&ms) => {
             Ok(Duration::from_secs_f64(ms / 1e3))
         }
-        _ => Err(format!(
-            "{name} must be a number of milliseconds in 0..={MAX_PERIOD_MS}"
-        )),
+        _ => Err(StallError::NotMilliseconds { name }),
     };
     match (stall_ms, every_ms) {
         (None, None) => Ok(None),
         (Some(s), Some(p)) => Stall::new(ms("stall_ms", s)?, ms("every_ms", p)?).map(Some),
-        _ => Err("stall_ms and every_ms go together".into()),
+        _ => Err(StallError::Unpaired),
     }
 }
 
@@ -111,6 +131,22 @@ mod tests {
         assert_eq!(s.frozen_until(epoch, at(15_250)), Some(at(15_500)));
         // Before the epoch (a clock read just before it): the first freeze.
         assert_eq!(s.frozen_until(at(10), epoch), Some(epoch + 500 * MS));
+    }
+
+    #[test]
+    fn errors_say_what_is_wrong() {
+        assert_eq!(
+            Stall::new(2 * MS, MS).unwrap_err().to_string(),
+            "a stall must last more than zero and less than its period (got 2ms every 1ms)"
+        );
+        assert_eq!(
+            from_query(Some("x"), Some("1")).unwrap_err().to_string(),
+            "stall_ms must be a number of milliseconds in 0..=86400000"
+        );
+        assert_eq!(
+            from_query(Some("1"), None).unwrap_err().to_string(),
+            "stall_ms and every_ms go together"
+        );
     }
 
     #[test]

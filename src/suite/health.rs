@@ -11,6 +11,39 @@ pub const POLL_EVERY: Duration = Duration::from_millis(50);
 /// The longest a single attempt may take.
 const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// Why a health URL cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum HealthUrlError {
+    /// Not a URL.
+    #[error("`{url}` is not a valid URL: {source}")]
+    NotAUrl {
+        /// The URL as written.
+        url: String,
+        /// Why it does not parse.
+        source: url::ParseError,
+    },
+    /// A scheme other than `http://`.
+    #[error("`{0}`: only http:// is supported")]
+    NotHttp(String),
+    /// Its host does not resolve (the resolver's message).
+    #[error("{0}")]
+    Host(String),
+}
+
+/// Why one attempt got no status code.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// Connecting, sending or receiving failed (or timed out).
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// The connection closed before a status line.
+    #[error("the connection closed without a response")]
+    NoResponse,
+    /// The answer does not start with an HTTP status line.
+    #[error("the answer is not HTTP")]
+    NotHttp,
+}
+
 /// Where and how long to check a target's health.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HealthCheck {
@@ -28,13 +61,16 @@ pub struct HealthCheck {
 
 impl HealthCheck {
     /// Parses an `http://` URL; errors are messages for the user.
-    pub fn new(url: &str, timeout: Duration) -> Result<Self, String> {
-        let parsed =
-            url::Url::parse(url).map_err(|e| format!("`{url}` is not a valid URL: {e}"))?;
+    pub fn new(url: &str, timeout: Duration) -> Result<Self, HealthUrlError> {
+        let parsed = url::Url::parse(url).map_err(|source| HealthUrlError::NotAUrl {
+            url: url.to_string(),
+            source,
+        })?;
         if parsed.scheme() != "http" {
-            return Err(format!("`{url}`: only http:// is supported"));
+            return Err(HealthUrlError::NotHttp(url.to_string()));
         }
-        let (addr, host_header) = crate::plan::load::resolve_host(&parsed, 80)?;
+        let (addr, host_header) = crate::plan::load::resolve_host(&parsed, 80)
+            .map_err(|why| HealthUrlError::Host(why.to_string()))?;
         let mut path = parsed.path().to_string();
         if let Some(q) = parsed.query() {
             path.push('?');
@@ -50,21 +86,17 @@ impl HealthCheck {
     }
 
     /// One attempt: the response's status code, or why there was none.
-    pub fn probe(&self, limit: Duration) -> Result<u16, String> {
+    pub fn probe(&self, limit: Duration) -> Result<u16, ProbeError> {
         let limit = limit.clamp(Duration::from_millis(1), ATTEMPT_TIMEOUT);
-        let mut stream =
-            TcpStream::connect_timeout(&self.addr, limit).map_err(|e| e.to_string())?;
+        let mut stream = TcpStream::connect_timeout(&self.addr, limit)?;
         stream
             .set_read_timeout(Some(limit))
-            .and_then(|()| stream.set_write_timeout(Some(limit)))
-            .map_err(|e| e.to_string())?;
+            .and_then(|()| stream.set_write_timeout(Some(limit)))?;
         let request = format!(
             "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: volley-suite\r\nConnection: close\r\n\r\n",
             self.path, self.host_header
         );
-        stream
-            .write_all(request.as_bytes())
-            .map_err(|e| e.to_string())?;
+        stream.write_all(request.as_bytes())?;
         // The status line is all we need: "HTTP/1.1 200 OK\r\n".
         let mut head = Vec::with_capacity(64);
         let mut buf = [0u8; 256];
@@ -72,7 +104,7 @@ impl HealthCheck {
             match stream.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => head.extend_from_slice(&buf[..n]),
-                Err(e) => return Err(e.to_string()),
+                Err(e) => return Err(e.into()),
             }
         }
         let line = String::from_utf8_lossy(&head);
@@ -82,8 +114,8 @@ impl HealthCheck {
             words.next().and_then(|c| c.parse::<u16>().ok()),
         ) {
             (Some(v), Some(code)) if v.starts_with("HTTP/") => Ok(code),
-            _ if head.is_empty() => Err("the connection closed without a response".into()),
-            _ => Err("the answer is not HTTP".into()),
+            _ if head.is_empty() => Err(ProbeError::NoResponse),
+            _ => Err(ProbeError::NotHttp),
         }
     }
 
@@ -110,7 +142,7 @@ impl HealthCheck {
             let last = match self.probe(deadline.saturating_duration_since(now)) {
                 Ok(code) if (200..400).contains(&code) => return Ok(start.elapsed()),
                 Ok(code) => format!("it answered HTTP {code}"),
-                Err(e) => e,
+                Err(e) => e.to_string(),
             };
             if let Some(status) = gone() {
                 return Err(HealthFailure::Exited(status));
@@ -172,11 +204,9 @@ mod tests {
             answer_once(&l, b"garbage\r\n");
             answer_once(&l, b"HTTP/1.1 204 No Content\r\n\r\n");
         });
-        assert_eq!(h.probe(Duration::from_secs(1)), Ok(503));
-        assert_eq!(
-            h.probe(Duration::from_secs(1)),
-            Err("the answer is not HTTP".into())
-        );
+        let probe = || h.probe(Duration::from_secs(1)).map_err(|e| e.to_string());
+        assert_eq!(probe(), Ok(503));
+        assert_eq!(probe(), Err("the answer is not HTTP".into()));
         assert!(h.wait(|| None, || false).is_ok());
         server.join().unwrap();
     }

@@ -12,8 +12,8 @@
 //! failed step and on SIGINT/SIGTERM (which also stop the current run cleanly; what was measured
 //! is kept and reported).
 //!
-//! - [`file`]: the suite file as written; [`load()`]: validated into a [`Suite`], every error
-//!   with file:line:col, every target's plan loaded before anything starts.
+//! - [`file`]: the suite file as written; [`read()`]: validated into a [`Suite`], every error
+//!   with file:line:col, every target's plan read before anything starts.
 //! - [`process`]: starting, watching and stopping processes, and one-shot commands (`reset`).
 //! - [`health`]: the health check.
 //! - [`signals`]: SIGINT/SIGTERM for the whole suite.
@@ -22,10 +22,10 @@
 
 pub mod file;
 pub mod health;
-mod load;
 pub mod order;
 
 pub mod process;
+mod read;
 mod run;
 pub mod signals;
 mod words;
@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use crate::plan::Plan;
 
-pub use load::{LoadOptions, load, load_str};
+pub use read::{ReadOptions, read, read_str};
 pub use run::{RunOptions, Say, run, run_with};
 
 /// The argv[0] that stands for the volley executable running the suite.

@@ -1,7 +1,8 @@
-//! Loading a suite file: parse, validate, and load every target's plan — every error with
+//! Reading a suite file: parse, validate, and read every target's plan — every error with
 //! file:line:col and a hint, before any process is started.
 
 use std::collections::BTreeSet;
+use std::fmt::Display;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -37,30 +38,30 @@ const MAX_REPEATS: i64 = 1000;
 
 /// Choices from the command line that change a suite.
 #[derive(Debug, Clone)]
-pub struct LoadOptions {
+pub struct ReadOptions {
     /// `--time-scale`: multiplies every duration of the plans' load profiles, the smoke runs'
     /// included (health-check, reset and stop time limits are not scaled).
     pub time_scale: f64,
 }
 
-impl Default for LoadOptions {
+impl Default for ReadOptions {
     fn default() -> Self {
         Self { time_scale: 1.0 }
     }
 }
 
-/// Reads and validates the suite at `path`, loading each target's plan.
-pub fn load(path: &Path, options: &LoadOptions) -> Result<Suite, Error> {
+/// Reads and validates the suite at `path`, reading each target's plan.
+pub fn read(path: &Path, options: &ReadOptions) -> Result<Suite, Error> {
     let text = std::fs::read_to_string(path).map_err(|cause| Error::File {
         action: crate::error::FileAction::Read,
         path: path.to_path_buf(),
         cause,
     })?;
-    load_str(&text, path, options)
+    read_str(&text, path, options)
 }
 
 /// Validates suite `text` (read from `path`, which anchors relative paths).
-pub fn load_str(text: &str, path: &Path, options: &LoadOptions) -> Result<Suite, Error> {
+pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Suite, Error> {
     // "suite.toml" has the parent "": the current directory.
     let dir = path
         .parent()
@@ -86,19 +87,19 @@ struct Ctx<'a> {
     text: &'a str,
     path: &'a Path,
     dir: &'a Path,
-    options: &'a LoadOptions,
+    options: &'a ReadOptions,
 }
 
 impl Ctx<'_> {
-    fn err(&self, span: Option<Range<usize>>, why: impl Into<String>, hint: Option<&str>) -> Error {
+    fn err(&self, span: Option<Range<usize>>, why: impl Display, hint: Option<&str>) -> Error {
         Error::Suite {
             at: crate::location::at(self.path, self.text, span),
-            why: why.into(),
+            why: why.to_string(),
             hint: hint.map(str::to_string),
         }
     }
 
-    fn at<T>(&self, s: &Spanned<T>, why: impl Into<String>, hint: Option<&str>) -> Error {
+    fn at<T>(&self, s: &Spanned<T>, why: impl Display, hint: Option<&str>) -> Error {
         self.err(Some(s.span()), why, hint)
     }
 
@@ -226,7 +227,7 @@ impl Ctx<'_> {
         let slo = crate::findmax::slo::parse(f.slo.get_ref()).map_err(|why| {
             self.at(
                 &f.slo,
-                why.replace("--slo ", ""),
+                why.to_string().replace("--slo ", ""),
                 Some("e.g. slo = \"p99<50ms,errors<1%\""),
             )
         })?;
@@ -458,283 +459,4 @@ fn error_rate(v: &toml::Value) -> Option<f64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A suite "file" in examples/, so `plan = "suite-plan.toml"` names a real plan.
-    fn load_text(text: &str) -> Result<Suite, Error> {
-        load_str(
-            text,
-            Path::new("examples/test-suite.toml"),
-            &LoadOptions::default(),
-        )
-    }
-
-    const GOOD: &str = r#"
-plan = "suite-plan.toml"
-repeats = 2
-[smoke]
-max_error_rate = 0.05
-[[target]]
-name = "a"
-base_url = "http://127.0.0.1:18081/api"
-command = ["volley", "serve", "--port", "18081"]
-env = { X = "1" }
-health_url = "http://127.0.0.1:18081/"
-health_timeout = "3s"
-reset = ["sh", "-c", "true"]
-stop_grace = "1s"
-[[target]]
-name = "b_2"
-base_url = "http://127.0.0.1:18082"
-"#;
-
-    #[test]
-    fn a_valid_suite_with_defaults() {
-        let s = load_text(GOOD).unwrap();
-        assert_eq!(s.name, "test-suite");
-        assert_eq!(s.repeats, 2);
-        assert_eq!(s.order, Order::Interleaved, "repeats take turns by default");
-        let sequential =
-            load_text(&GOOD.replace("repeats = 2", "repeats = 2\norder = \"sequential\"")).unwrap();
-        assert_eq!(sequential.order, Order::Sequential);
-        let smoke = s.smoke.as_ref().unwrap();
-        assert_eq!(
-            (smoke.time_scale, smoke.max_error_rate),
-            (SMOKE_TIME_SCALE, 0.05)
-        );
-        let [a, b] = &s.targets[..] else { panic!() };
-        assert_eq!(a.plan.target.base_url, "http://127.0.0.1:18081/api");
-        assert_eq!(a.plan.target.base_path, "/api");
-        assert_eq!(a.plan.name, "a");
-        assert_eq!(a.smoke_plan.as_ref().unwrap().name, "a-smoke");
-        assert_eq!(a.health.path, "/");
-        assert_eq!(a.health.timeout, Duration::from_secs(3));
-        assert_eq!(a.stop_grace, Duration::from_secs(1));
-        assert_eq!(a.reset.as_ref().unwrap().env["X"], "1");
-        let here = std::env::current_dir().unwrap();
-        assert_eq!(a.command.as_ref().unwrap().cwd, here.join("examples"));
-        assert!(b.command.is_none() && b.reset.is_none());
-        assert_eq!(b.health.url, "http://127.0.0.1:18082");
-        assert_eq!(b.health.timeout, HEALTH_TIMEOUT);
-        assert_eq!(b.stop_grace, STOP_GRACE);
-        // The smoke plan is the suite's, ten times shorter; --time-scale shortens both.
-        let full = a.plan.scenarios[0].duration().unwrap();
-        let smoke_len = a.smoke_plan.as_ref().unwrap().scenarios[0]
-            .duration()
-            .unwrap();
-        assert!((smoke_len.as_secs_f64() - full.as_secs_f64() * 0.1).abs() < 1e-6);
-        let short = load_str(
-            GOOD,
-            Path::new("examples/test-suite.toml"),
-            &LoadOptions { time_scale: 0.5 },
-        )
-        .unwrap();
-        assert_eq!(
-            short.targets[0].plan.scenarios[0].duration(),
-            Some(full / 2)
-        );
-        assert!((short.smoke.unwrap().time_scale - 0.05).abs() < 1e-12);
-    }
-
-    #[test]
-    fn find_max_settings_take_the_cli_defaults_and_the_time_scale() {
-        let text = "plan = \"suite-plan.toml\"\n[find_max]\nslo = \"p99<50ms,errors<1%\"\n\
-                    model = \"closed\"\nstep = \"2s\"\nstart = 4.0\n[[target]]\nname = \"a\"\n\
-                    base_url = \"http://127.0.0.1:1\"\n";
-        let s = load_str(
-            text,
-            Path::new("examples/x.toml"),
-            &LoadOptions { time_scale: 0.5 },
-        )
-        .unwrap();
-        let f = s.find_max.unwrap();
-        assert!(!f.open);
-        assert_eq!(f.slo.len(), 2);
-        assert_eq!(f.slo_text, "p99<50ms,errors<1%");
-        assert_eq!(f.budget, Duration::from_secs(90));
-        assert_eq!(f.step, Duration::from_secs(1));
-        assert_eq!(f.warmup, Duration::from_millis(500));
-        assert_eq!((f.start, f.max, f.max_in_flight), (Some(4.0), None, 1000));
-    }
-
-    #[test]
-    fn a_suite_file_in_the_current_directory_runs_its_commands_there() {
-        let text = "plan = \"examples/suite-plan.toml\"\n[[target]]\nname = \"a\"\n\
-                    base_url = \"http://127.0.0.1:1\"\ncommand = [\"true\"]\n";
-        let s = load_str(text, Path::new("suite.toml"), &LoadOptions::default()).unwrap();
-        assert_eq!(
-            s.targets[0].command.as_ref().unwrap().cwd,
-            std::env::current_dir().unwrap()
-        );
-    }
-
-    #[test]
-    fn every_mistake_is_located() {
-        let target = "[[target]]\nname = \"a\"\nbase_url = \"http://127.0.0.1:1\"\n";
-        let plan = "plan = \"suite-plan.toml\"\n";
-        let cases: Vec<(String, &str, &str)> = vec![
-            (
-                format!("{plan}tagret = 1\n{target}"),
-                ":2:1",
-                "unknown field `tagret`",
-            ),
-            (
-                target.to_string(),
-                "examples/test-suite.toml: ",
-                "the suite has no test",
-            ),
-            (
-                format!("{plan}[find_max]\nslo = \"p99 fast\"\n{target}"),
-                ":3:7",
-                "`p99 fast`",
-            ),
-            (
-                format!("{plan}[find_max]\nslo = \"p99<5ms\"\nmodel = \"half-open\"\n{target}"),
-                ":4:9",
-                "unknown model `half-open`",
-            ),
-            (
-                format!("{plan}repeats = 3\n[find_max]\nslo = \"p99<5ms\"\n{target}"),
-                ":2:11",
-                "with [find_max] each target gets one search",
-            ),
-            (
-                format!("plan = \"002-ladder.toml\"\n[find_max]\nslo = \"p99<5ms\"\n{target}"),
-                ":1:8",
-                "find-max needs a plan with one scenario; this one has 2",
-            ),
-            (
-                format!("{plan}[find_max]\nslo = \"p99<5ms\"\nbudgte = \"1m\"\n{target}"),
-                ":4:1",
-                "unknown field `budgte`",
-            ),
-            (
-                format!("plan = \"nope.toml\"\n{target}"),
-                ":1:8",
-                "not found",
-            ),
-            (
-                format!("{plan}repeats = 0\n{target}"),
-                ":2:11",
-                "repeats = 0 is out of range",
-            ),
-            (
-                format!("{plan}order = \"random\"\n{target}"),
-                ":2:9",
-                "order = \"random\" is not an order",
-            ),
-            // A command line as one string would need a shell to split it: refused.
-            (
-                format!("{plan}{target}command = \"volley serve --port 1; rm -rf x\"\n"),
-                ":5:11",
-                "invalid type: string",
-            ),
-            (
-                plan.to_string(),
-                "examples/test-suite.toml: ",
-                "the suite has no [[target]]",
-            ),
-            (
-                format!("{plan}{target}{target}"),
-                ":6:8",
-                "target `a` is defined twice",
-            ),
-            (
-                format!("{plan}[[target]]\nname = \"a b\"\nbase_url = \"http://x\"\n"),
-                ":3:8",
-                "`a b` cannot name a target",
-            ),
-            (
-                format!("{plan}[[target]]\nname = \"a\"\nbase_url = \"ftp://x\"\n"),
-                ":4:12",
-                "is not http",
-            ),
-            (
-                format!("{plan}{target}command = []\n"),
-                ":5:11",
-                "command is empty",
-            ),
-            (
-                format!("{plan}{target}reset = [\"\"]\n"),
-                ":5:9",
-                "reset is empty",
-            ),
-            (
-                format!("{plan}{target}health_timeout = \"soon\"\n"),
-                ":5:18",
-                "not a duration",
-            ),
-            (
-                format!("{plan}{target}health_url = \"https://x/\"\n"),
-                ":5:14",
-                "only http://",
-            ),
-            (
-                format!("{plan}{target}cwd = \".\"\n"),
-                ":2:1",
-                "has cwd or env but no command or reset",
-            ),
-            (
-                format!("{plan}{target}command = [\"true\"]\ncwd = \"no-such-dir\"\n"),
-                ":6:7",
-                "does not exist",
-            ),
-            (
-                format!("{plan}[smoke]\nmax_error_rate = \"150%\"\n{target}"),
-                ":3:18",
-                "max_error_rate must be",
-            ),
-            (
-                format!("{plan}[smoke]\ntime_scale = 0.0\n{target}"),
-                ":3:14",
-                "positive factor",
-            ),
-            (
-                format!("{plan}[smoke]\nplan = \"gone.toml\"\n{target}"),
-                ":3:8",
-                "smoke plan",
-            ),
-            (
-                format!("name = \" \"\n{plan}{target}"),
-                ":1:8",
-                "the name is empty",
-            ),
-        ];
-        for (text, at, why) in cases {
-            let err = load_text(&text).expect_err(&text);
-            assert!(err.is_input(), "{err}");
-            let msg = err.to_string();
-            assert!(
-                msg.starts_with("examples/test-suite.toml")
-                    && msg.contains(at)
-                    && msg.contains(why),
-                "expected `{at}` and `{why}` in:\n{msg}\nfor:\n{text}"
-            );
-        }
-    }
-
-    #[test]
-    fn an_invalid_plan_is_reported_in_the_plan_file() {
-        let dir = std::env::temp_dir().join(format!("volley-suite-load-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("plan.toml"), "[target]\nbase_url = \"http://x\"\n").unwrap();
-        let text =
-            "plan = \"plan.toml\"\n[[target]]\nname = \"a\"\nbase_url = \"http://127.0.0.1:1\"\n";
-        let err = load_str(text, &dir.join("s.toml"), &LoadOptions::default()).unwrap_err();
-        assert!(err.is_input());
-        assert!(err.to_string().contains("plan.toml"), "{err}");
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn error_rates() {
-        assert_eq!(error_rate(&toml::Value::String("1%".into())), Some(0.01));
-        assert_eq!(error_rate(&toml::Value::String(" 5 % ".into())), Some(0.05));
-        assert_eq!(error_rate(&toml::Value::Float(0.02)), Some(0.02));
-        assert_eq!(error_rate(&toml::Value::Integer(0)), Some(0.0));
-        assert_eq!(error_rate(&toml::Value::String("1".into())), None);
-        assert_eq!(error_rate(&toml::Value::String("120%".into())), None);
-        assert_eq!(error_rate(&toml::Value::Float(-0.1)), None);
-    }
-}
+mod tests;

@@ -1,0 +1,305 @@
+use super::*;
+
+/// A suite "file" in examples/, so `plan = "suite-plan.toml"` names a real plan.
+fn read_text(text: &str) -> Result<Suite, Error> {
+    read_str(
+        text,
+        Path::new("examples/test-suite.toml"),
+        &ReadOptions::default(),
+    )
+}
+
+const GOOD: &str = r#"
+plan = "suite-plan.toml"
+repeats = 2
+[smoke]
+max_error_rate = 0.05
+[[target]]
+name = "a"
+base_url = "http://127.0.0.1:18081/api"
+command = ["volley", "serve", "--port", "18081"]
+env = { X = "1" }
+health_url = "http://127.0.0.1:18081/"
+health_timeout = "3s"
+reset = ["sh", "-c", "true"]
+stop_grace = "1s"
+[[target]]
+name = "b_2"
+base_url = "http://127.0.0.1:18082"
+"#;
+
+#[test]
+fn a_valid_suite_with_defaults() {
+    let s = read_text(GOOD).unwrap();
+    assert_eq!(s.name, "test-suite");
+    assert_eq!(s.repeats, 2);
+    assert_eq!(s.order, Order::Interleaved, "repeats take turns by default");
+    let sequential =
+        read_text(&GOOD.replace("repeats = 2", "repeats = 2\norder = \"sequential\"")).unwrap();
+    assert_eq!(sequential.order, Order::Sequential);
+    let smoke = s.smoke.as_ref().unwrap();
+    assert_eq!(
+        (smoke.time_scale, smoke.max_error_rate),
+        (SMOKE_TIME_SCALE, 0.05)
+    );
+    let [a, b] = &s.targets[..] else { panic!() };
+    assert_eq!(a.plan.target.base_url, "http://127.0.0.1:18081/api");
+    assert_eq!(a.plan.target.base_path, "/api");
+    assert_eq!(a.plan.name, "a");
+    assert_eq!(a.smoke_plan.as_ref().unwrap().name, "a-smoke");
+    assert_eq!(a.health.path, "/");
+    assert_eq!(a.health.timeout, Duration::from_secs(3));
+    assert_eq!(a.stop_grace, Duration::from_secs(1));
+    assert_eq!(a.reset.as_ref().unwrap().env["X"], "1");
+    let here = std::env::current_dir().unwrap();
+    assert_eq!(a.command.as_ref().unwrap().cwd, here.join("examples"));
+    assert!(b.command.is_none() && b.reset.is_none());
+    assert_eq!(b.health.url, "http://127.0.0.1:18082");
+    assert_eq!(b.health.timeout, HEALTH_TIMEOUT);
+    assert_eq!(b.stop_grace, STOP_GRACE);
+    // The smoke plan is the suite's, ten times shorter; --time-scale shortens both.
+    let full = a.plan.scenarios[0].duration().unwrap();
+    let smoke_len = a.smoke_plan.as_ref().unwrap().scenarios[0]
+        .duration()
+        .unwrap();
+    assert!((smoke_len.as_secs_f64() - full.as_secs_f64() * 0.1).abs() < 1e-6);
+    let short = read_str(
+        GOOD,
+        Path::new("examples/test-suite.toml"),
+        &ReadOptions { time_scale: 0.5 },
+    )
+    .unwrap();
+    assert_eq!(
+        short.targets[0].plan.scenarios[0].duration(),
+        Some(full / 2)
+    );
+    assert!((short.smoke.unwrap().time_scale - 0.05).abs() < 1e-12);
+}
+
+#[test]
+fn find_max_settings_take_the_cli_defaults_and_the_time_scale() {
+    let text = "plan = \"suite-plan.toml\"\n[find_max]\nslo = \"p99<50ms,errors<1%\"\n\
+                model = \"closed\"\nstep = \"2s\"\nstart = 4.0\n[[target]]\nname = \"a\"\n\
+                base_url = \"http://127.0.0.1:1\"\n";
+    let s = read_str(
+        text,
+        Path::new("examples/x.toml"),
+        &ReadOptions { time_scale: 0.5 },
+    )
+    .unwrap();
+    let f = s.find_max.unwrap();
+    assert!(!f.open);
+    assert_eq!(f.slo.len(), 2);
+    assert_eq!(f.slo_text, "p99<50ms,errors<1%");
+    assert_eq!(f.budget, Duration::from_secs(90));
+    assert_eq!(f.step, Duration::from_secs(1));
+    assert_eq!(f.warmup, Duration::from_millis(500));
+    assert_eq!((f.start, f.max, f.max_in_flight), (Some(4.0), None, 1000));
+}
+
+#[test]
+fn a_suite_file_in_the_current_directory_runs_its_commands_there() {
+    let text = "plan = \"examples/suite-plan.toml\"\n[[target]]\nname = \"a\"\n\
+                base_url = \"http://127.0.0.1:1\"\ncommand = [\"true\"]\n";
+    let s = read_str(text, Path::new("suite.toml"), &ReadOptions::default()).unwrap();
+    assert_eq!(
+        s.targets[0].command.as_ref().unwrap().cwd,
+        std::env::current_dir().unwrap()
+    );
+}
+
+/// A target and a plan line that are right, for the cases to break one thing beside them.
+const TARGET: &str = "[[target]]\nname = \"a\"\nbase_url = \"http://127.0.0.1:1\"\n";
+const PLAN: &str = "plan = \"suite-plan.toml\"\n";
+
+/// Each case's suite text fails with an input error located at `at` (in the suite file) that
+/// says `why`.
+fn assert_located(cases: Vec<(String, &str, &str)>) {
+    for (text, at, why) in cases {
+        let err = read_text(&text).expect_err(&text);
+        assert!(err.is_input(), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.starts_with("examples/test-suite.toml") && msg.contains(at) && msg.contains(why),
+            "expected `{at}` and `{why}` in:\n{msg}\nfor:\n{text}"
+        );
+    }
+}
+
+/// Mistakes in the suite's own keys.
+#[test]
+fn the_suite_s_own_mistakes_are_located() {
+    assert_located(vec![
+        (
+            format!("{PLAN}tagret = 1\n{TARGET}"),
+            ":2:1",
+            "unknown field `tagret`",
+        ),
+        (
+            TARGET.to_string(),
+            "examples/test-suite.toml: ",
+            "the suite has no test",
+        ),
+        (
+            format!("plan = \"nope.toml\"\n{TARGET}"),
+            ":1:8",
+            "not found",
+        ),
+        (
+            format!("{PLAN}repeats = 0\n{TARGET}"),
+            ":2:11",
+            "repeats = 0 is out of range",
+        ),
+        (
+            format!("{PLAN}order = \"random\"\n{TARGET}"),
+            ":2:9",
+            "order = \"random\" is not an order",
+        ),
+        (
+            format!("name = \" \"\n{PLAN}{TARGET}"),
+            ":1:8",
+            "the name is empty",
+        ),
+    ]);
+}
+
+/// Mistakes in `[find_max]`.
+#[test]
+fn find_max_mistakes_are_located() {
+    assert_located(vec![
+        (
+            format!("{PLAN}[find_max]\nslo = \"p99 fast\"\n{TARGET}"),
+            ":3:7",
+            "`p99 fast`",
+        ),
+        (
+            format!("{PLAN}[find_max]\nslo = \"p99<5ms\"\nmodel = \"half-open\"\n{TARGET}"),
+            ":4:9",
+            "unknown model `half-open`",
+        ),
+        (
+            format!("{PLAN}repeats = 3\n[find_max]\nslo = \"p99<5ms\"\n{TARGET}"),
+            ":2:11",
+            "with [find_max] each target gets one search",
+        ),
+        (
+            format!("plan = \"002-ladder.toml\"\n[find_max]\nslo = \"p99<5ms\"\n{TARGET}"),
+            ":1:8",
+            "find-max needs a plan with one scenario; this one has 2",
+        ),
+        (
+            format!("{PLAN}[find_max]\nslo = \"p99<5ms\"\nbudgte = \"1m\"\n{TARGET}"),
+            ":4:1",
+            "unknown field `budgte`",
+        ),
+    ]);
+}
+
+/// Mistakes in a `[[target]]`.
+#[test]
+fn target_mistakes_are_located() {
+    assert_located(vec![
+        // A command line as one string would need a shell to split it: refused.
+        (
+            format!("{PLAN}{TARGET}command = \"volley serve --port 1; rm -rf x\"\n"),
+            ":5:11",
+            "invalid type: string",
+        ),
+        (
+            PLAN.to_string(),
+            "examples/test-suite.toml: ",
+            "the suite has no [[target]]",
+        ),
+        (
+            format!("{PLAN}{TARGET}{TARGET}"),
+            ":6:8",
+            "target `a` is defined twice",
+        ),
+        (
+            format!("{PLAN}[[target]]\nname = \"a b\"\nbase_url = \"http://x\"\n"),
+            ":3:8",
+            "`a b` cannot name a target",
+        ),
+        (
+            format!("{PLAN}[[target]]\nname = \"a\"\nbase_url = \"ftp://x\"\n"),
+            ":4:12",
+            "is not http",
+        ),
+        (
+            format!("{PLAN}{TARGET}command = []\n"),
+            ":5:11",
+            "command is empty",
+        ),
+        (
+            format!("{PLAN}{TARGET}reset = [\"\"]\n"),
+            ":5:9",
+            "reset is empty",
+        ),
+        (
+            format!("{PLAN}{TARGET}health_timeout = \"soon\"\n"),
+            ":5:18",
+            "not a duration",
+        ),
+        (
+            format!("{PLAN}{TARGET}health_url = \"https://x/\"\n"),
+            ":5:14",
+            "only http://",
+        ),
+        (
+            format!("{PLAN}{TARGET}cwd = \".\"\n"),
+            ":2:1",
+            "has cwd or env but no command or reset",
+        ),
+        (
+            format!("{PLAN}{TARGET}command = [\"true\"]\ncwd = \"no-such-dir\"\n"),
+            ":6:7",
+            "does not exist",
+        ),
+    ]);
+}
+
+/// Mistakes in `[smoke]`.
+#[test]
+fn smoke_mistakes_are_located() {
+    assert_located(vec![
+        (
+            format!("{PLAN}[smoke]\nmax_error_rate = \"150%\"\n{TARGET}"),
+            ":3:18",
+            "max_error_rate must be",
+        ),
+        (
+            format!("{PLAN}[smoke]\ntime_scale = 0.0\n{TARGET}"),
+            ":3:14",
+            "positive factor",
+        ),
+        (
+            format!("{PLAN}[smoke]\nplan = \"gone.toml\"\n{TARGET}"),
+            ":3:8",
+            "smoke plan",
+        ),
+    ]);
+}
+
+#[test]
+fn an_invalid_plan_is_reported_in_the_plan_file() {
+    let dir = std::env::temp_dir().join(format!("volley-suite-read-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("plan.toml"), "[target]\nbase_url = \"http://x\"\n").unwrap();
+    let text =
+        "plan = \"plan.toml\"\n[[target]]\nname = \"a\"\nbase_url = \"http://127.0.0.1:1\"\n";
+    let err = read_str(text, &dir.join("s.toml"), &ReadOptions::default()).unwrap_err();
+    assert!(err.is_input());
+    assert!(err.to_string().contains("plan.toml"), "{err}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn error_rates() {
+    assert_eq!(error_rate(&toml::Value::String("1%".into())), Some(0.01));
+    assert_eq!(error_rate(&toml::Value::String(" 5 % ".into())), Some(0.05));
+    assert_eq!(error_rate(&toml::Value::Float(0.02)), Some(0.02));
+    assert_eq!(error_rate(&toml::Value::Integer(0)), Some(0.0));
+    assert_eq!(error_rate(&toml::Value::String("1".into())), None);
+    assert_eq!(error_rate(&toml::Value::String("120%".into())), None);
+    assert_eq!(error_rate(&toml::Value::Float(-0.1)), None);
+}
