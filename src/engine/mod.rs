@@ -14,7 +14,7 @@ mod request;
 mod signals;
 mod vu;
 
-pub(crate) use signals::signal_runtime;
+pub(crate) use signals::{SignalError, signal_runtime};
 mod usage;
 mod worker;
 

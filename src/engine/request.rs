@@ -6,8 +6,8 @@ use bytes::Bytes;
 use crate::plan::load::step_capture;
 use crate::plan::{Body, DynamicRequest, Plan, Step, StepRequest};
 use crate::proto::client::Protocol;
-use crate::proto::message::PreparedRequest;
 use crate::proto::message::{Request, RequestKind};
+use crate::proto::prepared::PreparedRequest;
 
 /// How one step's request goes out this time.
 pub(super) enum Outgoing<'a> {

@@ -19,8 +19,8 @@ use crate::plan::load::step_capture;
 use crate::plan::{Flow, Scenario, Step, StepRequest};
 use crate::proto::ErrorKind;
 use crate::proto::client::Connection;
+use crate::proto::conn::ConnPhase;
 use crate::proto::grpc::GrpcCode;
-use crate::proto::http1::Phase as ConnPhase;
 use crate::proto::message::{Response, Timing};
 use crate::record::recorder::{Sample, Window};
 

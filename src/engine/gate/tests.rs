@@ -170,12 +170,12 @@ mod closed {
             ..rule(&ramp, start, None)
         };
         assert!(
-            closed_ticket(&per_vu, &PausedClock, || false, 1, 1)
+            closed_ticket(&per_vu, &PausedClock, || false, 0, 1)
                 .await
                 .is_some()
         );
         assert!(
-            closed_ticket(&per_vu, &PausedClock, || false, 1, 2)
+            closed_ticket(&per_vu, &PausedClock, || false, 0, 2)
                 .await
                 .is_none()
         );
