@@ -345,7 +345,7 @@ pub struct QuickArgs {
     #[arg(
         long,
         value_name = "SIZE",
-        value_parser = volley::proto::http1::parse_size,
+        value_parser = volley::proto::conn::parse_size,
         help_heading = "Response limits"
     )]
     pub max_header_size: Option<u64>,
@@ -354,7 +354,7 @@ pub struct QuickArgs {
     #[arg(
         long,
         value_name = "SIZE",
-        value_parser = volley::proto::http1::parse_size,
+        value_parser = volley::proto::conn::parse_size,
         help_heading = "Response limits"
     )]
     pub max_body_size: Option<u64>,

@@ -4,12 +4,14 @@
 use std::cell::{Cell, RefCell};
 use std::future::poll_fn;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Poll, Waker};
 use std::time::Instant;
 
 use super::RunShared;
+use super::clock::{Clock, SystemClock};
 use crate::plan::{Iterations, Profile};
+use crate::schedule::Ramp;
 
 /// Permission to run one iteration.
 #[derive(Debug, Clone, Copy)]
@@ -18,6 +20,26 @@ pub struct Ticket {
     pub due: Instant,
     /// False for warm-up iterations, which are sent but not measured.
     pub measured: bool,
+}
+
+/// The gate of one scenario on one worker.
+pub(super) enum Gate {
+    /// Closed model: the VU ramp and iteration limits.
+    Closed(ClosedGate),
+    /// Open model: the pacer's hand-outs.
+    Open(OpenDispatch),
+}
+
+impl Gate {
+    /// The next ticket of VU `vu` (global number), dispatcher slot `slot`, after `done`
+    /// iterations; `None` when it is finished.
+    #[inline]
+    pub(super) async fn next(&self, vu: u32, slot: usize, done: u64) -> Option<Ticket> {
+        match self {
+            Gate::Closed(g) => g.next(vu, done).await,
+            Gate::Open(d) => d.next(slot).await,
+        }
+    }
 }
 
 /// Closed model: VU `i` may start an iteration while the scenario's VU ramp is above `i` and its
@@ -45,36 +67,97 @@ impl ClosedGate {
         else {
             return None;
         };
-        if let Iterations::PerVu(n) = iterations
-            && done >= *n
+        let rule = ClosedRule {
+            ramp,
+            per_vu: match iterations {
+                Iterations::PerVu(n) => Some(*n),
+                _ => None,
+            },
+            start: shared.start,
+            end: shared.end,
+            measure_start: run.measure_start,
+            remaining: shared.remaining.as_ref(),
+        };
+        closed_ticket(&rule, &SystemClock, || run.stop.is_aborted(), vu, done).await
+    }
+}
+
+/// The closed model's rule for one scenario: which VU may start an iteration when. Pure: the
+/// time is an argument.
+pub(super) struct ClosedRule<'a> {
+    /// The VU count over time since `start`.
+    pub ramp: &'a Ramp,
+    /// Iterations each VU runs at most.
+    pub per_vu: Option<u64>,
+    /// When the scenario starts.
+    pub start: Instant,
+    /// No iteration starts at or after this.
+    pub end: Option<Instant>,
+    /// Results count from here: earlier iterations are warm-up.
+    pub measure_start: Instant,
+    /// Measured iterations left over all VUs and workers (a shared iteration count).
+    pub remaining: Option<&'a AtomicU64>,
+}
+
+/// What [`ClosedRule::admit`] says.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Admit {
+    /// Start an iteration now.
+    Go(Ticket),
+    /// Ask again at this instant (the ramp has not reached the VU yet).
+    WaitUntil(Instant),
+    /// The VU is done.
+    Finished,
+}
+
+impl ClosedRule<'_> {
+    /// Whether VU `vu`, which has done `done` iterations, may start one at `now`. A measured
+    /// ticket takes one of the shared iterations left.
+    pub(super) fn admit(&self, vu: u32, done: u64, now: Instant) -> Admit {
+        if self.per_vu.is_some_and(|n| done >= n) || self.end.is_some_and(|end| now >= end) {
+            return Admit::Finished;
+        }
+        if now < self.start {
+            return Admit::WaitUntil(self.start);
+        }
+        let t = now - self.start;
+        if !self.ramp.vu_active(vu, t) {
+            return match self.ramp.vu_next_active(vu, t) {
+                Some(at) => Admit::WaitUntil(self.start + at),
+                None => Admit::Finished,
+            };
+        }
+        let measured = now >= self.measure_start;
+        if measured
+            && let Some(remaining) = self.remaining
+            && remaining
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1))
+                .is_err()
         {
+            return Admit::Finished;
+        }
+        Admit::Go(Ticket { due: now, measured })
+    }
+}
+
+/// Waits on `clock` until `rule` admits VU `vu` (after `done` iterations) or finishes it, or
+/// `stopped` says the run is over.
+#[inline]
+pub(super) async fn closed_ticket<C: Clock>(
+    rule: &ClosedRule<'_>,
+    clock: &C,
+    stopped: impl Fn() -> bool,
+    vu: u32,
+    done: u64,
+) -> Option<Ticket> {
+    loop {
+        if stopped() {
             return None;
         }
-        loop {
-            if run.stop.is_aborted() {
-                return None;
-            }
-            let now = Instant::now();
-            if shared.end.is_some_and(|end| now >= end) {
-                return None;
-            }
-            if now < shared.start {
-                tokio::time::sleep_until(shared.start.into()).await;
-                continue;
-            }
-            let t = now - shared.start;
-            if ramp.vu_active(vu, t) {
-                let measured = now >= run.measure_start;
-                if measured && let Some(remaining) = &shared.remaining {
-                    // Exactly N measured iterations over all VUs and workers.
-                    remaining
-                        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| r.checked_sub(1))
-                        .ok()?;
-                }
-                return Some(Ticket { due: now, measured });
-            }
-            let at = ramp.vu_next_active(vu, t)?;
-            tokio::time::sleep_until((shared.start + at).into()).await;
+        match rule.admit(vu, done, clock.now()) {
+            Admit::Go(ticket) => return Some(ticket),
+            Admit::Finished => return None,
+            Admit::WaitUntil(at) => clock.sleep_until(at).await,
         }
     }
 }
@@ -186,44 +269,4 @@ impl OpenDispatch {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ticket() -> Ticket {
-        Ticket {
-            due: Instant::now(),
-            measured: true,
-        }
-    }
-
-    #[tokio::test(flavor = "current_thread")]
-    async fn vus_are_started_as_needed_up_to_the_cap_and_reused() {
-        let d = std::rc::Rc::new(OpenDispatch::new(2));
-        assert_eq!(d.started(), 0, "nothing up front");
-        assert_eq!(d.hand_out(ticket()), HandOut::Start(0));
-        // Slot 0 takes its ticket at once, then waits for the next.
-        assert!(d.next(0).await.is_some());
-        let local = tokio::task::LocalSet::new();
-        local
-            .run_until(async {
-                let d0 = d.clone();
-                let vu0 = tokio::task::spawn_local(async move { d0.next(0).await });
-                tokio::task::yield_now().await;
-                // Slot 0 is idle: it gets the next ticket, no new VU.
-                assert_eq!(d.hand_out(ticket()), HandOut::Handed);
-                assert!(vu0.await.unwrap().is_some());
-                // Slot 0 is busy now (it has not asked again): a second VU, then the cap.
-                assert_eq!(d.hand_out(ticket()), HandOut::Start(1));
-                assert_eq!(d.hand_out(ticket()), HandOut::Dropped);
-                assert_eq!(d.started(), 2);
-                // Closing releases the waiting VUs.
-                assert!(d.next(1).await.is_some(), "slot 1 holds its ticket");
-                let d1 = d.clone();
-                let vu1 = tokio::task::spawn_local(async move { d1.next(1).await });
-                tokio::task::yield_now().await;
-                d.close();
-                assert!(vu1.await.unwrap().is_none());
-            })
-            .await;
-    }
-}
+mod tests;

@@ -6,10 +6,15 @@
 //! the hard deadline (duration + timeout) so a run always ends. SIGINT and SIGTERM are watched by
 //! a thread of their own ([`signals`]) that stops the run cleanly.
 
+mod clock;
+mod connections;
 mod gate;
+mod pacer;
+mod request;
 mod signals;
+mod vu;
 
-pub(crate) use signals::signal_runtime;
+pub(crate) use signals::{SignalError, signal_runtime};
 mod usage;
 mod worker;
 

@@ -26,6 +26,23 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use super::Stop;
 use crate::error::Error;
 
+/// Why signals cannot be watched.
+#[derive(Debug, Clone, thiserror::Error)]
+pub(crate) enum SignalError {
+    /// The watcher thread could not be started.
+    #[error("cannot start the signal thread: {0}")]
+    Thread(Arc<std::io::Error>),
+    /// The watcher thread ended before it said whether its handlers were installed.
+    #[error("the signal thread ended at start")]
+    EndedAtStart,
+    /// The watcher's runtime could not be built.
+    #[error("cannot start the signal runtime: {0}")]
+    Runtime(Arc<std::io::Error>),
+    /// The SIGINT or SIGTERM handler could not be installed.
+    #[error("cannot install signal handlers: {0}")]
+    Handlers(Arc<std::io::Error>),
+}
+
 /// The watcher's view of the process.
 pub(super) struct Watcher {
     state: Mutex<State>,
@@ -41,12 +58,12 @@ struct State {
 
 /// The process's watcher, started on first use; its start-up error is kept and returned again.
 pub(super) fn watcher() -> Result<&'static Watcher, Error> {
-    static WATCHER: OnceLock<Result<&'static Watcher, String>> = OnceLock::new();
+    static WATCHER: OnceLock<Result<&'static Watcher, SignalError>> = OnceLock::new();
     WATCHER
         .get_or_init(start)
         .as_ref()
         .map(|w| *w)
-        .map_err(|why| Error::Engine(why.clone()))
+        .map_err(|why| Error::Engine(why.to_string()))
 }
 
 impl Watcher {
@@ -94,7 +111,7 @@ fn interrupt(stop: &Stop, signal: &'static str) {
 }
 
 /// Starts the watcher thread and returns once its handlers are installed.
-fn start() -> Result<&'static Watcher, String> {
+fn start() -> Result<&'static Watcher, SignalError> {
     let watcher: &'static Watcher = Box::leak(Box::new(Watcher {
         state: Mutex::new(State::default()),
     }));
@@ -102,14 +119,14 @@ fn start() -> Result<&'static Watcher, String> {
     std::thread::Builder::new()
         .name("volley-signals".into())
         .spawn(move || watch(watcher, &ready_tx))
-        .map_err(|e| format!("cannot start the signal thread: {e}"))?;
+        .map_err(|e| SignalError::Thread(Arc::new(e)))?;
     match ready_rx.recv() {
         Ok(result) => result.map(|()| watcher),
-        Err(_) => Err("the signal thread ended at start".into()),
+        Err(_) => Err(SignalError::EndedAtStart),
     }
 }
 
-fn watch(watcher: &'static Watcher, ready: &std::sync::mpsc::Sender<Result<(), String>>) {
+fn watch(watcher: &'static Watcher, ready: &std::sync::mpsc::Sender<Result<(), SignalError>>) {
     let Some((runtime, mut sigint, mut sigterm)) = signal_runtime(ready) else {
         return;
     };
@@ -128,7 +145,7 @@ fn watch(watcher: &'static Watcher, ready: &std::sync::mpsc::Sender<Result<(), S
 /// For a signal-watching thread: its own runtime and the SIGINT and SIGTERM streams, with
 /// `Ok(())` sent on `ready` once they are installed, or the error (then `None`).
 pub(crate) fn signal_runtime(
-    ready: &std::sync::mpsc::Sender<Result<(), String>>,
+    ready: &std::sync::mpsc::Sender<Result<(), SignalError>>,
 ) -> Option<(
     tokio::runtime::Runtime,
     tokio::signal::unix::Signal,
@@ -141,7 +158,7 @@ pub(crate) fn signal_runtime(
     {
         Ok(rt) => rt,
         Err(e) => {
-            let _ = ready.send(Err(format!("cannot start the signal runtime: {e}")));
+            let _ = ready.send(Err(SignalError::Runtime(Arc::new(e))));
             return None;
         }
     };
@@ -161,7 +178,7 @@ pub(crate) fn signal_runtime(
             Some((runtime, sigint, sigterm))
         }
         Err(e) => {
-            let _ = ready.send(Err(format!("cannot install signal handlers: {e}")));
+            let _ = ready.send(Err(SignalError::Handlers(Arc::new(e))));
             None
         }
     }

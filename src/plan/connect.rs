@@ -5,7 +5,7 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
 use crate::proto::client::{Client, ClientConfig, Protocol};
-use crate::proto::http1::Limits;
+use crate::proto::conn::Limits;
 use crate::proto::source::parse_source_addrs;
 use crate::proto::tls::{ClientCert, TlsOptions, TlsVersion};
 

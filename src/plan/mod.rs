@@ -21,7 +21,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::proto::grpc::GrpcMethod;
-use crate::proto::message::{PreparedRequest, Request};
+use crate::proto::message::Request;
+use crate::proto::prepared::PreparedRequest;
 use crate::record::model::GroupKind;
 use crate::redact::Secrets;
 use crate::schedule::Ramp;
@@ -98,7 +99,7 @@ pub struct Target {
     /// Protocol, TLS, keep-alive, streams, source addresses, and the clients built from them.
     pub connect: Connect,
     /// Response size limits (head, body).
-    pub limits: crate::proto::http1::Limits,
+    pub limits: crate::proto::conn::Limits,
 }
 
 /// One scenario: a load profile driving a flow of steps.

@@ -14,8 +14,8 @@ use super::{
     Templates,
 };
 use crate::error::Error;
+use crate::proto::conn::Limits;
 use crate::proto::grpc::GrpcSchema;
-use crate::proto::http1::Limits;
 use crate::proto::message::{Capture, Request, RequestKind};
 use crate::redact::Secrets;
 use crate::schedule::Ramp;
@@ -103,7 +103,7 @@ impl RunInput {
             duration: None,
             requests: None,
             warmup: Duration::ZERO,
-            timeout: crate::proto::http1::DEFAULT_TIMEOUT,
+            timeout: crate::proto::conn::DEFAULT_TIMEOUT,
             connect: ConnectOptions::default(),
             grpc: None,
             threads: None,
@@ -203,12 +203,14 @@ impl RunInput {
         let body_bytes = body.len() as u64;
         let grpc_call = grpc.is_some();
         if let Some(bytes) = self.max_header_bytes {
-            target.limits.max_head_bytes =
-                Limits::check_head(bytes).map_err(|why| invalid("--max-header-size", why))?;
+            target.limits.max_head_bytes = Limits::check_head(bytes)
+                .map_err(|why| invalid("--max-header-size", why.to_string()))?;
         }
         if let Some(bytes) = self.max_body_bytes {
-            target.limits.max_body_bytes =
-                Some(Limits::check_body(bytes).map_err(|why| invalid("--max-body-size", why))?);
+            target.limits.max_body_bytes = Some(
+                Limits::check_body(bytes)
+                    .map_err(|why| invalid("--max-body-size", why.to_string()))?,
+            );
         }
         target.connect = target.connect.with_limits(target.limits);
 

@@ -22,11 +22,13 @@ use http::header::{CONTENT_TYPE, HOST, TE, USER_AGENT};
 use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 
 use super::ErrorKind;
+use super::conn::{ConnPhase, Limits};
 use super::dial::{ConnectTiming, Dial, TcpDialer, TlsDialer};
 use super::grpc;
-use super::http1::{self, Phase, RequestBytes};
+use super::http1::{self, RequestBytes};
 use super::http2::{Http2Request, SharedConnection, StreamHandle};
-use super::message::{Capture, PreparedRequest, Request, RequestKind, Response, Wire};
+use super::message::{Capture, Request, RequestKind, Response};
+use super::prepared::{PreparedRequest, Wire};
 use super::source::SourceAddrs;
 use super::tls::{self, TlsError, TlsOptions};
 
@@ -121,7 +123,7 @@ pub struct Client {
     keepalive: bool,
     scheme: &'static str,
     /// Response size limits (HTTP/1.1 and HTTP/2).
-    limits: http1::Limits,
+    limits: Limits,
 }
 
 impl Client {
@@ -162,13 +164,13 @@ impl Client {
             dialer,
             protocol: config.protocol,
             keepalive: config.keepalive,
-            limits: http1::Limits::default(),
+            limits: Limits::default(),
         })
     }
 
     /// The same client with these response size limits, for every protocol (default:
-    /// [`http1::Limits::default`]: a 64 KiB head, a body of any size).
-    pub fn with_limits(mut self, limits: http1::Limits) -> Self {
+    /// [`Limits::default`]: a 64 KiB head, a body of any size).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
     }
@@ -340,7 +342,7 @@ impl Connection {
     }
 
     /// Sends `req` and reads the whole response. Wrap it in the request timeout; on timeout call
-    /// [`discard`](Self::discard) and count [`Phase::Connecting`] as a connect timeout.
+    /// [`discard`](Self::discard) and count [`ConnPhase::Connecting`] as a connect timeout.
     pub async fn exchange(&mut self, req: &PreparedRequest) -> Result<Response, ErrorKind> {
         match (self, &req.wire) {
             (Self::Http1(c), Wire::Http1(b)) => c.exchange_capturing(b, req.capture).await,
@@ -379,7 +381,7 @@ impl Connection {
     }
 
     /// The phase the last exchange reached.
-    pub fn phase(&self) -> Phase {
+    pub fn phase(&self) -> ConnPhase {
         match self {
             Self::Http1(c) => c.phase(),
             Self::Http1Tls(c) => c.phase(),

@@ -27,9 +27,9 @@ use h2::{Reason, RecvStream};
 use http::{HeaderMap, Method, Uri};
 
 use super::ErrorKind;
+use super::conn::{ConnPhase, Limits, MAX_HEADERS};
 use super::dial::{ConnectTiming, Dial, micros_since};
 use super::grpc::{self, GrpcCode};
-use super::http1::{Limits, MAX_HEADERS, Phase};
 use super::message::{Capture, Captured, Response, Timing};
 
 /// Per-stream receive window the client announces, bytes (the protocol default, 64 KiB, stalls
@@ -139,7 +139,7 @@ impl<D: Dial> SharedConnection<D> {
             shared: self.shared.clone(),
             sender: None,
             generation: 0,
-            phase: Phase::Connecting,
+            phase: ConnPhase::Connecting,
             received: 0,
             opened: 0,
             timeouts: 0,
@@ -152,7 +152,7 @@ pub struct StreamHandle<D: Dial> {
     shared: Arc<Shared<D>>,
     sender: Option<SendRequest<Bytes>>,
     generation: u64,
-    phase: Phase,
+    phase: ConnPhase,
     received: u64,
     opened: u32,
     /// Timeouts in a row ([`Self::discard`] calls without a completed exchange between).
@@ -183,7 +183,7 @@ impl<D: Dial> StreamHandle<D> {
     }
 
     /// The phase the last exchange reached (read it after a timeout).
-    pub fn phase(&self) -> Phase {
+    pub fn phase(&self) -> ConnPhase {
         self.phase
     }
 
@@ -224,12 +224,12 @@ impl<D: Dial> StreamHandle<D> {
         let mut retried = false;
         let sender = loop {
             if self.sender.is_none() {
-                self.phase = Phase::Connecting;
+                self.phase = ConnPhase::Connecting;
                 if let Some(timing) = self.acquire().await? {
                     connect = timing;
                 }
             }
-            self.phase = Phase::Exchanging;
+            self.phase = ConnPhase::Exchanging;
             let sender = self.sender.as_mut().expect("acquired above");
             match poll_fn(|cx| sender.poll_ready(cx)).await {
                 Ok(()) => break sender,

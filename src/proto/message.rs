@@ -1,7 +1,8 @@
 //! What the engine asks for and what it gets back, whatever the protocol.
 //!
 //! A [`Request`] is the protocol-neutral description (owned strings, easy to build from a plan);
-//! [`crate::proto::client::Client::prepare`] turns it once into a [`PreparedRequest`] in the wire
+//! [`crate::proto::client::Client::prepare`] turns it once into a
+//! [`PreparedRequest`](super::prepared::PreparedRequest) in the wire
 //! form of the client's protocol (HTTP/1.1 bytes, or HTTP/2 head + body, gRPC-framed), which every
 //! connection then sends as many times as needed without rebuilding it.
 
@@ -9,8 +10,6 @@ use bytes::Bytes;
 
 use super::ErrorKind;
 use super::grpc::GrpcCode;
-use super::http1::RequestBytes;
-use super::http2::Http2Request;
 
 /// Whether a request is a plain HTTP request or a gRPC call.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -129,42 +128,6 @@ impl Response {
         match self.grpc_status {
             Some(code) => code.error_kind(),
             None => ErrorKind::from_status(self.status),
-        }
-    }
-}
-
-/// A request in the wire form of one client's protocol, built once and sent many times.
-#[derive(Debug, Clone)]
-pub struct PreparedRequest {
-    pub(crate) wire: Wire,
-    pub(crate) capture: Capture,
-    pub(crate) bytes_sent: u64,
-}
-
-/// The protocol-specific form.
-#[derive(Debug, Clone)]
-pub(crate) enum Wire {
-    Http1(RequestBytes),
-    Http2(Box<Http2Request>),
-}
-
-impl PreparedRequest {
-    /// Bytes one send puts on the connection, bytes (HTTP/2: head names and values plus the
-    /// body, before HPACK compression).
-    pub fn bytes_sent(&self) -> u64 {
-        self.bytes_sent
-    }
-
-    /// What the response keeps.
-    pub fn capture(&self) -> Capture {
-        self.capture
-    }
-
-    /// The serialised request, for an HTTP/1.1 client's request (for display).
-    pub fn http1_bytes(&self) -> Option<&[u8]> {
-        match &self.wire {
-            Wire::Http1(b) => Some(b.as_bytes()),
-            Wire::Http2(_) => None,
         }
     }
 }

@@ -7,7 +7,9 @@
 //!
 //! - [`client`]: the protocol-neutral seam the engine drives: [`client::Client`] (built once per
 //!   run), [`client::Connection`] (one per task; HTTP/2 handles share a connection),
-//!   [`message::Request`] → [`message::PreparedRequest`] → [`message::Response`].
+//!   [`message::Request`] → [`prepared::PreparedRequest`] → [`message::Response`].
+//! - [`conn`]: what every protocol's connection shares: its phase ([`conn::ConnPhase`]),
+//!   response size [`conn::Limits`], the default timeout.
 //! - [`http1`]: the hand-written HTTP/1.1 client (hot path), generic over how it connects.
 //! - [`http2`]: HTTP/2 (h2c prior knowledge, or h2 by ALPN over TLS) on the `h2` crate, one
 //!   connection shared by several stream handles.
@@ -18,11 +20,13 @@
 //! - [`source`]: parsing source-address lists and ranges (`127.0.0.2-127.0.0.40`).
 
 pub mod client;
+pub mod conn;
 pub mod dial;
 pub mod grpc;
 pub mod http1;
 pub mod http2;
 pub mod message;
+pub mod prepared;
 pub mod reflection;
 pub mod source;
 pub mod tls;

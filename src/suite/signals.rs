@@ -61,7 +61,7 @@ impl Interrupts {
         // volley before its processes are stopped.
         match ready_rx.recv() {
             Ok(Ok(())) => {}
-            Ok(Err(why)) => return Err(Error::Engine(why)),
+            Ok(Err(why)) => return Err(Error::Engine(why.to_string())),
             Err(_) => return Err(Error::Engine("the signal thread ended at start".into())),
         }
         me.shutdown = Some(stop_tx);
@@ -128,7 +128,7 @@ impl Drop for Interrupts {
 fn watch_loop(
     inner: &Inner,
     mut shutdown: oneshot::Receiver<()>,
-    ready: &std::sync::mpsc::Sender<Result<(), String>>,
+    ready: &std::sync::mpsc::Sender<Result<(), crate::engine::SignalError>>,
 ) {
     let Some((runtime, mut sigint, mut sigterm)) = crate::run::signal_runtime(ready) else {
         return;

@@ -231,7 +231,7 @@ fn over_http2_the_same_size_limits_hold() {
     let c = h2("h2-1000-headers", "/chaos/headers?count=1000", &[]);
     all_failed_with(&c, "header_too_large");
     // A 1 MiB header line is refused by h2 while decoding, which it reports as a protocol
-    // error (see `proto::http1::Limits`); allowed by the limit, it is read.
+    // error (see `proto::conn::Limits`); allowed by the limit, it is read.
     let c = h2("h2-1mb-header", "/chaos/long-header?bytes=1048576", &[]);
     all_failed_with(&c, "protocol_error");
     let c = h2(
@@ -372,7 +372,7 @@ mod tls {
 
     use volley::proto::ErrorKind;
     use volley::proto::client::{Client, ClientConfig};
-    use volley::proto::http1::Phase;
+    use volley::proto::conn::ConnPhase as Phase;
     use volley::proto::message::Request;
     use volley::proto::tls::TlsOptions;
 

@@ -12,8 +12,8 @@ use crate::plan::Target;
 use crate::plan::connect::{self, ConnectOptions};
 use crate::plan::file::{PlanFile, SizeText};
 use crate::plan::template::{Templates, has_template_syntax};
+use crate::proto::conn::{Limits, SizeError, parse_size};
 use crate::proto::grpc::{GrpcSchema, split_call};
-use crate::proto::http1::{Limits, parse_size};
 use crate::proto::message::Capture;
 use crate::proto::reflection;
 use toml::Spanned;
@@ -50,7 +50,7 @@ impl Ctx<'_> {
                 why,
             })?,
             (None, Some(t)) => self.duration(t, false)?,
-            (None, None) => crate::proto::http1::DEFAULT_TIMEOUT,
+            (None, None) => crate::proto::conn::DEFAULT_TIMEOUT,
         };
         if timeout.is_zero() {
             return Err(self.err(
@@ -198,7 +198,7 @@ impl Ctx<'_> {
 pub fn step_capture(capture: bool) -> Capture {
     if capture {
         Capture {
-            body_limit: crate::proto::http1::MAX_CAPTURE_BYTES,
+            body_limit: crate::proto::conn::MAX_CAPTURE_BYTES,
             headers: true,
         }
     } else {
@@ -294,7 +294,7 @@ fn resolve_host_with(
 const SIZE_HINT: &str = "write sizes as bytes (65536) or with a unit: \"64KiB\", \"10MB\"";
 
 /// A size as written, in bytes.
-fn size_bytes(s: &Spanned<SizeText>) -> Result<u64, String> {
+fn size_bytes(s: &Spanned<SizeText>) -> Result<u64, SizeError> {
     match s.get_ref() {
         SizeText::Bytes(n) => Ok(*n),
         SizeText::Text(t) => parse_size(t),

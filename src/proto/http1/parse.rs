@@ -1,7 +1,7 @@
 //! Parsing of HTTP/1.1 response heads and chunked bodies, in place and without allocating.
 
-use super::MAX_HEADERS;
 use crate::proto::ErrorKind;
+use crate::proto::conn::MAX_HEADERS;
 
 /// The parts of a response head that decide how to read the body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

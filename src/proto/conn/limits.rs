@@ -56,21 +56,18 @@ impl Limits {
     /// Checks a head limit given by a user: within
     /// [`MIN_HEAD_LIMIT_BYTES`]..=[`MAX_HEAD_LIMIT_BYTES`]. The error says why, for a message
     /// that names the flag or key.
-    pub fn check_head(bytes: u64) -> Result<usize, String> {
+    pub fn check_head(bytes: u64) -> Result<usize, SizeError> {
         if (MIN_HEAD_LIMIT_BYTES..=MAX_HEAD_LIMIT_BYTES).contains(&bytes) {
             Ok(bytes as usize)
         } else {
-            Err(format!(
-                "must be between 1KiB and 16MiB (each connection may buffer that much), not \
-                 {bytes} bytes"
-            ))
+            Err(SizeError::HeadLimit(bytes))
         }
     }
 
     /// Checks a body limit given by a user: at least 1 byte.
-    pub fn check_body(bytes: u64) -> Result<u64, String> {
+    pub fn check_body(bytes: u64) -> Result<u64, SizeError> {
         if bytes == 0 {
-            Err("must be at least 1 byte (leave it out for no limit)".into())
+            Err(SizeError::NoBody)
         } else {
             Ok(bytes)
         }
@@ -82,10 +79,28 @@ impl Limits {
     }
 }
 
+/// A size or size limit a user gave that cannot be used; the message completes a sentence that
+/// names the flag or key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    /// A head limit outside [`MIN_HEAD_LIMIT_BYTES`]..=[`MAX_HEAD_LIMIT_BYTES`], bytes.
+    #[error("must be between 1KiB and 16MiB (each connection may buffer that much), not {0} bytes")]
+    HeadLimit(u64),
+    /// A body limit of 0 bytes.
+    #[error("must be at least 1 byte (leave it out for no limit)")]
+    NoBody,
+    /// Text that is not a size.
+    #[error("`{0}` is not a size like 65536, 64KiB or 10MB")]
+    NotASize(String),
+    /// A size beyond `u64` bytes.
+    #[error("`{0}` is too large")]
+    TooLarge(String),
+}
+
 /// Parses a size: bytes (`65536`), or a number with a unit: `KiB`, `MiB`, `GiB` (or `K`, `M`,
 /// `G`: powers of 1024) or `kB`, `MB`, `GB` (powers of 1000), case-insensitive, e.g. `64KiB`,
 /// `10MB`, `1.5MiB`.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -99,14 +114,14 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "kb" => 1_000,
         "mb" => 1_000_000,
         "gb" => 1_000_000_000,
-        _ => return Err(format!("`{text}` is not a size like 65536, 64KiB or 10MB")),
+        _ => return Err(SizeError::NotASize(text.to_owned())),
     };
     let value: f64 = number
         .parse()
-        .map_err(|_| format!("`{text}` is not a size like 65536, 64KiB or 10MB"))?;
+        .map_err(|_| SizeError::NotASize(text.to_owned()))?;
     let bytes = value * factor as f64;
     if !bytes.is_finite() || bytes >= u64::MAX as f64 {
-        return Err(format!("`{text}` is too large"));
+        return Err(SizeError::TooLarge(text.to_owned()));
     }
     Ok(bytes.round() as u64)
 }
@@ -135,12 +150,23 @@ mod tests {
     fn limits_are_validated() {
         assert_eq!(Limits::check_head(8192), Ok(8192));
         assert_eq!(Limits::check_head(1024), Ok(1024));
-        assert!(Limits::check_head(1023).unwrap_err().contains("1KiB"));
-        assert!(Limits::check_head(1 << 30).unwrap_err().contains("16MiB"));
+        assert!(
+            Limits::check_head(1023)
+                .unwrap_err()
+                .to_string()
+                .contains("1KiB")
+        );
+        assert!(
+            Limits::check_head(1 << 30)
+                .unwrap_err()
+                .to_string()
+                .contains("16MiB")
+        );
         assert_eq!(Limits::check_body(1), Ok(1));
         assert!(
             Limits::check_body(0)
                 .unwrap_err()
+                .to_string()
                 .contains("at least 1 byte")
         );
         assert_eq!(Limits::default().body_cap(), u64::MAX);

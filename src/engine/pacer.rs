@@ -1,0 +1,206 @@
+//! The open model's pacer: hands each due iteration of this worker's share of the schedule to an
+//! idle VU, starts a VU for it (up to the cap), or counts it dropped.
+//!
+//! The due times come from `schedule` ([`Interleave::due`] on the scenario's [`Ramp`]); what to
+//! do at each one is decided by [`Arrivals`] from the time the [`Clock`] reads, so the loop
+//! ([`pace`]) runs the same under tokio's paused time in tests as on the timerfd in a run.
+//!
+//! A pacer behind its schedule sends every iteration due, late, with its scheduled due time:
+//! latency and send lag are measured from it (no coordinated omission), and nothing is skipped.
+//! Nothing is handed out once the scenario's end is [`LATE_LIMIT`] past: iterations still owed
+//! then (the generator fell far behind) are not sent that late, which would stretch a 1 s run
+//! asked for 10⁸ req/s into many seconds; the shortfall shows in the achieved rate, the send lag
+//! and their warnings.
+
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::RunShared;
+use super::clock::{Clock, PreciseClock};
+use super::connections::VuConnections;
+use super::gate::{Gate, HandOut, Ticket};
+use super::vu::{Vu, vu_loop};
+use super::worker::WorkerState;
+use crate::plan::Profile;
+use crate::schedule::{Interleave, Ramp};
+
+/// How long after a scenario's end the open model still sends iterations that fell due before it.
+pub(super) const LATE_LIMIT: Duration = Duration::from_secs(1);
+
+/// One worker's share of an open scenario's arrivals: when each falls due and whether it is
+/// still handed out. Pure: it reads no clock.
+pub(super) struct Arrivals<'a> {
+    ramp: &'a Ramp,
+    share: Interleave,
+    /// The schedule's origin: event `n` is due at `start + ramp.due(n)`.
+    start: Instant,
+    /// Results count from here: earlier iterations are warm-up.
+    measure_start: Instant,
+    /// Nothing is handed out at or after this (the scenario's end + [`LATE_LIMIT`]).
+    cutoff: Option<Instant>,
+    /// Global indices at or above this never fall due (a count limit).
+    bound: Option<u64>,
+    /// This share's next item.
+    k: u64,
+    /// When item `k` is due (none: the share is done).
+    next: Option<Instant>,
+}
+
+impl<'a> Arrivals<'a> {
+    /// The share `share` of `ramp` started at `start`, measured from `measure_start`, ending at
+    /// `end` (if it ends by time) or after `limit` measured iterations over all workers (quick
+    /// mode `-n`: exactly that many fall due, sent or dropped, after the warm-up's).
+    pub(super) fn new(
+        ramp: &'a Ramp,
+        share: Interleave,
+        start: Instant,
+        measure_start: Instant,
+        end: Option<Instant>,
+        limit: Option<u64>,
+    ) -> Self {
+        let warmup_count = ramp.count_before(measure_start.saturating_duration_since(start));
+        let mut arrivals = Self {
+            ramp,
+            share,
+            start,
+            measure_start,
+            cutoff: end.map(|end| end + LATE_LIMIT),
+            bound: limit.map(|n| warmup_count + n),
+            k: 0,
+            next: None,
+        };
+        arrivals.next = arrivals.due(0);
+        arrivals
+    }
+
+    fn due(&self, k: u64) -> Option<Instant> {
+        let n = self.share.index(k);
+        if self.bound.is_some_and(|b| n >= b) {
+            return None;
+        }
+        self.share
+            .due(self.ramp, k)
+            .map(|offset| self.start + offset)
+    }
+
+    /// When the next iteration is due; `None` when this share has none left.
+    #[inline]
+    pub(super) fn next_due(&self) -> Option<Instant> {
+        self.next
+    }
+
+    /// Moves on to the next iteration.
+    #[inline]
+    pub(super) fn advance(&mut self) {
+        self.k += 1;
+        self.next = self.due(self.k);
+    }
+
+    /// Whether an iteration is too late to send at `now` (see [`LATE_LIMIT`]).
+    #[inline]
+    pub(super) fn too_late(&self, now: impl FnOnce() -> Instant) -> bool {
+        self.cutoff.is_some_and(|cutoff| now() >= cutoff)
+    }
+
+    /// The ticket of an iteration due at `due`.
+    #[inline]
+    pub(super) fn ticket(&self, due: Instant) -> Ticket {
+        Ticket {
+            due,
+            measured: due >= self.measure_start,
+        }
+    }
+}
+
+/// Runs `arrivals` on `clock`: waits for each due time and calls `hand_out` with its ticket,
+/// until the share is done, `stopped` says so, or it is too late.
+pub(super) async fn pace<C: Clock>(
+    arrivals: &mut Arrivals<'_>,
+    clock: &C,
+    stopped: impl Fn() -> bool,
+    mut hand_out: impl FnMut(Ticket),
+) {
+    while let Some(due) = arrivals.next_due() {
+        if stopped() {
+            break;
+        }
+        clock.sleep_until(due).await;
+        if arrivals.too_late(|| clock.now()) {
+            break;
+        }
+        hand_out(arrivals.ticket(due));
+        arrivals.advance();
+        // Behind schedule, the next iteration is already due: let the VUs run and the reactor
+        // deliver finished responses first, so overdue iterations go to VUs that are really free
+        // instead of bursting onto new connections.
+        if arrivals.next_due().is_some_and(|next| next <= clock.now()) {
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// The pacer task of open scenario `scenario` on this worker (one of `stride` taking part):
+/// paces its share, starting VUs on the worker's thread as the load needs them, then waits for
+/// them to finish.
+pub(super) async fn pacer(
+    state: Rc<WorkerState>,
+    gate: Rc<Gate>,
+    run: Arc<RunShared>,
+    scenario: usize,
+    stride: usize,
+    mut conns: VuConnections,
+) {
+    let Gate::Open(dispatch) = &*gate else {
+        return;
+    };
+    let Profile::Arrival { ramp, limit, .. } = &run.plan.scenarios[scenario].profile else {
+        return;
+    };
+    let share = Interleave {
+        worker: state.index,
+        workers: stride,
+    };
+    let timing = &run.scenarios[scenario];
+    let mut arrivals = Arrivals::new(
+        ramp,
+        share,
+        timing.start,
+        run.measure_start,
+        timing.end,
+        *limit,
+    );
+    let group = run.plan.scenarios[scenario].group;
+    let mut vus = Vec::new();
+    let clock = PreciseClock::new();
+    let stopped = || run.stop.is_aborted();
+    pace(&mut arrivals, &clock, stopped, |ticket| {
+        match dispatch.hand_out(ticket) {
+            HandOut::Handed => {}
+            HandOut::Start(slot) => vus.push(tokio::task::spawn_local(vu_loop(
+                Vu {
+                    scenario,
+                    // Global VU numbers: the same interleave as the arrivals.
+                    vu: share.index(slot as u64) as u32,
+                    slot,
+                },
+                conns.next(),
+                state.clone(),
+                gate.clone(),
+                run.clone(),
+            ))),
+            HandOut::Dropped if ticket.measured => {
+                state.recorder.borrow_mut().record_dropped(group);
+            }
+            HandOut::Dropped => {}
+        }
+    })
+    .await;
+    dispatch.close();
+    for vu in vus {
+        let _ = vu.await;
+    }
+}
+
+#[cfg(test)]
+mod tests;

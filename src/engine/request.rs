@@ -1,0 +1,170 @@
+//! How one step's request goes out: prepared before the run, or rendered now from its templates
+//! into buffers the VU reuses (nothing allocated per request for HTTP/1.1).
+
+use bytes::Bytes;
+
+use crate::plan::load::step_capture;
+use crate::plan::{Body, DynamicRequest, Plan, Step, StepRequest};
+use crate::proto::client::Protocol;
+use crate::proto::message::{Request, RequestKind};
+use crate::proto::prepared::PreparedRequest;
+
+/// How one step's request goes out this time.
+pub(super) enum Outgoing<'a> {
+    /// Prepared before the run.
+    Prepared(&'a PreparedRequest),
+    /// Rendered and prepared now (HTTP/2, gRPC).
+    Owned(PreparedRequest),
+    /// Rendered now into [`Scratch::wire`] as HTTP/1.1 bytes; `true` when a body is expected.
+    Bytes(bool),
+}
+
+impl Outgoing<'_> {
+    /// Bytes one send puts on the connection (see [`PreparedRequest::bytes_sent`]).
+    pub(super) fn bytes_sent(&self, scratch: &Scratch) -> u64 {
+        match self {
+            Outgoing::Prepared(p) => p.bytes_sent(),
+            Outgoing::Owned(p) => p.bytes_sent(),
+            Outgoing::Bytes(_) => scratch.wire.len() as u64,
+        }
+    }
+}
+
+/// A VU's buffers for rendering templated requests, reused across requests.
+#[derive(Default)]
+pub(super) struct Scratch {
+    /// The HTTP/1.1 request bytes.
+    pub wire: Vec<u8>,
+    /// The rendered body.
+    body: Vec<u8>,
+    /// Rendered path and header values.
+    text: Vec<u8>,
+    /// Per header: where its value lies in `text`.
+    header_at: Vec<std::ops::Range<usize>>,
+}
+
+/// A template failed, or rendered something that cannot be sent: nothing is sent, the attempt
+/// counts as [`ErrorKind::Template`](crate::proto::ErrorKind::Template).
+pub(super) struct RenderFailed;
+
+/// The request of `step` for this send: its prepared form when static, else rendered with `ctx`.
+pub(super) fn outgoing<'a>(
+    plan: &Plan,
+    step: &'a Step,
+    ctx: Option<&minijinja::Value>,
+    scratch: &mut Scratch,
+) -> Result<Outgoing<'a>, RenderFailed> {
+    match &step.request {
+        StepRequest::Static(s) => Ok(Outgoing::Prepared(&s.prepared)),
+        StepRequest::Dynamic(d) => build_dynamic(plan, step, d, ctx, scratch),
+    }
+}
+
+/// Renders a templated request (every buffer reused across requests): HTTP/1.1 into
+/// [`Scratch::wire`]; HTTP/2 and gRPC into a request prepared now.
+fn build_dynamic<'a>(
+    plan: &Plan,
+    step: &Step,
+    d: &DynamicRequest,
+    ctx: Option<&minijinja::Value>,
+    scratch: &mut Scratch,
+) -> Result<Outgoing<'a>, RenderFailed> {
+    let path_end = render_parts(plan, d, ctx, scratch)?;
+    let text = &scratch.text;
+    let connect = &plan.target.connect;
+    let client = connect.client_for(step.grpc.is_some());
+    if client.protocol() == Protocol::Http1 {
+        scratch.wire.clear();
+        crate::proto::http1::write_request(
+            &mut scratch.wire,
+            &d.method,
+            &plan.target.host_header,
+            &text[..path_end],
+            d.headers
+                .iter()
+                .zip(&scratch.header_at)
+                .map(|((n, _), at)| (n.as_str(), &text[at.clone()])),
+            &scratch.body,
+            connect.keepalive,
+        );
+        return Ok(Outgoing::Bytes(d.method != "HEAD"));
+    }
+    let owned = |b: &[u8]| String::from_utf8(b.to_vec()).map_err(|_| RenderFailed);
+    let body = match &step.grpc {
+        Some(m) => {
+            let json = std::str::from_utf8(&scratch.body).map_err(|_| RenderFailed)?;
+            m.encode_json(if json.is_empty() { "{}" } else { json })
+                .map_err(|_| RenderFailed)?
+        }
+        None => Bytes::copy_from_slice(&scratch.body),
+    };
+    let request = Request {
+        method: http::Method::from_bytes(d.method.as_bytes()).map_err(|_| RenderFailed)?,
+        authority: plan.target.host_header.clone(),
+        path_and_query: owned(&text[..path_end])?,
+        headers: d
+            .headers
+            .iter()
+            .zip(&scratch.header_at)
+            .map(|((n, _), at)| Ok((n.clone(), owned(&text[at.clone()])?)))
+            .collect::<Result<_, RenderFailed>>()?,
+        body,
+        kind: if step.grpc.is_some() {
+            RequestKind::Grpc
+        } else {
+            RequestKind::Http
+        },
+        capture: step_capture(step.capture),
+    };
+    client
+        .prepare(&request)
+        .map(Outgoing::Owned)
+        .map_err(|_| RenderFailed)
+}
+
+/// Renders the body, the path and the header values into `scratch`; returns where the path
+/// ends in [`Scratch::text`].
+fn render_parts(
+    plan: &Plan,
+    d: &DynamicRequest,
+    ctx: Option<&minijinja::Value>,
+    scratch: &mut Scratch,
+) -> Result<usize, RenderFailed> {
+    let templates = &plan.templates;
+    let empty = minijinja::Value::UNDEFINED;
+    let ctx = ctx.unwrap_or(&empty);
+    scratch.body.clear();
+    match &d.body {
+        Body::Empty => {}
+        Body::Text(t) | Body::Json(t) => templates
+            .render_into(t, ctx, &mut scratch.body)
+            .map_err(|_| RenderFailed)?,
+    }
+    scratch.text.clear();
+    scratch.header_at.clear();
+    templates
+        .render_into(&d.path, ctx, &mut scratch.text)
+        .map_err(|_| RenderFailed)?;
+    let path_end = scratch.text.len();
+    // A rendered path with spaces or line breaks would corrupt the request line.
+    if scratch.text[..path_end]
+        .iter()
+        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+    {
+        return Err(RenderFailed);
+    }
+    for (_, value) in &d.headers {
+        let start = scratch.text.len();
+        templates
+            .render_into(value, ctx, &mut scratch.text)
+            .map_err(|_| RenderFailed)?;
+        if scratch.text[start..]
+            .iter()
+            .any(|b| *b == b'\r' || *b == b'\n')
+        {
+            return Err(RenderFailed);
+        }
+        scratch.header_at.push(start..scratch.text.len());
+    }
+    Ok(path_end)
+}

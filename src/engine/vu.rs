@@ -1,0 +1,406 @@
+//! The VU loop: the single iteration loop of volley. A VU takes a ticket from its gate, runs the
+//! scenario's flow (each step: send, record, checks, extraction, think time), until the gate
+//! says stop. The load model only changes which gate hands it tickets.
+
+use std::collections::BTreeMap;
+use std::pin::{Pin, pin};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::time::Sleep;
+
+use super::RunShared;
+use super::gate::Gate;
+use super::request::{Outgoing, RenderFailed, Scratch, outgoing};
+use super::worker::WorkerState;
+use crate::plan::check::Captured;
+use crate::plan::load::step_capture;
+use crate::plan::{Flow, Scenario, Step, StepRequest};
+use crate::proto::ErrorKind;
+use crate::proto::client::Connection;
+use crate::proto::conn::ConnPhase;
+use crate::proto::grpc::GrpcCode;
+use crate::proto::message::{Response, Timing};
+use crate::record::recorder::{Sample, Window};
+
+/// Which VU a task is.
+#[derive(Clone, Copy)]
+pub(super) struct Vu {
+    /// Index of its scenario in the plan.
+    pub scenario: usize,
+    /// Global VU number within the scenario (0-based).
+    pub vu: u32,
+    /// Index among this worker's VUs of the scenario.
+    pub slot: usize,
+}
+
+/// Per-VU state carried across requests.
+struct VuRun<'a> {
+    run: &'a RunShared,
+    state: &'a WorkerState,
+    scenario: &'a Scenario,
+    /// Global VU number within the scenario (0-based).
+    number: u32,
+    /// Iterations started before the current one.
+    iteration: u64,
+    start: Instant,
+    /// The scenario's scheduled end (none: it ends when its iterations are done).
+    end: Option<Instant>,
+    /// When the current iteration was due (or started): its requests belong to the ladder
+    /// phase it fell in, even a later step sent after that phase ended.
+    iteration_at: Instant,
+    /// The connection (HTTP/2: stream handle) of HTTP steps.
+    conn: Connection,
+    /// The HTTP/2 connection of gRPC steps when HTTP steps speak HTTP/1.1.
+    grpc_conn: Option<Connection>,
+    deadline: Pin<&'a mut Sleep>,
+    /// Variables extracted so far.
+    vars: BTreeMap<String, minijinja::Value>,
+    /// The template context for the current iteration (rebuilt after extractions).
+    ctx: Option<minijinja::Value>,
+    /// Templated requests are rendered here (reused).
+    scratch: Scratch,
+}
+
+impl VuRun<'_> {
+    /// Rebuilds the template context from the VU, the iteration and the variables.
+    fn refresh_context(&mut self) {
+        self.ctx = Some(self.run.plan.templates.context(
+            self.number,
+            self.iteration,
+            &self.scenario.name,
+            &self.vars,
+        ));
+    }
+}
+
+/// The single iteration loop: take a ticket, run the scenario's flow, until the gate says stop.
+pub(super) async fn vu_loop(
+    who: Vu,
+    conns: (Connection, Option<Connection>),
+    state: Rc<WorkerState>,
+    gate: Rc<Gate>,
+    run: Arc<RunShared>,
+) {
+    let scenario = &run.plan.scenarios[who.scenario];
+    let timing = &run.scenarios[who.scenario];
+    let templated = scenario
+        .steps
+        .iter()
+        .any(|s| matches!(s.request, StepRequest::Dynamic(_)));
+    let mut vu = VuRun {
+        run: &run,
+        state: &state,
+        scenario,
+        number: who.vu,
+        iteration: 0,
+        start: timing.start,
+        end: timing.end,
+        iteration_at: timing.start,
+        conn: conns.0,
+        grpc_conn: conns.1,
+        deadline: pin!(tokio::time::sleep(Duration::ZERO)),
+        vars: BTreeMap::new(),
+        ctx: None,
+        scratch: Scratch::default(),
+    };
+    let mut backoff = Backoff::default();
+    while let Some(ticket) = gate.next(who.vu, who.slot, vu.iteration).await {
+        vu.iteration_at = ticket.due;
+        if ticket.measured {
+            state.recorder.borrow_mut().record_iteration(scenario.group);
+        }
+        if templated {
+            vu.refresh_context();
+        }
+        match &scenario.flow {
+            Flow::Sequential => {
+                let mut due = Some(ticket.due);
+                for step in &scenario.steps {
+                    let error = run_step(&mut vu, step, due.take(), ticket.measured).await;
+                    // Out of ports or descriptors: the rest of the iteration would fail the
+                    // same way; wait before the next try instead of spinning.
+                    if backoff.after(error, vu.end).await || run.stop.is_aborted() {
+                        break;
+                    }
+                }
+            }
+            Flow::Weighted(cumulative) => {
+                let total = cumulative.last().copied().unwrap_or(1);
+                let pick = fastrand::u64(0..total);
+                let i = cumulative.partition_point(|&c| c <= pick);
+                let step = &scenario.steps[i.min(scenario.steps.len() - 1)];
+                let error = run_step(&mut vu, step, Some(ticket.due), ticket.measured).await;
+                backoff.after(error, vu.end).await;
+            }
+        }
+        if ticket.measured && vu.end.is_none_or(|end| Instant::now() <= end) {
+            state.recorder.borrow_mut().record_completed(scenario.group);
+        }
+        vu.iteration += 1;
+    }
+}
+
+/// A VU's wait after the generator ran out of a local resource (ephemeral ports, file
+/// descriptors): bounded exponential, from [`BACKOFF_MIN`] to [`BACKOFF_MAX`], reset by any
+/// attempt that did not fail that way. Without it a VU whose connect fails at once retries in a
+/// tight loop, burning the CPU and counting millions of failed attempts.
+#[derive(Default)]
+struct Backoff {
+    next: Duration,
+}
+
+/// First wait after a local resource failure.
+const BACKOFF_MIN: Duration = Duration::from_millis(1);
+/// Longest wait between two tries.
+const BACKOFF_MAX: Duration = Duration::from_millis(500);
+
+impl Backoff {
+    /// After an attempt that ended with `error`: waits (never past `end`) and returns true when
+    /// it was a local resource failure.
+    async fn after(&mut self, error: Option<ErrorKind>, end: Option<Instant>) -> bool {
+        if !error.is_some_and(ErrorKind::is_local_resource) {
+            self.next = Duration::ZERO;
+            return false;
+        }
+        self.next = (self.next * 2).clamp(BACKOFF_MIN, BACKOFF_MAX);
+        let mut wake = Instant::now() + self.next;
+        if let Some(end) = end {
+            wake = wake.min(end);
+        }
+        tokio::time::sleep_until(wake.into()).await;
+        true
+    }
+}
+
+/// What one exchange came to, as recorded.
+struct Outcome {
+    status: Option<u16>,
+    error: Option<ErrorKind>,
+    grpc: Option<GrpcCode>,
+    timing: Timing,
+    bytes_sent: u64,
+    bytes_received: u64,
+    connections_opened: u32,
+}
+
+impl Outcome {
+    fn failed(error: ErrorKind) -> Self {
+        Self {
+            status: None,
+            error: Some(error),
+            grpc: None,
+            timing: Timing::default(),
+            bytes_sent: 0,
+            bytes_received: 0,
+            connections_opened: 0,
+        }
+    }
+}
+
+/// One exchange as it happened: its result and when it was sent and done.
+struct Exchanged {
+    result: Result<Response, ErrorKind>,
+    sent: Instant,
+    done: Instant,
+}
+
+/// Sends one step's request and records it; runs its checks, extraction and think time.
+/// Returns the failure, if the attempt failed.
+async fn run_step(
+    vu: &mut VuRun<'_>,
+    step: &Step,
+    due: Option<Instant>,
+    measured: bool,
+) -> Option<ErrorKind> {
+    let run = vu.run;
+    let outgoing = match outgoing(&run.plan, step, vu.ctx.as_ref(), &mut vu.scratch) {
+        Ok(o) => o,
+        Err(RenderFailed) => {
+            let now = Instant::now();
+            let outcome = Outcome::failed(ErrorKind::Template);
+            record(vu, step, measured, now, now, due, &outcome);
+            return outcome.error;
+        }
+    };
+    let exchanged = exchange(vu, step, &outgoing).await;
+    let conn = match (&vu.grpc_conn, step.grpc.is_some()) {
+        (Some(c), true) => c,
+        _ => &vu.conn,
+    };
+    let reached_server = exchanged.result.is_ok() || !matches!(conn.phase(), ConnPhase::Connecting);
+    let bytes_sent = if reached_server {
+        outgoing.bytes_sent(&vu.scratch)
+    } else {
+        0
+    };
+    let bytes_received = conn.bytes_received();
+    let connections_opened = conn.connections_opened();
+    let Exchanged { result, sent, done } = exchanged;
+    let (outcome, response) = match result {
+        Ok(r) => {
+            let error = match r.grpc_status {
+                Some(_) => r.error(),
+                None if step.expected_status.contains(&r.status) => None,
+                None => r.error(),
+            };
+            let outcome = Outcome {
+                status: Some(r.status),
+                error,
+                grpc: r.grpc_status,
+                timing: r.timing,
+                bytes_sent,
+                bytes_received,
+                connections_opened,
+            };
+            (outcome, Some(r))
+        }
+        Err(kind) => (
+            Outcome {
+                bytes_sent,
+                bytes_received,
+                connections_opened,
+                ..Outcome::failed(kind)
+            },
+            None,
+        ),
+    };
+    record(vu, step, measured, sent, done, due, &outcome);
+    if !step.checks.is_empty() || !step.extract.is_empty() {
+        check_and_extract(vu, step, measured, response.as_ref(), &outcome, done - sent);
+    }
+    if !step.think.is_zero() {
+        tokio::time::sleep(step.think).await;
+    }
+    outcome.error
+}
+
+/// Sends `outgoing` on the step's connection and waits for the response, at most the target's
+/// timeout (a timeout while connecting counts as a connect timeout).
+async fn exchange(vu: &mut VuRun<'_>, step: &Step, outgoing: &Outgoing<'_>) -> Exchanged {
+    let timeout = vu.run.plan.target.timeout;
+    let capture = step_capture(step.capture);
+    let conn = match (&mut vu.grpc_conn, step.grpc.is_some()) {
+        (Some(c), true) => c,
+        _ => &mut vu.conn,
+    };
+    let wire = &vu.scratch.wire;
+    let in_flight = &vu.state.in_flight;
+    in_flight.set(in_flight.get() + 1);
+    let sent = Instant::now();
+    vu.deadline.as_mut().reset((sent + timeout).into());
+    let result = tokio::select! {
+        biased;
+        r = async {
+            match outgoing {
+                Outgoing::Prepared(p) => conn.exchange(p).await,
+                Outgoing::Owned(p) => conn.exchange(p).await,
+                Outgoing::Bytes(expects_body) => {
+                    conn.exchange_bytes(wire, *expects_body, capture).await
+                }
+            }
+        } => r,
+        _ = &mut vu.deadline => {
+            conn.discard();
+            Err(match conn.phase() {
+                ConnPhase::Connecting => ErrorKind::ConnectTimeout,
+                ConnPhase::Exchanging => ErrorKind::Timeout,
+            })
+        }
+    };
+    let done = Instant::now();
+    in_flight.set(in_flight.get() - 1);
+    Exchanged { result, sent, done }
+}
+
+/// Runs the step's checks (measured iterations only) and extractions on the response.
+fn check_and_extract(
+    vu: &mut VuRun<'_>,
+    step: &Step,
+    measured: bool,
+    response: Option<&Response>,
+    outcome: &Outcome,
+    took: Duration,
+) {
+    let kept = response.and_then(|r| r.captured.as_deref());
+    let empty = http::HeaderMap::new();
+    let headers = kept.map_or(&empty, |k| &k.headers);
+    let body = kept.map_or(&[][..], |k| &k.body[..]);
+    let mut captured = Captured::new(outcome.status, headers, body, took);
+    if let (Some(method), true) = (&step.grpc, !body.is_empty()) {
+        // gRPC responses are protobuf: checks and extraction read them as JSON.
+        if let Ok(json) = method.decode_json(body) {
+            captured = captured.with_json(json);
+        }
+    }
+    if measured && !step.checks.is_empty() {
+        let mut rec = vu.state.recorder.borrow_mut();
+        for (i, check) in step.checks.iter().enumerate() {
+            rec.record_check(step.first_check + i, check.passes(&captured));
+        }
+    }
+    if !step.extract.is_empty() {
+        for e in &step.extract {
+            // A failed extraction must not leave a stale value from an earlier iteration.
+            match e.apply(&captured) {
+                Some(v) => vu.vars.insert(e.var.clone(), v),
+                None => vu.vars.remove(&e.var),
+            };
+        }
+        vu.refresh_context();
+    }
+}
+
+/// Records one request in the worker's recorder, with its scenario, step and phase groups.
+fn record(
+    vu: &VuRun<'_>,
+    step: &Step,
+    measured: bool,
+    sent: Instant,
+    done: Instant,
+    due: Option<Instant>,
+    outcome: &Outcome,
+) {
+    let (run, state) = (vu.run, vu.state);
+    let mut rec = state.recorder.borrow_mut();
+    if !measured {
+        rec.record_warmup(&outcome.timing);
+        return;
+    }
+    let due = due.unwrap_or(sent);
+    let window = match (run.end, vu.end) {
+        (Some(end), _) if done > end => Window::RunDrain,
+        (_, Some(end)) if done > end => Window::ScenarioDrain,
+        _ => Window::Inside,
+    };
+    let sample = Sample {
+        latency_us: micros(done.saturating_duration_since(due)),
+        service_us: micros(done - sent),
+        lag_us: micros(sent.saturating_duration_since(due)),
+        bytes_sent: outcome.bytes_sent,
+        bytes_received: outcome.bytes_received,
+        connections_opened: outcome.connections_opened,
+        status: outcome.status,
+        error: outcome.error,
+        grpc: outcome.grpc,
+        timing: outcome.timing,
+        window,
+        done_us: micros(done.saturating_duration_since(run.measure_start)),
+    };
+    let phase = if vu.scenario.phases.is_empty() {
+        None
+    } else {
+        let t = vu.iteration_at.saturating_duration_since(vu.start);
+        let i = vu.scenario.phases.partition_point(|p| p.end <= t);
+        vu.scenario.phases.get(i).map(|p| p.group)
+    };
+    rec.record_in(&sample, &[vu.scenario.group, step.group, phase]);
+    let live = &run.live[state.index];
+    live.publish(rec.counters.requests, rec.counters.errors);
+}
+
+/// A duration in whole microseconds, saturating.
+pub(super) fn micros(d: Duration) -> u64 {
+    d.as_micros().min(u128::from(u64::MAX)) as u64
+}

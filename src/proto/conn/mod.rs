@@ -1,0 +1,28 @@
+//! Connection state every protocol shares: the phase an exchange reached (which tells a connect
+//! timeout from a response timeout), the limits on a response's size, the default timeout and
+//! the capture cap. A new protocol uses these as HTTP/1.1 and HTTP/2 do.
+
+mod limits;
+
+use std::time::Duration;
+
+pub use limits::{
+    DEFAULT_MAX_HEAD_BYTES, Limits, MAX_HEAD_LIMIT_BYTES, MAX_HEADERS, MIN_HEAD_LIMIT_BYTES,
+    SizeError, parse_size,
+};
+
+/// Where an exchange was when it stopped; tells a connect timeout from a response timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnPhase {
+    /// Establishing the connection (TCP, then TLS when used).
+    Connecting,
+    /// Writing the request or reading the response.
+    Exchanging,
+}
+
+/// Default request timeout when the user gives none.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Most body bytes kept for checks and extraction, bytes (1 MiB); the rest is counted but not
+/// kept.
+pub const MAX_CAPTURE_BYTES: usize = 1024 * 1024;

@@ -1,0 +1,176 @@
+//! Reading a response body by its framing (length, chunked, until close): counted and discarded
+//! through the connection's buffer, kept only where a capture asks for it.
+
+use tokio::io::AsyncRead;
+
+use super::parse::{ChunkedDecoder, Feed, Framing};
+use super::read_some;
+use crate::proto::ErrorKind;
+use crate::proto::conn::{MAX_CAPTURE_BYTES, MAX_HEADERS};
+use crate::proto::message::{Capture, Captured};
+
+/// What a capturing exchange keeps while reading.
+pub(super) struct Kept {
+    captured: Captured,
+    body: Vec<u8>,
+    limit: usize,
+}
+
+impl Kept {
+    pub(super) fn new(capture: Capture, head: &[u8]) -> Self {
+        let mut captured = Captured::default();
+        if capture.headers {
+            let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+            let mut response = httparse::Response::new(&mut headers);
+            if response.parse(head).is_ok() {
+                for h in response.headers.iter() {
+                    if let (Ok(name), Ok(value)) = (
+                        http::HeaderName::from_bytes(h.name.as_bytes()),
+                        http::HeaderValue::from_bytes(h.value),
+                    ) {
+                        captured.headers.append(name, value);
+                    }
+                }
+            }
+        }
+        Self {
+            captured,
+            body: Vec::new(),
+            limit: capture.body_limit,
+        }
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        if self.limit == 0 {
+            return;
+        }
+        let room = self.limit - self.body.len();
+        if bytes.len() > room {
+            self.captured.truncated = true;
+        }
+        self.body.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    pub(super) fn finish(mut self) -> Box<Captured> {
+        self.captured.body = self.body.into();
+        Box::new(self.captured)
+    }
+}
+
+/// Hands body bytes to whichever captures are on.
+fn keep(kept: &mut Option<&mut Kept>, raw: &mut Option<&mut Vec<u8>>, bytes: &[u8]) {
+    if let Some(kept) = kept.as_deref_mut() {
+        kept.keep(bytes);
+    }
+    if let Some(out) = raw.as_deref_mut() {
+        let room = MAX_CAPTURE_BYTES.saturating_sub(out.len());
+        out.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+}
+
+/// The body reader's borrowed state.
+pub(super) struct Body<'a, S> {
+    pub stream: &'a mut S,
+    pub buf: &'a mut [u8],
+    pub received: &'a mut u64,
+    pub kept: Option<&'a mut Kept>,
+    /// The engine's raw capture: body bytes up to [`MAX_CAPTURE_BYTES`].
+    pub raw: Option<&'a mut Vec<u8>>,
+    /// Largest body accepted, bytes ([`Limits::max_body_bytes`], `u64::MAX` for none).
+    pub max: u64,
+}
+
+impl<S: AsyncRead + Unpin> Body<'_, S> {
+    /// Reads the body, keeping it only when capturing. `buf[start..filled]` holds body bytes
+    /// already read. Returns true when bytes beyond the body were received.
+    pub(super) async fn read(
+        &mut self,
+        start: usize,
+        filled: usize,
+        framing: Framing,
+    ) -> Result<bool, ErrorKind> {
+        match framing {
+            // Announced too large: fail before reading any of it.
+            Framing::Length(len) if len > self.max => Err(ErrorKind::BodyTooLarge),
+            Framing::Length(len) => {
+                let buffered = (filled - start) as u64;
+                let end = start + buffered.min(len) as usize;
+                keep(&mut self.kept, &mut self.raw, &self.buf[start..end]);
+                if buffered >= len {
+                    return Ok(buffered > len);
+                }
+                let mut remaining = len - buffered;
+                while remaining > 0 {
+                    let n = self.read_more(0).await?;
+                    if n == 0 {
+                        return Err(ErrorKind::Closed);
+                    }
+                    keep(
+                        &mut self.kept,
+                        &mut self.raw,
+                        &self.buf[..n.min(remaining as usize)],
+                    );
+                    if n as u64 > remaining {
+                        return Ok(true);
+                    }
+                    remaining -= n as u64;
+                }
+                Ok(false)
+            }
+            Framing::UntilClose => {
+                let mut total = (filled - start) as u64;
+                keep(&mut self.kept, &mut self.raw, &self.buf[start..filled]);
+                loop {
+                    if total > self.max {
+                        return Err(ErrorKind::BodyTooLarge);
+                    }
+                    let n = self.read_more(0).await?;
+                    if n == 0 {
+                        return Ok(false);
+                    }
+                    total += n as u64;
+                    keep(&mut self.kept, &mut self.raw, &self.buf[..n]);
+                }
+            }
+            Framing::Chunked => {
+                let mut decoder = ChunkedDecoder::default();
+                let mut pending = start..filled;
+                loop {
+                    let fed = if self.kept.is_none() && self.raw.is_none() {
+                        decoder.feed(&self.buf[pending.clone()], |_| {})?
+                    } else {
+                        let (kept, raw) = (&mut self.kept, &mut self.raw);
+                        decoder.feed(&self.buf[pending.clone()], |data| keep(kept, raw, data))?
+                    };
+                    if decoder.data_bytes() > self.max {
+                        return Err(ErrorKind::BodyTooLarge);
+                    }
+                    match fed {
+                        Feed::Done { consumed } => return Ok(consumed < pending.len()),
+                        Feed::NeedMore { consumed } => {
+                            // Keep an unconsumed partial size line at the front of the buffer.
+                            let keep = pending.start + consumed..pending.end;
+                            let kept = keep.len();
+                            self.buf.copy_within(keep, 0);
+                            if kept == self.buf.len() {
+                                return Err(ErrorKind::InvalidResponse);
+                            }
+                            let n = self.read_more(kept).await?;
+                            if n == 0 {
+                                return Err(ErrorKind::Closed);
+                            }
+                            pending = 0..kept + n;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads into `buf[at..]`, counting the bytes.
+    async fn read_more(&mut self, at: usize) -> Result<usize, ErrorKind> {
+        let n = read_some(self.stream, &mut self.buf[at..]).await?;
+        *self.received += n as u64;
+        Ok(n)
+    }
+}
