@@ -21,7 +21,9 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
         eprintln!("{}", banner(&spec));
     }
     if repeat > 1 {
-        return super::repeat::run(&spec, argv, &out, repeat, quiet);
+        return super::repeat::run(&spec.name, &out, repeat, quiet, || {
+            execute(&spec, argv, !quiet)
+        });
     }
     let record = execute(&spec, argv, !quiet)?;
     if !quiet {

@@ -9,9 +9,11 @@ pub mod check;
 pub mod connect;
 pub mod data;
 pub mod file;
+pub mod header;
 pub mod load;
 pub mod presets;
 pub mod quick;
+pub mod render;
 pub mod template;
 pub mod threshold;
 
@@ -30,6 +32,29 @@ pub use connect::{Connect, ConnectOptions};
 pub use quick::RunInput;
 pub use template::{JsonTemplate, Templates, Text};
 pub use threshold::Threshold;
+
+/// Errors whose messages still travel as text: into a location's `why`, a `--flag`'s
+/// [`Error::Invalid`](crate::Error::Invalid), or a caller that returns messages.
+macro_rules! message_into_string {
+    ($($error:ty),* $(,)?) => {$(
+        impl From<$error> for String {
+            fn from(e: $error) -> String {
+                e.to_string()
+            }
+        }
+    )*};
+}
+
+message_into_string!(
+    check::JsonPathError,
+    connect::ConnectError,
+    data::DataError,
+    load::DurationError,
+    load::ResolveError,
+    load::TargetError,
+    render::RenderError,
+    threshold::ThresholdError,
+);
 
 /// Most VUs one scenario may have (closed-model connections, open-model requests in flight):
 /// each is a task made when the run starts, so an absurd count would exhaust the memory before

@@ -14,6 +14,67 @@ use crate::schedule::{Ramp, Stage};
 /// A ladder phase as given: (vus, rate, duration, name).
 type PhaseSpec = (Option<u32>, Option<f64>, Duration, Option<String>);
 
+/// The profiles a `[scenario.load]` may name (`profile = "…"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ProfileKind {
+    /// `constant-vus`: `vus` for `duration`.
+    ConstantVus,
+    /// `ramping-vus`: `start_vus`, then `stages`.
+    RampingVus,
+    /// `constant-arrival-rate`: `rate` per `time_unit` for `duration`.
+    ConstantArrivalRate,
+    /// `ramping-arrival-rate`: `start_rate`, then `stages`, per `time_unit`.
+    RampingArrivalRate,
+    /// `iterations`: `iterations` in all, shared by `vus`.
+    Iterations,
+    /// `per-vu-iterations`: `iterations` per VU.
+    PerVuIterations,
+    /// `ladder`: a `preset` or `phases`, each held for a while.
+    Ladder,
+}
+
+impl ProfileKind {
+    const ALL: [ProfileKind; 7] = [
+        Self::ConstantVus,
+        Self::RampingVus,
+        Self::ConstantArrivalRate,
+        Self::RampingArrivalRate,
+        Self::Iterations,
+        Self::PerVuIterations,
+        Self::Ladder,
+    ];
+
+    /// The kind named `name` in a plan file.
+    fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Its name in a plan file.
+    fn name(self) -> &'static str {
+        match self {
+            Self::ConstantVus => "constant-vus",
+            Self::RampingVus => "ramping-vus",
+            Self::ConstantArrivalRate => "constant-arrival-rate",
+            Self::RampingArrivalRate => "ramping-arrival-rate",
+            Self::Iterations => "iterations",
+            Self::PerVuIterations => "per-vu-iterations",
+            Self::Ladder => "ladder",
+        }
+    }
+
+    /// The keys of `[scenario.load]` it takes (besides `profile`).
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            Self::ConstantVus => &["vus", "duration"],
+            Self::RampingVus => &["start_vus", "stages"],
+            Self::ConstantArrivalRate => &["rate", "time_unit", "duration", "max_vus"],
+            Self::RampingArrivalRate => &["start_rate", "time_unit", "stages", "max_vus"],
+            Self::Iterations | Self::PerVuIterations => &["vus", "iterations", "max_duration"],
+            Self::Ladder => &["preset", "phases", "max_vus"],
+        }
+    }
+}
+
 impl Ctx<'_> {
     pub(super) fn ramp_stages(&self, stages: &[file::StageFile]) -> Result<Vec<Stage>, Error> {
         stages
@@ -76,23 +137,32 @@ impl Ctx<'_> {
 
     pub(super) fn profile(&self, load: &Spanned<LoadFile>) -> Result<(Profile, Vec<Phase>), Error> {
         let l = load.get_ref();
-        let kind = l.profile.get_ref().as_str();
-        // Which keys each profile takes.
-        let allowed: &[&str] = match kind {
-            "constant-vus" => &["vus", "duration"],
-            "ramping-vus" => &["start_vus", "stages"],
-            "constant-arrival-rate" => &["rate", "time_unit", "duration", "max_vus"],
-            "ramping-arrival-rate" => &["start_rate", "time_unit", "stages", "max_vus"],
-            "iterations" | "per-vu-iterations" => &["vus", "iterations", "max_duration"],
-            "ladder" => &["preset", "phases", "max_vus"],
-            other => {
-                return Err(self.at(
-                    &l.profile,
-                    format!("unknown profile `{other}`"),
-                    Some("profiles: constant-vus, ramping-vus, constant-arrival-rate, ramping-arrival-rate, iterations, per-vu-iterations, ladder"),
-                ));
+        let Some(kind) = ProfileKind::parse(l.profile.get_ref()) else {
+            return Err(self.at(
+                &l.profile,
+                format!("unknown profile `{}`", l.profile.get_ref()),
+                Some("profiles: constant-vus, ramping-vus, constant-arrival-rate, ramping-arrival-rate, iterations, per-vu-iterations, ladder"),
+            ));
+        };
+        self.only_keys_of(l, kind)?;
+        let profile = match kind {
+            ProfileKind::ConstantVus => self.constant_vus(load, kind)?,
+            ProfileKind::RampingVus => self.ramping_vus(load, kind)?,
+            ProfileKind::ConstantArrivalRate => self.constant_arrival_rate(load, kind)?,
+            ProfileKind::RampingArrivalRate => self.ramping_arrival_rate(load, kind)?,
+            ProfileKind::Iterations | ProfileKind::PerVuIterations => {
+                self.iterations(load, kind)?
+            }
+            ProfileKind::Ladder => {
+                return self.ladder(load, l.preset.as_deref(), l.phases.as_deref(), l.max_vus);
             }
         };
+        Ok((profile, Vec::new()))
+    }
+
+    /// Refuses a key the profile does not take.
+    fn only_keys_of(&self, l: &LoadFile, kind: ProfileKind) -> Result<(), Error> {
+        let allowed = kind.keys();
         let present = [
             ("vus", l.vus.is_some()),
             ("duration", l.duration.is_some()),
@@ -107,156 +177,204 @@ impl Ctx<'_> {
             ("preset", l.preset.is_some()),
             ("phases", l.phases.is_some()),
         ];
-        if let Some((key, _)) = present.iter().find(|(k, p)| *p && !allowed.contains(k)) {
-            return Err(self.at(
+        match present.iter().find(|(k, p)| *p && !allowed.contains(k)) {
+            Some((key, _)) => Err(self.at(
                 &l.profile,
-                format!("`{key}` does not apply to profile {kind}"),
-                Some(&format!("{kind} takes: {}", allowed.join(", "))),
+                format!("`{key}` does not apply to profile {}", kind.name()),
+                Some(&format!("{} takes: {}", kind.name(), allowed.join(", "))),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// The error for a key the profile needs and the scenario lacks.
+    fn need(&self, load: &Spanned<LoadFile>, kind: ProfileKind, key: &str) -> Error {
+        self.at(
+            &load.get_ref().profile,
+            format!("profile {} needs `{key}`", kind.name()),
+            Some(&format!(
+                "{} takes: {}",
+                kind.name(),
+                kind.keys().join(", ")
+            )),
+        )
+    }
+
+    /// The error for a profile that would send nothing.
+    fn never(&self, load: &Spanned<LoadFile>, what: &str) -> Error {
+        self.at(
+            load,
+            format!("{what}: the scenario would never send anything"),
+            Some("give it a duration longer than 0"),
+        )
+    }
+
+    /// `time_unit` of an arrival-rate profile, seconds (default 1).
+    fn time_unit(&self, load: &Spanned<LoadFile>) -> Result<f64, Error> {
+        let unit = match &load.get_ref().time_unit {
+            Some(u) => self.duration(u, false)?,
+            None => Duration::from_secs(1),
+        };
+        if unit.is_zero() {
+            return Err(self.at(load, "`time_unit` must be longer than 0", None));
+        }
+        Ok(unit.as_secs_f64())
+    }
+
+    /// `duration` of a constant profile, scaled; never 0.
+    fn run_length(&self, load: &Spanned<LoadFile>, kind: ProfileKind) -> Result<Duration, Error> {
+        let l = load.get_ref();
+        let d = self.duration(
+            l.duration
+                .as_ref()
+                .ok_or_else(|| self.need(load, kind, "duration"))?,
+            true,
+        )?;
+        if d.is_zero() {
+            return Err(self.never(load, "duration 0"));
+        }
+        Ok(d)
+    }
+
+    /// `vus` of a VU profile.
+    fn vus(&self, load: &Spanned<LoadFile>, kind: ProfileKind) -> Result<f64, Error> {
+        let v = load
+            .get_ref()
+            .vus
+            .ok_or_else(|| self.need(load, kind, "vus"))?;
+        Ok(f64::from(self.vu_count(load, v, "vus")?))
+    }
+
+    /// `max_vus` of an arrival-rate profile.
+    fn max_vus(&self, load: &Spanned<LoadFile>, kind: ProfileKind) -> Result<u32, Error> {
+        let v = load
+            .get_ref()
+            .max_vus
+            .ok_or_else(|| self.need(load, kind, "max_vus"))?;
+        self.vu_count(load, v, "max_vus")
+    }
+
+    fn constant_vus(&self, load: &Spanned<LoadFile>, kind: ProfileKind) -> Result<Profile, Error> {
+        let d = self.run_length(load, kind)?;
+        Ok(Profile::Vus {
+            ramp: Ramp::constant(self.vus(load, kind)?, d),
+            iterations: Iterations::Unlimited,
+            max_duration: None,
+        })
+    }
+
+    fn ramping_vus(&self, load: &Spanned<LoadFile>, kind: ProfileKind) -> Result<Profile, Error> {
+        let l = load.get_ref();
+        let stages = l
+            .stages
+            .as_ref()
+            .ok_or_else(|| self.need(load, kind, "stages"))?;
+        if stages.is_empty() {
+            return Err(self.at(
+                load,
+                "ramping-vus needs at least one stage",
+                Some("stages = [{ duration = \"1m\", target = 100 }]"),
             ));
         }
-        let need = |key: &str| {
-            self.at(
-                &l.profile,
-                format!("profile {kind} needs `{key}`"),
-                Some(&format!("{kind} takes: {}", allowed.join(", "))),
-            )
-        };
-        let never = |what: &str| {
-            self.at(
+        let ramp = Ramp::new(
+            f64::from(l.start_vus.unwrap_or(0)),
+            self.ramp_stages(stages)?,
+        );
+        if ramp.total().is_zero() {
+            return Err(self.never(load, "the stages add up to 0 s"));
+        }
+        if ramp.peak() < 1.0 {
+            return Err(self.at(load, "no stage has a target of at least 1 VU", None));
+        }
+        self.level_within(load, ramp.peak(), false)?;
+        Ok(Profile::Vus {
+            ramp,
+            iterations: Iterations::Unlimited,
+            max_duration: None,
+        })
+    }
+
+    fn constant_arrival_rate(
+        &self,
+        load: &Spanned<LoadFile>,
+        kind: ProfileKind,
+    ) -> Result<Profile, Error> {
+        let d = self.run_length(load, kind)?;
+        let r = load
+            .get_ref()
+            .rate
+            .ok_or_else(|| self.need(load, kind, "rate"))?;
+        if !r.is_finite() || r <= 0.0 {
+            return Err(self.at(
                 load,
-                format!("{what}: the scenario would never send anything"),
-                Some("give it a duration longer than 0"),
-            )
+                format!("rate {r} must be greater than 0"),
+                Some("an arrival rate of 0 sends nothing"),
+            ));
+        }
+        let per_sec = r / self.time_unit(load)?;
+        self.level_within(load, per_sec, true)?;
+        Ok(Profile::Arrival {
+            ramp: Ramp::constant(per_sec, d),
+            max_vus: self.max_vus(load, kind)?,
+            limit: None,
+        })
+    }
+
+    fn ramping_arrival_rate(
+        &self,
+        load: &Spanned<LoadFile>,
+        kind: ProfileKind,
+    ) -> Result<Profile, Error> {
+        let l = load.get_ref();
+        let stages = l
+            .stages
+            .as_ref()
+            .ok_or_else(|| self.need(load, kind, "stages"))?;
+        if stages.is_empty() {
+            return Err(self.at(load, "ramping-arrival-rate needs at least one stage", None));
+        }
+        let unit = self.time_unit(load)?;
+        let mut stages = self.ramp_stages(stages)?;
+        for s in &mut stages {
+            s.target /= unit;
+        }
+        let start = l.start_rate.unwrap_or(0.0);
+        if !start.is_finite() || start < 0.0 {
+            return Err(self.at(load, format!("start_rate {start} must be ≥ 0"), None));
+        }
+        let ramp = Ramp::new(start / unit, stages);
+        self.level_within(load, ramp.peak(), true)?;
+        if ramp.total().is_zero() || ramp.due(0).is_none() {
+            return Err(self.never(load, "the stages add up to no arrivals"));
+        }
+        Ok(Profile::Arrival {
+            ramp,
+            max_vus: self.max_vus(load, kind)?,
+            limit: None,
+        })
+    }
+
+    fn iterations(&self, load: &Spanned<LoadFile>, kind: ProfileKind) -> Result<Profile, Error> {
+        let l = load.get_ref();
+        let iterations = l
+            .iterations
+            .ok_or_else(|| self.need(load, kind, "iterations"))?;
+        if iterations == 0 {
+            return Err(self.at(load, "`iterations` must be at least 1", None));
+        }
+        let max = match &l.max_duration {
+            Some(d) => Some(self.duration(d, true)?),
+            None => None,
         };
-        let positive = |v: u32, what: &str| self.vu_count(load, v, what);
-        let unit = || -> Result<f64, Error> {
-            let unit = match &l.time_unit {
-                Some(u) => self.duration(u, false)?,
-                None => Duration::from_secs(1),
-            };
-            if unit.is_zero() {
-                return Err(self.at(load, "`time_unit` must be longer than 0", None));
-            }
-            Ok(unit.as_secs_f64())
-        };
-        let profile = match kind {
-            "constant-vus" => {
-                let d =
-                    self.duration(l.duration.as_ref().ok_or_else(|| need("duration"))?, true)?;
-                if d.is_zero() {
-                    return Err(never("duration 0"));
-                }
-                Profile::Vus {
-                    ramp: Ramp::constant(
-                        f64::from(positive(l.vus.ok_or_else(|| need("vus"))?, "vus")?),
-                        d,
-                    ),
-                    iterations: Iterations::Unlimited,
-                    max_duration: None,
-                }
-            }
-            "ramping-vus" => {
-                let stages = l.stages.as_ref().ok_or_else(|| need("stages"))?;
-                if stages.is_empty() {
-                    return Err(self.at(
-                        load,
-                        "ramping-vus needs at least one stage",
-                        Some("stages = [{ duration = \"1m\", target = 100 }]"),
-                    ));
-                }
-                let ramp = Ramp::new(
-                    f64::from(l.start_vus.unwrap_or(0)),
-                    self.ramp_stages(stages)?,
-                );
-                if ramp.total().is_zero() {
-                    return Err(never("the stages add up to 0 s"));
-                }
-                if ramp.peak() < 1.0 {
-                    return Err(self.at(load, "no stage has a target of at least 1 VU", None));
-                }
-                self.level_within(load, ramp.peak(), false)?;
-                Profile::Vus {
-                    ramp,
-                    iterations: Iterations::Unlimited,
-                    max_duration: None,
-                }
-            }
-            "constant-arrival-rate" => {
-                let d =
-                    self.duration(l.duration.as_ref().ok_or_else(|| need("duration"))?, true)?;
-                if d.is_zero() {
-                    return Err(never("duration 0"));
-                }
-                let r = l.rate.ok_or_else(|| need("rate"))?;
-                if !r.is_finite() || r <= 0.0 {
-                    return Err(self.at(
-                        load,
-                        format!("rate {r} must be greater than 0"),
-                        Some("an arrival rate of 0 sends nothing"),
-                    ));
-                }
-                let per_sec = r / unit()?;
-                self.level_within(load, per_sec, true)?;
-                Profile::Arrival {
-                    ramp: Ramp::constant(per_sec, d),
-                    max_vus: positive(l.max_vus.ok_or_else(|| need("max_vus"))?, "max_vus")?,
-                    limit: None,
-                }
-            }
-            "ramping-arrival-rate" => {
-                let stages = l.stages.as_ref().ok_or_else(|| need("stages"))?;
-                if stages.is_empty() {
-                    return Err(self.at(
-                        load,
-                        "ramping-arrival-rate needs at least one stage",
-                        None,
-                    ));
-                }
-                let unit = unit()?;
-                let mut stages = self.ramp_stages(stages)?;
-                for s in &mut stages {
-                    s.target /= unit;
-                }
-                let start = l.start_rate.unwrap_or(0.0);
-                if !start.is_finite() || start < 0.0 {
-                    return Err(self.at(load, format!("start_rate {start} must be ≥ 0"), None));
-                }
-                let ramp = Ramp::new(start / unit, stages);
-                self.level_within(load, ramp.peak(), true)?;
-                if ramp.total().is_zero() || ramp.due(0).is_none() {
-                    return Err(never("the stages add up to no arrivals"));
-                }
-                Profile::Arrival {
-                    ramp,
-                    max_vus: positive(l.max_vus.ok_or_else(|| need("max_vus"))?, "max_vus")?,
-                    limit: None,
-                }
-            }
-            "iterations" | "per-vu-iterations" => {
-                let iterations = l.iterations.ok_or_else(|| need("iterations"))?;
-                if iterations == 0 {
-                    return Err(self.at(load, "`iterations` must be at least 1", None));
-                }
-                let max = match &l.max_duration {
-                    Some(d) => Some(self.duration(d, true)?),
-                    None => None,
-                };
-                Profile::Vus {
-                    ramp: Ramp::constant(
-                        f64::from(positive(l.vus.ok_or_else(|| need("vus"))?, "vus")?),
-                        Duration::from_secs(u32::MAX.into()),
-                    ),
-                    iterations: if kind == "iterations" {
-                        Iterations::Shared(iterations)
-                    } else {
-                        Iterations::PerVu(iterations)
-                    },
-                    max_duration: max,
-                }
-            }
-            _ => return self.ladder(load, l.preset.as_deref(), l.phases.as_deref(), l.max_vus),
-        };
-        Ok((profile, Vec::new()))
+        Ok(Profile::Vus {
+            ramp: Ramp::constant(self.vus(load, kind)?, Duration::from_secs(u32::MAX.into())),
+            iterations: if kind == ProfileKind::Iterations {
+                Iterations::Shared(iterations)
+            } else {
+                Iterations::PerVu(iterations)
+            },
+            max_duration: max,
+        })
     }
 
     pub(super) fn ladder(
@@ -266,56 +384,7 @@ impl Ctx<'_> {
         phases: Option<&[file::PhaseFile]>,
         max_vus: Option<u32>,
     ) -> Result<(Profile, Vec<Phase>), Error> {
-        let specs: Vec<PhaseSpec> = match (preset, phases) {
-            (Some(_), Some(_)) => {
-                return Err(self.at(load, "give either `preset` or `phases`, not both", None));
-            }
-            (Some(name), None) => crate::plan::presets::preset(name)
-                .ok_or_else(|| {
-                    self.at(
-                        load,
-                        format!("unknown ladder preset `{name}`"),
-                        Some("presets: smoke, full, saturation"),
-                    )
-                })?
-                .iter()
-                .map(|p| {
-                    let d = super::scale_duration(p.duration, self.options.time_scale)
-                        .map_err(|why| self.at(load, why, None))?;
-                    Ok((Some(p.vus), None, d, None))
-                })
-                .collect::<Result<_, Error>>()?,
-            (None, Some(phases)) => phases
-                .iter()
-                .map(|p| {
-                    let d = self.duration(&p.duration, true)?;
-                    match (p.vus, p.rate) {
-                        (Some(0), _) => {
-                            Err(self.at(&p.duration, "a phase needs at least 1 VU", None))
-                        }
-                        (_, Some(r)) if !r.is_finite() || r <= 0.0 => Err(self.at(
-                            &p.duration,
-                            format!("phase rate {r} must be greater than 0"),
-                            None,
-                        )),
-                        (Some(_), Some(_)) | (None, None) => {
-                            Err(self.at(&p.duration, "a phase holds either `vus` or `rate`", None))
-                        }
-                        _ if d.is_zero() => {
-                            Err(self.at(&p.duration, "a phase must last longer than 0", None))
-                        }
-                        (vus, rate) => Ok((vus, rate, d, p.name.clone())),
-                    }
-                })
-                .collect::<Result<_, _>>()?,
-            (None, None) => {
-                return Err(self.at(
-                    load,
-                    "a ladder needs `preset` or `phases`",
-                    Some("preset = \"saturation\", or phases = [{ vus = 10, duration = \"2m\" }]"),
-                ));
-            }
-        };
+        let specs = self.ladder_specs(load, preset, phases)?;
         if specs.is_empty() {
             return Err(self.at(load, "a ladder needs at least one phase", None));
         }
@@ -369,5 +438,65 @@ impl Ctx<'_> {
             }
         };
         Ok((profile, phases_out))
+    }
+
+    /// A ladder's phases as given, from its preset or its `phases`.
+    fn ladder_specs(
+        &self,
+        load: &Spanned<LoadFile>,
+        preset: Option<&str>,
+        phases: Option<&[file::PhaseFile]>,
+    ) -> Result<Vec<PhaseSpec>, Error> {
+        let specs: Vec<PhaseSpec> = match (preset, phases) {
+            (Some(_), Some(_)) => {
+                return Err(self.at(load, "give either `preset` or `phases`, not both", None));
+            }
+            (Some(name), None) => crate::plan::presets::preset(name)
+                .ok_or_else(|| {
+                    self.at(
+                        load,
+                        format!("unknown ladder preset `{name}`"),
+                        Some("presets: smoke, full, saturation"),
+                    )
+                })?
+                .iter()
+                .map(|p| {
+                    let d = super::scale_duration(p.duration, self.options.time_scale)
+                        .map_err(|why| self.at(load, why, None))?;
+                    Ok((Some(p.vus), None, d, None))
+                })
+                .collect::<Result<_, Error>>()?,
+            (None, Some(phases)) => phases
+                .iter()
+                .map(|p| {
+                    let d = self.duration(&p.duration, true)?;
+                    match (p.vus, p.rate) {
+                        (Some(0), _) => {
+                            Err(self.at(&p.duration, "a phase needs at least 1 VU", None))
+                        }
+                        (_, Some(r)) if !r.is_finite() || r <= 0.0 => Err(self.at(
+                            &p.duration,
+                            format!("phase rate {r} must be greater than 0"),
+                            None,
+                        )),
+                        (Some(_), Some(_)) | (None, None) => {
+                            Err(self.at(&p.duration, "a phase holds either `vus` or `rate`", None))
+                        }
+                        _ if d.is_zero() => {
+                            Err(self.at(&p.duration, "a phase must last longer than 0", None))
+                        }
+                        (vus, rate) => Ok((vus, rate, d, p.name.clone())),
+                    }
+                })
+                .collect::<Result<_, _>>()?,
+            (None, None) => {
+                return Err(self.at(
+                    load,
+                    "a ladder needs `preset` or `phases`",
+                    Some("preset = \"saturation\", or phases = [{ vus = 10, duration = \"2m\" }]"),
+                ));
+            }
+        };
+        Ok(specs)
     }
 }
