@@ -6,7 +6,7 @@ use std::path::Path;
 use volley::engine::{self, RunOptions};
 use volley::findmax;
 use volley::findmax::run::{Found, Settings};
-use volley::plan::load::{LoadOptions, load};
+use volley::plan::read::{ReadOptions, read_file};
 use volley::plan::{Plan, RunInput};
 
 use super::args::FindMaxArgs;
@@ -131,9 +131,9 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
 fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     let target = &a.target;
     if Path::new(target).is_file() {
-        return Ok(load(
+        return Ok(read_file(
             Path::new(target),
-            &LoadOptions {
+            &ReadOptions {
                 sets: a.sets.clone(),
                 time_scale: 1.0,
                 threads: a.threads,

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use volley::plan::load::{LoadOptions, load};
+use volley::plan::read::{ReadOptions, read_file};
 use volley::plan::render::{RenderError, RenderedRequest, render_owned};
 use volley::plan::{DynamicRequest, Plan, Scenario, StaticRequest, Step, StepRequest};
 use volley::proto::client::Protocol;
@@ -13,9 +13,9 @@ use super::args::{CheckArgs, RunArgs};
 
 /// Runs a plan; returns the exit code.
 pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
-    let plan = load(
+    let plan = read_file(
         &a.plan,
-        &LoadOptions {
+        &ReadOptions {
             sets: a.sets,
             time_scale: a.time_scale,
             threads: a.threads,
@@ -48,9 +48,9 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
 
 /// Validates a plan and prints one rendered request per step.
 pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
-    let plan = load(
+    let plan = read_file(
         &a.plan,
-        &LoadOptions {
+        &ReadOptions {
             sets: a.sets,
             time_scale: a.time_scale,
             threads: None,

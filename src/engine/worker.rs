@@ -20,7 +20,7 @@ use super::{RunShared, WorkerMessage, WorkerResult};
 use bytes::Bytes;
 
 use crate::plan::check::Captured;
-use crate::plan::load::step_capture;
+use crate::plan::read::step_capture;
 use crate::plan::{Body, DynamicRequest, Flow, Plan, Profile, Scenario, Step, StepRequest};
 use crate::proto::ErrorKind;
 use crate::proto::client::{Client, Connection, Protocol};

@@ -63,8 +63,8 @@ pub struct DataSource {
 }
 
 impl DataSource {
-    /// Loads `path`; the first line names the columns.
-    pub fn load(path: &Path, mode: RowMode) -> Result<Self, DataError> {
+    /// Reads `path`; the first line names the columns.
+    pub fn read(path: &Path, mode: RowMode) -> Result<Self, DataError> {
         let file = || path.to_path_buf();
         let mut reader = csv::Reader::from_path(path).map_err(|e| DataError::Read {
             path: file(),

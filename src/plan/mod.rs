@@ -2,7 +2,7 @@
 //!
 //! A [`Plan`] is the engine's whole input: the target, one or more scenarios (each a load profile
 //! and steps), thresholds. Quick mode ([`quick::RunInput`]) builds a one-scenario, one-step plan;
-//! plan files ([`load`]) build any shape. Every user error is found while building it, with the
+//! plan files ([`read`]) build any shape. Every user error is found while building it, with the
 //! file, line and column where there is a file.
 
 pub mod check;
@@ -10,9 +10,9 @@ pub mod connect;
 pub mod data;
 pub mod file;
 pub mod header;
-pub mod load;
 pub mod presets;
 pub mod quick;
+pub mod read;
 pub mod render;
 pub mod template;
 pub mod threshold;
@@ -49,9 +49,9 @@ message_into_string!(
     check::JsonPathError,
     connect::ConnectError,
     data::DataError,
-    load::DurationError,
-    load::ResolveError,
-    load::TargetError,
+    read::DurationError,
+    read::ResolveError,
+    read::TargetError,
     render::RenderError,
     threshold::ThresholdError,
 );

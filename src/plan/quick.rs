@@ -142,11 +142,7 @@ impl RunInput {
         self.limits(&mut target)?;
         target.connect = target.connect.with_limits(target.limits);
         let profile = self.profile(target.connect.streams)?;
-        let threads = match self.threads {
-            Some(0) => return Err(invalid("threads", "must be at least 1".into())),
-            Some(t) => t,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        };
+        let threads = self.threads()?;
         let request = Request {
             method: http::Method::from_bytes(method.as_bytes()).map_err(|_| {
                 invalid(
@@ -218,6 +214,15 @@ impl RunInput {
         })
     }
 
+    /// Worker threads: `--threads`, or one per core.
+    fn threads(&self) -> Result<usize, Error> {
+        match self.threads {
+            Some(0) => Err(invalid("threads", "must be at least 1".into())),
+            Some(t) => Ok(t),
+            None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        }
+    }
+
     /// The resolved target (no base path: the URL's path is the request's), and the URL's
     /// path and query.
     fn target(&self) -> Result<(Target, String), Error> {
@@ -226,7 +231,7 @@ impl RunInput {
             http2: self.connect.http2 || self.grpc.is_some(),
             ..self.connect.clone()
         };
-        let mut target = super::load::resolve_target(
+        let mut target = super::read::resolve_target(
             &self.url,
             Vec::new(),
             self.timeout,

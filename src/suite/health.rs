@@ -34,7 +34,7 @@ impl HealthCheck {
         if parsed.scheme() != "http" {
             return Err(format!("`{url}`: only http:// is supported"));
         }
-        let (addr, host_header) = crate::plan::load::resolve_host(&parsed, 80)?;
+        let (addr, host_header) = crate::plan::read::resolve_host(&parsed, 80)?;
         let mut path = parsed.path().to_string();
         if let Some(q) = parsed.query() {
             path.push('?');

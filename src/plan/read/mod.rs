@@ -1,5 +1,5 @@
-//! Loading a plan file: parse, validate, compile templates, load data — every error with
-//! file:line:col and a hint, before any load is sent.
+//! Reading a plan file: parse, validate, compile templates, read data files — every error with
+//! file:line:col and a hint, before any load is sent. ("Load" is what the plan sends.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -34,7 +34,7 @@ use crate::record::model::GroupKind;
 
 /// Choices from the command line that change a plan.
 #[derive(Debug, Clone)]
-pub struct LoadOptions {
+pub struct ReadOptions {
     /// `--set key=value`: `vars.NAME` (or a bare `NAME`), `target.base_url`, `target.timeout`.
     pub sets: Vec<(String, String)>,
     /// `--time-scale`: multiplies every duration of the load profiles (0.1 = ten times shorter).
@@ -47,11 +47,11 @@ pub struct LoadOptions {
     /// fuzzer needs one that never leaves the machine.
     pub resolve: Resolve,
     /// Whether gRPC steps without `[target] proto` may fetch their schema from the target by
-    /// server reflection while the plan loads (a network call). Off, such steps are an error.
+    /// server reflection while the plan is read (a network call). Off, such steps are an error.
     pub reflection: bool,
 }
 
-impl Default for LoadOptions {
+impl Default for ReadOptions {
     fn default() -> Self {
         Self {
             sets: Vec::new(),
@@ -65,20 +65,20 @@ impl Default for LoadOptions {
 }
 
 /// Reads, validates and compiles the plan at `path`.
-pub fn load(path: &Path, options: &LoadOptions) -> Result<Plan, Error> {
+pub fn read_file(path: &Path, options: &ReadOptions) -> Result<Plan, Error> {
     let bytes = std::fs::read(path).map_err(|cause| Error::File {
         action: "cannot read plan",
         path: path.to_path_buf(),
         cause,
     })?;
-    load_bytes(&bytes, path, options)
+    read_bytes(&bytes, path, options)
 }
 
 /// Validates and compiles plan `bytes` (read from `path`): text that is not UTF-8 is refused at
 /// the line and column of its first invalid byte.
-pub fn load_bytes(bytes: &[u8], path: &Path, options: &LoadOptions) -> Result<Plan, Error> {
+pub fn read_bytes(bytes: &[u8], path: &Path, options: &ReadOptions) -> Result<Plan, Error> {
     match std::str::from_utf8(bytes) {
-        Ok(text) => load_str(text, path, options),
+        Ok(text) => read_str(text, path, options),
         Err(e) => {
             // The valid prefix locates the bad byte in lines and characters.
             let valid = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
@@ -95,7 +95,7 @@ pub fn load_bytes(bytes: &[u8], path: &Path, options: &LoadOptions) -> Result<Pl
 }
 
 /// Validates and compiles plan `text` (read from `path`, which anchors relative files).
-pub fn load_str(text: &str, path: &Path, options: &LoadOptions) -> Result<Plan, Error> {
+pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Plan, Error> {
     let ctx = Ctx {
         text,
         path,
@@ -116,7 +116,7 @@ pub fn load_str(text: &str, path: &Path, options: &LoadOptions) -> Result<Plan, 
 struct Ctx<'a> {
     text: &'a str,
     path: &'a Path,
-    options: &'a LoadOptions,
+    options: &'a ReadOptions,
 }
 
 impl Ctx<'_> {
@@ -254,7 +254,7 @@ impl Ctx<'_> {
                 }
             };
             let source =
-                DataSource::load(&self.relative(d.file.get_ref()), mode).map_err(|why| {
+                DataSource::read(&self.relative(d.file.get_ref()), mode).map_err(|why| {
                     self.at(&d.file, why, Some("the path is relative to the plan file"))
                 })?;
             data.insert(name.clone(), source);
