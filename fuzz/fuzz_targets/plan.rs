@@ -16,10 +16,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use volley::plan::load::{LoadOptions, load_bytes};
+use volley::plan::read::{ReadOptions, ResolveError, read_bytes};
 use volley::plan::{Body, Plan, Profile, StepRequest};
 
-fn loopback(host: &str, port: u16) -> Result<SocketAddr, String> {
+fn loopback(host: &str, port: u16) -> Result<SocketAddr, ResolveError> {
     let ip = host
         .parse::<IpAddr>()
         .unwrap_or(IpAddr::V4(Ipv4Addr::LOCALHOST));
@@ -27,12 +27,12 @@ fn loopback(host: &str, port: u16) -> Result<SocketAddr, String> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let mut options = LoadOptions {
+    let mut options = ReadOptions {
         resolve: loopback,
         // Server reflection would call the plan's target while loading it.
         reflection: false,
         threads: Some(1),
-        ..LoadOptions::default()
+        ..ReadOptions::default()
     };
     for line in data.split(|b| *b == b'\n') {
         let Ok(line) = std::str::from_utf8(line) else {
@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/plan.toml"));
-    if let Ok(plan) = load_bytes(data, path, &options) {
+    if let Ok(plan) = read_bytes(data, path, &options) {
         exercise(&plan);
     }
 });

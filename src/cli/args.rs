@@ -456,7 +456,7 @@ pub struct CompareArgs {
 /// Parses `10s`, `1m30s`, `500ms`, or a bare number of seconds, as plan files do (≥ 0, at most
 /// 366 days).
 pub fn parse_duration(text: &str) -> Result<Duration, ArgError> {
-    volley::plan::load::parse_duration(text).map_err(|why| ArgError::Duration(why.to_string()))
+    volley::plan::read::parse_duration(text).map_err(|why| ArgError::Duration(why.to_string()))
 }
 
 /// Parses a rate: `2000`, `2000/s`, `600/m`; must be finite and > 0.

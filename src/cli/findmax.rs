@@ -5,7 +5,7 @@ use std::path::Path;
 
 use volley::findmax;
 use volley::findmax::run::{Found, Settings};
-use volley::plan::load::{LoadOptions, load};
+use volley::plan::read::{ReadOptions, read_file};
 use volley::plan::{Plan, RunInput};
 
 use super::args::{FindMaxArgs, SearchModel};
@@ -140,9 +140,9 @@ fn settings(a: &FindMaxArgs) -> anyhow::Result<Settings> {
 fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     let target = &a.target;
     if Path::new(target).is_file() {
-        return Ok(load(
+        return Ok(read_file(
             Path::new(target),
-            &LoadOptions {
+            &ReadOptions {
                 sets: a.sets.clone(),
                 time_scale: 1.0,
                 threads: a.threads,

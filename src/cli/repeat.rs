@@ -3,23 +3,24 @@
 
 use std::path::Path;
 
-use volley::plan::Plan;
+use volley::record::RunRecord;
 use volley::report::repeats::{repeat_dir, run_line, write_spread};
 use volley::report::{new_folder, write_results_into};
 
-/// Runs `spec` `repeat` times; returns the worst exit code. An interrupted run ends the series.
+/// Runs the test named `name` `repeat` times, each run by `execute`; returns the worst exit
+/// code. An interrupted run ends the series.
 pub fn run(
-    spec: &Plan,
-    argv: &[String],
+    name: &str,
     out: &Path,
     repeat: u32,
     quiet: bool,
+    mut execute: impl FnMut() -> anyhow::Result<RunRecord>,
 ) -> anyhow::Result<u8> {
     let mut folder = None;
     let mut runs = Vec::new();
     let mut worst = super::EXIT_OK;
     for i in 1..=repeat {
-        let record = super::runs::execute(spec, argv, !quiet)?;
+        let record = execute()?;
         let dir = match &folder {
             Some(dir) => dir,
             None => folder.insert(new_folder(out, &volley::report::folder_name(&record))?),
@@ -42,7 +43,7 @@ pub fn run(
     let Some(dir) = folder else {
         return Ok(worst);
     };
-    let text = write_spread(&dir, &spec.name, runs)?;
+    let text = write_spread(&dir, name, runs)?;
     if !quiet {
         println!("\n{text}");
         println!("results: {}", dir.display());

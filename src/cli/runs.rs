@@ -31,7 +31,9 @@ pub fn run(
     quiet: bool,
 ) -> anyhow::Result<u8> {
     if repeat > 1 {
-        return super::repeat::run(plan, argv, &outputs.out, repeat, quiet);
+        return super::repeat::run(&plan.name, &outputs.out, repeat, quiet, || {
+            execute(plan, argv, !quiet)
+        });
     }
     let record = execute(plan, argv, !quiet)?;
     if !quiet {

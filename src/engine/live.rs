@@ -262,18 +262,18 @@ impl Observer for LiveThresholds<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::load::{LoadOptions, load_str};
+    use crate::plan::read::{ReadOptions, read_str};
 
     fn plan(threads: usize) -> Plan {
         let text = "[target]\nbase_url = \"http://127.0.0.1:9\"\n\
             [[scenario]]\nname = \"s\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
             vus = 4\nduration = \"8s\"\n[[scenario.step]]\nname = \"a\"\npath = \"/\"\n\
             [thresholds]\nrps = [{ condition = \"> 150\", abort_on_fail = true }]\n";
-        let options = LoadOptions {
+        let options = ReadOptions {
             threads: Some(threads),
             ..Default::default()
         };
-        load_str(text, std::path::Path::new("t.toml"), &options).unwrap()
+        read_str(text, std::path::Path::new("t.toml"), &options).unwrap()
     }
 
     fn snapshot(second: u64, requests: u64) -> IntervalSnapshot {

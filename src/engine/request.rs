@@ -3,7 +3,7 @@
 
 use bytes::Bytes;
 
-use crate::plan::load::step_capture;
+use crate::plan::read::step_capture;
 use crate::plan::{Body, DynamicRequest, Plan, Step, StepRequest};
 use crate::proto::client::Protocol;
 use crate::proto::message::{Request, RequestKind};

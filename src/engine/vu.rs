@@ -15,7 +15,7 @@ use super::gate::Gate;
 use super::request::{Outgoing, RenderFailed, Scratch, outgoing};
 use super::worker::WorkerState;
 use crate::plan::check::Captured;
-use crate::plan::load::step_capture;
+use crate::plan::read::step_capture;
 use crate::plan::{Flow, Scenario, Step, StepRequest};
 use crate::proto::ErrorKind;
 use crate::proto::client::Connection;

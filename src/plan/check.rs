@@ -99,8 +99,32 @@ impl Extract {
     }
 }
 
+/// Why a JSON path does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum JsonPathError {
+    /// A `[` without its `]`.
+    #[error("`{0}`: unclosed `[`")]
+    Unclosed(String),
+    /// `[x]` where x is not a number.
+    #[error("`{path}`: `[{index}]` is not an array index")]
+    NotAnIndex {
+        /// The path.
+        path: String,
+        /// What is between the brackets.
+        index: String,
+    },
+    /// Text after an index.
+    #[error("`{path}`: unexpected `{rest}`")]
+    Unexpected {
+        /// The path.
+        path: String,
+        /// The text after the index.
+        rest: String,
+    },
+}
+
 /// Turns a JSON path as users write it (`/a/0/b`, `$.a[0].b`, `a.b`) into a JSON pointer.
-pub fn json_pointer(path: &str) -> Result<String, String> {
+pub fn json_pointer(path: &str) -> Result<String, JsonPathError> {
     if path.is_empty() || path.starts_with('/') {
         return Ok(path.to_string());
     }
@@ -118,17 +142,23 @@ pub fn json_pointer(path: &str) -> Result<String, String> {
         while let Some(stripped) = indexes.strip_prefix('[') {
             let end = stripped
                 .find(']')
-                .ok_or_else(|| format!("`{path}`: unclosed `[`"))?;
+                .ok_or_else(|| JsonPathError::Unclosed(path.into()))?;
             let index = &stripped[..end];
             if index.parse::<usize>().is_err() {
-                return Err(format!("`{path}`: `[{index}]` is not an array index"));
+                return Err(JsonPathError::NotAnIndex {
+                    path: path.into(),
+                    index: index.into(),
+                });
             }
             pointer.push('/');
             pointer.push_str(index);
             indexes = &stripped[end + 1..];
         }
         if !indexes.is_empty() {
-            return Err(format!("`{path}`: unexpected `{indexes}`"));
+            return Err(JsonPathError::Unexpected {
+                path: path.into(),
+                rest: indexes.into(),
+            });
         }
     }
     Ok(pointer)

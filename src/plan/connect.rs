@@ -4,9 +4,9 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 
-use crate::proto::client::{Client, ClientConfig, Protocol};
+use crate::proto::client::{Client, ClientConfig, ClientError, Protocol};
 use crate::proto::conn::Limits;
-use crate::proto::source::parse_source_addrs;
+use crate::proto::source::{SourceAddrError, parse_source_addrs};
 use crate::proto::tls::{ClientCert, TlsOptions, TlsVersion};
 
 /// The user's connection choices, before validation.
@@ -102,30 +102,53 @@ pub fn protocol_name(protocol: Protocol, tls: bool) -> &'static str {
     }
 }
 
+/// Why connection options cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    /// `streams = 0`.
+    #[error("streams must be at least 1")]
+    NoStreams,
+    /// Several streams over HTTP/1.1.
+    #[error("{0} streams per connection need HTTP/2 (--http2, or `http2 = true` in [target])")]
+    StreamsNeedHttp2(u32),
+    /// A TLS version other than 1.2 and 1.3.
+    #[error("TLS version `{0}` is not 1.2 or 1.3")]
+    TlsVersion(String),
+    /// A client certificate without its key, or the reverse.
+    #[error("a client certificate needs both a certificate and a key file")]
+    HalfClientCert,
+    /// TLS options for a plain-text URL.
+    #[error("TLS options (insecure, cacert, cert/key, sni, tls version) need an https:// URL")]
+    TlsNeedsHttps,
+    /// Source addresses that do not parse.
+    #[error("{0}")]
+    SourceAddrs(#[from] SourceAddrError),
+    /// The client cannot be built (a TLS file, a source address of the wrong family…).
+    #[error("{0}")]
+    Client(#[from] ClientError),
+}
+
 /// Validates `o` for a target at `addr` whose URL host is `host`, `tls` when the scheme asks for
-/// it, `http2` forced by a `grpc://` scheme, and `grpc` when some step is a gRPC call. Errors are
-/// messages for the user (the caller says where).
+/// it, `http2` forced by a `grpc://` scheme, and `grpc` when some step is a gRPC call. The caller
+/// says where an error is.
 pub fn build(
     o: &ConnectOptions,
     addr: SocketAddr,
     host: &str,
     tls: bool,
     grpc: bool,
-) -> Result<Connect, String> {
+) -> Result<Connect, ConnectError> {
     if o.streams == 0 {
-        return Err("streams must be at least 1".into());
+        return Err(ConnectError::NoStreams);
     }
     if o.streams > 1 && !o.http2 {
-        return Err(format!(
-            "{} streams per connection need HTTP/2 (--http2, or `http2 = true` in [target])",
-            o.streams
-        ));
+        return Err(ConnectError::StreamsNeedHttp2(o.streams));
     }
     let version = match o.tls_version.as_deref() {
         None => TlsVersion::Any,
         Some("1.2") => TlsVersion::Tls12,
         Some("1.3") => TlsVersion::Tls13,
-        Some(other) => return Err(format!("TLS version `{other}` is not 1.2 or 1.3")),
+        Some(other) => return Err(ConnectError::TlsVersion(other.into())),
     };
     let client_cert = match (&o.cert, &o.key) {
         (Some(cert), Some(key)) => Some(ClientCert {
@@ -133,7 +156,7 @@ pub fn build(
             key_file: key.clone(),
         }),
         (None, None) => None,
-        _ => return Err("a client certificate needs both a certificate and a key file".into()),
+        _ => return Err(ConnectError::HalfClientCert),
     };
     let tls_asked = o.insecure
         || o.cacert.is_some()
@@ -141,10 +164,7 @@ pub fn build(
         || o.sni.is_some()
         || o.tls_version.is_some();
     if tls_asked && !tls {
-        return Err(
-            "TLS options (insecure, cacert, cert/key, sni, tls version) need an https:// URL"
-                .into(),
-        );
+        return Err(ConnectError::TlsNeedsHttps);
     }
     let tls = tls.then(|| TlsOptions {
         server_name: o
@@ -157,7 +177,7 @@ pub fn build(
         version,
     });
     let source_addrs = match &o.source_addrs {
-        Some(text) => parse_source_addrs(text).map_err(|e| e.to_string())?,
+        Some(text) => parse_source_addrs(text)?,
         None => Vec::new(),
     };
     let protocol = if o.http2 {
@@ -172,9 +192,9 @@ pub fn build(
         keepalive: o.keepalive,
         source_addrs: source_addrs.clone(),
     };
-    let client = Client::new(config(protocol)).map_err(|e| e.to_string())?;
+    let client = Client::new(config(protocol))?;
     let grpc_client = if grpc && protocol == Protocol::Http1 {
-        Some(Client::new(config(Protocol::Http2)).map_err(|e| e.to_string())?)
+        Some(Client::new(config(Protocol::Http2))?)
     } else {
         None
     };
@@ -214,6 +234,7 @@ mod tests {
         assert!(
             build(&streams, addr(), "h", false, false)
                 .unwrap_err()
+                .to_string()
                 .contains("need HTTP/2")
         );
         let insecure = ConnectOptions {
@@ -223,6 +244,7 @@ mod tests {
         assert!(
             build(&insecure, addr(), "h", false, false)
                 .unwrap_err()
+                .to_string()
                 .contains("https://")
         );
         let c = build(&insecure, addr(), "localhost", true, false).unwrap();
@@ -234,6 +256,7 @@ mod tests {
         assert!(
             build(&version, addr(), "h", true, false)
                 .unwrap_err()
+                .to_string()
                 .contains("1.1")
         );
         let half = ConnectOptions {
@@ -243,6 +266,7 @@ mod tests {
         assert!(
             build(&half, addr(), "h", true, false)
                 .unwrap_err()
+                .to_string()
                 .contains("both")
         );
         let missing = ConnectOptions {
@@ -252,6 +276,7 @@ mod tests {
         assert!(
             build(&missing, addr(), "h", true, false)
                 .unwrap_err()
+                .to_string()
                 .contains("/nonexistent/ca.pem")
         );
         let sources = ConnectOptions {

@@ -1,6 +1,6 @@
 //! Data files: rows of a CSV file fed to templates as `data.NAME.COLUMN`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -17,6 +17,43 @@ pub enum RowMode {
     UniquePerVu,
 }
 
+/// Why a CSV file cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    /// The file cannot be opened.
+    #[error("cannot read CSV file {}: {cause}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        cause: csv::Error,
+    },
+    /// Its first line (the column names) cannot be read.
+    #[error("{}: {cause}", path.display())]
+    Header {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        cause: csv::Error,
+    },
+    /// A row cannot be read.
+    #[error("{} row {row}: {cause}", path.display())]
+    Row {
+        /// The file.
+        path: PathBuf,
+        /// Its line number (1-based, the column names are line 1).
+        row: usize,
+        /// Why.
+        cause: csv::Error,
+    },
+    /// No row under the column names.
+    #[error("CSV file {} has no data rows", path.display())]
+    Empty {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
 /// A loaded CSV file.
 #[derive(Debug, Clone)]
 pub struct DataSource {
@@ -26,23 +63,33 @@ pub struct DataSource {
 }
 
 impl DataSource {
-    /// Loads `path`; the first line names the columns. Errors are messages for the user.
-    pub fn load(path: &Path, mode: RowMode) -> Result<Self, String> {
-        let mut reader = csv::Reader::from_path(path)
-            .map_err(|e| format!("cannot read CSV file {}: {e}", path.display()))?;
+    /// Reads `path`; the first line names the columns.
+    pub fn read(path: &Path, mode: RowMode) -> Result<Self, DataError> {
+        let file = || path.to_path_buf();
+        let mut reader = csv::Reader::from_path(path).map_err(|e| DataError::Read {
+            path: file(),
+            cause: e,
+        })?;
         let headers = reader
             .headers()
-            .map_err(|e| format!("{}: {e}", path.display()))?
+            .map_err(|e| DataError::Header {
+                path: file(),
+                cause: e,
+            })?
             .clone();
         let mut rows = Vec::new();
         for (i, record) in reader.records().enumerate() {
-            let record = record.map_err(|e| format!("{} row {}: {e}", path.display(), i + 2))?;
+            let record = record.map_err(|e| DataError::Row {
+                path: file(),
+                row: i + 2,
+                cause: e,
+            })?;
             let row: std::collections::BTreeMap<&str, &str> =
                 headers.iter().zip(record.iter()).collect();
             rows.push(Value::from(minijinja::value::Serde(&row)));
         }
         if rows.is_empty() {
-            return Err(format!("CSV file {} has no data rows", path.display()));
+            return Err(DataError::Empty { path: file() });
         }
         Ok(Self {
             rows: rows.into(),

@@ -2,16 +2,18 @@
 //!
 //! A [`Plan`] is the engine's whole input: the target, one or more scenarios (each a load profile
 //! and steps), thresholds. Quick mode ([`quick::RunInput`]) builds a one-scenario, one-step plan;
-//! plan files ([`load`]) build any shape. Every user error is found while building it, with the
+//! plan files ([`read`]) build any shape. Every user error is found while building it, with the
 //! file, line and column where there is a file.
 
 pub mod check;
 pub mod connect;
 pub mod data;
 pub mod file;
-pub mod load;
+pub mod header;
 pub mod presets;
 pub mod quick;
+pub mod read;
+pub mod render;
 pub mod template;
 pub mod threshold;
 
@@ -31,6 +33,29 @@ pub use connect::{Connect, ConnectOptions};
 pub use quick::RunInput;
 pub use template::{JsonTemplate, Templates, Text};
 pub use threshold::Threshold;
+
+/// Errors whose messages still travel as text: into a location's `why`, a `--flag`'s
+/// [`Error::Invalid`](crate::Error::Invalid), or a caller that returns messages.
+macro_rules! message_into_string {
+    ($($error:ty),* $(,)?) => {$(
+        impl From<$error> for String {
+            fn from(e: $error) -> String {
+                e.to_string()
+            }
+        }
+    )*};
+}
+
+message_into_string!(
+    check::JsonPathError,
+    connect::ConnectError,
+    data::DataError,
+    read::DurationError,
+    read::ResolveError,
+    read::TargetError,
+    render::RenderError,
+    threshold::ThresholdError,
+);
 
 /// Most VUs one scenario may have (closed-model connections, open-model requests in flight):
 /// each is a task made when the run starts, so an absurd count would exhaust the memory before

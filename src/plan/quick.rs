@@ -9,13 +9,14 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use super::connect::ConnectOptions;
+use super::header::{is_header_name, is_token_byte, parse_header};
 use super::{
     Flow, Iterations, Plan, Profile, QuickRequest, Scenario, StaticRequest, Step, StepRequest,
-    Templates,
+    Target, Templates,
 };
 use crate::error::Error;
 use crate::proto::conn::Limits;
-use crate::proto::grpc::GrpcSchema;
+use crate::proto::grpc::{GrpcMethod, GrpcSchema};
 use crate::proto::message::{Capture, Request, RequestKind};
 use crate::redact::Secrets;
 use crate::schedule::Ramp;
@@ -114,10 +115,6 @@ impl RunInput {
 
     /// Validates every choice, resolves the target, and builds the plan.
     pub fn validate(self) -> Result<Plan, Error> {
-        let invalid = |what: &str, why: String| Error::Invalid {
-            what: what.to_string(),
-            why,
-        };
         let method = self.method.to_ascii_uppercase();
         if method.is_empty() || !method.bytes().all(is_token_byte) {
             return Err(invalid(
@@ -140,19 +137,108 @@ impl RunInput {
         if self.timeout.is_zero() {
             return Err(invalid("timeout", "must be longer than 0".into()));
         }
+        let (mut target, path_and_query) = self.target()?;
+        let call = self.call(&target, path_and_query)?;
+        self.limits(&mut target)?;
+        target.connect = target.connect.with_limits(target.limits);
+        let profile = self.profile(target.connect.streams)?;
+        let threads = self.threads()?;
+        let request = Request {
+            method: http::Method::from_bytes(method.as_bytes()).map_err(|_| {
+                invalid(
+                    "method",
+                    format!("`{}` is not a valid HTTP method", self.method),
+                )
+            })?,
+            authority: target.host_header.clone(),
+            path_and_query: call.path_and_query,
+            headers: headers.clone(),
+            body: call.body,
+            kind: if call.grpc.is_some() {
+                RequestKind::Grpc
+            } else {
+                RequestKind::Http
+            },
+            capture: Capture::default(),
+        };
+        let prepared = target
+            .connect
+            .client_for(call.grpc.is_some())
+            .prepare(&request)
+            .map_err(|e| invalid("request", e.to_string()))?;
+        let quick = QuickRequest {
+            url: call.display_url,
+            method: if call.grpc.is_some() {
+                "gRPC".into()
+            } else {
+                method
+            },
+            headers,
+            body_bytes: request.body.len() as u64,
+        };
+        let step = Step {
+            name: "request".into(),
+            request: StepRequest::Static(Box::new(StaticRequest { request, prepared })),
+            grpc: call.grpc,
+            think: Duration::ZERO,
+            extract: Vec::new(),
+            checks: Vec::new(),
+            capture: false,
+            expected_status: Vec::new(),
+            group: None,
+            first_check: 0,
+        };
+        let scenario = Scenario {
+            name: "default".into(),
+            start_after: Duration::ZERO,
+            profile,
+            flow: Flow::Sequential,
+            steps: vec![step],
+            phases: Vec::new(),
+            group: None,
+        };
+        let max_vus = scenario.max_vus();
+        Ok(Plan {
+            name: self.name,
+            source: None,
+            target,
+            scenarios: vec![scenario],
+            thresholds: Vec::new(),
+            warmup: self.warmup,
+            // More threads than connections would leave threads idle.
+            threads: threads.min(max_vus as usize).max(1),
+            templates: Arc::new(Templates::new(BTreeMap::new(), BTreeMap::new())),
+            groups: Vec::new(),
+            quick: Some(quick),
+            secrets,
+        })
+    }
+
+    /// Worker threads: `--threads`, or one per core.
+    fn threads(&self) -> Result<usize, Error> {
+        match self.threads {
+            Some(0) => Err(invalid("threads", "must be at least 1".into())),
+            Some(t) => Ok(t),
+            None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+        }
+    }
+
+    /// The resolved target (no base path: the URL's path is the request's), and the URL's
+    /// path and query.
+    fn target(&self) -> Result<(Target, String), Error> {
         // A gRPC call speaks HTTP/2 whatever the URL's scheme.
         let connect = ConnectOptions {
             http2: self.connect.http2 || self.grpc.is_some(),
             ..self.connect.clone()
         };
-        let mut target = super::load::resolve_target(
+        let mut target = super::read::resolve_target(
             &self.url,
             Vec::new(),
             self.timeout,
             &connect,
             self.grpc.is_some(),
         )
-        .map_err(|why| invalid("URL", why))?;
+        .map_err(|why| invalid("URL", why.to_string()))?;
         let url = url::Url::parse(&self.url).map_err(|e| invalid("URL", e.to_string()))?;
         let mut path_and_query = url.path().to_string();
         if let Some(q) = url.query() {
@@ -160,48 +246,60 @@ impl RunInput {
             path_and_query.push_str(q);
         }
         target.base_path = String::new();
-        let mut display_url = self.url.clone();
-        let (grpc, body) = match &self.grpc {
-            None => (None, Bytes::from(self.body.clone())),
-            Some(g) => {
-                let schema = if g.protos.is_empty() {
-                    // No .proto: ask the server (gRPC server reflection).
-                    let (service, _) = crate::proto::grpc::split_call(&g.call)
-                        .map_err(|e| invalid("--call", e.to_string()))?;
-                    crate::proto::reflection::fetch_blocking(
-                        target.connect.client_for(true),
-                        &target.host_header,
-                        &[service],
-                        self.timeout,
-                    )
-                    .map_err(|e| {
-                        invalid(
-                            "--call",
-                            format!("{e} (without --proto, the schema comes from the server)"),
-                        )
-                    })?
-                } else {
-                    GrpcSchema::compile(&g.protos, &g.import_paths)
-                        .map_err(|e| invalid("--proto", e.to_string()))?
-                };
-                let m = schema
-                    .method(&g.call)
-                    .map_err(|e| invalid("--call", e.to_string()))?;
-                let data = if g.data.trim().is_empty() {
-                    "{}"
-                } else {
-                    &g.data
-                };
-                let body = m
-                    .encode_json(data)
-                    .map_err(|e| invalid("--data", e.to_string()))?;
-                path_and_query = m.path().to_owned();
-                display_url = format!("{}{}", self.url.trim_end_matches('/'), m.path());
-                (Some(Arc::new(m)), body)
-            }
+        Ok((target, path_and_query))
+    }
+
+    /// What is called: the URL's path with the body, or a gRPC method with its message encoded.
+    fn call(&self, target: &Target, path_and_query: String) -> Result<Call, Error> {
+        let Some(g) = &self.grpc else {
+            return Ok(Call {
+                grpc: None,
+                path_and_query,
+                body: Bytes::from(self.body.clone()),
+                display_url: self.url.clone(),
+            });
         };
-        let body_bytes = body.len() as u64;
-        let grpc_call = grpc.is_some();
+        let schema = if g.protos.is_empty() {
+            // No .proto: ask the server (gRPC server reflection).
+            let (service, _) = crate::proto::grpc::split_call(&g.call)
+                .map_err(|e| invalid("--call", e.to_string()))?;
+            crate::proto::reflection::fetch_blocking(
+                target.connect.client_for(true),
+                &target.host_header,
+                &[service],
+                self.timeout,
+            )
+            .map_err(|e| {
+                invalid(
+                    "--call",
+                    format!("{e} (without --proto, the schema comes from the server)"),
+                )
+            })?
+        } else {
+            GrpcSchema::compile(&g.protos, &g.import_paths)
+                .map_err(|e| invalid("--proto", e.to_string()))?
+        };
+        let m = schema
+            .method(&g.call)
+            .map_err(|e| invalid("--call", e.to_string()))?;
+        let data = if g.data.trim().is_empty() {
+            "{}"
+        } else {
+            &g.data
+        };
+        let body = m
+            .encode_json(data)
+            .map_err(|e| invalid("--data", e.to_string()))?;
+        Ok(Call {
+            path_and_query: m.path().to_owned(),
+            display_url: format!("{}{}", self.url.trim_end_matches('/'), m.path()),
+            grpc: Some(Arc::new(m)),
+            body,
+        })
+    }
+
+    /// `--max-header-size` and `--max-body-size`, into the target's limits.
+    fn limits(&self, target: &mut Target) -> Result<(), Error> {
         if let Some(bytes) = self.max_header_bytes {
             target.limits.max_head_bytes = Limits::check_head(bytes)
                 .map_err(|why| invalid("--max-header-size", why.to_string()))?;
@@ -212,8 +310,12 @@ impl RunInput {
                     .map_err(|why| invalid("--max-body-size", why.to_string()))?,
             );
         }
-        target.connect = target.connect.with_limits(target.limits);
+        Ok(())
+    }
 
+    /// The load: `-c` connections (× `streams` each), or `--rate` with `-c` in flight at most;
+    /// for `-d` (after the warm-up) or `-n` requests.
+    fn profile(&self, streams: u32) -> Result<Profile, Error> {
         let limit = match (self.duration, self.requests) {
             (Some(_), Some(_)) => {
                 return Err(invalid(
@@ -235,113 +337,61 @@ impl RunInput {
             Limit::Duration(d) => (self.warmup + d, None),
             Limit::Requests(n) => (Duration::from_secs(u32::MAX.into()), Some(n)),
         };
-        let profile = match self.rate_per_sec {
-            None => {
-                let connections =
-                    positive_u32("connections (-c)", self.concurrency, DEFAULT_CONNECTIONS)?;
-                // Each connection carries `streams` requests at once (HTTP/2), one per VU.
-                let vus = connections.saturating_mul(target.connect.streams);
-                Profile::Vus {
-                    ramp: Ramp::constant(f64::from(vus), length),
-                    iterations: count.map_or(Iterations::Unlimited, Iterations::Shared),
-                    max_duration: None,
-                }
-            }
-            Some(rate) => {
-                if !rate.is_finite() || rate <= 0.0 {
-                    return Err(invalid(
-                        "rate",
-                        format!("{rate} is not a positive number of requests per second"),
-                    ));
-                }
-                if rate > super::MAX_RATE_PER_SEC {
-                    return Err(invalid(
-                        "rate",
-                        format!(
-                            "{rate} requests per second is more than volley allows ({})",
-                            super::MAX_RATE_PER_SEC
-                        ),
-                    ));
-                }
-                Profile::Arrival {
-                    ramp: Ramp::constant(rate, length),
-                    max_vus: positive_u32(
-                        "max in-flight (-c)",
-                        self.concurrency,
-                        DEFAULT_MAX_IN_FLIGHT,
-                    )?,
-                    limit: count,
-                }
-            }
+        let Some(rate) = self.rate_per_sec else {
+            let connections =
+                positive_u32("connections (-c)", self.concurrency, DEFAULT_CONNECTIONS)?;
+            // Each connection carries `streams` requests at once (HTTP/2), one per VU.
+            let vus = connections.saturating_mul(streams);
+            return Ok(Profile::Vus {
+                ramp: Ramp::constant(f64::from(vus), length),
+                iterations: count.map_or(Iterations::Unlimited, Iterations::Shared),
+                max_duration: None,
+            });
         };
-        let threads = match self.threads {
-            Some(0) => return Err(invalid("threads", "must be at least 1".into())),
-            Some(t) => t,
-            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        };
-        let request = Request {
-            method: http::Method::from_bytes(method.as_bytes()).map_err(|_| {
-                invalid(
-                    "method",
-                    format!("`{}` is not a valid HTTP method", self.method),
-                )
-            })?,
-            authority: target.host_header.clone(),
-            path_and_query,
-            headers: headers.clone(),
-            body,
-            kind: if grpc.is_some() {
-                RequestKind::Grpc
-            } else {
-                RequestKind::Http
-            },
-            capture: Capture::default(),
-        };
-        let prepared = target
-            .connect
-            .client_for(grpc.is_some())
-            .prepare(&request)
-            .map_err(|e| invalid("request", e.to_string()))?;
-        let scenario = Scenario {
-            name: "default".into(),
-            start_after: Duration::ZERO,
-            profile,
-            flow: Flow::Sequential,
-            steps: vec![Step {
-                name: "request".into(),
-                request: StepRequest::Static(Box::new(StaticRequest { request, prepared })),
-                grpc,
-                think: Duration::ZERO,
-                extract: Vec::new(),
-                checks: Vec::new(),
-                capture: false,
-                expected_status: Vec::new(),
-                group: None,
-                first_check: 0,
-            }],
-            phases: Vec::new(),
-            group: None,
-        };
-        let max_vus = scenario.max_vus();
-        Ok(Plan {
-            name: self.name,
-            source: None,
-            target,
-            scenarios: vec![scenario],
-            thresholds: Vec::new(),
-            warmup: self.warmup,
-            // More threads than connections would leave threads idle.
-            threads: threads.min(max_vus as usize).max(1),
-            templates: Arc::new(Templates::new(BTreeMap::new(), BTreeMap::new())),
-            groups: Vec::new(),
-            quick: Some(QuickRequest {
-                url: display_url,
-                method: if grpc_call { "gRPC".into() } else { method },
-                headers,
-                body_bytes,
-            }),
-            secrets,
+        if !rate.is_finite() || rate <= 0.0 {
+            return Err(invalid(
+                "rate",
+                format!("{rate} is not a positive number of requests per second"),
+            ));
+        }
+        if rate > super::MAX_RATE_PER_SEC {
+            return Err(invalid(
+                "rate",
+                format!(
+                    "{rate} requests per second is more than volley allows ({})",
+                    super::MAX_RATE_PER_SEC
+                ),
+            ));
+        }
+        Ok(Profile::Arrival {
+            ramp: Ramp::constant(rate, length),
+            max_vus: positive_u32(
+                "max in-flight (-c)",
+                self.concurrency,
+                DEFAULT_MAX_IN_FLIGHT,
+            )?,
+            limit: count,
         })
+    }
+}
+
+/// What a quick run calls.
+struct Call {
+    /// The gRPC method, for a gRPC call.
+    grpc: Option<Arc<GrpcMethod>>,
+    /// The request's path and query.
+    path_and_query: String,
+    /// The body (a gRPC call: its message, encoded).
+    body: Bytes,
+    /// The URL shown in reports (a gRPC call: with the method's path).
+    display_url: String,
+}
+
+/// A flag's value is wrong.
+fn invalid(what: &str, why: String) -> Error {
+    Error::Invalid {
+        what: what.to_string(),
+        why,
     }
 }
 
@@ -358,39 +408,6 @@ fn positive_u32(what: &str, value: Option<u32>, default: u32) -> Result<u32, Err
         Some(v) => Ok(v),
         None => Ok(default),
     }
-}
-
-/// RFC 9110 token characters (header names, methods).
-pub(crate) fn is_token_byte(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
-
-/// Whether `name` is a valid header name (a non-empty token).
-pub(crate) fn is_header_name(name: &str) -> bool {
-    !name.is_empty() && name.bytes().all(is_token_byte)
-}
-
-/// Parses `Name: value` into a header pair, rejecting what would corrupt the request. Errors
-/// show the line with a secret header's value redacted.
-pub fn parse_header(line: &str, secrets: &Secrets) -> Result<(String, String), Error> {
-    let invalid = |why: &str| Error::Invalid {
-        what: "header (-H)".into(),
-        why: format!("`{}`: {why}", secrets.header_line(line)),
-    };
-    let (name, value) = line
-        .split_once(':')
-        .ok_or_else(|| invalid("expected `Name: value`"))?;
-    let name = name.trim();
-    let value = value.trim();
-    if name.is_empty() || !name.bytes().all(is_token_byte) {
-        return Err(invalid(
-            "the header name is empty or has invalid characters",
-        ));
-    }
-    if value.bytes().any(|b| b == b'\r' || b == b'\n' || b == 0) {
-        return Err(invalid("the value contains a line break or NUL"));
-    }
-    Ok((name.to_string(), value.to_string()))
 }
 
 #[cfg(test)]

@@ -101,14 +101,96 @@ impl Op {
     }
 }
 
+/// Why a threshold's metric key or condition does not parse.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ThresholdError {
+    /// `name{…` without the closing brace.
+    #[error("`{0}`: the filter must end with `}}`")]
+    UnclosedFilter(String),
+    /// A metric volley does not know.
+    #[error("unknown metric `{0}`; use latency, errors, checks, rps or requests")]
+    UnknownMetric(String),
+    /// A filter that is not `key=value`.
+    #[error("`{0}`: a filter is `key=value`")]
+    FilterNotKeyValue(String),
+    /// A filter key volley does not know.
+    #[error("unknown filter `{0}`; use scenario=, step= or phase=")]
+    UnknownFilter(String),
+    /// No `<`, `>` or `=` in the condition.
+    #[error("`{0}`: expected a comparison like `p95 < 5ms`")]
+    NoComparison(String),
+    /// A comparison that is none of `<`, `<=`, `>`, `>=`, `==`.
+    #[error("`{0}`: unknown comparison")]
+    UnknownComparison(String),
+    /// `pX` where X is not a number.
+    #[error("`{text}`: `{stat}` is not a percentile like p95 or p(99.9)")]
+    NotPercentile {
+        /// The condition.
+        text: String,
+        /// The statistic as written.
+        stat: String,
+    },
+    /// A percentile outside 0–100.
+    #[error("`{text}`: percentile {percentile} is not within 0–100")]
+    PercentileRange {
+        /// The condition.
+        text: String,
+        /// The percentile.
+        percentile: f64,
+    },
+    /// A latency condition on something that is not a latency statistic.
+    #[error(
+        "`{text}`: `{stat}` is not a latency statistic; use p95, p(99.9), avg, min, max or med"
+    )]
+    NotLatencyStatistic {
+        /// The condition.
+        text: String,
+        /// The statistic as written.
+        stat: String,
+    },
+    /// A statistic the metric does not have.
+    #[error("`{text}`: `{stat}` does not apply to this metric")]
+    StatisticNotApplicable {
+        /// The condition.
+        text: String,
+        /// The statistic as written.
+        stat: String,
+    },
+    /// The bound does not parse.
+    #[error("`{text}`: {why}")]
+    Bound {
+        /// The condition.
+        text: String,
+        /// Why.
+        why: BoundError,
+    },
+}
+
+/// Why a threshold's bound does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BoundError {
+    /// A latency bound that is not a duration.
+    #[error("`{0}` is not a duration like 5ms or 1.5s")]
+    NotDuration(String),
+    /// A rate bound that is not a rate.
+    #[error("`{0}` is not a rate like 1% or 0.01")]
+    NotRate(String),
+    /// A rate above 100 % or below 0.
+    #[error("`{0}` is not a rate between 0% and 100%")]
+    RateRange(String),
+    /// A count or throughput bound that is not a number.
+    #[error("`{0}` is not a number")]
+    NotNumber(String),
+}
+
 /// Parses a metric key: `name` or `name{key=value}`.
-pub fn parse_metric(text: &str) -> Result<(Metric, Option<Filter>), String> {
+pub fn parse_metric(text: &str) -> Result<(Metric, Option<Filter>), ThresholdError> {
     let text = text.trim();
     let (name, filter) = match text.find('{') {
         Some(i) => {
             let inner = text[i + 1..]
                 .strip_suffix('}')
-                .ok_or_else(|| format!("`{text}`: the filter must end with `}}`"))?;
+                .ok_or_else(|| ThresholdError::UnclosedFilter(text.into()))?;
             (&text[..i], Some(inner))
         }
         None => (text, None),
@@ -120,9 +202,7 @@ pub fn parse_metric(text: &str) -> Result<(Metric, Option<Filter>), String> {
         "rps" | "throughput" => Metric::Throughput,
         "requests" => Metric::Requests,
         other => {
-            return Err(format!(
-                "unknown metric `{other}`; use latency, errors, checks, rps or requests"
-            ));
+            return Err(ThresholdError::UnknownMetric(other.into()));
         }
     };
     let filter = match filter {
@@ -130,16 +210,14 @@ pub fn parse_metric(text: &str) -> Result<(Metric, Option<Filter>), String> {
         Some(inner) => {
             let (key, value) = inner
                 .split_once('=')
-                .ok_or_else(|| format!("`{text}`: a filter is `key=value`"))?;
+                .ok_or_else(|| ThresholdError::FilterNotKeyValue(text.into()))?;
             let value = value.trim().trim_matches('"').to_string();
             Some(match key.trim() {
                 "scenario" => Filter::Scenario(value),
                 "step" => Filter::Step(value),
                 "phase" => Filter::Phase(value),
                 other => {
-                    return Err(format!(
-                        "unknown filter `{other}`; use scenario=, step= or phase="
-                    ));
+                    return Err(ThresholdError::UnknownFilter(other.into()));
                 }
             })
         }
@@ -149,11 +227,11 @@ pub fn parse_metric(text: &str) -> Result<(Metric, Option<Filter>), String> {
 
 /// Parses a condition for `metric`: `p95 < 5ms`, `p(99.9) <= 1s`, `avg < 3ms`, `rate < 1%`,
 /// `> 100`, `count >= 1000`.
-pub fn parse_condition(metric: Metric, text: &str) -> Result<(Stat, Op, f64), String> {
+pub fn parse_condition(metric: Metric, text: &str) -> Result<(Stat, Op, f64), ThresholdError> {
     let t = text.trim();
     let op_at = t
         .find(['<', '>', '='])
-        .ok_or_else(|| format!("`{text}`: expected a comparison like `p95 < 5ms`"))?;
+        .ok_or_else(|| ThresholdError::NoComparison(text.into()))?;
     let (stat_text, rest) = t.split_at(op_at);
     let (op, value_text) = [
         ("<=", Op::Le),
@@ -164,7 +242,7 @@ pub fn parse_condition(metric: Metric, text: &str) -> Result<(Stat, Op, f64), St
     ]
     .into_iter()
     .find_map(|(sym, op)| rest.strip_prefix(sym).map(|v| (op, v)))
-    .ok_or_else(|| format!("`{text}`: unknown comparison"))?;
+    .ok_or_else(|| ThresholdError::UnknownComparison(text.into()))?;
     let stat_text = stat_text.trim();
     let stat = match (metric, stat_text) {
         (Metric::Latency, "avg" | "mean") => Stat::Mean,
@@ -173,29 +251,42 @@ pub fn parse_condition(metric: Metric, text: &str) -> Result<(Stat, Op, f64), St
         (Metric::Latency, "med" | "median") => Stat::Percentile(50.0),
         (Metric::Latency, s) if s.starts_with('p') => {
             let p = s[1..].trim().trim_start_matches('(').trim_end_matches(')');
-            let p: f64 = p
-                .parse()
-                .map_err(|_| format!("`{text}`: `{s}` is not a percentile like p95 or p(99.9)"))?;
+            let p: f64 = p.parse().map_err(|_| ThresholdError::NotPercentile {
+                text: text.into(),
+                stat: s.into(),
+            })?;
             if !(0.0..=100.0).contains(&p) {
-                return Err(format!("`{text}`: percentile {p} is not within 0–100"));
+                return Err(ThresholdError::PercentileRange {
+                    text: text.into(),
+                    percentile: p,
+                });
             }
             Stat::Percentile(p)
         }
         (Metric::Latency, s) => {
-            return Err(format!(
-                "`{text}`: `{s}` is not a latency statistic; use p95, p(99.9), avg, min, max or med"
-            ));
+            return Err(ThresholdError::NotLatencyStatistic {
+                text: text.into(),
+                stat: s.into(),
+            });
         }
         (Metric::ErrorRate | Metric::CheckRate, "" | "rate") => Stat::Value,
         (Metric::Throughput, "" | "rate" | "rps") => Stat::Value,
         (Metric::Requests, "" | "count") => Stat::Value,
-        (_, s) => return Err(format!("`{text}`: `{s}` does not apply to this metric")),
+        (_, s) => {
+            return Err(ThresholdError::StatisticNotApplicable {
+                text: text.into(),
+                stat: s.into(),
+            });
+        }
     };
-    let bound = parse_value(metric, value_text.trim()).map_err(|why| format!("`{text}`: {why}"))?;
+    let bound = parse_value(metric, value_text.trim()).map_err(|why| ThresholdError::Bound {
+        text: text.into(),
+        why,
+    })?;
     Ok((stat, op, bound))
 }
 
-fn parse_value(metric: Metric, v: &str) -> Result<f64, String> {
+fn parse_value(metric: Metric, v: &str) -> Result<f64, BoundError> {
     match metric {
         Metric::Latency => {
             let (number, scale) = if let Some(n) = v.strip_suffix("ms") {
@@ -210,7 +301,7 @@ fn parse_value(metric: Metric, v: &str) -> Result<f64, String> {
             let n: f64 = number
                 .trim()
                 .parse()
-                .map_err(|_| format!("`{v}` is not a duration like 5ms or 1.5s"))?;
+                .map_err(|_| BoundError::NotDuration(v.into()))?;
             Ok(n * scale)
         }
         Metric::ErrorRate | Metric::CheckRate => {
@@ -221,15 +312,15 @@ fn parse_value(metric: Metric, v: &str) -> Result<f64, String> {
             let n: f64 = number
                 .trim()
                 .parse()
-                .map_err(|_| format!("`{v}` is not a rate like 1% or 0.01"))?;
+                .map_err(|_| BoundError::NotRate(v.into()))?;
             let rate = n * scale;
             if !(0.0..=1.0).contains(&rate) {
-                return Err(format!("`{v}` is not a rate between 0% and 100%"));
+                return Err(BoundError::RateRange(v.into()));
             }
             Ok(rate)
         }
         Metric::Throughput | Metric::Requests => {
-            v.parse().map_err(|_| format!("`{v}` is not a number"))
+            v.parse().map_err(|_| BoundError::NotNumber(v.into()))
         }
     }
 }
@@ -315,16 +406,19 @@ mod tests {
         assert!(
             parse_metric("latncy")
                 .unwrap_err()
+                .to_string()
                 .contains("unknown metric")
         );
         assert!(
             parse_metric("latency{stp=x}")
                 .unwrap_err()
+                .to_string()
                 .contains("unknown filter")
         );
         assert!(
             parse_metric("latency{step=x")
                 .unwrap_err()
+                .to_string()
                 .contains("must end")
         );
     }

@@ -106,7 +106,7 @@ mod tests {
 
     fn plan(toml: &str) -> Plan {
         let text = format!("[target]\nbase_url = \"http://127.0.0.1:8080\"\n{toml}");
-        crate::plan::load::load_str(&text, std::path::Path::new("t.toml"), &Default::default())
+        crate::plan::read::read_str(&text, std::path::Path::new("t.toml"), &Default::default())
             .unwrap()
     }
 

@@ -69,7 +69,7 @@ impl HealthCheck {
         if parsed.scheme() != "http" {
             return Err(HealthUrlError::NotHttp(url.to_string()));
         }
-        let (addr, host_header) = crate::plan::load::resolve_host(&parsed, 80)
+        let (addr, host_header) = crate::plan::read::resolve_host(&parsed, 80)
             .map_err(|why| HealthUrlError::Host(why.to_string()))?;
         let mut path = parsed.path().to_string();
         if let Some(q) = parsed.query() {

@@ -16,7 +16,7 @@ use super::{Command, Smoke, Suite, Target};
 use crate::error::Error;
 use crate::findmax::run::{Settings, unsearchable};
 use crate::plan::Plan;
-use crate::plan::load::{self as plan_load, parse_duration, resolve_target, scale_duration};
+use crate::plan::read::{self as plan_read, parse_duration, resolve_target, scale_duration};
 
 /// Default time limit of a health check.
 pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -431,9 +431,9 @@ impl Ctx<'_> {
         time_scale: f64,
         name: &str,
     ) -> Result<Plan, Error> {
-        let mut plan = plan_load::load(
+        let mut plan = plan_read::read_file(
             path,
-            &plan_load::LoadOptions {
+            &plan_read::ReadOptions {
                 sets: vec![("target.base_url".into(), base_url.into())],
                 time_scale,
                 threads: None,

@@ -5,7 +5,7 @@
 use super::Ctx;
 use crate::error::Error;
 use crate::plan::file::PlanFile;
-use crate::plan::quick::is_header_name;
+use crate::plan::header::is_header_name;
 use crate::redact::Secrets;
 
 impl Ctx<'_> {

@@ -6,13 +6,13 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Ctx, Resolve, parse_duration, system_resolve};
+use super::{Ctx, Resolve, ResolveError, parse_duration, system_resolve};
 use crate::error::Error;
 use crate::plan::Target;
-use crate::plan::connect::{self, ConnectOptions};
+use crate::plan::connect::{self, ConnectError, ConnectOptions};
 use crate::plan::file::{PlanFile, SizeText};
 use crate::plan::template::{Templates, has_template_syntax};
-use crate::proto::conn::{Limits, SizeError, parse_size};
+use crate::proto::conn::{Limits, parse_size};
 use crate::proto::grpc::{GrpcSchema, split_call};
 use crate::proto::message::Capture;
 use crate::proto::reflection;
@@ -47,7 +47,7 @@ impl Ctx<'_> {
         let timeout = match (&timeout_override, &f.target.timeout) {
             (Some(t), _) => parse_duration(t).map_err(|why| Error::Invalid {
                 what: "--set target.timeout".into(),
-                why,
+                why: why.to_string(),
             })?,
             (None, Some(t)) => self.duration(t, false)?,
             (None, None) => crate::proto::conn::DEFAULT_TIMEOUT,
@@ -63,25 +63,11 @@ impl Ctx<'_> {
             .target
             .headers
             .iter()
-            .map(|(n, v)| crate::plan::quick::parse_header(&format!("{n}: {v}"), secrets))
+            .map(|(n, v)| crate::plan::header::parse_header(&format!("{n}: {v}"), secrets))
             .collect::<Result<Vec<_>, _>>()?;
         let t = &f.target;
-        let tls = t.tls.as_ref();
-        let file = |f: &Option<String>| f.as_deref().map(|p| self.relative(p));
+        let options = self.connect_options(f);
         let steps = || f.scenarios.iter().flat_map(|sc| sc.steps.iter());
-        let options = ConnectOptions {
-            // Only gRPC steps: all of the run speaks HTTP/2.
-            http2: t.http2.unwrap_or(false) || steps().all(|st| st.grpc.is_some()),
-            streams: t.streams.as_ref().map_or(1, |s| *s.get_ref()),
-            keepalive: t.keepalive.unwrap_or(true),
-            insecure: tls.and_then(|t| t.insecure).unwrap_or(false),
-            cacert: tls.and_then(|t| file(&t.cacert)),
-            cert: tls.and_then(|t| file(&t.cert)),
-            key: tls.and_then(|t| file(&t.key)),
-            sni: tls.and_then(|t| t.sni.clone()),
-            tls_version: tls.and_then(|t| t.version.clone()),
-            source_addrs: t.source_addrs.as_ref().map(|s| s.get_ref().clone()),
-        };
         let grpc = steps().any(|st| st.grpc.is_some());
         // Point at the key the error is most likely about.
         let span = match &t.streams {
@@ -106,22 +92,52 @@ impl Ctx<'_> {
                 Some("base_url is like http://127.0.0.1:8080 or https://host:8443"),
             )
         })?;
+        self.limits(f, &mut target)?;
+        target.connect = target.connect.with_limits(target.limits);
+        Ok(target)
+    }
+
+    /// How to connect, as `[target]` says.
+    fn connect_options(&self, f: &PlanFile) -> ConnectOptions {
+        let t = &f.target;
+        let tls = t.tls.as_ref();
+        let file = |f: &Option<String>| f.as_deref().map(|p| self.relative(p));
+        let steps = || f.scenarios.iter().flat_map(|sc| sc.steps.iter());
+        ConnectOptions {
+            // Only gRPC steps: all of the run speaks HTTP/2.
+            http2: t.http2.unwrap_or(false) || steps().all(|st| st.grpc.is_some()),
+            streams: t.streams.as_ref().map_or(1, |s| *s.get_ref()),
+            keepalive: t.keepalive.unwrap_or(true),
+            insecure: tls.and_then(|t| t.insecure).unwrap_or(false),
+            cacert: tls.and_then(|t| file(&t.cacert)),
+            cert: tls.and_then(|t| file(&t.cert)),
+            key: tls.and_then(|t| file(&t.key)),
+            sni: tls.and_then(|t| t.sni.clone()),
+            tls_version: tls.and_then(|t| t.version.clone()),
+            source_addrs: t.source_addrs.as_ref().map(|s| s.get_ref().clone()),
+        }
+    }
+
+    /// `max_header_size` and `max_body_size` of `[target]`.
+    fn limits(&self, f: &PlanFile, target: &mut Target) -> Result<(), Error> {
+        let t = &f.target;
+        // proto's size parser and limits say what is wrong as text.
+        let bytes = |s: &Spanned<SizeText>| match s.get_ref() {
+            SizeText::Bytes(n) => Ok(*n),
+            SizeText::Text(t) => parse_size(t),
+        };
         if let Some(size) = &t.max_header_size {
-            target.limits.max_head_bytes = size_bytes(size)
+            target.limits.max_head_bytes = bytes(size)
                 .and_then(Limits::check_head)
                 .map_err(|why| self.at(size, format!("max_header_size {why}"), Some(SIZE_HINT)))?;
         }
         if let Some(size) = &t.max_body_size {
-            target.limits.max_body_bytes = Some(
-                size_bytes(size)
-                    .and_then(Limits::check_body)
-                    .map_err(|why| {
-                        self.at(size, format!("max_body_size {why}"), Some(SIZE_HINT))
-                    })?,
-            );
+            target.limits.max_body_bytes =
+                Some(bytes(size).and_then(Limits::check_body).map_err(|why| {
+                    self.at(size, format!("max_body_size {why}"), Some(SIZE_HINT))
+                })?);
         }
-        target.connect = target.connect.with_limits(target.limits);
-        Ok(target)
+        Ok(())
     }
 
     /// The gRPC schema of `[target] proto` when any step is a gRPC call, or, without `proto`,
@@ -206,16 +222,45 @@ pub fn step_capture(capture: bool) -> Capture {
     }
 }
 
+/// Why a base URL gives no target.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// Not a URL.
+    #[error("`{url}` is not a valid URL: {cause}")]
+    InvalidUrl {
+        /// The URL as written.
+        url: String,
+        /// What the parser said.
+        cause: url::ParseError,
+    },
+    /// A scheme volley does not speak.
+    #[error("`{url}`: scheme `{scheme}` is not http, https, grpc or grpcs")]
+    Scheme {
+        /// The URL as written.
+        url: String,
+        /// Its scheme.
+        scheme: String,
+    },
+    /// A URL without a host.
+    #[error("`{0}` has no host")]
+    NoHost(String),
+    /// The host gives no address.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    /// The connection options cannot be used with this URL.
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
+}
+
 /// Resolves a base URL into a [`Target`] connecting as `options` say; `grpc` when some step is a
 /// gRPC call. `http://` and `https://`, or `grpc://` and `grpcs://` (the same with HTTP/2).
-/// Errors are messages for the user.
 pub fn resolve_target(
     base_url: &str,
     headers: Vec<(String, String)>,
     timeout: Duration,
     options: &ConnectOptions,
     grpc: bool,
-) -> Result<Target, String> {
+) -> Result<Target, TargetError> {
     resolve_target_with(base_url, headers, timeout, options, grpc, system_resolve)
 }
 
@@ -227,18 +272,21 @@ pub fn resolve_target_with(
     options: &ConnectOptions,
     grpc: bool,
     resolve: Resolve,
-) -> Result<Target, String> {
-    let url =
-        url::Url::parse(base_url).map_err(|e| format!("`{base_url}` is not a valid URL: {e}"))?;
+) -> Result<Target, TargetError> {
+    let url = url::Url::parse(base_url).map_err(|cause| TargetError::InvalidUrl {
+        url: base_url.into(),
+        cause,
+    })?;
     let (tls, http2, default_port) = match url.scheme() {
         "http" => (false, options.http2, 80),
         "https" => (true, options.http2, 443),
         "grpc" => (false, true, 80),
         "grpcs" => (true, true, 443),
         other => {
-            return Err(format!(
-                "`{base_url}`: scheme `{other}` is not http, https, grpc or grpcs"
-            ));
+            return Err(TargetError::Scheme {
+                url: base_url.into(),
+                scheme: other.into(),
+            });
         }
     };
     let (addr, host_header) = resolve_host_with(&url, default_port, resolve)?;
@@ -266,9 +314,11 @@ pub fn resolve_target_with(
 }
 
 /// Resolves a URL's host (once, before any load) to an address, with `default_port` when the URL
-/// has none; also returns the `Host` header value (`host[:port]` as written). Errors are messages
-/// for the user.
-pub fn resolve_host(url: &url::Url, default_port: u16) -> Result<(SocketAddr, String), String> {
+/// has none; also returns the `Host` header value (`host[:port]` as written).
+pub fn resolve_host(
+    url: &url::Url,
+    default_port: u16,
+) -> Result<(SocketAddr, String), TargetError> {
     resolve_host_with(url, default_port, system_resolve)
 }
 
@@ -276,10 +326,10 @@ fn resolve_host_with(
     url: &url::Url,
     default_port: u16,
     resolve: Resolve,
-) -> Result<(SocketAddr, String), String> {
+) -> Result<(SocketAddr, String), TargetError> {
     let host = url
         .host_str()
-        .ok_or_else(|| format!("`{url}` has no host"))?;
+        .ok_or_else(|| TargetError::NoHost(url.to_string()))?;
     let port = url.port_or_known_default().unwrap_or(default_port);
     let lookup = host.trim_start_matches('[').trim_end_matches(']');
     let addr = resolve(lookup, port)?;
@@ -292,11 +342,3 @@ fn resolve_host_with(
 
 /// How to write a size, for error hints.
 const SIZE_HINT: &str = "write sizes as bytes (65536) or with a unit: \"64KiB\", \"10MB\"";
-
-/// A size as written, in bytes.
-fn size_bytes(s: &Spanned<SizeText>) -> Result<u64, SizeError> {
-    match s.get_ref() {
-        SizeText::Bytes(n) => Ok(*n),
-        SizeText::Text(t) => parse_size(t),
-    }
-}

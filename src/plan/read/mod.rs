@@ -1,0 +1,409 @@
+//! Reading a plan file: parse, validate, compile templates, read data files — every error with
+//! file:line:col and a hint, before any load is sent. ("Load" is what the plan sends.)
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use toml::Spanned;
+
+mod profile;
+mod secrets;
+mod step;
+mod target;
+mod thresholds;
+mod values;
+
+pub use target::{TargetError, resolve_host, resolve_target, resolve_target_with, step_capture};
+pub use values::{
+    DurationError, MAX_DURATION, Resolve, ResolveError, parse_duration, scale_duration,
+    system_resolve,
+};
+
+use step::StepEnv;
+
+use super::data::{DataSource, RowMode};
+use super::file::{PlanFile, ScenarioFile};
+use super::template::Templates;
+use super::{Flow, GroupDef, Plan, Scenario, Target};
+use crate::error::Error;
+use crate::proto::grpc::GrpcSchema;
+use crate::record::model::GroupKind;
+
+/// Choices from the command line that change a plan.
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    /// `--set key=value`: `vars.NAME` (or a bare `NAME`), `target.base_url`, `target.timeout`.
+    pub sets: Vec<(String, String)>,
+    /// `--time-scale`: multiplies every duration of the load profiles (0.1 = ten times shorter).
+    pub time_scale: f64,
+    /// `--threads`.
+    pub threads: Option<usize>,
+    /// `--secret-header`: more headers whose values are secret (besides the plan's own).
+    pub secret_headers: Vec<String>,
+    /// How `target.base_url`'s host becomes an address: [`system_resolve`] unless a test or the
+    /// fuzzer needs one that never leaves the machine.
+    pub resolve: Resolve,
+    /// Whether gRPC steps without `[target] proto` may fetch their schema from the target by
+    /// server reflection while the plan is read (a network call). Off, such steps are an error.
+    pub reflection: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        Self {
+            sets: Vec::new(),
+            time_scale: 1.0,
+            threads: None,
+            secret_headers: Vec::new(),
+            resolve: system_resolve,
+            reflection: true,
+        }
+    }
+}
+
+/// Reads, validates and compiles the plan at `path`.
+pub fn read_file(path: &Path, options: &ReadOptions) -> Result<Plan, Error> {
+    let bytes = std::fs::read(path).map_err(|cause| Error::File {
+        action: crate::error::FileAction::ReadPlan,
+        path: path.to_path_buf(),
+        cause,
+    })?;
+    read_bytes(&bytes, path, options)
+}
+
+/// Validates and compiles plan `bytes` (read from `path`): text that is not UTF-8 is refused at
+/// the line and column of its first invalid byte.
+pub fn read_bytes(bytes: &[u8], path: &Path, options: &ReadOptions) -> Result<Plan, Error> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => read_str(text, path, options),
+        Err(e) => {
+            // The valid prefix locates the bad byte in lines and characters.
+            let valid = std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default();
+            Err(Error::Plan {
+                at: crate::location::at(path, valid, Some(valid.len()..valid.len())),
+                why: format!(
+                    "the file is not UTF-8 text (byte 0x{:02x})",
+                    bytes[e.valid_up_to()]
+                ),
+                hint: Some("save the plan as UTF-8".into()),
+            })
+        }
+    }
+}
+
+/// Validates and compiles plan `text` (read from `path`, which anchors relative files).
+pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Plan, Error> {
+    let ctx = Ctx {
+        text,
+        path,
+        options,
+    };
+    let file: PlanFile = toml::from_str(text).map_err(|e| {
+        let message = e.message().trim_end().to_string();
+        let hint = if message.contains("unknown field") {
+            Some("check the spelling; `volley check` lists the plan format in schema/plan.schema.json")
+        } else {
+            None
+        };
+        ctx.err(e.span(), message, hint)
+    })?;
+    ctx.plan(file)
+}
+
+struct Ctx<'a> {
+    text: &'a str,
+    path: &'a Path,
+    options: &'a ReadOptions,
+}
+
+impl Ctx<'_> {
+    /// An error at a byte span of the file.
+    fn err(&self, span: Option<Range<usize>>, why: impl Into<String>, hint: Option<&str>) -> Error {
+        Error::Plan {
+            at: crate::location::at(self.path, self.text, span),
+            why: why.into(),
+            hint: hint.map(str::to_string),
+        }
+    }
+
+    fn at<T>(&self, s: &Spanned<T>, why: impl Into<String>, hint: Option<&str>) -> Error {
+        self.err(Some(s.span()), why, hint)
+    }
+
+    fn duration(&self, s: &Spanned<String>, scaled: bool) -> Result<Duration, Error> {
+        let d = parse_duration(s.get_ref())
+            .map_err(|why| self.at(s, why, Some("write durations like 30s, 1m30s or 500ms")))?;
+        if scaled {
+            scale_duration(d, self.options.time_scale).map_err(|why| self.at(s, why, None))
+        } else {
+            Ok(d)
+        }
+    }
+
+    fn relative(&self, file: &str) -> PathBuf {
+        let p = Path::new(file);
+        if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.path.parent().unwrap_or(Path::new(".")).join(p)
+        }
+    }
+
+    fn plan(&self, mut f: PlanFile) -> Result<Plan, Error> {
+        let (base_url_override, timeout_override) = self.apply_sets(&mut f)?;
+        let vars: BTreeMap<String, String> = f
+            .vars
+            .iter()
+            .map(|(k, v)| {
+                let s = match v {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), s)
+            })
+            .collect();
+        let mut templates = Templates::new(vars, self.data_sources(&f)?);
+        let secrets = self.secrets(&f)?;
+        let target = self.target(
+            &f,
+            &templates,
+            &secrets,
+            base_url_override,
+            timeout_override,
+        )?;
+        let schema = self.grpc_schema(&f, &target, self.options.reflection)?;
+        let mut groups = Vec::new();
+        let scenarios =
+            self.scenarios(&f, &target, schema.as_ref(), &mut templates, &mut groups)?;
+        let thresholds = self.thresholds(&f, &scenarios)?;
+        let threads = match self.options.threads.or(f.threads) {
+            Some(0) => {
+                return Err(Error::Invalid {
+                    what: "threads".into(),
+                    why: "must be at least 1".into(),
+                });
+            }
+            Some(t) => t,
+            None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        };
+        let most_vus: u64 = scenarios.iter().map(|s| u64::from(s.max_vus())).sum();
+        let name = f.name.clone().unwrap_or_else(|| {
+            self.path
+                .file_stem()
+                .map_or_else(|| "plan".into(), |s| s.to_string_lossy().into_owned())
+        });
+        Ok(Plan {
+            name,
+            source: Some(self.path.to_path_buf()),
+            target,
+            scenarios,
+            thresholds,
+            warmup: Duration::ZERO,
+            threads: threads.min(usize::try_from(most_vus.max(1)).unwrap_or(usize::MAX)),
+            templates: Arc::new(templates),
+            groups,
+            quick: None,
+            secrets,
+        })
+    }
+
+    /// Applies `--set`: variables go into `f.vars`; returns the `target.base_url` and
+    /// `target.timeout` overrides.
+    fn apply_sets(&self, f: &mut PlanFile) -> Result<(Option<String>, Option<String>), Error> {
+        let mut base_url_override = None;
+        let mut timeout_override = None;
+        for (key, value) in &self.options.sets {
+            match key.as_str() {
+                "target.base_url" => base_url_override = Some(value.clone()),
+                "target.timeout" => timeout_override = Some(value.clone()),
+                k => {
+                    let name = k.strip_prefix("vars.").unwrap_or(k);
+                    if name.is_empty() || name.contains('.') {
+                        return Err(Error::Invalid {
+                            what: "--set".into(),
+                            why: format!(
+                                "`{key}`: use vars.NAME (or NAME), target.base_url or target.timeout"
+                            ),
+                        });
+                    }
+                    f.vars
+                        .insert(name.to_string(), toml::Value::String(value.clone()));
+                }
+            }
+        }
+        Ok((base_url_override, timeout_override))
+    }
+
+    /// The `[data.NAME]` files, read.
+    fn data_sources(&self, f: &PlanFile) -> Result<BTreeMap<String, DataSource>, Error> {
+        let mut data = BTreeMap::new();
+        for (name, d) in &f.data {
+            let mode = match d.mode.as_ref().map(|m| m.get_ref().as_str()) {
+                None | Some("sequential") => RowMode::Sequential,
+                Some("random") => RowMode::Random,
+                Some("unique") => RowMode::UniquePerVu,
+                Some(other) => {
+                    return Err(self.at(
+                        d.mode.as_ref().expect("matched Some"),
+                        format!("unknown data mode `{other}`"),
+                        Some("use sequential, random or unique"),
+                    ));
+                }
+            };
+            let source =
+                DataSource::read(&self.relative(d.file.get_ref()), mode).map_err(|why| {
+                    self.at(&d.file, why, Some("the path is relative to the plan file"))
+                })?;
+            data.insert(name.clone(), source);
+        }
+        Ok(data)
+    }
+
+    /// Every scenario, names unique, with the run-wide numbering of checks.
+    fn scenarios(
+        &self,
+        f: &PlanFile,
+        target: &Target,
+        schema: Option<&GrpcSchema>,
+        templates: &mut Templates,
+        groups: &mut Vec<GroupDef>,
+    ) -> Result<Vec<Scenario>, Error> {
+        if f.scenarios.is_empty() {
+            return Err(self.err(
+                None,
+                "the plan has no [[scenario]]",
+                Some("add at least one scenario with a load profile and steps"),
+            ));
+        }
+        let mut scenarios = Vec::new();
+        let mut names = BTreeSet::new();
+        let mut first_check = 0;
+        for sf in &f.scenarios {
+            if !names.insert(sf.name.get_ref().clone()) {
+                return Err(self.at(
+                    &sf.name,
+                    format!("scenario `{}` is defined twice", sf.name.get_ref()),
+                    Some("scenario names must be unique"),
+                ));
+            }
+            let scenario =
+                self.scenario(sf, target, schema, templates, groups, &mut first_check)?;
+            scenarios.push(scenario);
+        }
+        Ok(scenarios)
+    }
+
+    fn scenario(
+        &self,
+        sf: &ScenarioFile,
+        target: &Target,
+        schema: Option<&GrpcSchema>,
+        templates: &mut Templates,
+        groups: &mut Vec<GroupDef>,
+        first_check: &mut usize,
+    ) -> Result<Scenario, Error> {
+        let name = sf.name.get_ref().clone();
+        let group = push_group(groups, GroupKind::Scenario, &name, None);
+        let (profile, phase_specs) = self.profile(&sf.load)?;
+        let flow_weighted = match sf.flow.as_ref().map(|f| f.get_ref().as_str()) {
+            None | Some("sequential") => false,
+            Some("weighted") => true,
+            Some(other) => {
+                return Err(self.at(
+                    sf.flow.as_ref().expect("matched Some"),
+                    format!("unknown flow `{other}`"),
+                    Some("use sequential or weighted"),
+                ));
+            }
+        };
+        if sf.steps.is_empty() {
+            return Err(self.at(
+                &sf.name,
+                format!("scenario `{name}` has no steps"),
+                Some("add [[scenario.step]] tables"),
+            ));
+        }
+        // Variables extracted anywhere in the scenario may be used by its templates.
+        let known: BTreeSet<String> = sf
+            .steps
+            .iter()
+            .flat_map(|s| s.extract.keys().cloned())
+            .collect();
+        let mut steps = Vec::new();
+        let mut step_names = BTreeSet::new();
+        let mut cumulative = Vec::new();
+        let mut total_weight = 0u64;
+        for st in &sf.steps {
+            if !step_names.insert(st.name.get_ref().clone()) {
+                return Err(self.at(
+                    &st.name,
+                    format!(
+                        "step `{}` is defined twice in scenario `{name}`",
+                        st.name.get_ref()
+                    ),
+                    None,
+                ));
+            }
+            let weight = st.weight.unwrap_or(1);
+            if flow_weighted && weight == 0 {
+                return Err(self.at(
+                    &st.name,
+                    "a weight of 0 means the step never runs",
+                    Some("remove the step or give it a weight ≥ 1"),
+                ));
+            }
+            total_weight += u64::from(weight);
+            cumulative.push(total_weight);
+            let step_group = push_group(groups, GroupKind::Step, st.name.get_ref(), Some(&name));
+            let env = StepEnv {
+                target,
+                schema,
+                known: &known,
+            };
+            let step = self.step(st, &env, templates, step_group, *first_check)?;
+            *first_check += step.checks.len();
+            steps.push(step);
+        }
+        let phases = phase_specs
+            .into_iter()
+            .map(|mut p| {
+                p.group = push_group(groups, GroupKind::Phase, &p.name, Some(&name));
+                p
+            })
+            .collect();
+        let start_after = match &sf.start_after {
+            Some(d) => self.duration(d, true)?,
+            None => Duration::ZERO,
+        };
+        Ok(Scenario {
+            name,
+            start_after,
+            profile,
+            flow: if flow_weighted {
+                Flow::Weighted(cumulative)
+            } else {
+                Flow::Sequential
+            },
+            steps,
+            phases,
+            group: Some(group),
+        })
+    }
+}
+
+fn push_group(
+    groups: &mut Vec<GroupDef>,
+    kind: GroupKind,
+    name: &str,
+    scenario: Option<&str>,
+) -> usize {
+    groups.push(GroupDef {
+        kind,
+        name: name.to_string(),
+        scenario: scenario.map(str::to_string),
+    });
+    groups.len() - 1
+}

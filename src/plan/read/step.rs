@@ -1,0 +1,373 @@
+//! The steps of a scenario: `[[scenario.step]]` → [`Step`] (method, path, headers, body, a gRPC
+//! call's message, think time, extraction and checks), each error located. A request without
+//! templates is rendered and prepared in its wire form here, once.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Ctx;
+use crate::error::Error;
+use crate::plan::check::{self, Check, Extract, Source};
+use crate::plan::file::{self, StepFile};
+use crate::plan::header::{is_token_byte, parse_header};
+use crate::plan::render::render_owned;
+use crate::plan::template::{Templates, Text, has_template_syntax};
+use crate::plan::{Body, DynamicRequest, StaticRequest, Step, StepRequest, Target};
+use crate::proto::grpc::{GrpcMethod, GrpcSchema};
+use crate::proto::message::{Request, RequestKind};
+
+/// What every step of a scenario is built against.
+pub(super) struct StepEnv<'a> {
+    /// The plan's target (base path, default headers, clients).
+    pub target: &'a Target,
+    /// The gRPC schema, when some step is a gRPC call.
+    pub schema: Option<&'a GrpcSchema>,
+    /// Variables extracted anywhere in the scenario (its templates may use them).
+    pub known: &'a BTreeSet<String>,
+}
+
+impl Ctx<'_> {
+    pub(super) fn step(
+        &self,
+        st: &StepFile,
+        env: &StepEnv<'_>,
+        templates: &mut Templates,
+        group: usize,
+        first_check: usize,
+    ) -> Result<Step, Error> {
+        let method = self.step_method(st)?;
+        let grpc = self.step_grpc(st, env.schema)?;
+        let path = match &grpc {
+            Some(m) => Text::Static(m.path().to_owned()),
+            None => self.step_path(st, env, templates)?,
+        };
+        let mut headers = self.step_headers(st, env, templates)?;
+        let body = self.step_body(st, grpc.is_some(), &mut headers, env.known, templates)?;
+        let request = DynamicRequest {
+            method: if grpc.is_some() {
+                "POST".into()
+            } else {
+                method
+            },
+            path,
+            headers,
+            body,
+        };
+        let think = match &st.think {
+            Some(d) => self.duration(d, false)?,
+            None => Duration::ZERO,
+        };
+        let extract = self.extracts(st)?;
+        let checks = self.checks(st)?;
+        let capture = !extract.is_empty()
+            || checks
+                .iter()
+                .any(|c| !matches!(c, Check::StatusIn(_) | Check::LatencyUnder(_)));
+        let dynamic = request.path.is_template()
+            || request.headers.iter().any(|(_, v)| v.is_template())
+            || match &request.body {
+                Body::Empty => false,
+                Body::Text(t) | Body::Json(t) => t.is_template(),
+            };
+        let request = if dynamic {
+            StepRequest::Dynamic(request)
+        } else {
+            let r = self.static_request(st, env.target, grpc.as_deref(), &request, capture)?;
+            StepRequest::Static(Box::new(r))
+        };
+        let expected_status = checks
+            .iter()
+            .find_map(|c| match c {
+                Check::StatusIn(codes) => Some(codes.clone()),
+                _ => None,
+            })
+            .unwrap_or_default();
+        Ok(Step {
+            name: st.name.get_ref().clone(),
+            request,
+            grpc,
+            think,
+            extract,
+            checks,
+            capture,
+            expected_status,
+            group: Some(group),
+            first_check,
+        })
+    }
+
+    /// The HTTP method, upper case (GET when absent).
+    fn step_method(&self, st: &StepFile) -> Result<String, Error> {
+        let method = st
+            .method
+            .as_ref()
+            .map_or_else(|| "GET".to_string(), |m| m.get_ref().to_ascii_uppercase());
+        if method.is_empty() || !method.bytes().all(is_token_byte) {
+            let span = st.method.as_ref().map(|m| m.span());
+            return Err(self.err(span, format!("`{method}` is not an HTTP method"), None));
+        }
+        Ok(method)
+    }
+
+    /// The gRPC method a step calls, when it is a gRPC call.
+    fn step_grpc(
+        &self,
+        st: &StepFile,
+        schema: Option<&GrpcSchema>,
+    ) -> Result<Option<Arc<GrpcMethod>>, Error> {
+        let (Some(call), Some(schema)) = (&st.grpc, schema) else {
+            return Ok(None);
+        };
+        if st.path.is_some() || st.method.is_some() || st.body.is_some() {
+            return Err(self.at(
+                call,
+                "a gRPC step has no `path`, `method` or `body`: its message is `json`",
+                Some("grpc = \"pkg.Service/Method\"\njson = { field = \"value\" }"),
+            ));
+        }
+        let method = schema
+            .method(call.get_ref())
+            .map_err(|e| self.at(call, e.to_string(), None))?;
+        Ok(Some(Arc::new(method)))
+    }
+
+    /// An HTTP step's path after the target's base path, compiled.
+    fn step_path(
+        &self,
+        st: &StepFile,
+        env: &StepEnv<'_>,
+        templates: &mut Templates,
+    ) -> Result<Text, Error> {
+        let path = st.path.as_ref().ok_or_else(|| {
+            self.at(
+                &st.name,
+                format!("step `{}` has no `path`", st.name.get_ref()),
+                Some("path = \"/tasks\""),
+            )
+        })?;
+        if !path.get_ref().starts_with('/') && !path.get_ref().starts_with("{{") {
+            return Err(self.at(path, "a path starts with `/`", None));
+        }
+        if !has_template_syntax(path.get_ref())
+            && path
+                .get_ref()
+                .bytes()
+                .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
+        {
+            return Err(self.at(
+                path,
+                "a path cannot hold spaces or control characters",
+                Some("percent-encode them: %20 for a space"),
+            ));
+        }
+        let full_path = format!("{}{}", env.target.base_path, path.get_ref());
+        templates
+            .text(&full_path, env.known)
+            .map_err(|e| self.at(path, e.0, None))
+    }
+
+    /// The target's headers, then the step's own (which replace those of the same name).
+    fn step_headers(
+        &self,
+        st: &StepFile,
+        env: &StepEnv<'_>,
+        templates: &mut Templates,
+    ) -> Result<Vec<(String, Text)>, Error> {
+        let mut headers: Vec<(String, Text)> = env
+            .target
+            .headers
+            .iter()
+            .map(|(n, v)| (n.clone(), Text::Static(v.clone())))
+            .collect();
+        for (n, v) in &st.headers {
+            parse_header(&format!("{n}: x"), &Default::default())
+                .map_err(|e| self.at(v, e.to_string(), None))?;
+            let t = templates
+                .text(v.get_ref(), env.known)
+                .map_err(|e| self.at(v, e.0, None))?;
+            headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(n));
+            headers.push((n.clone(), t));
+        }
+        Ok(headers)
+    }
+
+    /// The body: `body`, `body_file` or `json` (at most one); `json` adds a JSON content type to
+    /// an HTTP request that has none.
+    fn step_body(
+        &self,
+        st: &StepFile,
+        grpc: bool,
+        headers: &mut Vec<(String, Text)>,
+        known: &BTreeSet<String>,
+        templates: &mut Templates,
+    ) -> Result<Body, Error> {
+        let bodies = [st.body.is_some(), st.body_file.is_some(), st.json.is_some()];
+        if bodies.iter().filter(|b| **b).count() > 1 {
+            return Err(self.at(&st.name, "give one of `body`, `body_file` and `json`", None));
+        }
+        if let Some(b) = &st.body {
+            let text = templates
+                .text(b.get_ref(), known)
+                .map_err(|e| self.at(b, e.0, None))?;
+            return Ok(Body::Text(text));
+        }
+        if let Some(f) = &st.body_file {
+            let content = std::fs::read_to_string(self.relative(f.get_ref())).map_err(|e| {
+                self.at(
+                    f,
+                    format!("cannot read body file {}: {e}", f.get_ref()),
+                    Some("the path is relative to the plan file"),
+                )
+            })?;
+            let text = templates
+                .text(&content, known)
+                .map_err(|e| self.at(f, e.0, None))?;
+            return Ok(Body::Text(text));
+        }
+        let Some(j) = &st.json else {
+            return Ok(Body::Empty);
+        };
+        let value =
+            serde_json::to_value(j.get_ref()).map_err(|e| self.at(j, e.to_string(), None))?;
+        if !grpc
+            && !headers
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case("content-type"))
+        {
+            headers.push((
+                "Content-Type".into(),
+                Text::Static("application/json".into()),
+            ));
+        }
+        let json = templates
+            .json(&value, known)
+            .map_err(|e| self.at(j, e.0, None))?;
+        Ok(Body::Json(json))
+    }
+
+    /// Values taken from responses into variables.
+    fn extracts(&self, st: &StepFile) -> Result<Vec<Extract>, Error> {
+        let mut extract = Vec::new();
+        for (var, e) in &st.extract {
+            let ef = e.get_ref();
+            let source = match (&ef.json, &ef.header, &ef.regex) {
+                (Some(path), None, None) => {
+                    Source::Json(check::json_pointer(path).map_err(|why| self.at(e, why, None))?)
+                }
+                (None, Some(h), None) => Source::Header(h.clone()),
+                (None, None, Some(re)) => Source::Regex(
+                    regex::Regex::new(re)
+                        .map_err(|err| self.at(e, format!("invalid regex: {err}"), None))?,
+                ),
+                _ => {
+                    return Err(self.at(
+                        e,
+                        format!("extract `{var}` needs exactly one of json, header, regex"),
+                        Some("task_id = { json = \"/id\" }"),
+                    ));
+                }
+            };
+            if Templates::BUILTIN_VARIABLES.contains(&var.as_str()) {
+                return Err(self.at(
+                    e,
+                    format!("`{var}` is a built-in variable; choose another name"),
+                    None,
+                ));
+            }
+            extract.push(Extract {
+                var: var.clone(),
+                source,
+            });
+        }
+        Ok(extract)
+    }
+
+    /// A request without templates, rendered once and prepared in the wire form of its client.
+    fn static_request(
+        &self,
+        st: &StepFile,
+        target: &Target,
+        grpc: Option<&GrpcMethod>,
+        request: &DynamicRequest,
+        capture: bool,
+    ) -> Result<StaticRequest, Error> {
+        // No templates: nothing of the (empty) template set or the context is read.
+        let empty = Templates::new(Default::default(), Default::default());
+        let rendered = render_owned(&empty, request, &minijinja::Value::UNDEFINED)
+            .map_err(|e| self.at(&st.name, e.to_string(), None))?;
+        let body = match grpc {
+            // The message is checked against its type now, not at every request.
+            Some(m) => m
+                .encode_json(if rendered.body.is_empty() {
+                    "{}"
+                } else {
+                    &rendered.body
+                })
+                .map_err(|e| match &st.json {
+                    Some(j) => self.at(j, e.to_string(), None),
+                    None => self.at(&st.name, e.to_string(), None),
+                })?,
+            None => rendered.body.into_bytes().into(),
+        };
+        let method = &request.method;
+        let request = Request {
+            method: http::Method::from_bytes(method.as_bytes()).map_err(|_| {
+                self.at(&st.name, format!("`{method}` is not an HTTP method"), None)
+            })?,
+            authority: target.host_header.clone(),
+            path_and_query: rendered.path,
+            headers: rendered.headers,
+            body,
+            kind: if grpc.is_some() {
+                RequestKind::Grpc
+            } else {
+                RequestKind::Http
+            },
+            capture: super::step_capture(capture),
+        };
+        let prepared = target
+            .connect
+            .client_for(grpc.is_some())
+            .prepare(&request)
+            .map_err(|e| self.at(&st.name, e.to_string(), None))?;
+        Ok(StaticRequest { request, prepared })
+    }
+
+    pub(super) fn checks(&self, st: &StepFile) -> Result<Vec<Check>, Error> {
+        let Some(c) = &st.checks else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        if let Some(status) = &c.status {
+            if status.is_empty() || status.iter().any(|s| !(100..=599).contains(s)) {
+                return Err(self.at(
+                    &st.name,
+                    "checks.status lists HTTP status codes (100–599)",
+                    None,
+                ));
+            }
+            out.push(Check::StatusIn(status.clone()));
+        }
+        match &c.body_contains {
+            Some(file::OneOrMany::One(s)) => out.push(Check::BodyContains(s.clone())),
+            Some(file::OneOrMany::Many(v)) => {
+                out.extend(v.iter().cloned().map(Check::BodyContains))
+            }
+            None => {}
+        }
+        for (path, expected) in c.json.iter().flatten() {
+            let pointer = check::json_pointer(path).map_err(|why| self.at(&st.name, why, None))?;
+            let expected = serde_json::to_value(expected)
+                .map_err(|e| self.at(&st.name, e.to_string(), None))?;
+            out.push(Check::JsonEquals { pointer, expected });
+        }
+        for h in c.headers.iter().flatten() {
+            out.push(Check::HeaderPresent(h.clone()));
+        }
+        if let Some(d) = &c.latency_under {
+            out.push(Check::LatencyUnder(self.duration(d, false)?));
+        }
+        Ok(out)
+    }
+}
