@@ -4,7 +4,7 @@
 use bytes::Bytes;
 
 use crate::plan::read::step_capture;
-use crate::plan::{Body, DynamicRequest, Plan, Step, StepRequest};
+use crate::plan::{DynamicRequest, Plan, Step, StepRequest};
 use crate::proto::client::Protocol;
 use crate::proto::message::{Request, RequestKind};
 use crate::proto::prepared::PreparedRequest;
@@ -122,49 +122,23 @@ fn build_dynamic<'a>(
         .map_err(|_| RenderFailed)
 }
 
-/// Renders the body, the path and the header values into `scratch`; returns where the path
-/// ends in [`Scratch::text`].
+/// Renders the body, the path and the header values into the scratch buffers with the one
+/// renderer `volley check` also uses ([`crate::plan::render::render_request`]); returns where the
+/// path ends in [`Scratch::text`].
 fn render_parts(
     plan: &Plan,
     d: &DynamicRequest,
     ctx: Option<&minijinja::Value>,
     scratch: &mut Scratch,
 ) -> Result<usize, RenderFailed> {
-    let templates = &plan.templates;
     let empty = minijinja::Value::UNDEFINED;
-    let ctx = ctx.unwrap_or(&empty);
-    scratch.body.clear();
-    match &d.body {
-        Body::Empty => {}
-        Body::Text(t) | Body::Json(t) => templates
-            .render_into(t, ctx, &mut scratch.body)
-            .map_err(|_| RenderFailed)?,
-    }
-    scratch.text.clear();
-    scratch.header_at.clear();
-    templates
-        .render_into(&d.path, ctx, &mut scratch.text)
-        .map_err(|_| RenderFailed)?;
-    let path_end = scratch.text.len();
-    // A rendered path with spaces or line breaks would corrupt the request line.
-    if scratch.text[..path_end]
-        .iter()
-        .any(|b| b.is_ascii_whitespace() || b.is_ascii_control())
-    {
-        return Err(RenderFailed);
-    }
-    for (_, value) in &d.headers {
-        let start = scratch.text.len();
-        templates
-            .render_into(value, ctx, &mut scratch.text)
-            .map_err(|_| RenderFailed)?;
-        if scratch.text[start..]
-            .iter()
-            .any(|b| *b == b'\r' || *b == b'\n')
-        {
-            return Err(RenderFailed);
-        }
-        scratch.header_at.push(start..scratch.text.len());
-    }
-    Ok(path_end)
+    crate::plan::render::render_request(
+        &plan.templates,
+        d,
+        ctx.unwrap_or(&empty),
+        &mut scratch.body,
+        &mut scratch.text,
+        &mut scratch.header_at,
+    )
+    .map_err(|_| RenderFailed)
 }
