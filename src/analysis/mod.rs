@@ -183,11 +183,11 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         secret_headers: secrets.marked().map(str::to_string).collect(),
         body_bytes: quick.map_or(0, |q| q.body_bytes),
         model: if plan.scenarios.iter().all(|s| s.is_open()) {
-            "open".into()
+            crate::record::model::Model::Open
         } else if open {
-            "mixed".into()
+            crate::record::model::Model::Mixed
         } else {
-            "closed".into()
+            crate::record::model::Model::Closed
         },
         connections,
         rate_per_sec,

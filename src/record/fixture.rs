@@ -73,7 +73,7 @@ pub fn record(
             headers: Vec::new(),
             secret_headers: Vec::new(),
             body_bytes: 0,
-            model: "closed".into(),
+            model: Model::Closed,
             connections: Some(8),
             rate_per_sec: None,
             max_in_flight: None,

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::table::Table;
+use super::verdict::Level;
 use crate::analysis::compare::{
     Change, Comparison, Estimate, Method, Metric, MetricRow, RunsNeeded, Variant, Verdict,
 };
@@ -14,8 +15,8 @@ use crate::analysis::compare::{
 pub struct CompareView {
     /// "A vs B vs C".
     pub title: String,
-    /// "ok" when the runs are like-for-like, "warn" otherwise.
-    pub level: &'static str,
+    /// Ok when the runs are like-for-like, warn otherwise.
+    pub level: Level,
     /// The label of the header lines: "VERDICT", or "REPEATS" for one variant alone.
     pub badge: &'static str,
     /// One line per non-baseline variant summarising its significant changes.
@@ -165,9 +166,9 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
     CompareView {
         title,
         level: if c.mismatches.is_empty() && c.warnings.is_empty() {
-            "ok"
+            Level::Ok
         } else {
-            "warn"
+            Level::Warn
         },
         badge: if alone { "REPEATS" } else { "VERDICT" },
         verdicts: if alone {

@@ -9,6 +9,7 @@ use serde::Serialize;
 use super::comparison::{CompareView, compare_view, markdown_body, text_body};
 use super::find_max;
 use super::table::Table;
+use super::verdict::Level;
 use crate::analysis::compare::{CompareOptions, Comparison, Metric, Variant, compare};
 use crate::analysis::like_for_like::{TARGET_URL, mismatches_except};
 use crate::error::Error;
@@ -24,8 +25,8 @@ pub struct SuiteView {
     pub title: String,
     /// Plan, repeats, time.
     pub subtitle: String,
-    /// "ok" when every target ran, "fail" when none did, "warn" otherwise.
-    pub level: &'static str,
+    /// Ok when every target ran, fail when none did, warn otherwise.
+    pub level: Level,
     /// The key lines: how many ran, the throughput ranking, an interruption.
     pub headline: Vec<String>,
     /// One line per target that did not run to its end, with the step and the cause.
@@ -134,11 +135,11 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
         targets.push(target_row(t, searched));
     }
     let level = if ran == n {
-        "ok"
+        Level::Ok
     } else if ran == 0 && variants.is_empty() {
-        "fail"
+        Level::Fail
     } else {
-        "warn"
+        Level::Warn
     };
     SuiteView {
         title: o.name.clone(),

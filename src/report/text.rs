@@ -3,7 +3,7 @@
 use std::fmt::Write;
 
 use crate::proto::ErrorKind;
-use crate::record::model::{Percentiles, RunRecord};
+use crate::record::model::{Model, Percentiles, RunRecord};
 use crate::units::{bytes, ms, thousands};
 
 /// Width of the longest histogram bar, characters.
@@ -76,7 +76,7 @@ pub fn render(r: &RunRecord) -> String {
     }
 
     let _ = writeln!(o);
-    let label = if c.model == "open" {
+    let label = if c.model == Model::Open {
         "Latency, ms (from when each request was due)"
     } else {
         "Latency, ms"
