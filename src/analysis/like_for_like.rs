@@ -2,7 +2,7 @@
 //! length. A comparison of a 3.5-minute run with a 13.5-minute one, or of 64 connections with
 //! 200, says little about the targets; the header of every comparison says so.
 
-use super::compare::Variant;
+use super::variant::Variant;
 use crate::record::model::RunRecord;
 use crate::units::seconds;
 

@@ -9,6 +9,7 @@ pub mod selfcheck;
 pub mod spectrum;
 pub mod stats;
 mod thresholds;
+pub mod variant;
 pub mod verdict;
 mod warnings;
 pub mod windows;

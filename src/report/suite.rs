@@ -4,6 +4,7 @@
 //! `summary.txt`, `report.md` and `report.html` at the top of the suite's results folder, from
 //! `suite.json` and the targets' records.
 
+use minijinja::value::Serde;
 use serde::Serialize;
 
 use super::comparison::{CompareView, compare_view, markdown_body, text_body};
@@ -398,13 +399,15 @@ pub fn html(o: &SuiteOutcome) -> Result<String, Error> {
         .iter()
         .map(|v| v.source.display().to_string())
         .collect();
-    super::html::render_suite(&super::html::SuitePage {
-        suite: &p.view,
-        compare: compare.as_ref(),
-        charts: &charts,
-        instead: (p.variants.len() == 1).then_some(ONE_TARGET),
-        regenerate: &format!("volley compare {} --format html", folders.join(" ")),
-    })
+    let ctx = minijinja::context! {
+        s => Serde(&p.view),
+        v => compare.as_ref().map(Serde),
+        charts => Serde(&charts),
+        instead => (p.variants.len() == 1).then_some(ONE_TARGET),
+        regenerate => format!("volley compare {} --format html", folders.join(" ")),
+        version => env!("CARGO_PKG_VERSION"),
+    };
+    super::html::render_page("suite.html", "suite report", ctx)
 }
 
 /// Writes `summary.txt`, `report.md` and `report.html` into the suite's folder.
