@@ -87,6 +87,34 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
     } else {
         c.labels.join(" vs ")
     };
+    CompareView {
+        title,
+        level: if c.mismatches.is_empty() && c.warnings.is_empty() {
+            Level::Ok
+        } else {
+            Level::Warn
+        },
+        badge: if alone { "REPEATS" } else { "VERDICT" },
+        verdicts: if alone {
+            vec![format!(
+                "the spread of each figure over {} runs: median and 95% interval; compare this \
+                 folder with another one of repeats for a verdict",
+                c.runs[0]
+            )]
+        } else {
+            verdict_lines(c)
+        },
+        mismatches: c.mismatches.iter().chain(&c.warnings).cloned().collect(),
+        notes: c.notes.clone(),
+        variants: variants_table(variants),
+        table: main_table(c),
+        details: details_table(c),
+        method: METHOD.into(),
+    }
+}
+
+/// The variants: label, source, runs, what was tested, requests.
+fn variants_table(variants: &[Variant]) -> Table {
     let mut vt = Table::new(
         "Variants",
         &[
@@ -121,7 +149,11 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
             crate::units::thousands(requests),
         ]);
     }
+    vt
+}
 
+/// The main table: a column per variant, and against the baseline its change and verdict.
+fn main_table(c: &Comparison) -> Table {
     let mut heads: Vec<String> = vec!["<Metric".into()];
     for (i, label) in c.labels.iter().enumerate() {
         heads.push(label.clone());
@@ -141,7 +173,11 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
     for row in &c.rows {
         table.push(main_row(row));
     }
+    table
+}
 
+/// Per metric and variant: intervals, p-values, method, verdict, runs to settle.
+fn details_table(c: &Comparison) -> Table {
     let mut details = Table::new(
         "Statistics",
         &[
@@ -162,31 +198,7 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
             details.push(details_row(c, row, i, ch));
         }
     }
-
-    CompareView {
-        title,
-        level: if c.mismatches.is_empty() && c.warnings.is_empty() {
-            Level::Ok
-        } else {
-            Level::Warn
-        },
-        badge: if alone { "REPEATS" } else { "VERDICT" },
-        verdicts: if alone {
-            vec![format!(
-                "the spread of each figure over {} runs: median and 95% interval; compare this \
-                 folder with another one of repeats for a verdict",
-                c.runs[0]
-            )]
-        } else {
-            verdict_lines(c)
-        },
-        mismatches: c.mismatches.iter().chain(&c.warnings).cloned().collect(),
-        notes: c.notes.clone(),
-        variants: vt,
-        table,
-        details,
-        method: METHOD.into(),
-    }
+    details
 }
 
 fn details_note(c: &Comparison) -> String {
