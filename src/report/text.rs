@@ -2,7 +2,6 @@
 
 use std::fmt::Write;
 
-use crate::proto::ErrorKind;
 use crate::record::model::{Bucket, Model, Percentiles, RunRecord};
 use crate::units::{bytes, ms, thousands};
 
@@ -167,11 +166,8 @@ fn errors(o: &mut String, r: &RunRecord) {
         return;
     }
     let _ = writeln!(o, "Errors");
-    let mut kinds: Vec<_> = s.errors_by_kind.iter().collect();
-    kinds.sort_by(|a, b| b.1.cmp(a.1));
-    for (kind, n) in kinds {
-        let hint = ErrorKind::from_name(kind).map_or("", |k| k.hint());
-        let _ = writeln!(o, "  {kind:<22} {:>12}  {hint}", thousands(*n));
+    for (kind, n, hint) in super::view::error_kinds(r) {
+        let _ = writeln!(o, "  {kind:<22} {:>12}  {hint}", thousands(n));
     }
     let _ = writeln!(o);
 }

@@ -376,18 +376,31 @@ fn errors(r: &RunRecord) -> Option<Table> {
         "Errors",
         &["<Kind", "Attempts", "Share of attempts", "<What it means"],
     );
-    let mut kinds: Vec<_> = s.errors_by_kind.iter().collect();
-    kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    for (kind, n) in kinds {
-        let hint = ErrorKind::from_name(kind).map_or("", |k| k.hint());
+    for (kind, n, hint) in error_kinds(r) {
         t.push([
-            kind.clone(),
-            thousands(*n),
-            pct(error_pct(s.requests + s.not_sent, *n)),
+            kind.to_string(),
+            thousands(n),
+            pct(error_pct(s.requests + s.not_sent, n)),
             hint.to_string(),
         ]);
     }
     Some(t)
+}
+
+/// Failures by kind, most frequent first (then by name), each with what it means (nothing for a
+/// kind this volley does not know): one order and one reading of the names for every report.
+pub fn error_kinds(r: &RunRecord) -> Vec<(&str, u64, &'static str)> {
+    let mut kinds: Vec<(&str, u64, &'static str)> = r
+        .summary
+        .errors_by_kind
+        .iter()
+        .map(|(name, n)| {
+            let hint = ErrorKind::from_name(name).map_or("", ErrorKind::hint);
+            (name.as_str(), *n, hint)
+        })
+        .collect();
+    kinds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    kinds
 }
 
 fn buckets(r: &RunRecord) -> Option<Table> {
