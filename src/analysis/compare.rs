@@ -69,11 +69,9 @@ mod drift;
 #[cfg(test)]
 mod tests;
 
-use std::path::PathBuf;
-
 pub use super::metric::Metric;
 use super::stats;
-use crate::record::model::RunRecord;
+pub use super::variant::Variant;
 
 /// Significance level of the tests, for the whole comparison (after Holm's correction).
 pub const ALPHA: f64 = 0.05;
@@ -91,17 +89,6 @@ pub const MIN_SECONDS: usize = 5;
 pub const MIN_REPEATS: usize = 3;
 /// Most runs per variant [`RunsNeeded`] counts up to.
 pub const MAX_RUNS_NEEDED: u32 = 200;
-
-/// One configuration, measured once or repeatedly.
-#[derive(Debug, Clone)]
-pub struct Variant {
-    /// Its name in tables and charts.
-    pub label: String,
-    /// Where its records came from (file or folder).
-    pub source: PathBuf,
-    /// Its runs (at least one).
-    pub runs: Vec<RunRecord>,
-}
 
 /// A variant's figure for one metric.
 #[derive(Debug, Clone, PartialEq)]

@@ -2,7 +2,7 @@
 //! length. A comparison of a 3.5-minute run with a 13.5-minute one, or of 64 connections with
 //! 200, says little about the targets; the header of every comparison says so.
 
-use super::compare::Variant;
+use super::variant::Variant;
 use crate::record::model::RunRecord;
 use crate::units::seconds;
 
@@ -22,7 +22,7 @@ fn opt<T: std::fmt::Display>(v: Option<T>) -> String {
 /// The configuration fields that must agree, with how each is shown.
 const FIELDS: &[Field] = &[
     ("tool version", |r| r.tool.version.clone()),
-    ("load model", |r| r.config.model.clone()),
+    ("load model", |r| r.config.model.to_string()),
     ("connections", |r| opt(r.config.connections)),
     ("rate (req/s)", |r| opt(r.config.rate_per_sec)),
     ("in-flight cap", |r| opt(r.config.max_in_flight)),

@@ -7,6 +7,7 @@ pub mod metric;
 pub mod selfcheck;
 pub mod spectrum;
 pub mod stats;
+pub mod variant;
 pub mod verdict;
 mod warnings;
 

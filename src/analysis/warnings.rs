@@ -31,8 +31,24 @@ fn unit(requests_per_iteration: Option<u32>) -> &'static str {
 
 /// Looks at a finished record and says what is wrong with the run, most important first.
 pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
-    let s = &r.summary;
     let mut out = Vec::new();
+    how_it_ended(r, &mut out);
+    generator(r, &mut out);
+    arrival(r, &mut out);
+    errors(r, &mut out);
+    // Self-checks that failed, or that explain a misleading figure, after the run's own warnings.
+    out.extend(
+        r.self_checks
+            .iter()
+            .filter(|c| c.outcome.warns())
+            .map(|c| warn(c.code.name(), c.message.clone())),
+    );
+    out
+}
+
+/// An interruption; no request, or every request failed.
+fn how_it_ended(r: &RunRecord, out: &mut Vec<Warning>) {
+    let s = &r.summary;
     if let Some(signal) = &r.interrupted {
         out.push(warn(
             "interrupted",
@@ -53,6 +69,10 @@ pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
             "every request failed; the figures describe failures, not the service".into(),
         ));
     }
+}
+
+/// The generator was the bottleneck: a saturated thread, or requests sent late.
+fn generator(r: &RunRecord, out: &mut Vec<Warning>) {
     let busiest = r
         .generator
         .threads
@@ -81,6 +101,11 @@ pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
             ),
         ));
     }
+}
+
+/// Open model: iterations dropped at the in-flight cap, or the asked rate not achieved.
+fn arrival(r: &RunRecord, out: &mut Vec<Warning>) {
+    let s = &r.summary;
     if let Some(a) = s.arrival.filter(|a| a.dropped > 0) {
         let what = unit(a.requests_per_iteration);
         out.push(warn(
@@ -118,6 +143,11 @@ pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
             ),
         ));
     }
+}
+
+/// One error kind dominates; the client ran out of ephemeral ports.
+fn errors(r: &RunRecord, out: &mut Vec<Warning>) {
+    let s = &r.summary;
     if let Some((kind, count)) = s.errors_by_kind.iter().max_by_key(|(_, n)| **n)
         && s.errors > 0
         && *count as f64 >= DOMINANT_ERROR_SHARE * s.errors as f64
@@ -148,14 +178,6 @@ pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
             ),
         ));
     }
-    // Self-checks that failed, or that explain a misleading figure, after the run's own warnings.
-    out.extend(
-        r.self_checks
-            .iter()
-            .filter(|c| c.outcome.warns())
-            .map(|c| warn(c.code.name(), c.message.clone())),
-    );
-    out
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use super::table::Table;
+use super::verdict::Level;
 use crate::analysis::compare::{
     Change, Comparison, Estimate, Method, Metric, MetricRow, RunsNeeded, Variant, Verdict,
 };
@@ -14,8 +15,8 @@ use crate::analysis::compare::{
 pub struct CompareView {
     /// "A vs B vs C".
     pub title: String,
-    /// "ok" when the runs are like-for-like, "warn" otherwise.
-    pub level: &'static str,
+    /// Ok when the runs are like-for-like, warn otherwise.
+    pub level: Level,
     /// The label of the header lines: "VERDICT", or "REPEATS" for one variant alone.
     pub badge: &'static str,
     /// One line per non-baseline variant summarising its significant changes.
@@ -86,6 +87,34 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
     } else {
         c.labels.join(" vs ")
     };
+    CompareView {
+        title,
+        level: if c.mismatches.is_empty() && c.warnings.is_empty() {
+            Level::Ok
+        } else {
+            Level::Warn
+        },
+        badge: if alone { "REPEATS" } else { "VERDICT" },
+        verdicts: if alone {
+            vec![format!(
+                "the spread of each figure over {} runs: median and 95% interval; compare this \
+                 folder with another one of repeats for a verdict",
+                c.runs[0]
+            )]
+        } else {
+            verdict_lines(c)
+        },
+        mismatches: c.mismatches.iter().chain(&c.warnings).cloned().collect(),
+        notes: c.notes.clone(),
+        variants: variants_table(variants),
+        table: main_table(c),
+        details: details_table(c),
+        method: METHOD.into(),
+    }
+}
+
+/// The variants: label, source, runs, what was tested, requests.
+fn variants_table(variants: &[Variant]) -> Table {
     let mut vt = Table::new(
         "Variants",
         &[
@@ -120,7 +149,11 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
             crate::units::thousands(requests),
         ]);
     }
+    vt
+}
 
+/// The main table: a column per variant, and against the baseline its change and verdict.
+fn main_table(c: &Comparison) -> Table {
     let mut heads: Vec<String> = vec!["<Metric".into()];
     for (i, label) in c.labels.iter().enumerate() {
         heads.push(label.clone());
@@ -140,7 +173,11 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
     for row in &c.rows {
         table.push(main_row(row));
     }
+    table
+}
 
+/// Per metric and variant: intervals, p-values, method, verdict, runs to settle.
+fn details_table(c: &Comparison) -> Table {
     let mut details = Table::new(
         "Statistics",
         &[
@@ -161,31 +198,7 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
             details.push(details_row(c, row, i, ch));
         }
     }
-
-    CompareView {
-        title,
-        level: if c.mismatches.is_empty() && c.warnings.is_empty() {
-            "ok"
-        } else {
-            "warn"
-        },
-        badge: if alone { "REPEATS" } else { "VERDICT" },
-        verdicts: if alone {
-            vec![format!(
-                "the spread of each figure over {} runs: median and 95% interval; compare this \
-                 folder with another one of repeats for a verdict",
-                c.runs[0]
-            )]
-        } else {
-            verdict_lines(c)
-        },
-        mismatches: c.mismatches.iter().chain(&c.warnings).cloned().collect(),
-        notes: c.notes.clone(),
-        variants: vt,
-        table,
-        details,
-        method: METHOD.into(),
-    }
+    details
 }
 
 fn details_note(c: &Comparison) -> String {

@@ -7,11 +7,9 @@
 use minijinja::value::Serde;
 use minijinja::{Environment, context};
 
-use super::charts::Chart;
 use super::charts::compare::compare_charts;
 use super::charts::run::run_charts;
-use super::comparison::{CompareView, compare_view};
-use super::suite::SuiteView;
+use super::comparison::compare_view;
 use super::view::run_view;
 use crate::analysis::compare::{Comparison, Variant};
 use crate::error::Error;
@@ -52,65 +50,30 @@ fn render_error(what: &str, e: &minijinja::Error) -> Error {
 
 /// Renders the HTML report of a run.
 pub fn render_run(r: &RunRecord) -> Result<String, Error> {
-    let env = environment()?;
-    let template = env
-        .get_template("run.html")
-        .map_err(|e| render_error("report.html", &e))?;
-    template
-        .render(context! {
-            v => Serde(run_view(r)),
-            charts => Serde(run_charts(r)?),
-            version => r.tool.version.clone(),
-        })
-        .map_err(|e| render_error("report.html", &e))
+    let ctx = context! {
+        v => Serde(run_view(r)),
+        charts => Serde(run_charts(r)?),
+        version => r.tool.version.clone(),
+    };
+    render_page("run.html", "report.html", ctx)
 }
 
 /// Renders the HTML comparison of `variants`.
 pub fn render_compare(variants: &[Variant], c: &Comparison) -> Result<String, Error> {
-    let env = environment()?;
-    let template = env
-        .get_template("compare.html")
-        .map_err(|e| render_error("comparison", &e))?;
-    template
-        .render(context! {
-            v => Serde(compare_view(variants, c)),
-            charts => Serde(compare_charts(variants)?),
-            version => env!("CARGO_PKG_VERSION"),
-        })
-        .map_err(|e| render_error("comparison", &e))
+    let ctx = context! {
+        v => Serde(compare_view(variants, c)),
+        charts => Serde(compare_charts(variants)?),
+        version => env!("CARGO_PKG_VERSION"),
+    };
+    render_page("compare.html", "comparison", ctx)
 }
 
-/// What the suite page shows: the suite's own part, and the comparison when two targets or more
-/// were measured.
-pub struct SuitePage<'a> {
-    /// Targets, results, failures.
-    pub suite: &'a SuiteView,
-    /// The comparison of the measured targets.
-    pub compare: Option<&'a CompareView>,
-    /// Its charts.
-    pub charts: &'a [Chart],
-    /// A sentence shown instead of the comparison, if any.
-    pub instead: Option<&'a str>,
-    /// The command that regenerates the comparison part.
-    pub regenerate: &'a str,
-}
-
-/// Renders the HTML report of a suite.
-pub fn render_suite(page: &SuitePage<'_>) -> Result<String, Error> {
+/// Renders template `name` (one of `src/report/templates/`) with `ctx`; `what` names the page
+/// in errors. Every page, the suite report's included, renders through this.
+pub(super) fn render_page(name: &str, what: &str, ctx: minijinja::Value) -> Result<String, Error> {
     let env = environment()?;
-    let template = env
-        .get_template("suite.html")
-        .map_err(|e| render_error("suite report", &e))?;
-    template
-        .render(context! {
-            s => Serde(page.suite),
-            v => page.compare.map(Serde),
-            charts => Serde(page.charts),
-            instead => page.instead,
-            regenerate => page.regenerate,
-            version => env!("CARGO_PKG_VERSION"),
-        })
-        .map_err(|e| render_error("suite report", &e))
+    let template = env.get_template(name).map_err(|e| render_error(what, &e))?;
+    template.render(ctx).map_err(|e| render_error(what, &e))
 }
 
 #[cfg(test)]

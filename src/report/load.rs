@@ -3,7 +3,9 @@
 //! "smoke: 10 VUs for 3.0s; saturation: ladder of 4 phases up to 200 VUs over 12.0s, from
 //! 3.0s" for a plan.
 
-use crate::record::model::{LoadModel, ProfileKind, RunRecord, ScenarioConfig, ScenarioLoad};
+use crate::record::model::{
+    LoadModel, Model, ProfileKind, RunRecord, ScenarioConfig, ScenarioLoad,
+};
 use crate::redact::redact_url_password;
 use crate::units::{rate, seconds, thousands};
 
@@ -24,7 +26,7 @@ pub fn subtitle(r: &RunRecord) -> String {
 pub fn load_shape(r: &RunRecord) -> String {
     let c = &r.config;
     if c.plan.is_none() || c.scenarios.is_empty() {
-        let model = if c.model == "open" {
+        let model = if c.model == Model::Open {
             LoadModel::Open
         } else {
             LoadModel::Closed

@@ -6,14 +6,16 @@
 //! - [`html`]: `report.html`, one self-contained page with [`charts`] drawn in Rust as inline SVG;
 //! - [`comparison`]: `volley compare` as text, Markdown or HTML; [`suite`]: `volley suite`'s
 //!   report (its targets, then their comparison);
-//! - [`view`] and [`table`]: the content shared by every format; [`load`]: the load a run asked
-//!   for, in words; [`protocol`]: how it spoke to the target; [`find_max`]: a search's result and
-//!   steps;
+//! - [`view`] and [`table`]: the content shared by every format; [`verdict`]: a run's first
+//!   line, from the one status the exit code reads too; [`figures`]: shares and values in words;
+//!   [`load`]: the load a run asked for, in words; [`protocol`]: how it spoke to the target;
+//!   [`find_max`]: a search's result and steps;
 //! - [`write_results`]: the results folder every run leaves behind; [`repeats`]: the top of a
 //!   folder of repeated runs.
 
 pub mod charts;
 pub mod comparison;
+pub mod figures;
 pub mod find_max;
 pub mod html;
 pub mod load;
@@ -25,6 +27,7 @@ pub mod selfcheck;
 pub mod suite;
 pub mod table;
 pub mod text;
+pub mod verdict;
 pub mod view;
 
 use std::path::{Path, PathBuf};

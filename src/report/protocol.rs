@@ -2,8 +2,8 @@
 //! what the TLS handshakes negotiated, where requests' time went (connect, TLS handshake,
 //! waiting) and the gRPC statuses.
 
+use super::figures::pct;
 use super::table::Table;
-use super::view::pct;
 use crate::record::model::RunRecord;
 use crate::units::{ms, thousands};
 

@@ -4,11 +4,13 @@
 //! `summary.txt`, `report.md` and `report.html` at the top of the suite's results folder, from
 //! `suite.json` and the targets' records.
 
+use minijinja::value::Serde;
 use serde::Serialize;
 
 use super::comparison::{CompareView, compare_view, markdown_body, text_body};
 use super::find_max;
 use super::table::Table;
+use super::verdict::Level;
 use crate::analysis::compare::{CompareOptions, Comparison, Metric, Variant, compare};
 use crate::analysis::like_for_like::{TARGET_URL, mismatches_except};
 use crate::error::Error;
@@ -24,8 +26,8 @@ pub struct SuiteView {
     pub title: String,
     /// Plan, repeats, time.
     pub subtitle: String,
-    /// "ok" when every target ran, "fail" when none did, "warn" otherwise.
-    pub level: &'static str,
+    /// Ok when every target ran, fail when none did, warn otherwise.
+    pub level: Level,
     /// The key lines: how many ran, the throughput ranking, an interruption.
     pub headline: Vec<String>,
     /// One line per target that did not run to its end, with the step and the cause.
@@ -134,11 +136,11 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
         targets.push(target_row(t, searched));
     }
     let level = if ran == n {
-        "ok"
+        Level::Ok
     } else if ran == 0 && variants.is_empty() {
-        "fail"
+        Level::Fail
     } else {
-        "warn"
+        Level::Warn
     };
     SuiteView {
         title: o.name.clone(),
@@ -397,13 +399,15 @@ pub fn html(o: &SuiteOutcome) -> Result<String, Error> {
         .iter()
         .map(|v| v.source.display().to_string())
         .collect();
-    super::html::render_suite(&super::html::SuitePage {
-        suite: &p.view,
-        compare: compare.as_ref(),
-        charts: &charts,
-        instead: (p.variants.len() == 1).then_some(ONE_TARGET),
-        regenerate: &format!("volley compare {} --format html", folders.join(" ")),
-    })
+    let ctx = minijinja::context! {
+        s => Serde(&p.view),
+        v => compare.as_ref().map(Serde),
+        charts => Serde(&charts),
+        instead => (p.variants.len() == 1).then_some(ONE_TARGET),
+        regenerate => format!("volley compare {} --format html", folders.join(" ")),
+        version => env!("CARGO_PKG_VERSION"),
+    };
+    super::html::render_page("suite.html", "suite report", ctx)
 }
 
 /// Writes `summary.txt`, `report.md` and `report.html` into the suite's folder.

@@ -2,8 +2,7 @@
 
 use std::fmt::Write;
 
-use crate::record::error_kind::ErrorKind;
-use crate::record::model::{Percentiles, RunRecord};
+use crate::record::model::{Bucket, Model, Percentiles, RunRecord};
 use crate::units::{bytes, ms, thousands};
 
 /// Width of the longest histogram bar, characters.
@@ -12,13 +11,38 @@ const BAR_WIDTH: usize = 40;
 /// Renders the summary of a run.
 pub fn render(r: &RunRecord) -> String {
     let mut o = String::new();
-    let s = &r.summary;
-    let c = &r.config;
     // The verdict first: how the run went (aborted, interrupted, failed) is never below the fold.
     let v = super::view::verdict(r);
     let _ = writeln!(o, "{} — {}", v.mark(), v.headline);
     let _ = writeln!(o, "{}", super::load::subtitle(r));
     let _ = writeln!(o);
+    summary(&mut o, r);
+    let _ = writeln!(o);
+    latencies(&mut o, r);
+    histogram(&mut o, &r.summary.latency_buckets);
+    status_codes(&mut o, r);
+    for table in super::view::protocol_tables(r) {
+        o.push_str(&table.to_text());
+    }
+    errors(&mut o, r);
+    for table in super::view::plan_tables(r) {
+        o.push_str(&table.to_text());
+    }
+    generator(&mut o, r);
+    o.push_str(&super::selfcheck::text(r));
+    if !r.warnings.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Warnings");
+        for w in &r.warnings {
+            let _ = writeln!(o, "  ! {}", w.message);
+        }
+    }
+    o
+}
+
+/// The "Summary" block: counts, throughput, accounting, bytes, connections.
+fn summary(o: &mut String, r: &RunRecord) {
+    let s = &r.summary;
     let _ = writeln!(o, "Summary");
     let _ = writeln!(
         o,
@@ -74,77 +98,82 @@ pub fn render(r: &RunRecord) -> String {
             thousands(s.warmup_requests)
         );
     }
+}
 
-    let _ = writeln!(o);
-    let label = if c.model == "open" {
+/// The latency tables: latency, and (open model) service latency.
+fn latencies(o: &mut String, r: &RunRecord) {
+    let s = &r.summary;
+    let label = if r.config.model == Model::Open {
         "Latency, ms (from when each request was due)"
     } else {
         "Latency, ms"
     };
-    latency_table(&mut o, label, &s.latency_ms);
+    latency_table(o, label, &s.latency_ms);
     if let Some(service) = &s.service_latency_ms {
         latency_table(
-            &mut o,
+            o,
             "Service latency, ms (from the actual send; uncorrected)",
             service,
         );
     }
+}
 
-    if !s.latency_buckets.is_empty() {
-        let _ = writeln!(o, "Latency histogram");
-        let total: u64 = s.latency_buckets.iter().map(|b| b.count).sum();
-        let most = s
-            .latency_buckets
-            .iter()
-            .map(|b| b.count)
-            .max()
-            .unwrap_or(1)
-            .max(1);
-        for b in &s.latency_buckets {
-            let bar = (b.count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
-            let _ = writeln!(
-                o,
-                "  ≤ {:>9} ms  {:<width$}  {:>12}  {:5.1}%",
-                ms(Some(b.le_ms)),
-                "■".repeat(bar),
-                thousands(b.count),
-                100.0 * b.count as f64 / total.max(1) as f64,
-                width = BAR_WIDTH
-            );
-        }
-        let _ = writeln!(o);
+/// The latency histogram as bars of `■`.
+fn histogram(o: &mut String, buckets: &[Bucket]) {
+    if buckets.is_empty() {
+        return;
     }
+    let _ = writeln!(o, "Latency histogram");
+    let total: u64 = buckets.iter().map(|b| b.count).sum();
+    let most = buckets.iter().map(|b| b.count).max().unwrap_or(1).max(1);
+    for b in buckets {
+        let bar = (b.count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
+        let _ = writeln!(
+            o,
+            "  ≤ {:>9} ms  {:<width$}  {:>12}  {:5.1}%",
+            ms(Some(b.le_ms)),
+            "■".repeat(bar),
+            thousands(b.count),
+            100.0 * b.count as f64 / total.max(1) as f64,
+            width = BAR_WIDTH
+        );
+    }
+    let _ = writeln!(o);
+}
 
-    if !s.status.is_empty() {
-        let _ = writeln!(o, "Status codes");
-        for (code, n) in &s.status {
-            let _ = writeln!(
-                o,
-                "  {code}  {:>12}  {:5.1}%",
-                thousands(*n),
-                100.0 * *n as f64 / s.requests.max(1) as f64
-            );
-        }
-        let _ = writeln!(o);
+/// Responses by status code.
+fn status_codes(o: &mut String, r: &RunRecord) {
+    let s = &r.summary;
+    if s.status.is_empty() {
+        return;
     }
-    for table in super::view::protocol_tables(r) {
-        o.push_str(&table.to_text());
+    let _ = writeln!(o, "Status codes");
+    for (code, n) in &s.status {
+        let _ = writeln!(
+            o,
+            "  {code}  {:>12}  {:5.1}%",
+            thousands(*n),
+            100.0 * *n as f64 / s.requests.max(1) as f64
+        );
     }
-    if !s.errors_by_kind.is_empty() {
-        let _ = writeln!(o, "Errors");
-        let mut kinds: Vec<_> = s.errors_by_kind.iter().collect();
-        kinds.sort_by(|a, b| b.1.cmp(a.1));
-        for (kind, n) in kinds {
-            let hint = ErrorKind::from_name(kind).map_or("", |k| k.hint());
-            let _ = writeln!(o, "  {kind:<22} {:>12}  {hint}", thousands(*n));
-        }
-        let _ = writeln!(o);
-    }
+    let _ = writeln!(o);
+}
 
-    for table in super::view::plan_tables(r) {
-        o.push_str(&table.to_text());
+/// Failures by kind, most frequent first, with what each means.
+fn errors(o: &mut String, r: &RunRecord) {
+    let s = &r.summary;
+    if s.errors_by_kind.is_empty() {
+        return;
     }
+    let _ = writeln!(o, "Errors");
+    for (kind, n, hint) in super::view::error_kinds(r) {
+        let _ = writeln!(o, "  {kind:<22} {:>12}  {hint}", thousands(n));
+    }
+    let _ = writeln!(o);
+}
 
+/// One line on the load generator: threads, CPU, memory, send lag.
+fn generator(o: &mut String, r: &RunRecord) {
     let g = &r.generator;
     let busy: Vec<String> = g
         .threads
@@ -172,16 +201,6 @@ pub fn render(r: &RunRecord) -> String {
         );
     }
     let _ = writeln!(o);
-    o.push_str(&super::selfcheck::text(r));
-
-    if !r.warnings.is_empty() {
-        let _ = writeln!(o);
-        let _ = writeln!(o, "Warnings");
-        for w in &r.warnings {
-            let _ = writeln!(o, "  ! {}", w.message);
-        }
-    }
-    o
 }
 
 fn latency_table(o: &mut String, label: &str, p: &Percentiles) {

@@ -3,36 +3,18 @@
 
 use serde::Serialize;
 
+use super::figures::share_pct as error_pct;
+pub use super::figures::{number, pct};
 use super::find_max;
 use super::load::subtitle;
 pub use super::load::{length, load_shape};
 pub use super::protocol::{protocol, protocol_tables, tls_negotiated};
 use super::table::Table;
-use crate::analysis::verdict::{self, RunStatus};
+pub use super::verdict::{Level, Verdict, verdict};
 use crate::record::error_kind::ErrorKind;
-use crate::record::model::{Group, GroupKind, Percentiles, RunRecord, ThresholdResult};
+use crate::record::model::{Group, GroupKind, Model, Percentiles, RunRecord, ThresholdResult};
 use crate::redact::{Secrets, redact_url_password};
 use crate::units::{bytes, ms, rate, seconds, thousands};
-
-/// How a run went, in one word for styling and one line for people.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Verdict {
-    /// "ok", "warn" or "fail".
-    pub level: &'static str,
-    /// One line: what happened.
-    pub headline: String,
-}
-
-impl Verdict {
-    /// The level as a word: "OK", "WARNING" or "FAILED".
-    pub fn mark(&self) -> &'static str {
-        match self.level {
-            "ok" => "OK",
-            "warn" => "WARNING",
-            _ => "FAILED",
-        }
-    }
-}
 
 /// One key figure shown large at the top of the HTML report.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -63,111 +45,6 @@ pub struct RunView {
     /// Results: headline, latency, groups, statuses, errors, buckets, thresholds, checks,
     /// generator.
     pub results: Vec<Table>,
-}
-
-/// Error rate of a record, %; 0 when nothing completed.
-fn error_pct(requests: u64, errors: u64) -> f64 {
-    if requests == 0 {
-        0.0
-    } else {
-        100.0 * errors as f64 / requests as f64
-    }
-}
-
-/// `12.34%`.
-pub fn pct(v: f64) -> String {
-    format!("{v:.2}%")
-}
-
-/// The verdict of a run, from [`crate::analysis::verdict::status`] (which the exit code reads
-/// too): its first line in every format.
-pub fn verdict(r: &RunRecord) -> Verdict {
-    let s = &r.summary;
-    let attempts = s.requests + s.not_sent;
-    let all_failed = attempts > 0 && s.errors == attempts;
-    let figures = if attempts == 0 {
-        "no request completed".to_string()
-    } else {
-        format!(
-            "{} requests in {}, {} req/s, {} errors",
-            thousands(s.requests),
-            seconds(s.duration_s),
-            rate(s.rps),
-            pct(error_pct(attempts, s.errors))
-        )
-    };
-    let cut_short = "the figures cover only the part that ran";
-    // A run interrupted or failing its thresholds may also have had no success at all: say so.
-    let failures = if all_failed {
-        ". Every request failed: the latency describes failures, not the service"
-    } else {
-        ""
-    };
-    let (level, headline) = match verdict::status(r) {
-        RunStatus::Interrupted(signal) => (
-            if s.requests == 0 || all_failed {
-                "fail"
-            } else {
-                "warn"
-            },
-            format!(
-                "Interrupted ({signal}) after {}: {cut_short}; {figures}{failures}",
-                seconds(s.duration_s)
-            ),
-        ),
-        RunStatus::Aborted(by) => {
-            let at = by
-                .iter()
-                .find_map(|t| t.aborted_at_s)
-                .map(|at| format!(" at t = {at:.2} s"))
-                .unwrap_or_default();
-            let which: Vec<String> = by.iter().map(|t| aborted_threshold(t)).collect();
-            (
-                "fail",
-                format!(
-                    "Aborted{at}: threshold {} failed during the run (abort_on_fail); \
-                     {cut_short}; {figures}{failures}",
-                    which.join(", ")
-                ),
-            )
-        }
-        RunStatus::ThresholdsFailed { failed, of } => (
-            "fail",
-            format!("{failed} of {of} thresholds failed; {figures}{failures}"),
-        ),
-        RunStatus::NoRequests => (
-            "fail",
-            "No request completed: there are no figures".to_string(),
-        ),
-        RunStatus::AllFailed => (
-            "fail",
-            format!(
-                "Every request failed: {figures}; the latency describes failures, not the service"
-            ),
-        ),
-        RunStatus::Warnings(n) => ("warn", format!("Completed with {n} warning(s); {figures}")),
-        RunStatus::Completed => ("ok", format!("Completed: {figures}")),
-    };
-    Verdict { level, headline }
-}
-
-/// "`rps > 100` (93.5 then)": a threshold that ended the run, with the value it failed with.
-fn aborted_threshold(t: &ThresholdResult) -> String {
-    match t.observed_at_abort {
-        Some(v) => format!("`{} {}` ({} then)", t.metric, t.condition, number(v)),
-        None => format!("`{} {}`", t.metric, t.condition),
-    }
-}
-
-/// An observed value: three decimals at most, trailing zeros dropped (`93.5`, `0.012`).
-pub fn number(v: f64) -> String {
-    let text = format!("{v:.3}");
-    let text = text.trim_end_matches('0').trim_end_matches('.');
-    if text.is_empty() || text == "-" {
-        "0".into()
-    } else {
-        text.to_string()
-    }
 }
 
 /// Builds the content of a run report.
@@ -412,7 +289,7 @@ fn latency(r: &RunRecord) -> Table {
     let s = &r.summary;
     let note = if s.latency_ms.p50.is_none() {
         "No response was received, so there is no latency to report."
-    } else if r.config.model == "open" {
+    } else if r.config.model == Model::Open {
         "Open model: latency from when each request was due (free of coordinated omission); \
          service latency from when it was actually sent."
     } else {
@@ -499,18 +376,31 @@ fn errors(r: &RunRecord) -> Option<Table> {
         "Errors",
         &["<Kind", "Attempts", "Share of attempts", "<What it means"],
     );
-    let mut kinds: Vec<_> = s.errors_by_kind.iter().collect();
-    kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-    for (kind, n) in kinds {
-        let hint = ErrorKind::from_name(kind).map_or("", |k| k.hint());
+    for (kind, n, hint) in error_kinds(r) {
         t.push([
-            kind.clone(),
-            thousands(*n),
-            pct(error_pct(s.requests + s.not_sent, *n)),
+            kind.to_string(),
+            thousands(n),
+            pct(error_pct(s.requests + s.not_sent, n)),
             hint.to_string(),
         ]);
     }
     Some(t)
+}
+
+/// Failures by kind, most frequent first (then by name), each with what it means (nothing for a
+/// kind this volley does not know): one order and one reading of the names for every report.
+pub fn error_kinds(r: &RunRecord) -> Vec<(&str, u64, &'static str)> {
+    let mut kinds: Vec<(&str, u64, &'static str)> = r
+        .summary
+        .errors_by_kind
+        .iter()
+        .map(|(name, n)| {
+            let hint = ErrorKind::from_name(name).map_or("", ErrorKind::hint);
+            (name.as_str(), *n, hint)
+        })
+        .collect();
+    kinds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    kinds
 }
 
 fn buckets(r: &RunRecord) -> Option<Table> {

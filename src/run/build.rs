@@ -1,6 +1,6 @@
 //! The record of a finished run: from the plan and what the engine measured.
 
-use crate::record::model::{TimingSplit, TlsNegotiated};
+use crate::record::model::{Model, TimingSplit, TlsNegotiated};
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
@@ -148,11 +148,11 @@ pub(super) fn run_config(plan: &Plan) -> RunConfig {
         secret_headers: secrets.marked().map(str::to_string).collect(),
         body_bytes: quick.map_or(0, |q| q.body_bytes),
         model: if plan.scenarios.iter().all(|s| s.is_open()) {
-            "open".into()
+            Model::Open
         } else if open {
-            "mixed".into()
+            Model::Mixed
         } else {
-            "closed".into()
+            Model::Closed
         },
         connections,
         rate_per_sec,

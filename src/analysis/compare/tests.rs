@@ -2,8 +2,11 @@
 //! (impossible intervals, "no significant difference" without equivalence, no correction across
 //! metrics, order confounded with drift).
 
+use std::path::PathBuf;
+
 use super::*;
 use crate::record::fixture::record;
+use crate::record::model::RunRecord;
 
 fn variant(label: &str, runs: Vec<RunRecord>) -> Variant {
     Variant {

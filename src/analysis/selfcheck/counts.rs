@@ -72,12 +72,17 @@ fn has_response(kind: ErrorKind) -> bool {
     )
 }
 
-/// Failures without a response in a place's error kinds; `Err` names a kind this volley does
-/// not know (a record from another version), for which the relation cannot be judged.
-pub(super) fn without_response(errors_by_kind: &BTreeMap<String, u64>) -> Result<u64, String> {
+/// An error kind this volley does not know (a record from another version): how failures of it
+/// relate to responses cannot be judged.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("error kind `{0}` is unknown to this volley")]
+pub(super) struct UnknownKind(pub String);
+
+/// Failures without a response in a place's error kinds.
+pub(super) fn without_response(errors_by_kind: &BTreeMap<String, u64>) -> Result<u64, UnknownKind> {
     let mut n = 0;
     for (name, count) in errors_by_kind {
-        let kind = ErrorKind::from_name(name).ok_or_else(|| name.clone())?;
+        let kind = ErrorKind::from_name(name).ok_or_else(|| UnknownKind(name.clone()))?;
         if !has_response(kind) {
             n += count;
         }
@@ -97,12 +102,7 @@ pub(super) fn requests_add_up(r: &RunRecord) -> SelfCheck {
     for p in &places {
         let without = match without_response(p.errors_by_kind) {
             Ok(n) => n,
-            Err(kind) => {
-                return not_applicable(
-                    code,
-                    format!("{}: error kind `{kind}` is unknown to this volley", p.place),
-                );
-            }
+            Err(unknown) => return not_applicable(code, format!("{}: {unknown}", p.place)),
         };
         let responses = responses(p.status);
         if p.attempts != responses + without {

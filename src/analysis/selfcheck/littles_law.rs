@@ -93,7 +93,7 @@ fn ruled_out(r: &RunRecord, active_vu_s: f64, h: &Histogram<u64>) -> Option<Stri
     }
     let without = match without_response(&r.summary.errors_by_kind) {
         Ok(n) => n,
-        Err(kind) => return Some(format!("error kind `{kind}` is unknown to this volley")),
+        Err(unknown) => return Some(unknown.to_string()),
     };
     if without as f64 * r.config.timeout_s > UNRECORDED_SHARE * active_vu_s {
         return Some(format!(

@@ -11,7 +11,11 @@ pub mod compare;
 pub mod findmax;
 pub mod run;
 
+use plotters::chart::DualCoordChartContext;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, SegmentValue, ValueFormatter};
+use plotters::coord::types::{RangedCoordf64, RangedCoordu32};
+
+use plotters::coord::ranged1d::SegmentedCoord;
 use plotters::prelude::*;
 use serde::Serialize;
 
@@ -325,40 +329,53 @@ pub(crate) fn draw_bars(what: &str, bars: &Bars<'_>) -> Result<String, Error> {
             }))
             .map_err(|e| render_error(what, e))?;
         if let Some(o) = &bars.overlay {
-            chart
-                .configure_secondary_axes()
-                .y_desc(o.y_desc)
-                .y_labels(6)
-                .y_label_formatter(&|v: &f64| short(*v))
-                .label_style((FONT, 14).into_font().color(&RGBColor(60, 60, 60)))
-                .axis_desc_style((FONT, 15).into_font().color(&RGBColor(30, 30, 30)))
-                .axis_style(RGBColor(120, 120, 120))
-                .draw()
-                .map_err(|e| render_error(what, e))?;
-            let style = color(o.color).stroke_width(2);
-            let points: Vec<(f64, Option<f64>)> = o
-                .values
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (i as f64, *v))
-                .collect();
-            for segment in segments(&points) {
-                let at = |(x, y): (f64, f64)| (SegmentValue::CenterOf(x as u32), y);
-                chart
-                    .draw_secondary_series(LineSeries::new(segment.iter().map(|&p| at(p)), style))
-                    .map_err(|e| render_error(what, e))?;
-                chart
-                    .draw_secondary_series(
-                        segment
-                            .iter()
-                            .map(|&p| Circle::new(at(p), 4, color(o.color).filled())),
-                    )
-                    .map_err(|e| render_error(what, e))?;
-            }
+            draw_overlay(what, &mut chart, o)?;
         }
         root.present().map_err(|e| render_error(what, e))?;
     }
     Ok(responsive(svg))
+}
+
+/// The coordinates of a bar chart: one segment per bar, a linear y.
+type BarCoord = Cartesian2d<SegmentedCoord<RangedCoordu32>, RangedCoordf64>;
+
+/// Draws a bar chart's secondary series: a line with points, its axis on the right.
+fn draw_overlay(
+    what: &str,
+    chart: &mut DualCoordChartContext<'_, SVGBackend<'_>, BarCoord, BarCoord>,
+    o: &Overlay<'_>,
+) -> Result<(), Error> {
+    chart
+        .configure_secondary_axes()
+        .y_desc(o.y_desc)
+        .y_labels(6)
+        .y_label_formatter(&|v: &f64| short(*v))
+        .label_style((FONT, 14).into_font().color(&RGBColor(60, 60, 60)))
+        .axis_desc_style((FONT, 15).into_font().color(&RGBColor(30, 30, 30)))
+        .axis_style(RGBColor(120, 120, 120))
+        .draw()
+        .map_err(|e| render_error(what, e))?;
+    let style = color(o.color).stroke_width(2);
+    let points: Vec<(f64, Option<f64>)> = o
+        .values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (i as f64, *v))
+        .collect();
+    for segment in segments(&points) {
+        let at = |(x, y): (f64, f64)| (SegmentValue::CenterOf(x as u32), y);
+        chart
+            .draw_secondary_series(LineSeries::new(segment.iter().map(|&p| at(p)), style))
+            .map_err(|e| render_error(what, e))?;
+        chart
+            .draw_secondary_series(
+                segment
+                    .iter()
+                    .map(|&p| Circle::new(at(p), 4, color(o.color).filled())),
+            )
+            .map_err(|e| render_error(what, e))?;
+    }
+    Ok(())
 }
 
 /// A compact axis number: `1200` → `1.2k`, `0.25` → `0.25`, `3` → `3`.

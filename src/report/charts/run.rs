@@ -7,7 +7,7 @@ use super::{
 use crate::analysis::spectrum::{percentile_label, spectrum};
 use crate::error::Error;
 use crate::record::decode_histogram;
-use crate::record::model::{GroupKind, RunRecord};
+use crate::record::model::{GroupKind, Model, RunRecord};
 use crate::record::series::SecondStats;
 
 /// Every chart the record has data for, in page order. A chart without data (no series, no
@@ -134,7 +134,7 @@ fn latency_over_time(r: &RunRecord) -> Result<Option<Chart>, Error> {
         line("p99", RED, |s| s.p99_ms),
     ];
     lines.retain(|l| l.points.iter().any(|p| p.1.is_some()));
-    let basis = if r.config.model == "open" {
+    let basis = if r.config.model == Model::Open {
         "from when each request was due"
     } else {
         "from send to complete response"
@@ -161,7 +161,7 @@ fn in_flight(r: &RunRecord) -> Result<Option<Chart>, Error> {
             .map(|s| (mid(s), Some(s.in_flight as f64)))
             .collect(),
     )];
-    let note = if r.config.model == "open" {
+    let note = if r.config.model == Model::Open {
         "Requests sent and not yet answered at the end of each second; it grows when the target \
          falls behind the arrival rate."
     } else {
@@ -196,7 +196,7 @@ fn spectrum_chart(r: &RunRecord) -> Result<Option<Chart>, Error> {
             lines.push(Line::new(label, color, points));
         }
     };
-    let main = if r.config.model == "open" {
+    let main = if r.config.model == Model::Open {
         "latency (from due time)"
     } else {
         "latency"

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::series::SecondStats;
 
+mod config;
+pub use config::*;
+
 /// Version of the record format written by this build.
 pub const SCHEMA_VERSION: u32 = 2;
 
@@ -186,142 +189,6 @@ pub struct Tool {
     pub version: String,
 }
 
-/// The configuration of the run.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct RunConfig {
-    /// Target URL.
-    pub url: String,
-    /// HTTP method.
-    pub method: String,
-    /// Request headers as `Name: value`; the value of a secret header (Authorization,
-    /// Proxy-Authorization, Cookie, Set-Cookie, and those in `secret_headers`) is `[redacted]`.
-    pub headers: Vec<String>,
-    /// Headers the user marked secret (`--secret-header`, the plan's `secret_headers`), lower
-    /// case; their values are redacted here, in `command` and in every report.
-    #[serde(default)]
-    pub secret_headers: Vec<String>,
-    /// Request body size, bytes.
-    pub body_bytes: u64,
-    /// "closed" or "open".
-    pub model: String,
-    /// Closed model, quick mode and one-scenario plans: requests in flight at once (VUs): the
-    /// connections (`-c`), times `streams` with HTTP/2. Plans: see `scenarios[].load`.
-    pub connections: Option<u32>,
-    /// Open model: arrival rate, requests per second.
-    pub rate_per_sec: Option<f64>,
-    /// Open model: most requests in flight at once.
-    pub max_in_flight: Option<u32>,
-    /// Measured duration asked for, seconds (duration limit).
-    pub duration_s: Option<f64>,
-    /// Request count asked for (count limit).
-    pub requests: Option<u64>,
-    /// Warm-up, seconds.
-    pub warmup_s: f64,
-    /// Request timeout, seconds.
-    pub timeout_s: f64,
-    /// Whether connections were reused.
-    pub keepalive: bool,
-    /// Protocol of HTTP requests: `http/1.1`, `h2c` (HTTP/2 without TLS) or `h2` (over TLS).
-    #[serde(default = "default_protocol")]
-    pub protocol: String,
-    /// Whether connections used TLS.
-    #[serde(default)]
-    pub tls: bool,
-    /// HTTP/2 streams per connection (VUs sharing one connection); 1 for HTTP/1.1.
-    #[serde(default = "one")]
-    pub streams: u32,
-    /// Local source addresses connections were spread over (0: the kernel chose).
-    #[serde(default)]
-    pub source_addrs: usize,
-    /// Worker threads.
-    pub threads: usize,
-    /// The plan file, for runs of a plan.
-    #[serde(default)]
-    pub plan: Option<String>,
-    /// The scenarios (one, named "default", in quick mode).
-    #[serde(default)]
-    pub scenarios: Vec<ScenarioConfig>,
-    /// Largest response head accepted, bytes (absent in records of older versions).
-    #[serde(default)]
-    pub max_header_bytes: Option<u64>,
-    /// Largest response body accepted, bytes; absent: no limit.
-    #[serde(default)]
-    pub max_body_bytes: Option<u64>,
-}
-
-/// One scenario as configured.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct ScenarioConfig {
-    /// Name.
-    pub name: String,
-    /// The load profile in words, e.g. "up to 500 VUs over 3m30s (3 stages)".
-    pub profile: String,
-    /// Start after the run's start, seconds.
-    pub start_after_s: f64,
-    /// Step names, in order.
-    pub steps: Vec<String>,
-    /// The load profile as figures (absent in records of older versions).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub load: Option<ScenarioLoad>,
-}
-
-/// The load model of a scenario.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum LoadModel {
-    /// VUs run iterations back to back: the target's speed sets the rate.
-    Closed,
-    /// Iterations fall due on a schedule, whatever the responses do.
-    Open,
-}
-
-/// The kind of load profile, as a plan names it (`[scenario.load] profile = …`); quick mode is
-/// `constant-vus` (`-c`) or `constant-arrival-rate` (`--rate`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum ProfileKind {
-    /// A fixed number of VUs for a while.
-    ConstantVus,
-    /// VUs moving through stages.
-    RampingVus,
-    /// A number of iterations shared by the VUs.
-    Iterations,
-    /// A number of iterations per VU.
-    PerVuIterations,
-    /// A fixed arrival rate for a while.
-    ConstantArrivalRate,
-    /// An arrival rate moving through stages.
-    RampingArrivalRate,
-    /// Phases of fixed VUs or rates, each with its own results.
-    Ladder,
-}
-
-/// What load a scenario asked for, as figures.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct ScenarioLoad {
-    /// Closed (VUs) or open (arrival rate).
-    pub model: LoadModel,
-    /// The profile.
-    pub profile: ProfileKind,
-    /// Closed model: the most VUs at once (the peak of the stages or phases).
-    pub peak_vus: Option<u32>,
-    /// Open model: the highest arrival rate, iterations per second.
-    pub peak_rate_per_sec: Option<f64>,
-    /// Open model: the most VUs, i.e. iterations in flight at once (an iteration due while all
-    /// are busy is dropped).
-    pub max_vus: Option<u32>,
-    /// How long the profile sends load, seconds, warm-up excluded (null: until its iterations
-    /// are done).
-    pub duration_s: Option<f64>,
-    /// Iterations asked for: in all (`iterations`, `-n`) or per VU (`per-vu-iterations`).
-    pub iterations: Option<u64>,
-    /// Stages of a ramping profile, phases of a ladder (1 for a constant profile).
-    pub stages: u32,
-    /// Quick mode: the connections (`-c`); with HTTP/2 each carries `streams` VUs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connections: Option<u32>,
-}
-
 /// The load generator's machine.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Environment {
@@ -367,14 +234,6 @@ pub struct TlsNegotiated {
     pub alpn: Option<String>,
     /// Connections whose handshake ended so, warm-up included.
     pub connections: u64,
-}
-
-fn default_protocol() -> String {
-    "http/1.1".into()
-}
-
-fn one() -> u32 {
-    1
 }
 
 /// Latency figures, milliseconds. `null` when no response was received. A percentile pN is the

@@ -8,6 +8,14 @@ use crate::record::grpc_code::GrpcCode;
 use crate::record::timing::Negotiated;
 use crate::record::timing::Timing;
 
+mod group;
+mod sample;
+#[cfg(test)]
+mod tests;
+
+pub use group::{GroupInterval, GroupStats};
+pub use sample::{Counters, Sample, Window};
+
 /// Lowest latency a histogram tracks, microseconds.
 pub const HIST_LOW_US: u64 = 1;
 /// Highest latency a histogram tracks, microseconds (one hour); longer values are clamped.
@@ -22,120 +30,6 @@ const STATUS_SLOTS: usize = 1000;
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(HIST_LOW_US, HIST_HIGH_US, HIST_SIGFIG)
         .expect("constant histogram bounds are valid")
-}
-
-/// What one finished request looked like, as the recorder needs it.
-#[derive(Debug, Clone, Copy)]
-pub struct Sample {
-    /// Latency from when the request was due (open model) or started (closed model), µs.
-    pub latency_us: u64,
-    /// Latency from when the request was actually sent, µs.
-    pub service_us: u64,
-    /// How late the request went out against when it was due, µs (open model; 0 in closed).
-    pub lag_us: u64,
-    /// Request bytes written.
-    pub bytes_sent: u64,
-    /// Response bytes read (also for failed exchanges).
-    pub bytes_received: u64,
-    /// TCP connections the request opened.
-    pub connections_opened: u32,
-    /// The status, when a response arrived.
-    pub status: Option<u16>,
-    /// The error, when the request failed (a transport error, or a 4xx/5xx status).
-    pub error: Option<ErrorKind>,
-    /// The gRPC status of a gRPC call that got one.
-    pub grpc: Option<GrpcCode>,
-    /// Where the time went (zeros when unknown, e.g. nothing was opened or no byte arrived).
-    pub timing: Timing,
-    /// Whether it completed inside the measured window or in a drain after it.
-    pub window: Window,
-    /// When it completed, µs since measuring began (for groups' own windows).
-    pub done_us: u64,
-}
-
-/// Where a request's completion falls against the windows it is measured in
-/// (docs/measurement.md, "Windows").
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Window {
-    /// Before the scheduled end of its scenario (and so of the run).
-    #[default]
-    Inside,
-    /// After its scenario's scheduled end, but before the run's.
-    ScenarioDrain,
-    /// After the run's scheduled end: in the run's drain.
-    RunDrain,
-}
-
-/// Counters of one recorder.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Counters {
-    /// Measured requests finished (successful or not) that reached the network.
-    pub requests: u64,
-    /// Measured attempts that never reached the network (see [`ErrorKind::never_sent`]); each is
-    /// also an error.
-    pub not_sent: u64,
-    /// Failed attempts: transport errors, 4xx/5xx, and every attempt not sent.
-    pub errors: u64,
-    /// Of the requests, those that completed in a drain (after the window's scheduled end).
-    pub drained: u64,
-    /// Measured iterations started (tickets handed to VUs); scenario groups and totals only.
-    pub iterations: u64,
-    /// Of those, the iterations that ended (every step done, failed or not) inside their
-    /// scenario's window; scenario groups and totals only.
-    pub completed: u64,
-    /// Open model: iterations that fell due while the in-flight cap was reached (scenario groups
-    /// and totals).
-    pub dropped: u64,
-    /// Request bytes written by drained requests (also in `bytes_sent`).
-    pub drained_bytes_sent: u64,
-    /// Response bytes read by drained requests (also in `bytes_received`).
-    pub drained_bytes_received: u64,
-    /// Request bytes written.
-    pub bytes_sent: u64,
-    /// Response bytes read.
-    pub bytes_received: u64,
-    /// TCP connections opened.
-    pub connections_opened: u64,
-}
-
-impl Counters {
-    /// Attempts: requests plus attempts that never reached the network.
-    pub fn attempts(&self) -> u64 {
-        self.requests + self.not_sent
-    }
-
-    fn add(&mut self, s: &Sample, drained: bool) {
-        if s.error.is_some_and(ErrorKind::never_sent) {
-            self.not_sent += 1;
-        } else {
-            self.requests += 1;
-            if drained {
-                self.drained += 1;
-                self.drained_bytes_sent += s.bytes_sent;
-                self.drained_bytes_received += s.bytes_received;
-            }
-        }
-        self.connections_opened += u64::from(s.connections_opened);
-        self.errors += u64::from(s.error.is_some());
-        self.bytes_sent += s.bytes_sent;
-        self.bytes_received += s.bytes_received;
-    }
-
-    /// Adds another recorder's counters.
-    pub fn merge(&mut self, o: &Counters) {
-        self.requests += o.requests;
-        self.not_sent += o.not_sent;
-        self.errors += o.errors;
-        self.drained += o.drained;
-        self.iterations += o.iterations;
-        self.completed += o.completed;
-        self.dropped += o.dropped;
-        self.drained_bytes_sent += o.drained_bytes_sent;
-        self.drained_bytes_received += o.drained_bytes_received;
-        self.bytes_sent += o.bytes_sent;
-        self.bytes_received += o.bytes_received;
-        self.connections_opened += o.connections_opened;
-    }
 }
 
 /// One worker's figures for one interval of the per-second series.
@@ -198,81 +92,6 @@ pub struct Recorder {
     interval_checks: Vec<[u64; 2]>,
 }
 
-/// The figures of one result group.
-#[derive(Debug, Clone)]
-pub struct GroupStats {
-    /// Latency of the group's responses, µs.
-    pub latency: Histogram<u64>,
-    /// Totals.
-    pub counters: Counters,
-    /// Responses by status code.
-    pub status: Box<[u64]>,
-    /// Failures by kind.
-    pub errors: [u64; ErrorKind::COUNT],
-    /// The latest measured completion, µs since measuring began (0: none).
-    pub last_done_us: u64,
-    /// Since the last interval (kept only for live thresholds).
-    interval: Option<(Histogram<u64>, Counters)>,
-}
-
-impl GroupStats {
-    fn new(live: bool) -> Self {
-        Self {
-            latency: new_histogram(),
-            counters: Counters::default(),
-            status: vec![0; STATUS_SLOTS].into_boxed_slice(),
-            errors: [0; ErrorKind::COUNT],
-            last_done_us: 0,
-            interval: live.then(|| (new_histogram(), Counters::default())),
-        }
-    }
-
-    #[inline]
-    fn record(&mut self, s: &Sample) {
-        self.counters.add(s, s.window != Window::Inside);
-        self.last_done_us = self.last_done_us.max(s.done_us);
-        if let Some(status) = s.status {
-            self.latency
-                .saturating_record(s.latency_us.max(HIST_LOW_US));
-            if let Some(slot) = self.status.get_mut(status as usize) {
-                *slot += 1;
-            }
-        }
-        if let Some(kind) = s.error {
-            self.errors[kind.index()] += 1;
-        }
-        if let Some((h, c)) = &mut self.interval {
-            c.add(s, false);
-            if s.status.is_some() {
-                h.saturating_record(s.latency_us.max(HIST_LOW_US));
-            }
-        }
-    }
-
-    /// Adds another group's figures.
-    pub fn merge(&mut self, o: &GroupStats) {
-        let _ = self.latency.add(&o.latency);
-        self.counters.merge(&o.counters);
-        self.last_done_us = self.last_done_us.max(o.last_done_us);
-        for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
-            *a += b;
-        }
-        for (a, b) in self.errors.iter_mut().zip(o.errors.iter()) {
-            *a += b;
-        }
-    }
-
-    /// Status codes seen, with counts.
-    pub fn statuses(&self) -> impl Iterator<Item = (u16, u64)> + '_ {
-        seen_statuses(&self.status)
-    }
-
-    /// Error kinds seen, with counts.
-    pub fn error_kinds(&self) -> impl Iterator<Item = (ErrorKind, u64)> + '_ {
-        seen_errors(&self.errors)
-    }
-}
-
 /// Status codes with a non-zero count, ascending.
 fn seen_statuses(status: &[u64]) -> impl Iterator<Item = (u16, u64)> + '_ {
     status
@@ -288,17 +107,6 @@ fn seen_errors(errors: &[u64; ErrorKind::COUNT]) -> impl Iterator<Item = (ErrorK
         .into_iter()
         .map(|k| (k, errors[k.index()]))
         .filter(|(_, n)| *n > 0)
-}
-
-/// One group's figures for one interval (live thresholds).
-#[derive(Debug, Clone)]
-pub struct GroupInterval {
-    /// Group id.
-    pub group: usize,
-    /// Counters of the interval.
-    pub counters: Counters,
-    /// Latencies of the interval, µs.
-    pub latency: Histogram<u64>,
 }
 
 impl Default for Recorder {
@@ -531,78 +339,5 @@ impl Recorder {
             .enumerate()
             .filter(|(_, n)| **n > 0)
             .filter_map(|(i, n)| Some((Negotiated::from_index(i)?, *n)))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn ok(latency_us: u64) -> Sample {
-        Sample {
-            latency_us,
-            service_us: latency_us,
-            lag_us: 0,
-            bytes_sent: 10,
-            bytes_received: 20,
-            connections_opened: 0,
-            status: Some(200),
-            error: None,
-            grpc: None,
-            timing: Timing::default(),
-            window: Window::Inside,
-            done_us: 0,
-        }
-    }
-
-    #[test]
-    fn records_and_merges_exactly() {
-        let mut a = Recorder::new();
-        let mut b = Recorder::new();
-        for v in 1..=1000 {
-            a.record(&ok(v));
-        }
-        b.record(&Sample {
-            status: None,
-            error: Some(ErrorKind::Reset),
-            ..ok(5)
-        });
-        b.record(&Sample {
-            status: Some(503),
-            error: Some(ErrorKind::Http5xx),
-            ..ok(7)
-        });
-        a.merge(&b);
-        assert_eq!(a.counters.requests, 1002);
-        assert_eq!(a.counters.errors, 2);
-        assert_eq!(a.counters.bytes_sent, 10_020);
-        assert_eq!(a.latency.len(), 1001, "transport errors have no latency");
-        assert_eq!(a.errors[ErrorKind::Reset.index()], 1);
-        assert_eq!(
-            a.statuses().collect::<Vec<_>>(),
-            vec![(200, 1000), (503, 1)]
-        );
-        assert_eq!(a.latency.max(), 1000);
-    }
-
-    #[test]
-    fn intervals_reset_after_each_take() {
-        let mut r = Recorder::new();
-        r.record(&ok(100));
-        r.record(&ok(300));
-        let s = r.take_interval(0, 1.0, 3);
-        assert_eq!(s.counters.requests, 2);
-        assert_eq!(s.latency.len(), 2);
-        assert_eq!(s.in_flight, 3);
-        let s = r.take_interval(1, 1.0, 0);
-        assert_eq!(s.counters.requests, 0);
-        assert_eq!(r.counters.requests, 2, "totals are not reset");
-    }
-
-    #[test]
-    fn huge_values_are_clamped_not_lost() {
-        let mut r = Recorder::new();
-        r.record(&ok(u64::MAX));
-        assert_eq!(r.latency.len(), 1);
     }
 }

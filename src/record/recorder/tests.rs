@@ -1,0 +1,71 @@
+//! Recording and merging, exactly.
+
+use super::*;
+
+fn ok(latency_us: u64) -> Sample {
+    Sample {
+        latency_us,
+        service_us: latency_us,
+        lag_us: 0,
+        bytes_sent: 10,
+        bytes_received: 20,
+        connections_opened: 0,
+        status: Some(200),
+        error: None,
+        grpc: None,
+        timing: Timing::default(),
+        window: Window::Inside,
+        done_us: 0,
+    }
+}
+
+#[test]
+fn records_and_merges_exactly() {
+    let mut a = Recorder::new();
+    let mut b = Recorder::new();
+    for v in 1..=1000 {
+        a.record(&ok(v));
+    }
+    b.record(&Sample {
+        status: None,
+        error: Some(ErrorKind::Reset),
+        ..ok(5)
+    });
+    b.record(&Sample {
+        status: Some(503),
+        error: Some(ErrorKind::Http5xx),
+        ..ok(7)
+    });
+    a.merge(&b);
+    assert_eq!(a.counters.requests, 1002);
+    assert_eq!(a.counters.errors, 2);
+    assert_eq!(a.counters.bytes_sent, 10_020);
+    assert_eq!(a.latency.len(), 1001, "transport errors have no latency");
+    assert_eq!(a.errors[ErrorKind::Reset.index()], 1);
+    assert_eq!(
+        a.statuses().collect::<Vec<_>>(),
+        vec![(200, 1000), (503, 1)]
+    );
+    assert_eq!(a.latency.max(), 1000);
+}
+
+#[test]
+fn intervals_reset_after_each_take() {
+    let mut r = Recorder::new();
+    r.record(&ok(100));
+    r.record(&ok(300));
+    let s = r.take_interval(0, 1.0, 3);
+    assert_eq!(s.counters.requests, 2);
+    assert_eq!(s.latency.len(), 2);
+    assert_eq!(s.in_flight, 3);
+    let s = r.take_interval(1, 1.0, 0);
+    assert_eq!(s.counters.requests, 0);
+    assert_eq!(r.counters.requests, 2, "totals are not reset");
+}
+
+#[test]
+fn huge_values_are_clamped_not_lost() {
+    let mut r = Recorder::new();
+    r.record(&ok(u64::MAX));
+    assert_eq!(r.latency.len(), 1);
+}
