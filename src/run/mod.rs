@@ -19,6 +19,7 @@ pub mod windows;
 
 use std::io::IsTerminal;
 
+pub(crate) use crate::engine::SignalError;
 pub(crate) use crate::engine::signal_runtime;
 pub use crate::engine::{
     Clock, Live, Observer, StopHandle, TICK, peak_rss_bytes, process_cpu, stop_handle,

@@ -128,7 +128,7 @@ impl Drop for Interrupts {
 fn watch_loop(
     inner: &Inner,
     mut shutdown: oneshot::Receiver<()>,
-    ready: &std::sync::mpsc::Sender<Result<(), crate::engine::SignalError>>,
+    ready: &std::sync::mpsc::Sender<Result<(), crate::run::SignalError>>,
 ) {
     let Some((runtime, mut sigint, mut sigterm)) = crate::run::signal_runtime(ready) else {
         return;

@@ -4,7 +4,7 @@ use hdrhistogram::Histogram;
 
 use super::HIST_LOW_US;
 use super::{Counters, STATUS_SLOTS, Sample, Window, new_histogram, seen_errors, seen_statuses};
-use crate::proto::ErrorKind;
+use crate::record::error_kind::ErrorKind;
 
 /// The figures of one result group.
 #[derive(Debug, Clone)]

@@ -1,8 +1,8 @@
 //! What the recorder is told about one finished request, and the counters it keeps.
 
-use crate::proto::ErrorKind;
-use crate::proto::grpc::GrpcCode;
-use crate::proto::message::Timing;
+use crate::record::error_kind::ErrorKind;
+use crate::record::grpc_code::GrpcCode;
+use crate::record::timing::Timing;
 
 /// What one finished request looked like, as the recorder needs it.
 #[derive(Debug, Clone, Copy)]
