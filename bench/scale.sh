@@ -240,12 +240,14 @@ run_one() {
   note "$tag: taskset -c $cpus ${cmd[*]}"
   local rc=0 busy0 ngx0 busy1 ngx1
   busy0=$(cpus_busy "${gen_cpus[@]:0:th}" "${server_cpus[@]}"); ngx0=$(tree_busy "$nginx_pid")
+  local t0; t0=$(date +%s.%N)
   timeout -k 5 "$(( DURATION * 2 + 60 ))" /usr/bin/time -v -o "$tv" \
     "${env[@]}" taskset -c "$cpus" "${cmd[@]}" >"$out" 2>"$err" </dev/null &
   tool_pid=$!
   wait "$tool_pid" || rc=$?
   tool_pid=
   busy1=$(cpus_busy "${gen_cpus[@]:0:th}" "${server_cpus[@]}"); ngx1=$(tree_busy "$nginx_pid")
+  local wall; wall=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
   if (( rc != 0 )); then
     { echo "--- stdout ---"; tail -n 20 "$out"; echo "--- stderr ---"; tail -n 20 "$err"; } >&2 || true
     die "$tool run $tag failed with exit code $rc"
@@ -283,7 +285,7 @@ if r.get("errors"): print("vegeta errors:", r["errors"][:3], file=sys.stderr)' "
   [[ -n $user && -n $sys && -n $rss ]] || { cat "$tv" >&2; die "could not parse /usr/bin/time -v"; }
   local ncpus=$(( th + ${#server_cpus[@]} ))
   awk -v hz="$hz" -v b="$(( busy1 - busy0 ))" -v g="$(( ngx1 - ngx0 ))" -v u="$user" -v y="$sys" \
-      -v cap="$(( ncpus * DURATION ))" \
+      -v cap="$(awk -v n="$ncpus" -v w="$wall" 'BEGIN { print n * w }')" \
       -v row="$round	$model	$th	$conns	$rate	$tool	$requests	$DURATION	$user	$sys	$rss" '
     BEGIN { bg = (b - g) / hz - u - y; if (bg < 0) bg = 0; printf "%s\t%.2f\t%.1f\n", row, g / hz, bg / cap * 100 }' >> "$rows"
 }

@@ -10,7 +10,7 @@ Definitions (one each):
                / (difference of the counts): the memory of one extra open connection
   x wrk        volley's figure / wrk's at the same point (closed, paced); x vegeta likewise (open)
   bg %         CPU time other processes took on the pinned CPUs (generator's and nginx's),
-               % of their capacity over the run; the worst of the rounds
+               % of their capacity over the run (wall time of the tool); the worst of the rounds
 """
 
 import csv
