@@ -28,8 +28,15 @@ pub use limits::{
     parse_size,
 };
 
-/// Initial size of a connection's read buffer, bytes.
-const READ_BUF_BYTES: usize = 16 * 1024;
+/// Initial size of a connection's read buffer, bytes: room for a typical response head and a
+/// small body. At 16 KiB it was most of a connection's memory (bench/README.md, "Memory per
+/// connection"), so it starts small and grows only for the responses that need it.
+const READ_BUF_BYTES: usize = 1024;
+
+/// Size, bytes, that a read buffer grows to (doubling each time a read fills it) while reading
+/// bodies that do not fit: large bodies are then read in reads this big. A head larger than the
+/// buffer grows it too, up to the head limit.
+const BODY_BUF_BYTES: usize = 16 * 1024;
 
 /// The static bytes of one request, built once per run and shared by every connection.
 #[derive(Debug, Clone)]
@@ -438,6 +445,7 @@ impl<D: Dial> Connection<D> {
             };
             let mut body = Body {
                 stream,
+                full: filled == buf.len(),
                 buf,
                 received,
                 kept: kept.as_mut(),
@@ -536,7 +544,10 @@ fn keep(kept: &mut Option<&mut Kept>, raw: &mut Option<&mut Vec<u8>>, bytes: &[u
 /// The body reader's borrowed state.
 struct Body<'a, S> {
     stream: &'a mut S,
-    buf: &'a mut [u8],
+    /// The connection's read buffer; grows up to [`BODY_BUF_BYTES`] while `full`.
+    buf: &'a mut Vec<u8>,
+    /// The last read filled the buffer: the next one gets a bigger buffer.
+    full: bool,
     received: &'a mut u64,
     kept: Option<&'a mut Kept>,
     /// The engine's raw capture: body bytes up to [`MAX_CAPTURE_BYTES`].
@@ -617,7 +628,7 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
                             let keep = pending.start + consumed..pending.end;
                             let kept = keep.len();
                             self.buf.copy_within(keep, 0);
-                            if kept == self.buf.len() {
+                            if kept == self.buf.len() && kept >= BODY_BUF_BYTES {
                                 return Err(ErrorKind::InvalidResponse);
                             }
                             let n = self.read_more(kept).await?;
@@ -632,9 +643,15 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
         }
     }
 
-    /// Reads into `buf[at..]`, counting the bytes.
+    /// Reads into `buf[at..]`, counting the bytes; first doubles the buffer (up to
+    /// [`BODY_BUF_BYTES`]) when the last read filled it or no room is left.
     async fn read_more(&mut self, at: usize) -> Result<usize, ErrorKind> {
+        if (self.full || at == self.buf.len()) && self.buf.len() < BODY_BUF_BYTES {
+            let len = (self.buf.len() * 2).clamp(READ_BUF_BYTES, BODY_BUF_BYTES);
+            self.buf.resize(len, 0);
+        }
         let n = read_some(self.stream, &mut self.buf[at..]).await?;
+        self.full = n == self.buf.len() - at;
         *self.received += n as u64;
         Ok(n)
     }
@@ -720,6 +737,43 @@ mod tests {
                 Err(ErrorKind::BodyTooLarge),
                 "{text}"
             );
+        }
+    }
+
+    /// Bodies far larger than the initial read buffer, in every framing, arrive whole (the
+    /// buffer grows while reads fill it), and a chunk-size line longer than the initial buffer
+    /// is still read (as it was with the former 16 KiB buffer).
+    #[test]
+    fn bodies_larger_than_the_initial_buffer_are_read_whole() {
+        let body: Vec<u8> = (0..40_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut length =
+            format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+        length.extend_from_slice(&body);
+        let mut chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+        for part in body.chunks(5000) {
+            chunked.extend_from_slice(
+                format!("{:x};x={}\r\n", part.len(), "e".repeat(3000)).as_bytes(),
+            );
+            chunked.extend_from_slice(part);
+            chunked.extend_from_slice(b"\r\n");
+        }
+        chunked.extend_from_slice(b"0\r\n\r\n");
+        let mut until_close = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
+        until_close.extend_from_slice(&body);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        for response in [length, chunked, until_close] {
+            let addr = canned(response.clone());
+            rt.block_on(async {
+                let mut c = Connection::new(addr, true);
+                let req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+                let r = c.exchange(req, true, true).await.unwrap();
+                assert_eq!(r.status, 200);
+                assert_eq!(r.bytes_received, response.len() as u64);
+                assert!(c.body() == &body[..], "body of {} bytes", c.body().len());
+            });
         }
     }
 
