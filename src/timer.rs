@@ -67,7 +67,12 @@ impl PreciseTimer {
                     }
                 })
             }) {
-                Ok(result) => return result,
+                Ok(result) => {
+                    // One-shot: not readable again until re-armed. Forgetting the readiness now
+                    // spares the next wait a read that can only fail with EAGAIN.
+                    guard.clear_ready();
+                    return result;
+                }
                 Err(_would_block) => continue,
             }
         }

@@ -4,7 +4,7 @@
 use tokio::io::AsyncRead;
 
 use super::parse::{ChunkedDecoder, Feed, Framing};
-use super::read_some;
+use super::{BODY_BUF_BYTES, READ_BUF_BYTES, read_some};
 use crate::proto::ErrorKind;
 use crate::proto::conn::{MAX_CAPTURE_BYTES, MAX_HEADERS};
 use crate::proto::message::{Capture, Captured};
@@ -71,7 +71,10 @@ fn keep(kept: &mut Option<&mut Kept>, raw: &mut Option<&mut Vec<u8>>, bytes: &[u
 /// The body reader's borrowed state.
 pub(super) struct Body<'a, S> {
     pub stream: &'a mut S,
-    pub buf: &'a mut [u8],
+    /// The connection's read buffer; grows up to [`BODY_BUF_BYTES`] while `full`.
+    pub buf: &'a mut Vec<u8>,
+    /// The last read filled the buffer: the next one gets a bigger buffer.
+    pub full: bool,
     pub received: &'a mut u64,
     pub kept: Option<&'a mut Kept>,
     /// The engine's raw capture: body bytes up to [`MAX_CAPTURE_BYTES`].
@@ -152,7 +155,7 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
                             let keep = pending.start + consumed..pending.end;
                             let kept = keep.len();
                             self.buf.copy_within(keep, 0);
-                            if kept == self.buf.len() {
+                            if kept == self.buf.len() && kept >= BODY_BUF_BYTES {
                                 return Err(ErrorKind::InvalidResponse);
                             }
                             let n = self.read_more(kept).await?;
@@ -167,9 +170,15 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
         }
     }
 
-    /// Reads into `buf[at..]`, counting the bytes.
+    /// Reads into `buf[at..]`, counting the bytes; first doubles the buffer (up to
+    /// [`BODY_BUF_BYTES`]) when the last read filled it or no room is left.
     async fn read_more(&mut self, at: usize) -> Result<usize, ErrorKind> {
+        if (self.full || at == self.buf.len()) && self.buf.len() < BODY_BUF_BYTES {
+            let len = (self.buf.len() * 2).clamp(READ_BUF_BYTES, BODY_BUF_BYTES);
+            self.buf.resize(len, 0);
+        }
         let n = read_some(self.stream, &mut self.buf[at..]).await?;
+        self.full = n == self.buf.len() - at;
         *self.received += n as u64;
         Ok(n)
     }

@@ -28,8 +28,15 @@ use super::dial::{ConnectTiming, Dial, TcpDialer, micros_since};
 use super::message::{Capture, Response, Timing};
 pub use request::{RequestBytes, write_request};
 
-/// Initial size of a connection's read buffer, bytes.
-const READ_BUF_BYTES: usize = 16 * 1024;
+/// Initial size of a connection's read buffer, bytes: room for a typical response head and a
+/// small body. At 16 KiB it was most of a connection's memory (bench/README.md, "Memory per
+/// connection"), so it starts small and grows only for the responses that need it.
+const READ_BUF_BYTES: usize = 1024;
+
+/// Size, bytes, that a read buffer grows to (doubling each time a read fills it) while reading
+/// bodies that do not fit: large bodies are then read in reads this big. A head larger than the
+/// buffer grows it too, up to the head limit.
+const BODY_BUF_BYTES: usize = 16 * 1024;
 
 /// One client connection, owned by one task, reconnecting as needed.
 #[derive(Debug)]
@@ -243,6 +250,7 @@ impl<D: Dial> Connection<D> {
         let (framing, mut reusable) = framing(&head, expects_body);
         let mut body = Body {
             stream,
+            full: filled == buf.len(),
             buf,
             received,
             kept: kept.as_mut(),

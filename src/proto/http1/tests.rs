@@ -128,3 +128,40 @@ fn user_headers_replace_defaults_and_close_without_keepalive() {
     assert!(text.contains("Connection: close\r\n"));
     assert!(!text.contains("Content-Length"));
 }
+
+/// Bodies far larger than the initial read buffer, in every framing, arrive whole (the
+/// buffer grows while reads fill it), and a chunk-size line longer than the initial buffer
+/// is still read (as it was with the former 16 KiB buffer).
+#[test]
+fn bodies_larger_than_the_initial_buffer_are_read_whole() {
+    let body: Vec<u8> = (0..40_000u32).map(|i| b'a' + (i % 26) as u8).collect();
+    let mut length =
+        format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n", body.len()).into_bytes();
+    length.extend_from_slice(&body);
+    let mut chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
+    for part in body.chunks(5000) {
+        chunked.extend_from_slice(
+            format!("{:x};x={}\r\n", part.len(), "e".repeat(3000)).as_bytes(),
+        );
+        chunked.extend_from_slice(part);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let mut until_close = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
+    until_close.extend_from_slice(&body);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    for response in [length, chunked, until_close] {
+        let addr = canned(response.clone());
+        rt.block_on(async {
+            let mut c = Connection::new(addr, true);
+            let req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
+            let r = c.exchange(req, true, true).await.unwrap();
+            assert_eq!(r.status, 200);
+            assert_eq!(r.bytes_received, response.len() as u64);
+            assert!(c.body() == &body[..], "body of {} bytes", c.body().len());
+        });
+    }
+}
