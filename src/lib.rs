@@ -33,8 +33,10 @@
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
 //! - [`redact`]: which header values are secret, and their redaction wherever volley writes
 //!   headers or its command line.
+//! - [`color`]: the one colour policy (`--color`, `NO_COLOR`) for everything written to a terminal.
 
 pub mod analysis;
+pub mod color;
 pub mod engine;
 pub mod error;
 pub mod findmax;
