@@ -529,7 +529,7 @@ fn urlencode_data(arg: &str, v: &str) -> Result<String, String> {
         Some(at) if v.as_bytes()[at] == b'@' => Err(format!(
             "`{arg} {v}` reads the data from a file; {NO_FILES}"
         )),
-        Some(at) if at == 0 => Ok(percent_encode(&v[1..])),
+        Some(0) => Ok(percent_encode(&v[1..])),
         Some(at) => Ok(format!("{}={}", &v[..at], percent_encode(&v[at + 1..]))),
         None => Ok(percent_encode(v)),
     }
