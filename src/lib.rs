@@ -19,7 +19,7 @@
 //! | 7 | [`report`] | the terminal summary, progress line, Markdown, HTML, comparisons, results folders |
 //! | 8 | [`analysis`] | figures read from records: verdicts, warnings, self-checks, comparisons |
 //! | 9 | [`record`] | the stable contract: `run.json`, recorders, error kinds, find-max and suite outcomes |
-//! | 10 | [`units`], [`redact`], [`location`], [`timer`], [`error`] | leaves |
+//! | 10 | [`units`], [`redact`], [`location`], [`timer`], [`error`], [`color`] | leaves |
 //!
 //! [`server`] (the built-in target, `volley serve`) is a leaf of its own that nothing in the
 //! pipeline imports; the demo, tests and benches start it.
@@ -59,8 +59,10 @@
 //! - [`redact`]: which header values are secret, and their redaction wherever volley writes
 //!   headers or its command line.
 //! - [`units`]: formatting of counts, rates, sizes and durations.
+//! - [`color`]: the one colour policy (`--color`, `NO_COLOR`) for everything written to a terminal.
 
 pub mod analysis;
+pub mod color;
 pub mod engine;
 pub mod error;
 pub mod findmax;

@@ -28,6 +28,11 @@ pub struct Cli {
     /// Quick-mode options.
     #[command(flatten)]
     pub quick: QuickArgs,
+    /// Colour in terminal output: auto (only into a terminal, and not when NO_COLOR is set),
+    /// always or never.
+    #[arg(long, global = true, value_name = "WHEN", default_value = "auto",
+          value_parser = ["auto", "always", "never"])]
+    pub color: String,
 }
 
 /// Subcommands.
@@ -54,6 +59,12 @@ pub enum Command {
     /// Run one test against several targets, one after the other (start, health check, reset,
     /// smoke gate, runs, stop), then compare them.
     Suite(SuiteArgs),
+    /// Write a commented starter plan for a URL or a curl command line.
+    New(super::new::NewArgs),
+    /// Print the shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(super::completions::CompletionsArgs),
+    /// Print the manual page (roff), or write one per subcommand into a folder.
+    Man(super::completions::ManArgs),
 }
 
 /// `volley suite`.

@@ -9,8 +9,11 @@
 
 mod args;
 mod compare;
+mod completions;
+mod curl;
 mod demo;
 mod findmax;
+mod new;
 mod plan;
 mod proto_args;
 mod quick;
@@ -18,15 +21,15 @@ mod repeat;
 mod report;
 mod runs;
 mod serve;
+mod shell;
 mod suite;
+mod terminal;
 
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use clap::Parser;
-
-use args::{Cli, Command};
+use args::Command;
 
 /// Exit code: the run finished and not every request failed.
 pub const EXIT_OK: u8 = 0;
@@ -46,7 +49,7 @@ pub fn main() -> ExitCode {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     // clap exits with code 2 on usage errors and 0 for --help/--version.
-    let cli = Cli::parse();
+    let cli = terminal::parse();
     if matches!(
         cli.command,
         None | Some(Command::Run(_) | Command::FindMax(_))
@@ -64,12 +67,15 @@ pub fn main() -> ExitCode {
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Compare(a)) => compare::run(a),
         Some(Command::Suite(a)) => suite::run(a, &argv),
+        Some(Command::New(a)) => new::run(a),
+        Some(Command::Completions(a)) => completions::completions(a),
+        Some(Command::Man(a)) => completions::man(a),
         None => quick::run(cli.quick, &argv),
     };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("{}: {err:#}", terminal::error_label());
             let usage = err
                 .downcast_ref::<volley::Error>()
                 .is_some_and(volley::Error::is_input);

@@ -1,0 +1,100 @@
+//! The command line's side of the colour policy ([`volley::color`]): `--color` is read before clap
+//! parses anything, so that clap's own help and errors follow it too, and the decision is kept
+//! for everything else this process writes to a terminal.
+
+use std::ffi::OsString;
+use std::sync::OnceLock;
+
+use clap::{CommandFactory, FromArgMatches};
+use volley::color::{ColorChoice, ColorPolicy, Style};
+
+use super::args::Cli;
+
+static POLICY: OnceLock<ColorPolicy> = OnceLock::new();
+
+/// Parses the process's arguments with clap (which exits on usage errors, code 2, and for
+/// `--help`/`--version`, code 0), its output coloured as `--color` and the environment say.
+pub fn parse() -> Cli {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    let choice = color_choice(&args);
+    POLICY.get_or_init(|| ColorPolicy::detect(choice));
+    let clap_choice = match choice {
+        ColorChoice::Auto => clap::ColorChoice::Auto,
+        ColorChoice::Always => clap::ColorChoice::Always,
+        ColorChoice::Never => clap::ColorChoice::Never,
+    };
+    let mut cmd = Cli::command().color(clap_choice);
+    let matches = cmd
+        .try_get_matches_from_mut(args)
+        .unwrap_or_else(|e| e.exit());
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit())
+}
+
+/// The colour decision of this process (plain until [`parse`] ran).
+pub fn policy() -> ColorPolicy {
+    POLICY.get().copied().unwrap_or_else(ColorPolicy::plain)
+}
+
+/// `error` as the label of an error line on stderr: red and bold when stderr is coloured, as
+/// clap writes its own.
+pub fn error_label() -> String {
+    let on = policy().stderr;
+    Style::Bold.paint(&Style::Bad.paint("error", on), on)
+}
+
+/// The value of the last `--color WHEN` / `--color=WHEN` before a `--` (auto when absent or not
+/// one of the three: clap then refuses it with the list).
+fn color_choice(args: &[OsString]) -> ColorChoice {
+    let mut choice = ColorChoice::Auto;
+    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+    while let Some(word) = words.next() {
+        if word == "--" {
+            break;
+        }
+        let value = match word.strip_prefix("--color") {
+            Some("") => words.next().map(|v| v.into_owned()),
+            Some(rest) => rest.strip_prefix('=').map(str::to_owned),
+            None => None,
+        };
+        if let Some(parsed) = value.as_deref().and_then(ColorChoice::parse) {
+            choice = parsed;
+        }
+    }
+    choice
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn choice(args: &[&str]) -> ColorChoice {
+        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+        color_choice(&args)
+    }
+
+    #[test]
+    fn the_flag_is_found_in_every_spelling_and_position() {
+        assert_eq!(choice(&["volley", "--help"]), ColorChoice::Auto);
+        assert_eq!(
+            choice(&["volley", "--color", "never", "--help"]),
+            ColorChoice::Never
+        );
+        assert_eq!(
+            choice(&["volley", "run", "p.toml", "--color=always"]),
+            ColorChoice::Always
+        );
+        assert_eq!(
+            choice(&["volley", "--color=never", "--color", "always"]),
+            ColorChoice::Always
+        );
+        assert_eq!(
+            choice(&["volley", "--color", "sometimes"]),
+            ColorChoice::Auto
+        );
+        assert_eq!(
+            choice(&["volley", "--", "--color", "never"]),
+            ColorChoice::Auto
+        );
+        assert_eq!(choice(&["volley", "--colorful"]), ColorChoice::Auto);
+    }
+}
