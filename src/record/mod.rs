@@ -1,6 +1,7 @@
 //! Recording: per-worker recorders, the per-second series, and the `run.json` record.
 
 pub mod env;
+pub mod group;
 #[cfg(test)]
 pub(crate) mod fixture;
 pub mod model;
