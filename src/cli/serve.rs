@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use volley::target::{Capacity, Faults, Stall, TargetConfig};
+use volley::target::{Backends, Capacity, Faults, Stall, TargetConfig};
 
 use super::args::ServeArgs;
 
@@ -61,7 +61,16 @@ pub fn run(a: ServeArgs) -> anyhow::Result<u8> {
         threads,
         capacity,
     };
-    volley::target::serve_forever(config, a.tls.then_some(a.ca_file.as_path()), faults)
+    let backends = a
+        .backends
+        .map(|n| Backends::new(n, &a.backend_delay))
+        .transpose()
+        .map_err(|why| volley::Error::Invalid {
+            what: "--backends".into(),
+            why,
+        })?;
+    let ca_file = a.tls.then_some(a.ca_file.as_path());
+    volley::target::serve_forever(config, ca_file, faults, backends)
         .map_err(volley::Error::from)?;
     Ok(super::EXIT_OK)
 }
