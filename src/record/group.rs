@@ -260,7 +260,11 @@ impl GroupTable {
     fn row_of(&mut self, value: &[u8]) -> &mut GroupRow {
         let kept = self.values.len();
         let (row, new) = self.seen.find_or_insert(hash(value), || {
-            if kept < MAX_VALUES { kept as u16 } else { NO_ROW }
+            if kept < MAX_VALUES {
+                kept as u16
+            } else {
+                NO_ROW
+            }
         });
         let row = usize::from(row);
         if new && row == kept {

@@ -34,10 +34,19 @@ fn rows_per_value_with_statuses_errors_and_latency() {
     assert_eq!(b2.error_count(), 0);
     assert_eq!(b2.latency.min(), b2.latency.lowest_equivalent(20_000));
     let none = t.none().unwrap();
-    assert_eq!((none.exchanges, none.responses, none.error_count()), (1, 0, 1));
+    assert_eq!(
+        (none.exchanges, none.responses, none.error_count()),
+        (1, 0, 1)
+    );
     assert_eq!(none.latency.len(), 0, "no response, no latency");
     assert!(t.other().is_none());
-    assert_eq!(t.distinct(), Distinct { count: 2, saturated: false });
+    assert_eq!(
+        t.distinct(),
+        Distinct {
+            count: 2,
+            saturated: false
+        }
+    );
     assert_eq!(t.exchanges(), 5);
     let order: Vec<&[u8]> = t.values().map(|(v, _)| v).collect();
     assert_eq!(order, [b"b1".as_slice(), b"b2"], "first seen first");
@@ -77,7 +86,13 @@ fn distinct_values_saturate_at_the_cap() {
         t.record(Some(i.to_string().as_bytes()), 10, Some(200), None);
     }
     let d = t.distinct();
-    assert_eq!(d, Distinct { count: DISTINCT_CAP as u64, saturated: true });
+    assert_eq!(
+        d,
+        Distinct {
+            count: DISTINCT_CAP as u64,
+            saturated: true
+        }
+    );
     assert_eq!(t.exchanges(), (DISTINCT_CAP + 100) as u64, "nothing lost");
 }
 
@@ -87,7 +102,10 @@ fn merge_adds_rows_and_unites_distinct_values() {
     let b = table_of(&[("b2", 4_000, 500), ("b3", 3_000, 200), ("b3", 3_000, 200)]);
     a.merge(&b);
     assert_eq!(row(&a, "b2").exchanges, 2);
-    assert_eq!(row(&a, "b2").statuses().collect::<Vec<_>>(), [(200, 1), (500, 1)]);
+    assert_eq!(
+        row(&a, "b2").statuses().collect::<Vec<_>>(),
+        [(200, 1), (500, 1)]
+    );
     assert_eq!(row(&a, "b2").latency.len(), 2);
     assert_eq!(row(&a, "b3").exchanges, 2);
     assert_eq!(a.distinct().count, 3);

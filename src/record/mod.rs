@@ -1,9 +1,9 @@
 //! Recording: per-worker recorders, the per-second series, and the `run.json` record.
 
 pub mod env;
-pub mod group;
 #[cfg(test)]
 pub(crate) mod fixture;
+pub mod group;
 pub mod model;
 pub mod recorder;
 pub mod selfcheck;

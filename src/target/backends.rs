@@ -249,8 +249,14 @@ mod tests {
 
     #[test]
     fn delays_are_none_one_or_one_per_backend() {
-        assert_eq!(Backends::new(3, &[]).unwrap().delays(), &[Duration::ZERO; 3]);
-        assert_eq!(Backends::new(2, &[ms(5)]).unwrap().delays(), &[ms(5), ms(5)]);
+        assert_eq!(
+            Backends::new(3, &[]).unwrap().delays(),
+            &[Duration::ZERO; 3]
+        );
+        assert_eq!(
+            Backends::new(2, &[ms(5)]).unwrap().delays(),
+            &[ms(5), ms(5)]
+        );
         assert_eq!(
             Backends::new(3, &[ms(1), ms(5), ms(20)]).unwrap().delays(),
             &[ms(1), ms(5), ms(20)]
@@ -267,7 +273,12 @@ mod tests {
         for _ in 0..7 {
             let mut response = Response::new(());
             front.enter().await.leave(Instant::now(), &mut response);
-            names.push(response.headers()[BACKEND_HEADER].to_str().unwrap().to_string());
+            names.push(
+                response.headers()[BACKEND_HEADER]
+                    .to_str()
+                    .unwrap()
+                    .to_string(),
+            );
         }
         assert_eq!(names, ["b1", "b2", "b3", "b1", "b2", "b3", "b1"]);
         let mut text = String::new();

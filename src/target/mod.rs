@@ -293,7 +293,12 @@ pub fn spawn_with_backends(
 /// `TargetConfig` literal keeps compiling.
 pub fn spawn_tls(config: TargetConfig) -> Result<RunningTarget, TargetError> {
     let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
-    start(config, Some((server_config, ca_pem)), Faults::default(), None)
+    start(
+        config,
+        Some((server_config, ca_pem)),
+        Faults::default(),
+        None,
+    )
 }
 
 fn start(
@@ -357,7 +362,8 @@ fn start(
             match runtime {
                 Ok(runtime) => {
                     let _ = ready_tx.send(Ok(()));
-                    let served = server::run(listener, capacity, acceptor, stop_rx, faults, backends);
+                    let served =
+                        server::run(listener, capacity, acceptor, stop_rx, faults, backends);
                     runtime.block_on(served);
                     // Dropped here, on a plain thread: tasks still alive
                     // (e.g. hanging chaos connections) are cancelled.

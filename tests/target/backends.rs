@@ -105,13 +105,19 @@ fn volley_serve_backends_flags() {
     assert!(line.contains("3 backends"), "{line}");
     assert!(line.contains("1ms, 5ms, 20ms"), "{line}");
 
-    for bad in [&["--backends", "0"][..], &["--backends", "3", "--backend-delay", "1ms,2ms"]] {
+    for bad in [
+        &["--backends", "0"][..],
+        &["--backends", "3", "--backend-delay", "1ms,2ms"],
+    ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_volley"))
             .args(["serve", "--port", "0"])
             .args(bad)
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(2), "{bad:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("--backend"), "{bad:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("--backend"),
+            "{bad:?}"
+        );
     }
 }
