@@ -31,6 +31,8 @@
 //! - [`target`]: the built-in target server (`volley serve`): REST and gRPC on one port, plain or
 //!   TLS; used by the demo, tests and benches.
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
+//! - [`watch`]: watching the target during a run: its Prometheus metrics (scraped on a thread of
+//!   their own) and its process tree (`/proc`); a leaf the run's observers will use.
 //! - [`redact`]: which header values are secret, and their redaction wherever volley writes
 //!   headers or its command line.
 
@@ -48,5 +50,6 @@ pub mod schedule;
 pub mod suite;
 pub mod target;
 pub mod timer;
+pub mod watch;
 
 pub use error::Error;
