@@ -30,6 +30,8 @@
 //!   stop), one after the other, and their comparison.
 //! - [`target`]: the built-in target server (`volley serve`): REST and gRPC on one port, plain or
 //!   TLS; used by the demo, tests and benches.
+//! - [`export`]: volley's own live metrics as a Prometheus page and as remote-write pushes, from
+//!   a snapshot the run's exporter observer fills.
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
 //! - [`watch`]: watching the target during a run: its Prometheus metrics (scraped on a thread of
 //!   their own) and its process tree (`/proc`); a leaf the run's observers will use.
@@ -39,6 +41,7 @@
 pub mod analysis;
 pub mod engine;
 pub mod error;
+pub mod export;
 pub mod findmax;
 pub mod location;
 pub mod plan;
