@@ -197,7 +197,7 @@ pub enum Suffix {
 
 /// Splits a sample name into its family and [`Suffix`], using `kind_of` to know which families
 /// are histograms or summaries (a gauge named `x_count` stays `x_count`).
-pub fn family<'a>(name: &'a str, kind_of: impl Fn(&str) -> Option<Kind>) -> (&'a str, Suffix) {
+pub fn family(name: &str, kind_of: impl Fn(&str) -> Option<Kind>) -> (&str, Suffix) {
     const SUFFIXES: [(&str, Suffix); 5] = [
         ("_bucket", Suffix::Bucket),
         ("_sum", Suffix::Sum),
@@ -210,12 +210,15 @@ pub fn family<'a>(name: &'a str, kind_of: impl Fn(&str) -> Option<Kind>) -> (&'a
     }
     for (suffix, part) in SUFFIXES {
         if let Some(base) = name.strip_suffix(suffix) {
-            let fits = match (kind_of(base), part) {
-                (Some(Kind::Histogram), _) => true,
-                (Some(Kind::Summary), Suffix::Sum | Suffix::Count | Suffix::Created) => true,
-                (Some(Kind::Counter), Suffix::None | Suffix::Created) => true,
-                _ => false,
-            };
+            let fits = matches!(
+                (kind_of(base), part),
+                (Some(Kind::Histogram), _)
+                    | (
+                        Some(Kind::Summary),
+                        Suffix::Sum | Suffix::Count | Suffix::Created
+                    )
+                    | (Some(Kind::Counter), Suffix::None | Suffix::Created)
+            );
             if fits {
                 return (base, part);
             }
