@@ -55,7 +55,11 @@
 //!   stop), one after the other, and their comparison.
 //! - [`server`]: the built-in target server (`volley serve`): REST and gRPC on one port, plain or
 //!   TLS; used by the demo, tests and benches.
+//! - [`export`]: volley's own live metrics as a Prometheus page and as remote-write pushes, from
+//!   a snapshot the run's exporter observer fills.
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
+//! - [`watch`]: watching the target during a run: its Prometheus metrics (scraped on a thread of
+//!   their own) and its process tree (`/proc`); a leaf the run's observers will use.
 //! - [`redact`]: which header values are secret, and their redaction wherever volley writes
 //!   headers or its command line.
 //! - [`units`]: formatting of counts, rates, sizes and durations.
@@ -65,6 +69,7 @@ pub mod analysis;
 pub mod color;
 pub mod engine;
 pub mod error;
+pub mod export;
 pub mod findmax;
 pub mod location;
 pub mod plan;
@@ -78,5 +83,6 @@ pub mod server;
 pub mod suite;
 pub mod timer;
 pub mod units;
+pub mod watch;
 
 pub use error::Error;

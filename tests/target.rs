@@ -1,6 +1,8 @@
 //! Integration tests of the built-in target server (`volley serve`): every
 //! route over real loopback connections, with a raw HTTP client.
 
+#[path = "target/backends.rs"]
+mod backends;
 #[path = "target/chaos.rs"]
 mod chaos;
 #[path = "target/client.rs"]

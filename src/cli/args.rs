@@ -414,6 +414,13 @@ pub struct ServeArgs {
     /// Fault: the period of --stall, e.g. 5s.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, requires = "stall")]
     pub stall_every: Option<Duration>,
+    /// Answer as N backends behind a round-robin front (response header X-Backend: b1..bN).
+    #[arg(long, value_name = "N")]
+    pub backends: Option<usize>,
+    /// With --backends: each backend's delay, comma-separated (one for all, or one per backend),
+    /// e.g. 1ms,5ms,20ms.
+    #[arg(long, value_name = "D,…", value_delimiter = ',', value_parser = parse_duration, requires = "backends")]
+    pub backend_delay: Vec<Duration>,
 }
 
 /// `volley demo`.

@@ -2,7 +2,7 @@
 
 use std::net::SocketAddr;
 
-use volley::server::{Capacity, Faults, Stall, TargetConfig};
+use volley::server::{Backends, Capacity, Faults, Stall, TargetConfig};
 
 use super::args::ServeArgs;
 
@@ -61,6 +61,16 @@ pub fn run(a: ServeArgs) -> anyhow::Result<u8> {
         threads,
         capacity,
     };
-    volley::server::serve_forever(config, a.tls.then_some(a.ca_file.as_path()), faults)?;
+    let backends = a
+        .backends
+        .map(|n| Backends::new(n, &a.backend_delay))
+        .transpose()
+        .map_err(|why| volley::Error::Invalid {
+            what: "--backends".into(),
+            why: why.to_string(),
+        })?;
+    let ca_file = a.tls.then_some(a.ca_file.as_path());
+    volley::server::serve_forever(config, ca_file, faults, backends)
+        ?;
     Ok(super::EXIT_OK)
 }

@@ -6,6 +6,7 @@ pub mod figures;
 pub mod find_max;
 #[cfg(test)]
 pub(crate) mod fixture;
+pub mod group;
 pub mod grpc_code;
 pub mod model;
 pub mod recorder;

@@ -21,7 +21,7 @@ use tokio_rustls::TlsAcceptor;
 
 use super::chaos;
 use super::routes::{self, State};
-use super::{Capacity, Faults};
+use super::{Backends, Capacity, Faults};
 
 /// Pending-connection queue length of the listening socket (std uses 128,
 /// too few when a load test opens thousands of connections at once).
@@ -63,6 +63,7 @@ pub(crate) async fn run(
     tls: Option<TlsAcceptor>,
     stop: oneshot::Receiver<()>,
     faults: Faults,
+    backends: Option<Backends>,
 ) {
     let listener = match TcpListener::from_std(listener) {
         Ok(listener) => listener,
@@ -76,7 +77,7 @@ pub(crate) async fn run(
     // without this hyper would close them after 30 s without a request.
     http.http1().keep_alive(true).header_read_timeout(None);
     let shared = Arc::new(Shared {
-        state: Arc::new(State::new(capacity, &faults)),
+        state: Arc::new(State::new(capacity, &faults, backends.as_ref())),
         http,
         tls,
     });

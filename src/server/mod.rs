@@ -85,6 +85,7 @@
 //! hyper cannot send an informational (1xx) status as a final response (it
 //! would turn it into a 500), so `/status/1xx` answers 400 with an explanation.
 
+mod backends;
 mod body;
 mod chaos;
 mod grpc;
@@ -97,6 +98,7 @@ mod stall;
 mod tasks;
 mod tls;
 
+pub use backends::{BACKEND_HEADER, Backends, MAX_BACKENDS};
 pub use stall::{Stall, StallError};
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -263,7 +265,7 @@ impl Drop for RunningTarget {
 /// Usable from sync code and from inside another tokio runtime (the target has
 /// its own runtime; only [`RunningTarget::stop`] blocks, briefly).
 pub fn spawn(config: TargetConfig) -> Result<RunningTarget, TargetError> {
-    start(config, None, Faults::default())
+    start(config, None, Faults::default(), None)
 }
 
 /// Like [`spawn`], with target-wide [`Faults`] (e.g. the listener closed after N requests).
@@ -271,7 +273,16 @@ pub fn spawn_with_faults(
     config: TargetConfig,
     faults: Faults,
 ) -> Result<RunningTarget, TargetError> {
-    start(config, None, faults)
+    start(config, None, faults, None)
+}
+
+/// Like [`spawn`], answering as several [`Backends`] behind a round-robin front (the response
+/// header `X-Backend: bK`, each backend's delay, per-backend series in `/metrics`).
+pub fn spawn_with_backends(
+    config: TargetConfig,
+    backends: Backends,
+) -> Result<RunningTarget, TargetError> {
+    start(config, None, Faults::default(), Some(backends))
 }
 
 /// Like [`spawn`], but every connection is TLS (ALPN `h2` or `http/1.1`)
@@ -282,13 +293,19 @@ pub fn spawn_with_faults(
 /// `TargetConfig` literal keeps compiling.
 pub fn spawn_tls(config: TargetConfig) -> Result<RunningTarget, TargetError> {
     let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
-    start(config, Some((server_config, ca_pem)), Faults::default())
+    start(
+        config,
+        Some((server_config, ca_pem)),
+        Faults::default(),
+        None,
+    )
 }
 
 fn start(
     config: TargetConfig,
     tls: Option<(std::sync::Arc<rustls::ServerConfig>, String)>,
     faults: Faults,
+    backends: Option<Backends>,
 ) -> Result<RunningTarget, TargetError> {
     let (acceptor, ca_pem) = match tls {
         Some((server_config, pem)) => (
@@ -346,7 +363,9 @@ fn start(
             match runtime {
                 Ok(runtime) => {
                     let _ = ready_tx.send(Ok(()));
-                    runtime.block_on(listen::run(listener, capacity, acceptor, stop_rx, faults));
+                    let served =
+                        listen::run(listener, capacity, acceptor, stop_rx, faults, backends);
+                    runtime.block_on(served);
                     // Dropped here, on a plain thread: tasks still alive
                     // (e.g. hanging chaos connections) are cancelled.
                     drop(runtime);
@@ -387,10 +406,12 @@ fn start(
 /// With `tls_ca_file`, every connection is TLS (see [`spawn_tls`]) and the PEM of the CA that
 /// signed the certificate is written to that file, for clients' `--cacert`. With `faults`, the
 /// listener closes as they say; the process keeps running (refusing connections) until a signal.
+/// With `backends`, it answers as those backends behind a round-robin front.
 pub fn serve_forever(
     config: TargetConfig,
     tls_ca_file: Option<&std::path::Path>,
     faults: Faults,
+    backends: Option<Backends>,
 ) -> Result<(), TargetError> {
     // Signals are watched before anything is printed: a SIGTERM sent as soon as the address
     // appears stops the server gracefully instead of killing the process.
@@ -408,12 +429,13 @@ pub fn serve_forever(
         })
         .map_err(TargetError::Signal)?;
     let capacity = config.capacity;
+    let front = backends.as_ref().map(backends::describe);
     let target = match tls_ca_file {
-        None => spawn_with_faults(config, faults)?,
+        None => start(config, None, faults, backends)?,
         Some(path) => {
             let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
             std::fs::write(path, &ca_pem).map_err(TargetError::Runtime)?;
-            start(config, Some((server_config, ca_pem)), faults)?
+            start(config, Some((server_config, ca_pem)), faults, backends)?
         }
     };
     println!("volley serve: listening on {}", target.base_url());
@@ -430,6 +452,9 @@ pub fn serve_forever(
     println!(
         "volley serve: oracle: GET /stats (handler times since the last reset, µs; ?reset=1 takes them out), POST /stats/reset"
     );
+    if let Some(front) = front {
+        println!("volley serve: {front}");
+    }
     if let Some(cap) = capacity {
         println!(
             "volley serve: capacity {} workers x {} service time (max {:.1} req/s)",

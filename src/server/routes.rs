@@ -10,6 +10,7 @@ use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::{Notify, Semaphore};
 
+use super::backends::{Backends, Front, metrics_page};
 use super::body::TargetBody;
 use super::metrics::{Metrics, RouteId};
 use super::oracle::{HandlerTimer, HandlerTimes, TimedBody};
@@ -43,6 +44,8 @@ pub(crate) struct State {
     epoch: Instant,
     /// The oracle: every timed request's handler time.
     pub(crate) handler_times: HandlerTimes,
+    /// `--backends`: the round-robin front, when the target pretends to be several backends.
+    pub(crate) front: Option<Front>,
 }
 
 /// Counts the requests answered and wakes the server when a limit is reached.
@@ -73,7 +76,11 @@ struct Limiter {
 impl State {
     /// Fresh state, its clock starting now; `capacity.workers` must be in
     /// 1..=`Semaphore::MAX_PERMITS`.
-    pub(crate) fn new(capacity: Option<Capacity>, faults: &Faults) -> Self {
+    pub(crate) fn new(
+        capacity: Option<Capacity>,
+        faults: &Faults,
+        backends: Option<&Backends>,
+    ) -> Self {
         State {
             metrics: Metrics::default(),
             tasks: TaskStore::default(),
@@ -89,6 +96,7 @@ impl State {
             stall: faults.stall,
             epoch: Instant::now(),
             handler_times: HandlerTimes::default(),
+            front: backends.map(Front::new),
         }
     }
 }
@@ -194,10 +202,17 @@ pub(crate) async fn handle(
         }
         _ => None,
     };
-    let response = match route {
+    let visit = match &state.front {
+        Some(front) if !route.observes() => Some(front.enter().await),
+        _ => None,
+    };
+    let mut response = match route {
         Route::Grpc => super::grpc::handle(&state, req).await,
         _ => respond(&state, route, req).await,
     };
+    if let Some(visit) = visit {
+        visit.leave(started, &mut response);
+    }
     if !route.observes() {
         // Frozen, the endpoint sends nothing either.
         stall::wait_out(&[state.stall], state.epoch).await;
@@ -239,7 +254,7 @@ async fn respond(state: &State, route: Route, req: Request<Incoming>) -> Respons
         Route::Headers if get => headers(&req),
         Route::Tasks => state.tasks.collection(req).await,
         Route::TaskById(id) => state.tasks.item(id, req).await,
-        Route::Metrics if get => with_type(StatusCode::OK, PROMETHEUS, state.metrics.render()),
+        Route::Metrics if get => with_type(StatusCode::OK, PROMETHEUS, metrics_page(state)),
         Route::Stats if get => stats(state, wants_reset(req.uri().query())),
         Route::StatsReset if *req.method() == Method::POST => stats(state, true),
         Route::StatsReset => method_not_allowed("POST"),

@@ -1,0 +1,229 @@
+//! Exporting volley's own live metrics: the Prometheus text exposition (`--metrics-listen`) and
+//! Prometheus remote write (`--prometheus-rw`).
+//!
+//! Both are made from one [`LiveSnapshot`] (what the run knows at a per-second tick) through one
+//! list of [`Series`] ([`series`]), so the page and the pushed samples are the same numbers by
+//! construction. Series (every one labelled `scenario` and `step`, names from the plan, so their
+//! number is bounded by the plan; the whole run is `scenario=""`, `step=""`):
+//!
+//! | series | type | definition |
+//! | --- | --- | --- |
+//! | `volley_requests_total` | counter | exchanges completed (a response or a failure), since the start |
+//! | `volley_errors_total{kind}` | counter | failed exchanges by error kind (volley's `ErrorKind` names) |
+//! | `volley_responses_total{status}` | counter | responses by status code |
+//! | `volley_dropped_iterations_total` | counter | open model: iterations not started in time |
+//! | `volley_in_flight` | gauge | exchanges sent and not yet answered, now |
+//! | `volley_active_vus` | gauge | virtual users running now |
+//! | `volley_rate_asked_per_second` | gauge | the rate the schedule asks for now, iterations/s |
+//! | `volley_rate_achieved_per_second` | gauge | iterations completed over the last second |
+//! | `volley_latency_seconds` | histogram | latency of the responses, seconds, fixed buckets [`LATENCY_BUCKETS_S`] |
+//!
+//! A leaf: nothing of volley's pipeline is imported; the run's observer fills the snapshot.
+
+pub mod exposition;
+pub mod remote_write;
+
+use hdrhistogram::Histogram;
+
+/// Upper bounds of the exported latency buckets, seconds (`+Inf` implicit): 100 µs to 60 s.
+pub const LATENCY_BUCKETS_S: [f64; 18] = [
+    0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5,
+    5.0, 10.0, 30.0, 60.0,
+];
+
+/// Cumulative latency buckets, as Prometheus histograms have them.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LatencyBuckets {
+    /// Responses at or under each of [`LATENCY_BUCKETS_S`], cumulative.
+    pub le: [u64; LATENCY_BUCKETS_S.len()],
+    /// All responses (the `+Inf` bucket).
+    pub count: u64,
+    /// Sum of the latencies, seconds.
+    pub sum_s: f64,
+}
+
+impl LatencyBuckets {
+    /// From an HDR histogram of latencies in µs (volley's recorders'). Bucket counts are exact
+    /// up to the histogram's precision at each bound; the sum is count × mean.
+    pub fn from_hdr_us(h: &Histogram<u64>) -> Self {
+        let mut le = [0; LATENCY_BUCKETS_S.len()];
+        for (slot, bound_s) in le.iter_mut().zip(LATENCY_BUCKETS_S) {
+            let bound_us = (bound_s * 1e6) as u64;
+            *slot = h.count_between(0, bound_us);
+        }
+        Self {
+            le,
+            count: h.len(),
+            sum_s: h.mean() * h.len() as f64 / 1e6,
+        }
+    }
+}
+
+/// The figures of one scope (the whole run, a scenario, or one step of one).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScopeFigures {
+    /// Scenario name (`""`: the whole run).
+    pub scenario: String,
+    /// Step name (`""`: the whole scenario).
+    pub step: String,
+    /// Exchanges completed since the start (cumulative).
+    pub requests: u64,
+    /// Failures by kind name, cumulative; kinds never seen may be left out.
+    pub errors: Vec<(&'static str, u64)>,
+    /// Responses by status code, cumulative.
+    pub statuses: Vec<(u16, u64)>,
+    /// Iterations dropped by the open model, cumulative.
+    pub dropped: u64,
+    /// Exchanges in flight now.
+    pub in_flight: u64,
+    /// Virtual users active now.
+    pub active_vus: u64,
+    /// Asked rate now, iterations/s (`None`: closed model, no rate asked).
+    pub asked_per_s: Option<f64>,
+    /// Achieved rate over the last second, iterations/s.
+    pub achieved_per_s: f64,
+    /// Latency of the responses since the start (cumulative).
+    pub latency: LatencyBuckets,
+}
+
+/// What the run knows at one tick: every scope's figures.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LiveSnapshot {
+    /// Wall-clock time of the tick, ms since the Unix epoch (remote write's timestamps).
+    pub unix_ms: i64,
+    /// The scopes: the whole run first, then scenarios and steps.
+    pub scopes: Vec<ScopeFigures>,
+}
+
+/// Whether a series is a counter, a gauge, or part of a histogram (for `# TYPE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeriesType {
+    /// Monotonic.
+    Counter,
+    /// Goes up and down.
+    Gauge,
+    /// `_bucket`, `_sum`, `_count` of a histogram family.
+    Histogram,
+}
+
+/// One exported series: its family, full sample name, labels (sorted by name) and value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Series {
+    /// The family (`volley_latency_seconds` for its `_bucket`).
+    pub family: &'static str,
+    /// The family's type.
+    pub kind: SeriesType,
+    /// The sample's name.
+    pub name: String,
+    /// Labels, sorted by name (as remote write requires).
+    pub labels: Vec<(&'static str, String)>,
+    /// The value.
+    pub value: f64,
+}
+
+/// HELP text of each family, in the order they are written.
+pub const FAMILIES: [(&str, SeriesType, &str); 9] = [
+    (
+        "volley_requests_total",
+        SeriesType::Counter,
+        "Exchanges completed (a response or a failure).",
+    ),
+    (
+        "volley_errors_total",
+        SeriesType::Counter,
+        "Failed exchanges by error kind.",
+    ),
+    (
+        "volley_responses_total",
+        SeriesType::Counter,
+        "Responses by status code.",
+    ),
+    (
+        "volley_dropped_iterations_total",
+        SeriesType::Counter,
+        "Open model: iterations not started in time.",
+    ),
+    (
+        "volley_in_flight",
+        SeriesType::Gauge,
+        "Exchanges sent and not yet answered.",
+    ),
+    (
+        "volley_active_vus",
+        SeriesType::Gauge,
+        "Virtual users running.",
+    ),
+    (
+        "volley_rate_asked_per_second",
+        SeriesType::Gauge,
+        "Rate the schedule asks for, iterations/s.",
+    ),
+    (
+        "volley_rate_achieved_per_second",
+        SeriesType::Gauge,
+        "Iterations completed over the last second, per second.",
+    ),
+    (
+        "volley_latency_seconds",
+        SeriesType::Histogram,
+        "Latency of the responses, seconds.",
+    ),
+];
+
+/// Every series of a snapshot, grouped by family in [`FAMILIES`] order.
+pub fn series(snapshot: &LiveSnapshot) -> Vec<Series> {
+    let mut out = Vec::new();
+    for (family, kind, _) in FAMILIES {
+        for scope in &snapshot.scopes {
+            scope_series(family, kind, scope, &mut out);
+        }
+    }
+    out
+}
+
+fn scope_series(family: &'static str, kind: SeriesType, s: &ScopeFigures, out: &mut Vec<Series>) {
+    let base = || vec![("scenario", s.scenario.clone()), ("step", s.step.clone())];
+    let mut push = |name: &str, extra: Option<(&'static str, String)>, value: f64| {
+        let mut labels = base();
+        labels.extend(extra);
+        labels.sort_by(|a, b| a.0.cmp(b.0));
+        out.push(Series {
+            family,
+            kind,
+            name: name.to_string(),
+            labels,
+            value,
+        });
+    };
+    match family {
+        "volley_requests_total" => push(family, None, s.requests as f64),
+        "volley_errors_total" => {
+            for (kind, n) in &s.errors {
+                push(family, Some(("kind", (*kind).to_string())), *n as f64);
+            }
+        }
+        "volley_responses_total" => {
+            for (status, n) in &s.statuses {
+                push(family, Some(("status", status.to_string())), *n as f64);
+            }
+        }
+        "volley_dropped_iterations_total" => push(family, None, s.dropped as f64),
+        "volley_in_flight" => push(family, None, s.in_flight as f64),
+        "volley_active_vus" => push(family, None, s.active_vus as f64),
+        "volley_rate_asked_per_second" => {
+            if let Some(rate) = s.asked_per_s {
+                push(family, None, rate);
+            }
+        }
+        "volley_rate_achieved_per_second" => push(family, None, s.achieved_per_s),
+        _ => {
+            let bucket = format!("{family}_bucket");
+            for (bound, n) in LATENCY_BUCKETS_S.iter().zip(s.latency.le) {
+                push(&bucket, Some(("le", bound.to_string())), n as f64);
+            }
+            push(&bucket, Some(("le", "+Inf".into())), s.latency.count as f64);
+            push(&format!("{family}_sum"), None, s.latency.sum_s);
+            push(&format!("{family}_count"), None, s.latency.count as f64);
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! Which series of a scraped page a watch keeps: PromQL-style selectors.
+//!
+//! `name`, `name{label="v"}`, `name{label=~"re",other!="x"}`, or a regex on the name with
+//! `{__name__=~"volley_.*"}`. The name matches the metric family (`http_seconds` selects
+//! `http_seconds_bucket`, `_sum` and `_count`) or the sample's own name. Regexes are anchored at
+//! both ends, as in PromQL.
+
+use regex::Regex;
+
+use super::text::Sample;
+
+/// A label matcher's operator.
+#[derive(Debug, Clone)]
+enum Op {
+    Eq(String),
+    Ne(String),
+    Re(Regex),
+    NotRe(Regex),
+}
+
+impl Op {
+    fn matches(&self, value: &str) -> bool {
+        match self {
+            Op::Eq(v) => value == v,
+            Op::Ne(v) => value != v,
+            Op::Re(r) => r.is_match(value),
+            Op::NotRe(r) => !r.is_match(value),
+        }
+    }
+}
+
+/// One selector: a metric name (or none) and label matchers, all of which must hold.
+#[derive(Debug, Clone)]
+pub struct Selector {
+    name: Option<String>,
+    matchers: Vec<(String, Op)>,
+}
+
+/// A selector that does not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("watch selector `{selector}`: {why}")]
+pub struct SelectorError {
+    /// The selector as given.
+    pub selector: String,
+    /// What is wrong with it.
+    pub why: String,
+}
+
+impl Selector {
+    /// Parses `name{label op "value", …}` (op: `=`, `!=`, `=~`, `!~`).
+    pub fn parse(s: &str) -> Result<Selector, SelectorError> {
+        let fail = |why: &str| SelectorError {
+            selector: s.to_string(),
+            why: why.to_string(),
+        };
+        let s_trim = s.trim();
+        let (name, rest) = match s_trim.find('{') {
+            Some(i) => (s_trim[..i].trim(), &s_trim[i + 1..]),
+            None => (s_trim, ""),
+        };
+        let valid_name = name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+        if !valid_name {
+            return Err(fail("a metric name has only letters, digits, `_` and `:`"));
+        }
+        let mut matchers = Vec::new();
+        if s_trim.contains('{') {
+            let body = rest
+                .trim_end()
+                .strip_suffix('}')
+                .ok_or_else(|| fail("`{` without its `}`"))?;
+            for part in split_matchers(body) {
+                matchers.push(parse_matcher(part).map_err(|why| fail(&why))?);
+            }
+        }
+        if name.is_empty() && matchers.is_empty() {
+            return Err(fail("name a metric, or give label matchers"));
+        }
+        Ok(Selector {
+            name: (!name.is_empty()).then(|| name.to_string()),
+            matchers,
+        })
+    }
+
+    /// Whether the sample (of family `family`) is selected.
+    pub fn matches(&self, family: &str, sample: &Sample<'_>) -> bool {
+        if let Some(name) = &self.name
+            && name != family
+            && name != sample.name
+        {
+            return false;
+        }
+        self.matchers.iter().all(|(label, op)| {
+            if label == "__name__" {
+                op.matches(family) || op.matches(sample.name)
+            } else {
+                op.matches(sample.label(label).unwrap_or(""))
+            }
+        })
+    }
+}
+
+/// Splits `a="x",b=~"y,z"` on the commas outside quotes.
+fn split_matchers(body: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut start, mut in_quotes, mut escaped) = (0, false, false);
+    for (i, c) in body.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '"' => in_quotes = !in_quotes,
+            ',' if !in_quotes => {
+                parts.push(&body[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&body[start..]);
+    parts.into_iter().filter(|p| !p.trim().is_empty()).collect()
+}
+
+fn parse_matcher(part: &str) -> Result<(String, Op), String> {
+    let part = part.trim();
+    let op_at = part
+        .find(['=', '!'])
+        .ok_or_else(|| format!("`{part}` has no operator (=, !=, =~, !~)"))?;
+    let label = part[..op_at].trim().to_string();
+    let rest = &part[op_at..];
+    let (op, value) = ["=~", "!~", "!=", "="]
+        .iter()
+        .find_map(|op| rest.strip_prefix(op).map(|v| (*op, v.trim())))
+        .ok_or_else(|| format!("`{part}`: unknown operator"))?;
+    let value = value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .ok_or_else(|| format!("`{part}`: the value goes in double quotes"))?
+        .replace("\\\"", "\"");
+    let regex = |v: &str| Regex::new(&format!("^(?:{v})$")).map_err(|e| e.to_string());
+    let op = match op {
+        "=" => Op::Eq(value),
+        "!=" => Op::Ne(value),
+        "=~" => Op::Re(regex(&value)?),
+        _ => Op::NotRe(regex(&value)?),
+    };
+    Ok((label, op))
+}
