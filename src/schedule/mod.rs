@@ -5,10 +5,12 @@
 //! and cannot hide later requests' waiting time (no coordinated omission).
 
 mod ramp;
+pub mod segment;
 
 use std::time::Duration;
 
 pub use ramp::{Ramp, Stage};
+pub use segment::Segment;
 
 /// A fixed arrival rate, split across workers by interleaving: worker `w` of `workers` owns global
 /// request indices `w, w + workers, w + 2·workers, …`, so the union of all workers' schedules is
