@@ -338,6 +338,11 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         thresholds: Vec::new(),
         find_max: None,
         self_checks: Vec::new(),
+        share: plan
+            .share
+            .as_ref()
+            .map(|s| s.record(outcome.started_at, plan.warmup)),
+        merged: None,
     };
     record.thresholds = threshold_results(plan, outcome, &record);
     record.self_checks = selfcheck::run(&record, &selfcheck::expected_load(plan, &record));

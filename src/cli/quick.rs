@@ -102,10 +102,25 @@ pub fn banner(plan: &Plan) -> String {
             humantime::format_duration(plan.warmup)
         )
     };
+    let share = plan
+        .share
+        .as_ref()
+        .map_or_else(String::new, |s| format!("\n{}", share_line(s)));
     format!(
-        "volley: {what} — {}{warmup}, {} thread(s)",
+        "volley: {what} — {}{warmup}, {} thread(s){share}",
         scenarios.join("; "),
         plan.threads
+    )
+}
+
+/// What a share of a test is, in words.
+pub fn share_line(s: &volley::plan::segment::PlanShare) -> String {
+    format!(
+        "share {} of {} shares (--segment {}; the figures above are this share's), test {}",
+        s.segment.index(),
+        s.segment.count(),
+        s.segment,
+        s.plan_hash
     )
 }
 
@@ -134,5 +149,6 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.threads = a.threads;
     input.max_header_bytes = a.max_header_size;
     input.max_body_bytes = a.max_body_size;
+    input.segment = a.segment;
     Ok(input)
 }

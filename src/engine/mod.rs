@@ -32,7 +32,7 @@ mod live;
 
 /// How long before the schedule's origin the workers are started, so the first due requests are
 /// not late because threads were still being created.
-const START_LEAD: Duration = Duration::from_millis(30);
+pub const START_LEAD: Duration = Duration::from_millis(30);
 /// How often the progress line is redrawn.
 const PROGRESS_EVERY: Duration = Duration::from_millis(250);
 

@@ -60,6 +60,8 @@ pub fn record(
     }
     let duration = seconds as f64;
     RunRecord {
+        share: None,
+        merged: None,
         schema_version: SCHEMA_VERSION,
         tool: Tool {
             name: "volley".into(),

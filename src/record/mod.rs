@@ -8,6 +8,7 @@ pub mod recorder;
 pub mod selfcheck;
 pub mod series;
 pub mod set;
+pub mod shares;
 
 use std::io::Write;
 use std::path::Path;

@@ -48,6 +48,8 @@ pub struct LoadOptions {
     /// Whether gRPC steps without `[target] proto` may fetch their schema from the target by
     /// server reflection while the plan loads (a network call). Off, such steps are an error.
     pub reflection: bool,
+    /// `--segment i/N`: load only this share of the test; `None` = the whole.
+    pub segment: Option<crate::schedule::Segment>,
 }
 
 impl Default for LoadOptions {
@@ -59,6 +61,7 @@ impl Default for LoadOptions {
             secret_headers: Vec::new(),
             resolve: system_resolve,
             reflection: true,
+            segment: None,
         }
     }
 }
@@ -109,7 +112,14 @@ pub fn load_str(text: &str, path: &Path, options: &LoadOptions) -> Result<Plan, 
         };
         ctx.err(e.span(), message, hint)
     })?;
-    ctx.plan(file)
+    let share = match options.segment {
+        Some(s) => Some((
+            s,
+            crate::plan::segment::file_hash(text, path, &file, options)?,
+        )),
+        None => None,
+    };
+    crate::plan::segment::apply_if(ctx.plan(file)?, share)
 }
 
 struct Ctx<'a> {
@@ -275,6 +285,7 @@ impl Ctx<'_> {
             groups,
             quick: None,
             secrets,
+            share: None,
         })
     }
 
