@@ -10,6 +10,7 @@
 mod args;
 mod compare;
 mod demo;
+mod distributed;
 mod findmax;
 mod plan;
 mod proto_args;
@@ -63,6 +64,8 @@ pub fn main() -> ExitCode {
         Some(Command::Report(a)) => report::run(a),
         Some(Command::Compare(a)) => compare::run(a),
         Some(Command::Suite(a)) => suite::run(a, &argv),
+        Some(Command::Merge(a)) => distributed::merge_run(a),
+        Some(Command::K8s(a)) => distributed::k8s(a),
         None => quick::run(cli.quick, &argv),
     };
     match result {
