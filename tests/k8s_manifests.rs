@@ -59,10 +59,10 @@ fn manifests_validate_against_two_kubernetes_versions() {
     assert_eq!(code, Some(0), "{stderr}");
     // What the validator cannot see: the shape the issue asks for.
     for needle in [
-        "kind: ConfigMap",
-        "kind: Secret",
-        "kind: Service",
-        "completionMode: Indexed",
+        "kind: \"ConfigMap\"",
+        "kind: \"Secret\"",
+        "kind: \"Service\"",
+        "completionMode: \"Indexed\"",
         "parallelism: 3",
         "job-completion-index",
         "--segment",
