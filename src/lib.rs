@@ -51,6 +51,8 @@
 //!   of runs with a noise-aware verdict ([`analysis::compare`], [`analysis::stats`]).
 //! - [`report`]: the terminal summary and progress line, `report.md`, the self-contained
 //!   `report.html` with SVG charts, comparisons, and the results folder every run writes.
+//! - [`distributed`]: beyond one machine: the exact merge of the records of a test's shares
+//!   (`--segment i/N`) and the Kubernetes manifests that run them.
 //! - [`suite`]: one test against several targets (start, health check, reset, smoke gate, runs,
 //!   stop), one after the other, and their comparison.
 //! - [`server`]: the built-in target server (`volley serve`): REST and gRPC on one port, plain or
@@ -67,6 +69,7 @@
 
 pub mod analysis;
 pub mod color;
+pub mod distributed;
 pub mod engine;
 pub mod error;
 pub mod export;

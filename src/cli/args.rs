@@ -65,6 +65,11 @@ pub enum Command {
     Completions(super::completions::CompletionsArgs),
     /// Print the manual page (roff), or write one per subcommand into a folder.
     Man(super::completions::ManArgs),
+    /// Merge the records of the shares of one test (`--segment i/N` runs) into one, exactly.
+    Merge(super::distributed::MergeArgs),
+    /// Print Kubernetes manifests that run a plan on N generators (an Indexed Job).
+    #[command(name = "k8s")]
+    K8s(super::distributed::K8sArgs),
 }
 
 /// `volley suite`.
@@ -113,6 +118,10 @@ pub struct RunArgs {
     /// Parent folder of the results folder (<out>/<name>-<UTC time>/).
     #[arg(long, value_name = "DIR", default_value = "volley-results")]
     pub out: PathBuf,
+    /// Run only share i of N (0-based: 0/3, 1/3, 2/3) of the test, so that N generators
+    /// together send exactly the whole; merge their records with `volley merge`.
+    #[arg(long, value_name = "i/N")]
+    pub segment: Option<volley::schedule::Segment>,
     /// Run the plan N times, back to back (repeat-1/ … repeat-N/), for `volley compare`.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
@@ -203,6 +212,9 @@ pub struct CheckArgs {
     /// As for `run`.
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,
+    /// Show share i of N of the test (as `run --segment i/N` would run it).
+    #[arg(long, value_name = "i/N")]
+    pub segment: Option<volley::schedule::Segment>,
 }
 
 /// `find-max --model`: what the search varies.
@@ -369,6 +381,10 @@ pub struct QuickArgs {
         help_heading = "Response limits"
     )]
     pub max_body_size: Option<u64>,
+    /// Run only share i of N (0-based: 0/3, 1/3, 2/3) of the test, so that N generators
+    /// together send exactly the whole; merge their records with `volley merge`.
+    #[arg(long, value_name = "i/N")]
+    pub segment: Option<volley::schedule::Segment>,
 }
 
 /// `volley serve`.

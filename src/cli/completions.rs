@@ -64,7 +64,7 @@ pub fn man(a: ManArgs) -> anyhow::Result<u8> {
 
 fn file_error(dir: &std::path::Path, e: std::io::Error) -> volley::Error {
     volley::Error::File {
-        action: "cannot write manual pages into",
+        action: volley::error::FileAction::Write,
         path: dir.to_path_buf(),
         cause: e,
     }

@@ -12,6 +12,7 @@ mod compare;
 mod completions;
 mod curl;
 mod demo;
+mod distributed;
 mod findmax;
 mod new;
 mod plan;
@@ -70,6 +71,8 @@ pub fn main() -> ExitCode {
         Some(Command::New(a)) => new::run(a),
         Some(Command::Completions(a)) => completions::completions(a),
         Some(Command::Man(a)) => completions::man(a),
+        Some(Command::Merge(a)) => distributed::merge_run(a),
+        Some(Command::K8s(a)) => distributed::k8s(a),
         None => quick::run(cli.quick, &argv),
     };
     match result {

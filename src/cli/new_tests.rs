@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use volley::plan::load::{LoadOptions, load};
+use volley::plan::read::{ReadOptions, read_file};
 use volley::plan::{Body, Plan, StepRequest};
 
 use super::*;
 
-fn loopback(_: &str, port: u16) -> Result<SocketAddr, String> {
+fn loopback(_: &str, port: u16) -> Result<SocketAddr, volley::plan::read::ResolveError> {
     Ok(SocketAddr::from(([127, 0, 0, 1], port)))
 }
 
@@ -19,12 +19,12 @@ fn load_text(name: &str, text: &str) -> Plan {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("plan.toml");
     std::fs::write(&path, text).unwrap();
-    let options = LoadOptions {
+    let options = ReadOptions {
         resolve: loopback,
         reflection: false,
-        ..LoadOptions::default()
+        ..ReadOptions::default()
     };
-    let plan = load(&path, &options).unwrap_or_else(|e| panic!("{e}\n--- plan ---\n{text}"));
+    let plan = read_file(&path, &options).unwrap_or_else(|e| panic!("{e}\n--- plan ---\n{text}"));
     let _ = std::fs::remove_dir_all(&dir);
     plan
 }

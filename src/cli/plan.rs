@@ -20,6 +20,7 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
             time_scale: a.time_scale,
             threads: a.threads,
             secret_headers: a.secret_headers,
+            segment: a.segment,
             ..Default::default()
         },
     )?;
@@ -42,12 +43,16 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
             time_scale: a.time_scale,
             threads: None,
             secret_headers: a.secret_headers,
+            segment: a.segment,
             ..Default::default()
         },
     )?;
     // Printed only once every step has rendered: a plan that fails says so, and only that.
     let mut out = String::new();
     writeln!(out, "{}: valid", a.plan.display())?;
+    if let Some(s) = &plan.share {
+        writeln!(out, "{}", super::quick::share_line(s))?;
+    }
     writeln!(out, "target: {}", target_line(&plan))?;
     for sc in &plan.scenarios {
         scenario(&mut out, &plan, sc, &a.plan)?;

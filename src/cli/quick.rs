@@ -19,6 +19,17 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
     super::runs::run(&plan, argv, &outputs, repeat, quiet)
 }
 
+/// What a share of a test is, in words.
+pub fn share_line(s: &volley::plan::segment::PlanShare) -> String {
+    format!(
+        "share {} of {} shares (--segment {}; the figures above are this share's), test {}",
+        s.segment.index(),
+        s.segment.count(),
+        s.segment,
+        s.plan_hash
+    )
+}
+
 fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     let body = match (a.body, a.body_file) {
         (Some(text), _) => text.into_bytes(),
@@ -44,5 +55,6 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.threads = a.threads;
     input.max_header_bytes = a.max_header_size;
     input.max_body_bytes = a.max_body_size;
+    input.segment = a.segment;
     Ok(input)
 }

@@ -105,8 +105,11 @@ pub fn banner(plan: &Plan) -> String {
             humantime::format_duration(plan.warmup)
         )
     };
+    let share = plan.share.as_ref().map_or_else(String::new, |s| {
+        format!("\n{}", super::quick::share_line(s))
+    });
     format!(
-        "volley: {what} — {}{warmup}, {} thread(s)",
+        "volley: {what} — {}{warmup}, {} thread(s){share}",
         scenarios.join("; "),
         plan.threads
     )

@@ -70,7 +70,6 @@ pub fn run(a: ServeArgs) -> anyhow::Result<u8> {
             why: why.to_string(),
         })?;
     let ca_file = a.tls.then_some(a.ca_file.as_path());
-    volley::server::serve_forever(config, ca_file, faults, backends)
-        ?;
+    volley::server::serve_forever(config, ca_file, faults, backends)?;
     Ok(super::EXIT_OK)
 }

@@ -39,7 +39,7 @@ pub use observe::{Clock, Live, Observer, TICK};
 
 /// How long before the schedule's origin the workers are started, so the first due requests are
 /// not late because threads were still being created.
-const START_LEAD: Duration = Duration::from_millis(30);
+pub const START_LEAD: Duration = Duration::from_millis(30);
 
 /// Options of a run that are not part of the test itself.
 #[derive(Debug, Clone, Default)]

@@ -113,6 +113,23 @@ impl DataSource {
         self.mode
     }
 
+    /// This share's rows (`--segment`): rows `i`, `i + N`, … of sequential and unique files,
+    /// so no two shares use one row; every row of a random one. `None` when it gets none.
+    pub fn share(&self, segment: crate::schedule::Segment) -> Option<Self> {
+        let rows: Vec<Value> = match self.mode {
+            RowMode::Random => self.rows.to_vec(),
+            RowMode::Sequential | RowMode::UniquePerVu => segment
+                .rows(self.rows.len())
+                .map(|i| self.rows[i].clone())
+                .collect(),
+        };
+        (!rows.is_empty()).then(|| Self {
+            rows: rows.into(),
+            mode: self.mode,
+            next: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
     /// The row for VU `vu` (0-based) in its iteration `iteration`.
     pub fn row(&self, vu: u32, _iteration: u64) -> Value {
         let n = self.rows.len();

@@ -14,6 +14,7 @@ pub mod presets;
 pub mod quick;
 pub mod read;
 pub mod render;
+pub mod segment;
 pub mod template;
 pub mod threshold;
 
@@ -91,6 +92,8 @@ pub struct Plan {
     pub quick: Option<QuickRequest>,
     /// Which headers (and `--set` variables) are secret: redacted in everything written out.
     pub secrets: Secrets,
+    /// The share of a distributed test this plan is (`--segment i/N`); `None`: the whole.
+    pub share: Option<segment::PlanShare>,
 }
 
 /// The request of a quick-mode run, as the user gave it.

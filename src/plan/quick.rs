@@ -67,6 +67,8 @@ pub struct RunInput {
     pub max_header_bytes: Option<u64>,
     /// Largest response body, bytes; `None` = no limit.
     pub max_body_bytes: Option<u64>,
+    /// Run only this share of the test (`--segment i/N`); `None` = the whole.
+    pub segment: Option<crate::schedule::Segment>,
 }
 
 /// A quick-mode gRPC call: `--proto`, `--import-path`, `--call`, `--data`.
@@ -110,11 +112,13 @@ impl RunInput {
             threads: None,
             max_header_bytes: None,
             max_body_bytes: None,
+            segment: None,
         }
     }
 
     /// Validates every choice, resolves the target, and builds the plan.
     pub fn validate(self) -> Result<Plan, Error> {
+        let share = self.segment.map(|s| (s, super::segment::quick_hash(&self)));
         let method = self.method.to_ascii_uppercase();
         if method.is_empty() || !method.bytes().all(is_token_byte) {
             return Err(invalid(
@@ -211,7 +215,9 @@ impl RunInput {
             groups: Vec::new(),
             quick: Some(quick),
             secrets,
+            share: None,
         })
+        .and_then(|plan| super::segment::apply_if(plan, share))
     }
 
     /// Worker threads: `--threads`, or one per core.

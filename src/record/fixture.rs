@@ -25,6 +25,8 @@ pub fn record(
     let errors: u64 = series.iter().map(|s| s.errors).sum();
     let duration = seconds as f64;
     RunRecord {
+        share: None,
+        merged: None,
         schema_version: SCHEMA_VERSION,
         tool: Tool {
             name: "volley".into(),

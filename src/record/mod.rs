@@ -13,6 +13,7 @@ pub mod recorder;
 pub mod selfcheck;
 pub mod series;
 pub mod set;
+pub mod shares;
 pub mod suite;
 pub mod timing;
 

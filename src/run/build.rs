@@ -92,6 +92,11 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
         thresholds: Vec::new(),
         find_max: None,
         self_checks: Vec::new(),
+        share: plan
+            .share
+            .as_ref()
+            .map(|s| s.record(outcome.started_at + crate::engine::START_LEAD + plan.warmup)),
+        merged: None,
     };
     record.thresholds = threshold_results(plan, outcome, &record);
     record.self_checks = selfcheck::run(&record, &expected::expected_load(plan, &record));

@@ -6,10 +6,12 @@
 //! Each worker takes an [`Interleave`]d share of the events (and of the VUs).
 
 mod ramp;
+pub mod segment;
 
 use std::time::Duration;
 
 pub use ramp::{Ramp, Stage};
+pub use segment::Segment;
 
 /// One worker's share of a sequence of events (arrivals, or VU numbers), by interleaving: worker
 /// `worker` of `workers` owns global indices `worker, worker + workers, worker + 2·workers, …`,

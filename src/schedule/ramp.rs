@@ -21,6 +21,16 @@ pub struct Ramp {
     stages: Vec<Stage>,
     /// Per stage: (start time, start level, cumulative integral at start).
     marks: Vec<(Duration, f64, f64)>,
+    /// Arrivals of one share (`--segment`): its events are the whole schedule's events
+    /// `offset`, `offset + stride`, … (see [`Ramp::interleaved`]).
+    share: Option<Interleave>,
+}
+
+/// Which events of a whole arrival schedule one share owns: `offset + k·stride`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Interleave {
+    offset: u64,
+    stride: u64,
 }
 
 impl Ramp {
@@ -38,6 +48,30 @@ impl Ramp {
             start,
             stages,
             marks,
+            share: None,
+        }
+    }
+
+    /// Share `offset` of `stride` shares of this arrival schedule: levels divided by `stride`
+    /// (the share's rate), and its event `k` is the whole schedule's event
+    /// `offset + k·stride`, due at the same instant, so the shares' events are exactly the
+    /// whole's, each once. `stride` ≥ 1, `offset` < `stride`; a share of a share is not made.
+    pub fn interleaved(&self, offset: u64, stride: u64) -> Self {
+        let n = stride.max(1) as f64;
+        let stages = self
+            .stages
+            .iter()
+            .map(|s| Stage {
+                duration: s.duration,
+                target: s.target / n,
+            })
+            .collect();
+        Self {
+            share: Some(Interleave {
+                offset: offset.min(stride.max(1) - 1),
+                stride: stride.max(1),
+            }),
+            ..Self::new(self.start / n, stages)
         }
     }
 
@@ -114,7 +148,14 @@ impl Ramp {
     /// first `t` at which the integral of the rate reaches `n`. `None` if it never does before
     /// the end.
     pub fn due(&self, n: u64) -> Option<Duration> {
-        let n = n as f64;
+        // A share's event n is the whole's event offset + n·stride, at the share's area
+        // (offset + n·stride) / stride.
+        let n = match self.share {
+            Some(Interleave { offset, stride }) => {
+                offset.saturating_add(n.saturating_mul(stride)) as f64 / stride as f64
+            }
+            None => n as f64,
+        };
         for (s, &(from, level, area)) in self.stages.iter().zip(&self.marks) {
             let d = s.duration.as_secs_f64();
             let stage_area = (level + s.target) / 2.0 * d;
@@ -159,7 +200,14 @@ impl Ramp {
             break;
         }
         // Events at 0, 1, …: those with index < area are due before t.
-        (area - 1e-6).ceil().max(0.0) as u64
+        match self.share {
+            None => (area - 1e-6).ceil().max(0.0) as u64,
+            // The whole's events before t, then those of them this share owns.
+            Some(Interleave { offset, stride }) => {
+                let whole = (area * stride as f64 - 1e-6).ceil().max(0.0) as u64;
+                whole.saturating_sub(offset).div_ceil(stride)
+            }
+        }
     }
 }
 

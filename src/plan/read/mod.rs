@@ -49,6 +49,8 @@ pub struct ReadOptions {
     /// Whether gRPC steps without `[target] proto` may fetch their schema from the target by
     /// server reflection while the plan is read (a network call). Off, such steps are an error.
     pub reflection: bool,
+    /// `--segment i/N`: read only this share of the test; `None` = the whole.
+    pub segment: Option<crate::schedule::Segment>,
 }
 
 impl Default for ReadOptions {
@@ -60,6 +62,7 @@ impl Default for ReadOptions {
             secret_headers: Vec::new(),
             resolve: system_resolve,
             reflection: true,
+            segment: None,
         }
     }
 }
@@ -110,7 +113,14 @@ pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Plan, 
         };
         ctx.err(e.span(), message, hint)
     })?;
-    ctx.plan(file)
+    let share = match options.segment {
+        Some(s) => Some((
+            s,
+            crate::plan::segment::file_hash(text, path, &file, options)?,
+        )),
+        None => None,
+    };
+    crate::plan::segment::apply_if(ctx.plan(file)?, share)
 }
 
 struct Ctx<'a> {
@@ -207,6 +217,7 @@ impl Ctx<'_> {
             groups,
             quick: None,
             secrets,
+            share: None,
         })
     }
 

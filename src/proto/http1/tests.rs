@@ -140,9 +140,8 @@ fn bodies_larger_than_the_initial_buffer_are_read_whole() {
     length.extend_from_slice(&body);
     let mut chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
     for part in body.chunks(5000) {
-        chunked.extend_from_slice(
-            format!("{:x};x={}\r\n", part.len(), "e".repeat(3000)).as_bytes(),
-        );
+        chunked
+            .extend_from_slice(format!("{:x};x={}\r\n", part.len(), "e".repeat(3000)).as_bytes());
         chunked.extend_from_slice(part);
         chunked.extend_from_slice(b"\r\n");
     }

@@ -65,6 +65,12 @@ pub struct RunRecord {
     /// "Self-checks"); empty in records written before they were added.
     #[serde(default)]
     pub self_checks: Vec<super::selfcheck::SelfCheck>,
+    /// The share of a distributed test this record is of (`--segment i/N`); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<super::shares::Share>,
+    /// A merged record (`volley merge`): the shares it was merged from; absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub merged: Option<super::shares::Merged>,
 }
 
 /// What a [`Group`] breaks the results down by.

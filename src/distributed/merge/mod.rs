@@ -1,0 +1,292 @@
+//! The exact merge of the records of the N shares of one test (`volley merge`).
+//!
+//! The merged record is what one generator running the whole test would have written, as far
+//! as the records allow (docs/distributed.md, "Merged records"):
+//!
+//! - counts (requests, errors, statuses, error kinds, bytes, iterations, arrivals, checks) are
+//!   summed; latency histograms (whole run, service, send lag, every group) are added bucket
+//!   by bucket, so every percentile is the one the union of the responses has;
+//! - time is the wall clock: each share's measuring began at its `share.measure_started_at`.
+//!   **The merged window** runs from the earliest share's start of measuring to the latest
+//!   share's end of window; every rate is divided by it. Series second `k` of a share that
+//!   began measuring `d` seconds after the earliest is merged second `k + round(d)`;
+//! - thresholds are judged again on the merged figures; one that ended a share's run
+//!   (`abort_on_fail`) has failed;
+//! - each generator's own figures (CPU, lag, warnings, its machine) are kept side by side in
+//!   `merged.shares`.
+//!
+//! It refuses, saying which files: records that are not shares, of different tests (plan
+//! hashes), of different volley versions or share counts, two records of one share, and a
+//! missing share (unless told to merge what there is, as the coordinator does for lost
+//! generators: the record then names the missing shares).
+
+mod figures;
+mod parts;
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::time::SystemTime;
+
+use crate::record::RunRecord;
+use crate::record::shares::{Merged, ShareFigures};
+
+/// One record to merge.
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// Where it came from (a path), for messages and `merged.shares[].source`.
+    pub source: String,
+    /// The record.
+    pub record: RunRecord,
+}
+
+/// Why records cannot be merged.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MergeError {
+    /// Nothing to merge.
+    #[error("no records to merge")]
+    Empty,
+    /// A record without `share`.
+    #[error(
+        "{0}: not the record of a share of a test (it has no `share`): only runs made with \
+         `--segment i/N` can be merged"
+    )]
+    NotAShare(String),
+    /// A record that is itself a merge.
+    #[error("{0}: already a merged record")]
+    AlreadyMerged(String),
+    /// Records of different tests.
+    #[error("{a} and {b} are shares of different tests (test {hash_a} against {hash_b})")]
+    DifferentTests {
+        /// One record.
+        a: String,
+        /// The other.
+        b: String,
+        /// Its test's hash.
+        hash_a: String,
+        /// The other's.
+        hash_b: String,
+    },
+    /// Records of different volley versions.
+    #[error(
+        "{a} was written by volley {version_a}, {b} by volley {version_b}: merge records of one version"
+    )]
+    DifferentVersions {
+        /// One record.
+        a: String,
+        /// The other.
+        b: String,
+        /// Its version.
+        version_a: String,
+        /// The other's.
+        version_b: String,
+    },
+    /// Records of tests divided differently.
+    #[error("{a} is a share of {count_a}, {b} of {count_b}")]
+    DifferentCounts {
+        /// One record.
+        a: String,
+        /// The other.
+        b: String,
+        /// Its share count.
+        count_a: u32,
+        /// The other's.
+        count_b: u32,
+    },
+    /// Two records of one share.
+    #[error("overlapping segments: {a} and {b} are both share {share}")]
+    Overlap {
+        /// One record.
+        a: String,
+        /// The other.
+        b: String,
+        /// The share, `i/N`.
+        share: String,
+    },
+    /// Shares without a record.
+    #[error("missing {}: {} of {count} shares given ({})", missing_list(.missing, *.count), .have.len(), have_list(.have, *.count))]
+    Missing {
+        /// The shares missing.
+        missing: Vec<u32>,
+        /// The shares given.
+        have: Vec<u32>,
+        /// The share count.
+        count: u32,
+    },
+    /// A record's field that cannot be merged.
+    #[error("{record}: {why}")]
+    Field {
+        /// The record.
+        record: String,
+        /// What is wrong.
+        why: String,
+    },
+}
+
+fn missing_list(missing: &[u32], count: u32) -> String {
+    let names: Vec<String> = missing.iter().map(|i| format!("{i}/{count}")).collect();
+    format!(
+        "share{} {}",
+        if missing.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    )
+}
+
+fn have_list(have: &[u32], count: u32) -> String {
+    let names: Vec<String> = have.iter().map(|i| format!("{i}/{count}")).collect();
+    names.join(", ")
+}
+
+/// One share's record with its place in the merged window.
+pub(crate) struct Part<'a> {
+    pub(crate) source: &'a str,
+    pub(crate) record: &'a RunRecord,
+    pub(crate) index: u32,
+    /// When it began measuring, seconds after the merged window began.
+    pub(crate) offset_s: f64,
+}
+
+/// Merges the records of a test's shares. With `allow_missing`, shares without a record are
+/// named in `merged.missing` instead of refused (a coordinator with lost generators).
+pub fn merge(inputs: &[Input], allow_missing: bool) -> Result<RunRecord, MergeError> {
+    let (count, missing) = check(inputs, allow_missing)?;
+    let mut anchors = Vec::with_capacity(inputs.len());
+    for i in inputs {
+        let share = i.record.share.as_ref().expect("checked");
+        let at = humantime::parse_rfc3339_weak(&share.measure_started_at).map_err(|e| {
+            MergeError::Field {
+                record: i.source.clone(),
+                why: format!("share.measure_started_at: {e}"),
+            }
+        })?;
+        anchors.push((at, share.index));
+    }
+    let origin = anchors.iter().map(|a| a.0).min().expect("not empty");
+    let mut parts: Vec<Part> = inputs
+        .iter()
+        .zip(&anchors)
+        .map(|(i, &(at, index))| Part {
+            source: &i.source,
+            record: &i.record,
+            index,
+            offset_s: since(origin, at),
+        })
+        .collect();
+    parts.sort_by_key(|p| p.index);
+    let window = parts
+        .iter()
+        .map(|p| p.offset_s + p.record.summary.duration_s)
+        .fold(0.0, f64::max);
+    let mut merged = figures::record(&parts, window)?;
+    merged.series = parts::series(&parts);
+    merged.groups = parts::groups(&parts)?;
+    merged.checks = parts::checks(&parts);
+    merged.merged = Some(Merged {
+        count,
+        plan_hash: inputs[0]
+            .record
+            .share
+            .as_ref()
+            .expect("checked")
+            .plan_hash
+            .clone(),
+        measure_started_at: humantime::format_rfc3339_micros(origin).to_string(),
+        shares: parts.iter().map(share_figures).collect(),
+        missing,
+    });
+    merged.thresholds = parts::thresholds(&parts, &merged)?;
+    merged.self_checks = crate::analysis::selfcheck::run(
+        &merged,
+        &crate::analysis::selfcheck::ExpectedLoad::NotApplicable(
+            "a merged record: Little's law is judged in each share's own record, where the VUs \
+             and the window are one generator's"
+                .into(),
+        ),
+    );
+    merged.warnings = parts::warnings(&parts, &merged, count);
+    Ok(merged)
+}
+
+/// Seconds from `origin` to `at` (≥ 0).
+fn since(origin: SystemTime, at: SystemTime) -> f64 {
+    at.duration_since(origin).map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// Checks that the inputs are the shares of one test; returns the share count and the shares
+/// missing.
+fn check(inputs: &[Input], allow_missing: bool) -> Result<(u32, Vec<u32>), MergeError> {
+    let first = inputs.first().ok_or(MergeError::Empty)?;
+    let mut by_share: BTreeMap<u32, &str> = BTreeMap::new();
+    let share_of = |i: &Input| {
+        if i.record.merged.is_some() {
+            return Err(MergeError::AlreadyMerged(i.source.clone()));
+        }
+        i.record
+            .share
+            .clone()
+            .ok_or_else(|| MergeError::NotAShare(i.source.clone()))
+    };
+    let head = share_of(first)?;
+    for i in inputs {
+        let s = share_of(i)?;
+        if s.plan_hash != head.plan_hash {
+            return Err(MergeError::DifferentTests {
+                a: first.source.clone(),
+                b: i.source.clone(),
+                hash_a: head.plan_hash.clone(),
+                hash_b: s.plan_hash,
+            });
+        }
+        if i.record.tool.version != first.record.tool.version {
+            return Err(MergeError::DifferentVersions {
+                a: first.source.clone(),
+                b: i.source.clone(),
+                version_a: first.record.tool.version.clone(),
+                version_b: i.record.tool.version.clone(),
+            });
+        }
+        if s.count != head.count {
+            return Err(MergeError::DifferentCounts {
+                a: first.source.clone(),
+                b: i.source.clone(),
+                count_a: head.count,
+                count_b: s.count,
+            });
+        }
+        if let Some(other) = by_share.insert(s.index, &i.source) {
+            return Err(MergeError::Overlap {
+                a: other.to_string(),
+                b: i.source.clone(),
+                share: format!("{}/{}", s.index, s.count),
+            });
+        }
+    }
+    let missing: Vec<u32> = (0..head.count)
+        .filter(|i| !by_share.contains_key(i))
+        .collect();
+    if !missing.is_empty() && !allow_missing {
+        return Err(MergeError::Missing {
+            missing,
+            have: by_share.keys().copied().collect(),
+            count: head.count,
+        });
+    }
+    Ok((head.count, missing))
+}
+
+fn share_figures(p: &Part) -> ShareFigures {
+    let r = p.record;
+    ShareFigures {
+        index: p.index,
+        source: Some(p.source.to_string()),
+        offset_s: p.offset_s,
+        duration_s: r.summary.duration_s,
+        requests: r.summary.requests,
+        errors: r.summary.errors,
+        rps: r.summary.rps,
+        interrupted: r.interrupted.clone(),
+        environment: r.environment.clone(),
+        generator: r.generator.clone(),
+        warnings: r.warnings.clone(),
+    }
+}

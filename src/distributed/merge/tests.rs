@@ -1,0 +1,178 @@
+//! Merging synthetic shares: exact sums, histograms added bucket by bucket, the wall-clock
+//! window, thresholds judged on the whole, and every refusal.
+
+use super::*;
+use crate::record::fixture;
+use crate::record::model::ThresholdResult;
+use crate::record::shares::Share;
+use crate::record::{decode_histogram, encode_histogram};
+
+const HASH: &str = "sha256:abc";
+
+/// Share `index` of `count`: `seconds` s of `per_second` requests at about `latency_us`, that
+/// began measuring `offset_ms` after 12:00:00.
+fn share(index: u32, count: u32, offset_ms: u64, per_second: u64, latency_us: u64) -> Input {
+    let mut r = fixture::record("test", 10, per_second, latency_us, 1, 0.0);
+    r.share = Some(Share {
+        index,
+        count,
+        plan_hash: HASH.into(),
+        measure_started_at: format!(
+            "2026-01-02T12:00:{:02}.{:03}000Z",
+            offset_ms / 1000,
+            offset_ms % 1000
+        ),
+    });
+    r.thresholds = vec![ThresholdResult {
+        metric: "requests".into(),
+        condition: "count >= 2500".into(),
+        observed: Some(r.summary.requests as f64),
+        passed: false,
+        aborted: false,
+        aborted_at_s: None,
+        observed_at_abort: None,
+    }];
+    Input {
+        source: format!("share{index}/run.json"),
+        record: r,
+    }
+}
+
+fn three() -> Vec<Input> {
+    vec![
+        share(0, 3, 0, 100, 1_000),
+        share(1, 3, 0, 100, 2_000),
+        share(2, 3, 0, 100, 3_000),
+    ]
+}
+
+#[test]
+fn counts_add_up_and_histograms_merge_exactly() {
+    let inputs = three();
+    let m = merge(&inputs, false).unwrap();
+    assert_eq!(m.summary.requests, 3000);
+    assert_eq!(m.summary.errors, 30);
+    assert_eq!(m.summary.status["200"], 2970);
+    assert_eq!(m.summary.bytes_sent, 3000 * 40);
+    assert_eq!(m.summary.duration_s, 10.0);
+    assert!((m.summary.rps - 300.0).abs() < 1e-9);
+    assert!((m.summary.sent_bytes_per_sec - 300.0 * 40.0).abs() < 1e-6);
+    let mut expected = decode_histogram(&inputs[0].record.histograms.latency_us).unwrap();
+    for i in &inputs[1..] {
+        expected
+            .add(decode_histogram(&i.record.histograms.latency_us).unwrap())
+            .unwrap();
+    }
+    assert_eq!(m.histograms.latency_us, encode_histogram(&expected));
+    assert_eq!(
+        m.summary.latency_ms,
+        crate::analysis::percentiles(&expected)
+    );
+    // The 1 ms share's p50 and the 3 ms share's: the merged median lies between.
+    let p50 = m.summary.latency_ms.p50.unwrap();
+    assert!((1.5..2.5).contains(&p50), "{p50}");
+    assert_eq!(m.series.len(), 10);
+    assert_eq!(m.series[3].requests, 300);
+    assert_eq!(
+        m.series[3].p50_ms, None,
+        "no per-second histograms to merge"
+    );
+    let merged = m.merged.as_ref().unwrap();
+    assert_eq!(merged.count, 3);
+    assert_eq!(merged.shares.len(), 3);
+    assert_eq!(merged.shares[1].source.as_deref(), Some("share1/run.json"));
+    assert_eq!(m.config.connections, Some(24), "8 VUs a share");
+    assert!(m.share.is_none());
+    for c in &m.self_checks {
+        assert_ne!(
+            c.outcome,
+            crate::record::selfcheck::SelfCheckOutcome::Failed,
+            "{c:?}"
+        );
+    }
+}
+
+#[test]
+fn thresholds_are_judged_on_the_whole() {
+    // Each share made 1,000 requests (fails `count >= 2500`); the test made 3,000.
+    let m = merge(&three(), false).unwrap();
+    let t = &m.thresholds[0];
+    assert_eq!(t.observed, Some(3000.0));
+    assert!(t.passed && !t.aborted);
+    let mut inputs = three();
+    let th = &mut inputs[2].record.thresholds[0];
+    (th.aborted, th.aborted_at_s, th.observed_at_abort) = (true, Some(4.0), Some(400.0));
+    let m = merge(&inputs, false).unwrap();
+    let t = &m.thresholds[0];
+    assert!(
+        !t.passed && t.aborted,
+        "an abort in one share fails the test"
+    );
+    assert_eq!(t.aborted_at_s, Some(4.0));
+}
+
+#[test]
+fn series_and_window_follow_the_wall_clock() {
+    let inputs = vec![share(0, 2, 0, 100, 1_000), share(1, 2, 2_000, 100, 1_000)];
+    let m = merge(&inputs, false).unwrap();
+    // Share 1 began 2 s later: the window runs from share 0's start to share 1's end.
+    assert_eq!(m.summary.duration_s, 12.0);
+    assert!((m.summary.rps - 2000.0 / 12.0).abs() < 1e-9);
+    assert_eq!(m.series.len(), 12);
+    assert_eq!(m.series[0].requests, 100);
+    assert_eq!(m.series[2].requests, 200);
+    assert_eq!(m.series[11].requests, 100);
+    assert_eq!(m.merged.as_ref().unwrap().shares[1].offset_s, 2.0);
+    assert!(
+        m.warnings.iter().any(|w| w.code == "shares_not_together"),
+        "{:?}",
+        m.warnings
+    );
+    let total: u64 = m.series.iter().map(|s| s.requests).sum();
+    assert_eq!(total, m.summary.requests);
+}
+
+#[test]
+fn refusals_say_which_records() {
+    let err = |inputs: &[Input]| merge(inputs, false).unwrap_err().to_string();
+    let mut inputs = three();
+    inputs[1].record.share.as_mut().unwrap().plan_hash = "sha256:def".into();
+    let e = err(&inputs);
+    assert!(
+        e.contains("share0/run.json and share1/run.json are shares of different tests"),
+        "{e}"
+    );
+    let mut inputs = three();
+    inputs[2] = share(1, 3, 0, 100, 1_000);
+    inputs[2].source = "again/run.json".into();
+    let e = err(&inputs);
+    assert_eq!(
+        e,
+        "overlapping segments: share1/run.json and again/run.json are both share 1/3"
+    );
+    let mut inputs = three();
+    inputs.remove(1);
+    assert_eq!(
+        err(&inputs),
+        "missing share 1/3: 2 of 3 shares given (0/3, 2/3)"
+    );
+    let m = merge(&inputs, true).unwrap();
+    assert_eq!(m.merged.as_ref().unwrap().missing, vec![1]);
+    assert!(m.warnings.iter().any(|w| w.code == "shares_missing"));
+    let mut inputs = three();
+    inputs[0].record.share = None;
+    assert!(err(&inputs).starts_with("share0/run.json: not the record of a share"));
+    let mut inputs = three();
+    inputs[2].record.share.as_mut().unwrap().count = 4;
+    assert!(err(&inputs).contains("is a share of 3, share2/run.json of 4"));
+    let mut inputs = three();
+    inputs[1].record.tool.version = "0.0.1".into();
+    assert!(err(&inputs).contains("by volley 0.0.1"));
+    assert_eq!(err(&[]), "no records to merge");
+    let merged = merge(&three(), false).unwrap();
+    let again = [Input {
+        source: "m.json".into(),
+        record: merged,
+    }];
+    assert_eq!(err(&again), "m.json: already a merged record");
+}

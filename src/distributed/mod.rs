@@ -1,0 +1,15 @@
+//! Beyond one machine: N generators run the same test as shares (`--segment i/N`), and their
+//! records become one.
+//!
+//! - [`merge`]: the exact merge of the shares' records into the record one generator would
+//!   have written (`volley merge`; the coordinator's collector, later);
+//! - [`k8s`]: the Kubernetes manifests that run a test as an Indexed Job (`volley k8s`), and the
+//!   command lines of the coordinator and its workers they start;
+//! - [`yaml`]: the small YAML writer those manifests are printed with.
+//!
+//! The segment arithmetic itself is [`crate::schedule::segment`] (pure) and
+//! [`crate::plan::segment`] (a plan made into one share).
+
+pub mod k8s;
+pub mod merge;
+pub mod yaml;

@@ -1,0 +1,350 @@
+//! One generator's share of a plan (`--segment i/N`): the whole plan, validated, with each
+//! scenario's load, iteration counts and data rows divided by [`crate::schedule::segment`]'s
+//! rules, so that N generators running shares 0 … N − 1 send exactly the whole test.
+//!
+//! What is divided, per scenario: VUs (constant, ramping, ladder phases: share `i` runs the
+//! whole's VUs `i`, `i + N`, … at the instants the whole would), arrival schedules (share `i`
+//! sends the whole's arrivals `i`, `i + N`, … at their due instants), shared iteration counts
+//! (`iterations`, `-n`: the counts add up to the whole's), the open model's VU cap (`max_vus`,
+//! `-c`: split like VUs, so the cap is per share), and the rows of sequential and unique data
+//! files (rows `i`, `i + N`, …: no two shares use one row). `per-vu-iterations` keeps its count
+//! per VU (its VUs are divided). Names of scenarios, steps and phases stay the whole's, so the
+//! shares' results line up when merged.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use super::read::ReadOptions;
+use super::{Iterations, Plan, Profile, RunInput};
+use crate::error::Error;
+use crate::plan::file::PlanFile;
+use crate::record::shares::Share;
+use crate::schedule::Segment;
+
+/// A plan that is one share of a test.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanShare {
+    /// Which share.
+    pub segment: Segment,
+    /// The hash of the whole test (see [`Share::plan_hash`]).
+    pub plan_hash: String,
+}
+
+impl PlanShare {
+    /// The record's [`Share`] of a run that began measuring at `measuring` (wall clock, after
+    /// the warm-up).
+    pub fn record(&self, measuring: SystemTime) -> Share {
+        Share {
+            index: self.segment.index(),
+            count: self.segment.count(),
+            plan_hash: self.plan_hash.clone(),
+            measure_started_at: humantime::format_rfc3339_micros(measuring).to_string(),
+        }
+    }
+}
+
+/// SHA-256 over named fields, each length-prefixed so that no two inputs hash alike.
+struct Hasher(ring::digest::Context);
+
+impl Hasher {
+    fn new(kind: &str) -> Self {
+        let mut h = Self(ring::digest::Context::new(&ring::digest::SHA256));
+        h.field("volley test", kind.as_bytes());
+        h
+    }
+
+    fn field(&mut self, name: &str, value: &[u8]) {
+        for part in [name.as_bytes(), value] {
+            self.0.update(&(part.len() as u64).to_be_bytes());
+            self.0.update(part);
+        }
+    }
+
+    fn finish(self) -> String {
+        let digest = self.0.finish();
+        let hex: String = digest.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+        format!("sha256:{hex}")
+    }
+}
+
+/// The hash of a quick-mode test: every input that shapes its load and requests, and none that
+/// is the generator's own (threads, the share, the run's name).
+pub fn quick_hash(input: &RunInput) -> String {
+    let mut h = Hasher::new("quick");
+    let whole = RunInput {
+        name: String::new(),
+        threads: None,
+        segment: None,
+        secret_headers: Vec::new(),
+        ..input.clone()
+    };
+    // `Debug` lists every field, so a field added to RunInput is hashed without a change here;
+    // records are merged only with records of the same volley version.
+    h.field("input", format!("{whole:?}").as_bytes());
+    h.finish()
+}
+
+/// The hash of a plan file's test: the plan's text, the data files it reads, `--set` and
+/// `--time-scale`. Not the share, the threads, or which headers are marked secret.
+pub fn file_hash(
+    text: &str,
+    path: &Path,
+    file: &PlanFile,
+    options: &ReadOptions,
+) -> Result<String, Error> {
+    let mut h = Hasher::new("plan");
+    h.field("plan", text.as_bytes());
+    for (key, value) in &options.sets {
+        h.field("set", format!("{key}={value}").as_bytes());
+    }
+    h.field("time_scale", &options.time_scale.to_be_bytes());
+    for (name, data) in &file.data {
+        let relative = Path::new(data.file.get_ref());
+        let at = path.parent().unwrap_or(Path::new(".")).join(relative);
+        // A file that cannot be read is reported where the plan loads it, with its location.
+        let bytes = std::fs::read(&at).unwrap_or_default();
+        h.field("data", name.as_bytes());
+        h.field("rows", &bytes);
+    }
+    Ok(h.finish())
+}
+
+/// The share `share` asks for (a segment and the whole test's hash), if any.
+pub fn apply_if(plan: Plan, share: Option<(Segment, String)>) -> Result<Plan, Error> {
+    match share {
+        Some((segment, plan_hash)) => apply(plan, segment, plan_hash),
+        None => Ok(plan),
+    }
+}
+
+/// Makes `plan` (the whole test) into its share `segment`.
+pub fn apply(mut plan: Plan, segment: Segment, plan_hash: String) -> Result<Plan, Error> {
+    let invalid = |why: String| Error::Invalid {
+        what: format!("--segment {segment}"),
+        why,
+    };
+    for sc in &mut plan.scenarios {
+        let warmup_in = plan.warmup.saturating_sub(sc.start_after);
+        share_profile(&mut sc.profile, segment, warmup_in)
+            .map_err(|why| invalid(format!("scenario `{}`: {why}", sc.name)))?;
+        for p in &mut sc.phases {
+            p.vus = p.vus.map(|v| segment.vus(v));
+            p.rate = p.rate.map(|r| segment.rate(r));
+        }
+    }
+    let templates = Arc::get_mut(&mut plan.templates)
+        .ok_or_else(|| invalid("the plan's data files are already in use".into()))?;
+    for (name, source) in &mut templates.data {
+        *source = source.share(segment).ok_or_else(|| {
+            invalid(format!(
+                "data `{name}` has {} rows, fewer than the {} shares: share {segment} would \
+                 have none",
+                source.len(),
+                segment.count()
+            ))
+        })?;
+    }
+    let vus: u64 = plan.scenarios.iter().map(|s| u64::from(s.max_vus())).sum();
+    plan.threads = plan
+        .threads
+        .min(usize::try_from(vus).unwrap_or(usize::MAX))
+        .max(1);
+    plan.share = Some(PlanShare { segment, plan_hash });
+    Ok(plan)
+}
+
+/// Divides one scenario's profile; `warmup_in` is how much of the warm-up falls inside it.
+fn share_profile(profile: &mut Profile, seg: Segment, warmup_in: Duration) -> Result<(), String> {
+    let shares = seg.count();
+    match profile {
+        Profile::Vus {
+            ramp, iterations, ..
+        } => {
+            let own = seg.vu_ramp(ramp);
+            if own.peak() < 1.0 {
+                return Err(format!(
+                    "share {seg} gets no VU: the profile runs at most {} VUs, over {shares} \
+                     shares",
+                    ramp.peak()
+                ));
+            }
+            *ramp = own;
+            if let Iterations::Shared(n) = iterations {
+                let total = *n;
+                *n = seg.share_of(total);
+                if *n == 0 {
+                    return Err(format!(
+                        "{total} iterations cannot be divided into {shares} shares: share \
+                         {seg} would send none"
+                    ));
+                }
+            }
+        }
+        Profile::Arrival {
+            ramp,
+            max_vus,
+            limit,
+        } => {
+            // The measured arrivals are the whole's, after those due in the warm-up.
+            let first = ramp.count_before(warmup_in);
+            if let Some(n) = limit {
+                let total = *n;
+                *n = seg.share_of_range(first, total);
+                if *n == 0 {
+                    return Err(format!(
+                        "{total} requests cannot be divided into {shares} shares: share {seg} \
+                         would send none"
+                    ));
+                }
+            }
+            let cap = *max_vus;
+            *max_vus = seg.vus(cap);
+            if *max_vus == 0 {
+                return Err(format!(
+                    "an in-flight cap of {cap} cannot be divided into {shares} shares"
+                ));
+            }
+            *ramp = seg.arrival_ramp(ramp);
+            if ramp.due(0).is_none() {
+                return Err(format!("share {seg} gets no arrival"));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(load: &str, data_rows: usize) -> (tempdir::Dir, Plan) {
+        let dir = tempdir::Dir::new();
+        let rows: String = (0..data_rows).map(|i| format!("{i}\n")).collect();
+        std::fs::write(dir.0.join("users.csv"), format!("id\n{rows}")).unwrap();
+        let text = format!(
+            "[target]\nbase_url = \"http://127.0.0.1:9\"\n\
+             [data.users]\nfile = \"users.csv\"\nmode = \"unique\"\n\
+             [[scenario]]\nname = \"s\"\n[scenario.load]\n{load}\n\
+             [[scenario.step]]\nname = \"a\"\npath = \"/{{{{ data.users.id }}}}\"\n"
+        );
+        let path = dir.0.join("plan.toml");
+        std::fs::write(&path, &text).unwrap();
+        let plan = crate::plan::read::read_file(&path, &ReadOptions::default()).unwrap();
+        (dir, plan)
+    }
+
+    mod tempdir {
+        /// A temporary folder, removed when dropped.
+        pub struct Dir(pub std::path::PathBuf);
+
+        impl Dir {
+            pub fn new() -> Self {
+                use std::sync::atomic::{AtomicU32, Ordering};
+                static N: AtomicU32 = AtomicU32::new(0);
+                let p = std::env::temp_dir().join(format!(
+                    "volley-segment-{}-{}",
+                    std::process::id(),
+                    N.fetch_add(1, Ordering::Relaxed)
+                ));
+                std::fs::create_dir_all(&p).unwrap();
+                Self(p)
+            }
+        }
+
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+
+    fn seg(i: u32, n: u32) -> Segment {
+        Segment::new(i, n).unwrap()
+    }
+
+    #[test]
+    fn iterations_vus_and_rows_add_up_over_the_shares() {
+        let (_dir, whole) = plan("profile = \"iterations\"\nvus = 10\niterations = 1000", 20);
+        let mut vus = 0;
+        let mut iterations = 0;
+        let mut rows = 0;
+        for i in 0..3 {
+            let p = apply(whole.clone_fresh(), seg(i, 3), "h".into()).unwrap();
+            vus += p.scenarios[0].max_vus();
+            let Profile::Vus {
+                iterations: Iterations::Shared(n),
+                ..
+            } = p.scenarios[0].profile
+            else {
+                panic!("iterations profile");
+            };
+            iterations += n;
+            rows += p.templates.data["users"].len();
+            assert!(p.threads <= p.scenarios[0].max_vus() as usize);
+            assert_eq!(p.share.as_ref().unwrap().segment, seg(i, 3));
+        }
+        assert_eq!((vus, iterations, rows), (10, 1000, 20));
+    }
+
+    #[test]
+    fn a_share_that_would_get_nothing_is_refused() {
+        let (_dir, whole) = plan("profile = \"constant-vus\"\nvus = 2\nduration = \"1s\"", 5);
+        let e = apply(whole.clone_fresh(), seg(2, 3), "h".into())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("--segment 2/3") && e.contains("gets no VU"),
+            "{e}"
+        );
+        let (_dir, whole) = plan("profile = \"constant-vus\"\nvus = 9\nduration = \"1s\"", 2);
+        let e = apply(whole.clone_fresh(), seg(2, 3), "h".into())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("data `users` has 2 rows"), "{e}");
+    }
+
+    #[test]
+    fn arrivals_and_ladder_phases_are_divided() {
+        let (_dir, whole) = plan(
+            "profile = \"ladder\"\nmax_vus = 7\n\
+             phases = [{ rate = 30, duration = \"2s\" }, { rate = 60, duration = \"2s\" }]",
+            9,
+        );
+        let mut due = 0;
+        for i in 0..3 {
+            let p = apply(whole.clone_fresh(), seg(i, 3), "h".into()).unwrap();
+            let sc = &p.scenarios[0];
+            let Profile::Arrival { ramp, max_vus, .. } = &sc.profile else {
+                panic!("open model");
+            };
+            assert_eq!(sc.phases[1].rate, Some(20.0));
+            assert_eq!(sc.phases[1].name, "phase 2: 60 req/s");
+            assert_eq!(*max_vus, [3, 2, 2][i as usize]);
+            due += ramp.count_before(Duration::from_secs(4));
+        }
+        assert_eq!(due, 180);
+    }
+
+    #[test]
+    fn the_hash_is_the_tests_not_the_shares() {
+        let mut a = RunInput::new("http://127.0.0.1:9/");
+        a.segment = Some(seg(0, 2));
+        a.threads = Some(1);
+        let mut b = a.clone();
+        b.segment = Some(seg(1, 2));
+        b.threads = Some(4);
+        assert_eq!(quick_hash(&a), quick_hash(&b));
+        assert!(quick_hash(&a).starts_with("sha256:") && quick_hash(&a).len() == 71);
+        b.rate_per_sec = Some(10.0);
+        assert_ne!(quick_hash(&a), quick_hash(&b));
+    }
+
+    impl Plan {
+        /// A copy whose data files are not shared with the original (as a freshly loaded plan).
+        fn clone_fresh(&self) -> Plan {
+            let path = self.source.clone().unwrap();
+            crate::plan::read::read_file(&path, &ReadOptions::default()).unwrap()
+        }
+    }
+}

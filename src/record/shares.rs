@@ -1,0 +1,70 @@
+//! The record's fields for tests run by several generators: the share a record is of
+//! (`--segment i/N`), and, in a merged record, where its figures came from.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::model::{Environment, Generator, Warning};
+
+/// The share of a test this record is of (`volley run --segment i/N`, quick mode too).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Share {
+    /// Which share, numbered from 0 (as `JOB_COMPLETION_INDEX`).
+    pub index: u32,
+    /// How many shares the test was divided into.
+    pub count: u32,
+    /// The hash of the whole test, the same in every share's record, so that `volley merge`
+    /// refuses records of different tests: `sha256:` and 64 hex digits over the plan file, the
+    /// data files it reads, `--set` and `--time-scale` (plans), or over every flag that shapes
+    /// the load and the requests (quick mode) — never over the share or generator-local
+    /// options (`--segment`, `--threads`, `--out`, output flags).
+    pub plan_hash: String,
+    /// When measuring began (the end of warm-up), on this generator's wall clock (RFC 3339,
+    /// UTC, microseconds): `series[k]` covers [k, k + 1) seconds after it. Merges align the
+    /// shares' series and windows by it.
+    pub measure_started_at: String,
+}
+
+/// Where a merged record's figures came from (`volley merge`; the coordinator).
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Merged {
+    /// How many shares the test was divided into.
+    pub count: u32,
+    /// The hash of the test (every share's `share.plan_hash`).
+    pub plan_hash: String,
+    /// When the merged window began (the earliest share's `measure_started_at`); merged
+    /// `series[k]` covers [k, k + 1) seconds after it.
+    pub measure_started_at: String,
+    /// Each generator's own figures, by share number.
+    pub shares: Vec<ShareFigures>,
+    /// Shares whose record is missing (a lost generator): their load is in no figure.
+    #[serde(default)]
+    pub missing: Vec<u32>,
+}
+
+/// One generator's figures, kept beside the merged ones.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ShareFigures {
+    /// Which share.
+    pub index: u32,
+    /// The record it came from (a path), when merged from files.
+    pub source: Option<String>,
+    /// When this generator began measuring, seconds after the merged window began.
+    pub offset_s: f64,
+    /// Its own measured window, seconds.
+    pub duration_s: f64,
+    /// Its requests (reached the network, the drain's included).
+    pub requests: u64,
+    /// Its failed attempts.
+    pub errors: u64,
+    /// Its throughput over its own window, requests per second.
+    pub rps: f64,
+    /// Set when a signal or stop request ended its run early.
+    pub interrupted: Option<String>,
+    /// Its machine.
+    pub environment: Environment,
+    /// Its own CPU, memory and send lag.
+    pub generator: Generator,
+    /// Its own warnings.
+    pub warnings: Vec<Warning>,
+}
