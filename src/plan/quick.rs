@@ -119,25 +119,7 @@ impl RunInput {
     /// Validates every choice, resolves the target, and builds the plan.
     pub fn validate(self) -> Result<Plan, Error> {
         let share = self.segment.map(|s| (s, super::segment::quick_hash(&self)));
-        let method = self.method.to_ascii_uppercase();
-        if method.is_empty() || !method.bytes().all(is_token_byte) {
-            return Err(invalid(
-                "method",
-                format!("`{}` is not a valid HTTP method", self.method),
-            ));
-        }
-        if let Some(bad) = self.secret_headers.iter().find(|n| !is_header_name(n)) {
-            return Err(invalid(
-                "--secret-header",
-                format!("`{bad}` is not a header name"),
-            ));
-        }
-        let secrets = Secrets::new(&self.secret_headers);
-        let headers = self
-            .headers
-            .iter()
-            .map(|h| parse_header(h, &secrets))
-            .collect::<Result<Vec<_>, _>>()?;
+        let (method, secrets, headers) = self.head()?;
         if self.timeout.is_zero() {
             return Err(invalid("timeout", "must be longer than 0".into()));
         }
@@ -218,6 +200,30 @@ impl RunInput {
             share: None,
         })
         .and_then(|plan| super::segment::apply_if(plan, share))
+    }
+
+    /// The method, the secret headers and the headers, checked.
+    fn head(&self) -> Result<(String, Secrets, Vec<(String, String)>), Error> {
+        let method = self.method.to_ascii_uppercase();
+        if method.is_empty() || !method.bytes().all(is_token_byte) {
+            return Err(invalid(
+                "method",
+                format!("`{}` is not a valid HTTP method", self.method),
+            ));
+        }
+        if let Some(bad) = self.secret_headers.iter().find(|n| !is_header_name(n)) {
+            return Err(invalid(
+                "--secret-header",
+                format!("`{bad}` is not a header name"),
+            ));
+        }
+        let secrets = Secrets::new(&self.secret_headers);
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| parse_header(h, &secrets))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((method, secrets, headers))
     }
 
     /// Worker threads: `--threads`, or one per core.
