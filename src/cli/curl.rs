@@ -9,6 +9,10 @@ use std::time::Duration;
 
 use base64::Engine as _;
 
+#[path = "curl_error.rs"]
+mod error;
+pub use error::CurlError;
+
 /// The request a curl command sends, as a plan step and its target need it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CurlRequest {
@@ -142,22 +146,15 @@ const OPTIONS: &[(&str, Option<char>, Opt)] = &[
 ];
 
 /// Parses a curl command line (the whole text, `curl` first).
-pub fn parse(command: &str) -> Result<CurlRequest, String> {
+pub fn parse(command: &str) -> Result<CurlRequest, CurlError> {
     if command.contains("^\"") {
-        return Err(
-            "this is Windows cmd quoting (^\"…^\"); copy the request \"as cURL (bash)\" \
-                    instead"
-                .into(),
-        );
+        return Err(CurlError::WindowsQuoting);
     }
     let words = super::shell::split(command)?;
-    let (first, args) = words.split_first().ok_or("the curl command is empty")?;
+    let (first, args) = words.split_first().ok_or(CurlError::Empty)?;
     let program = first.rsplit('/').next().unwrap_or(first);
     if program != "curl" && program != "curl.exe" {
-        return Err(format!(
-            "the command starts with `{first}`, not curl: pass a whole curl command line, e.g. \
-             --from-curl \"curl 'https://host/path' -H 'Accept: */*'\""
-        ));
+        return Err(CurlError::NotCurl(first.clone()));
     }
     let mut b = Builder::default();
     let mut i = 0;
@@ -174,11 +171,11 @@ pub fn parse(command: &str) -> Result<CurlRequest, String> {
             let (_, _, opt) = OPTIONS
                 .iter()
                 .find(|(long, _, _)| *long == name)
-                .ok_or_else(|| unknown(arg))?;
+                .ok_or_else(|| CurlError::Unsupported(arg.clone()))?;
             let value = if takes_value(*opt) {
                 let v = args
                     .get(i)
-                    .ok_or_else(|| format!("`{arg}` needs a value"))?;
+                    .ok_or_else(|| CurlError::NeedsValue(arg.clone()))?;
                 i += 1;
                 Some(v.as_str())
             } else {
@@ -195,18 +192,18 @@ pub fn parse(command: &str) -> Result<CurlRequest, String> {
 }
 
 /// Applies `-abc` (flags) or `-Xvalue` / `-X value`; returns how many following words it used.
-fn short_cluster(b: &mut Builder, arg: &str, next: Option<&str>) -> Result<usize, String> {
+fn short_cluster(b: &mut Builder, arg: &str, next: Option<&str>) -> Result<usize, CurlError> {
     let letters: Vec<char> = arg[1..].chars().collect();
     for (k, letter) in letters.iter().enumerate() {
         let (_, _, opt) = OPTIONS
             .iter()
             .find(|(_, short, _)| *short == Some(*letter))
-            .ok_or_else(|| unknown(&format!("-{letter}")))?;
+            .ok_or_else(|| CurlError::Unsupported(format!("-{letter}")))?;
         if takes_value(*opt) {
             let rest: String = letters[k + 1..].iter().collect();
             let shown = format!("-{letter}");
             return if rest.is_empty() {
-                let v = next.ok_or_else(|| format!("`{shown}` needs a value"))?;
+                let v = next.ok_or_else(|| CurlError::NeedsValue(shown.clone()))?;
                 b.apply(&shown, *opt, Some(v))?;
                 Ok(1)
             } else {
@@ -232,13 +229,6 @@ fn takes_value(opt: Opt) -> bool {
     )
 }
 
-fn unknown(arg: &str) -> String {
-    format!(
-        "curl option `{arg}` is not supported by --from-curl (it may change the request in a way \
-         a plan cannot express); remove it, or write that part of the plan by hand"
-    )
-}
-
 /// The request as the options build it up.
 #[derive(Debug, Default)]
 struct Builder {
@@ -259,27 +249,22 @@ struct Builder {
 }
 
 impl Builder {
-    fn url(&mut self, url: &str) -> Result<(), String> {
+    fn url(&mut self, url: &str) -> Result<(), CurlError> {
         if let Some(first) = &self.url {
-            return Err(format!(
-                "more than one URL (`{first}` and `{url}`): a step sends one request"
-            ));
+            return Err(CurlError::TwoUrls(first.clone(), url.to_string()));
         }
         self.url = Some(url.to_string());
         Ok(())
     }
 
-    fn apply(&mut self, arg: &str, opt: Opt, value: Option<&str>) -> Result<(), String> {
+    fn apply(&mut self, arg: &str, opt: Opt, value: Option<&str>) -> Result<(), CurlError> {
         let v = value.unwrap_or_default();
         match opt {
             Opt::Method => self.method = Some(v.to_string()),
             Opt::Header => self.header(v)?,
             Opt::Data | Opt::DataRaw | Opt::Json => {
                 if opt != Opt::DataRaw && v.starts_with('@') {
-                    return Err(format!(
-                        "`{arg} {v}` reads the body from a file; {NO_FILES} (body_file is read \
-                         as it is, byte for byte)"
-                    ));
+                    return Err(CurlError::BodyFile(format!("{arg} {v}")));
                 }
                 self.json |= opt == Opt::Json;
                 self.data.push((v.to_string(), opt == Opt::Json));
@@ -296,10 +281,7 @@ impl Builder {
             }
             Opt::Cookie => {
                 if !v.contains('=') {
-                    return Err(format!(
-                        "`{arg} {v}` names a cookie file; {NO_FILES} (or pass the cookies as \
-                         -b 'name=value')"
-                    ));
+                    return Err(CurlError::CookieFile(format!("{arg} {v}")));
                 }
                 self.push_header("Cookie", v.to_string());
             }
@@ -312,7 +294,7 @@ impl Builder {
                     .parse()
                     .ok()
                     .filter(|s: &f64| s.is_finite() && *s > 0.0)
-                    .ok_or_else(|| format!("`{arg} {v}`: not a number of seconds"))?;
+                    .ok_or_else(|| CurlError::NotSeconds(format!("{arg} {v}")))?;
                 self.timeout = Some(Duration::from_secs_f64(secs.min(86_400.0)));
             }
             Opt::Ignored(why) | Opt::IgnoredWithValue(why) => {
@@ -321,7 +303,10 @@ impl Builder {
                 }
             }
             Opt::Refused(why) | Opt::RefusedWithValue(why) => {
-                return Err(format!("curl option `{arg}` is not supported: {why}"));
+                return Err(CurlError::Refused {
+                    arg: arg.to_string(),
+                    why,
+                });
             }
         }
         Ok(())
@@ -329,9 +314,9 @@ impl Builder {
 
     /// `-H 'Name: value'`; `Name;` sends an empty value; `Name:` (curl: remove an internal
     /// header) sends nothing.
-    fn header(&mut self, h: &str) -> Result<(), String> {
+    fn header(&mut self, h: &str) -> Result<(), CurlError> {
         if h.starts_with('@') {
-            return Err(format!("`-H {h}` reads headers from a file; {NO_FILES}"));
+            return Err(CurlError::HeaderFile(h.to_string()));
         }
         if let Some(name) = h.strip_suffix(';').filter(|n| !n.contains(':')) {
             self.push_header(name.trim(), String::new());
@@ -339,10 +324,10 @@ impl Builder {
         }
         let (name, value) = h
             .split_once(':')
-            .ok_or_else(|| format!("header `{h}` is not `Name: value`"))?;
+            .ok_or_else(|| CurlError::HeaderShape(h.to_string()))?;
         let (name, value) = (name.trim(), value.trim());
         if name.is_empty() || name.bytes().any(|b| !b.is_ascii_graphic()) {
-            return Err(format!("header `{h}` has no valid name"));
+            return Err(CurlError::HeaderName(h.to_string()));
         }
         if !value.is_empty() {
             self.push_header(name, value.to_string());
@@ -360,16 +345,12 @@ impl Builder {
             .any(|(n, _)| n.eq_ignore_ascii_case(name))
     }
 
-    fn finish(mut self) -> Result<CurlRequest, String> {
-        let written = self.url.take().ok_or("the curl command has no URL")?;
+    fn finish(mut self) -> Result<CurlRequest, CurlError> {
+        let written = self.url.take().ok_or(CurlError::NoUrl)?;
         let mut url = parse_url(&written)?;
         if let Some(user) = self.user.take().or_else(|| userinfo(&url)) {
             if !user.contains(':') {
-                return Err(
-                    "`-u USER` without a password makes curl prompt for one; write \
-                            -u 'USER:PASSWORD'"
-                        .into(),
-                );
+                return Err(CurlError::NoPassword);
             }
             let token = base64::engine::general_purpose::STANDARD.encode(user);
             add_header(&mut self.headers, "Authorization", format!("Basic {token}"));
@@ -490,19 +471,17 @@ pub fn add_header(headers: &mut Vec<(String, String)>, name: &str, value: String
 }
 
 /// A URL as curl takes it: `http://` when no scheme is given; http and https only.
-fn parse_url(written: &str) -> Result<url::Url, String> {
+fn parse_url(written: &str) -> Result<url::Url, CurlError> {
     let text = if written.contains("://") {
         written.to_string()
     } else {
         format!("http://{written}")
     };
-    let url = url::Url::parse(&text).map_err(|e| format!("`{written}` is not a valid URL: {e}"))?;
+    let url = url::Url::parse(&text).map_err(|e| CurlError::BadUrl(written.to_string(), e))?;
     match url.scheme() {
         "http" | "https" if url.host().is_some() => Ok(url),
-        "http" | "https" => Err(format!("`{written}` has no host")),
-        other => Err(format!(
-            "`{written}`: scheme `{other}` is not http or https"
-        )),
+        "http" | "https" => Err(CurlError::NoHost(written.to_string())),
+        other => Err(CurlError::Scheme(written.to_string(), other.to_string())),
     }
 }
 
@@ -524,11 +503,9 @@ fn userinfo(url: &url::Url) -> Option<String> {
 }
 
 /// `--data-urlencode`: `content`, `=content` or `name=content`, the content percent-encoded.
-fn urlencode_data(arg: &str, v: &str) -> Result<String, String> {
+fn urlencode_data(arg: &str, v: &str) -> Result<String, CurlError> {
     match v.find(['=', '@']) {
-        Some(at) if v.as_bytes()[at] == b'@' => Err(format!(
-            "`{arg} {v}` reads the data from a file; {NO_FILES}"
-        )),
+        Some(at) if v.as_bytes()[at] == b'@' => Err(CurlError::DataFile(format!("{arg} {v}"))),
         Some(0) => Ok(percent_encode(&v[1..])),
         Some(at) => Ok(format!("{}={}", &v[..at], percent_encode(&v[at + 1..]))),
         None => Ok(percent_encode(v)),

@@ -188,7 +188,7 @@ fn what_cannot_be_expressed_is_refused_by_name() {
     ] {
         match parse(command) {
             Ok(r) => panic!("{command:?} was accepted: {r:?}"),
-            Err(e) => assert!(e.contains(says), "{command:?}: {e}"),
+            Err(e) => assert!(e.to_string().contains(says), "{command:?}: {e}"),
         }
     }
 }

@@ -42,10 +42,12 @@ pub fn run(a: NewArgs) -> anyhow::Result<u8> {
         why,
     };
     let request = match (&a.from_curl, &a.url) {
-        (Some(command), _) => curl::parse(command).map_err(|why| invalid("--from-curl", why))?,
+        (Some(command), _) => {
+            curl::parse(command).map_err(|why| invalid("--from-curl", why.to_string()))?
+        }
         (None, url) => {
             let url = url.as_deref().unwrap_or(DEFAULT_URL);
-            CurlRequest::get(url).map_err(|why| invalid("URL", why))?
+            CurlRequest::get(url).map_err(|why| invalid("URL", why.to_string()))?
         }
     };
     let text = starter_plan(&request, a.from_curl.as_deref());
@@ -76,7 +78,7 @@ pub fn run(a: NewArgs) -> anyhow::Result<u8> {
 
 impl CurlRequest {
     /// A plain GET of `url` (`http://` assumed when it has no scheme).
-    pub fn get(url: &str) -> Result<Self, String> {
+    pub fn get(url: &str) -> Result<Self, curl::CurlError> {
         curl::parse(&format!("curl {}", quote(url)))
     }
 }

@@ -12,7 +12,7 @@
 /// `` \` `` and `\$`, `$'…'` honours bash's escapes, a backslash escapes one character, and a
 /// backslash before a line break joins the lines. CRLF line ends count as LF. A `#` starting a
 /// word begins a comment up to the end of the line.
-pub fn split(line: &str) -> Result<Vec<String>, String> {
+pub fn split(line: &str) -> Result<Vec<String>, ShellError> {
     let text = line.replace("\r\n", "\n");
     let mut chars = text.chars().peekable();
     let mut words = Vec::new();
@@ -47,7 +47,7 @@ pub fn split(line: &str) -> Result<Vec<String>, String> {
                     in_word = true;
                     word.push(c);
                 }
-                None => return Err("the command ends with a lone backslash".into()),
+                None => return Err(ShellError::LoneBackslash),
             },
             '$' if chars.peek() == Some(&'\'') => {
                 chars.next();
@@ -65,13 +65,8 @@ pub fn split(line: &str) -> Result<Vec<String>, String> {
                 in_word = true;
                 word.push('$');
             }
-            '`' => return Err(substitution()),
-            '|' | ';' | '&' | '<' | '>' | '(' | ')' => {
-                return Err(format!(
-                    "`{c}` outside quotes: paste one curl command only, without pipes, \
-                     redirections or a second command"
-                ));
-            }
+            '`' => return Err(ShellError::Substitution),
+            '|' | ';' | '&' | '<' | '>' | '(' | ')' => return Err(ShellError::Operator(c)),
             _ => {
                 in_word = true;
                 word.push(c);
@@ -84,21 +79,63 @@ pub fn split(line: &str) -> Result<Vec<String>, String> {
     Ok(words)
 }
 
+/// Why a pasted command line could not be split into words: a quote left open, a bad escape,
+/// or a shell feature whose effect is only known at run time.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ShellError {
+    /// The line ends with a backslash escaping nothing.
+    #[error("the command ends with a lone backslash")]
+    LoneBackslash,
+    /// `'…'` without its closing quote.
+    #[error("a single quote (') is not closed")]
+    SingleQuoteOpen,
+    /// `"…"` without its closing quote.
+    #[error("a double quote (\") is not closed")]
+    DoubleQuoteOpen,
+    /// `$'…'` without its closing quote.
+    #[error("a $'…' string is not closed")]
+    AnsiCOpen,
+    /// `\x` or `\u` in `$'…'` not followed by a hex digit (the escape letter).
+    #[error("`\\{0}` without hex digits in $'…'")]
+    NoHexDigits(char),
+    /// `\u` in `$'…'` with a value that is not a Unicode scalar value.
+    #[error("`\\u` names no character in $'…'")]
+    NoCharacter,
+    /// `\c` as the last thing in `$'…'`.
+    #[error("`\\c` at the end of $'…'")]
+    ControlAtEnd,
+    /// `$(…)` or `` `…` ``.
+    #[error("the command uses command substitution ($(…) or `…`): paste its output instead")]
+    Substitution,
+    /// `$NAME` or `${…}`.
+    #[error(
+        "the command uses a shell variable ($NAME): its value is not known here; paste the \
+         command with the value written out"
+    )]
+    Variable,
+    /// A pipe, redirection, list or subshell operator outside quotes.
+    #[error(
+        "`{0}` outside quotes: paste one curl command only, without pipes, redirections or a \
+         second command"
+    )]
+    Operator(char),
+}
+
 type Chars<'a> = std::iter::Peekable<std::str::Chars<'a>>;
 
 /// `'…'`: everything literal up to the next `'`.
-fn single_quoted(chars: &mut Chars, word: &mut String) -> Result<(), String> {
+fn single_quoted(chars: &mut Chars, word: &mut String) -> Result<(), ShellError> {
     for c in chars.by_ref() {
         if c == '\'' {
             return Ok(());
         }
         word.push(c);
     }
-    Err("a single quote (') is not closed".into())
+    Err(ShellError::SingleQuoteOpen)
 }
 
 /// `"…"`: a backslash escapes `$`, `` ` ``, `"`, `\` and a line break, and stays otherwise.
-fn double_quoted(chars: &mut Chars, word: &mut String) -> Result<(), String> {
+fn double_quoted(chars: &mut Chars, word: &mut String) -> Result<(), ShellError> {
     while let Some(c) = chars.next() {
         match c {
             '"' => return Ok(()),
@@ -118,35 +155,27 @@ fn double_quoted(chars: &mut Chars, word: &mut String) -> Result<(), String> {
                 }
                 word.push('$');
             }
-            '`' => return Err(substitution()),
+            '`' => return Err(ShellError::Substitution),
             _ => word.push(c),
         }
     }
-    Err("a double quote (\") is not closed".into())
+    Err(ShellError::DoubleQuoteOpen)
 }
 
 /// What a `$` followed by `next` would expand to at run time: refused.
-fn expansion(next: Option<char>) -> Result<(), String> {
+fn expansion(next: Option<char>) -> Result<(), ShellError> {
     match next {
-        Some('(') => Err(substitution()),
-        Some(n) if n == '{' || n == '_' || n.is_alphanumeric() => Err(
-            "the command uses a shell variable ($NAME): its value is not known here; paste the \
-             command with the value written out"
-                .into(),
-        ),
+        Some('(') => Err(ShellError::Substitution),
+        Some(n) if n == '{' || n == '_' || n.is_alphanumeric() => Err(ShellError::Variable),
         // A `$` before a space or at the end is a literal `$` in bash.
         _ => Ok(()),
     }
 }
 
-fn substitution() -> String {
-    "the command uses command substitution ($(…) or `…`): paste its output instead".into()
-}
-
 /// `$'…'` after the opening quote: bash's escapes. Bytes written with `\xHH` are UTF-8 when
 /// together they form UTF-8 (`\xc3\xa9`); otherwise each stands for the character U+00HH, since
 /// Firefox writes `é` as `\xe9` and means the character, not a Latin-1 byte.
-fn ansi_c_quoted(chars: &mut Chars) -> Result<String, String> {
+fn ansi_c_quoted(chars: &mut Chars) -> Result<String, ShellError> {
     let mut bytes = Vec::new();
     let mut chars_meant = String::new();
     let push = |bytes: &mut Vec<u8>, meant: &mut String, c: char| {
@@ -155,21 +184,21 @@ fn ansi_c_quoted(chars: &mut Chars) -> Result<String, String> {
         meant.push(c);
     };
     loop {
-        let c = chars.next().ok_or("a $'…' string is not closed")?;
+        let c = chars.next().ok_or(ShellError::AnsiCOpen)?;
         match c {
             '\'' => break,
             '\\' => {
-                let e = chars.next().ok_or("a $'…' string is not closed")?;
+                let e = chars.next().ok_or(ShellError::AnsiCOpen)?;
                 match e {
                     'x' => {
-                        let v = hex_digits(chars, 2).ok_or("`\\x` without hex digits in $'…'")?;
+                        let v = hex_digits(chars, 2).ok_or(ShellError::NoHexDigits('x'))?;
                         bytes.push(v as u8);
                         chars_meant.push(char::from(v as u8));
                     }
                     'u' | 'U' => {
                         let v = hex_digits(chars, if e == 'u' { 4 } else { 8 })
-                            .ok_or("`\\u` without hex digits in $'…'")?;
-                        let c = char::from_u32(v).ok_or("`\\u` names no character in $'…'")?;
+                            .ok_or(ShellError::NoHexDigits('u'))?;
+                        let c = char::from_u32(v).ok_or(ShellError::NoCharacter)?;
                         push(&mut bytes, &mut chars_meant, c);
                     }
                     '0'..='7' => {
@@ -187,7 +216,7 @@ fn ansi_c_quoted(chars: &mut Chars) -> Result<String, String> {
                         chars_meant.push(char::from((v & 0xff) as u8));
                     }
                     'c' => {
-                        let x = chars.next().ok_or("`\\c` at the end of $'…'")?;
+                        let x = chars.next().ok_or(ShellError::ControlAtEnd)?;
                         push(
                             &mut bytes,
                             &mut chars_meant,

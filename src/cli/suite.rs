@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use volley::suite::{self, ReadOptions, RunOptions};
+use volley::suite::{self, SuiteReadOptions, SuiteRunOptions};
 
 use super::args::SuiteArgs;
 
@@ -11,7 +11,7 @@ use super::args::SuiteArgs;
 pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
     let s = suite::read(
         &a.suite,
-        &ReadOptions {
+        &SuiteReadOptions {
             time_scale: a.time_scale,
         },
     )?;
@@ -46,7 +46,7 @@ pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
     };
     let outcome = suite::run(
         &s,
-        &RunOptions {
+        &SuiteRunOptions {
             out: a.out,
             progress: !a.quiet,
             command: argv.to_vec(),

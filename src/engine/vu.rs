@@ -14,7 +14,7 @@ use super::RunShared;
 use super::gate::Gate;
 use super::request::{Outgoing, RenderFailed, Scratch, outgoing};
 use super::worker::WorkerState;
-use crate::plan::check::Captured;
+use crate::plan::check::ResponseView;
 use crate::plan::read::step_capture;
 use crate::plan::{Flow, Scenario, Step, StepRequest};
 use crate::proto::ErrorKind;
@@ -327,23 +327,23 @@ fn check_and_extract(
     let empty = http::HeaderMap::new();
     let headers = kept.map_or(&empty, |k| &k.headers);
     let body = kept.map_or(&[][..], |k| &k.body[..]);
-    let mut captured = Captured::new(outcome.status, headers, body, took);
+    let mut view = ResponseView::new(outcome.status, headers, body, took);
     if let (Some(method), true) = (&step.grpc, !body.is_empty()) {
         // gRPC responses are protobuf: checks and extraction read them as JSON.
         if let Ok(json) = method.decode_json(body) {
-            captured = captured.with_json(json);
+            view = view.with_json(json);
         }
     }
     if measured && !step.checks.is_empty() {
         let mut rec = vu.state.recorder.borrow_mut();
         for (i, check) in step.checks.iter().enumerate() {
-            rec.record_check(step.first_check + i, check.passes(&captured));
+            rec.record_check(step.first_check + i, check.passes(&view));
         }
     }
     if !step.extract.is_empty() {
         for e in &step.extract {
             // A failed extraction must not leave a stale value from an earlier iteration.
-            match e.apply(&captured) {
+            match e.apply(&view) {
                 Some(v) => vu.vars.insert(e.var.clone(), v),
                 None => vu.vars.remove(&e.var),
             };

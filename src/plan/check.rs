@@ -42,7 +42,7 @@ impl Check {
     }
 
     /// Whether the response passes.
-    pub fn passes(&self, r: &Captured<'_>) -> bool {
+    pub fn passes(&self, r: &ResponseView<'_>) -> bool {
         match self {
             Check::StatusIn(codes) => r.status.is_some_and(|s| codes.contains(&s)),
             Check::BodyContains(text) => r.status.is_some() && memchr_find(r.body, text.as_bytes()),
@@ -82,7 +82,7 @@ pub struct Extract {
 
 impl Extract {
     /// The value, if the response has it.
-    pub fn apply(&self, r: &Captured<'_>) -> Option<Value> {
+    pub fn apply(&self, r: &ResponseView<'_>) -> Option<Value> {
         match &self.source {
             Source::Json(pointer) => r
                 .json()
@@ -165,7 +165,7 @@ pub fn json_pointer(path: &str) -> Result<String, JsonPathError> {
 }
 
 /// A response as checks and extraction see it.
-pub struct Captured<'a> {
+pub struct ResponseView<'a> {
     /// Status, when a response arrived.
     pub status: Option<u16>,
     /// The response headers (HTTP/2: then the trailers); empty when none were kept.
@@ -177,7 +177,7 @@ pub struct Captured<'a> {
     json: OnceCell<Option<serde_json::Value>>,
 }
 
-impl<'a> Captured<'a> {
+impl<'a> ResponseView<'a> {
     /// A captured response.
     pub fn new(
         status: Option<u16>,
@@ -236,13 +236,13 @@ mod tests {
         })
     }
 
-    fn captured() -> Captured<'static> {
-        Captured::new(Some(201), headers(), BODY, Duration::from_millis(3))
+    fn view() -> ResponseView<'static> {
+        ResponseView::new(Some(201), headers(), BODY, Duration::from_millis(3))
     }
 
     #[test]
     fn checks_pass_and_fail() {
-        let r = captured();
+        let r = view();
         let cases = [
             (Check::StatusIn(vec![200, 201]), true),
             (Check::StatusIn(vec![200]), false),
@@ -271,13 +271,13 @@ mod tests {
             assert_eq!(check.passes(&r), expected, "{}", check.describe());
         }
         let empty = http::HeaderMap::new();
-        let failed = Captured::new(None, &empty, b"", Duration::ZERO);
+        let failed = ResponseView::new(None, &empty, b"", Duration::ZERO);
         assert!(!Check::StatusIn(vec![200]).passes(&failed));
     }
 
     #[test]
     fn extraction_from_json_header_and_regex() {
-        let r = captured();
+        let r = view();
         let json = Extract {
             var: "id".into(),
             source: Source::Json("/id".into()),

@@ -91,6 +91,9 @@ pub const DEFAULT_MAX_IN_FLIGHT: u32 = 1000;
 /// Run length when neither `-d` nor `-n` is given.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
+/// A quick run's request head, checked: the method, the secret headers and the headers.
+type RequestHead = (String, Secrets, Vec<(String, String)>);
+
 impl RunInput {
     /// A GET of `url` with every other choice at its default.
     pub fn new(url: impl Into<String>) -> Self {
@@ -203,7 +206,7 @@ impl RunInput {
     }
 
     /// The method, the secret headers and the headers, checked.
-    fn head(&self) -> Result<(String, Secrets, Vec<(String, String)>), Error> {
+    fn head(&self) -> Result<RequestHead, Error> {
         let method = self.method.to_ascii_uppercase();
         if method.is_empty() || !method.bytes().all(is_token_byte) {
             return Err(invalid(

@@ -154,8 +154,36 @@ pub fn apply(mut plan: Plan, segment: Segment, plan_hash: String) -> Result<Plan
     Ok(plan)
 }
 
+/// Why one scenario's profile cannot be divided into a share.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+enum ShareError {
+    #[error(
+        "share {seg} gets no VU: the profile runs at most {peak} VUs, over {} shares",
+        seg.count()
+    )]
+    Vus { seg: Segment, peak: f64 },
+    #[error(
+        "{total} iterations cannot be divided into {} shares: share {seg} would send none",
+        seg.count()
+    )]
+    Iterations { total: u64, seg: Segment },
+    #[error(
+        "{total} requests cannot be divided into {} shares: share {seg} would send none",
+        seg.count()
+    )]
+    Requests { total: u64, seg: Segment },
+    #[error("an in-flight cap of {cap} cannot be divided into {shares} shares")]
+    InFlightCap { cap: u32, shares: u32 },
+    #[error("share {0} gets no arrival")]
+    Arrivals(Segment),
+}
+
 /// Divides one scenario's profile; `warmup_in` is how much of the warm-up falls inside it.
-fn share_profile(profile: &mut Profile, seg: Segment, warmup_in: Duration) -> Result<(), String> {
+fn share_profile(
+    profile: &mut Profile,
+    seg: Segment,
+    warmup_in: Duration,
+) -> Result<(), ShareError> {
     let shares = seg.count();
     match profile {
         Profile::Vus {
@@ -163,21 +191,17 @@ fn share_profile(profile: &mut Profile, seg: Segment, warmup_in: Duration) -> Re
         } => {
             let own = seg.vu_ramp(ramp);
             if own.peak() < 1.0 {
-                return Err(format!(
-                    "share {seg} gets no VU: the profile runs at most {} VUs, over {shares} \
-                     shares",
-                    ramp.peak()
-                ));
+                return Err(ShareError::Vus {
+                    seg,
+                    peak: ramp.peak(),
+                });
             }
             *ramp = own;
             if let Iterations::Shared(n) = iterations {
                 let total = *n;
                 *n = seg.share_of(total);
                 if *n == 0 {
-                    return Err(format!(
-                        "{total} iterations cannot be divided into {shares} shares: share \
-                         {seg} would send none"
-                    ));
+                    return Err(ShareError::Iterations { total, seg });
                 }
             }
         }
@@ -192,22 +216,17 @@ fn share_profile(profile: &mut Profile, seg: Segment, warmup_in: Duration) -> Re
                 let total = *n;
                 *n = seg.share_of_range(first, total);
                 if *n == 0 {
-                    return Err(format!(
-                        "{total} requests cannot be divided into {shares} shares: share {seg} \
-                         would send none"
-                    ));
+                    return Err(ShareError::Requests { total, seg });
                 }
             }
             let cap = *max_vus;
             *max_vus = seg.vus(cap);
             if *max_vus == 0 {
-                return Err(format!(
-                    "an in-flight cap of {cap} cannot be divided into {shares} shares"
-                ));
+                return Err(ShareError::InFlightCap { cap, shares });
             }
             *ramp = seg.arrival_ramp(ramp);
             if ramp.due(0).is_none() {
-                return Err(format!("share {seg} gets no arrival"));
+                return Err(ShareError::Arrivals(seg));
             }
         }
     }

@@ -37,6 +37,24 @@ const BUCKETS_S: [f64; 14] = [
     0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0,
 ];
 
+/// Why a set of backends cannot be made.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BackendsError {
+    /// A count outside 1..=[`MAX_BACKENDS`].
+    #[error("--backends takes 1 to {MAX_BACKENDS} backends, not {0}")]
+    Count(usize),
+    /// A number of delays that is neither 0, 1 nor the count.
+    #[error(
+        "--backend-delay lists {delays} delays for {count} backends (give one, or one per backend)"
+    )]
+    Delays {
+        /// How many delays were given.
+        delays: usize,
+        /// How many backends.
+        count: usize,
+    },
+}
+
 /// The backends the target pretends to be: how many, and each one's delay.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Backends {
@@ -46,20 +64,16 @@ pub struct Backends {
 impl Backends {
     /// `count` backends (1..=[`MAX_BACKENDS`]) with the given delays: none (no delay), one (the
     /// same for every backend), or exactly `count` (backend `bK` waits `delays[K-1]`).
-    pub fn new(count: usize, delays: &[Duration]) -> Result<Self, String> {
+    pub fn new(count: usize, delays: &[Duration]) -> Result<Self, BackendsError> {
         if !(1..=MAX_BACKENDS).contains(&count) {
-            return Err(format!(
-                "--backends takes 1 to {MAX_BACKENDS} backends, not {count}"
-            ));
+            return Err(BackendsError::Count(count));
         }
         let delays = match delays.len() {
             0 => vec![Duration::ZERO; count],
             1 => vec![delays[0]; count],
             n if n == count => delays.to_vec(),
             n => {
-                return Err(format!(
-                    "--backend-delay lists {n} delays for {count} backends (give one, or one per backend)"
-                ));
+                return Err(BackendsError::Delays { delays: n, count });
             }
         };
         Ok(Self { delays })

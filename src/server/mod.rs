@@ -98,7 +98,7 @@ mod stall;
 mod tasks;
 mod tls;
 
-pub use backends::{BACKEND_HEADER, Backends, MAX_BACKENDS};
+pub use backends::{BACKEND_HEADER, Backends, BackendsError, MAX_BACKENDS};
 pub use stall::{Stall, StallError};
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

@@ -26,7 +26,7 @@ use super::words::{every_request_failed, found_line, last_output, relative, smok
 
 /// How to run a suite.
 #[derive(Debug, Clone)]
-pub struct RunOptions {
+pub struct SuiteRunOptions {
     /// Parent of the suite's results folder (`<out>/<suite>-<UTC time>/`).
     pub out: PathBuf,
     /// Draw each run's progress line (when stderr is a terminal).
@@ -44,7 +44,7 @@ pub type Say<'a> = &'a mut dyn FnMut(&str);
 /// Runs `suite`: every target in turn, then `suite.json` and the report in the results folder.
 /// Target failures are part of the outcome, not errors; an error means the suite itself could not
 /// go on (its folder could not be written, signals could not be handled).
-pub fn run(suite: &Suite, options: &RunOptions, say: Say<'_>) -> Result<SuiteOutcome, Error> {
+pub fn run(suite: &Suite, options: &SuiteRunOptions, say: Say<'_>) -> Result<SuiteOutcome, Error> {
     let registry = Registry::default();
     let interrupts = if options.watch_signals {
         Interrupts::watch(registry.clone())?
@@ -57,7 +57,7 @@ pub fn run(suite: &Suite, options: &RunOptions, say: Say<'_>) -> Result<SuiteOut
 /// [`run`] with the caller's interrupts and process registry.
 pub fn run_with(
     suite: &Suite,
-    options: &RunOptions,
+    options: &SuiteRunOptions,
     interrupts: &Interrupts,
     registry: &Registry,
     say: Say<'_>,
@@ -133,7 +133,7 @@ enum Halt {
 struct TargetRun<'a, 's> {
     suite: &'a Suite,
     target: &'a Target,
-    options: &'a RunOptions,
+    options: &'a SuiteRunOptions,
     interrupts: &'a Interrupts,
     registry: &'a Registry,
     folder: &'a Path,

@@ -71,7 +71,7 @@ impl Selector {
                 .strip_suffix('}')
                 .ok_or_else(|| fail("`{` without its `}`"))?;
             for part in split_matchers(body) {
-                matchers.push(parse_matcher(part).map_err(|why| fail(&why))?);
+                matchers.push(parse_matcher(part).map_err(|why| fail(&why.to_string()))?);
             }
         }
         if name.is_empty() && matchers.is_empty() {
@@ -101,6 +101,20 @@ impl Selector {
     }
 }
 
+/// Why one label matcher (`label="value"`, as given) does not parse; the
+/// [`SelectorError`]'s `why`.
+#[derive(Debug, thiserror::Error)]
+enum MatcherError {
+    #[error("`{0}` has no operator (=, !=, =~, !~)")]
+    NoOperator(String),
+    #[error("`{0}`: unknown operator")]
+    UnknownOperator(String),
+    #[error("`{0}`: the value goes in double quotes")]
+    Unquoted(String),
+    #[error(transparent)]
+    Regex(#[from] regex::Error),
+}
+
 /// Splits `a="x",b=~"y,z"` on the commas outside quotes.
 fn split_matchers(body: &str) -> Vec<&str> {
     let mut parts = Vec::new();
@@ -121,23 +135,23 @@ fn split_matchers(body: &str) -> Vec<&str> {
     parts.into_iter().filter(|p| !p.trim().is_empty()).collect()
 }
 
-fn parse_matcher(part: &str) -> Result<(String, Op), String> {
+fn parse_matcher(part: &str) -> Result<(String, Op), MatcherError> {
     let part = part.trim();
     let op_at = part
         .find(['=', '!'])
-        .ok_or_else(|| format!("`{part}` has no operator (=, !=, =~, !~)"))?;
+        .ok_or_else(|| MatcherError::NoOperator(part.to_string()))?;
     let label = part[..op_at].trim().to_string();
     let rest = &part[op_at..];
     let (op, value) = ["=~", "!~", "!=", "="]
         .iter()
         .find_map(|op| rest.strip_prefix(op).map(|v| (*op, v.trim())))
-        .ok_or_else(|| format!("`{part}`: unknown operator"))?;
+        .ok_or_else(|| MatcherError::UnknownOperator(part.to_string()))?;
     let value = value
         .strip_prefix('"')
         .and_then(|v| v.strip_suffix('"'))
-        .ok_or_else(|| format!("`{part}`: the value goes in double quotes"))?
+        .ok_or_else(|| MatcherError::Unquoted(part.to_string()))?
         .replace("\\\"", "\"");
-    let regex = |v: &str| Regex::new(&format!("^(?:{v})$")).map_err(|e| e.to_string());
+    let regex = |v: &str| Regex::new(&format!("^(?:{v})$"));
     let op = match op {
         "=" => Op::Eq(value),
         "!=" => Op::Ne(value),

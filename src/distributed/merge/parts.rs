@@ -215,7 +215,7 @@ pub(super) fn thresholds(
 }
 
 /// A threshold as the record writes it, parsed again to be judged.
-fn parse(t: &ThresholdResult) -> Result<Threshold, String> {
+fn parse(t: &ThresholdResult) -> Result<Threshold, threshold::ThresholdError> {
     let (metric, filter) = threshold::parse_metric(&t.metric)?;
     let (stat, op, bound) = threshold::parse_condition(metric, &t.condition)?;
     Ok(Threshold {

@@ -38,20 +38,20 @@ const MAX_REPEATS: i64 = 1000;
 
 /// Choices from the command line that change a suite.
 #[derive(Debug, Clone)]
-pub struct ReadOptions {
+pub struct SuiteReadOptions {
     /// `--time-scale`: multiplies every duration of the plans' load profiles, the smoke runs'
     /// included (health-check, reset and stop time limits are not scaled).
     pub time_scale: f64,
 }
 
-impl Default for ReadOptions {
+impl Default for SuiteReadOptions {
     fn default() -> Self {
         Self { time_scale: 1.0 }
     }
 }
 
 /// Reads and validates the suite at `path`, reading each target's plan.
-pub fn read(path: &Path, options: &ReadOptions) -> Result<Suite, Error> {
+pub fn read(path: &Path, options: &SuiteReadOptions) -> Result<Suite, Error> {
     let text = std::fs::read_to_string(path).map_err(|cause| Error::File {
         action: crate::error::FileAction::Read,
         path: path.to_path_buf(),
@@ -61,7 +61,7 @@ pub fn read(path: &Path, options: &ReadOptions) -> Result<Suite, Error> {
 }
 
 /// Validates suite `text` (read from `path`, which anchors relative paths).
-pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Suite, Error> {
+pub fn read_str(text: &str, path: &Path, options: &SuiteReadOptions) -> Result<Suite, Error> {
     // "suite.toml" has the parent "": the current directory.
     let dir = path
         .parent()
@@ -87,7 +87,7 @@ struct Ctx<'a> {
     text: &'a str,
     path: &'a Path,
     dir: &'a Path,
-    options: &'a ReadOptions,
+    options: &'a SuiteReadOptions,
 }
 
 impl Ctx<'_> {

@@ -5,7 +5,7 @@ fn read_text(text: &str) -> Result<Suite, Error> {
     read_str(
         text,
         Path::new("examples/test-suite.toml"),
-        &ReadOptions::default(),
+        &SuiteReadOptions::default(),
     )
 }
 
@@ -66,7 +66,7 @@ fn a_valid_suite_with_defaults() {
     let short = read_str(
         GOOD,
         Path::new("examples/test-suite.toml"),
-        &ReadOptions { time_scale: 0.5 },
+        &SuiteReadOptions { time_scale: 0.5 },
     )
     .unwrap();
     assert_eq!(
@@ -84,7 +84,7 @@ fn find_max_settings_take_the_cli_defaults_and_the_time_scale() {
     let s = read_str(
         text,
         Path::new("examples/x.toml"),
-        &ReadOptions { time_scale: 0.5 },
+        &SuiteReadOptions { time_scale: 0.5 },
     )
     .unwrap();
     let f = s.find_max.unwrap();
@@ -101,7 +101,7 @@ fn find_max_settings_take_the_cli_defaults_and_the_time_scale() {
 fn a_suite_file_in_the_current_directory_runs_its_commands_there() {
     let text = "plan = \"examples/suite-plan.toml\"\n[[target]]\nname = \"a\"\n\
                 base_url = \"http://127.0.0.1:1\"\ncommand = [\"true\"]\n";
-    let s = read_str(text, Path::new("suite.toml"), &ReadOptions::default()).unwrap();
+    let s = read_str(text, Path::new("suite.toml"), &SuiteReadOptions::default()).unwrap();
     assert_eq!(
         s.targets[0].command.as_ref().unwrap().cwd,
         std::env::current_dir().unwrap()
@@ -287,7 +287,7 @@ fn an_invalid_plan_is_reported_in_the_plan_file() {
     std::fs::write(dir.join("plan.toml"), "[target]\nbase_url = \"http://x\"\n").unwrap();
     let text =
         "plan = \"plan.toml\"\n[[target]]\nname = \"a\"\nbase_url = \"http://127.0.0.1:1\"\n";
-    let err = read_str(text, &dir.join("s.toml"), &ReadOptions::default()).unwrap_err();
+    let err = read_str(text, &dir.join("s.toml"), &SuiteReadOptions::default()).unwrap_err();
     assert!(err.is_input());
     assert!(err.to_string().contains("plan.toml"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
