@@ -308,15 +308,13 @@ fn threshold_results(
                 let (_, then) = a.thresholds.iter().find(|(t, _)| *t == i)?;
                 Some((a.at.as_secs_f64(), *then))
             });
-            ThresholdResult {
-                metric: th.metric_text.clone(),
-                condition: th.condition_text.clone(),
+            ThresholdResult::judged(
+                th.metric_text.clone(),
+                th.condition_text.clone(),
                 observed,
-                passed: th.passes(observed) && abort.is_none(),
-                aborted: abort.is_some(),
-                aborted_at_s: abort.map(|(at, _)| at),
-                observed_at_abort: abort.and_then(|(_, then)| then),
-            }
+                th.passes(observed),
+                abort,
+            )
         })
         .collect()
 }

@@ -201,15 +201,13 @@ pub(super) fn thresholds(
                     ))
                 })
                 .min_by(|a, b| a.0.total_cmp(&b.0));
-            Ok(ThresholdResult {
-                metric: t.metric.clone(),
-                condition: t.condition.clone(),
+            Ok(ThresholdResult::judged(
+                t.metric.clone(),
+                t.condition.clone(),
                 observed,
-                passed: th.passes(observed) && abort.is_none(),
-                aborted: abort.is_some(),
-                aborted_at_s: abort.map(|(at, _)| at),
-                observed_at_abort: abort.and_then(|(_, then)| then),
-            })
+                th.passes(observed),
+                abort,
+            ))
         })
         .collect()
 }

@@ -180,6 +180,28 @@ pub struct ThresholdResult {
 }
 
 impl ThresholdResult {
+    /// The verdict of `metric` `condition`: the value `observed` at the end, whether the
+    /// condition `holds` on it, and, when the threshold ended the run, when (seconds since
+    /// measuring began) and with what value then. One that ended the run has failed whatever the
+    /// end shows.
+    pub fn judged(
+        metric: String,
+        condition: String,
+        observed: Option<f64>,
+        holds: bool,
+        abort: Option<(f64, Option<f64>)>,
+    ) -> Self {
+        Self {
+            metric,
+            condition,
+            observed,
+            passed: holds && abort.is_none(),
+            aborted: abort.is_some(),
+            aborted_at_s: abort.map(|(at, _)| at),
+            observed_at_abort: abort.and_then(|(_, then)| then),
+        }
+    }
+
     /// Whether the threshold failed: its condition failed at the end, or it ended the run.
     pub fn failed(&self) -> bool {
         !self.passed || self.aborted
