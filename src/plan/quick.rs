@@ -203,7 +203,7 @@ impl RunInput {
     }
 
     /// The method, the secret headers and the headers, checked.
-    fn head(&self) -> Result<(String, Secrets, Vec<(String, String)>), Error> {
+    fn head(&self) -> Result<Head, Error> {
         let method = self.method.to_ascii_uppercase();
         if method.is_empty() || !method.bytes().all(is_token_byte) {
             return Err(invalid(
@@ -421,6 +421,9 @@ fn positive_u32(what: &str, value: Option<u32>, default: u32) -> Result<u32, Err
         None => Ok(default),
     }
 }
+
+/// A quick run's request head: the method, the secret headers and the headers.
+type Head = (String, Secrets, Vec<(String, String)>);
 
 #[cfg(test)]
 mod tests {
