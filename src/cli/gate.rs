@@ -305,6 +305,92 @@ mod tests {
         }
     }
 
+    /// A comparison of two variants with one row per `(metric, base, new, change, verdict)`.
+    fn comparison(rows: &[(Metric, f64, f64, f64, Verdict)]) -> Comparison {
+        use volley::analysis::compare::{Change, Estimate, MetricRow};
+        let estimate = |v: f64| Estimate {
+            value: Some(v),
+            ci: None,
+            values: vec![],
+        };
+        Comparison {
+            labels: vec!["A".into(), "B".into()],
+            runs: vec![3, 3],
+            rows: rows
+                .iter()
+                .map(|&(metric, a, b, change, verdict)| MetricRow {
+                    metric,
+                    estimates: vec![estimate(a), estimate(b)],
+                    changes: vec![
+                        None,
+                        Some(Change {
+                            change: Some(change),
+                            ci: None,
+                            p_value: None,
+                            p_adjusted: None,
+                            method: None,
+                            verdict,
+                            confounded: false,
+                        }),
+                    ],
+                })
+                .collect(),
+            mismatches: vec![],
+            warnings: vec![],
+            notes: vec![],
+            threshold_pct: 2.0,
+            tests: rows.len(),
+        }
+    }
+
+    #[test]
+    fn a_rule_is_met_only_when_significant_in_its_direction_and_past_its_amount() {
+        let unsure = Verdict::Inconclusive { runs_needed: None };
+        let c = comparison(&[
+            (Metric::P99, 10.0, 12.0, 20.0, Verdict::Worse),
+            (Metric::P50, 2.0, 2.4, 20.0, unsure),
+            (Metric::Throughput, 100.0, 90.0, -10.0, Verdict::Worse),
+            (Metric::Mean, 3.0, 2.0, -33.3, Verdict::Better),
+            (Metric::ErrorRate, 0.0, 0.5, 0.5, Verdict::Worse),
+            (Metric::P90, 3.0, 3.01, 0.3, Verdict::Equivalent),
+        ]);
+        let met = |rules: &[&str], strict: bool| {
+            let rules: Vec<Rule> = rules.iter().map(|r| rule(r)).collect();
+            judge(&c, &rules, strict)
+        };
+        // Called slower and past the amount: met; a larger amount: not.
+        assert!(met(&["p99 > +5%"], false).fail);
+        assert_eq!(
+            met(&["p99 > +5%"], false).met,
+            ["p99 +20.0 % (rule p99 > +5%)"]
+        );
+        assert!(!met(&["p99 > +25%"], false).fail);
+        // In ms: 12 − 10 = +2 ms.
+        assert!(met(&["p99 > +1.5ms"], false).fail);
+        assert!(!met(&["p99 > +2.5ms"], false).fail);
+        // A large estimate that the statistics do not call: not met, unless strict.
+        let o = met(&["p50 > +5%"], false);
+        assert!(!o.fail && o.met.is_empty(), "{o:?}");
+        assert_eq!(o.inconclusive, ["p50 +20.0 % (rule p50 > +5%)"]);
+        assert!(met(&["p50 > +5%"], true).fail);
+        // Throughput fell (worse): a `<` rule; a `>` rule looks the other way.
+        assert!(met(&["throughput < -3%"], false).fail);
+        assert!(!met(&["throughput < -15%"], false).fail);
+        assert!(!met(&["throughput > +3%"], false).fail);
+        // Mean latency fell (better): a `<` rule is met, a `>` rule not.
+        assert!(met(&["mean < -10%"], false).fail);
+        assert!(!met(&["mean > +0%"], false).fail);
+        assert!(met(&["errors > +0.1pp"], false).fail);
+        assert!(!met(&["errors > +1pp"], false).fail);
+        // Equivalent is never met nor inconclusive, even strictly.
+        let o = met(&["p90 > +0%"], true);
+        assert!(!o.fail && o.inconclusive.is_empty(), "{o:?}");
+        assert_eq!(
+            met(&["p90 > +0%", "p99 > +50%", "errors > +1pp"], true).line(true),
+            "**PASS**: no --fail-on rule met (3 rules)"
+        );
+    }
+
     #[test]
     fn the_verdict_line() {
         let pass = Outcome {
