@@ -469,8 +469,22 @@ pub struct ReportArgs {
 pub struct CompareArgs {
     /// Run records (run.json) or folders; a folder of repeated runs (repeat-*/run.json) is one
     /// variant measured several times. The first is the baseline.
-    #[arg(value_name = "RUN", required = true, num_args = 1..)]
+    #[arg(value_name = "RUN", required_unless_present = "baseline", num_args = 1..)]
     pub runs: Vec<PathBuf>,
+    /// The baseline: a stored run record or folder (e.g. a CI artifact), taken as the first
+    /// variant before the RUNs.
+    #[arg(long, value_name = "PATH")]
+    pub baseline: Option<PathBuf>,
+    /// Exit 1 when this rule is met: `METRIC > +N%` or `METRIC < -N%` (also `ms` for latency,
+    /// `pp` for `errors`), METRIC one of p50, p90, p95, p99, p99.9, mean, max, throughput,
+    /// errors. Met only when the change is significant in that direction (verdict slower/faster
+    /// after Holm's correction) and its estimate passes the amount. Repeatable.
+    #[arg(long = "fail-on", value_name = "RULE", value_parser = clap::value_parser!(super::gate::Rule))]
+    pub fail_on: Vec<super::gate::Rule>,
+    /// With --fail-on: also exit 1 when a metric a rule names is inconclusive (or has too little
+    /// data to test).
+    #[arg(long, requires = "fail_on")]
+    pub fail_on_inconclusive: bool,
     /// Names of the variants, comma-separated, in order (default: the run names, else the
     /// folder names).
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]

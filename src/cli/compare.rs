@@ -16,7 +16,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
     if !(a.threshold.is_finite() && a.threshold >= 0.0) {
         return Err(invalid("--threshold", "must be a percentage ≥ 0, e.g. 2").into());
     }
-    let variants = read_variants(&a.runs, &a.labels)?;
+    let paths: Vec<PathBuf> = a.baseline.iter().chain(&a.runs).cloned().collect();
+    let variants = read_variants(&paths, &a.labels)?;
     if variants.len() == 1 && variants[0].runs.len() == 1 {
         return Err(invalid(
             "runs",
@@ -31,13 +32,28 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
             threshold_pct: a.threshold,
         },
     );
+    let gate =
+        (!a.fail_on.is_empty()).then(|| super::gate::judge(&c, &a.fail_on, a.fail_on_inconclusive));
+    let first = |markdown: bool| {
+        gate.as_ref()
+            .map(|g| format!("{}\n\n", g.line(markdown)))
+            .unwrap_or_default()
+    };
     let text = match format {
-        Format::Markdown => comparison::markdown(&variants, &c),
+        Format::Markdown => first(true) + &comparison::markdown(&variants, &c),
         Format::Html => html::render_compare(&variants, &c)?,
-        Format::Text => comparison::text(&variants, &c),
+        Format::Text => first(false) + &comparison::text(&variants, &c),
     };
     super::emit(&text, a.output.as_deref())?;
-    Ok(super::EXIT_OK)
+    match gate {
+        Some(g) if g.fail => {
+            if a.output.is_some() || format == Format::Html {
+                eprintln!("volley: {}", g.line(false));
+            }
+            Ok(super::EXIT_GATE)
+        }
+        _ => Ok(super::EXIT_OK),
+    }
 }
 
 fn invalid(what: &str, why: &str) -> volley::Error {

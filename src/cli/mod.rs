@@ -5,7 +5,10 @@
 //! record) is invalid — records that cannot be read or are of another format version included;
 //! 99 a threshold failed; 130 the run was interrupted (SIGINT/SIGTERM) — its summary and
 //! record are still written. `volley suite`: 0 every target ran, 1 one or more failed, 2 invalid
-//! suite file, 130 interrupted.
+//! suite file, 130 interrupted. `volley compare`: 0 the comparison was made and no `--fail-on` rule
+//! was met; 1 ([`EXIT_GATE`]) a `--fail-on` rule was met (or, with `--fail-on-inconclusive`, a
+//! metric a rule names was inconclusive), or the comparison could not be made; 2 invalid command
+//! line (a `--fail-on` rule that does not parse included) or records.
 
 mod args;
 mod compare;
@@ -14,6 +17,7 @@ mod curl;
 mod demo;
 mod distributed;
 mod findmax;
+mod gate;
 mod new;
 mod plan;
 mod proto_args;
@@ -36,6 +40,8 @@ use args::Command;
 pub const EXIT_OK: u8 = 0;
 /// Exit code: every request failed, or the run could not be carried out.
 pub const EXIT_FAILED: u8 = 1;
+/// Exit code of `volley compare`: a `--fail-on` rule was met (the CI gate failed).
+pub const EXIT_GATE: u8 = 1;
 /// Exit code: invalid command line or input.
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code: a threshold failed (as k6).

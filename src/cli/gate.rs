@@ -1,0 +1,422 @@
+//! `volley compare --fail-on RULE`: the comparison as a CI gate. A rule such as `p99 > +5%`
+//! is met only when the comparison's own statistics call the change significant in that
+//! direction (verdict worse/better, after Holm's correction) **and** its point estimate passes
+//! the amount; an inconclusive metric a rule names fails only with `--fail-on-inconclusive`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use volley::analysis::compare::{Comparison, Metric, Verdict};
+
+/// Which way a rule looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// The metric rose by more than the amount.
+    Above,
+    /// The metric fell by more than the amount.
+    Below,
+}
+
+/// The unit of a rule's amount.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    /// % of the baseline (relative metrics).
+    Percent,
+    /// Percentage points (the error rate).
+    Points,
+    /// Milliseconds, the difference of the figures (latency metrics).
+    Millis,
+}
+
+/// One `--fail-on` rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// The rule as given (trimmed), for messages.
+    pub text: String,
+    /// The metric it names.
+    pub metric: Metric,
+    /// `>` or `<`.
+    pub op: Op,
+    /// Signed amount, in `unit`.
+    pub amount: f64,
+    /// Unit of the amount.
+    pub unit: Unit,
+}
+
+const METRICS: &str = "p50, p90, p95, p99, p99.9, mean, max, throughput, errors";
+
+fn metric_named(name: &str) -> Option<Metric> {
+    Some(match name {
+        "p50" | "median" => Metric::P50,
+        "p90" => Metric::P90,
+        "p95" => Metric::P95,
+        "p99" => Metric::P99,
+        "p99.9" | "p999" => Metric::P99_9,
+        "mean" => Metric::Mean,
+        "max" => Metric::Max,
+        "throughput" | "rps" => Metric::Throughput,
+        "errors" | "error-rate" | "error_rate" => Metric::ErrorRate,
+        _ => return None,
+    })
+}
+
+impl FromStr for Rule {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        let text = s.trim().to_string();
+        let fail = |why: String| Err(format!("rule `{text}`: {why}"));
+        let Some(at) = text.find(['>', '<']) else {
+            return fail(
+                "no operator; write METRIC > +AMOUNT or METRIC < -AMOUNT, e.g. `p99 > +5%`".into(),
+            );
+        };
+        let op = if text[at..].starts_with('>') {
+            Op::Above
+        } else {
+            Op::Below
+        };
+        let name = text[..at].trim().to_ascii_lowercase();
+        let Some(metric) = metric_named(&name) else {
+            return fail(format!("unknown metric `{name}`; one of {METRICS}"));
+        };
+        let rest = text[at + 1..].trim();
+        let (num, unit) = if let Some(n) = rest.strip_suffix("pp") {
+            (n, Unit::Points)
+        } else if let Some(n) = rest.strip_suffix('%') {
+            (n, Unit::Percent)
+        } else if let Some(n) = rest.strip_suffix("ms") {
+            (n, Unit::Millis)
+        } else {
+            return fail(format!(
+                "amount `{rest}` has no unit; write % of the baseline (e.g. +5%), pp for the \
+                 error rate (e.g. +0.1pp) or ms for latency"
+            ));
+        };
+        let num = num.trim().replace('−', "-");
+        let signed = num.starts_with(['+', '-']);
+        let amount: f64 = match num.parse() {
+            Ok(v) if f64::is_finite(v) => v,
+            _ => return fail(format!("`{num}` is not a number")),
+        };
+        match (metric, unit) {
+            (Metric::ErrorRate, Unit::Points) => {}
+            (Metric::ErrorRate, _) => {
+                return fail(
+                    "the error rate changes in percentage points: write e.g. +0.1pp".into(),
+                );
+            }
+            (_, Unit::Points) => {
+                return fail("pp is for the error rate only; write % (e.g. +5%)".into());
+            }
+            (Metric::Throughput, Unit::Millis) => {
+                return fail("throughput is not in ms; write % (e.g. -3%)".into());
+            }
+            _ => {}
+        }
+        match op {
+            Op::Above if amount < 0.0 => {
+                return fail("`>` takes a rise: a positive amount, e.g. +5%".into());
+            }
+            Op::Below if amount > 0.0 || !signed => {
+                return fail("`<` takes a fall: a negative amount, e.g. -3%".into());
+            }
+            _ => {}
+        }
+        Ok(Rule {
+            text,
+            metric,
+            op,
+            amount,
+            unit,
+        })
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// What the rules say about a comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Rules met, each as "p99 +12.3 % (rule p99 > +5%)".
+    pub met: Vec<String>,
+    /// Rules whose metric was inconclusive (or had too little data), same form.
+    pub inconclusive: Vec<String>,
+    /// Whether the gate fails.
+    pub fail: bool,
+    /// How many rules there were.
+    pub rules: usize,
+}
+
+impl Outcome {
+    /// The one-line verdict, Markdown (`**FAIL**: …`) or plain (`FAIL: …`).
+    pub fn line(&self, markdown: bool) -> String {
+        let b = |w: &str| {
+            if markdown {
+                format!("**{w}**")
+            } else {
+                w.into()
+            }
+        };
+        let n = self.rules;
+        let rules = if n == 1 { "rule" } else { "rules" };
+        if !self.fail {
+            let mut line = format!("{}: no --fail-on rule met ({n} {rules})", b("PASS"));
+            if !self.inconclusive.is_empty() {
+                line.push_str(&format!("; inconclusive: {}", self.inconclusive.join("; ")));
+            }
+            return line;
+        }
+        let mut parts = self.met.clone();
+        if parts.is_empty() {
+            parts = self
+                .inconclusive
+                .iter()
+                .map(|s| format!("inconclusive {s}"))
+                .collect();
+        }
+        format!("{}: {}", b("FAIL"), parts.join("; "))
+    }
+}
+
+/// Applies `rules` to every variant against the baseline.
+pub fn judge(c: &Comparison, rules: &[Rule], fail_on_inconclusive: bool) -> Outcome {
+    let mut met = Vec::new();
+    let mut inconclusive = Vec::new();
+    for rule in rules {
+        let Some(row) = c.rows.iter().find(|r| r.metric == rule.metric) else {
+            continue;
+        };
+        for (i, change) in row.changes.iter().enumerate() {
+            let Some(change) = change else { continue };
+            let who = if c.labels.len() > 2 {
+                format!("{}: ", c.labels[i])
+            } else {
+                String::new()
+            };
+            // The change in the rule's unit.
+            let value = match rule.unit {
+                Unit::Percent | Unit::Points => change.change,
+                Unit::Millis => row.estimates[0]
+                    .value
+                    .zip(row.estimates[i].value)
+                    .map(|(a, b)| b - a),
+            };
+            let unit = match rule.unit {
+                Unit::Percent => "%",
+                Unit::Points => "pp",
+                Unit::Millis => "ms",
+            };
+            let name = rule.text[..rule.text.find(['>', '<']).unwrap_or(0)].trim();
+            let shown = match value {
+                Some(v) => format!("{who}{name} {v:+.1} {unit} (rule {rule})"),
+                None => format!("{who}{name} (rule {rule})"),
+            };
+            let rose = match change.verdict {
+                Verdict::Better => rule.metric.higher_is_better(),
+                Verdict::Worse => !rule.metric.higher_is_better(),
+                Verdict::Inconclusive { .. } | Verdict::NotEnoughData => {
+                    inconclusive.push(shown);
+                    continue;
+                }
+                Verdict::Equivalent => continue,
+            };
+            let passes = value.is_some_and(|v| match rule.op {
+                Op::Above => rose && v > rule.amount,
+                Op::Below => !rose && v < rule.amount,
+            });
+            if passes {
+                met.push(shown);
+            }
+        }
+    }
+    let fail = !met.is_empty() || fail_on_inconclusive && !inconclusive.is_empty();
+    Outcome {
+        met,
+        inconclusive,
+        fail,
+        rules: rules.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rule(s: &str) -> Rule {
+        s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    fn err(s: &str) -> String {
+        s.parse::<Rule>().unwrap_err()
+    }
+
+    #[test]
+    fn rules_parse() {
+        let r = rule("p99 > +5%");
+        assert_eq!(
+            (r.metric, r.op, r.amount, r.unit),
+            (Metric::P99, Op::Above, 5.0, Unit::Percent)
+        );
+        let r = rule("  throughput<-3 %");
+        assert_eq!(
+            (r.metric, r.op, r.amount, r.unit),
+            (Metric::Throughput, Op::Below, -3.0, Unit::Percent)
+        );
+        assert_eq!(r.text, "throughput<-3 %");
+        let r = rule("errors > +0.1pp");
+        assert_eq!(
+            (r.metric, r.amount, r.unit),
+            (Metric::ErrorRate, 0.1, Unit::Points)
+        );
+        let r = rule("P50 > 2ms");
+        assert_eq!(
+            (r.metric, r.amount, r.unit),
+            (Metric::P50, 2.0, Unit::Millis)
+        );
+        assert_eq!(rule("p99.9 > +10%").metric, Metric::P99_9);
+        assert_eq!(rule("mean < −5%").amount, -5.0);
+        assert_eq!(rule("p90 > 0%").amount, 0.0);
+        assert_eq!(rule("p95 > +1%").metric, Metric::P95);
+    }
+
+    #[test]
+    fn bad_rules_say_why_and_name_the_rule() {
+        for (bad, why) in [
+            ("p99 +5%", "no operator"),
+            ("p98 > +5%", "unknown metric `p98`"),
+            ("p99 > +5", "has no unit"),
+            ("p99 > abc%", "is not a number"),
+            ("p99 > inf%", "is not a number"),
+            ("errors > +5%", "percentage points"),
+            ("p99 > +1pp", "pp is for the error rate"),
+            ("throughput < -3ms", "not in ms"),
+            ("p99 > -5%", "positive amount"),
+            ("throughput < 3%", "negative amount"),
+            ("throughput < +3%", "negative amount"),
+        ] {
+            let e = err(bad);
+            assert!(e.contains(why), "{bad}: {e}");
+            assert!(e.starts_with(&format!("rule `{bad}`")), "{bad}: {e}");
+        }
+    }
+
+    /// A comparison of two variants with one row per `(metric, base, new, change, verdict)`.
+    fn comparison(rows: &[(Metric, f64, f64, f64, Verdict)]) -> Comparison {
+        use volley::analysis::compare::{Change, Estimate, MetricRow};
+        let estimate = |v: f64| Estimate {
+            value: Some(v),
+            ci: None,
+            values: vec![],
+        };
+        Comparison {
+            labels: vec!["A".into(), "B".into()],
+            runs: vec![3, 3],
+            rows: rows
+                .iter()
+                .map(|&(metric, a, b, change, verdict)| MetricRow {
+                    metric,
+                    estimates: vec![estimate(a), estimate(b)],
+                    changes: vec![
+                        None,
+                        Some(Change {
+                            change: Some(change),
+                            ci: None,
+                            p_value: None,
+                            p_adjusted: None,
+                            method: None,
+                            verdict,
+                            confounded: false,
+                        }),
+                    ],
+                })
+                .collect(),
+            mismatches: vec![],
+            warnings: vec![],
+            notes: vec![],
+            threshold_pct: 2.0,
+            tests: rows.len(),
+        }
+    }
+
+    #[test]
+    fn a_rule_is_met_only_when_significant_in_its_direction_and_past_its_amount() {
+        let unsure = Verdict::Inconclusive { runs_needed: None };
+        let c = comparison(&[
+            (Metric::P99, 10.0, 12.0, 20.0, Verdict::Worse),
+            (Metric::P50, 2.0, 2.4, 20.0, unsure),
+            (Metric::Throughput, 100.0, 90.0, -10.0, Verdict::Worse),
+            (Metric::Mean, 3.0, 2.0, -33.3, Verdict::Better),
+            (Metric::ErrorRate, 0.0, 0.5, 0.5, Verdict::Worse),
+            (Metric::P90, 3.0, 3.01, 0.3, Verdict::Equivalent),
+        ]);
+        let met = |rules: &[&str], strict: bool| {
+            let rules: Vec<Rule> = rules.iter().map(|r| rule(r)).collect();
+            judge(&c, &rules, strict)
+        };
+        // Called slower and past the amount: met; a larger amount: not.
+        assert!(met(&["p99 > +5%"], false).fail);
+        assert_eq!(
+            met(&["p99 > +5%"], false).met,
+            ["p99 +20.0 % (rule p99 > +5%)"]
+        );
+        assert!(!met(&["p99 > +25%"], false).fail);
+        // In ms: 12 − 10 = +2 ms.
+        assert!(met(&["p99 > +1.5ms"], false).fail);
+        assert!(!met(&["p99 > +2.5ms"], false).fail);
+        // A large estimate that the statistics do not call: not met, unless strict.
+        let o = met(&["p50 > +5%"], false);
+        assert!(!o.fail && o.met.is_empty(), "{o:?}");
+        assert_eq!(o.inconclusive, ["p50 +20.0 % (rule p50 > +5%)"]);
+        assert!(met(&["p50 > +5%"], true).fail);
+        // Throughput fell (worse): a `<` rule; a `>` rule looks the other way.
+        assert!(met(&["throughput < -3%"], false).fail);
+        assert!(!met(&["throughput < -15%"], false).fail);
+        assert!(!met(&["throughput > +3%"], false).fail);
+        // Mean latency fell (better): a `<` rule is met, a `>` rule not.
+        assert!(met(&["mean < -10%"], false).fail);
+        assert!(!met(&["mean > +0%"], false).fail);
+        assert!(met(&["errors > +0.1pp"], false).fail);
+        assert!(!met(&["errors > +1pp"], false).fail);
+        // Equivalent is never met nor inconclusive, even strictly.
+        let o = met(&["p90 > +0%"], true);
+        assert!(!o.fail && o.inconclusive.is_empty(), "{o:?}");
+        assert_eq!(
+            met(&["p90 > +0%", "p99 > +50%", "errors > +1pp"], true).line(true),
+            "**PASS**: no --fail-on rule met (3 rules)"
+        );
+    }
+
+    #[test]
+    fn the_verdict_line() {
+        let pass = Outcome {
+            met: vec![],
+            inconclusive: vec![],
+            fail: false,
+            rules: 3,
+        };
+        assert_eq!(pass.line(true), "**PASS**: no --fail-on rule met (3 rules)");
+        assert_eq!(pass.line(false), "PASS: no --fail-on rule met (3 rules)");
+        let fail = Outcome {
+            met: vec!["p99 +12.3 % (rule p99 > +5%)".into()],
+            inconclusive: vec![],
+            fail: true,
+            rules: 1,
+        };
+        assert_eq!(fail.line(true), "**FAIL**: p99 +12.3 % (rule p99 > +5%)");
+        let unsure = Outcome {
+            met: vec![],
+            inconclusive: vec!["p50 +1.0 % (rule p50 > +10%)".into()],
+            fail: true,
+            rules: 1,
+        };
+        assert_eq!(
+            unsure.line(true),
+            "**FAIL**: inconclusive p50 +1.0 % (rule p50 > +10%)"
+        );
+    }
+}
