@@ -425,9 +425,6 @@ fn positive_u32(what: &str, value: Option<u32>, default: u32) -> Result<u32, Err
     }
 }
 
-/// A quick run's request head: the method, the secret headers and the headers.
-
-
 #[cfg(test)]
 mod tests {
     use super::*;
