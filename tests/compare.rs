@@ -70,20 +70,6 @@ fn stats_row(md: &str, metric: &str, variant: &str) -> Vec<String> {
         .collect()
 }
 
-/// Copies the records of repeats `which` of `folder` into a new folder of repeats.
-fn subset(folder: &Path, which: impl Iterator<Item = u32>, into: &Path) -> PathBuf {
-    for i in which {
-        let to = into.join(format!("repeat-{i}"));
-        std::fs::create_dir_all(&to).unwrap();
-        std::fs::copy(
-            folder.join(format!("repeat-{i}/run.json")),
-            to.join("run.json"),
-        )
-        .unwrap();
-    }
-    into.to_path_buf()
-}
-
 #[test]
 fn a_a_repeats_show_no_significant_difference() {
     let _serial = serial();

@@ -30,20 +30,6 @@ fn repeats(dir: &Path, url: &str, n: u32) -> PathBuf {
     only_subfolder(&out)
 }
 
-/// Copies the records of repeats `which` of `folder` into a new folder of repeats.
-fn subset(folder: &Path, which: impl Iterator<Item = u32>, into: &Path) -> PathBuf {
-    for i in which {
-        let to = into.join(format!("repeat-{i}"));
-        std::fs::create_dir_all(&to).unwrap();
-        std::fs::copy(
-            folder.join(format!("repeat-{i}/run.json")),
-            to.join("run.json"),
-        )
-        .unwrap();
-    }
-    into.to_path_buf()
-}
-
 /// `volley compare ARGS…`: (exit code, stdout, stderr); stdout shown with --nocapture.
 fn gate(args: &[&str]) -> (Option<i32>, String, String) {
     let mut argv = vec!["compare"];

@@ -354,3 +354,17 @@ pub fn wait_until(what: &str, limit: Duration, mut condition: impl FnMut() -> bo
         std::thread::sleep(Duration::from_millis(5));
     }
 }
+
+/// Copies the records of repeats `which` of `folder` into a new folder of repeats.
+pub fn subset(folder: &Path, which: impl Iterator<Item = u32>, into: &Path) -> PathBuf {
+    for i in which {
+        let to = into.join(format!("repeat-{i}"));
+        std::fs::create_dir_all(&to).unwrap();
+        std::fs::copy(
+            folder.join(format!("repeat-{i}/run.json")),
+            to.join("run.json"),
+        )
+        .unwrap();
+    }
+    into.to_path_buf()
+}
