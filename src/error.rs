@@ -34,7 +34,7 @@ impl std::fmt::Display for FileAction {
 }
 
 /// Everything that can go wrong in volley outside the hot path (which counts
-/// [`ErrorKind`](crate::proto::ErrorKind)s instead).
+/// `record::error_kind::ErrorKind`s instead).
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A user choice (flag, URL, plan value) is invalid.

@@ -14,22 +14,7 @@ use common::*;
 
 /// Runs `url` `n` times (`--repeat n`, each `seconds` long) and returns the repeats folder.
 fn repeats(dir: &Path, url: &str, n: u32, seconds: u32) -> PathBuf {
-    let out = dir.join("results");
-    let (code, stdout, stderr) = run_volley(&[
-        url,
-        "-c",
-        "4",
-        "-d",
-        &format!("{seconds}s"),
-        "--threads",
-        "1",
-        "--repeat",
-        &n.to_string(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    let folder = only_subfolder(&out);
+    let (folder, stdout) = run_repeats(dir, url, n, seconds);
     for i in 1..=n {
         assert!(folder.join(format!("repeat-{i}/run.json")).is_file());
         assert!(folder.join(format!("repeat-{i}/report.html")).is_file());

@@ -12,22 +12,7 @@ use common::*;
 
 /// Runs `url` `n` times (`--repeat n`, one second each) and returns the repeats folder.
 fn repeats(dir: &Path, url: &str, n: u32) -> PathBuf {
-    let out = dir.join("results");
-    let (code, stdout, stderr) = run_volley(&[
-        url,
-        "-c",
-        "4",
-        "-d",
-        "1s",
-        "--threads",
-        "1",
-        "--repeat",
-        &n.to_string(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    only_subfolder(&out)
+    run_repeats(dir, url, n, 1).0
 }
 
 /// `volley compare ARGS…`: (exit code, stdout, stderr); stdout shown with --nocapture.

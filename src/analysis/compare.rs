@@ -67,7 +67,7 @@
 mod change;
 mod drift;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use super::metric::Metric;
 use super::stats;

@@ -36,7 +36,7 @@
 //!   and parses it with `httparse` into a stack array of header slices (`MAX_HEADERS`) before it
 //!   reads the body. The value is found there by a case-insensitive name comparison and handed to
 //!   [`GroupTable::record`] as a `&[u8]` borrowed from the read buffer: nothing is copied or
-//!   allocated, unlike a [`crate::proto::message::Capture`] with `headers: true`, which builds an
+//!   allocated, unlike a `proto::message::Capture` with `headers: true`, which builds an
 //!   `http::HeaderMap` per response. So the prepared request carries the wanted header names
 //!   (lower case, fixed at plan time) and the exchange returns the value's byte range in the head
 //!   buffer (or the worker records before the buffer is reused). Over HTTP/2 the `h2` crate

@@ -488,3 +488,6 @@ mod tests {
         assert!(!txt.contains("NOT LIKE-FOR-LIKE"), "{txt}");
     }
 }
+
+#[cfg(test)]
+mod words_tests;

@@ -368,3 +368,24 @@ pub fn subset(folder: &Path, which: impl Iterator<Item = u32>, into: &Path) -> P
     }
     into.to_path_buf()
 }
+
+/// Quick mode against `url`, `n` times (`--repeat n`, 4 connections, 1 thread, each `seconds`
+/// long) into `dir/results`: the repeats folder and stdout.
+pub fn run_repeats(dir: &Path, url: &str, n: u32, seconds: u32) -> (PathBuf, String) {
+    let out = dir.join("results");
+    let (code, stdout, stderr) = run_volley(&[
+        url,
+        "-c",
+        "4",
+        "-d",
+        &format!("{seconds}s"),
+        "--threads",
+        "1",
+        "--repeat",
+        &n.to_string(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    (only_subfolder(&out), stdout)
+}
