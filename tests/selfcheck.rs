@@ -275,7 +275,8 @@ weight = 1
     assert_eq!(check["outcome"], "explained", "{check:#}");
     let above = figure(&rec, "heavy_tail", "above_p95_pct");
     let time = figure(&rec, "heavy_tail", "time_above_p95_pct");
-    assert!((0.5..5.0).contains(&above), "{check:#}");
+    // At most 5 % lie above the p95 by its definition; exactly 5 % when the p95 falls among the fast ones.
+    assert!((0.5..=5.0).contains(&above), "{check:#}");
     assert!(time > 50.0, "{check:#}");
     println!("{}", check["message"]);
     assert!(figure(&rec, "heavy_tail", "mean_ms") > figure(&rec, "heavy_tail", "p95_ms"));
