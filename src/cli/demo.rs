@@ -43,7 +43,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
             open,
         ),
     ] {
-        let spec = input.validate()?;
+        let spec = input.validate()?.prepare()?;
         eprintln!("== {title}");
         eprintln!("{}", super::runs::banner(&spec));
         let argv = vec!["volley".to_string(), "demo".to_string()];

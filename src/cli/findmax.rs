@@ -149,14 +149,15 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
                 secret_headers: a.secret_headers.clone(),
                 ..Default::default()
             },
-        )?);
+        )?
+        .prepare()?);
     }
     let mut input = RunInput::new(target.clone());
     input.name = "find-max".into();
     input.method = a.method.clone();
     input.headers = a.headers.clone();
     input.secret_headers = a.secret_headers.clone();
-    input.body = a.body.clone().unwrap_or_default().into_bytes();
+    input.body = a.body.clone().unwrap_or_default();
     input.timeout = a.timeout;
     input.threads = a.threads;
     input.connect = a.connect.options();
@@ -165,5 +166,5 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     if a.model == SearchModel::Open {
         input.rate_per_sec = Some(1.0);
     }
-    Ok(input.validate()?)
+    Ok(input.validate()?.prepare()?)
 }

@@ -24,7 +24,9 @@ fn load_text(name: &str, text: &str) -> Plan {
         reflection: false,
         ..ReadOptions::default()
     };
-    let plan = read_file(&path, &options).unwrap_or_else(|e| panic!("{e}\n--- plan ---\n{text}"));
+    let plan = read_file(&path, &options)
+        .and_then(|d| d.prepare())
+        .unwrap_or_else(|e| panic!("{e}\n--- plan ---\n{text}"));
     let _ = std::fs::remove_dir_all(&dir);
     plan
 }
@@ -46,6 +48,7 @@ fn wire(plan: &Plan) -> String {
             let body = match &d.body {
                 Body::Empty => String::new(),
                 Body::Text(t) | Body::Json(t) => render(t),
+                Body::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
             };
             format!("{head}\r\n{body}")
         }

@@ -23,7 +23,10 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
             segment: a.segment,
             ..Default::default()
         },
-    )?;
+    )?
+    // Run preparation: the one place the target may be contacted before the run (gRPC
+    // schemas by server reflection).
+    .prepare()?;
     if !a.quiet {
         eprintln!("{}", super::runs::banner(&plan));
     }
@@ -46,7 +49,10 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
             segment: a.segment,
             ..Default::default()
         },
-    )?;
+    )?
+    // Every step's request is shown, so gRPC schemas the plan takes from the target are
+    // fetched as a run would.
+    .prepare()?;
     // Printed only once every step has rendered: a plan that fails says so, and only that.
     let mut out = String::new();
     writeln!(out, "{}: valid", a.plan.display())?;

@@ -12,7 +12,7 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
         json: args.json.clone(),
         out: args.out.clone(),
     };
-    let plan = input_from(args)?.validate()?;
+    let plan = input_from(args)?.validate()?.prepare()?;
     if !quiet {
         eprintln!("{}", super::runs::banner(&plan));
     }
@@ -31,19 +31,12 @@ pub fn share_line(s: &volley::plan::segment::PlanShare) -> String {
 }
 
 fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
-    let body = match (a.body, a.body_file) {
-        (Some(text), _) => text.into_bytes(),
-        (None, Some(path)) => std::fs::read(&path).map_err(|e| volley::Error::Invalid {
-            what: "--body-file".into(),
-            why: format!("cannot read {}: {e}", path.display()),
-        })?,
-        (None, None) => Vec::new(),
-    };
     let mut input = RunInput::new(a.url.unwrap_or_default());
     input.method = a.method;
     input.headers = a.headers;
     input.secret_headers = a.secret_headers;
-    input.body = body;
+    input.body = a.body.unwrap_or_default();
+    input.body_file = a.body_file;
     input.concurrency = a.connections;
     input.rate_per_sec = a.rate;
     input.duration = a.duration;

@@ -273,7 +273,9 @@ mod tests {
             threads: Some(threads),
             ..Default::default()
         };
-        read_str(text, std::path::Path::new("t.toml"), &options).unwrap()
+        read_str(text, std::path::Path::new("t.toml"), &options)
+            .and_then(|d| d.prepare())
+            .unwrap()
     }
 
     fn snapshot(second: u64, requests: u64) -> IntervalSnapshot {

@@ -3,6 +3,7 @@
 //! `schema/plan.schema.json` is generated from these types for editors.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -12,7 +13,7 @@ use toml::Spanned;
 pub type DurationText = Spanned<String>;
 
 /// A whole plan file.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PlanFile {
     /// Name of the run (default: the file's stem).
@@ -36,10 +37,15 @@ pub struct PlanFile {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, Vec<ThresholdEntry>>")]
     pub thresholds: BTreeMap<String, Spanned<Vec<Spanned<ThresholdEntry>>>>,
+    /// Quick mode's `--warmup`: the first part of the run, whose requests are sent but not
+    /// recorded (the profile's length includes it). Not a key of plan files.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub warmup: Duration,
 }
 
 /// `[target]`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TargetFile {
     /// Base URL, e.g. `http://127.0.0.1:8080` (may use `{{ env.NAME }}`).
@@ -88,7 +94,7 @@ pub struct TargetFile {
 }
 
 /// `[target.tls]`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TlsFile {
     /// Accept any certificate (still encrypted). Default false.
@@ -106,7 +112,7 @@ pub struct TlsFile {
 }
 
 /// A size: a number of bytes (`65536`), or text with a unit (`"64KiB"`, `"10MB"`, `"1.5MiB"`).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum SizeText {
     /// Bytes.
@@ -116,7 +122,7 @@ pub enum SizeText {
 }
 
 /// `[data.NAME]`: a CSV file whose first line names the columns.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DataFile {
     /// Path, relative to the plan file.
@@ -128,7 +134,7 @@ pub struct DataFile {
 }
 
 /// `[[scenario]]`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioFile {
     /// Unique name.
@@ -150,7 +156,7 @@ pub struct ScenarioFile {
 }
 
 /// `[scenario.load]`: the load profile, chosen by `profile`; each profile takes some of the keys.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LoadFile {
     /// `constant-vus` (vus, duration), `ramping-vus` (start_vus, stages),
@@ -177,7 +183,8 @@ pub struct LoadFile {
     pub time_unit: Option<DurationText>,
     /// VUs available to an arrival-rate profile; an iteration due with none idle is dropped.
     pub max_vus: Option<u32>,
-    /// Iterations (shared, or per VU).
+    /// Iterations (shared, or per VU); with `constant-arrival-rate`, stop after this many have
+    /// fallen due (then `duration` may be left out: the run lasts until they have).
     pub iterations: Option<u64>,
     /// Iteration profiles: stop after this long anyway.
     #[schemars(with = "Option<String>")]
@@ -189,7 +196,7 @@ pub struct LoadFile {
 }
 
 /// One stage of a ramping profile.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StageFile {
     /// How long the move takes.
@@ -200,7 +207,7 @@ pub struct StageFile {
 }
 
 /// One ladder phase: `vus` or `rate`, held for `duration`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PhaseFile {
     /// Display name (default "phase N: … VUs").
@@ -215,7 +222,7 @@ pub struct PhaseFile {
 }
 
 /// `[[scenario.step]]`: one request.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StepFile {
     /// Name, unique within the scenario.
@@ -232,11 +239,11 @@ pub struct StepFile {
     /// `headers`.
     #[schemars(with = "Option<String>")]
     pub grpc: Option<Spanned<String>>,
-    /// Headers (templated values).
+    /// Headers (templated values); they replace the target's headers of the same name.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, String>")]
-    pub headers: BTreeMap<String, Spanned<String>>,
-    /// Raw body (templated).
+    pub headers: HeaderList,
+    /// Raw body (templated); for a gRPC step, the message as JSON text (instead of `json`).
     #[schemars(with = "Option<String>")]
     pub body: Option<Spanned<String>>,
     /// Body read from a file, relative to the plan (templated).
@@ -259,8 +266,44 @@ pub struct StepFile {
     pub checks: Option<ChecksFile>,
 }
 
+/// Headers in order: a plan file's as its TOML table gives them (by name; a key cannot repeat),
+/// quick mode's in the order of its `-H` flags (a name may repeat).
+#[derive(Debug, Clone, Default)]
+pub struct HeaderList(pub Vec<(String, Spanned<String>)>);
+
+impl<'a> IntoIterator for &'a HeaderList {
+    type Item = &'a (String, Spanned<String>);
+    type IntoIter = std::slice::Iter<'a, (String, Spanned<String>)>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.iter()
+    }
+}
+
+impl<'de> Deserialize<'de> for HeaderList {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> serde::de::Visitor<'de> for Visit {
+            type Value = HeaderList;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a table of header names and values")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<HeaderList, A::Error> {
+                let mut list = Vec::new();
+                while let Some(entry) = map.next_entry::<String, Spanned<String>>()? {
+                    list.push(entry);
+                }
+                Ok(HeaderList(list))
+            }
+        }
+        d.deserialize_map(Visit)
+    }
+}
+
 /// Where an extracted variable comes from (exactly one).
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ExtractFile {
     /// JSON pointer (`/id`) or path (`$.items[0].id`) into the JSON body.
@@ -272,7 +315,7 @@ pub struct ExtractFile {
 }
 
 /// `[scenario.step.checks]`: each key is one or more checks.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChecksFile {
     /// The status is one of these.
@@ -290,7 +333,7 @@ pub struct ChecksFile {
 }
 
 /// A string or a list of strings.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum OneOrMany {
     /// One.
@@ -300,7 +343,7 @@ pub enum OneOrMany {
 }
 
 /// A threshold condition: `"p95 < 5ms"`, or a table with options.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ThresholdEntry {
     /// Just the condition.

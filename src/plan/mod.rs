@@ -1,9 +1,12 @@
 //! Plans: what the user asked for, validated and typed before any load is sent.
 //!
 //! A [`Plan`] is the engine's whole input: the target, one or more scenarios (each a load profile
-//! and steps), thresholds. Quick mode ([`quick::RunInput`]) builds a one-scenario, one-step plan;
-//! plan files ([`read`]) build any shape. Every user error is found while building it, with the
-//! file, line and column where there is a file.
+//! and steps), thresholds. One loader ([`read`]) builds it from the plan file's model
+//! ([`file::PlanFile`]): plan files are parsed into that model, and quick mode's flags
+//! ([`quick::RunInput`]) desugar into it (one scenario, one step). Every user error that can be
+//! known without the network is found while loading, with the file, line and column where there
+//! is a file, into a [`read::Draft`]; [`read::Draft::prepare`] — run preparation — is the one
+//! place the target is contacted before the run (gRPC schemas by server reflection).
 
 pub mod check;
 pub mod connect;
@@ -312,6 +315,8 @@ pub enum Body {
     Text(Text),
     /// JSON with templated string leaves.
     Json(JsonTemplate),
+    /// Bytes sent as they are (a body file that is not UTF-8 text, or given by a flag).
+    Bytes(bytes::Bytes),
 }
 
 /// One result group of the run.

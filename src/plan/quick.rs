@@ -1,34 +1,23 @@
-//! Quick mode: one URL from flags (`volley URL -c 64 -d 10s`) becomes a one-scenario,
-//! one-step [`Plan`], so quick runs and plan files share one engine path.
+//! Quick mode: one URL from flags (`volley URL -c 64 -d 10s`) desugars into a plan file's
+//! model, one scenario with one step, and goes through the same loader as a plan file
+//! ([`super::read`]): one way from user input to a [`Plan`]. What is checked here is only what
+//! the flags themselves mean (`-d` or `-n`, a header line's syntax, a rate's sign); values are
+//! literal, never templates.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
+use toml::Spanned;
 
 use super::connect::ConnectOptions;
-use super::header::{is_header_name, is_token_byte, parse_header};
-use super::{
-    Flow, Iterations, Plan, Profile, QuickRequest, Scenario, StaticRequest, Step, StepRequest,
-    Target, Templates,
+use super::file::{
+    HeaderList, LoadFile, PlanFile, ScenarioFile, SizeText, StepFile, TargetFile, TlsFile,
 };
+use super::header::parse_header;
+use super::read::{Draft, Finish, ReadOptions};
+use super::{Plan, QuickRequest, StepRequest};
 use crate::error::Error;
-use crate::proto::conn::Limits;
-use crate::proto::grpc::{GrpcMethod, GrpcSchema};
-use crate::proto::message::{Capture, Request, RequestKind};
 use crate::redact::Secrets;
-use crate::schedule::Ramp;
-
-/// When a run stops (after its warm-up).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Limit {
-    /// Stop starting requests after this long.
-    Duration(Duration),
-    /// Stop after exactly this many requests (> 0).
-    Requests(u64),
-}
 
 /// The user's choices for one run before validation (flags, or a plan file's fields).
 #[derive(Debug, Clone)]
@@ -44,7 +33,9 @@ pub struct RunInput {
     /// Headers whose values are secret besides the usual ones (`--secret-header`).
     pub secret_headers: Vec<String>,
     /// Request body.
-    pub body: Vec<u8>,
+    pub body: String,
+    /// Request body read from this file (`--body-file`), sent as it is; instead of `body`.
+    pub body_file: Option<PathBuf>,
     /// Connections (closed model) or in-flight cap (open model); `None` = default.
     pub concurrency: Option<u32>,
     /// Arrival rate per second for the open model; `None` = closed model.
@@ -91,8 +82,45 @@ pub const DEFAULT_MAX_IN_FLIGHT: u32 = 1000;
 /// Run length when neither `-d` nor `-n` is given.
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
-/// A quick run's request head, checked: the method, the secret headers and the headers.
-type RequestHead = (String, Secrets, Vec<(String, String)>);
+/// The flag each desugared value comes from: a value's span starts at its flag's index, so the
+/// loader's errors say `invalid FLAG: …`. The last three name no flag of their own: the load
+/// (`-c`, `--rate`, `-d`, `-n`), the timeout and the step.
+static FLAGS: [&str; 12] = [
+    "URL",
+    "method",
+    "header (-H)",
+    "--body-file",
+    "--proto",
+    "--call",
+    "--data",
+    "--max-header-size",
+    "--max-body-size",
+    "load",
+    "timeout",
+    "request",
+];
+const URL: usize = 0;
+const METHOD: usize = 1;
+const HEADER: usize = 2;
+const BODY_FILE: usize = 3;
+const PROTO: usize = 4;
+const CALL: usize = 5;
+const DATA: usize = 6;
+const MAX_HEADER: usize = 7;
+const MAX_BODY: usize = 8;
+const LOAD: usize = 9;
+const TIMEOUT: usize = 10;
+const STEP: usize = 11;
+
+/// A value from the flag at `index`.
+fn from<T>(index: usize, value: T) -> Spanned<T> {
+    Spanned::new(index..index + 1, value)
+}
+
+/// A duration in the plan format, exactly.
+fn duration_text(index: usize, d: Duration) -> Spanned<String> {
+    from(index, format!("{}ns", d.as_nanos()))
+}
 
 impl RunInput {
     /// A GET of `url` with every other choice at its default.
@@ -103,7 +131,8 @@ impl RunInput {
             method: "GET".into(),
             headers: Vec::new(),
             secret_headers: Vec::new(),
-            body: Vec::new(),
+            body: String::new(),
+            body_file: None,
             concurrency: None,
             rate_per_sec: None,
             duration: None,
@@ -119,219 +148,135 @@ impl RunInput {
         }
     }
 
-    /// Validates every choice, resolves the target, and builds the plan.
-    pub fn validate(self) -> Result<Plan, Error> {
+    /// Checks the flags, desugars them into a plan and reads it with the plan loader. The
+    /// result is prepared like a plan file's: without `--proto`, a gRPC call's schema is
+    /// fetched from the target by [`Draft::prepare`].
+    pub fn validate(self) -> Result<Draft, Error> {
         let share = self.segment.map(|s| (s, super::segment::quick_hash(&self)));
-        let (method, secrets, headers) = self.head()?;
-        if self.timeout.is_zero() {
-            return Err(invalid("timeout", "must be longer than 0".into()));
-        }
-        let (mut target, path_and_query) = self.target()?;
-        let call = self.call(&target, path_and_query)?;
-        self.limits(&mut target)?;
-        target.connect = target.connect.with_limits(target.limits);
-        let profile = self.profile(target.connect.streams)?;
-        let threads = self.threads()?;
-        let request = Request {
-            method: http::Method::from_bytes(method.as_bytes()).map_err(|_| {
-                invalid(
-                    "method",
-                    format!("`{}` is not a valid HTTP method", self.method),
-                )
-            })?,
-            authority: target.host_header.clone(),
-            path_and_query: call.path_and_query,
-            headers: headers.clone(),
-            body: call.body,
-            kind: if call.grpc.is_some() {
-                RequestKind::Grpc
-            } else {
-                RequestKind::Http
-            },
-            capture: Capture::default(),
+        let (file, quick) = self.desugar()?;
+        let options = ReadOptions {
+            threads: self.threads,
+            secret_headers: self.secret_headers.clone(),
+            ..ReadOptions::default()
         };
-        let prepared = target
-            .connect
-            .client_for(call.grpc.is_some())
-            .prepare(&request)
-            .map_err(|e| invalid("request", e.to_string()))?;
-        let quick = QuickRequest {
-            url: call.display_url,
-            method: if call.grpc.is_some() {
-                "gRPC".into()
-            } else {
-                method
-            },
-            headers,
-            body_bytes: request.body.len() as u64,
-        };
-        let step = Step {
-            name: "request".into(),
-            request: StepRequest::Static(Box::new(StaticRequest { request, prepared })),
-            grpc: call.grpc,
-            think: Duration::ZERO,
-            extract: Vec::new(),
-            checks: Vec::new(),
-            capture: false,
-            expected_status: Vec::new(),
-            group: None,
-            first_check: 0,
-        };
-        let scenario = Scenario {
-            name: "default".into(),
-            start_after: Duration::ZERO,
-            profile,
-            flow: Flow::Sequential,
-            steps: vec![step],
-            phases: Vec::new(),
-            group: None,
-        };
-        let max_vus = scenario.max_vus();
-        Ok(Plan {
-            name: self.name,
-            source: None,
-            target,
-            scenarios: vec![scenario],
-            thresholds: Vec::new(),
-            warmup: self.warmup,
-            // More threads than connections would leave threads idle.
-            threads: threads.min(max_vus as usize).max(1),
-            templates: Arc::new(Templates::new(BTreeMap::new(), BTreeMap::new())),
-            groups: Vec::new(),
+        let finish = Finish {
+            share,
             quick: Some(quick),
-            secrets,
-            share: None,
-        })
-        .and_then(|plan| super::segment::apply_if(plan, share))
+        };
+        super::read::load_flags(file, &FLAGS, &options, finish)
     }
 
-    /// The method, the secret headers and the headers, checked.
-    fn head(&self) -> Result<RequestHead, Error> {
-        let method = self.method.to_ascii_uppercase();
-        if method.is_empty() || !method.bytes().all(is_token_byte) {
-            return Err(invalid(
-                "method",
-                format!("`{}` is not a valid HTTP method", self.method),
-            ));
-        }
-        if let Some(bad) = self.secret_headers.iter().find(|n| !is_header_name(n)) {
-            return Err(invalid(
-                "--secret-header",
-                format!("`{bad}` is not a header name"),
-            ));
-        }
+    /// The plan file these flags stand for, and the request as the user gave it.
+    fn desugar(&self) -> Result<(PlanFile, QuickSource), Error> {
         let secrets = Secrets::new(&self.secret_headers);
         let headers = self
             .headers
             .iter()
             .map(|h| parse_header(h, &secrets))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok((method, secrets, headers))
+        let (base_url, path_and_query) = split_url(&self.url);
+        let step = self.step(path_and_query, &headers);
+        let scenario = ScenarioFile {
+            name: from(STEP, "default".into()),
+            flow: None,
+            start_after: None,
+            load: from(LOAD, self.load()?),
+            steps: vec![step],
+        };
+        let file = PlanFile {
+            name: Some(self.name.clone()),
+            target: self.target_file(base_url),
+            threads: self.threads,
+            vars: Default::default(),
+            data: Default::default(),
+            scenarios: vec![scenario],
+            thresholds: Default::default(),
+            warmup: self.warmup,
+        };
+        let quick = QuickSource {
+            url: self.url.clone(),
+            method: self.method.to_ascii_uppercase(),
+            headers,
+        };
+        Ok((file, quick))
     }
 
-    /// Worker threads: `--threads`, or one per core.
-    fn threads(&self) -> Result<usize, Error> {
-        match self.threads {
-            Some(0) => Err(invalid("threads", "must be at least 1".into())),
-            Some(t) => Ok(t),
-            None => Ok(std::thread::available_parallelism().map_or(1, |n| n.get())),
+    /// `[target]`: the URL's scheme and authority, how to connect, the response limits.
+    fn target_file(&self, base_url: String) -> TargetFile {
+        let c = &self.connect;
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
+        let tls = TlsFile {
+            insecure: Some(c.insecure),
+            cacert: path(&c.cacert),
+            cert: path(&c.cert),
+            key: path(&c.key),
+            sni: c.sni.clone(),
+            version: c.tls_version.clone(),
+        };
+        let grpc = self.grpc.as_ref();
+        let text = |p: &PathBuf| p.to_string_lossy().into_owned();
+        TargetFile {
+            base_url: from(URL, base_url),
+            headers: Default::default(),
+            secret_headers: None,
+            timeout: Some(duration_text(TIMEOUT, self.timeout)),
+            keepalive: Some(c.keepalive),
+            http2: Some(c.http2),
+            // The URL says what a connection error is about, as it did before streams had a flag.
+            streams: Some(from(URL, c.streams)),
+            tls: Some(tls),
+            source_addrs: c.source_addrs.clone().map(|a| from(URL, a)),
+            proto: grpc.map_or_else(Vec::new, |g| {
+                g.protos.iter().map(|p| from(PROTO, text(p))).collect()
+            }),
+            import_paths: grpc.map_or_else(Vec::new, |g| g.import_paths.iter().map(text).collect()),
+            max_header_size: self
+                .max_header_bytes
+                .map(|b| from(MAX_HEADER, SizeText::Bytes(b))),
+            max_body_size: self
+                .max_body_bytes
+                .map(|b| from(MAX_BODY, SizeText::Bytes(b))),
         }
     }
 
-    /// The resolved target (no base path: the URL's path is the request's), and the URL's
-    /// path and query.
-    fn target(&self) -> Result<(Target, String), Error> {
-        // A gRPC call speaks HTTP/2 whatever the URL's scheme.
-        let connect = ConnectOptions {
-            http2: self.connect.http2 || self.grpc.is_some(),
-            ..self.connect.clone()
+    /// The one step: the URL's path and query with the body, or the gRPC call with its message.
+    fn step(&self, path_and_query: String, headers: &[(String, String)]) -> StepFile {
+        let headers = HeaderList(
+            headers
+                .iter()
+                .map(|(n, v)| (n.clone(), from(HEADER, v.clone())))
+                .collect(),
+        );
+        let mut step = StepFile {
+            name: from(STEP, "request".into()),
+            method: Some(from(METHOD, self.method.clone())),
+            path: Some(from(URL, path_and_query)),
+            grpc: None,
+            headers,
+            body: (!self.body.is_empty()).then(|| from(DATA, self.body.clone())),
+            body_file: self
+                .body_file
+                .as_ref()
+                .map(|p| from(BODY_FILE, p.to_string_lossy().into_owned())),
+            json: None,
+            think: None,
+            weight: None,
+            extract: Default::default(),
+            checks: None,
         };
-        let mut target = super::read::resolve_target(
-            &self.url,
-            Vec::new(),
-            self.timeout,
-            &connect,
-            self.grpc.is_some(),
-        )
-        .map_err(|why| invalid("URL", why.to_string()))?;
-        let url = url::Url::parse(&self.url).map_err(|e| invalid("URL", e.to_string()))?;
-        let mut path_and_query = url.path().to_string();
-        if let Some(q) = url.query() {
-            path_and_query.push('?');
-            path_and_query.push_str(q);
+        if let Some(g) = &self.grpc {
+            step.method = None;
+            step.path = None;
+            step.grpc = Some(from(CALL, g.call.clone()));
+            step.body = (!g.data.trim().is_empty()).then(|| from(DATA, g.data.clone()));
         }
-        target.base_path = String::new();
-        Ok((target, path_and_query))
+        step
     }
 
-    /// What is called: the URL's path with the body, or a gRPC method with its message encoded.
-    fn call(&self, target: &Target, path_and_query: String) -> Result<Call, Error> {
-        let Some(g) = &self.grpc else {
-            return Ok(Call {
-                grpc: None,
-                path_and_query,
-                body: Bytes::from(self.body.clone()),
-                display_url: self.url.clone(),
-            });
-        };
-        let schema = if g.protos.is_empty() {
-            // No .proto: ask the server (gRPC server reflection).
-            let (service, _) = crate::proto::grpc::split_call(&g.call)
-                .map_err(|e| invalid("--call", e.to_string()))?;
-            crate::proto::reflection::fetch_blocking(
-                target.connect.client_for(true),
-                &target.host_header,
-                &[service],
-                self.timeout,
-            )
-            .map_err(|e| {
-                invalid(
-                    "--call",
-                    format!("{e} (without --proto, the schema comes from the server)"),
-                )
-            })?
-        } else {
-            GrpcSchema::compile(&g.protos, &g.import_paths)
-                .map_err(|e| invalid("--proto", e.to_string()))?
-        };
-        let m = schema
-            .method(&g.call)
-            .map_err(|e| invalid("--call", e.to_string()))?;
-        let data = if g.data.trim().is_empty() {
-            "{}"
-        } else {
-            &g.data
-        };
-        let body = m
-            .encode_json(data)
-            .map_err(|e| invalid("--data", e.to_string()))?;
-        Ok(Call {
-            path_and_query: m.path().to_owned(),
-            display_url: format!("{}{}", self.url.trim_end_matches('/'), m.path()),
-            grpc: Some(Arc::new(m)),
-            body,
-        })
-    }
-
-    /// `--max-header-size` and `--max-body-size`, into the target's limits.
-    fn limits(&self, target: &mut Target) -> Result<(), Error> {
-        if let Some(bytes) = self.max_header_bytes {
-            target.limits.max_head_bytes = Limits::check_head(bytes)
-                .map_err(|why| invalid("--max-header-size", why.to_string()))?;
-        }
-        if let Some(bytes) = self.max_body_bytes {
-            target.limits.max_body_bytes = Some(
-                Limits::check_body(bytes)
-                    .map_err(|why| invalid("--max-body-size", why.to_string()))?,
-            );
-        }
-        Ok(())
-    }
-
-    /// The load: `-c` connections (× `streams` each), or `--rate` with `-c` in flight at most;
-    /// for `-d` (after the warm-up) or `-n` requests.
-    fn profile(&self, streams: u32) -> Result<Profile, Error> {
-        let limit = match (self.duration, self.requests) {
+    /// `[scenario.load]`: `-c` connections (× streams each, one VU per stream), or `--rate`
+    /// with `-c` in flight at most; for `-d` after the warm-up, or `-n` requests.
+    fn load(&self) -> Result<LoadFile, Error> {
+        let duration = match (self.duration, self.requests) {
             (Some(_), Some(_)) => {
                 return Err(invalid(
                     "limit",
@@ -339,29 +284,40 @@ impl RunInput {
                 ));
             }
             (_, Some(0)) => return Err(invalid("requests (-n)", "must be at least 1".into())),
-            (_, Some(n)) => Limit::Requests(n),
+            (_, Some(_)) => None,
             (Some(d), None) if d.is_zero() => {
                 return Err(invalid("duration (-d)", "must be longer than 0".into()));
             }
-            (Some(d), None) => Limit::Duration(d),
-            (None, None) => Limit::Duration(DEFAULT_DURATION),
+            // The profile's timeline starts with the warm-up.
+            (Some(d), None) => Some(self.warmup + d),
+            (None, None) => Some(self.warmup + DEFAULT_DURATION),
         };
-        // With -n the scenario runs until its iterations are done; with -d for that long after
-        // the warm-up (a profile's timeline starts with the warm-up).
-        let (length, count) = match limit {
-            Limit::Duration(d) => (self.warmup + d, None),
-            Limit::Requests(n) => (Duration::from_secs(u32::MAX.into()), Some(n)),
+        let mut load = LoadFile {
+            profile: from(LOAD, String::new()),
+            vus: None,
+            duration: duration.map(|d| duration_text(LOAD, d)),
+            start_vus: None,
+            stages: None,
+            rate: None,
+            start_rate: None,
+            time_unit: None,
+            max_vus: None,
+            iterations: self.requests,
+            max_duration: None,
+            preset: None,
+            phases: None,
         };
         let Some(rate) = self.rate_per_sec else {
             let connections =
                 positive_u32("connections (-c)", self.concurrency, DEFAULT_CONNECTIONS)?;
-            // Each connection carries `streams` requests at once (HTTP/2), one per VU.
-            let vus = connections.saturating_mul(streams);
-            return Ok(Profile::Vus {
-                ramp: Ramp::constant(f64::from(vus), length),
-                iterations: count.map_or(Iterations::Unlimited, Iterations::Shared),
-                max_duration: None,
-            });
+            let profile = if self.requests.is_some() {
+                "iterations"
+            } else {
+                "constant-vus"
+            };
+            load.profile = from(LOAD, profile.into());
+            load.vus = Some(connections.saturating_mul(self.connect.streams.max(1)));
+            return Ok(load);
         };
         if !rate.is_finite() || rate <= 0.0 {
             return Err(invalid(
@@ -378,28 +334,78 @@ impl RunInput {
                 ),
             ));
         }
-        Ok(Profile::Arrival {
-            ramp: Ramp::constant(rate, length),
-            max_vus: positive_u32(
-                "max in-flight (-c)",
-                self.concurrency,
-                DEFAULT_MAX_IN_FLIGHT,
-            )?,
-            limit: count,
-        })
+        load.profile = from(LOAD, "constant-arrival-rate".into());
+        load.rate = Some(rate);
+        load.max_vus = Some(positive_u32(
+            "max in-flight (-c)",
+            self.concurrency,
+            DEFAULT_MAX_IN_FLIGHT,
+        )?);
+        Ok(load)
     }
 }
 
-/// What a quick run calls.
-struct Call {
-    /// The gRPC method, for a gRPC call.
-    grpc: Option<Arc<GrpcMethod>>,
-    /// The request's path and query.
-    path_and_query: String,
-    /// The body (a gRPC call: its message, encoded).
-    body: Bytes,
-    /// The URL shown in reports (a gRPC call: with the method's path).
-    display_url: String,
+/// A URL's scheme and authority, and its path and query (`/` when empty). Text that is not a
+/// URL is passed on whole, for the loader to refuse.
+fn split_url(text: &str) -> (String, String) {
+    let Ok(mut url) = url::Url::parse(text) else {
+        return (text.to_owned(), "/".into());
+    };
+    let mut path_and_query = url.path().to_string();
+    if let Some(q) = url.query() {
+        path_and_query.push('?');
+        path_and_query.push_str(q);
+    }
+    if !path_and_query.starts_with('/') {
+        path_and_query.insert(0, '/');
+    }
+    url.set_query(None);
+    url.set_fragment(None);
+    url.set_path("");
+    (
+        url.as_str().trim_end_matches('/').to_owned(),
+        path_and_query,
+    )
+}
+
+/// What quick mode records of the request as the user gave it, and how its plan differs from a
+/// plan file's: no per-scenario or per-step groups (they would equal the totals), the URL as
+/// written as the target.
+#[derive(Debug, Clone)]
+pub(crate) struct QuickSource {
+    url: String,
+    method: String,
+    headers: Vec<(String, String)>,
+}
+
+impl QuickSource {
+    /// Marks `plan` as quick mode's.
+    pub(crate) fn decorate(self, plan: &mut Plan) {
+        plan.source = None;
+        plan.groups.clear();
+        plan.target.base_url = self.url.clone();
+        let scenario = &mut plan.scenarios[0];
+        scenario.group = None;
+        let step = &mut scenario.steps[0];
+        step.group = None;
+        let body_bytes = match &step.request {
+            StepRequest::Static(r) => r.request.body.len() as u64,
+            StepRequest::Dynamic(_) => 0,
+        };
+        let (url, method) = match &step.grpc {
+            Some(m) => (
+                format!("{}{}", self.url.trim_end_matches('/'), m.path()),
+                "gRPC".into(),
+            ),
+            None => (self.url, self.method),
+        };
+        plan.quick = Some(QuickRequest {
+            url,
+            method,
+            headers: self.headers,
+            body_bytes,
+        });
+    }
 }
 
 /// A flag's value is wrong.
@@ -426,87 +432,5 @@ fn positive_u32(what: &str, value: Option<u32>, default: u32) -> Result<u32, Err
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn err(input: RunInput) -> String {
-        input.validate().unwrap_err().to_string()
-    }
-
-    #[test]
-    fn defaults_are_a_closed_ten_second_run() {
-        let spec = RunInput::new("http://127.0.0.1:9/x?y=1")
-            .validate()
-            .unwrap();
-        let scenario = &spec.scenarios[0];
-        assert_eq!(scenario.max_vus(), DEFAULT_CONNECTIONS);
-        assert!(!scenario.is_open());
-        assert_eq!(scenario.duration(), Some(DEFAULT_DURATION));
-        assert_eq!(spec.target.addr.port(), 9);
-        let StepRequest::Static(r) = &scenario.steps[0].request else {
-            panic!("quick mode requests are static");
-        };
-        let text = String::from_utf8_lossy(r.prepared.http1_bytes().unwrap()).into_owned();
-        assert!(text.starts_with("GET /x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:9\r\n"));
-    }
-
-    #[test]
-    fn bad_inputs_say_what_is_wrong() {
-        assert!(err(RunInput::new("not a url")).contains("not a valid URL"));
-        assert!(err(RunInput::new("ftp://127.0.0.1/")).contains("scheme `ftp`"));
-        let mut i = RunInput::new("http://127.0.0.1/");
-        i.requests = Some(0);
-        assert!(err(i).contains("at least 1"));
-        let mut i = RunInput::new("http://127.0.0.1/");
-        i.rate_per_sec = Some(-5.0);
-        assert!(err(i).contains("not a positive number"));
-        let mut i = RunInput::new("http://127.0.0.1/");
-        i.headers = vec!["NoColon".into()];
-        assert!(err(i).contains("expected `Name: value`"));
-        let mut i = RunInput::new("http://127.0.0.1/");
-        i.headers = vec!["X-Key: s3cr3t\r\nInjected: 1".into()];
-        i.secret_headers = vec!["x-key".into()];
-        let e = err(i);
-        assert!(
-            e.contains("`X-Key: [redacted]`: the value contains a line break"),
-            "{e}"
-        );
-        let mut i = RunInput::new("http://127.0.0.1/");
-        i.duration = Some(Duration::from_secs(1));
-        i.requests = Some(5);
-        assert!(err(i).contains("not both"));
-        let mut i = RunInput::new("http://127.0.0.1/");
-        i.method = "GE T".into();
-        assert!(err(i).contains("not a valid HTTP method"));
-    }
-
-    #[test]
-    fn response_limits_are_checked() {
-        let mut i = RunInput::new("http://127.0.0.1/");
-        i.max_header_bytes = Some(8192);
-        i.max_body_bytes = Some(1 << 20);
-        let limits = i.validate().unwrap().target.limits;
-        assert_eq!(limits.max_head_bytes, 8192);
-        assert_eq!(limits.max_body_bytes, Some(1 << 20));
-        let limits = RunInput::new("http://127.0.0.1/")
-            .validate()
-            .unwrap()
-            .target
-            .limits;
-        assert_eq!(limits, Limits::default());
-        let mut i = RunInput::new("http://127.0.0.1/");
-        i.max_header_bytes = Some(10);
-        assert!(err(i).contains("invalid --max-header-size: must be between 1KiB and 16MiB"));
-        let mut i = RunInput::new("http://127.0.0.1/");
-        i.max_body_bytes = Some(0);
-        assert!(err(i).contains("invalid --max-body-size: must be at least 1 byte"));
-    }
-
-    #[test]
-    fn threads_never_exceed_concurrency() {
-        let mut i = RunInput::new("http://127.0.0.1/");
-        i.concurrency = Some(1);
-        i.threads = Some(8);
-        assert_eq!(i.validate().unwrap().threads, 1);
-    }
-}
+#[path = "quick_tests.rs"]
+mod tests;

@@ -43,6 +43,7 @@ pub fn render_request(
     match &request.body {
         Body::Empty => {}
         Body::Text(t) | Body::Json(t) => templates.render_into(t, ctx, body).map_err(failed)?,
+        Body::Bytes(b) => body.extend_from_slice(b),
     }
     text.clear();
     header_at.clear();

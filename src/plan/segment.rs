@@ -249,7 +249,9 @@ mod tests {
         );
         let path = dir.0.join("plan.toml");
         std::fs::write(&path, &text).unwrap();
-        let plan = crate::plan::read::read_file(&path, &ReadOptions::default()).unwrap();
+        let plan = crate::plan::read::read_file(&path, &ReadOptions::default())
+            .and_then(|d| d.prepare())
+            .unwrap();
         (dir, plan)
     }
 
@@ -363,7 +365,9 @@ mod tests {
         /// A copy whose data files are not shared with the original (as a freshly loaded plan).
         fn clone_fresh(&self) -> Plan {
             let path = self.source.clone().unwrap();
-            crate::plan::read::read_file(&path, &ReadOptions::default()).unwrap()
+            crate::plan::read::read_file(&path, &ReadOptions::default())
+                .and_then(|d| d.prepare())
+                .unwrap()
         }
     }
 }

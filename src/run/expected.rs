@@ -107,6 +107,7 @@ mod tests {
     fn plan(toml: &str) -> Plan {
         let text = format!("[target]\nbase_url = \"http://127.0.0.1:8080\"\n{toml}");
         crate::plan::read::read_str(&text, std::path::Path::new("t.toml"), &Default::default())
+            .and_then(|d| d.prepare())
             .unwrap()
     }
 
@@ -201,7 +202,7 @@ path = "/"
         input.concurrency = Some(4);
         input.duration = Some(Duration::from_secs(2));
         input.warmup = Duration::from_secs(1);
-        let p = input.clone().validate().unwrap();
+        let p = input.clone().validate().unwrap().prepare().unwrap();
         let mut r = record("quick", 2, 100, 2000, 0, 0.0);
         // The window starts after the warm-up and lasts the 2 s asked; the ramp covers both.
         let (vu_s, _) = active(expected_load(&p, &r));
@@ -210,7 +211,7 @@ path = "/"
         let (vu_s, _) = active(expected_load(&p, &r));
         assert!((vu_s - 2.0).abs() < 0.01, "{vu_s}");
         input.rate_per_sec = Some(100.0);
-        let open = input.validate().unwrap();
+        let open = input.validate().unwrap().prepare().unwrap();
         assert!(matches!(
             expected_load(&open, &r),
             ExpectedLoad::NotApplicable(why) if why.starts_with("open model")

@@ -26,10 +26,11 @@ use step::StepEnv;
 
 use super::data::{DataSource, RowMode};
 use super::file::{PlanFile, ScenarioFile};
-use super::template::Templates;
+use super::template::{Templates, Text};
 use super::{Flow, GroupDef, Plan, Scenario, Target};
 use crate::error::Error;
 use crate::proto::grpc::GrpcSchema;
+use crate::proto::reflection;
 use crate::record::model::GroupKind;
 
 /// Choices from the command line that change a plan.
@@ -68,7 +69,7 @@ impl Default for ReadOptions {
 }
 
 /// Reads, validates and compiles the plan at `path`.
-pub fn read_file(path: &Path, options: &ReadOptions) -> Result<Plan, Error> {
+pub fn read_file(path: &Path, options: &ReadOptions) -> Result<Draft, Error> {
     let bytes = std::fs::read(path).map_err(|cause| Error::File {
         action: crate::error::FileAction::ReadPlan,
         path: path.to_path_buf(),
@@ -79,7 +80,7 @@ pub fn read_file(path: &Path, options: &ReadOptions) -> Result<Plan, Error> {
 
 /// Validates and compiles plan `bytes` (read from `path`): text that is not UTF-8 is refused at
 /// the line and column of its first invalid byte.
-pub fn read_bytes(bytes: &[u8], path: &Path, options: &ReadOptions) -> Result<Plan, Error> {
+pub fn read_bytes(bytes: &[u8], path: &Path, options: &ReadOptions) -> Result<Draft, Error> {
     match std::str::from_utf8(bytes) {
         Ok(text) => read_str(text, path, options),
         Err(e) => {
@@ -98,10 +99,11 @@ pub fn read_bytes(bytes: &[u8], path: &Path, options: &ReadOptions) -> Result<Pl
 }
 
 /// Validates and compiles plan `text` (read from `path`, which anchors relative files).
-pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Plan, Error> {
+pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Draft, Error> {
     let ctx = Ctx {
         text,
         path,
+        flags: None,
         options,
     };
     let file: PlanFile = toml::from_str(text).map_err(|e| {
@@ -120,18 +122,143 @@ pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Plan, 
         )),
         None => None,
     };
-    crate::plan::segment::apply_if(ctx.plan(file)?, share)
+    ctx.load(file, Finish { share, quick: None })
+}
+
+/// Validates and compiles a plan desugared from quick mode's flags: the same loader as a plan
+/// file's. A span's start indexes `flags`, the name of the flag that gave the value (errors say
+/// `invalid FLAG: …`); values are literal, never templates; paths are relative to the working
+/// directory.
+pub(crate) fn load_flags(
+    file: PlanFile,
+    flags: &'static [&'static str],
+    options: &ReadOptions,
+    finish: Finish,
+) -> Result<Draft, Error> {
+    Ctx {
+        text: "",
+        path: Path::new(""),
+        flags: Some(flags),
+        options,
+    }
+    .load(file, finish)
+}
+
+/// What is done to a compiled plan before it is handed out: its share of the test, and quick
+/// mode's record of the request as the user gave it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Finish {
+    /// `--segment`, with the whole test's hash.
+    pub share: Option<(crate::schedule::Segment, String)>,
+    /// Quick mode: the URL and request as given.
+    pub quick: Option<crate::plan::quick::QuickSource>,
+}
+
+impl Finish {
+    fn apply(self, mut plan: Plan) -> Result<Plan, Error> {
+        if let Some(q) = self.quick {
+            q.decorate(&mut plan);
+        }
+        crate::plan::segment::apply_if(plan, self.share)
+    }
+}
+
+/// A plan read and validated, not yet prepared: [`Draft::prepare`] makes it runnable. Every
+/// user error that can be known without the network is found before a draft exists; preparing
+/// is where the target is first contacted (gRPC schemas fetched by server reflection), and the
+/// one place that happens.
+#[derive(Debug)]
+pub struct Draft(DraftKind);
+
+#[derive(Debug)]
+enum DraftKind {
+    /// Nothing left to fetch.
+    Ready(Box<Plan>),
+    /// gRPC steps whose schemas come from the target by reflection.
+    Reflect(Box<Pending>),
+}
+
+/// What preparing a plan that needs reflection keeps: the file and how it was read.
+#[derive(Debug)]
+struct Pending {
+    file: PlanFile,
+    text: String,
+    path: PathBuf,
+    flags: Option<&'static [&'static str]>,
+    options: ReadOptions,
+    finish: Finish,
+    /// The target the schemas are fetched from.
+    target: Target,
+    /// The services called, in order of first use.
+    services: Vec<String>,
+}
+
+impl Draft {
+    /// Whether preparing contacts the target (gRPC server reflection).
+    pub fn needs_target(&self) -> bool {
+        matches!(self.0, DraftKind::Reflect(_))
+    }
+
+    /// The runnable plan: fetches the gRPC schemas the plan takes from the target by server
+    /// reflection (a network call, bounded by the target's timeout), then compiles the steps
+    /// against them.
+    pub fn prepare(self) -> Result<Plan, Error> {
+        match self.0 {
+            DraftKind::Ready(plan) => Ok(*plan),
+            DraftKind::Reflect(p) => p.prepare(),
+        }
+    }
+}
+
+impl Pending {
+    fn prepare(self) -> Result<Plan, Error> {
+        let ctx = Ctx {
+            text: &self.text,
+            path: &self.path,
+            flags: self.flags,
+            options: &self.options,
+        };
+        let services: Vec<&str> = self.services.iter().map(String::as_str).collect();
+        let schema = reflection::fetch_blocking(
+            self.target.connect.client_for(true),
+            &self.target.host_header,
+            &services,
+            self.target.timeout,
+        )
+        .map_err(|e| ctx.reflection_error(&self.file, e))?;
+        let plan = ctx.plan(&self.file, self.target, &Schemas::Known(schema))?;
+        self.finish.apply(plan)
+    }
+}
+
+/// The gRPC schema the steps are compiled against.
+pub(super) enum Schemas {
+    /// No step is a gRPC call.
+    Absent,
+    /// From `[target] proto`, or fetched.
+    Known(GrpcSchema),
+    /// To be fetched from the target by reflection when the plan is prepared: these services.
+    Later(Vec<String>),
 }
 
 struct Ctx<'a> {
     text: &'a str,
     path: &'a Path,
+    /// Quick mode: the flag named by each span's start.
+    flags: Option<&'static [&'static str]>,
     options: &'a ReadOptions,
 }
 
 impl Ctx<'_> {
-    /// An error at a byte span of the file.
+    /// An error at a byte span of the file (quick mode: about the flag the span names).
     fn err(&self, span: Option<Range<usize>>, why: impl Into<String>, hint: Option<&str>) -> Error {
+        if let Some(flags) = self.flags {
+            let flag = span.and_then(|s| flags.get(s.start)).unwrap_or(&"flags");
+            return Error::Invalid {
+                what: (*flag).to_string(),
+                why: why.into(),
+            };
+        }
         Error::Plan {
             at: crate::location::at(self.path, self.text, span),
             why: why.into(),
@@ -141,6 +268,58 @@ impl Ctx<'_> {
 
     fn at<T>(&self, s: &Spanned<T>, why: impl Into<String>, hint: Option<&str>) -> Error {
         self.err(Some(s.span()), why, hint)
+    }
+
+    /// An error about a key's value: a file's message names the key, a flag's does not (the
+    /// flag already says which).
+    fn at_key<T>(
+        &self,
+        s: &Spanned<T>,
+        key: &str,
+        why: impl std::fmt::Display,
+        hint: Option<&str>,
+    ) -> Error {
+        if self.flags.is_some() {
+            self.at(s, why.to_string(), hint)
+        } else {
+            self.at(s, format!("{key} {why}"), hint)
+        }
+    }
+
+    /// A value's text as a template; quick mode's values are literal.
+    fn text(
+        &self,
+        templates: &mut Templates,
+        text: &str,
+        known: &BTreeSet<String>,
+    ) -> Result<Text, crate::plan::template::TemplateError> {
+        if self.flags.is_some() {
+            Ok(Text::Static(text.to_owned()))
+        } else {
+            templates.text(text, known)
+        }
+    }
+
+    /// Validates and compiles `file`: ready, or waiting for schemas from the target.
+    fn load(&self, file: PlanFile, finish: Finish) -> Result<Draft, Error> {
+        let target = self.target(&file)?;
+        let schemas = self.grpc_schema(&file)?;
+        // With schemas to fetch, everything but the messages' types is checked now, without
+        // the network, and the compiled plan is dropped.
+        let plan = self.plan(&file, target.clone(), &schemas)?;
+        let Schemas::Later(services) = schemas else {
+            return Ok(Draft(DraftKind::Ready(Box::new(finish.apply(plan)?))));
+        };
+        Ok(Draft(DraftKind::Reflect(Box::new(Pending {
+            file,
+            text: self.text.to_owned(),
+            path: self.path.to_path_buf(),
+            flags: self.flags,
+            options: self.options.clone(),
+            finish,
+            target,
+            services,
+        }))))
     }
 
     fn duration(&self, s: &Spanned<String>, scaled: bool) -> Result<Duration, Error> {
@@ -162,33 +341,15 @@ impl Ctx<'_> {
         }
     }
 
-    fn plan(&self, mut f: PlanFile) -> Result<Plan, Error> {
-        let (base_url_override, timeout_override) = self.apply_sets(&mut f)?;
-        let vars: BTreeMap<String, String> = f
-            .vars
-            .iter()
-            .map(|(k, v)| {
-                let s = match v {
-                    toml::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                (k.clone(), s)
-            })
-            .collect();
-        let mut templates = Templates::new(vars, self.data_sources(&f)?);
-        let secrets = self.secrets(&f)?;
-        let target = self.target(
-            &f,
-            &templates,
-            &secrets,
-            base_url_override,
-            timeout_override,
-        )?;
-        let schema = self.grpc_schema(&f, &target, self.options.reflection)?;
+    /// Compiles `f` against `schemas`. With [`Schemas::Later`] the plan only validates: its
+    /// gRPC steps are not compiled into requests.
+    fn plan(&self, f: &PlanFile, target: Target, schemas: &Schemas) -> Result<Plan, Error> {
+        let vars = self.vars(f)?;
+        let secrets = self.secrets(f, &vars)?;
+        let mut templates = Templates::new(vars, self.data_sources(f)?);
         let mut groups = Vec::new();
-        let scenarios =
-            self.scenarios(&f, &target, schema.as_ref(), &mut templates, &mut groups)?;
-        let thresholds = self.thresholds(&f, &scenarios)?;
+        let scenarios = self.scenarios(f, &target, schemas, &mut templates, &mut groups)?;
+        let thresholds = self.thresholds(f, &scenarios)?;
         let threads = match self.options.threads.or(f.threads) {
             Some(0) => {
                 return Err(Error::Invalid {
@@ -211,7 +372,7 @@ impl Ctx<'_> {
             target,
             scenarios,
             thresholds,
-            warmup: Duration::ZERO,
+            warmup: f.warmup,
             threads: threads.min(usize::try_from(most_vus.max(1)).unwrap_or(usize::MAX)),
             templates: Arc::new(templates),
             groups,
@@ -221,31 +382,35 @@ impl Ctx<'_> {
         })
     }
 
-    /// Applies `--set`: variables go into `f.vars`; returns the `target.base_url` and
-    /// `target.timeout` overrides.
-    fn apply_sets(&self, f: &mut PlanFile) -> Result<(Option<String>, Option<String>), Error> {
-        let mut base_url_override = None;
-        let mut timeout_override = None;
+    /// The variables: the plan's `vars`, then `--set` (`vars.NAME=…` or `NAME=…`).
+    fn vars(&self, f: &PlanFile) -> Result<BTreeMap<String, String>, Error> {
+        let mut vars: BTreeMap<String, String> = f
+            .vars
+            .iter()
+            .map(|(k, v)| {
+                let s = match v {
+                    toml::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), s)
+            })
+            .collect();
         for (key, value) in &self.options.sets {
-            match key.as_str() {
-                "target.base_url" => base_url_override = Some(value.clone()),
-                "target.timeout" => timeout_override = Some(value.clone()),
-                k => {
-                    let name = k.strip_prefix("vars.").unwrap_or(k);
-                    if name.is_empty() || name.contains('.') {
-                        return Err(Error::Invalid {
-                            what: "--set".into(),
-                            why: format!(
-                                "`{key}`: use vars.NAME (or NAME), target.base_url or target.timeout"
-                            ),
-                        });
-                    }
-                    f.vars
-                        .insert(name.to_string(), toml::Value::String(value.clone()));
-                }
+            if let Some(name) = set_var(key)? {
+                vars.insert(name.to_string(), value.clone());
             }
         }
-        Ok((base_url_override, timeout_override))
+        Ok(vars)
+    }
+
+    /// `--set target.base_url=…` and `--set target.timeout=…`.
+    fn set_target(&self, key: &str) -> Option<&str> {
+        self.options
+            .sets
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The `[data.NAME]` files, read.
@@ -278,7 +443,7 @@ impl Ctx<'_> {
         &self,
         f: &PlanFile,
         target: &Target,
-        schema: Option<&GrpcSchema>,
+        schemas: &Schemas,
         templates: &mut Templates,
         groups: &mut Vec<GroupDef>,
     ) -> Result<Vec<Scenario>, Error> {
@@ -301,7 +466,7 @@ impl Ctx<'_> {
                 ));
             }
             let scenario =
-                self.scenario(sf, target, schema, templates, groups, &mut first_check)?;
+                self.scenario(sf, target, schemas, templates, groups, &mut first_check)?;
             scenarios.push(scenario);
         }
         Ok(scenarios)
@@ -311,7 +476,7 @@ impl Ctx<'_> {
         &self,
         sf: &ScenarioFile,
         target: &Target,
-        schema: Option<&GrpcSchema>,
+        schemas: &Schemas,
         templates: &mut Templates,
         groups: &mut Vec<GroupDef>,
         first_check: &mut usize,
@@ -371,7 +536,7 @@ impl Ctx<'_> {
             let step_group = push_group(groups, GroupKind::Step, st.name.get_ref(), Some(&name));
             let env = StepEnv {
                 target,
-                schema,
+                schemas,
                 known: &known,
             };
             let step = self.step(st, &env, templates, step_group, *first_check)?;
@@ -403,6 +568,21 @@ impl Ctx<'_> {
             group: Some(group),
         })
     }
+}
+
+/// The variable a `--set` key names; `None` for the target's keys.
+fn set_var(key: &str) -> Result<Option<&str>, Error> {
+    if matches!(key, "target.base_url" | "target.timeout") {
+        return Ok(None);
+    }
+    let name = key.strip_prefix("vars.").unwrap_or(key);
+    if name.is_empty() || name.contains('.') {
+        return Err(Error::Invalid {
+            what: "--set".into(),
+            why: format!("`{key}`: use vars.NAME (or NAME), target.base_url or target.timeout"),
+        });
+    }
+    Ok(Some(name))
 }
 
 fn push_group(

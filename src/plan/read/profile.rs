@@ -67,7 +67,9 @@ impl ProfileKind {
         match self {
             Self::ConstantVus => &["vus", "duration"],
             Self::RampingVus => &["start_vus", "stages"],
-            Self::ConstantArrivalRate => &["rate", "time_unit", "duration", "max_vus"],
+            Self::ConstantArrivalRate => {
+                &["rate", "time_unit", "duration", "max_vus", "iterations"]
+            }
             Self::RampingArrivalRate => &["start_rate", "time_unit", "stages", "max_vus"],
             Self::Iterations | Self::PerVuIterations => &["vus", "iterations", "max_duration"],
             Self::Ladder => &["preset", "phases", "max_vus"],
@@ -299,7 +301,15 @@ impl Ctx<'_> {
         load: &Spanned<LoadFile>,
         kind: ProfileKind,
     ) -> Result<Profile, Error> {
-        let d = self.run_length(load, kind)?;
+        // With `iterations` and no `duration`, the run lasts until they have fallen due.
+        let limit = match load.get_ref().iterations {
+            Some(0) => return Err(self.at(load, "`iterations` must be at least 1", None)),
+            limit => limit,
+        };
+        let d = match (limit, &load.get_ref().duration) {
+            (Some(_), None) => Duration::from_secs(u32::MAX.into()),
+            _ => self.run_length(load, kind)?,
+        };
         let r = load
             .get_ref()
             .rate
@@ -316,7 +326,7 @@ impl Ctx<'_> {
         Ok(Profile::Arrival {
             ramp: Ramp::constant(per_sec, d),
             max_vus: self.max_vus(load, kind)?,
-            limit: None,
+            limit,
         })
     }
 

@@ -9,7 +9,11 @@ use crate::plan::header::is_header_name;
 use crate::redact::Secrets;
 
 impl Ctx<'_> {
-    pub(super) fn secrets(&self, f: &PlanFile) -> Result<Secrets, Error> {
+    pub(super) fn secrets(
+        &self,
+        f: &PlanFile,
+        vars: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Secrets, Error> {
         let marked = f.target.secret_headers.as_ref();
         if let Some(list) = marked {
             if let Some(bad) = list.get_ref().iter().find(|n| !is_header_name(n)) {
@@ -38,7 +42,7 @@ impl Ctx<'_> {
                 .iter()
                 .chain(&self.options.secret_headers),
         );
-        // A variable a secret header's template mentions is a secret itself (a token given
+        // A variable (the plan's or --set's) a secret header's template mentions is a secret itself (a token given
         // with --set). Mentioning is textual: redacting one value too many is harmless.
         let sources: Vec<&str> = f
             .scenarios
@@ -48,7 +52,7 @@ impl Ctx<'_> {
             .filter(|(name, _)| secrets.is_secret(name))
             .map(|(_, value)| value.get_ref().as_str())
             .collect();
-        for var in f.vars.keys() {
+        for var in vars.keys() {
             if sources.iter().any(|s| s.contains(var.as_str())) {
                 secrets.add_var(var);
             }

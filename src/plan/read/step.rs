@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::Ctx;
+use super::{Ctx, Schemas};
 use crate::error::Error;
 use crate::plan::check::{self, Check, Extract, Source};
 use crate::plan::file::{self, StepFile};
@@ -14,15 +14,25 @@ use crate::plan::header::{is_token_byte, parse_header};
 use crate::plan::render::render_owned;
 use crate::plan::template::{Templates, Text, has_template_syntax};
 use crate::plan::{Body, DynamicRequest, StaticRequest, Step, StepRequest, Target};
-use crate::proto::grpc::{GrpcMethod, GrpcSchema};
+use crate::proto::grpc::{GrpcMethod, split_call};
 use crate::proto::message::{Request, RequestKind};
+
+/// Whether a step is a gRPC call, and of what.
+enum GrpcCall {
+    /// An HTTP request.
+    No,
+    /// A call of this method.
+    Method(Arc<GrpcMethod>),
+    /// A call whose schema is fetched when the plan is prepared; its path.
+    Later(String),
+}
 
 /// What every step of a scenario is built against.
 pub(super) struct StepEnv<'a> {
     /// The plan's target (base path, default headers, clients).
     pub target: &'a Target,
     /// The gRPC schema, when some step is a gRPC call.
-    pub schema: Option<&'a GrpcSchema>,
+    pub schemas: &'a Schemas,
     /// Variables extracted anywhere in the scenario (its templates may use them).
     pub known: &'a BTreeSet<String>,
 }
@@ -37,19 +47,21 @@ impl Ctx<'_> {
         first_check: usize,
     ) -> Result<Step, Error> {
         let method = self.step_method(st)?;
-        let grpc = self.step_grpc(st, env.schema)?;
-        let path = match &grpc {
-            Some(m) => Text::Static(m.path().to_owned()),
-            None => self.step_path(st, env, templates)?,
+        let call = self.step_grpc(st, env.schemas)?;
+        let path = match &call {
+            GrpcCall::Method(m) => Text::Static(m.path().to_owned()),
+            GrpcCall::Later(path) => Text::Static(path.clone()),
+            GrpcCall::No => self.step_path(st, env, templates)?,
         };
+        let is_grpc = !matches!(call, GrpcCall::No);
         let mut headers = self.step_headers(st, env, templates)?;
-        let body = self.step_body(st, grpc.is_some(), &mut headers, env.known, templates)?;
+        let body = self.step_body(st, is_grpc, &mut headers, env.known, templates)?;
+        let grpc = match call {
+            GrpcCall::Method(m) => Some(m),
+            _ => None,
+        };
         let request = DynamicRequest {
-            method: if grpc.is_some() {
-                "POST".into()
-            } else {
-                method
-            },
+            method: if is_grpc { "POST".into() } else { method },
             path,
             headers,
             body,
@@ -67,10 +79,11 @@ impl Ctx<'_> {
         let dynamic = request.path.is_template()
             || request.headers.iter().any(|(_, v)| v.is_template())
             || match &request.body {
-                Body::Empty => false,
+                Body::Empty | Body::Bytes(_) => false,
                 Body::Text(t) | Body::Json(t) => t.is_template(),
             };
-        let request = if dynamic {
+        // A gRPC step waiting for its schema is only validated (see `Schemas::Later`).
+        let request = if dynamic || (is_grpc && grpc.is_none()) {
             StepRequest::Dynamic(request)
         } else {
             let r = self.static_request(st, env.target, grpc.as_deref(), &request, capture)?;
@@ -105,31 +118,36 @@ impl Ctx<'_> {
             .map_or_else(|| "GET".to_string(), |m| m.get_ref().to_ascii_uppercase());
         if method.is_empty() || !method.bytes().all(is_token_byte) {
             let span = st.method.as_ref().map(|m| m.span());
-            return Err(self.err(span, format!("`{method}` is not an HTTP method"), None));
+            return Err(self.err(span, format!("`{method}` is not a valid HTTP method"), None));
         }
         Ok(method)
     }
 
     /// The gRPC method a step calls, when it is a gRPC call.
-    fn step_grpc(
-        &self,
-        st: &StepFile,
-        schema: Option<&GrpcSchema>,
-    ) -> Result<Option<Arc<GrpcMethod>>, Error> {
-        let (Some(call), Some(schema)) = (&st.grpc, schema) else {
-            return Ok(None);
+    fn step_grpc(&self, st: &StepFile, schemas: &Schemas) -> Result<GrpcCall, Error> {
+        let Some(call) = &st.grpc else {
+            return Ok(GrpcCall::No);
         };
-        if st.path.is_some() || st.method.is_some() || st.body.is_some() {
+        if st.path.is_some() || st.method.is_some() {
             return Err(self.at(
                 call,
-                "a gRPC step has no `path`, `method` or `body`: its message is `json`",
+                "a gRPC step has no `path` or `method`: its message is `json` (or `body`, JSON text)",
                 Some("grpc = \"pkg.Service/Method\"\njson = { field = \"value\" }"),
             ));
         }
-        let method = schema
-            .method(call.get_ref())
-            .map_err(|e| self.at(call, e.to_string(), None))?;
-        Ok(Some(Arc::new(method)))
+        match schemas {
+            Schemas::Known(schema) => {
+                let method = schema
+                    .method(call.get_ref())
+                    .map_err(|e| self.at(call, e.to_string(), None))?;
+                Ok(GrpcCall::Method(Arc::new(method)))
+            }
+            _ => {
+                let (service, method) =
+                    split_call(call.get_ref()).map_err(|e| self.at(call, e.to_string(), None))?;
+                Ok(GrpcCall::Later(format!("/{service}/{method}")))
+            }
+        }
     }
 
     /// An HTTP step's path after the target's base path, compiled.
@@ -162,8 +180,7 @@ impl Ctx<'_> {
             ));
         }
         let full_path = format!("{}{}", env.target.base_path, path.get_ref());
-        templates
-            .text(&full_path, env.known)
+        self.text(templates, &full_path, env.known)
             .map_err(|e| self.at(path, e.0, None))
     }
 
@@ -180,13 +197,17 @@ impl Ctx<'_> {
             .iter()
             .map(|(n, v)| (n.clone(), Text::Static(v.clone())))
             .collect();
+        headers.retain(|(existing, _)| {
+            !st.headers
+                .into_iter()
+                .any(|(n, _)| existing.eq_ignore_ascii_case(n))
+        });
         for (n, v) in &st.headers {
             parse_header(&format!("{n}: x"), &Default::default())
                 .map_err(|e| self.at(v, e.to_string(), None))?;
-            let t = templates
-                .text(v.get_ref(), env.known)
+            let t = self
+                .text(templates, v.get_ref(), env.known)
                 .map_err(|e| self.at(v, e.0, None))?;
-            headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(n));
             headers.push((n.clone(), t));
         }
         Ok(headers)
@@ -207,23 +228,28 @@ impl Ctx<'_> {
             return Err(self.at(&st.name, "give one of `body`, `body_file` and `json`", None));
         }
         if let Some(b) = &st.body {
-            let text = templates
-                .text(b.get_ref(), known)
+            let text = self
+                .text(templates, b.get_ref(), known)
                 .map_err(|e| self.at(b, e.0, None))?;
             return Ok(Body::Text(text));
         }
         if let Some(f) = &st.body_file {
-            let content = std::fs::read_to_string(self.relative(f.get_ref())).map_err(|e| {
+            let content = std::fs::read(self.relative(f.get_ref())).map_err(|e| {
                 self.at(
                     f,
-                    format!("cannot read body file {}: {e}", f.get_ref()),
+                    format!("cannot read {}: {e}", f.get_ref()),
                     Some("the path is relative to the plan file"),
                 )
             })?;
-            let text = templates
-                .text(&content, known)
-                .map_err(|e| self.at(f, e.0, None))?;
-            return Ok(Body::Text(text));
+            // A file that is not UTF-8 text, or any file given by a flag, is sent as it is.
+            return match String::from_utf8(content) {
+                Ok(text) if self.flags.is_none() => templates
+                    .text(&text, known)
+                    .map(Body::Text)
+                    .map_err(|e| self.at(f, e.0, None)),
+                Ok(text) => Ok(Body::Bytes(text.into_bytes().into())),
+                Err(e) => Ok(Body::Bytes(e.into_bytes().into())),
+            };
         }
         let Some(j) = &st.json else {
             return Ok(Body::Empty);
@@ -296,9 +322,10 @@ impl Ctx<'_> {
         let empty = Templates::new(Default::default(), Default::default());
         let rendered = render_owned(&empty, request, &minijinja::Value::UNDEFINED)
             .map_err(|e| self.at(&st.name, e.to_string(), None))?;
-        let body = match grpc {
+        let body = match (grpc, &request.body) {
+            (None, Body::Bytes(bytes)) => bytes.clone(),
             // The message is checked against its type now, not at every request.
-            Some(m) => m
+            (Some(m), _) => m
                 .encode_json(if rendered.body.is_empty() {
                     "{}"
                 } else {
@@ -308,12 +335,16 @@ impl Ctx<'_> {
                     Some(j) => self.at(j, e.to_string(), None),
                     None => self.at(&st.name, e.to_string(), None),
                 })?,
-            None => rendered.body.into_bytes().into(),
+            (None, _) => rendered.body.into_bytes().into(),
         };
         let method = &request.method;
         let request = Request {
             method: http::Method::from_bytes(method.as_bytes()).map_err(|_| {
-                self.at(&st.name, format!("`{method}` is not an HTTP method"), None)
+                self.at(
+                    &st.name,
+                    format!("`{method}` is not a valid HTTP method"),
+                    None,
+                )
             })?,
             authority: target.host_header.clone(),
             path_and_query: rendered.path,

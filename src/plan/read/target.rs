@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{Ctx, Resolve, ResolveError, parse_duration, system_resolve};
+use super::{Ctx, Resolve, ResolveError, Schemas, parse_duration, system_resolve};
 use crate::error::Error;
 use crate::plan::Target;
 use crate::plan::connect::{self, ConnectError, ConnectOptions};
@@ -19,21 +19,19 @@ use crate::proto::reflection;
 use toml::Spanned;
 
 impl Ctx<'_> {
-    pub(super) fn target(
-        &self,
-        f: &PlanFile,
-        templates: &Templates,
-        secrets: &crate::redact::Secrets,
-        base_url_override: Option<String>,
-        timeout_override: Option<String>,
-    ) -> Result<Target, Error> {
-        let written = base_url_override.unwrap_or_else(|| f.target.base_url.get_ref().clone());
-        let base_url = if has_template_syntax(&written) {
+    /// `[target]` with `--set target.base_url` and `target.timeout`, resolved.
+    pub(super) fn target(&self, f: &PlanFile) -> Result<Target, Error> {
+        let vars = self.vars(f)?;
+        let secrets = self.secrets(f, &vars)?;
+        let written = self
+            .set_target("target.base_url")
+            .map_or_else(|| f.target.base_url.get_ref().clone(), str::to_owned);
+        let base_url = if self.flags.is_none() && has_template_syntax(&written) {
             let mut t = Templates::new(BTreeMap::new(), BTreeMap::new());
             let text = t
                 .text(&written, &BTreeSet::new())
                 .map_err(|e| self.at(&f.target.base_url, e.0, None))?;
-            let ctx = templates.context(0, 0, "", &BTreeMap::new());
+            let ctx = Templates::new(vars, BTreeMap::new()).context(0, 0, "", &BTreeMap::new());
             t.render(&text, &ctx).map_err(|e| {
                 self.at(
                     &f.target.base_url,
@@ -44,6 +42,7 @@ impl Ctx<'_> {
         } else {
             written
         };
+        let timeout_override = self.set_target("target.timeout");
         let timeout = match (&timeout_override, &f.target.timeout) {
             (Some(t), _) => parse_duration(t).map_err(|why| Error::Invalid {
                 what: "--set target.timeout".into(),
@@ -63,7 +62,7 @@ impl Ctx<'_> {
             .target
             .headers
             .iter()
-            .map(|(n, v)| crate::plan::header::parse_header(&format!("{n}: {v}"), secrets))
+            .map(|(n, v)| crate::plan::header::parse_header(&format!("{n}: {v}"), &secrets))
             .collect::<Result<Vec<_>, _>>()?;
         let t = &f.target;
         let options = self.connect_options(f);
@@ -129,35 +128,27 @@ impl Ctx<'_> {
         if let Some(size) = &t.max_header_size {
             target.limits.max_head_bytes = bytes(size)
                 .and_then(Limits::check_head)
-                .map_err(|why| self.at(size, format!("max_header_size {why}"), Some(SIZE_HINT)))?;
+                .map_err(|why| self.at_key(size, "max_header_size", why, Some(SIZE_HINT)))?;
         }
         if let Some(size) = &t.max_body_size {
-            target.limits.max_body_bytes =
-                Some(bytes(size).and_then(Limits::check_body).map_err(|why| {
-                    self.at(size, format!("max_body_size {why}"), Some(SIZE_HINT))
-                })?);
+            target.limits.max_body_bytes = Some(
+                bytes(size)
+                    .and_then(Limits::check_body)
+                    .map_err(|why| self.at_key(size, "max_body_size", why, Some(SIZE_HINT)))?,
+            );
         }
         Ok(())
     }
 
-    /// The gRPC schema of `[target] proto` when any step is a gRPC call, or, without `proto`,
-    /// the schema of the services called, fetched from `target` by server reflection.
-    pub(super) fn grpc_schema(
-        &self,
-        f: &PlanFile,
-        target: &Target,
-        reflection: bool,
-    ) -> Result<Option<GrpcSchema>, Error> {
-        let calls: Vec<&Spanned<String>> = f
-            .scenarios
-            .iter()
-            .flat_map(|sc| sc.steps.iter())
-            .filter_map(|st| st.grpc.as_ref())
-            .collect();
+    /// The gRPC schema of `[target] proto` when any step is a gRPC call; without `proto`, the
+    /// services called, whose schemas [`super::Draft::prepare`] fetches from the target by
+    /// server reflection.
+    pub(super) fn grpc_schema(&self, f: &PlanFile) -> Result<Schemas, Error> {
+        let calls = grpc_calls(f);
         let Some(first) = calls.first() else {
-            return Ok(None);
+            return Ok(Schemas::Absent);
         };
-        if f.target.proto.is_empty() && !reflection {
+        if f.target.proto.is_empty() && !self.options.reflection {
             return Err(self.at(
                 first,
                 "gRPC steps need the services' .proto files here: their schemas cannot be \
@@ -167,30 +158,15 @@ impl Ctx<'_> {
             ));
         }
         if f.target.proto.is_empty() {
-            let mut services: Vec<&str> = Vec::new();
+            let mut services: Vec<String> = Vec::new();
             for call in &calls {
                 let (service, _) =
                     split_call(call.get_ref()).map_err(|e| self.at(call, e.to_string(), None))?;
-                if !services.contains(&service) {
-                    services.push(service);
+                if !services.iter().any(|s| s == service) {
+                    services.push(service.to_owned());
                 }
             }
-            return reflection::fetch_blocking(
-                target.connect.client_for(true),
-                &target.host_header,
-                &services,
-                target.timeout,
-            )
-            .map(Some)
-            .map_err(|e| {
-                self.at(
-                    first,
-                    format!(
-                        "{e} (the plan has no [target] proto, so the schema comes from the server)"
-                    ),
-                    Some("[target] proto = [\"service.proto\"]"),
-                )
-            });
+            return Ok(Schemas::Later(services));
         }
         let files: Vec<PathBuf> = f
             .target
@@ -205,9 +181,32 @@ impl Ctx<'_> {
             .map(|p| self.relative(p))
             .collect();
         GrpcSchema::compile(&files, &imports)
-            .map(Some)
+            .map(Schemas::Known)
             .map_err(|e| self.at(&f.target.proto[0], e.to_string(), None))
     }
+
+    /// Why the schemas could not be fetched by reflection, at the first gRPC call.
+    pub(super) fn reflection_error(&self, f: &PlanFile, e: reflection::ReflectionError) -> Error {
+        let calls = grpc_calls(f);
+        let why = if self.flags.is_some() {
+            format!("{e} (without --proto, the schema comes from the server)")
+        } else {
+            format!("{e} (the plan has no [target] proto, so the schema comes from the server)")
+        };
+        match calls.first() {
+            Some(first) => self.at(first, why, Some("[target] proto = [\"service.proto\"]")),
+            None => self.err(None, why, None),
+        }
+    }
+}
+
+/// The `grpc` calls of every step, in order.
+fn grpc_calls(f: &PlanFile) -> Vec<&Spanned<String>> {
+    f.scenarios
+        .iter()
+        .flat_map(|sc| sc.steps.iter())
+        .filter_map(|st| st.grpc.as_ref())
+        .collect()
 }
 
 /// What a step keeps of its responses: everything checks and extraction may read.

@@ -441,7 +441,9 @@ impl Ctx<'_> {
                 reflection: false,
                 ..Default::default()
             },
-        )?;
+        )?
+        // Without reflection, preparing contacts nothing.
+        .prepare()?;
         plan.name = name.to_string();
         Ok(plan)
     }
