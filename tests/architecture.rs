@@ -232,3 +232,154 @@ fn source_files_stay_short() {
     }
     assert!(long.is_empty(), "files over {MAX_LINES} lines: {long:#?}");
 }
+
+/// Functions allowed over [`MAX_FN_LINES`] (`file::name`): none today.
+const LONG_FNS: &[&str] = &[];
+const MAX_FN_LINES: usize = 100;
+
+/// The text with comments, string and character literals blanked out (newlines kept), so that
+/// braces inside them do not count.
+fn code_only(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let blank = |s: &[u8], out: &mut String| {
+        for &c in s {
+            out.push(if c == b'\n' { '\n' } else { ' ' });
+        }
+    };
+    let mut i = 0;
+    while i < b.len() {
+        let end = if b[i..].starts_with(b"//") {
+            b[i..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |n| i + n)
+        } else if b[i..].starts_with(b"/*") {
+            text[i + 2..].find("*/").map_or(b.len(), |n| i + 2 + n + 2)
+        } else if b[i] == b'r'
+            && matches!(b.get(i + 1), Some(b'"' | b'#'))
+            && (i == 0 || !b[i - 1].is_ascii_alphanumeric())
+        {
+            let hashes = b[i + 1..].iter().take_while(|&&c| c == b'#').count();
+            let close = format!("\"{}", "#".repeat(hashes));
+            let open = i + 1 + hashes + 1;
+            text[open..]
+                .find(&close)
+                .map_or(b.len(), |n| open + n + close.len())
+        } else if b[i] == b'"' {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'"' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            j + 1
+        } else if b[i] == b'\'' && (b.get(i + 1) == Some(&b'\\') || b.get(i + 2) == Some(&b'\'')) {
+            let mut j = i + 1;
+            while j < b.len() && b[j] != b'\'' {
+                j += if b[j] == b'\\' { 2 } else { 1 };
+            }
+            j + 1
+        } else {
+            let c = text[i..].chars().next().unwrap();
+            out.push(c);
+            i += c.len_utf8();
+            continue;
+        };
+        let end = end.min(b.len());
+        blank(&b[i..end], &mut out);
+        i = end;
+    }
+    out
+}
+
+/// `(name, first line, lines)` of every function with a body.
+fn functions(text: &str) -> Vec<(String, usize, usize)> {
+    let code = code_only(text);
+    let b = code.as_bytes();
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut found = Vec::new();
+    for (at, _) in code.match_indices("fn ") {
+        if at > 0 && (b[at - 1].is_ascii_alphanumeric() || b[at - 1] == b'_') {
+            continue;
+        }
+        let name = ident(&code[at + 3..]);
+        if name.is_empty() {
+            continue;
+        }
+        // The body starts at the first `{` outside parentheses, unless a `;` ends a declaration.
+        let mut depth = 0i32;
+        let mut open = None;
+        for (i, c) in code[at..].char_indices() {
+            match c {
+                '(' | '[' | '<' => depth += 1,
+                ')' | ']' | '>' => depth -= 1,
+                ';' if depth <= 0 => break,
+                '{' if depth <= 0 => {
+                    open = Some(at + i);
+                    break;
+                }
+                _ => {}
+            }
+        }
+        let Some(open) = open else { continue };
+        let mut depth = 0usize;
+        for (i, c) in code[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        let (first, last) = (line_of(at), line_of(open + i));
+                        found.push((name.clone(), first, last - first + 1));
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    found
+}
+
+/// `file:line name (N lines)` for every function of `src/` over the limit.
+fn long_functions(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    files.sort();
+    let mut long = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(src).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (name, line, lines) in functions(&text) {
+            let key = format!("{rel}::{name}");
+            if lines > MAX_FN_LINES && !LONG_FNS.contains(&key.as_str()) {
+                long.push(format!("{rel}:{line} {name} ({lines} lines)"));
+            }
+        }
+    }
+    long
+}
+
+#[test]
+fn functions_stay_short() {
+    let long = long_functions(&src());
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FN_LINES} lines:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn a_long_function_is_caught_and_literals_do_not_fool_the_count() {
+    let body = "    let x = 1;\n".repeat(MAX_FN_LINES);
+    let text = format!(
+        "//! m\n/// a {{ brace in a doc\nfn short(a: Vec<u8>) -> u8 {{\n    let s = \"}}}}\";\n    let c = '{{';\n    let r = r#\"{{\"#;\n    0\n}}\nfn long<'a>(x: &'a str) {{\n{body}}}\ntrait T {{\n    fn declared(&self);\n}}\n"
+    );
+    let found = functions(&text);
+    let names: Vec<(&str, usize)> = found.iter().map(|(n, _, l)| (n.as_str(), *l)).collect();
+    assert_eq!(
+        names,
+        [("short", 6), ("long", MAX_FN_LINES + 2)],
+        "{found:?}"
+    );
+}

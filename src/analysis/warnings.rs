@@ -152,7 +152,7 @@ fn errors(r: &RunRecord, out: &mut Vec<Warning>) {
         && s.errors > 0
         && *count as f64 >= DOMINANT_ERROR_SHARE * s.errors as f64
     {
-        let hint = ErrorKind::from_name(kind).map_or("", |k| k.hint());
+        let hint = kind.hint();
         out.push(warn(
             "dominant_error",
             format!(
@@ -164,7 +164,7 @@ fn errors(r: &RunRecord, out: &mut Vec<Warning>) {
     }
     if let Some(n) = s
         .errors_by_kind
-        .get(ErrorKind::AddrNotAvailable.name())
+        .get(&ErrorKind::AddrNotAvailable)
         .filter(|n| **n > 0)
     {
         out.push(warn(

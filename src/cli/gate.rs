@@ -60,12 +60,27 @@ fn metric_named(name: &str) -> Option<Metric> {
     })
 }
 
-impl FromStr for Rule {
-    type Err = String;
+/// A `--fail-on` rule that cannot be read: the rule as written and why.
+#[derive(Debug, thiserror::Error)]
+#[error("rule `{rule}`: {why}")]
+pub struct RuleError {
+    /// The rule as written.
+    rule: String,
+    /// What is wrong with it.
+    why: String,
+}
 
-    fn from_str(s: &str) -> Result<Self, String> {
+impl FromStr for Rule {
+    type Err = RuleError;
+
+    fn from_str(s: &str) -> Result<Self, RuleError> {
         let text = s.trim().to_string();
-        let fail = |why: String| Err(format!("rule `{text}`: {why}"));
+        let fail = |why: String| {
+            Err(RuleError {
+                rule: text.clone(),
+                why,
+            })
+        };
         let Some(at) = text.find(['>', '<']) else {
             return fail(
                 "no operator; write METRIC > +AMOUNT or METRIC < -AMOUNT, e.g. `p99 > +5%`".into(),
@@ -252,7 +267,7 @@ mod tests {
     }
 
     fn err(s: &str) -> String {
-        s.parse::<Rule>().unwrap_err()
+        s.parse::<Rule>().unwrap_err().to_string()
     }
 
     #[test]

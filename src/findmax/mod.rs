@@ -142,6 +142,7 @@ impl Budget {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::model::LoadModel;
 
     fn config() -> SearchConfig {
         SearchConfig {
@@ -187,7 +188,7 @@ mod tests {
             s
         });
         assert!(out.steps[0].noise && !out.steps[1].noise && out.steps[1].held);
-        let f = FindMax::from_outcome("open", "p99<50ms", &out, Duration::ZERO);
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
         let found = f.max_sustainable_rps.unwrap();
         assert!((194.0..=200.0).contains(&found), "{found}");
         assert!(f.breaking_load.unwrap() > 200.0);
@@ -208,7 +209,7 @@ mod tests {
             s
         });
         assert!(out.steps[0].noise);
-        let f = FindMax::from_outcome("open", "p99<50ms", &out, Duration::ZERO);
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
         assert!(!f.generator_limited, "{:?}", out.steps);
         let found = f.max_sustainable_rps.unwrap();
         assert!((388.0..=400.0).contains(&found), "{found}");
@@ -220,7 +221,7 @@ mod tests {
             doubtful: true,
             ..target(100.0)(level)
         });
-        let f = FindMax::from_outcome("open", "p99<50ms", &out, Duration::ZERO);
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
         assert!(out.steps.iter().all(|s| !s.noise));
         let found = f.max_sustainable_rps.unwrap();
         assert!((97.0..=100.0).contains(&found), "{found}");
@@ -241,7 +242,7 @@ mod tests {
     fn finds_known_capacities_within_resolution() {
         for capacity in [37.0, 200.0, 400.0, 800.0, 12_345.0] {
             let out = search(&config(), target(capacity));
-            let f = FindMax::from_outcome("open", "p99<50ms", &out, Duration::ZERO);
+            let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
             let found = f.max_sustainable_rps.unwrap();
             assert!(
                 found <= capacity && found >= capacity * 0.97,
@@ -273,7 +274,7 @@ mod tests {
             out.stopped,
             "the load generator saturated before the target did"
         );
-        let f = FindMax::from_outcome("open", "p99<50ms", &out, Duration::ZERO);
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
         assert!(f.generator_limited);
         assert_eq!(f.breaking_load, None);
     }
@@ -285,7 +286,7 @@ mod tests {
         c.integer = true;
         let out = search(&c, target(23.0));
         assert!(out.steps.iter().all(|s| s.level.fract() == 0.0));
-        let f = FindMax::from_outcome("closed", "p99<50ms", &out, Duration::ZERO);
+        let f = FindMax::from_outcome(LoadModel::Closed, "p99<50ms", &out, Duration::ZERO);
         assert_eq!(f.max_sustainable_load, Some(23.0));
     }
 
@@ -294,7 +295,7 @@ mod tests {
         let mut c = config();
         c.start = 1000.0;
         let out = search(&c, target(100.0));
-        let f = FindMax::from_outcome("open", "p99<50ms", &out, Duration::ZERO);
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
         let found = f.max_sustainable_rps.unwrap();
         assert!((97.0..=100.0).contains(&found), "{found}");
     }

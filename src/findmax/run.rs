@@ -10,6 +10,7 @@ use super::{FindMax, FindMaxStep, SearchConfig, search};
 use crate::error::Error;
 use crate::plan::{Iterations, Plan, Profile, Threshold};
 use crate::record::RunRecord;
+use crate::record::model::LoadModel;
 use crate::schedule::Ramp;
 
 /// Time a step costs beyond its warm-up and measured part (start, drain, record), estimated.
@@ -85,9 +86,13 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// "open" or "closed".
-    pub fn model(&self) -> &'static str {
-        if self.open { "open" } else { "closed" }
+    /// Open (arrival rates) or closed (VUs).
+    pub fn model(&self) -> LoadModel {
+        if self.open {
+            LoadModel::Open
+        } else {
+            LoadModel::Closed
+        }
     }
 
     /// Why these settings cannot be searched with, in words: a step of 0, a start or maximum

@@ -8,6 +8,7 @@ use crate::proto::client::{Client, ClientConfig, ClientError, Protocol};
 use crate::proto::conn::Limits;
 use crate::proto::source::{SourceAddrError, parse_source_addrs};
 use crate::proto::tls::{ClientCert, TlsOptions, TlsVersion};
+use crate::record::model::WireProtocol;
 
 /// The user's connection choices, before validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,8 +73,8 @@ pub struct Connect {
 }
 
 impl Connect {
-    /// A short name of the protocol spoken by HTTP steps: `http/1.1`, `h2c` or `h2`.
-    pub fn protocol_name(&self) -> &'static str {
+    /// The protocol spoken by HTTP steps: `http/1.1`, `h2c` or `h2`.
+    pub fn protocol_name(&self) -> WireProtocol {
         protocol_name(self.protocol, self.tls.is_some())
     }
 
@@ -94,11 +95,11 @@ impl Connect {
 }
 
 /// `http/1.1`, `h2c` or `h2`.
-pub fn protocol_name(protocol: Protocol, tls: bool) -> &'static str {
+pub fn protocol_name(protocol: Protocol, tls: bool) -> WireProtocol {
     match (protocol, tls) {
-        (Protocol::Http1, _) => "http/1.1",
-        (Protocol::Http2, false) => "h2c",
-        (Protocol::Http2, true) => "h2",
+        (Protocol::Http1, _) => WireProtocol::Http1,
+        (Protocol::Http2, false) => WireProtocol::H2c,
+        (Protocol::Http2, true) => WireProtocol::H2,
     }
 }
 
@@ -221,7 +222,7 @@ mod tests {
     fn choices_are_validated_with_reasons() {
         let o = ConnectOptions::default();
         let c = build(&o, addr(), "127.0.0.1", false, false).unwrap();
-        assert_eq!(c.protocol_name(), "http/1.1");
+        assert_eq!(c.protocol_name(), WireProtocol::Http1);
         assert!(c.grpc_client.is_none());
         let c = build(&o, addr(), "127.0.0.1", false, true).unwrap();
         assert_eq!(c.client_for(true).protocol(), Protocol::Http2);

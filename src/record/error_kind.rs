@@ -239,6 +239,43 @@ impl ErrorKind {
     }
 }
 
+/// Serialised as its [`ErrorKind::name`]: the keys of `errors_by_kind` in `run.json`.
+impl serde::Serialize for ErrorKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+/// Read back from its [`ErrorKind::name`]; any other name is an error that lists the known ones.
+impl<'de> serde::Deserialize<'de> for ErrorKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
+        Self::from_name(&name)
+            .ok_or_else(|| serde::de::Error::unknown_variant(&name, known_names()))
+    }
+}
+
+/// The known names, as the `'static` slice serde's error wants (built once).
+fn known_names() -> &'static [&'static str] {
+    static NAMES: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    NAMES.get_or_init(|| ErrorKind::ALL.iter().map(|k| k.name()).collect())
+}
+
+impl schemars::JsonSchema for ErrorKind {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ErrorKind".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        let names: Vec<&str> = Self::ALL.iter().map(|k| k.name()).collect();
+        schemars::json_schema!({
+            "description": "Why a request did not produce a successful response (docs/measurement.md).",
+            "type": "string",
+            "enum": names,
+        })
+    }
+}
+
 impl std::fmt::Display for ErrorKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::model::LoadModel;
+
 /// One probed level.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FindMaxStep {
@@ -50,8 +52,8 @@ pub struct Outcome {
 /// The headline figures of an outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FindMax {
-    /// "open" (arrival rate) or "closed" (VUs).
-    pub model: String,
+    /// `open` (the search varies the arrival rate) or `closed` (it varies the VUs).
+    pub model: LoadModel,
     /// The SLO as given.
     pub slo: String,
     /// Highest throughput achieved by a step that met the SLO, requests per second (null when no
@@ -86,7 +88,7 @@ pub struct FindMax {
 
 impl FindMax {
     /// Summarises an outcome.
-    pub fn from_outcome(model: &str, slo: &str, outcome: &Outcome, elapsed: Duration) -> Self {
+    pub fn from_outcome(model: LoadModel, slo: &str, outcome: &Outcome, elapsed: Duration) -> Self {
         let best = outcome
             .steps
             .iter()
@@ -103,7 +105,7 @@ impl FindMax {
             .iter()
             .any(|s| s.generator_limited && !s.noise);
         let mut found = FindMax {
-            model: model.into(),
+            model,
             slo: slo.into(),
             max_sustainable_rps: best.map(|s| s.rps),
             lower_bound: None,

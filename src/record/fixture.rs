@@ -114,7 +114,7 @@ fn summary(total: &Histogram<u64>, requests: u64, errors: u64, duration: f64) ->
     }
     let mut errors_by_kind = BTreeMap::new();
     if errors > 0 {
-        errors_by_kind.insert("http_5xx".to_string(), errors);
+        errors_by_kind.insert(crate::record::error_kind::ErrorKind::Http5xx, errors);
     }
     Summary {
         requests,
@@ -167,7 +167,7 @@ fn config(duration: f64) -> RunConfig {
         warmup_s: 0.0,
         timeout_s: 10.0,
         keepalive: true,
-        protocol: "http/1.1".into(),
+        protocol: crate::record::model::WireProtocol::Http1,
         tls: false,
         streams: 1,
         source_addrs: 0,

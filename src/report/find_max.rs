@@ -5,6 +5,7 @@
 
 use super::table::Table;
 use crate::record::find_max::FindMax;
+use crate::record::model::LoadModel;
 use crate::units::{ms, rate, seconds};
 
 /// The maximum sustainable throughput in words: "790.2 req/s"; "≥ 797.4 req/s (no break found
@@ -19,7 +20,7 @@ pub fn max_sustainable(f: &FindMax) -> String {
 
 /// A level of the search in words: `400.0 req/s` (open model) or `32 VUs` (closed).
 pub fn level(f: &FindMax, level: f64) -> String {
-    if f.model == "open" {
+    if f.model == LoadModel::Open {
         format!("{} req/s", rate(level))
     } else {
         format!("{level:.0} VUs")
@@ -125,7 +126,7 @@ mod tests {
             steps: vec![step(400.0, true), step(805.5, true)],
             stopped: "the time budget was spent".into(),
         };
-        let f = FindMax::from_outcome("open", "p99<50ms", &outcome, Duration::ZERO);
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &outcome, Duration::ZERO);
         assert_eq!(
             f.lower_bound.as_deref(),
             Some("no break found within the budget")
@@ -142,7 +143,7 @@ mod tests {
         let mut broke = outcome.clone();
         broke.steps.push(step(1600.0, false));
         broke.stopped = "the bisection converged".into();
-        let f = FindMax::from_outcome("open", "p99<50ms", &broke, Duration::ZERO);
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &broke, Duration::ZERO);
         assert_eq!(f.lower_bound, None);
         assert_eq!(max_sustainable(&f), "797.4 req/s");
     }
@@ -155,7 +156,7 @@ mod tests {
             steps: vec![step(3.0, true), step(6.0, false), again],
             stopped: "the bisection converged".into(),
         };
-        let f = FindMax::from_outcome("closed", "p99<50ms", &outcome, Duration::ZERO);
+        let f = FindMax::from_outcome(LoadModel::Closed, "p99<50ms", &outcome, Duration::ZERO);
         let steps = &tables(&f)[1];
         let levels: Vec<&str> = steps.rows.iter().map(|r| r[0].as_str()).collect();
         assert_eq!(levels, ["3 VUs", "6 VUs", "6 VUs (again)"]);

@@ -146,7 +146,7 @@ mod tests {
         r.summary.errors = 10;
         r.summary
             .errors_by_kind
-            .insert("connection_refused".into(), 10);
+            .insert(crate::record::error_kind::ErrorKind::ConnectRefused, 10);
         let md = render(&r);
         assert!(md.contains("**FAILED** — Every request failed"), "{md}");
         assert!(md.contains("No response was received"), "{md}");

@@ -10,7 +10,7 @@ use crate::units::{ms, thousands};
 /// "h2, 16 streams per connection, TLS (negotiated: TLSv1.3, ALPN h2 × 4 connections)".
 pub fn protocol(r: &RunRecord) -> String {
     let c = &r.config;
-    let mut protocol = c.protocol.clone();
+    let mut protocol = c.protocol.name().to_string();
     if c.streams > 1 {
         protocol.push_str(&format!(", {} streams per connection", c.streams));
     }

@@ -15,6 +15,7 @@ use crate::analysis::compare::{CompareOptions, Comparison, Metric, Variant, comp
 use crate::analysis::like_for_like::{TARGET_URL, mismatches_except};
 use crate::error::Error;
 use crate::record::find_max::FindMax;
+use crate::record::model::LoadModel;
 use crate::record::suite::{Status, SuiteOutcome, TargetOutcome};
 use crate::record::write_atomically;
 use crate::units::{bytes, rate, thousands};
@@ -196,7 +197,7 @@ fn find_max_ranking(o: &SuiteOutcome) -> String {
 
 /// A find-max level in words: `400.0/s` (open model) or `32 VUs` (closed).
 fn load_level(f: &FindMax, level: f64) -> String {
-    if f.model == "open" {
+    if f.model == LoadModel::Open {
         format!("{level:.1}/s")
     } else {
         format!("{level:.0} VUs")
@@ -449,7 +450,7 @@ mod tests {
         };
         let mut t = TargetOutcome::new(name, "http://127.0.0.1:1", &PathBuf::from(name));
         t.find_max = Some(FindMax::from_outcome(
-            "open",
+            LoadModel::Open,
             "p99<50ms",
             &outcome,
             Duration::ZERO,

@@ -11,7 +11,6 @@ pub use super::load::{length, load_shape};
 pub use super::protocol::{protocol, protocol_tables, tls_negotiated};
 use super::table::Table;
 pub use super::verdict::{Level, Verdict, verdict};
-use crate::record::error_kind::ErrorKind;
 use crate::record::model::{Group, GroupKind, Model, Percentiles, RunRecord, ThresholdResult};
 use crate::redact::{Secrets, redact_url_password};
 use crate::units::{bytes, ms, rate, seconds, thousands};
@@ -387,17 +386,14 @@ fn errors(r: &RunRecord) -> Option<Table> {
     Some(t)
 }
 
-/// Failures by kind, most frequent first (then by name), each with what it means (nothing for a
-/// kind this volley does not know): one order and one reading of the names for every report.
-pub fn error_kinds(r: &RunRecord) -> Vec<(&str, u64, &'static str)> {
-    let mut kinds: Vec<(&str, u64, &'static str)> = r
+/// Failures by kind, most frequent first (then by name), each with what it means: one order
+/// and one reading of the kinds for every report.
+pub fn error_kinds(r: &RunRecord) -> Vec<(&'static str, u64, &'static str)> {
+    let mut kinds: Vec<(&'static str, u64, &'static str)> = r
         .summary
         .errors_by_kind
         .iter()
-        .map(|(name, n)| {
-            let hint = ErrorKind::from_name(name).map_or("", ErrorKind::hint);
-            (name.as_str(), *n, hint)
-        })
+        .map(|(kind, n)| (kind.name(), *n, kind.hint()))
         .collect();
     kinds.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     kinds

@@ -6,6 +6,7 @@ use std::time::SystemTime;
 
 use crate::engine::RunOutcome;
 use crate::plan::{Iterations, Plan, Profile, check_list};
+use crate::record::error_kind::ErrorKind;
 use crate::record::model::{
     Arrival, CheckResult, Drain, Generator, Group, GroupKind, Histograms, RunConfig, RunRecord,
     ScenarioConfig, Summary, ThreadStats, ThresholdResult, Tool,
@@ -167,7 +168,7 @@ pub(super) fn run_config(plan: &Plan) -> RunConfig {
         warmup_s: plan.warmup.as_secs_f64(),
         timeout_s: plan.target.timeout.as_secs_f64(),
         keepalive: plan.target.connect.keepalive,
-        protocol: plan.target.connect.protocol_name().into(),
+        protocol: plan.target.connect.protocol_name(),
         tls: plan.target.connect.tls.is_some(),
         streams: plan.target.connect.streams,
         source_addrs: plan.target.connect.source_addrs.len(),
@@ -195,10 +196,7 @@ fn summary(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival
     let open = plan.scenarios.iter().any(|s| s.is_open());
     let requests = t.counters.requests;
     let status: BTreeMap<String, u64> = t.statuses().map(|(c, n)| (c.to_string(), n)).collect();
-    let errors_by_kind: BTreeMap<String, u64> = t
-        .error_kinds()
-        .map(|(k, n)| (k.name().to_string(), n))
-        .collect();
+    let errors_by_kind: BTreeMap<ErrorKind, u64> = t.error_kinds().collect();
     let window = outcome.window.as_secs_f64();
     let c = &t.counters;
     let arrivals: Vec<Arrival> = scenarios.iter().filter_map(|(_, a)| *a).collect();
@@ -378,10 +376,7 @@ fn groups(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>
                 arrival: arrival.filter(|_| is_scenario),
                 latency_ms: percentiles(&stats.latency),
                 status: stats.statuses().map(|(c, n)| (c.to_string(), n)).collect(),
-                errors_by_kind: stats
-                    .error_kinds()
-                    .map(|(k, n)| (k.name().to_string(), n))
-                    .collect(),
+                errors_by_kind: stats.error_kinds().collect(),
                 histogram_us: encode_histogram(&stats.latency),
             }
         })

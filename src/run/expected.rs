@@ -181,7 +181,9 @@ path = "/"
         let mut browse = testing::group(GroupKind::Step, "browse", Some("shop"), 50);
         browse.not_sent = 10;
         browse.errors = 10;
-        browse.errors_by_kind.insert("template_error".into(), 10);
+        browse
+            .errors_by_kind
+            .insert(crate::record::error_kind::ErrorKind::Template, 10);
         r.groups = vec![
             browse,
             testing::group(GroupKind::Step, "buy", Some("shop"), 50),

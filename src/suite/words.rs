@@ -68,7 +68,12 @@ pub(super) fn every_request_failed(r: &RunRecord) -> String {
 
 /// The commonest failures, e.g. "http_5xx 1,234, connection_reset 2".
 pub(super) fn main_errors(r: &RunRecord) -> Option<String> {
-    let mut kinds: Vec<(&String, &u64)> = r.summary.errors_by_kind.iter().collect();
+    let mut kinds: Vec<(&'static str, &u64)> = r
+        .summary
+        .errors_by_kind
+        .iter()
+        .map(|(k, n)| (k.name(), n))
+        .collect();
     kinds.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let mut parts: Vec<String> = kinds
         .iter()

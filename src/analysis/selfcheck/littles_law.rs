@@ -91,10 +91,7 @@ fn ruled_out(r: &RunRecord, active_vu_s: f64, h: &Histogram<u64>) -> Option<Stri
     if responses == 0 || active_vu_s <= 0.0 || r.summary.duration_s <= 0.0 {
         return Some("no response was measured".into());
     }
-    let without = match without_response(&r.summary.errors_by_kind) {
-        Ok(n) => n,
-        Err(unknown) => return Some(unknown.to_string()),
-    };
+    let without = without_response(&r.summary.errors_by_kind);
     if without as f64 * r.config.timeout_s > UNRECORDED_SHARE * active_vu_s {
         return Some(format!(
             "{without} requests failed without a response: their time in flight (up to the \
@@ -264,7 +261,10 @@ mod tests {
         let mut timeouts = r.clone();
         timeouts.summary.requests += 50;
         timeouts.summary.errors += 50;
-        timeouts.summary.errors_by_kind.insert("timeout".into(), 50);
+        timeouts
+            .summary
+            .errors_by_kind
+            .insert(crate::record::error_kind::ErrorKind::Timeout, 50);
         let c = check(&timeouts, &closed(2.0, 0.0));
         assert_eq!(c.outcome, NotApplicable, "{c:?}");
         assert!(c.message.contains("50 requests failed without a response"));

@@ -105,9 +105,9 @@ fn sum(parts: &[Part], f: impl Fn(&RunRecord) -> u64) -> u64 {
 }
 
 /// Sums maps of counts.
-pub(super) fn sum_maps<'a>(
-    maps: impl Iterator<Item = &'a BTreeMap<String, u64>>,
-) -> BTreeMap<String, u64> {
+pub(super) fn sum_maps<'a, K: Ord + Clone + 'a>(
+    maps: impl Iterator<Item = &'a BTreeMap<K, u64>>,
+) -> BTreeMap<K, u64> {
     let mut out = BTreeMap::new();
     for m in maps {
         for (k, v) in m {

@@ -68,8 +68,8 @@ pub struct RunConfig {
     /// Whether connections were reused.
     pub keepalive: bool,
     /// Protocol of HTTP requests: `http/1.1`, `h2c` (HTTP/2 without TLS) or `h2` (over TLS).
-    #[serde(default = "default_protocol")]
-    pub protocol: String,
+    #[serde(default)]
+    pub protocol: WireProtocol,
     /// Whether connections used TLS.
     #[serde(default)]
     pub tls: bool,
@@ -121,6 +121,22 @@ pub enum LoadModel {
     Open,
 }
 
+impl LoadModel {
+    /// The name in `run.json`: `closed` or `open`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Closed => "closed",
+            Self::Open => "open",
+        }
+    }
+}
+
+impl std::fmt::Display for LoadModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// The kind of load profile, as a plan names it (`[scenario.load] profile = …`); quick mode is
 /// `constant-vus` (`-c`) or `constant-arrival-rate` (`--rate`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -168,8 +184,36 @@ pub struct ScenarioLoad {
     pub connections: Option<u32>,
 }
 
-fn default_protocol() -> String {
-    "http/1.1".into()
+/// The protocol HTTP requests were spoken in, as `run.json` names it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum WireProtocol {
+    /// HTTP/1.1, plain or over TLS.
+    #[default]
+    #[serde(rename = "http/1.1")]
+    Http1,
+    /// HTTP/2 without TLS (prior knowledge).
+    #[serde(rename = "h2c")]
+    H2c,
+    /// HTTP/2 over TLS (ALPN).
+    #[serde(rename = "h2")]
+    H2,
+}
+
+impl WireProtocol {
+    /// The name in `run.json` and every report: `http/1.1`, `h2c` or `h2`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Http1 => "http/1.1",
+            Self::H2c => "h2c",
+            Self::H2 => "h2",
+        }
+    }
+}
+
+impl std::fmt::Display for WireProtocol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 fn one() -> u32 {

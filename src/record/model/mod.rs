@@ -8,6 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::series::SecondStats;
+use crate::record::error_kind::ErrorKind;
 
 mod config;
 pub use config::*;
@@ -133,7 +134,7 @@ pub struct Group {
     /// Responses by status code.
     pub status: BTreeMap<String, u64>,
     /// Failures by kind.
-    pub errors_by_kind: BTreeMap<String, u64>,
+    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
     /// The group's latency histogram (HDR V2, base64, µs).
     pub histogram_us: String,
 }
@@ -387,7 +388,7 @@ pub struct Summary {
     /// Responses by status code.
     pub status: BTreeMap<String, u64>,
     /// Failures by kind (see the README for each kind's meaning).
-    pub errors_by_kind: BTreeMap<String, u64>,
+    pub errors_by_kind: BTreeMap<ErrorKind, u64>,
     /// Request bytes written.
     pub bytes_sent: u64,
     /// Response bytes read.

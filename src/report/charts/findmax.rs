@@ -4,6 +4,7 @@
 use super::{Axes, BLUE, Chart, GREEN, Line, RED, draw_lines, has_points, legend, short, y_top};
 use crate::error::Error;
 use crate::record::find_max::FindMax;
+use crate::record::model::LoadModel;
 
 /// The two charts of a search (none without steps).
 pub fn find_max_charts(f: &FindMax) -> Result<Vec<Chart>, Error> {
@@ -16,7 +17,7 @@ pub fn find_max_charts(f: &FindMax) -> Result<Vec<Chart>, Error> {
     if steps.is_empty() {
         return Ok(Vec::new());
     }
-    let unit = if f.model == "open" {
+    let unit = if f.model == LoadModel::Open {
         "offered load (req/s)"
     } else {
         "load (VUs)"
@@ -38,7 +39,7 @@ pub fn find_max_charts(f: &FindMax) -> Result<Vec<Chart>, Error> {
         BLUE,
         steps.iter().map(|s| (s.level, Some(s.rps))).collect(),
     )];
-    if f.model == "open" {
+    if f.model == LoadModel::Open {
         lines.push(Line::new(
             "offered = achieved",
             RED,
