@@ -300,4 +300,24 @@ mod tests {
         assert!(leftovers.is_empty());
         std::fs::remove_dir_all(dir).unwrap();
     }
+
+    #[test]
+    fn error_kinds_are_keys_by_name_and_an_unknown_one_is_refused_by_name() {
+        let mut r = fixture::record("k", 3, 100, 2000, 5, 0.0);
+        r.summary.errors_by_kind.insert(error_kind::ErrorKind::Timeout, 2);
+        let mut value = serde_json::to_value(&r).unwrap();
+        let kinds = &value["summary"]["errors_by_kind"];
+        assert_eq!(kinds["http_5xx"], 15, "{kinds}");
+        assert_eq!(kinds["timeout"], 2, "{kinds}");
+        let back = parse_record(value.to_string().as_bytes(), Path::new("k.json")).unwrap();
+        assert_eq!(back.summary.errors_by_kind, r.summary.errors_by_kind);
+        value["summary"]["errors_by_kind"]["from_the_future"] = 1.into();
+        let err = parse_record(value.to_string().as_bytes(), Path::new("k.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("unknown variant `from_the_future`") && err.contains("timeout"),
+            "{err}"
+        );
+    }
 }
