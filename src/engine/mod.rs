@@ -6,6 +6,7 @@
 //! the hard deadline (duration + timeout) so a run always ends. SIGINT and SIGTERM are watched by
 //! a thread of their own ([`signals`]) that stops the run cleanly.
 
+mod backoff;
 mod clock;
 mod connections;
 mod gate;

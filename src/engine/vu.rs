@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use tokio::time::Sleep;
 
 use super::RunShared;
+use super::backoff::Backoff;
 use super::gate::Gate;
 use super::request::{Outgoing, RenderFailed, Scratch, outgoing};
 use super::worker::WorkerState;
@@ -139,38 +140,6 @@ pub(super) async fn vu_loop(
             state.recorder.borrow_mut().record_completed(scenario.group);
         }
         vu.iteration += 1;
-    }
-}
-
-/// A VU's wait after the generator ran out of a local resource (ephemeral ports, file
-/// descriptors): bounded exponential, from [`BACKOFF_MIN`] to [`BACKOFF_MAX`], reset by any
-/// attempt that did not fail that way. Without it a VU whose connect fails at once retries in a
-/// tight loop, burning the CPU and counting millions of failed attempts.
-#[derive(Default)]
-struct Backoff {
-    next: Duration,
-}
-
-/// First wait after a local resource failure.
-const BACKOFF_MIN: Duration = Duration::from_millis(1);
-/// Longest wait between two tries.
-const BACKOFF_MAX: Duration = Duration::from_millis(500);
-
-impl Backoff {
-    /// After an attempt that ended with `error`: waits (never past `end`) and returns true when
-    /// it was a local resource failure.
-    async fn after(&mut self, error: Option<ErrorKind>, end: Option<Instant>) -> bool {
-        if !error.is_some_and(ErrorKind::is_local_resource) {
-            self.next = Duration::ZERO;
-            return false;
-        }
-        self.next = (self.next * 2).clamp(BACKOFF_MIN, BACKOFF_MAX);
-        let mut wake = Instant::now() + self.next;
-        if let Some(end) = end {
-            wake = wake.min(end);
-        }
-        tokio::time::sleep_until(wake.into()).await;
-        true
     }
 }
 

@@ -304,7 +304,9 @@ mod tests {
     #[test]
     fn error_kinds_are_keys_by_name_and_an_unknown_one_is_refused_by_name() {
         let mut r = fixture::record("k", 3, 100, 2000, 5, 0.0);
-        r.summary.errors_by_kind.insert(error_kind::ErrorKind::Timeout, 2);
+        r.summary
+            .errors_by_kind
+            .insert(error_kind::ErrorKind::Timeout, 2);
         let mut value = serde_json::to_value(&r).unwrap();
         let kinds = &value["summary"]["errors_by_kind"];
         assert_eq!(kinds["http_5xx"], 15, "{kinds}");
