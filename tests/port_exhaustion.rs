@@ -127,6 +127,12 @@ fn inside_a_small_port_range() {
     // Bounded exponential back-off: at most a few hundred tries per VU in 2 s.
     assert!(not_sent < 8 * 400, "VUs spun on EADDRNOTAVAIL: {s}");
     assert!(text.contains("never left the machine"), "{text}");
+    // The verdict, the first line of every report, says it too.
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    assert!(
+        first.contains("attempts never left the machine"),
+        "first line: {first}\n{text}"
+    );
 
     let (with, _) = burst(&url, Some("127.0.0.2-127.0.0.5"));
     assert_eq!(with["summary"]["errors"].as_u64(), Some(0), "{with}");

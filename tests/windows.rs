@@ -287,3 +287,104 @@ path = "/delay?ms=3"
     assert_eq!(of("step"), summary_u64(&record, "requests"));
     t.stop();
 }
+
+/// A rate ladder (100/s for 1 s, then 300/s for 1 s): the asked figure is the schedule's
+/// integral over the window — 400 iterations, 200/s on average — never the 300/s peak, and each
+/// phase is asked its own rate over its own span. (Once it reported "achieved 275.5 … of the
+/// 600.0 req/s asked (45.9 %)".)
+#[test]
+fn a_rate_ladder_asks_the_integral_of_its_phases() {
+    let t = target();
+    let dir = temp_dir("windows-rate-ladder");
+    let record = run_plan(
+        &dir,
+        &t.base_url(),
+        r#"
+name = "rate-ladder"
+[target]
+base_url = "BASE"
+[[scenario]]
+name = "climb"
+[scenario.load]
+profile = "ladder"
+max_vus = 100
+phases = [{ rate = 100, duration = "1s" }, { rate = 300, duration = "1s" }]
+[[scenario.step]]
+name = "one"
+path = "/delay?ms=1"
+"#,
+    );
+    let s = &record["summary"];
+    let a = &s["arrival"];
+    assert_eq!(a["due"], 400, "{a}");
+    let asked = a["asked_per_sec"].as_f64().unwrap();
+    assert!(
+        (asked - 200.0).abs() < 2.0,
+        "the mean of the schedule, not its peak: {a}"
+    );
+    let achieved = a["achieved_per_sec"].as_f64().unwrap();
+    assert!(achieved > 0.9 * asked && achieved <= asked + 0.01, "{a}");
+    let target_rps = s["target_rps"].as_f64().unwrap();
+    assert!((target_rps - 200.0).abs() < 2.0, "{s}");
+    let codes = common::warning_codes(&record);
+    assert!(!codes.contains(&"rate_not_achieved"), "{codes:?}");
+    let phases: Vec<&Value> = record["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["kind"] == "phase")
+        .collect();
+    assert_eq!(phases.len(), 2, "{}", record["groups"]);
+    for (phase, rate) in phases.iter().zip([100.0, 300.0]) {
+        assert_eq!(phase["target_rps"], rate, "{phase}");
+        let rps = phase["rps"].as_f64().unwrap();
+        assert!(
+            (rps - rate).abs() < 0.15 * rate,
+            "a phase's rate is over its own 1 s: {phase}"
+        );
+    }
+    t.stop();
+}
+
+/// Quick mode (the case a user hit: `-c 10 -d 5s` reported 5.88 s, `-c 100` 10 s and half the
+/// real rate): with slow requests still in flight at the end, `-d 2s` measures 2 s and the wait
+/// for them is the drain.
+#[test]
+fn quick_mode_keeps_the_drain_out_of_the_window() {
+    let t = target();
+    let dir = temp_dir("windows-quick-drain");
+    // Exponential service times of mean 500 ms: the 10 requests in flight at the end take
+    // about 1.5 s more (the longest of 10), and less than 0.3 s with probability 0.0003.
+    let url = format!("{}/delay?ms=500&dist=exp", t.base_url());
+    let (out, record) = run_json(
+        &dir,
+        &[
+            &url,
+            "-c",
+            "10",
+            "-d",
+            "2s",
+            "--timeout",
+            "10s",
+            "--threads",
+            "1",
+        ],
+    );
+    let s = &record["summary"];
+    let duration = summary_f64(&record, "duration_s");
+    assert!(
+        (1.95..2.2).contains(&duration),
+        "the window is the 2 s asked for, not {duration} s: {s}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(s["drain"]["duration_s"].as_f64().unwrap() > 0.3, "{s}");
+    let requests = summary_u64(&record, "requests");
+    let drained = s["drain"]["requests"].as_u64().unwrap();
+    let rps = summary_f64(&record, "rps");
+    let expected = (requests - drained) as f64 / duration;
+    assert!(
+        (rps - expected).abs() < 0.01 * expected,
+        "{rps} vs {expected}: {s}"
+    );
+    t.stop();
+}

@@ -33,7 +33,6 @@ use crate::record::series::{SecondStats, SeriesBuilder};
 
 pub use usage::{peak_rss_bytes, process_cpu};
 
-mod live;
 mod observe;
 
 pub use observe::{Clock, Live, Observer, TICK};
@@ -297,7 +296,7 @@ pub fn run_with(
     let cpu_before = process_cpu();
     let start = Instant::now() + START_LEAD;
     let run = Arc::new(RunShared::new(plan, start, &stop));
-    let (measure_start, end, check_count) = (run.measure_start, run.end, run.check_count);
+    let (measure_start, end) = (run.measure_start, run.end);
     // Before any worker starts: from the first request on, a signal stops the run cleanly.
     let watcher = if options.handle_signals {
         let watcher = signals::watcher()?;
@@ -313,11 +312,7 @@ pub fn run_with(
         .enable_all()
         .build()
         .map_err(|e| Error::Engine(format!("cannot start control runtime: {e}")))?;
-    let mut thresholds = live::LiveThresholds {
-        judge: live::LiveJudge::new(plan, check_count),
-        plan,
-    };
-    let mut all = observe::Observers(vec![&mut thresholds]);
+    let mut all = observe::Observers(Vec::with_capacity(observers.len()));
     for o in observers.iter_mut() {
         all.0.push(&mut **o);
     }

@@ -54,8 +54,16 @@ fn figures(r: &RunRecord) -> String {
     if attempts == 0 {
         return "no request completed".to_string();
     }
+    let unsent = if s.not_sent > 0 {
+        format!(
+            " ({} more attempts never left the machine)",
+            thousands(s.not_sent)
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "{} requests in {}, {} req/s, {} errors",
+        "{} requests in {}, {} req/s, {} errors{unsent}",
         thousands(s.requests),
         seconds(s.duration_s),
         rate(s.rps),

@@ -11,6 +11,7 @@
 
 mod build;
 pub mod expected;
+mod live;
 pub mod load;
 mod outputs;
 pub mod progress;
@@ -65,7 +66,8 @@ pub fn execute_with(
         handle_signals: options.handle_signals,
     };
     let mut progress = progress::ProgressLine::default();
-    let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 1);
+    let mut thresholds = live::LiveThresholds::new(plan);
+    let mut all: Vec<&mut dyn Observer> = vec![&mut thresholds];
     if options.progress && std::io::stderr().is_terminal() {
         all.push(&mut progress);
     }

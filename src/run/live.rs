@@ -11,13 +11,12 @@ use crate::plan::{Plan, check_list};
 use crate::record::model::GroupKind;
 use crate::record::recorder::{Counters, IntervalSnapshot, new_histogram};
 
-use super::Abort;
-use super::observe::Observer;
+use crate::engine::{Abort, Observer};
 
 /// Cumulative figures of the run so far: of the seconds every worker has reported. A second only
 /// some workers have reported is held back, so that a rate is never judged on part of the
 /// workers' requests over the whole time (which failed `rps > N` thresholds that held).
-pub(super) struct LiveJudge {
+struct LiveJudge {
     enabled: bool,
     workers: usize,
     total: (Histogram<u64>, Counters),
@@ -66,7 +65,7 @@ impl Part {
 }
 
 impl LiveJudge {
-    pub(super) fn new(plan: &Plan, checks: usize) -> Self {
+    fn new(plan: &Plan, checks: usize) -> Self {
         let enabled = plan.thresholds.iter().any(|t| t.abort_on_fail);
         let groups = if enabled { plan.groups.len() } else { 0 };
         let part = Part::new(groups, checks);
@@ -237,8 +236,18 @@ impl Observed for View<'_> {
 /// The `abort_on_fail` thresholds as an [`Observer`]: judged on the seconds every running worker
 /// has reported, after each snapshot and each worker's end.
 pub(super) struct LiveThresholds<'a> {
-    pub(super) judge: LiveJudge,
-    pub(super) plan: &'a Plan,
+    judge: LiveJudge,
+    plan: &'a Plan,
+}
+
+impl<'a> LiveThresholds<'a> {
+    /// The `abort_on_fail` thresholds of `plan` (none: an observer that never stops the run).
+    pub(super) fn new(plan: &'a Plan) -> Self {
+        Self {
+            judge: LiveJudge::new(plan, check_list(plan).len()),
+            plan,
+        }
+    }
 }
 
 impl Observer for LiveThresholds<'_> {
