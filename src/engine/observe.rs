@@ -1,7 +1,7 @@
-//! Observers: what watches a run while it goes — the progress line, live thresholds, and (later)
-//! exporters, the distributed coordinator, a live terminal view. They are called on the control
-//! thread only, never on the hot path: the workers send per-second snapshots over a channel, and
-//! the control loop hands each to every observer.
+//! Observers: what watches a run while it goes — the progress line, live thresholds, the
+//! Prometheus exporter (`export::live`), and (later) the distributed coordinator, a live terminal
+//! view. They are called on the control thread only, never on the hot path: the workers send
+//! per-second snapshots over a channel, and the control loop hands each to every observer.
 
 use std::time::{Duration, Instant};
 
