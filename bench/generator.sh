@@ -14,6 +14,8 @@
 # See bench/README.md for the knobs. Quick reference:
 #   MODE=compare|rss-drift   DURATION=10   ROUNDS=3   CONNECTIONS=64
 #   TOOLS="volley wrk oha"   VOLLEY=path   VOLLEY_ARGS="..."   BUILD=auto|always|never
+#   TOOLS="volley volley-alt" VOLLEY_ALT_ARGS="..." (the same volley with these extra
+#     arguments, alternating with the plain run; prints the CPU-per-request ratio)
 #   OHA_THREADS=1 (oha --worker-threads; empty = oha's default)
 #   PORT=(free port)   SERVER_CPU=1   CLIENT_CPU=0   COOLDOWN=1
 #   DRIFT_SHORT=10   DRIFT_LONG=60   DRIFT_TOLERANCE=0.10
@@ -30,6 +32,7 @@ CONNECTIONS=${CONNECTIONS:-64}
 TOOLS=${TOOLS:-volley wrk oha}
 VOLLEY=${VOLLEY:-$repo/target/release/volley}
 VOLLEY_ARGS=${VOLLEY_ARGS:-}
+VOLLEY_ALT_ARGS=${VOLLEY_ALT_ARGS:-}
 BUILD=${BUILD:-auto}
 WRK=${WRK:-wrk}
 OHA=${OHA:-oha}
@@ -81,6 +84,7 @@ case $BUILD in auto|always|never) ;; *) die "BUILD must be auto, always or never
 [[ -z $OHA_THREADS ]] || posint "$OHA_THREADS" OHA_THREADS
 [[ -z $PORT || $PORT =~ ^[0-9]+$ ]] || die "PORT must be a number (got '$PORT')"
 read -r -a volley_extra <<< "$VOLLEY_ARGS"
+read -r -a volley_alt_extra <<< "$VOLLEY_ALT_ARGS"
 
 if [[ $MODE == rss-drift ]]; then
   TOOLS=volley
@@ -88,7 +92,8 @@ fi
 read -r -a requested <<< "$TOOLS"
 (( ${#requested[@]} > 0 )) || die "TOOLS is empty"
 for t in "${requested[@]}"; do
-  case $t in volley|wrk|oha) ;; *) die "unknown tool '$t' in TOOLS (known: volley wrk oha)" ;; esac
+  case $t in volley|volley-alt|wrk|oha) ;; *) die "unknown tool '$t' in TOOLS (known: volley volley-alt wrk oha)" ;; esac
+  [[ $t != volley-alt || -n $VOLLEY_ALT_ARGS ]] || die "TOOLS has volley-alt but VOLLEY_ALT_ARGS is empty"
 done
 
 # ------------------------------------------------------------ prerequisites --
@@ -124,7 +129,7 @@ for t in "${requested[@]}"; do
         oha_args+=(--worker-threads "$OHA_THREADS")
       fi
       tools+=(oha) ;;
-    volley)
+    volley|volley-alt)
       if [[ $BUILD == always || ( $BUILD == auto && ! -x $VOLLEY && $VOLLEY == "$default_volley" ) ]]; then
         if command -v cargo >/dev/null; then
           note "building volley: cargo build --release (in $repo)"
@@ -140,7 +145,7 @@ for t in "${requested[@]}"; do
       if ! "$VOLLEY" --help 2>&1 | grep -q -- '--json'; then
         die "$VOLLEY does not list --json in its --help (an unfinished build?); rebuild it, or run with TOOLS=\"wrk oha\""
       fi
-      tools+=(volley) ;;
+      tools+=("$t") ;;
   esac
 done
 (( ${#tools[@]} > 0 )) || die "none of the requested tools ($TOOLS) is available"
@@ -282,6 +287,7 @@ run_one() {
   local -a cmd
   case $tool in
     volley) cmd=("$VOLLEY" "$URL" -c "$CONNECTIONS" -d "${secs}s" --threads 1 -q --json "$json" "${volley_extra[@]}") ;;
+    volley-alt) cmd=("$VOLLEY" "$URL" -c "$CONNECTIONS" -d "${secs}s" --threads 1 -q --json "$json" "${volley_extra[@]}" "${volley_alt_extra[@]}") ;;
     wrk)    cmd=("$WRK" -t1 -c"$CONNECTIONS" -d"${secs}s" "$URL") ;;
     oha)    cmd=("$OHA" -c "$CONNECTIONS" -z "${secs}s" --no-tui "${oha_args[@]}" "$URL"); json=$out ;;
   esac
@@ -309,7 +315,7 @@ run_one() {
       grep -E 'Socket errors|Non-2xx' "$out" | sed 's/^ */[bench] wrk: /' >&2 || true ;;
     oha)
       requests=$(json_requests oha "$json") || die "could not read the request count from oha's JSON ($out)" ;;
-    volley)
+    volley|volley-alt)
       [[ -s $json ]] || { tail -n 20 "$err" >&2 || true; die "volley wrote no JSON to $json"; }
       requests=$(json_requests volley "$json") || die "could not read summary.requests from volley's JSON" ;;
   esac
@@ -334,8 +340,8 @@ print_rows() { # filter (awk condition on $1 = round)
   awk -F'\t' -v want="$1" '
     NR == 1 { next }
     $1 == want {
-      if (!hdr++) printf "  %-8s %12s %12s %8s %8s %12s %10s %8s %6s\n", "tool", "requests", "req/s", "user_s", "sys_s", "cpu_us/req", "rss_MiB", "nginx_s", "bg_s"
-      printf "  %-8s %12d %12.0f %8.2f %8.2f %12.3f %10.1f %8.2f %6.2f\n", $2, $3, $5, $6, $7, $8, $9 / 1024, $10, $11
+      if (!hdr++) printf "  %-10s %12s %12s %8s %8s %12s %10s %8s %6s\n", "tool", "requests", "req/s", "user_s", "sys_s", "cpu_us/req", "rss_MiB", "nginx_s", "bg_s"
+      printf "  %-10s %12d %12.0f %8.2f %8.2f %12.3f %10.1f %8.2f %6.2f\n", $2, $3, $5, $6, $7, $8, $9 / 1024, $10, $11
     }' "$rows"
 }
 
@@ -347,6 +353,7 @@ versions() {
       wrk) echo "wrk:    $("$WRK" -v 2>&1 | head -n 1 | awk '{print $2}')" ;;
       oha) echo "oha:    $("$OHA" --version 2>&1 | head -n 1)  (args: ${oha_args[*]})" ;;
       volley) echo "volley: $("$VOLLEY" --version 2>&1 | head -n 1)  ($VOLLEY${VOLLEY_ARGS:+, extra args: $VOLLEY_ARGS})" ;;
+      volley-alt) echo "volley-alt: the same volley with $VOLLEY_ALT_ARGS" ;;
     esac
   done
 }
@@ -400,7 +407,7 @@ import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 tools = sys.argv[2:]
 med = {}
-print(f"  {'tool':<8} {'req/s':>12} {'cpu_us/req':>12} {'rss_MiB':>10} {'cpu vs wrk':>11} {'bg_s':>6}")
+print(f"  {'tool':<10} {'req/s':>12} {'cpu_us/req':>12} {'rss_MiB':>10} {'cpu vs wrk':>11} {'bg_s':>6}")
 for t in tools:
     rs = [r for r in rows if r["tool"] == t]
     med[t] = (statistics.median(float(r["req_per_s"]) for r in rs),
@@ -410,7 +417,10 @@ for t in tools:
 for t in tools:
     rps, cpu, rss, bg = med[t]
     vs = f"{cpu / med['wrk'][1]:.2f}x" if "wrk" in med else "-"
-    print(f"  {t:<8} {rps:>12.0f} {cpu:>12.3f} {rss:>10.1f} {vs:>11} {bg:>6.2f}")
+    print(f"  {t:<10} {rps:>12.0f} {cpu:>12.3f} {rss:>10.1f} {vs:>11} {bg:>6.2f}")
+if "volley" in med and "volley-alt" in med:
+    ratio = med["volley-alt"][1] / med["volley"][1]
+    print(f"volley-alt/volley CPU us per request (medians): {ratio:.3f} ({(ratio - 1) * 100:+.1f} %)")
 if "volley" in med and "wrk" in med:
     print(f"volley/wrk CPU us per request (medians): {med['volley'][1] / med['wrk'][1]:.3f}")
 else:

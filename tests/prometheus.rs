@@ -1,38 +1,53 @@
-//! volley's exporters against a real Prometheus (Debian's `prometheus` 2.42, which `.ci/run`
-//! installs): remote write is pushed to its receiver and read back through its query API, and the
-//! exposition page is scraped by it. Not wired to a run yet: the snapshot is synthetic.
+//! volley's live metrics against a real Prometheus (Debian's `prometheus` 2.42, which `.ci/run`
+//! installs): a run of the volley binary against the built-in target exports through both
+//! outputs at once — Prometheus scrapes its `--metrics-listen` page and receives its
+//! `--prometheus-rw` pushes — and what Prometheus then holds, read through its HTTP query API,
+//! equals the run's record: requests, errors, each status code, per step too, and the latency
+//! histogram's count.
 //!
 //! The harness ([`Prometheus`]) starts the server on 127.0.0.1 with a temporary config and
 //! storage folder and `--web.enable-remote-write-receiver`, waits for `/-/ready`, and stops it by
-//! its PID when dropped.
+//! its PID when dropped. Without a `prometheus` binary the test says so loudly and passes, unless
+//! `CI` is set (where `.ci/run` installs it): then it fails.
 
 mod common;
 
 use std::io::{Read, Write};
-use std::net::TcpListener;
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde_json::Value;
-use volley::export::remote_write::RemoteWrite;
-use volley::export::{LatencyBuckets, LiveSnapshot, ScopeFigures, exposition};
+
+/// The `prometheus` binary: `$VOLLEY_PROMETHEUS`, else the first in `PATH`.
+fn prometheus_binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("VOLLEY_PROMETHEUS") {
+        return Some(PathBuf::from(path));
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("prometheus"))
+        .find(|p| p.is_file())
+}
 
 /// A Prometheus server for one test.
 struct Prometheus {
     child: Child,
     base: String,
+    log: PathBuf,
 }
 
 impl Prometheus {
     /// Starts it with `scrape_configs` (YAML, may be empty) and waits until it is ready.
-    fn start(name: &str, scrape_configs: &str) -> Prometheus {
+    fn start(binary: &PathBuf, name: &str, scrape_configs: &str) -> Prometheus {
         let dir = common::temp_dir(name);
         let config = dir.join("prometheus.yml");
         let yaml =
             format!("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n{scrape_configs}");
         std::fs::write(&config, yaml).unwrap();
         let port = common::closed_port();
-        let child = Command::new("prometheus")
+        let log = dir.join("prometheus.log");
+        let child = Command::new(binary)
             .arg(format!("--config.file={}", config.display()))
             .arg(format!(
                 "--storage.tsdb.path={}",
@@ -42,12 +57,13 @@ impl Prometheus {
             .arg("--web.enable-remote-write-receiver")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(dir.join("prometheus.log")).unwrap())
+            .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
-            .expect("Debian's prometheus package (apt-get install prometheus; .ci/run does)");
+            .expect("prometheus starts");
         let server = Prometheus {
             child,
             base: format!("http://127.0.0.1:{port}"),
+            log,
         };
         common::wait_until("Prometheus ready", Duration::from_secs(60), || {
             get(&server.base, "/-/ready").is_some_and(|r| r.starts_with("HTTP/1.1 200"))
@@ -55,15 +71,27 @@ impl Prometheus {
         server
     }
 
-    /// The value of an instant query's single result, polled until it is there (30 s at most).
-    fn value(&self, query: &str) -> f64 {
+    /// The value of an instant query with a single result, now (`None`: no single result yet).
+    fn value(&self, query: &str) -> Option<f64> {
         let path = format!("/api/v1/query?query={}", url_encode(query));
-        let mut found = None;
-        common::wait_until(query, Duration::from_secs(30), || {
-            found = get(&self.base, &path).and_then(|r| single_value(&r));
-            found.is_some()
+        get(&self.base, &path).and_then(|r| single_value(&r))
+    }
+
+    /// Polls `query` until it answers `expected` (30 s at most; then fails with the last answer
+    /// and Prometheus's log).
+    fn expect(&self, query: &str, expected: f64) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        let mut last = None;
+        common::wait_until(query, Duration::from_secs(31), || {
+            last = self.value(query);
+            last == Some(expected) || std::time::Instant::now() > deadline
         });
-        found.unwrap()
+        assert_eq!(
+            last,
+            Some(expected),
+            "{query}\nPrometheus log:\n{}",
+            std::fs::read_to_string(&self.log).unwrap_or_default()
+        );
     }
 }
 
@@ -108,78 +136,126 @@ fn url_encode(s: &str) -> String {
         .collect()
 }
 
-fn snapshot() -> LiveSnapshot {
-    let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
-    for us in [900, 2_000, 2_000, 30_000, 700_000] {
-        h.record(us).unwrap();
-    }
-    let unix_ms = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
+/// A step group's field in the record.
+fn step(record: &Value, name: &str, field: &str) -> u64 {
+    record["groups"]
+        .as_array()
         .unwrap()
-        .as_millis() as i64;
-    LiveSnapshot {
-        unix_ms,
-        scopes: vec![ScopeFigures {
-            scenario: "checkout".into(),
-            step: "pay".into(),
-            requests: 6,
-            errors: vec![("timeout", 1)],
-            statuses: vec![(200, 4), (503, 1)],
-            active_vus: 3,
-            asked_per_s: Some(20.0),
-            achieved_per_s: 19.0,
-            latency: LatencyBuckets::from_hdr_us(&h),
-            ..ScopeFigures::default()
-        }],
-    }
+        .iter()
+        .find(|g| g["kind"] == "step" && g["name"] == name)
+        .and_then(|g| g[field].as_u64())
+        .unwrap_or_else(|| panic!("no step {name} with {field}: {}", record["groups"]))
 }
 
 #[test]
-fn remote_write_totals_read_back_from_prometheus() {
-    let prometheus = Prometheus::start("prom-rw", "");
-    let rw = RemoteWrite::new(&format!("{}/api/v1/write", prometheus.base)).unwrap();
-    rw.push(&snapshot()).unwrap();
-    let q = |m: &str| prometheus.value(m);
-    assert_eq!(
-        q("volley_requests_total{scenario=\"checkout\",step=\"pay\"}"),
-        6.0
-    );
-    assert_eq!(q("volley_errors_total{kind=\"timeout\"}"), 1.0);
-    assert_eq!(q("volley_responses_total{status=\"503\"}"), 1.0);
-    assert_eq!(q("sum(volley_responses_total)"), 5.0);
-    assert_eq!(q("volley_latency_seconds_count"), 5.0);
-    assert_eq!(q("volley_latency_seconds_bucket{le=\"0.0025\"}"), 3.0);
-    let p50 = q("histogram_quantile(0.5, volley_latency_seconds_bucket)");
-    assert!(p50 > 0.001 && p50 <= 0.0025, "{p50}");
-    assert_eq!(q("volley_rate_asked_per_second"), 20.0);
-}
-
-#[test]
-fn the_exposition_page_is_scraped_by_prometheus() {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let page = exposition::render(&snapshot());
-    std::thread::spawn(move || {
-        for conn in listener.incoming() {
-            let Ok(mut conn) = conn else { return };
-            let mut buf = [0u8; 4096];
-            let _ = conn.read(&mut buf);
-            let head = format!(
-                "HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-                exposition::CONTENT_TYPE,
-                page.len()
-            );
-            let _ = conn.write_all(head.as_bytes());
-            let _ = conn.write_all(page.as_bytes());
-        }
-    });
+fn prometheus_holds_the_totals_of_the_record_scraped_and_pushed() {
+    let Some(binary) = prometheus_binary() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set and no prometheus binary was found; .ci/run installs it \
+             (apt-get install -y prometheus)"
+        );
+        eprintln!(
+            "\n\n*** SKIPPED: no `prometheus` in PATH; install it with \
+             apt-get update && apt-get install -y prometheus ***\n\n"
+        );
+        return;
+    };
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = common::temp_dir("prom-live");
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[target]\nbase_url = \"http://{}\"\n\n[[scenario]]\nname = \"browse\"\n\
+             [scenario.load]\nprofile = \"constant-vus\"\nvus = 2\nduration = \"3s\"\n\
+             [[scenario.step]]\nname = \"home\"\npath = \"/\"\n\
+             [[scenario.step]]\nname = \"busy\"\npath = \"/status/503\"\n",
+            target.addr()
+        ),
+    )
+    .unwrap();
+    let listen = format!("127.0.0.1:{}", common::closed_port());
     let scrape = format!(
-        "scrape_configs:\n  - job_name: volley\n    static_configs:\n      - targets: ['{addr}']\n"
+        "scrape_configs:\n  - job_name: volley\n    static_configs:\n      - targets: ['{listen}']\n"
     );
-    let prometheus = Prometheus::start("prom-scrape", &scrape);
-    assert_eq!(prometheus.value("up{job=\"volley\"}"), 1.0);
-    let q = |m: &str| prometheus.value(m);
-    assert_eq!(q("volley_requests_total{job=\"volley\"}"), 6.0);
-    assert_eq!(q("volley_latency_seconds_count{job=\"volley\"}"), 5.0);
-    assert_eq!(q("volley_active_vus{job=\"volley\"}"), 3.0);
+    let prometheus = Prometheus::start(&binary, "prom-live-server", &scrape);
+    let write_url = format!("{}/api/v1/write", prometheus.base);
+    // The page stays up 4 s after the run: Prometheus (scraping every second) reads the final
+    // figures.
+    let (out, record) = common::run_json(
+        &dir,
+        &[
+            "run",
+            plan.to_str().unwrap(),
+            "--threads",
+            "2",
+            "--metrics-listen",
+            &listen,
+            "--metrics-linger",
+            "4s",
+            "--prometheus-rw",
+            &write_url,
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(
+        stderr.contains(&format!("live metrics at http://{listen}/metrics")),
+        "{stderr}"
+    );
+    assert!(
+        common::warning_codes(&record)
+            .iter()
+            .all(|c| *c != "remote_write_failed"),
+        "{}",
+        record["warnings"]
+    );
+    let requests = common::summary_u64(&record, "requests");
+    let errors = common::summary_u64(&record, "errors");
+    let (ok, busy) = (
+        common::status_of(&record, "200"),
+        common::status_of(&record, "503"),
+    );
+    assert!(
+        ok > 0 && busy > 0 && ok + busy == requests,
+        "{}",
+        record["summary"]
+    );
+    // Pushed series carry no job label; scraped ones carry job="volley".
+    for job in ["", "volley"] {
+        let run = format!("job=\"{job}\",scenario=\"\",step=\"\"");
+        let q = |metric: &str, expected: u64| {
+            prometheus.expect(&format!("{metric}{{{run}}}"), expected as f64)
+        };
+        q("volley_requests_total", requests);
+        q("volley_latency_seconds_count", ok + busy);
+        prometheus.expect(
+            &format!("volley_latency_seconds_bucket{{{run},le=\"+Inf\"}}"),
+            (ok + busy) as f64,
+        );
+        prometheus.expect(&format!("sum(volley_errors_total{{{run}}})"), errors as f64);
+        prometheus.expect(
+            &format!("volley_errors_total{{{run},kind=\"http_5xx\"}}"),
+            common::errors_of(&record, "http_5xx") as f64,
+        );
+        for (status, n) in [("200", ok), ("503", busy)] {
+            prometheus.expect(
+                &format!("volley_responses_total{{{run},status=\"{status}\"}}"),
+                n as f64,
+            );
+        }
+        for name in ["home", "busy"] {
+            prometheus.expect(
+                &format!(
+                    "volley_requests_total{{job=\"{job}\",scenario=\"browse\",step=\"{name}\"}}"
+                ),
+                step(&record, name, "requests") as f64,
+            );
+        }
+        // Scraped and pushed after the run: nothing runs any more.
+        prometheus.expect(&format!("volley_active_vus{{{run}}}"), 0.0);
+    }
+    prometheus.expect("up{job=\"volley\"}", 1.0);
 }

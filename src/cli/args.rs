@@ -122,6 +122,9 @@ pub struct RunArgs {
     /// together send exactly the whole; merge their records with `volley merge`.
     #[arg(long, value_name = "i/N")]
     pub segment: Option<volley::schedule::Segment>,
+    /// Live metrics for Prometheus.
+    #[command(flatten)]
+    pub export: super::export::ExportArgs,
     /// Run the plan N times, back to back (repeat-1/ … repeat-N/), for `volley compare`.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
@@ -363,6 +366,9 @@ pub struct QuickArgs {
     /// gRPC.
     #[command(flatten)]
     pub grpc: GrpcArgs,
+    /// Live metrics for Prometheus.
+    #[command(flatten)]
+    pub export: super::export::ExportArgs,
     /// Largest response head accepted (status line and headers), e.g. 64KiB, 1MiB; a larger
     /// one fails as header_too_large. 1KiB to 16MiB (default 64KiB).
     #[arg(

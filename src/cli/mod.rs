@@ -16,6 +16,7 @@ mod completions;
 mod curl;
 mod demo;
 mod distributed;
+mod export;
 mod findmax;
 mod gate;
 mod new;
@@ -87,7 +88,8 @@ pub fn main() -> ExitCode {
             eprintln!("{}: {err:#}", terminal::error_label());
             let usage = err
                 .downcast_ref::<volley::Error>()
-                .is_some_and(volley::Error::is_input);
+                .is_some_and(volley::Error::is_input)
+                || err.downcast_ref::<volley::export::ExportError>().is_some();
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
     }

@@ -13,6 +13,7 @@ use super::args::{CheckArgs, RunArgs};
 
 /// Runs a plan; returns the exit code.
 pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
+    let export = a.export.options();
     let plan = read_file(
         &a.plan,
         &ReadOptions {
@@ -34,7 +35,7 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
         json: a.json,
         out: a.out,
     };
-    super::runs::run(&plan, argv, &outputs, a.repeat, a.quiet)
+    super::runs::run(&plan, argv, &outputs, &export, a.repeat, a.quiet)
 }
 
 /// Validates a plan and prints one rendered request per step.

@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use anyhow::Context;
+use volley::export::{Export, ExportOptions};
 use volley::plan::Plan;
 use volley::record::RunRecord;
 use volley::redact::redact_url_password;
@@ -21,21 +22,62 @@ pub fn execute(plan: &Plan, argv: &[String], progress: bool) -> anyhow::Result<R
     volley::run::execute(plan, &options, &mut []).context("the run failed")
 }
 
+/// Like [`execute`], with `export`'s observer watching: the record gets the exporters'
+/// warnings, after the run's final figures were pushed.
+fn execute_exported(
+    plan: &Plan,
+    argv: &[String],
+    progress: bool,
+    export: Option<&Export>,
+) -> anyhow::Result<RunRecord> {
+    let Some(export) = export else {
+        return execute(plan, argv, progress);
+    };
+    let options = Options {
+        progress,
+        handle_signals: true,
+        command: argv.to_vec(),
+    };
+    let mut observer = export.observer(plan);
+    let mut record =
+        volley::run::execute(plan, &options, &mut [&mut observer]).context("the run failed")?;
+    record.warnings.extend(export.run_ended());
+    Ok(record)
+}
+
 /// Runs `plan` (`repeat` times when more than one), prints what a user reads and writes the
 /// outputs; returns the exit code.
 pub fn run(
     plan: &Plan,
     argv: &[String],
     outputs: &Outputs,
+    export: &ExportOptions,
+    repeat: u32,
+    quiet: bool,
+) -> anyhow::Result<u8> {
+    let export = super::export::start(export, plan)?;
+    let code = run_exported(plan, argv, outputs, export.as_ref(), repeat, quiet);
+    if let Some(export) = export {
+        export.close();
+    }
+    code
+}
+
+/// [`run`] once the exporters have started.
+fn run_exported(
+    plan: &Plan,
+    argv: &[String],
+    outputs: &Outputs,
+    export: Option<&Export>,
     repeat: u32,
     quiet: bool,
 ) -> anyhow::Result<u8> {
     if repeat > 1 {
         return super::repeat::run(&plan.name, &outputs.out, repeat, quiet, || {
-            execute(plan, argv, !quiet)
+            execute_exported(plan, argv, !quiet, export)
         });
     }
-    let record = execute(plan, argv, !quiet)?;
+    let record = execute_exported(plan, argv, !quiet, export)?;
     if !quiet {
         print!("{}", volley::report::text::render(&record));
     }

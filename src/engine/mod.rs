@@ -155,7 +155,7 @@ pub(crate) struct RunShared {
     scenarios: Vec<ScenarioShared>,
     /// Checks in the plan.
     check_count: usize,
-    /// Keep per-group interval figures (thresholds judged during the run).
+    /// Keep per-group interval figures (thresholds judged during the run, exporters).
     live_groups: bool,
     stop: Arc<Stop>,
     live: Box<[LiveCounters]>,
@@ -295,7 +295,8 @@ pub fn run_with(
     let started_at = SystemTime::now();
     let cpu_before = process_cpu();
     let start = Instant::now() + START_LEAD;
-    let run = Arc::new(RunShared::new(plan, start, &stop));
+    let wants_groups = observers.iter().any(|o| o.wants_groups());
+    let run = Arc::new(RunShared::new(plan, start, &stop, wants_groups));
     let (measure_start, end) = (run.measure_start, run.end);
     // Before any worker starts: from the first request on, a signal stops the run cleanly.
     let watcher = if options.handle_signals {
@@ -352,8 +353,9 @@ pub fn run_with(
 }
 
 impl RunShared {
-    /// The run's shared state: scenarios placed on the timeline that starts at `start`.
-    fn new(plan: &Plan, start: Instant, stop: &StopHandle) -> Self {
+    /// The run's shared state: scenarios placed on the timeline that starts at `start`;
+    /// `wants_groups`: an observer needs the groups' interval figures.
+    fn new(plan: &Plan, start: Instant, stop: &StopHandle, wants_groups: bool) -> Self {
         let scenarios: Vec<ScenarioShared> = plan
             .scenarios
             .iter()
@@ -384,7 +386,7 @@ impl RunShared {
             end,
             scenarios,
             check_count: crate::plan::check_list(plan).len(),
-            live_groups: plan.thresholds.iter().any(|t| t.abort_on_fail),
+            live_groups: wants_groups,
             stop: stop.stop.clone(),
             live: (0..plan.threads).map(|_| LiveCounters::default()).collect(),
         }

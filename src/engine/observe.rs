@@ -1,7 +1,7 @@
-//! Observers: what watches a run while it goes — the progress line, live thresholds, and (later)
-//! exporters, the distributed coordinator, a live terminal view. They are called on the control
-//! thread only, never on the hot path: the workers send per-second snapshots over a channel, and
-//! the control loop hands each to every observer.
+//! Observers: what watches a run while it goes — the progress line, live thresholds, the
+//! Prometheus exporter (`export::live`), and (later) the distributed coordinator, a live terminal
+//! view. They are called on the control thread only, never on the hot path: the workers send
+//! per-second snapshots over a channel, and the control loop hands each to every observer.
 
 use std::time::{Duration, Instant};
 
@@ -40,6 +40,12 @@ pub struct Live {
 /// [`interval`](Self::interval), [`second`](Self::second), [`worker_done`](Self::worker_done)
 /// and [`tick`](Self::tick) as they happen, then [`finish`](Self::finish) once.
 pub trait Observer {
+    /// Whether this observer needs each result group's figures in every interval snapshot
+    /// ([`IntervalSnapshot::groups`]); asked once, before the workers start. Keeping them costs
+    /// each request one more histogram record per group it belongs to.
+    fn wants_groups(&self) -> bool {
+        false
+    }
     /// The workers are about to start.
     fn start(&mut self, _clock: &Clock) {}
     /// One worker's snapshot of one second (its last, partial one when it ends). Each worker's

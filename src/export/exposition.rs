@@ -73,10 +73,11 @@ mod tests {
             requests: 5,
             errors: vec![("timeout", 1), ("status_5xx", 1)],
             statuses: vec![(200, 3), (503, 1)],
-            in_flight: 2,
-            active_vus: 4,
+            dropped: Some(0),
+            in_flight: Some(2),
+            active_vus: Some(4),
             asked_per_s: Some(50.0),
-            achieved_per_s: 49.5,
+            achieved_per_s: Some(49.5),
             latency: LatencyBuckets::from_hdr_us(&h),
             ..ScopeFigures::default()
         };

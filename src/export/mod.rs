@@ -8,20 +8,48 @@
 //!
 //! | series | type | definition |
 //! | --- | --- | --- |
-//! | `volley_requests_total` | counter | exchanges completed (a response or a failure), since the start |
-//! | `volley_errors_total{kind}` | counter | failed exchanges by error kind (volley's `ErrorKind` names) |
-//! | `volley_responses_total{status}` | counter | responses by status code |
-//! | `volley_dropped_iterations_total` | counter | open model: iterations not started in time |
-//! | `volley_in_flight` | gauge | exchanges sent and not yet answered, now |
-//! | `volley_active_vus` | gauge | virtual users running now |
-//! | `volley_rate_asked_per_second` | gauge | the rate the schedule asks for now, iterations/s |
-//! | `volley_rate_achieved_per_second` | gauge | iterations completed over the last second |
+//! | `volley_requests_total` | counter | measured requests that reached the network (`summary.requests`), since the start |
+//! | `volley_errors_total{kind}` | counter | failed attempts by error kind (`summary.errors_by_kind`) |
+//! | `volley_responses_total{status}` | counter | responses by status code (`summary.status`) |
+//! | `volley_dropped_iterations_total` | counter | open model: iterations not started in time (run, scenarios) |
+//! | `volley_in_flight` | gauge | requests in flight at the end of the last second (whole run) |
+//! | `volley_active_vus` | gauge | VUs the closed-model schedule runs now |
+//! | `volley_rate_asked_per_second` | gauge | the rate the open-model schedule asks for now, iterations/s |
+//! | `volley_rate_achieved_per_second` | gauge | iterations completed in the last second every worker reported (run, scenarios) |
 //! | `volley_latency_seconds` | histogram | latency of the responses, seconds, fixed buckets [`LATENCY_BUCKETS_S`] |
 //!
-//! A leaf: nothing of volley's pipeline is imported; the run's observer fills the snapshot.
+//! docs/measurement.md ("Live metrics") defines them. Layout: [`live`] is the run's observer
+//! that fills the snapshot from the workers' interval snapshots; [`exposition`] and [`serve`]
+//! the page; [`remote_write`] and [`push`] the pushes; [`session`] starts and ends both for a
+//! command.
 
 pub mod exposition;
+pub mod live;
+pub mod push;
 pub mod remote_write;
+pub mod serve;
+pub mod session;
+
+pub use live::Exporter;
+pub use session::{Export, ExportOptions};
+
+use std::net::SocketAddr;
+
+/// Why the exporters could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The metrics page's address cannot be listened on.
+    #[error("--metrics-listen {addr}: cannot listen there: {source}")]
+    Listen {
+        /// The address asked for.
+        addr: SocketAddr,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The remote-write URL is not one volley can push to.
+    #[error("--prometheus-rw: {0}")]
+    RemoteWrite(#[from] remote_write::PushError),
+}
 
 use hdrhistogram::Histogram;
 
@@ -43,19 +71,28 @@ pub struct LatencyBuckets {
 }
 
 impl LatencyBuckets {
-    /// From an HDR histogram of latencies in µs (volley's recorders'). Bucket counts are exact
-    /// up to the histogram's precision at each bound; the sum is count × mean.
+    /// From an HDR histogram of latencies in µs (volley's recorders').
     pub fn from_hdr_us(h: &Histogram<u64>) -> Self {
-        let mut le = [0; LATENCY_BUCKETS_S.len()];
-        for (slot, bound_s) in le.iter_mut().zip(LATENCY_BUCKETS_S) {
-            let bound_us = (bound_s * 1e6) as u64;
-            *slot = h.count_between(0, bound_us);
+        let mut b = Self::default();
+        b.add_hdr_us(h);
+        b
+    }
+
+    /// Adds an HDR histogram of latencies in µs. A value counts under a bound when the lowest
+    /// value of its HDR bucket is at or under it, so bucket counts are exact up to the
+    /// histogram's precision at each bound (3 significant digits); the sum is count × mean.
+    pub fn add_hdr_us(&mut self, h: &Histogram<u64>) {
+        for v in h.iter_recorded() {
+            let low_us = h.lowest_equivalent(v.value_iterated_to());
+            let n = v.count_at_value();
+            for (slot, bound_s) in self.le.iter_mut().zip(LATENCY_BUCKETS_S) {
+                if low_us <= (bound_s * 1e6) as u64 {
+                    *slot += n;
+                }
+            }
         }
-        Self {
-            le,
-            count: h.len(),
-            sum_s: h.mean() * h.len() as f64 / 1e6,
-        }
+        self.count += h.len();
+        self.sum_s += h.mean() * h.len() as f64 / 1e6;
     }
 }
 
@@ -72,16 +109,18 @@ pub struct ScopeFigures {
     pub errors: Vec<(&'static str, u64)>,
     /// Responses by status code, cumulative.
     pub statuses: Vec<(u16, u64)>,
-    /// Iterations dropped by the open model, cumulative.
-    pub dropped: u64,
-    /// Exchanges in flight now.
-    pub in_flight: u64,
-    /// Virtual users active now.
-    pub active_vus: u64,
-    /// Asked rate now, iterations/s (`None`: closed model, no rate asked).
+    /// Iterations dropped by the open model, cumulative (`None`: not counted for this scope,
+    /// a step).
+    pub dropped: Option<u64>,
+    /// Exchanges in flight now (`None`: not known for this scope).
+    pub in_flight: Option<u64>,
+    /// Virtual users the schedule runs now (`None`: no closed-model scenario in this scope).
+    pub active_vus: Option<u64>,
+    /// Asked rate now, iterations/s (`None`: no open-model scenario in this scope).
     pub asked_per_s: Option<f64>,
-    /// Achieved rate over the last second, iterations/s.
-    pub achieved_per_s: f64,
+    /// Achieved rate over the last second, iterations/s (`None`: not counted for this scope, a
+    /// step).
+    pub achieved_per_s: Option<f64>,
     /// Latency of the responses since the start (cumulative).
     pub latency: LatencyBuckets,
 }
@@ -207,15 +246,31 @@ fn scope_series(family: &'static str, kind: SeriesType, s: &ScopeFigures, out: &
                 push(family, Some(("status", status.to_string())), *n as f64);
             }
         }
-        "volley_dropped_iterations_total" => push(family, None, s.dropped as f64),
-        "volley_in_flight" => push(family, None, s.in_flight as f64),
-        "volley_active_vus" => push(family, None, s.active_vus as f64),
+        "volley_dropped_iterations_total" => {
+            if let Some(n) = s.dropped {
+                push(family, None, n as f64);
+            }
+        }
+        "volley_in_flight" => {
+            if let Some(n) = s.in_flight {
+                push(family, None, n as f64);
+            }
+        }
+        "volley_active_vus" => {
+            if let Some(n) = s.active_vus {
+                push(family, None, n as f64);
+            }
+        }
         "volley_rate_asked_per_second" => {
             if let Some(rate) = s.asked_per_s {
                 push(family, None, rate);
             }
         }
-        "volley_rate_achieved_per_second" => push(family, None, s.achieved_per_s),
+        "volley_rate_achieved_per_second" => {
+            if let Some(rate) = s.achieved_per_s {
+                push(family, None, rate);
+            }
+        }
         _ => {
             let bucket = format!("{family}_bucket");
             for (bound, n) in LATENCY_BUCKETS_S.iter().zip(s.latency.le) {

@@ -251,6 +251,11 @@ impl<'a> LiveThresholds<'a> {
 }
 
 impl Observer for LiveThresholds<'_> {
+    /// A threshold on a scenario or step is judged on that group's figures.
+    fn wants_groups(&self) -> bool {
+        self.plan.thresholds.iter().any(|t| t.abort_on_fail)
+    }
+
     fn interval(&mut self, snapshot: &IntervalSnapshot) {
         self.judge.add(snapshot);
     }
@@ -299,6 +304,7 @@ mod tests {
             in_flight: 0,
             groups: Vec::new(),
             checks: Vec::new(),
+            tally: Default::default(),
         }
     }
 

@@ -3,6 +3,7 @@
 use hdrhistogram::Histogram;
 
 use super::HIST_LOW_US;
+use super::tally::{Reported, Tally};
 use super::{Counters, STATUS_SLOTS, Sample, Window, new_histogram, seen_errors, seen_statuses};
 use crate::record::error_kind::ErrorKind;
 
@@ -19,8 +20,10 @@ pub struct GroupStats {
     pub errors: [u64; ErrorKind::COUNT],
     /// The latest measured completion, µs since measuring began (0: none).
     pub last_done_us: u64,
-    /// Since the last interval (kept only for live thresholds).
+    /// Since the last interval (kept only for live observers: thresholds, exporters).
     pub(super) interval: Option<(Histogram<u64>, Counters)>,
+    /// The cumulative counts the last interval reported (live observers only).
+    reported: Option<Box<Reported>>,
 }
 
 impl GroupStats {
@@ -32,7 +35,14 @@ impl GroupStats {
             errors: [0; ErrorKind::COUNT],
             last_done_us: 0,
             interval: live.then(|| (new_histogram(), Counters::default())),
+            reported: live.then(|| Box::new(Reported::new(STATUS_SLOTS))),
         }
+    }
+
+    /// What the counts gained since the last interval (live observers only).
+    pub(super) fn take_tally(&mut self) -> Option<Tally> {
+        let reported = self.reported.as_mut()?;
+        Some(reported.take(&self.status, &self.errors, &self.counters))
     }
 
     #[inline]
@@ -90,4 +100,6 @@ pub struct GroupInterval {
     pub counters: Counters,
     /// Latencies of the interval, µs.
     pub latency: Histogram<u64>,
+    /// Statuses, error kinds, dropped and completed iterations of the interval.
+    pub tally: Tally,
 }

@@ -10,11 +10,14 @@ use crate::record::timing::Timing;
 
 mod group;
 mod sample;
+mod tally;
 #[cfg(test)]
 mod tests;
 
 pub use group::{GroupInterval, GroupStats};
 pub use sample::{Counters, Sample, Window};
+use tally::Reported;
+pub use tally::Tally;
 
 /// Lowest latency a histogram tracks, microseconds.
 pub const HIST_LOW_US: u64 = 1;
@@ -49,6 +52,8 @@ pub struct IntervalSnapshot {
     pub groups: Vec<GroupInterval>,
     /// Checks counted in the interval, by check id: [passed, failed].
     pub checks: Vec<[u64; 2]>,
+    /// Statuses, error kinds, dropped and completed iterations of the interval.
+    pub tally: Tally,
 }
 
 /// All measurements of one worker (or, after merging, of a whole run).
@@ -90,6 +95,8 @@ pub struct Recorder {
     interval_counters: Counters,
     /// Checks counted since the last interval.
     interval_checks: Vec<[u64; 2]>,
+    /// The cumulative counts the last interval's [`Tally`] reported.
+    reported: Reported,
 }
 
 /// Status codes with a non-zero count, ascending.
@@ -143,6 +150,7 @@ impl Recorder {
             warmup_requests: 0,
             interval: new_histogram(),
             interval_counters: Counters::default(),
+            reported: Reported::new(STATUS_SLOTS),
         }
     }
 
@@ -249,6 +257,9 @@ impl Recorder {
 
     /// Takes the interval figures gathered since the last call and starts a new interval.
     pub fn take_interval(&mut self, second: u64, span_s: f64, in_flight: u64) -> IntervalSnapshot {
+        let tally = self
+            .reported
+            .take(&self.status, &self.errors, &self.counters);
         let snapshot = IntervalSnapshot {
             second,
             span_s,
@@ -260,14 +271,16 @@ impl Recorder {
                 .iter_mut()
                 .enumerate()
                 .filter_map(|(group, g)| {
+                    let tally = g.take_tally()?;
                     let (h, c) = g.interval.as_mut()?;
-                    if c.attempts() == 0 {
+                    if c.attempts() == 0 && tally.dropped == 0 && tally.completed == 0 {
                         return None;
                     }
                     let out = GroupInterval {
                         group,
                         counters: *c,
                         latency: h.clone(),
+                        tally,
                     };
                     h.reset();
                     *c = Counters::default();
@@ -275,6 +288,7 @@ impl Recorder {
                 })
                 .collect(),
             checks: std::mem::replace(&mut self.interval_checks, vec![[0, 0]; self.checks.len()]),
+            tally,
         };
         self.interval.reset();
         self.interval_counters = Counters::default();

@@ -69,3 +69,32 @@ fn huge_values_are_clamped_not_lost() {
     r.record(&ok(u64::MAX));
     assert_eq!(r.latency.len(), 1);
 }
+
+#[test]
+fn each_interval_tallies_what_it_added_to_the_totals() {
+    let mut r = Recorder::with_groups(1, 0, true);
+    let busy = Sample {
+        status: Some(503),
+        error: Some(ErrorKind::Http5xx),
+        ..ok(7)
+    };
+    r.record_in(&ok(100), &[Some(0)]);
+    r.record_in(&busy, &[Some(0)]);
+    r.record_completed(Some(0));
+    let first = r.take_interval(0, 1.0, 0);
+    assert_eq!(first.tally.statuses, vec![(200, 1), (503, 1)]);
+    assert_eq!(first.tally.errors, vec![(ErrorKind::Http5xx, 1)]);
+    assert_eq!(first.tally.completed, 1);
+    assert_eq!(first.groups[0].tally, first.tally);
+    r.record_in(&busy, &[Some(0)]);
+    r.record_dropped(Some(0));
+    let second = r.take_interval(1, 1.0, 0);
+    assert_eq!(second.tally.statuses, vec![(503, 1)]);
+    assert_eq!(second.tally.errors, vec![(ErrorKind::Http5xx, 1)]);
+    assert_eq!((second.tally.dropped, second.tally.completed), (1, 0));
+    assert_eq!(second.groups[0].tally.dropped, 1);
+    // Nothing new: an empty tally, and no group interval.
+    let third = r.take_interval(2, 1.0, 0);
+    assert_eq!(third.tally, Tally::default());
+    assert!(third.groups.is_empty());
+}

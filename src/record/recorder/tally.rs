@@ -1,0 +1,67 @@
+//! What an interval adds to the cumulative counts the interval figures do not carry themselves
+//! (statuses, error kinds, dropped and completed iterations): found once a second by comparing the
+//! cumulative counts with those last reported, so recording a request does no extra work.
+
+use super::Counters;
+use crate::record::error_kind::ErrorKind;
+
+/// The counts one interval added: responses by status, failures by kind, iterations dropped and
+/// iterations completed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Responses by status code (only codes seen in the interval), ascending.
+    pub statuses: Vec<(u16, u64)>,
+    /// Failures by kind (only kinds seen in the interval), in kind order.
+    pub errors: Vec<(ErrorKind, u64)>,
+    /// Open model: iterations dropped in the interval.
+    pub dropped: u64,
+    /// Iterations that ended inside their scenario's window in the interval.
+    pub completed: u64,
+}
+
+/// The cumulative counts as last reported in a [`Tally`].
+#[derive(Debug, Clone)]
+pub(super) struct Reported {
+    status: Box<[u64]>,
+    errors: [u64; ErrorKind::COUNT],
+    dropped: u64,
+    completed: u64,
+}
+
+impl Reported {
+    pub(super) fn new(status_slots: usize) -> Self {
+        Self {
+            status: vec![0; status_slots].into_boxed_slice(),
+            errors: [0; ErrorKind::COUNT],
+            dropped: 0,
+            completed: 0,
+        }
+    }
+
+    /// What the cumulative counts gained since the last call, which they now are.
+    pub(super) fn take(
+        &mut self,
+        status: &[u64],
+        errors: &[u64; ErrorKind::COUNT],
+        counters: &Counters,
+    ) -> Tally {
+        let mut tally = Tally::default();
+        for (code, (now, before)) in status.iter().zip(self.status.iter_mut()).enumerate() {
+            if *now > *before {
+                tally.statuses.push((code as u16, *now - *before));
+                *before = *now;
+            }
+        }
+        for kind in ErrorKind::ALL {
+            let (now, before) = (errors[kind.index()], &mut self.errors[kind.index()]);
+            if now > *before {
+                tally.errors.push((kind, now - *before));
+                *before = now;
+            }
+        }
+        tally.dropped = counters.dropped.saturating_sub(self.dropped);
+        tally.completed = counters.completed.saturating_sub(self.completed);
+        (self.dropped, self.completed) = (counters.dropped, counters.completed);
+        tally
+    }
+}
