@@ -9,6 +9,7 @@
 mod clock;
 mod connections;
 mod gate;
+mod grouping;
 mod pacer;
 mod request;
 mod signals;
