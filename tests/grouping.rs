@@ -113,7 +113,7 @@ fn responses_spread_over_three_backends_add_up_to_the_total_a_third_each() {
     assert!(md.contains("## Grouped by header:X-Backend"), "{md}");
     assert!(md.contains("| b2 |"), "{md}");
     let html = std::fs::read_to_string(results.join("report.html")).unwrap();
-    assert!(html.contains("id=\"grouped-0\""), "no distribution chart");
+    assert!(html.contains("id=\"chart-grouped-0\""), "no distribution chart");
     assert!(html.contains("Grouped by header:X-Backend: distribution"));
     assert!(
         html.contains("<td>b3</td>") || html.contains(">b3<"),
@@ -275,16 +275,11 @@ fn compare_shows_each_values_share_and_latency_side_by_side() {
         .find(|l| l.contains("share") && l.contains("p99"))
         .unwrap_or_else(|| panic!("no header: {stdout}"));
     assert!(header.contains("Δ p99"), "{header}");
-    // b3's p99 grew by far more than the others': the last cell of its row is the change.
-    let change: f64 = line
-        .split_whitespace()
-        .last()
-        .unwrap()
-        .trim_start_matches('+')
-        .trim_end_matches('%')
-        .parse()
-        .unwrap_or_else(|_| panic!("{line}"));
-    assert!(change > 200.0, "{line}");
+    // The row ends with variant b's p50, p99 (ms) and p99's change: b3 waits 30 ms there.
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    let b_p50: f64 = cells[cells.len() - 3].parse().unwrap();
+    assert!(b_p50 >= 28.0, "{line}");
+    assert!(cells[cells.len() - 1].starts_with('+'), "{line}");
 }
 
 #[test]
