@@ -113,7 +113,10 @@ fn responses_spread_over_three_backends_add_up_to_the_total_a_third_each() {
     assert!(md.contains("## Grouped by header:X-Backend"), "{md}");
     assert!(md.contains("| b2 |"), "{md}");
     let html = std::fs::read_to_string(results.join("report.html")).unwrap();
-    assert!(html.contains("id=\"chart-grouped-0\""), "no distribution chart");
+    assert!(
+        html.contains("id=\"chart-grouped-0\""),
+        "no distribution chart"
+    );
     assert!(html.contains("Grouped by header:X-Backend: distribution"));
     assert!(
         html.contains("<td>b3</td>") || html.contains(">b3<"),

@@ -259,7 +259,11 @@ fn reflection_waits_for_preparation_and_validation_needs_no_network() {
 #[test]
 fn group_by_flags_become_the_targets_tables_for_the_one_step() {
     let mut i = RunInput::new("http://127.0.0.1:9/");
-    i.group_by = vec!["header:X-Backend".into(), "status".into(), "json:$.id".into()];
+    i.group_by = vec![
+        "header:X-Backend".into(),
+        "status".into(),
+        "json:$.id".into(),
+    ];
     let plan = i.validate().unwrap().prepare().unwrap();
     let tables: Vec<String> = plan
         .target

@@ -200,5 +200,8 @@ fn grouped_rows_of_the_same_value_add_up_and_their_histograms_merge() {
     assert_eq!(h.len(), 3);
     assert_eq!(g.value("b2").unwrap().exchanges, 2);
     assert_eq!(g.distinct_values, 2);
-    assert!(g.distinct_saturated, "the shares' counts differ: a lower bound");
+    assert!(
+        g.distinct_saturated,
+        "the shares' counts differ: a lower bound"
+    );
 }

@@ -188,7 +188,7 @@ mod tests {
         assert!((shares - 100.0).abs() < 1e-9);
         let none = g.value("(none)").unwrap();
         assert_eq!((none.row, none.errors), (ValueRow::None, 1));
-        assert_eq!(none.errors_by_kind["connect_refused"], 1);
+        assert_eq!(none.errors_by_kind["connection_refused"], 1);
         assert_eq!(g.value("b2").unwrap().status["200"], 2);
     }
 }
