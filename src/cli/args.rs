@@ -391,6 +391,9 @@ pub struct QuickArgs {
     /// together send exactly the whole; merge their records with `volley merge`.
     #[arg(long, value_name = "i/N")]
     pub segment: Option<volley::schedule::Segment>,
+    /// Group responses by header:NAME, json:$.path or status (repeatable): figures per value.
+    #[arg(long = "group-by", value_name = "SELECTOR")]
+    pub group_by: Vec<String>,
 }
 
 /// `volley serve`.

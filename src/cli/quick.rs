@@ -49,5 +49,6 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.max_header_bytes = a.max_header_size;
     input.max_body_bytes = a.max_body_size;
     input.segment = a.segment;
+    input.group_by = a.group_by;
     Ok(input)
 }

@@ -10,6 +10,7 @@ mod backoff;
 mod clock;
 mod connections;
 mod gate;
+mod grouping;
 mod pacer;
 mod request;
 mod signals;

@@ -189,7 +189,8 @@ async fn run_step(
         Err(RenderFailed) => {
             let now = Instant::now();
             let outcome = Outcome::failed(ErrorKind::Template);
-            record(vu, step, measured, now, now, due, &outcome);
+            let sample = record(vu, step, measured, now, now, due, &outcome);
+            record_groups(vu, step, &vu.conn, None, sample.as_ref());
             return outcome.error;
         }
     };
@@ -235,7 +236,8 @@ async fn run_step(
             None,
         ),
     };
-    record(vu, step, measured, sent, done, due, &outcome);
+    let sample = record(vu, step, measured, sent, done, due, &outcome);
+    record_groups(vu, step, conn, response.as_ref(), sample.as_ref());
     if !step.checks.is_empty() || !step.extract.is_empty() {
         check_and_extract(vu, step, measured, response.as_ref(), &outcome, done - sent);
     }
@@ -321,7 +323,24 @@ fn check_and_extract(
     }
 }
 
-/// Records one request in the worker's recorder, with its scenario, step and phase groups.
+/// Records a measured exchange in the step's group-by tables, if it has any.
+#[inline]
+fn record_groups(
+    vu: &VuRun<'_>,
+    step: &Step,
+    conn: &Connection,
+    response: Option<&Response>,
+    sample: Option<&Sample>,
+) {
+    if let (Some(sample), false) = (sample, step.group_by.is_empty()) {
+        let mut rec = vu.state.recorder.borrow_mut();
+        let tables = &vu.run.plan.target.group_by;
+        super::grouping::record_groups(&mut rec, tables, step, conn, response, sample);
+    }
+}
+
+/// Records one request in the worker's recorder, with its scenario, step and phase groups;
+/// returns what was recorded when it was measured.
 fn record(
     vu: &VuRun<'_>,
     step: &Step,
@@ -330,12 +349,12 @@ fn record(
     done: Instant,
     due: Option<Instant>,
     outcome: &Outcome,
-) {
+) -> Option<Sample> {
     let (run, state) = (vu.run, vu.state);
     let mut rec = state.recorder.borrow_mut();
     if !measured {
         rec.record_warmup(&outcome.timing);
-        return;
+        return None;
     }
     let due = due.unwrap_or(sent);
     let window = match (run.end, vu.end) {
@@ -367,6 +386,7 @@ fn record(
     rec.record_in(&sample, &[vu.scenario.group, step.group, phase]);
     let live = &run.live[state.index];
     live.publish(rec.counters.requests, rec.counters.errors);
+    Some(sample)
 }
 
 /// A duration in whole microseconds, saturating.

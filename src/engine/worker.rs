@@ -73,11 +73,10 @@ async fn worker_main(
     let plan = &run.plan;
     let state = Rc::new(WorkerState {
         index,
-        recorder: RefCell::new(Recorder::with_groups(
-            plan.groups.len(),
-            run.check_count,
-            run.live_groups,
-        )),
+        recorder: RefCell::new(
+            Recorder::with_groups(plan.groups.len(), run.check_count, run.live_groups)
+                .with_group_tables(plan.target.group_by.len()),
+        ),
         in_flight: Cell::new(0),
         next_second: Cell::new(0),
     });

@@ -85,6 +85,13 @@ impl Connect {
         self
     }
 
+    /// The same clients, their connections picking these response headers' values.
+    pub fn with_pick(mut self, names: crate::proto::pick::PickNames) -> Self {
+        self.client = self.client.with_pick(names.clone());
+        self.grpc_client = self.grpc_client.map(|c| c.with_pick(names));
+        self
+    }
+
     /// The client for a step: gRPC steps need HTTP/2.
     pub fn client_for(&self, grpc: bool) -> &Client {
         match (&self.grpc_client, grpc) {

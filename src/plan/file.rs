@@ -91,6 +91,11 @@ pub struct TargetFile {
     /// are counted and discarded). A larger body fails as `body_too_large`.
     #[schemars(with = "Option<SizeText>")]
     pub max_body_size: Option<Spanned<SizeText>>,
+    /// Group every step's responses by these: `"header:X-Backend"`, `"json:$.path"` (a field
+    /// of a JSON body) or `"status"`; figures per value in the record and reports.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub group_by: Vec<Spanned<String>>,
 }
 
 /// `[target.tls]`.
@@ -264,6 +269,11 @@ pub struct StepFile {
     pub extract: BTreeMap<String, Spanned<ExtractFile>>,
     /// Conditions on the response, counted pass/fail.
     pub checks: Option<ChecksFile>,
+    /// Group this step's responses by these (besides `[target] group_by`): `"header:NAME"`,
+    /// `"json:$.path"` or `"status"`.
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub group_by: Vec<Spanned<String>>,
 }
 
 /// Headers in order: a plan file's as its TOML table gives them (by name; a key cannot repeat),

@@ -12,6 +12,7 @@ pub mod check;
 pub mod connect;
 pub mod data;
 pub mod file;
+pub mod group_by;
 pub mod header;
 pub mod presets;
 pub mod quick;
@@ -52,6 +53,7 @@ macro_rules! message_into_string {
 
 message_into_string!(
     check::JsonPathError,
+    group_by::GroupByError,
     connect::ConnectError,
     data::DataError,
     read::DurationError,
@@ -131,6 +133,9 @@ pub struct Target {
     pub connect: Connect,
     /// Response size limits (head, body).
     pub limits: crate::proto::conn::Limits,
+    /// What responses are grouped by (`--group-by`, `group_by` under `[target]` or on steps):
+    /// one table each in the record, in this order; empty when nothing is grouped.
+    pub group_by: Vec<group_by::GroupBy>,
 }
 
 /// One scenario: a load profile driving a flow of steps.
@@ -273,6 +278,8 @@ pub struct Step {
     pub group: Option<usize>,
     /// Index of the step's first check in the run-wide check list.
     pub first_check: usize,
+    /// The tables of [`Target::group_by`] its responses are recorded in (indices).
+    pub group_by: Vec<usize>,
 }
 
 /// A step's request.

@@ -60,6 +60,8 @@ pub struct RunInput {
     pub max_body_bytes: Option<u64>,
     /// Run only this share of the test (`--segment i/N`); `None` = the whole.
     pub segment: Option<crate::schedule::Segment>,
+    /// `--group-by` selectors as written (`header:X-Backend`, `json:$.path`, `status`).
+    pub group_by: Vec<String>,
 }
 
 /// A quick-mode gRPC call: `--proto`, `--import-path`, `--call`, `--data`.
@@ -83,9 +85,9 @@ pub const DEFAULT_MAX_IN_FLIGHT: u32 = 1000;
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
 /// The flag each desugared value comes from: a value's span starts at its flag's index, so the
-/// loader's errors say `invalid FLAG: …`. The last three name no flag of their own: the load
+/// loader's errors say `invalid FLAG: …`. `load`, `timeout` and `request` name no flag of their own: the load
 /// (`-c`, `--rate`, `-d`, `-n`), the timeout and the step.
-static FLAGS: [&str; 12] = [
+static FLAGS: [&str; 13] = [
     "URL",
     "method",
     "header (-H)",
@@ -98,6 +100,7 @@ static FLAGS: [&str; 12] = [
     "load",
     "timeout",
     "request",
+    "--group-by",
 ];
 const URL: usize = 0;
 const METHOD: usize = 1;
@@ -111,6 +114,7 @@ const MAX_BODY: usize = 8;
 const LOAD: usize = 9;
 const TIMEOUT: usize = 10;
 const STEP: usize = 11;
+const GROUP_BY: usize = 12;
 
 /// A value from the flag at `index`.
 fn from<T>(index: usize, value: T) -> Spanned<T> {
@@ -145,6 +149,7 @@ impl RunInput {
             max_header_bytes: None,
             max_body_bytes: None,
             segment: None,
+            group_by: Vec::new(),
         }
     }
 
@@ -236,6 +241,11 @@ impl RunInput {
             max_body_size: self
                 .max_body_bytes
                 .map(|b| from(MAX_BODY, SizeText::Bytes(b))),
+            group_by: self
+                .group_by
+                .iter()
+                .map(|g| from(GROUP_BY, g.clone()))
+                .collect(),
         }
     }
 
@@ -263,6 +273,7 @@ impl RunInput {
             weight: None,
             extract: Default::default(),
             checks: None,
+            group_by: Vec::new(),
         };
         if let Some(g) = &self.grpc {
             step.method = None;

@@ -255,3 +255,30 @@ fn reflection_waits_for_preparation_and_validation_needs_no_network() {
     assert!(e.starts_with("t.toml:11:8"), "{e}");
     assert!(e.contains("the plan has no [target] proto"), "{e}");
 }
+
+#[test]
+fn group_by_flags_become_the_targets_tables_for_the_one_step() {
+    let mut i = RunInput::new("http://127.0.0.1:9/");
+    i.group_by = vec![
+        "header:X-Backend".into(),
+        "status".into(),
+        "json:$.id".into(),
+    ];
+    let plan = i.validate().unwrap().prepare().unwrap();
+    let tables: Vec<String> = plan
+        .target
+        .group_by
+        .iter()
+        .map(|g| g.selector.to_string())
+        .collect();
+    assert_eq!(tables, ["header:X-Backend", "status", "json:$.id"]);
+    assert_eq!(plan.target.group_by[0].pick, Some(0));
+    let step = &plan.scenarios[0].steps[0];
+    assert_eq!(step.group_by, [0, 1, 2]);
+    assert!(step.capture, "json: needs the body");
+    let mut i = RunInput::new("http://127.0.0.1:9/");
+    i.group_by = vec!["backend".into()];
+    let e = err(i);
+    assert!(e.contains("--group-by"), "{e}");
+    assert!(e.contains("`backend` is not a selector"), "{e}");
+}

@@ -28,6 +28,7 @@ use super::grpc;
 use super::http1::{self, RequestBytes};
 use super::http2::{Http2Request, SharedConnection, StreamHandle};
 use super::message::{Capture, Request, RequestKind, Response};
+use super::pick::{PickNames, Picked};
 use super::prepared::{PreparedRequest, Wire};
 use super::source::SourceAddrs;
 use super::tls::{self, TlsError, TlsOptions};
@@ -124,6 +125,8 @@ pub struct Client {
     scheme: &'static str,
     /// Response size limits (HTTP/1.1 and HTTP/2).
     limits: Limits,
+    /// Response headers whose values every connection picks (`--group-by header:NAME`).
+    pick: PickNames,
 }
 
 impl Client {
@@ -165,7 +168,15 @@ impl Client {
             protocol: config.protocol,
             keepalive: config.keepalive,
             limits: Limits::default(),
+            pick: PickNames::default(),
         })
+    }
+
+    /// The same client whose connections pick these response headers' values (read them with
+    /// [`Connection::picked`] after each exchange). Default: none, at no cost.
+    pub fn with_pick(mut self, names: PickNames) -> Self {
+        self.pick = names;
+        self
     }
 
     /// The same client with these response size limits, for every protocol (default:
@@ -268,16 +279,24 @@ impl Client {
     pub fn connection(&self) -> Connection {
         match (&self.dialer, self.protocol) {
             (Dialer::Plain(d), Protocol::Http1) => Connection::Http1(
-                http1::Connection::with_dialer(d.clone(), self.keepalive).with_limits(self.limits),
+                http1::Connection::with_dialer(d.clone(), self.keepalive)
+                    .with_limits(self.limits)
+                    .with_pick(self.pick.clone()),
             ),
             (Dialer::Tls(d), Protocol::Http1) => Connection::Http1Tls(Box::new(
-                http1::Connection::with_dialer(d.clone(), self.keepalive).with_limits(self.limits),
+                http1::Connection::with_dialer(d.clone(), self.keepalive)
+                    .with_limits(self.limits)
+                    .with_pick(self.pick.clone()),
             )),
             (Dialer::Plain(d), Protocol::Http2) => Connection::Http2(
-                SharedConnection::new(d.clone(), self.keepalive, false, self.limits).handle(),
+                SharedConnection::new(d.clone(), self.keepalive, false, self.limits)
+                    .handle()
+                    .with_pick(self.pick.clone()),
             ),
             (Dialer::Tls(d), Protocol::Http2) => Connection::Http2Tls(
-                SharedConnection::new(d.clone(), self.keepalive, true, self.limits).handle(),
+                SharedConnection::new(d.clone(), self.keepalive, true, self.limits)
+                    .handle()
+                    .with_pick(self.pick.clone()),
             ),
         }
     }
@@ -387,6 +406,16 @@ impl Connection {
             Self::Http1Tls(c) => c.phase(),
             Self::Http2(h) => h.phase(),
             Self::Http2Tls(h) => h.phase(),
+        }
+    }
+
+    /// The response header values picked from the last exchange (see [`Client::with_pick`]).
+    pub fn picked(&self) -> &Picked {
+        match self {
+            Self::Http1(c) => c.picked(),
+            Self::Http1Tls(c) => c.picked(),
+            Self::Http2(h) => h.picked(),
+            Self::Http2Tls(h) => h.picked(),
         }
     }
 

@@ -26,6 +26,8 @@ use h2::client::SendRequest;
 use h2::{Reason, RecvStream};
 use http::{HeaderMap, Method, Uri};
 
+use super::pick::{PickNames, Picked};
+
 use super::ErrorKind;
 use super::conn::{ConnPhase, Limits, MAX_HEADERS};
 use super::dial::{ConnectTiming, Dial, micros_since};
@@ -143,6 +145,8 @@ impl<D: Dial> SharedConnection<D> {
             received: 0,
             opened: 0,
             timeouts: 0,
+            pick: PickNames::default(),
+            picked: Picked::default(),
         }
     }
 }
@@ -157,6 +161,10 @@ pub struct StreamHandle<D: Dial> {
     opened: u32,
     /// Timeouts in a row ([`Self::discard`] calls without a completed exchange between).
     timeouts: u32,
+    /// Response headers whose values are picked (`--group-by header:NAME`); usually none.
+    pick: PickNames,
+    /// The values picked from the last response.
+    picked: Picked,
 }
 
 /// Timeouts in a row after which a handle gives up on its connection (a connection that went
@@ -180,6 +188,18 @@ impl<D: Dial> StreamHandle<D> {
             shared: self.shared.clone(),
         }
         .handle()
+        .with_pick(self.pick.clone())
+    }
+
+    /// The same handle picking these response headers' values ([`picked`](Self::picked)).
+    pub fn with_pick(mut self, names: PickNames) -> Self {
+        self.pick = names;
+        self
+    }
+
+    /// The header values picked from the last response (none when it failed).
+    pub fn picked(&self) -> &Picked {
+        &self.picked
     }
 
     /// The phase the last exchange reached (read it after a timeout).
@@ -220,6 +240,9 @@ impl<D: Dial> StreamHandle<D> {
     ) -> Result<Response, ErrorKind> {
         self.received = 0;
         self.opened = 0;
+        if !self.pick.is_empty() {
+            self.picked.clear();
+        }
         let mut connect = ConnectTiming::default();
         let mut retried = false;
         let sender = loop {
@@ -242,14 +265,22 @@ impl<D: Dial> StreamHandle<D> {
                 }
             }
         };
-        let result = send_and_read(sender, req, capture, self.shared.limits, &mut self.received)
-            .await
-            .map(|mut response| {
-                response.timing.connect_us = connect.connect_us;
-                response.timing.tls_us = connect.tls_us;
-                response.timing.tls = connect.tls;
-                response
-            });
+        let picking = (!self.pick.is_empty()).then_some((&self.pick, &mut self.picked));
+        let result = send_and_read(
+            sender,
+            req,
+            capture,
+            self.shared.limits,
+            &mut self.received,
+            picking,
+        )
+        .await
+        .map(|mut response| {
+            response.timing.connect_us = connect.connect_us;
+            response.timing.tls_us = connect.tls_us;
+            response.timing.tls = connect.tls;
+            response
+        });
         match result {
             Ok(response) => {
                 self.timeouts = 0;
@@ -313,6 +344,7 @@ async fn send_and_read(
     capture: Capture,
     limits: Limits,
     received: &mut u64,
+    picking: Option<(&PickNames, &mut Picked)>,
 ) -> Result<Response, Failure> {
     let sent = Instant::now();
     let end_of_stream = req.body.is_empty();
@@ -326,6 +358,9 @@ async fn send_and_read(
     let (head, mut body) = response.into_parts();
     let head_bytes = header_bytes(&head.headers);
     *received += head_bytes as u64;
+    if let Some((names, picked)) = picking {
+        picked.pick_map(names, &head.headers);
+    }
     // h2 has refused heads over the limit already (counting 32 bytes more per field, as the
     // protocol does); this also holds HTTP/2 to HTTP/1.1's field count.
     if head.headers.len() > MAX_HEADERS || head_bytes > limits.max_head_bytes {

@@ -15,6 +15,7 @@
 //!   connection shared by several stream handles.
 //! - [`grpc`]: unary gRPC without generated code: `.proto` files compiled in process, JSON → protobuf,
 //!   framing, status codes.
+//! - [`pick`]: response header values picked for `--group-by`, into a reused buffer.
 //! - [`dial`]: opening TCP (and TLS) connections, with source-address spreading.
 //! - [`tls`]: rustls client configuration: verification, CA file, client certificate, versions.
 //! - [`source`]: parsing source-address lists and ranges (`127.0.0.2-127.0.0.40`).
@@ -26,6 +27,7 @@ pub mod grpc;
 pub mod http1;
 pub mod http2;
 pub mod message;
+pub mod pick;
 pub mod prepared;
 pub mod reflection;
 pub mod source;

@@ -235,7 +235,15 @@ fn check_histograms(r: &RunRecord) -> Result<(), BadHistogram> {
             .iter()
             .enumerate()
             .map(|(i, g)| (format!("groups[{i}].histogram_us"), Some(&g.histogram_us))),
-    );
+    )
+    .chain(r.grouped.iter().enumerate().flat_map(|(i, g)| {
+        g.values.iter().enumerate().map(move |(j, v)| {
+            (
+                format!("grouped[{i}].values[{j}].histogram_us"),
+                Some(&v.histogram_us),
+            )
+        })
+    }));
     for (field, text) in fields {
         if let Some(text) = text {
             decode_histogram(text).map_err(|why| BadHistogram { field, why })?;

@@ -4,6 +4,8 @@
 
 use serde::Serialize;
 
+mod grouped;
+
 use super::table::Table;
 use super::verdict::Level;
 use crate::analysis::compare::{
@@ -31,6 +33,8 @@ pub struct CompareView {
     pub table: Table,
     /// Per metric and variant: intervals, p-values, method.
     pub details: Table,
+    /// Grouped responses (`--group-by`) side by side, one table per selector.
+    pub grouped: Vec<Table>,
     /// How the verdict is reached, in one paragraph.
     pub method: String,
 }
@@ -109,6 +113,7 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
         variants: variants_table(variants),
         table: main_table(c),
         details: details_table(c),
+        grouped: grouped::tables(variants),
         method: METHOD.into(),
     }
 }
@@ -399,6 +404,9 @@ pub fn markdown_body(v: &CompareView) -> String {
     }
     o.push_str(&v.variants.to_markdown("##"));
     o.push_str(&v.table.to_markdown("##"));
+    for t in &v.grouped {
+        o.push_str(&t.to_markdown("##"));
+    }
     if !v.details.rows.is_empty() {
         o.push_str(&v.details.to_markdown("##"));
     }
@@ -434,6 +442,9 @@ pub fn text_body(v: &CompareView) -> String {
     }
     o.push_str(&v.variants.to_text());
     o.push_str(&v.table.to_text());
+    for t in &v.grouped {
+        o.push_str(&t.to_text());
+    }
     if !v.details.rows.is_empty() {
         o.push_str(&v.details.to_text());
     }

@@ -17,6 +17,7 @@ pub mod charts;
 pub mod comparison;
 pub mod figures;
 pub mod find_max;
+pub mod grouped;
 pub mod html;
 pub mod load;
 pub mod markdown;

@@ -25,6 +25,9 @@ pub fn render(r: &RunRecord) -> String {
         o.push_str(&table.to_text());
     }
     errors(&mut o, r);
+    for table in super::grouped::tables(r) {
+        o.push_str(&table.to_text());
+    }
     for table in super::view::plan_tables(r) {
         o.push_str(&table.to_text());
     }

@@ -80,6 +80,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
         }
     }
     results.extend(status(r));
+    results.extend(super::grouped::tables(r));
     results.extend(protocol_tables(r));
     results.extend(errors(r));
     results.extend(buckets(r));

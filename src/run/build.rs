@@ -1,6 +1,6 @@
 //! The record of a finished run: from the plan and what the engine measured.
 
-use crate::record::model::{Model, TimingSplit, TlsNegotiated};
+use crate::record::model::{GroupedBy, Model, TimingSplit, TlsNegotiated};
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
@@ -98,6 +98,13 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             .as_ref()
             .map(|s| s.record(outcome.started_at + crate::engine::START_LEAD + plan.warmup)),
         merged: None,
+        grouped: plan
+            .target
+            .group_by
+            .iter()
+            .zip(&t.grouped)
+            .map(|(g, table)| GroupedBy::from_table(g.selector.to_string(), table))
+            .collect(),
     };
     record.thresholds = threshold_results(plan, outcome, &record);
     record.self_checks = selfcheck::run(&record, &expected::expected_load(plan, &record));

@@ -21,6 +21,7 @@
 //! generators: the record then names the missing shares).
 
 mod figures;
+mod grouped;
 mod parts;
 #[cfg(test)]
 mod tests;

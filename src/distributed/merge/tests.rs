@@ -176,3 +176,32 @@ fn refusals_say_which_records() {
     }];
     assert_eq!(err(&again), "m.json: already a merged record");
 }
+
+#[test]
+fn grouped_rows_of_the_same_value_add_up_and_their_histograms_merge() {
+    use crate::record::group::GroupTable;
+    use crate::record::model::GroupedBy;
+    let mut inputs = three();
+    for (i, input) in inputs.iter_mut().enumerate() {
+        let mut t = GroupTable::new();
+        for v in ["b1", "b2"].iter().take(i + 1) {
+            t.record(Some(v.as_bytes()), 1_000 * (i as u64 + 1), Some(200), None);
+        }
+        input.record.grouped = vec![GroupedBy::from_table("header:X-Backend".into(), &t)];
+    }
+    let m = merge(&inputs, false).unwrap();
+    let g = &m.grouped[0];
+    assert_eq!(g.selector, "header:X-Backend");
+    assert_eq!((g.exchanges, g.responses), (5, 5));
+    let b1 = g.value("b1").unwrap();
+    assert_eq!((b1.exchanges, b1.status["200"]), (3, 3));
+    assert!((b1.share_pct - 60.0).abs() < 1e-9);
+    let h = decode_histogram(&b1.histogram_us).unwrap();
+    assert_eq!(h.len(), 3);
+    assert_eq!(g.value("b2").unwrap().exchanges, 2);
+    assert_eq!(g.distinct_values, 2);
+    assert!(
+        g.distinct_saturated,
+        "the shares' counts differ: a lower bound"
+    );
+}

@@ -10,6 +10,7 @@ use super::{Ctx, Schemas};
 use crate::error::Error;
 use crate::plan::check::{self, Check, Extract, Source};
 use crate::plan::file::{self, StepFile};
+use crate::plan::group_by::GroupSelector;
 use crate::plan::header::{is_token_byte, parse_header};
 use crate::plan::render::render_owned;
 use crate::plan::template::{Templates, Text, has_template_syntax};
@@ -72,7 +73,12 @@ impl Ctx<'_> {
         };
         let extract = self.extracts(st)?;
         let checks = self.checks(st)?;
+        let group_by = self.step_group_by(st, env.target)?;
+        let reads_body = group_by
+            .iter()
+            .any(|&i| env.target.group_by[i].selector.reads_body());
         let capture = !extract.is_empty()
+            || reads_body
             || checks
                 .iter()
                 .any(|c| !matches!(c, Check::StatusIn(_) | Check::LatencyUnder(_)));
@@ -107,7 +113,26 @@ impl Ctx<'_> {
             expected_status,
             group: Some(group),
             first_check,
+            group_by,
         })
+    }
+
+    /// The group tables of the target this step's responses go to: the target's, then its own.
+    fn step_group_by(&self, st: &StepFile, target: &Target) -> Result<Vec<usize>, Error> {
+        let mut tables: Vec<usize> = (0..target.group_by.len())
+            .filter(|&i| target.group_by[i].every_step)
+            .collect();
+        for text in &st.group_by {
+            let selector = GroupSelector::parse(text.get_ref())
+                .map_err(|why| self.at_key(text, "group_by", why, None))?;
+            // The target's tables were made from every step's selectors.
+            if let Some(i) = target.group_by.iter().position(|t| t.selector == selector)
+                && !tables.contains(&i)
+            {
+                tables.push(i);
+            }
+        }
+        Ok(tables)
     }
 
     /// The HTTP method, upper case (GET when absent).

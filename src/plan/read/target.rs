@@ -11,10 +11,12 @@ use crate::error::Error;
 use crate::plan::Target;
 use crate::plan::connect::{self, ConnectError, ConnectOptions};
 use crate::plan::file::{PlanFile, SizeText};
+use crate::plan::group_by::{self, GroupBy, GroupSelector};
 use crate::plan::template::{Templates, has_template_syntax};
 use crate::proto::conn::{Limits, parse_size};
 use crate::proto::grpc::{GrpcSchema, split_call};
 use crate::proto::message::Capture;
+use crate::proto::pick::PickNames;
 use crate::proto::reflection;
 use toml::Spanned;
 
@@ -92,8 +94,34 @@ impl Ctx<'_> {
             )
         })?;
         self.limits(f, &mut target)?;
-        target.connect = target.connect.with_limits(target.limits);
+        target.group_by = self.group_by_tables(f)?;
+        let names = group_by::pick_names(&target.group_by);
+        target.connect = target
+            .connect
+            .with_limits(target.limits)
+            .with_pick(PickNames::new(names));
         Ok(target)
+    }
+
+    /// The run's group tables: `[target] group_by` (every step), then the steps' own.
+    fn group_by_tables(&self, f: &PlanFile) -> Result<Vec<GroupBy>, Error> {
+        let steps = f.scenarios.iter().flat_map(|sc| sc.steps.iter());
+        let given = f
+            .target
+            .group_by
+            .iter()
+            .map(|s| (s, true))
+            .chain(steps.flat_map(|st| st.group_by.iter().map(|s| (s, false))));
+        let mut tables = Vec::new();
+        for (text, every_step) in given {
+            GroupSelector::parse(text.get_ref())
+                .and_then(|sel| group_by::add_table(&mut tables, sel, every_step))
+                .map_err(|why| {
+                    let hint = self.flags.is_none().then_some(GROUP_BY_HINT);
+                    self.at_key(text, "group_by", why, hint)
+                })?;
+        }
+        Ok(tables)
     }
 
     /// How to connect, as `[target]` says.
@@ -209,6 +237,10 @@ fn grpc_calls(f: &PlanFile) -> Vec<&Spanned<String>> {
         .collect()
 }
 
+/// How a group-by selector is written.
+pub(super) const GROUP_BY_HINT: &str =
+    "group_by = [\"header:X-Backend\"], [\"json:$.backend\"] or [\"status\"]";
+
 /// What a step keeps of its responses: everything checks and extraction may read.
 pub fn step_capture(capture: bool) -> Capture {
     if capture {
@@ -309,6 +341,7 @@ pub fn resolve_target_with(
         headers,
         timeout,
         connect,
+        group_by: Vec::new(),
     })
 }
 

@@ -21,11 +21,12 @@ use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use self::body::{Body, Kept};
-use self::parse::{Framing, Head, parse_head};
+use self::parse::{Framing, Head, parse_head, pick_headers};
 use super::ErrorKind;
 use super::conn::{ConnPhase, Limits};
 use super::dial::{ConnectTiming, Dial, TcpDialer, micros_since};
 use super::message::{Capture, Response, Timing};
+use super::pick::{PickNames, Picked};
 pub use request::{RequestBytes, write_request};
 
 /// Initial size of a connection's read buffer, bytes: room for a typical response head and a
@@ -58,6 +59,10 @@ pub struct Connection<D: Dial = TcpDialer> {
     head: Vec<u8>,
     /// With raw capture on: the last response's body (at most [`MAX_CAPTURE_BYTES`](super::conn::MAX_CAPTURE_BYTES)).
     body: Vec<u8>,
+    /// Response headers whose values are picked (`--group-by header:NAME`); usually none.
+    pick: PickNames,
+    /// The values picked from the last response.
+    picked: Picked,
 }
 
 impl Connection<TcpDialer> {
@@ -82,6 +87,8 @@ impl<D: Dial> Connection<D> {
             connect: ConnectTiming::default(),
             head: Vec::new(),
             body: Vec::new(),
+            pick: PickNames::default(),
+            picked: Picked::default(),
         }
     }
 
@@ -89,6 +96,17 @@ impl<D: Dial> Connection<D> {
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
         self
+    }
+
+    /// The same connection picking these response headers' values ([`picked`](Self::picked)).
+    pub fn with_pick(mut self, names: PickNames) -> Self {
+        self.pick = names;
+        self
+    }
+
+    /// The header values picked from the last response (none when it failed).
+    pub fn picked(&self) -> &Picked {
+        &self.picked
     }
 
     /// The phase the last exchange reached (read it after a timeout).
@@ -176,6 +194,9 @@ impl<D: Dial> Connection<D> {
         self.received = 0;
         self.opened = 0;
         self.connect = ConnectTiming::default();
+        if !self.pick.is_empty() {
+            self.picked.clear();
+        }
         let reused = self.stream.is_some();
         match self.exchange_once(req, expects_body, capture, raw).await {
             Err(ErrorKind::Reset | ErrorKind::Closed) if reused && self.received == 0 => {
@@ -236,6 +257,8 @@ impl<D: Dial> Connection<D> {
             head: head_out,
             body: body_out,
             limits,
+            pick,
+            picked,
             ..
         } = self;
         let stream = stream.as_mut().expect("connected above");
@@ -243,6 +266,9 @@ impl<D: Dial> Connection<D> {
         write(stream, req).await?;
         let (head, filled, wait_us) =
             read_head(stream, buf, received, limits.max_head_bytes, sent).await?;
+        if !pick.is_empty() {
+            pick_headers(&buf[..head.len], pick, picked);
+        }
         let mut kept = capture.any().then(|| Kept::new(capture, &buf[..head.len]));
         if raw {
             head_out.extend_from_slice(&buf[..head.len]);

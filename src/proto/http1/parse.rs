@@ -2,6 +2,7 @@
 
 use crate::proto::ErrorKind;
 use crate::proto::conn::MAX_HEADERS;
+use crate::proto::pick::{PickNames, Picked};
 
 /// The parts of a response head that decide how to read the body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -54,6 +55,22 @@ pub(super) fn parse_head(bytes: &[u8]) -> Result<Option<Head>, ErrorKind> {
         }
     }
     Ok(Some(head))
+}
+
+/// Picks the header values `names` asks for from a complete response head (parsed again:
+/// only connections that pick anything pay for it).
+pub(super) fn pick_headers(head: &[u8], names: &PickNames, picked: &mut Picked) {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    if let Ok(httparse::Status::Complete(_)) = response.parse(head) {
+        picked.pick_from(
+            names,
+            response
+                .headers
+                .iter()
+                .map(|h| (h.name.as_bytes(), h.value)),
+        );
+    }
 }
 
 /// Whether a comma-separated header value contains `token` (ASCII case-insensitive).

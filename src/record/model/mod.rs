@@ -11,7 +11,9 @@ use super::series::SecondStats;
 use crate::record::error_kind::ErrorKind;
 
 mod config;
+mod grouped;
 pub use config::*;
+pub use grouped::{GroupedBy, GroupedValue, ValueRow, sort_rows};
 
 /// Version of the record format written by this build.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -72,6 +74,10 @@ pub struct RunRecord {
     /// A merged record (`volley merge`): the shares it was merged from; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<super::shares::Merged>,
+    /// Responses grouped by value, one entry per `--group-by` selector; absent when nothing was
+    /// grouped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub grouped: Vec<GroupedBy>,
 }
 
 /// What a [`Group`] breaks the results down by.

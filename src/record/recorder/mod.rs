@@ -4,6 +4,7 @@
 use hdrhistogram::Histogram;
 
 use crate::record::error_kind::ErrorKind;
+use crate::record::group::GroupTable;
 use crate::record::grpc_code::GrpcCode;
 use crate::record::timing::Negotiated;
 use crate::record::timing::Timing;
@@ -91,6 +92,8 @@ pub struct Recorder {
     /// TLS connections by what their handshake settled on ([`Negotiated::index`]), warm-up
     /// included.
     pub tls_negotiated: [u64; Negotiated::COUNT],
+    /// Responses grouped by value, one table per `--group-by` selector (empty when none).
+    pub grouped: Vec<GroupTable>,
     interval: Histogram<u64>,
     interval_counters: Counters,
     /// Checks counted since the last interval.
@@ -148,9 +151,25 @@ impl Recorder {
             counters: Counters::default(),
             dropped: 0,
             warmup_requests: 0,
+            grouped: Vec::new(),
             interval: new_histogram(),
             interval_counters: Counters::default(),
             reported: Reported::new(STATUS_SLOTS),
+        }
+    }
+
+    /// The same recorder with `tables` empty group-by tables (`--group-by`).
+    pub fn with_group_tables(mut self, tables: usize) -> Self {
+        self.grouped = (0..tables).map(|_| GroupTable::new()).collect();
+        self
+    }
+
+    /// Records one measured exchange in group-by table `table` under `value` (`None`: the
+    /// response had none, or there was no response).
+    #[inline]
+    pub fn record_grouped(&mut self, table: usize, value: Option<&[u8]>, s: &Sample) {
+        if let Some(t) = self.grouped.get_mut(table) {
+            t.record(value, s.latency_us, s.status, s.error);
         }
     }
 
@@ -320,6 +339,13 @@ impl Recorder {
         for (a, b) in self.checks.iter_mut().zip(other.checks.iter()) {
             a[0] += b[0];
             a[1] += b[1];
+        }
+        if self.grouped.len() < other.grouped.len() {
+            self.grouped
+                .resize_with(other.grouped.len(), GroupTable::new);
+        }
+        for (a, b) in self.grouped.iter_mut().zip(&other.grouped) {
+            a.merge(b);
         }
         self.dropped += other.dropped;
         self.warmup_requests += other.warmup_requests;

@@ -5,10 +5,12 @@
 //!
 //! - [`run`]: the charts of one run (throughput, latency and in-flight over time, the percentile
 //!   spectrum, the latency histogram, per-phase bars);
+//! - [`grouped`]: the distribution of grouped responses (`--group-by`), share and p99 per value;
 //! - [`compare`]: overlaid charts of several runs.
 
 pub mod compare;
 pub mod findmax;
+pub mod grouped;
 pub mod run;
 
 use plotters::chart::DualCoordChartContext;

@@ -22,6 +22,7 @@ pub fn run_charts(r: &RunRecord) -> Result<Vec<Chart>, Error> {
     out.extend(in_flight(r)?);
     out.extend(spectrum_chart(r)?);
     out.extend(histogram(r)?);
+    out.extend(super::grouped::grouped_charts(r)?);
     out.extend(phases(r)?);
     Ok(out)
 }
