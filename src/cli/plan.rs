@@ -34,7 +34,7 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
         json: a.json,
         out: a.out,
     };
-    super::runs::run(&plan, argv, &outputs, a.repeat, a.quiet)
+    super::runs::run(&plan, argv, &outputs, a.repeat, a.quiet, a.tuning)
 }
 
 /// Validates a plan and prints one rendered request per step.

@@ -10,13 +10,21 @@ use volley::record::RunRecord;
 use volley::redact::redact_url_password;
 use volley::run::{Options, Outputs};
 
-/// Runs `plan` once with signal handling and, when `progress` and stderr is a terminal, the
-/// progress line.
-pub fn execute(plan: &Plan, argv: &[String], progress: bool) -> anyhow::Result<RunRecord> {
+use super::tuning::TuningArgs;
+
+/// Runs `plan` once with signal handling, the open model's pacer tick `tuning` asks for and,
+/// when `progress` and stderr is a terminal, the progress line.
+pub fn execute(
+    plan: &Plan,
+    argv: &[String],
+    progress: bool,
+    tuning: TuningArgs,
+) -> anyhow::Result<RunRecord> {
     let options = Options {
         progress,
         handle_signals: true,
         command: argv.to_vec(),
+        pacer_tick: tuning.pacer_tick,
     };
     volley::run::execute(plan, &options, &mut []).context("the run failed")
 }
@@ -29,13 +37,14 @@ pub fn run(
     outputs: &Outputs,
     repeat: u32,
     quiet: bool,
+    tuning: TuningArgs,
 ) -> anyhow::Result<u8> {
     if repeat > 1 {
         return super::repeat::run(&plan.name, &outputs.out, repeat, quiet, || {
-            execute(plan, argv, !quiet)
+            execute(plan, argv, !quiet, tuning)
         });
     }
-    let record = execute(plan, argv, !quiet)?;
+    let record = execute(plan, argv, !quiet, tuning)?;
     if !quiet {
         print!("{}", volley::report::text::render(&record));
     }

@@ -36,6 +36,7 @@ mod live;
 mod observe;
 
 pub use observe::{Clock, Live, Observer, TICK};
+pub use pacer::DEFAULT_TICK as DEFAULT_PACER_TICK;
 
 /// How long before the schedule's origin the workers are started, so the first due requests are
 /// not late because threads were still being created.
@@ -47,6 +48,9 @@ pub struct RunOptions {
     /// Stop cleanly on SIGINT/SIGTERM (a second SIGINT exits the process at once, also after
     /// the run: see the `signals` module). Off for callers that watch signals themselves.
     pub handle_signals: bool,
+    /// The open model's pacer wakes at most once per this long and sends every request due by
+    /// then ([`DEFAULT_PACER_TICK`] when none; zero: one wake-up per request).
+    pub pacer_tick: Option<Duration>,
 }
 
 /// Installs the process's SIGINT/SIGTERM watcher now, before a plan is loaded, so that a signal
@@ -159,6 +163,8 @@ pub(crate) struct RunShared {
     live_groups: bool,
     stop: Arc<Stop>,
     live: Box<[LiveCounters]>,
+    /// The open model's pacer tick (see `pacer::pace`).
+    pacer_tick: Duration,
 }
 
 /// Run-time facts of one scenario.
@@ -295,7 +301,8 @@ pub fn run_with(
     let started_at = SystemTime::now();
     let cpu_before = process_cpu();
     let start = Instant::now() + START_LEAD;
-    let run = Arc::new(RunShared::new(plan, start, &stop));
+    let tick = options.pacer_tick.unwrap_or(DEFAULT_PACER_TICK);
+    let run = Arc::new(RunShared::new(plan, start, &stop, tick));
     let (measure_start, end, check_count) = (run.measure_start, run.end, run.check_count);
     // Before any worker starts: from the first request on, a signal stops the run cleanly.
     let watcher = if options.handle_signals {
@@ -357,7 +364,7 @@ pub fn run_with(
 
 impl RunShared {
     /// The run's shared state: scenarios placed on the timeline that starts at `start`.
-    fn new(plan: &Plan, start: Instant, stop: &StopHandle) -> Self {
+    fn new(plan: &Plan, start: Instant, stop: &StopHandle, pacer_tick: Duration) -> Self {
         let scenarios: Vec<ScenarioShared> = plan
             .scenarios
             .iter()
@@ -391,6 +398,7 @@ impl RunShared {
             live_groups: plan.thresholds.iter().any(|t| t.abort_on_fail),
             stop: stop.stop.clone(),
             live: (0..plan.threads).map(|_| LiveCounters::default()).collect(),
+            pacer_tick,
         }
     }
 }
