@@ -131,6 +131,9 @@ pub struct RunArgs {
     /// No progress line and no summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Generator tuning (hidden).
+    #[command(flatten)]
+    pub tuning: super::tuning::TuningArgs,
 }
 
 /// `volley find-max`.
@@ -394,6 +397,9 @@ pub struct QuickArgs {
     /// Group responses by header:NAME, json:$.path or status (repeatable): figures per value.
     #[arg(long = "group-by", value_name = "SELECTOR")]
     pub group_by: Vec<String>,
+    /// Generator tuning (hidden).
+    #[command(flatten)]
+    pub tuning: super::tuning::TuningArgs,
 }
 
 /// `volley serve`.

@@ -30,6 +30,7 @@ mod serve;
 mod shell;
 mod suite;
 mod terminal;
+mod tuning;
 
 use std::io::Write;
 use std::path::Path;

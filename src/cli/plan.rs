@@ -35,7 +35,13 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
         json: a.json,
         out: a.out,
     };
-    super::runs::run(&plan, argv, &outputs, &export, a.repeat, a.quiet)
+    let flags = super::runs::RunFlags {
+        repeat: a.repeat,
+        quiet: a.quiet,
+        export: &export,
+        tuning: a.tuning,
+    };
+    super::runs::run(&plan, argv, &outputs, flags)
 }
 
 /// Validates a plan and prints one rendered request per step.

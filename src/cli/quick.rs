@@ -7,7 +7,8 @@ use super::args::QuickArgs;
 
 /// Runs quick mode; returns the exit code.
 pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
-    let (quiet, repeat, export) = (args.quiet, args.repeat, args.export.options());
+    let (quiet, repeat, tuning) = (args.quiet, args.repeat, args.tuning);
+    let export = args.export.options();
     let outputs = Outputs {
         json: args.json.clone(),
         out: args.out.clone(),
@@ -16,7 +17,13 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
     if !quiet {
         eprintln!("{}", super::runs::banner(&plan));
     }
-    super::runs::run(&plan, argv, &outputs, &export, repeat, quiet)
+    let flags = super::runs::RunFlags {
+        repeat,
+        quiet,
+        export: &export,
+        tuning,
+    };
+    super::runs::run(&plan, argv, &outputs, flags)
 }
 
 /// What a share of a test is, in words.

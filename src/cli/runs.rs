@@ -11,13 +11,21 @@ use volley::record::RunRecord;
 use volley::redact::redact_url_password;
 use volley::run::{Options, Outputs};
 
-/// Runs `plan` once with signal handling and, when `progress` and stderr is a terminal, the
-/// progress line.
-pub fn execute(plan: &Plan, argv: &[String], progress: bool) -> anyhow::Result<RunRecord> {
+use super::tuning::TuningArgs;
+
+/// Runs `plan` once with signal handling, the open model's pacer tick `tuning` asks for and,
+/// when `progress` and stderr is a terminal, the progress line.
+pub fn execute(
+    plan: &Plan,
+    argv: &[String],
+    progress: bool,
+    tuning: TuningArgs,
+) -> anyhow::Result<RunRecord> {
     let options = Options {
         progress,
         handle_signals: true,
         command: argv.to_vec(),
+        pacer_tick: tuning.pacer_tick,
     };
     volley::run::execute(plan, &options, &mut []).context("the run failed")
 }
@@ -29,14 +37,16 @@ fn execute_exported(
     argv: &[String],
     progress: bool,
     export: Option<&Export>,
+    tuning: TuningArgs,
 ) -> anyhow::Result<RunRecord> {
     let Some(export) = export else {
-        return execute(plan, argv, progress);
+        return execute(plan, argv, progress, tuning);
     };
     let options = Options {
         progress,
         handle_signals: true,
         command: argv.to_vec(),
+        pacer_tick: tuning.pacer_tick,
     };
     let mut observer = export.observer(plan);
     let mut record =
@@ -45,18 +55,28 @@ fn execute_exported(
     Ok(record)
 }
 
+/// How one command runs its plan: repeats, output, exporters and generator tuning.
+pub struct RunFlags<'a> {
+    /// Runs of the same plan (`--repeat`).
+    pub repeat: u32,
+    /// `-q`: print nothing but a failure.
+    pub quiet: bool,
+    /// `--metrics-listen`, `--prometheus-rw`.
+    pub export: &'a ExportOptions,
+    /// Hidden generator tuning (`--pacer-tick`).
+    pub tuning: TuningArgs,
+}
+
 /// Runs `plan` (`repeat` times when more than one), prints what a user reads and writes the
 /// outputs; returns the exit code.
 pub fn run(
     plan: &Plan,
     argv: &[String],
     outputs: &Outputs,
-    export: &ExportOptions,
-    repeat: u32,
-    quiet: bool,
+    flags: RunFlags<'_>,
 ) -> anyhow::Result<u8> {
-    let export = super::export::start(export, plan)?;
-    let code = run_exported(plan, argv, outputs, export.as_ref(), repeat, quiet);
+    let export = super::export::start(flags.export, plan)?;
+    let code = run_exported(plan, argv, outputs, export.as_ref(), &flags);
     if let Some(export) = export {
         export.close();
     }
@@ -69,15 +89,15 @@ fn run_exported(
     argv: &[String],
     outputs: &Outputs,
     export: Option<&Export>,
-    repeat: u32,
-    quiet: bool,
+    flags: &RunFlags<'_>,
 ) -> anyhow::Result<u8> {
-    if repeat > 1 {
-        return super::repeat::run(&plan.name, &outputs.out, repeat, quiet, || {
-            execute_exported(plan, argv, !quiet, export)
+    let (quiet, tuning) = (flags.quiet, flags.tuning);
+    if flags.repeat > 1 {
+        return super::repeat::run(&plan.name, &outputs.out, flags.repeat, quiet, || {
+            execute_exported(plan, argv, !quiet, export, tuning)
         });
     }
-    let record = execute_exported(plan, argv, !quiet, export)?;
+    let record = execute_exported(plan, argv, !quiet, export, tuning)?;
     if !quiet {
         print!("{}", volley::report::text::render(&record));
     }

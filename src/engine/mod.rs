@@ -37,6 +37,7 @@ pub use usage::{peak_rss_bytes, process_cpu};
 mod observe;
 
 pub use observe::{Clock, Live, Observer, TICK};
+pub use pacer::DEFAULT_TICK as DEFAULT_PACER_TICK;
 
 /// How long before the schedule's origin the workers are started, so the first due requests are
 /// not late because threads were still being created.
@@ -48,6 +49,9 @@ pub struct RunOptions {
     /// Stop cleanly on SIGINT/SIGTERM (a second SIGINT exits the process at once, also after
     /// the run: see the `signals` module). Off for callers that watch signals themselves.
     pub handle_signals: bool,
+    /// The open model's pacer wakes at most once per this long and sends every request due by
+    /// then ([`DEFAULT_PACER_TICK`] when none; zero: one wake-up per request).
+    pub pacer_tick: Option<Duration>,
 }
 
 /// Installs the process's SIGINT/SIGTERM watcher now, before a plan is loaded, so that a signal
@@ -160,6 +164,8 @@ pub(crate) struct RunShared {
     live_groups: bool,
     stop: Arc<Stop>,
     live: Box<[LiveCounters]>,
+    /// The open model's pacer tick (see `pacer::pace`).
+    pacer_tick: Duration,
 }
 
 /// Run-time facts of one scenario.
@@ -297,7 +303,8 @@ pub fn run_with(
     let cpu_before = process_cpu();
     let start = Instant::now() + START_LEAD;
     let wants_groups = observers.iter().any(|o| o.wants_groups());
-    let run = Arc::new(RunShared::new(plan, start, &stop, wants_groups));
+    let tick = options.pacer_tick.unwrap_or(DEFAULT_PACER_TICK);
+    let run = Arc::new(RunShared::new(plan, start, &stop, wants_groups, tick));
     let (measure_start, end) = (run.measure_start, run.end);
     // Before any worker starts: from the first request on, a signal stops the run cleanly.
     let watcher = if options.handle_signals {
@@ -355,8 +362,15 @@ pub fn run_with(
 
 impl RunShared {
     /// The run's shared state: scenarios placed on the timeline that starts at `start`;
-    /// `wants_groups`: an observer needs the groups' interval figures.
-    fn new(plan: &Plan, start: Instant, stop: &StopHandle, wants_groups: bool) -> Self {
+    /// `wants_groups`: an observer needs the groups' interval figures; `pacer_tick`: the open
+    /// model's shortest interval between two wake-ups of a pacer.
+    fn new(
+        plan: &Plan,
+        start: Instant,
+        stop: &StopHandle,
+        wants_groups: bool,
+        pacer_tick: Duration,
+    ) -> Self {
         let scenarios: Vec<ScenarioShared> = plan
             .scenarios
             .iter()
@@ -390,6 +404,7 @@ impl RunShared {
             live_groups: wants_groups,
             stop: stop.stop.clone(),
             live: (0..plan.threads).map(|_| LiveCounters::default()).collect(),
+            pacer_tick,
         }
     }
 }

@@ -28,6 +28,12 @@ use crate::schedule::{Interleave, Ramp};
 /// How long after a scenario's end the open model still sends iterations that fell due before it.
 pub(super) const LATE_LIMIT: Duration = Duration::from_secs(1);
 
+/// The pacer's default tick: it wakes at most once per tick and sends every iteration due by
+/// then, so above 1 / tick requests per second per worker one timer wake-up serves several
+/// requests. The cost is send lag: up to a tick, on average half of one above that rate, none
+/// below it.
+pub const DEFAULT_TICK: Duration = Duration::from_micros(250);
+
 /// One worker's share of an open scenario's arrivals: when each falls due and whether it is
 /// still handed out. Pure: it reads no clock.
 pub(super) struct Arrivals<'a> {
@@ -99,8 +105,8 @@ impl<'a> Arrivals<'a> {
 
     /// Whether an iteration is too late to send at `now` (see [`LATE_LIMIT`]).
     #[inline]
-    pub(super) fn too_late(&self, now: impl FnOnce() -> Instant) -> bool {
-        self.cutoff.is_some_and(|cutoff| now() >= cutoff)
+    pub(super) fn too_late(&self, now: Instant) -> bool {
+        self.cutoff.is_some_and(|cutoff| now >= cutoff)
     }
 
     /// The ticket of an iteration due at `due`.
@@ -115,27 +121,47 @@ impl<'a> Arrivals<'a> {
 
 /// Runs `arrivals` on `clock`: waits for each due time and calls `hand_out` with its ticket,
 /// until the share is done, `stopped` says so, or it is too late.
+///
+/// It wakes at most once per `tick` (see [`DEFAULT_TICK`]): it sleeps until the next due time,
+/// but no sooner than a tick after its last wake-up, then hands out every iteration due by then
+/// in one pass. Nothing goes out before its due time; each ticket keeps its own due time, so the
+/// coalescing shows only as send lag (at most a tick plus the wake-up's own latency). A pacer
+/// more than two ticks behind lets the VUs and the reactor run between hand-outs. A zero tick
+/// wakes for every due time and yields whenever the next is already due.
 pub(super) async fn pace<C: Clock>(
     arrivals: &mut Arrivals<'_>,
     clock: &C,
+    tick: Duration,
     stopped: impl Fn() -> bool,
     mut hand_out: impl FnMut(Ticket),
 ) {
+    // How far behind its due time the next iteration may be before the pacer counts as behind:
+    // one tick's worth of iterations, plus a tick for the wake-up's latency.
+    let behind = 2 * tick;
+    let mut now = clock.now();
+    // When the pacer last woke up (or started).
+    let mut woke = now;
     while let Some(due) = arrivals.next_due() {
         if stopped() {
             break;
         }
-        clock.sleep_until(due).await;
-        if arrivals.too_late(|| clock.now()) {
+        while due > now {
+            clock.sleep_until(due.max(woke + tick)).await;
+            now = clock.now();
+            woke = now;
+        }
+        if arrivals.too_late(now) {
             break;
         }
         hand_out(arrivals.ticket(due));
         arrivals.advance();
-        // Behind schedule, the next iteration is already due: let the VUs run and the reactor
-        // deliver finished responses first, so overdue iterations go to VUs that are really free
-        // instead of bursting onto new connections.
-        if arrivals.next_due().is_some_and(|next| next <= clock.now()) {
+        now = clock.now();
+        // Behind schedule: let the VUs run and the reactor deliver finished responses first, so
+        // overdue iterations go to VUs that are really free instead of bursting onto new
+        // connections.
+        if arrivals.next_due().is_some_and(|next| next + behind <= now) {
             tokio::task::yield_now().await;
+            now = clock.now();
         }
     }
 }
@@ -174,7 +200,7 @@ pub(super) async fn pacer(
     let mut vus = Vec::new();
     let clock = PreciseClock::new();
     let stopped = || run.stop.is_aborted();
-    pace(&mut arrivals, &clock, stopped, |ticket| {
+    pace(&mut arrivals, &clock, run.pacer_tick, stopped, |ticket| {
         match dispatch.hand_out(ticket) {
             HandOut::Handed => {}
             HandOut::Start(slot) => vus.push(tokio::task::spawn_local(vu_loop(

@@ -19,6 +19,7 @@ pub mod thresholds;
 pub mod windows;
 
 use std::io::IsTerminal;
+use std::time::Duration;
 
 pub(crate) use crate::engine::SignalError;
 pub(crate) use crate::engine::signal_runtime;
@@ -44,6 +45,9 @@ pub struct Options {
     pub handle_signals: bool,
     /// The command line, as the record keeps it (secrets are redacted when written).
     pub command: Vec<String>,
+    /// The open model's pacer tick (see [`crate::engine::RunOptions::pacer_tick`]); none: the
+    /// default.
+    pub pacer_tick: Option<Duration>,
 }
 
 /// Runs `plan` with `observers` watching, and returns its record.
@@ -64,6 +68,7 @@ pub fn execute_with(
 ) -> Result<RunRecord, Error> {
     let engine_options = crate::engine::RunOptions {
         handle_signals: options.handle_signals,
+        pacer_tick: options.pacer_tick,
     };
     let mut progress = progress::ProgressLine::default();
     let mut thresholds = live::LiveThresholds::new(plan);

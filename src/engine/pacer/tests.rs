@@ -9,10 +9,20 @@ fn ramp() -> Ramp {
     Ramp::constant(1000.0, Duration::from_millis(100))
 }
 
-/// Runs `arrivals` on the paused clock; returns each ticket with the instant it was handed out.
+/// Runs `arrivals` on the paused clock with one wake-up per due time (tick 0); returns each
+/// ticket with the instant it was handed out.
 async fn handed(arrivals: &mut Arrivals<'_>, stopped: impl Fn() -> bool) -> Vec<(Ticket, Instant)> {
+    ticked(arrivals, Duration::ZERO, stopped).await
+}
+
+/// Like [`handed`], with the pacer waking at most once per `tick`.
+async fn ticked(
+    arrivals: &mut Arrivals<'_>,
+    tick: Duration,
+    stopped: impl Fn() -> bool,
+) -> Vec<(Ticket, Instant)> {
     let mut out = Vec::new();
-    pace(arrivals, &PausedClock, stopped, |t| {
+    pace(arrivals, &PausedClock, tick, stopped, |t| {
         out.push((t, PausedClock.now()))
     })
     .await;
@@ -126,4 +136,156 @@ async fn a_stopped_run_hands_out_nothing_more() {
     let got = handed(&mut arrivals, || PausedClock.now() >= stop_at).await;
     // Checked before each wait: the iteration it was waiting for (due at 10 ms) still goes.
     assert_eq!(got.len(), 11, "due at 0..=10 ms");
+}
+
+/// The distinct instants at which `got` was handed out: the pacer's wake-ups.
+fn wakes(got: &[(Ticket, Instant)]) -> Vec<Instant> {
+    let mut at: Vec<Instant> = got.iter().map(|(_, at)| *at).collect();
+    at.dedup();
+    at
+}
+
+/// Each ticket went out at the pacer's first wake-up at or after its due time: never early, and
+/// none left behind for a later one.
+fn assert_sent_at_the_first_wake_after_due(got: &[(Ticket, Instant)]) {
+    let wakes = wakes(got);
+    for (n, (ticket, at)) in got.iter().enumerate() {
+        assert!(*at >= ticket.due, "n = {n}: handed out early");
+        let first = wakes.iter().find(|w| **w >= ticket.due);
+        assert_eq!(first, Some(at), "n = {n}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_tick_sends_everything_due_within_it_at_one_wake_up() {
+    // 1000 arrivals per second, one per ms, and a 5 ms tick: five per wake-up.
+    let ramp = ramp();
+    let start = PausedClock.now();
+    let share = Interleave {
+        worker: 0,
+        workers: 1,
+    };
+    let tick = Duration::from_millis(5);
+    let mut arrivals = Arrivals::new(&ramp, share, start, start, Some(start + ramp.total()), None);
+    let got = ticked(&mut arrivals, tick, || false).await;
+    assert_eq!(got.len(), 100, "none skipped");
+    for (n, (ticket, at)) in got.iter().enumerate() {
+        // Each keeps its own due time: latency is measured from it, not from the wake-up.
+        assert_eq!(ticket.due, start + ramp.due(n as u64).unwrap(), "n = {n}");
+        assert!(*at - ticket.due <= tick, "n = {n}: {:?}", *at - ticket.due);
+    }
+    assert_sent_at_the_first_wake_after_due(&got);
+    let woke = wakes(&got);
+    assert!(woke.len() <= 100 / 5 + 2, "{} wake-ups", woke.len());
+    for pair in woke.windows(2) {
+        assert!(pair[1] - pair[0] >= tick, "{:?}", pair[1] - pair[0]);
+    }
+    // The five due at 1..=5 ms all went out when the pacer woke at 5 ms, a tick after it started.
+    assert!(
+        got[1..=5]
+            .iter()
+            .all(|(_, at)| *at == start + Duration::from_millis(5))
+    );
+    // Tick 0: one wake-up per due time.
+    let start = PausedClock.now();
+    let mut arrivals = Arrivals::new(&ramp, share, start, start, None, None);
+    assert_eq!(wakes(&handed(&mut arrivals, || false).await).len(), 100);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_ramp_under_a_tick_keeps_its_schedule_exactly() {
+    // 0 → 5000 req/s over 200 ms, then 100 ms at 5000: 500 + 500 arrivals over two workers.
+    let ramp = Ramp::new(
+        0.0,
+        vec![
+            crate::schedule::Stage {
+                duration: Duration::from_millis(200),
+                target: 5000.0,
+            },
+            crate::schedule::Stage {
+                duration: Duration::from_millis(100),
+                target: 5000.0,
+            },
+        ],
+    );
+    let tick = Duration::from_millis(2);
+    let mut all = Vec::new();
+    for worker in 0..2 {
+        // One worker after the other, each from now.
+        let start = PausedClock.now();
+        let share = Interleave { worker, workers: 2 };
+        let expected: Vec<Instant> = (0..)
+            .map_while(|k| share.due(&ramp, k))
+            .map(|offset| start + offset)
+            .collect();
+        let mut arrivals =
+            Arrivals::new(&ramp, share, start, start, Some(start + ramp.total()), None);
+        let got = ticked(&mut arrivals, tick, || false).await;
+        let dues: Vec<Instant> = got.iter().map(|(t, _)| t.due).collect();
+        assert_eq!(
+            dues, expected,
+            "worker {worker}: the share's schedule, each once"
+        );
+        assert_sent_at_the_first_wake_after_due(&got);
+        for (n, (ticket, at)) in got.iter().enumerate() {
+            let lag = *at - ticket.due;
+            assert!(lag <= tick, "worker {worker}, n = {n}: {lag:?}");
+            // Slower than one per tick (early in the ramp): no coalescing, so no added lag
+            // beyond tokio's timer rounding up to the next millisecond.
+            if n > 0 && ticket.due - got[n - 1].0.due > tick {
+                assert!(
+                    lag < Duration::from_millis(1),
+                    "worker {worker}, n = {n}: {lag:?}"
+                );
+            }
+        }
+        all.extend(dues.iter().map(|d| *d - start));
+    }
+    // The two shares together: the whole schedule, each arrival once (500 + 500).
+    all.sort();
+    let whole: Vec<Duration> = (0..).map_while(|n| ramp.due(n)).collect();
+    assert_eq!(all, whole);
+    assert!((999..=1001).contains(&whole.len()), "{}", whole.len());
+}
+
+#[tokio::test(start_paused = true)]
+async fn under_a_tick_counts_late_limit_and_stop_are_unchanged() {
+    let ramp = ramp();
+    let tick = Duration::from_millis(5);
+    let share = Interleave {
+        worker: 0,
+        workers: 1,
+    };
+    let now = PausedClock.now();
+    // Warm-up, then quick mode's -n 50: exactly 50 measured.
+    let mut arrivals = Arrivals::new(
+        &ramp,
+        share,
+        now,
+        now + Duration::from_millis(20),
+        None,
+        Some(50),
+    );
+    let got = ticked(&mut arrivals, tick, || false).await;
+    assert_eq!(got.len(), 70);
+    assert_eq!(got.iter().filter(|(t, _)| t.measured).count(), 50);
+    // Ended exactly the late limit ago: nothing.
+    let start = PausedClock.now() - ramp.total() - LATE_LIMIT;
+    let mut arrivals = Arrivals::new(&ramp, share, start, start, Some(start + ramp.total()), None);
+    assert!(ticked(&mut arrivals, tick, || false).await.is_empty());
+    // 30 ms behind: the 30 overdue go out at once with their own due times, then on the tick.
+    let now = PausedClock.now();
+    let start = now - Duration::from_millis(30);
+    let mut arrivals = Arrivals::new(&ramp, share, start, start, Some(start + ramp.total()), None);
+    let got = ticked(&mut arrivals, tick, || false).await;
+    assert_eq!(got.len(), 100);
+    assert!(got[..=30].iter().all(|(_, at)| *at == now));
+    assert_sent_at_the_first_wake_after_due(&got);
+    // A stop is seen before each hand-out but the one the pacer woke for: woken at 10 ms (after
+    // 0 and 5 ms), it sends the iteration due at 6 ms and no more.
+    let start = PausedClock.now();
+    let stop_at = start + Duration::from_micros(9_500);
+    let mut arrivals = Arrivals::new(&ramp, share, start, start, None, None);
+    let got = ticked(&mut arrivals, tick, || PausedClock.now() >= stop_at).await;
+    assert_eq!(got.len(), 7, "due at 0..=6 ms");
 }
