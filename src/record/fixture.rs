@@ -27,6 +27,7 @@ pub fn record(
     RunRecord {
         share: None,
         merged: None,
+        watch: None,
         schema_version: SCHEMA_VERSION,
         tool: Tool {
             name: "volley".into(),

@@ -97,6 +97,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             .as_ref()
             .map(|s| s.record(outcome.started_at + crate::engine::START_LEAD + plan.warmup)),
         merged: None,
+        watch: None,
     };
     record.thresholds = threshold_results(plan, outcome, &record);
     record.self_checks = selfcheck::run(&record, &expected::expected_load(plan, &record));

@@ -61,6 +61,7 @@ pub(super) fn record(parts: &[Part], window: f64) -> Result<RunRecord, MergeErro
         self_checks: Vec::new(),
         share: None,
         merged: None,
+        watch: None,
     })
 }
 

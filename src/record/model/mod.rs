@@ -71,6 +71,11 @@ pub struct RunRecord {
     /// A merged record (`volley merge`): the shares it was merged from; absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub merged: Option<super::shares::Merged>,
+    /// What was watched on the target's side (`--watch`, `[[watch]]`, a suite's target
+    /// process): its Prometheus series and process figures, aligned with `series`; absent when
+    /// nothing was watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<super::watch::Watched>,
 }
 
 /// What a [`Group`] breaks the results down by.
