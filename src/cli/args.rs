@@ -128,6 +128,9 @@ pub struct RunArgs {
     /// No progress line and no summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Watching the target.
+    #[command(flatten)]
+    pub watch: super::watch_args::WatchArgs,
 }
 
 /// `volley find-max`.
@@ -385,6 +388,9 @@ pub struct QuickArgs {
     /// together send exactly the whole; merge their records with `volley merge`.
     #[arg(long, value_name = "i/N")]
     pub segment: Option<volley::schedule::Segment>,
+    /// Watching the target.
+    #[command(flatten)]
+    pub watch: super::watch_args::WatchArgs,
 }
 
 /// `volley serve`.

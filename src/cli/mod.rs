@@ -29,6 +29,7 @@ mod serve;
 mod shell;
 mod suite;
 mod terminal;
+mod watch_args;
 
 use std::io::Write;
 use std::path::Path;

@@ -13,7 +13,8 @@ use super::args::{CheckArgs, RunArgs};
 
 /// Runs a plan; returns the exit code.
 pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
-    let plan = read_file(
+    let watch = a.watch.specs()?;
+    let mut plan = read_file(
         &a.plan,
         &ReadOptions {
             sets: a.sets,
@@ -27,6 +28,7 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
     // Run preparation: the one place the target may be contacted before the run (gRPC
     // schemas by server reflection).
     .prepare()?;
+    plan.watch.extend(watch);
     if !a.quiet {
         eprintln!("{}", super::runs::banner(&plan));
     }

@@ -30,6 +30,11 @@ pub fn run(
     repeat: u32,
     quiet: bool,
 ) -> anyhow::Result<u8> {
+    if !quiet {
+        for line in volley::run::watching::probe(&plan.watch) {
+            eprintln!("warning: {line}");
+        }
+    }
     if repeat > 1 {
         return super::repeat::run(&plan.name, &outputs.out, repeat, quiet, || {
             execute(plan, argv, !quiet)
@@ -108,8 +113,14 @@ pub fn banner(plan: &Plan) -> String {
     let share = plan.share.as_ref().map_or_else(String::new, |s| {
         format!("\n{}", super::quick::share_line(s))
     });
+    let watch = if plan.watch.is_empty() {
+        String::new()
+    } else {
+        let all: Vec<String> = plan.watch.iter().map(|w| w.describe()).collect();
+        format!("\nwatching {}", all.join(", "))
+    };
     format!(
-        "volley: {what} — {}{warmup}, {} thread(s){share}",
+        "volley: {what} — {}{warmup}, {} thread(s){share}{watch}",
         scenarios.join("; "),
         plan.threads
     )

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use super::health::HealthFailure;
 use super::process::{Registry, Started, run_to_end};
 use super::signals::Interrupts;
-use super::{Suite, Target};
+use super::{Suite, Target, watched};
 use crate::error::Error;
 use crate::findmax;
 use crate::findmax::run::Settings;
@@ -421,7 +421,12 @@ impl TargetRun<'_, '_> {
             settings,
             |plan| {
                 let stop = interrupts.begin_run();
-                let record = run::execute_with(plan, &options, stop, &mut []);
+                let record = run::execute_with(
+                    &watched(plan, server.as_ref().map(Started::pid)),
+                    &options,
+                    stop,
+                    &mut [],
+                );
                 interrupts.end_run();
                 record
             },
@@ -520,7 +525,12 @@ impl TargetRun<'_, '_> {
             command: self.options.command.clone(),
         };
         let stop = self.interrupts.begin_run();
-        let record = run::execute_with(plan, &options, stop, &mut []);
+        let record = run::execute_with(
+            &watched(plan, server.as_ref().map(Started::pid)),
+            &options,
+            stop,
+            &mut [],
+        );
         self.interrupts.end_run();
         record.map_err(|e| {
             let died = server

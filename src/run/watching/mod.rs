@@ -193,6 +193,30 @@ impl Observer for Watcher {
     }
 }
 
+/// One scrape of each Prometheus watch now, before the run: a message for each that fails (the
+/// run goes on all the same; its failed scrapes are counted and reported).
+pub fn probe(specs: &[Spec]) -> Vec<String> {
+    specs
+        .iter()
+        .filter_map(|spec| {
+            let Source::Prom(p) = &spec.source else {
+                return None;
+            };
+            let what = spec.describe();
+            let mut scraper = match Scraper::new(&p.url) {
+                Ok(s) => s,
+                Err(e) => return Some(format!("watch {what}: {}", e.why)),
+            };
+            scraper.timeout = p.timeout;
+            let e = scraper.scrape().err()?;
+            Some(format!(
+                "watch {what}: {e} before the run; the run goes on and failed scrapes are \
+                 counted in its report"
+            ))
+        })
+        .collect()
+}
+
 fn outcome(r: Result<ProcSample, ProcessError>) -> ProcOutcome {
     match r {
         Ok(s) => ProcOutcome::Sample(s),
