@@ -62,6 +62,10 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
         writeln!(out, "{}", super::quick::share_line(s))?;
     }
     writeln!(out, "target: {}", target_line(&plan))?;
+    if !plan.watch.is_empty() {
+        let all: Vec<String> = plan.watch.iter().map(|w| w.describe()).collect();
+        writeln!(out, "watch: {}", all.join(", "))?;
+    }
     for sc in &plan.scenarios {
         scenario(&mut out, &plan, sc, &a.plan)?;
     }

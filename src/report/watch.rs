@@ -3,7 +3,7 @@
 
 use super::table::Table;
 use crate::record::model::RunRecord;
-use crate::record::watch::{ProcessRole, ProcessWatched, PromWatched, SeriesStats};
+use crate::record::watch::{ProcessRole, ProcessWatched, PromWatched, SeriesStat, SeriesStats};
 use crate::units::{bytes, rate, thousands};
 
 /// The efficiency of the target's process tree over a run's measured window (see
@@ -210,7 +210,19 @@ pub fn text_lines(r: &RunRecord) -> Vec<String> {
             thousands(p.failed()),
             thousands(p.scrapes)
         );
-        if let Some(s) = p.series.iter().find(|s| s.stats.mean.is_some()) {
+        // The busiest rate stands for the page (the target's request rate, as a rule).
+        let headline = p
+            .series
+            .iter()
+            .filter(|s| s.stat == SeriesStat::Rate && s.stats.mean.is_some())
+            .max_by(|a, b| {
+                a.stats
+                    .mean
+                    .partial_cmp(&b.stats.mean)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            })
+            .or_else(|| p.series.iter().find(|s| s.stats.mean.is_some()));
+        if let Some(s) = headline {
             line.push_str(&format!(
                 "; {} mean {}",
                 s.display_name(),

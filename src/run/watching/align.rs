@@ -6,7 +6,7 @@
 //! starts in. Ticks of the warm-up (before 0) and of the drain (past the last second) are left
 //! out; so is the first tick, which only sets the baseline.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use crate::record::watch::{
@@ -15,7 +15,7 @@ use crate::record::watch::{
 use crate::watch::PromTick;
 use crate::watch::process::ProcSample;
 use crate::watch::prom::{SeriesId, Stat};
-use crate::watch::scrape::FAILURE_KINDS;
+use crate::watch::scrape::{FAILURE_KINDS, Failures};
 use crate::watch::spec::{self, Process, Prom};
 use crate::watch::text::Kind;
 
@@ -48,63 +48,89 @@ fn slot(t0_s: f64, seconds: usize) -> Option<usize> {
     (k >= 0.0 && (k as usize) < seconds).then_some(k as usize)
 }
 
-/// A Prometheus watch's record.
-pub(super) fn prom(
-    spec: &Prom,
-    interval: Duration,
-    ticks: &[PromTick],
-    error: Option<&str>,
-    seconds: usize,
-) -> PromWatched {
-    let mut ids: Vec<SeriesId> = Vec::new();
-    let mut columns: Vec<(usize, Stat, Vec<Option<f64>>)> = Vec::new();
-    let mut index: HashMap<(usize, u64), usize> = HashMap::new();
-    let mut over_cap = 0;
-    for (n, tick) in ticks.iter().enumerate() {
-        ids.extend(tick.new_series.iter().cloned());
-        over_cap = over_cap.max(tick.over_cap as u64);
-        let Some(k) = n.checked_sub(1).and_then(|p| slot(ticks[p].t_s, seconds)) else {
-            continue;
+/// A Prometheus watch's ticks folded into per-second columns as they come, so that memory holds
+/// one number per kept figure and second, not every tick.
+#[derive(Default)]
+pub(super) struct PromColumns {
+    ids: Vec<SeriesId>,
+    columns: Vec<(usize, Stat, Vec<Option<f64>>)>,
+    index: HashMap<(usize, u64), usize>,
+    over_cap: u64,
+    scrapes: u64,
+    last_t_s: Option<f64>,
+    failures: Failures,
+}
+
+impl PromColumns {
+    /// Adds the next tick.
+    pub(super) fn add(&mut self, tick: PromTick) {
+        self.ids.extend(tick.new_series);
+        self.over_cap = self.over_cap.max(tick.over_cap as u64);
+        self.scrapes += 1;
+        self.failures = tick.failures;
+        let slot = self.last_t_s.and_then(|t0| slot(t0, usize::MAX));
+        self.last_t_s = Some(tick.t_s);
+        let Some(k) = slot else {
+            return;
         };
-        for r in &tick.readings {
+        for r in tick.readings {
             let key = (r.series, stat_key(r.stat));
-            let c = *index.entry(key).or_insert_with(|| {
-                columns.push((r.series, r.stat, vec![None; seconds]));
+            let columns = &mut self.columns;
+            let c = *self.index.entry(key).or_insert_with(|| {
+                columns.push((r.series, r.stat, Vec::new()));
                 columns.len() - 1
             });
-            columns[c].2[k] = Some(r.value);
+            let values = &mut self.columns[c].2;
+            if values.len() <= k {
+                values.resize(k + 1, None);
+            }
+            values[k] = Some(r.value);
         }
     }
-    columns.sort_by(|a, b| {
-        (a.0, stat_order(a.1))
-            .partial_cmp(&(b.0, stat_order(b.1)))
-            .unwrap_or(std::cmp::Ordering::Equal)
-    });
-    let failures_now = ticks.last().map(|t| t.failures.clone()).unwrap_or_default();
-    let mut failures: std::collections::BTreeMap<String, u64> = FAILURE_KINDS
-        .iter()
-        .zip(failures_now.by_kind)
-        .filter(|(_, n)| *n > 0)
-        .map(|(k, n)| ((*k).to_string(), n))
-        .collect();
-    let mut last_failure = failures_now.last;
-    if let Some(e) = error {
-        *failures.entry("io".into()).or_default() += 1;
-        last_failure = Some(e.to_string());
-    }
-    PromWatched {
-        url: spec.url.clone(),
-        metrics: spec.metrics.clone(),
-        interval_s: interval.as_secs_f64(),
-        max_series: spec.max_series,
-        scrapes: ticks.len() as u64,
-        failures,
-        last_failure,
-        over_cap,
-        series: columns
-            .into_iter()
-            .filter_map(|(i, stat, values)| Some(series(ids.get(i)?, stat, values)))
-            .collect(),
+
+    /// The record of the watch `spec`, for a run whose series has `seconds` entries.
+    pub(super) fn record(
+        self,
+        spec: &Prom,
+        interval: Duration,
+        error: Option<&str>,
+        seconds: usize,
+    ) -> PromWatched {
+        let mut columns = self.columns;
+        columns.sort_by(|a, b| {
+            (a.0, stat_order(a.1))
+                .partial_cmp(&(b.0, stat_order(b.1)))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let mut failures: BTreeMap<String, u64> = FAILURE_KINDS
+            .iter()
+            .zip(self.failures.by_kind)
+            .filter(|(_, n)| *n > 0)
+            .map(|(k, n)| ((*k).to_string(), n))
+            .collect();
+        let mut last_failure = self.failures.last;
+        if let Some(e) = error {
+            *failures.entry("io".into()).or_default() += 1;
+            last_failure = Some(e.to_string());
+        }
+        let ids = self.ids;
+        PromWatched {
+            url: spec.url.clone(),
+            metrics: spec.metrics.clone(),
+            interval_s: interval.as_secs_f64(),
+            max_series: spec.max_series,
+            scrapes: self.scrapes,
+            failures,
+            last_failure,
+            over_cap: self.over_cap,
+            series: columns
+                .into_iter()
+                .filter_map(|(i, stat, mut values)| {
+                    values.resize(seconds, None);
+                    Some(series(ids.get(i)?, stat, values))
+                })
+                .collect(),
+        }
     }
 }
 

@@ -24,6 +24,7 @@ use crate::watch::scrape::Scraper;
 use crate::watch::spec::{Process, Prom, Source, Spec};
 use crate::watch::{PromTick, PromWatcher, WatchThread, spawn_ticks};
 
+use align::PromColumns;
 pub use align::{ProcOutcome, ProcTick};
 
 /// A Prometheus watch: what it scrapes, and what its thread has sent so far.
@@ -33,7 +34,7 @@ struct PromState {
     /// Taken by [`Watcher::start`].
     watcher: Option<PromWatcher>,
     rx: Option<Receiver<PromTick>>,
-    ticks: Vec<PromTick>,
+    columns: PromColumns,
     /// Why its thread could not start, if so.
     error: Option<String>,
 }
@@ -79,7 +80,7 @@ impl Watcher {
                         interval: spec.interval,
                         watcher: Some(PromWatcher::new(scraper, watch, !p.selectors.is_empty())),
                         rx: None,
-                        ticks: Vec::new(),
+                        columns: PromColumns::default(),
                         error: None,
                     });
                 }
@@ -108,7 +109,9 @@ impl Watcher {
     fn drain(&mut self) {
         for p in &mut self.prom {
             if let Some(rx) = &p.rx {
-                p.ticks.extend(rx.try_iter());
+                for tick in rx.try_iter() {
+                    p.columns.add(tick);
+                }
             }
         }
         for p in &mut self.procs {
@@ -122,10 +125,12 @@ impl Watcher {
     pub fn into_record(mut self, seconds: usize) -> Watched {
         self.stop();
         Watched {
-            prom: self
-                .prom
-                .iter()
-                .map(|p| align::prom(&p.spec, p.interval, &p.ticks, p.error.as_deref(), seconds))
+            prom: std::mem::take(&mut self.prom)
+                .into_iter()
+                .map(|p| {
+                    p.columns
+                        .record(&p.spec, p.interval, p.error.as_deref(), seconds)
+                })
                 .collect(),
             processes: self
                 .procs
