@@ -416,7 +416,8 @@ fn a_suite_shows_cpu_per_request_and_peak_rss_of_each_target_it_started() {
     let s = read_json(&folder.join("suite.json"));
     for name in ["one", "two"] {
         let t = target(&s, name);
-        let p = &t["runs"][0]["watch"]["processes"][0];
+        let run = read_json(&folder.join(name).join("run.json"));
+        let p = &run["watch"]["processes"][0];
         assert_eq!(p["role"], "suite_target", "{p:#}");
         assert_eq!(p["pid"], t["pid"], "the process the suite started");
         assert!(p["cpu_s"].as_f64().unwrap() > 0.0, "{p:#}");
