@@ -19,7 +19,7 @@
 //! | 7 | [`report`] | the terminal summary, progress line, Markdown, HTML, comparisons, results folders |
 //! | 8 | [`analysis`] | figures read from records: verdicts, warnings, self-checks, comparisons |
 //! | 9 | [`record`] | the stable contract: `run.json`, recorders, error kinds, find-max and suite outcomes |
-//! | 10 | [`units`], [`redact`], [`location`], [`timer`], [`error`], [`color`] | leaves |
+//! | 10 | [`units`], [`redact`], [`location`], [`timer`], [`error`], [`color`], [`watch`] | leaves |
 //!
 //! [`server`] (the built-in target, `volley serve`) is a leaf of its own that nothing in the
 //! pipeline imports; the demo, tests and benches start it.
@@ -62,7 +62,8 @@
 //!   a snapshot the run's exporter observer fills.
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
 //! - [`watch`]: watching the target during a run: its Prometheus metrics (scraped on a thread of
-//!   their own) and its process tree (`/proc`); a leaf the run's observers will use.
+//!   their own) and its process tree (`/proc`). A leaf: [`plan`] validates `[[watch]]` and
+//!   `--watch` with it, and the run's watcher observer (`run::watching`) drives it.
 //! - [`redact`]: which header values are secret, and their redaction wherever volley writes
 //!   headers or its command line.
 //! - [`units`]: formatting of counts, rates, sizes and durations.

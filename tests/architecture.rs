@@ -16,7 +16,7 @@ const LAYERS: &[(f64, &[&str])] = &[
     (1.0, &["suite"]),
     (2.0, &["findmax", "distributed"]),
     (3.0, &["run"]),
-    (3.5, &["watch", "export", "live"]),
+    (3.5, &["export", "live"]),
     (4.0, &["engine"]),
     (5.0, &["plan"]),
     (6.0, &["proto", "schedule"]),
@@ -25,7 +25,9 @@ const LAYERS: &[(f64, &[&str])] = &[
     (9.0, &["record"]),
     (
         10.0,
-        &["units", "redact", "location", "timer", "error", "color"],
+        &[
+            "units", "redact", "location", "timer", "error", "color", "watch",
+        ],
     ),
 ];
 

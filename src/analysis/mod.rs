@@ -10,6 +10,7 @@ pub mod stats;
 pub mod variant;
 pub mod verdict;
 mod warnings;
+mod watch;
 
 pub use crate::record::figures::{latency_buckets, percentiles};
 pub use warnings::diagnose;

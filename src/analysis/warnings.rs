@@ -36,6 +36,7 @@ pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
     generator(r, &mut out);
     arrival(r, &mut out);
     errors(r, &mut out);
+    super::watch::warnings(r, &mut out);
     // Self-checks that failed, or that explain a misleading figure, after the run's own warnings.
     out.extend(
         r.self_checks

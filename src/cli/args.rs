@@ -134,6 +134,9 @@ pub struct RunArgs {
     /// Generator tuning (hidden).
     #[command(flatten)]
     pub tuning: super::tuning::TuningArgs,
+    /// Watching the target.
+    #[command(flatten)]
+    pub watch: super::watch_args::WatchArgs,
 }
 
 /// `volley find-max`.
@@ -400,6 +403,9 @@ pub struct QuickArgs {
     /// Generator tuning (hidden).
     #[command(flatten)]
     pub tuning: super::tuning::TuningArgs,
+    /// Watching the target.
+    #[command(flatten)]
+    pub watch: super::watch_args::WatchArgs,
 }
 
 /// `volley serve`.

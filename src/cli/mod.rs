@@ -31,6 +31,7 @@ mod shell;
 mod suite;
 mod terminal;
 mod tuning;
+mod watch_args;
 
 use std::io::Write;
 use std::path::Path;

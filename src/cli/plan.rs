@@ -14,7 +14,8 @@ use super::args::{CheckArgs, RunArgs};
 /// Runs a plan; returns the exit code.
 pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
     let export = a.export.options();
-    let plan = read_file(
+    let watch = a.watch.specs()?;
+    let mut plan = read_file(
         &a.plan,
         &ReadOptions {
             sets: a.sets,
@@ -28,6 +29,7 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
     // Run preparation: the one place the target may be contacted before the run (gRPC
     // schemas by server reflection).
     .prepare()?;
+    plan.watch.extend(watch);
     if !a.quiet {
         eprintln!("{}", super::runs::banner(&plan));
     }
@@ -67,6 +69,10 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
         writeln!(out, "{}", super::quick::share_line(s))?;
     }
     writeln!(out, "target: {}", target_line(&plan))?;
+    if !plan.watch.is_empty() {
+        let all: Vec<String> = plan.watch.iter().map(|w| w.describe()).collect();
+        writeln!(out, "watch: {}", all.join(", "))?;
+    }
     for sc in &plan.scenarios {
         scenario(&mut out, &plan, sc, &a.plan)?;
     }

@@ -13,7 +13,9 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
         json: args.json.clone(),
         out: args.out.clone(),
     };
-    let plan = input_from(args)?.validate()?.prepare()?;
+    let watch = args.watch.specs()?;
+    let mut plan = input_from(args)?.validate()?.prepare()?;
+    plan.watch.extend(watch);
     if !quiet {
         eprintln!("{}", super::runs::banner(&plan));
     }

@@ -75,6 +75,11 @@ pub fn run(
     outputs: &Outputs,
     flags: RunFlags<'_>,
 ) -> anyhow::Result<u8> {
+    if !flags.quiet {
+        for line in volley::run::watching::probe(&plan.watch) {
+            eprintln!("warning: {line}");
+        }
+    }
     let export = super::export::start(flags.export, plan)?;
     let code = run_exported(plan, argv, outputs, export.as_ref(), &flags);
     if let Some(export) = export {
@@ -170,8 +175,14 @@ pub fn banner(plan: &Plan) -> String {
     let share = plan.share.as_ref().map_or_else(String::new, |s| {
         format!("\n{}", super::quick::share_line(s))
     });
+    let watch = if plan.watch.is_empty() {
+        String::new()
+    } else {
+        let all: Vec<String> = plan.watch.iter().map(|w| w.describe()).collect();
+        format!("\nwatching {}", all.join(", "))
+    };
     format!(
-        "volley: {what} — {}{warmup}, {} thread(s){share}",
+        "volley: {what} — {}{warmup}, {} thread(s){share}{watch}",
         scenarios.join("; "),
         plan.threads
     )

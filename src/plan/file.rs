@@ -37,6 +37,11 @@ pub struct PlanFile {
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, Vec<ThresholdEntry>>")]
     pub thresholds: BTreeMap<String, Spanned<Vec<Spanned<ThresholdEntry>>>>,
+    /// What to watch on the target's side during the run (`[[watch]]`): a Prometheus metrics
+    /// page or a process, sampled every second off the hot path.
+    #[serde(default)]
+    #[schemars(with = "Vec<WatchFile>")]
+    pub watch: Vec<Spanned<WatchFile>>,
     /// Quick mode's `--warmup`: the first part of the run, whose requests are sent but not
     /// recorded (the profile's length includes it). Not a key of plan files.
     #[serde(skip)]
@@ -96,6 +101,33 @@ pub struct TargetFile {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub group_by: Vec<Spanned<String>>,
+}
+
+/// `[[watch]]`: one Prometheus metrics page (`prom`) or one process (`pid`) watched during the
+/// run; failed scrapes are counted and reported, never fatal.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WatchFile {
+    /// A Prometheus / OpenMetrics text page, e.g. `http://127.0.0.1:8080/metrics` (`http://` only).
+    #[schemars(with = "Option<String>")]
+    pub prom: Option<Spanned<String>>,
+    /// A process to watch with its descendants: CPU, RSS, threads, open fds (from `/proc`).
+    #[schemars(with = "Option<u32>")]
+    pub pid: Option<Spanned<u32>>,
+    /// `prom`: the series to keep, PromQL-style: `name`, `name{label="v"}`,
+    /// `{__name__=~"http_.*"}` (default: every series, up to `max_series`).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub metrics: Vec<Spanned<String>>,
+    /// `prom`: series kept at most (default 100; 1 to 10000); the rest are counted.
+    #[schemars(with = "Option<usize>")]
+    pub max_series: Option<Spanned<usize>>,
+    /// Time between two scrapes or samples (default 1s; at least 100ms).
+    #[schemars(with = "Option<String>")]
+    pub interval: Option<DurationText>,
+    /// `prom`: deadline of one scrape, shorter than the interval (default 800ms).
+    #[schemars(with = "Option<String>")]
+    pub timeout: Option<DurationText>,
 }
 
 /// `[target.tls]`.

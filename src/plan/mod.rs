@@ -99,6 +99,8 @@ pub struct Plan {
     pub secrets: Secrets,
     /// The share of a distributed test this plan is (`--segment i/N`); `None`: the whole.
     pub share: Option<segment::PlanShare>,
+    /// What to watch on the target's side during the run (`[[watch]]`, `--watch`).
+    pub watch: Vec<crate::watch::spec::Spec>,
 }
 
 /// The request of a quick-mode run, as the user gave it.

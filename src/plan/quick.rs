@@ -196,6 +196,7 @@ impl RunInput {
             data: Default::default(),
             scenarios: vec![scenario],
             thresholds: Default::default(),
+            watch: Vec::new(),
             warmup: self.warmup,
         };
         let quick = QuickSource {

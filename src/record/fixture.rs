@@ -28,6 +28,7 @@ pub fn record(
         share: None,
         merged: None,
         grouped: Vec::new(),
+        watch: None,
         schema_version: SCHEMA_VERSION,
         tool: Tool {
             name: "volley".into(),

@@ -16,6 +16,7 @@ pub mod set;
 pub mod shares;
 pub mod suite;
 pub mod timing;
+pub mod watch;
 
 use std::io::Write;
 use std::path::Path;

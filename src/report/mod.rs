@@ -30,6 +30,7 @@ pub mod table;
 pub mod text;
 pub mod verdict;
 pub mod view;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 

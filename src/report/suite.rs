@@ -122,6 +122,13 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
             "<Breaking load",
         ]);
     }
+    let watched = o
+        .targets
+        .iter()
+        .any(|t| super::watch::runs_efficiency(&t.runs).is_some());
+    if watched {
+        heads.extend(["CPU s / 1k req", "Peak RSS", "Mean CPU cores"]);
+    }
     heads.push("<Details");
     let note = if searched {
         "In the order they ran. Each target got a find-max search: the figures of its run are \
@@ -130,11 +137,19 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
          reports and server.log."
     } else {
         "In the order they ran. Throughput is the median over a target's runs; requests and data \
-         are the sums. Each target's folder holds its records, reports and server.log."
+         are the sums. Each target's folder holds its records, reports and server.log. A target \
+         volley started is watched with its descendants (/proc): CPU seconds per 1,000 requests, \
+         peak RSS and mean CPU cores cover its runs' measured windows."
     };
     let mut targets = Table::new("Targets", &heads).with_note(note);
     for t in &o.targets {
-        targets.push(target_row(t, searched));
+        let mut row = target_row(t, searched);
+        if watched {
+            let details = row.pop().unwrap_or_default();
+            row.extend(efficiency_cells(t));
+            row.push(details);
+        }
+        targets.push(row);
     }
     let level = if ran == n {
         Level::Ok
@@ -293,6 +308,17 @@ fn target_row(t: &TargetOutcome, searched: bool) -> Vec<String> {
     row.push(details.join("; "));
     row
 }
+/// CPU seconds per 1,000 requests, peak RSS and mean CPU cores of the target's process.
+fn efficiency_cells(t: &TargetOutcome) -> [String; 3] {
+    let e = super::watch::runs_efficiency(&t.runs);
+    [
+        super::watch::value(e.and_then(|e| e.cpu_s_per_1k_requests)),
+        e.and_then(|e| e.peak_rss_bytes)
+            .map_or_else(|| "-".into(), |b| bytes(b as f64)),
+        super::watch::value(e.and_then(|e| e.mean_cores)),
+    ]
+}
+
 fn median_rps(runs: &[crate::record::RunRecord]) -> Option<f64> {
     let mut v: Vec<f64> = runs
         .iter()

@@ -32,6 +32,14 @@ pub fn render(r: &RunRecord) -> String {
         o.push_str(&table.to_text());
     }
     generator(&mut o, r);
+    let watched = super::watch::text_lines(r);
+    if !watched.is_empty() {
+        let _ = writeln!(o);
+        let _ = writeln!(o, "Watched");
+        for line in watched {
+            let _ = writeln!(o, "  {line}");
+        }
+    }
     o.push_str(&super::selfcheck::text(r));
     if !r.warnings.is_empty() {
         let _ = writeln!(o);

@@ -86,6 +86,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
     results.extend(buckets(r));
     results.extend(thresholds(r));
     results.extend(checks(r));
+    results.extend(super::watch::tables(r));
     results.push(generator(r));
     results.extend(super::selfcheck::table(r));
     RunView {

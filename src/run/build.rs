@@ -105,6 +105,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             .zip(&t.grouped)
             .map(|(g, table)| GroupedBy::from_table(g.selector.to_string(), table))
             .collect(),
+        watch: None,
     };
     record.thresholds = threshold_results(plan, outcome, &record);
     record.self_checks = selfcheck::run(&record, &expected::expected_load(plan, &record));

@@ -7,7 +7,8 @@
 //! (each group's measured window and arrival figures), [`load`] (the load each scenario was
 //! given), [`thresholds`] (thresholds judged on a record) and [`expected`] (the VU time the
 //! profile implies, for the Little's-law self-check); [`progress`] is the progress line as an
-//! observer.
+//! observer; [`watching`] watches the target's side (`--watch`, a suite's target processes) and
+//! gives the record's `watch` section.
 
 mod build;
 pub mod expected;
@@ -16,6 +17,7 @@ pub mod load;
 mod outputs;
 pub mod progress;
 pub mod thresholds;
+pub mod watching;
 pub mod windows;
 
 use std::io::IsTerminal;
@@ -72,13 +74,27 @@ pub fn execute_with(
     };
     let mut progress = progress::ProgressLine::default();
     let mut thresholds = live::LiveThresholds::new(plan);
-    let mut all: Vec<&mut dyn Observer> = vec![&mut thresholds];
+    let mut watcher = match plan.watch.is_empty() {
+        true => None,
+        false => Some(watching::Watcher::new(&plan.watch)?),
+    };
+    let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 3);
+    all.push(&mut thresholds);
     if options.progress && std::io::stderr().is_terminal() {
         all.push(&mut progress);
+    }
+    if let Some(w) = &mut watcher {
+        all.push(w);
     }
     for o in observers.iter_mut() {
         all.push(&mut **o);
     }
-    let outcome = crate::engine::run_with(plan, &engine_options, stop, &mut all)?;
-    Ok(build_record(plan, &outcome, &options.command))
+    let outcome = crate::engine::run_with(plan, &engine_options, stop, &mut all);
+    drop(all);
+    let mut record = build_record(plan, &outcome?, &options.command);
+    if let Some(w) = watcher {
+        record.watch = Some(w.into_record(record.series.len()));
+        record.warnings = crate::analysis::diagnose(&record);
+    }
+    Ok(record)
 }

@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use toml::Spanned;
 
+pub use crate::plan::file::WatchFile;
+
 /// A whole suite file.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -31,6 +33,10 @@ pub struct SuiteFile {
     /// is the comparison's baseline.
     #[serde(rename = "target", default)]
     pub targets: Vec<Spanned<TargetFile>>,
+    /// Watched during every target's runs (`[[watch]]`, as in plans), besides the process each
+    /// target's `command` starts, which is always watched.
+    #[serde(default)]
+    pub watch: Vec<Spanned<WatchFile>>,
 }
 
 /// `[find_max]`: the flags of `volley find-max`.
@@ -97,4 +103,7 @@ pub struct TargetFile {
     pub reset_timeout: Option<Spanned<String>>,
     /// After SIGTERM, how long the started process has to exit before SIGKILL (default 5s).
     pub stop_grace: Option<Spanned<String>>,
+    /// Watched during this target's runs only (`[[target.watch]]`), e.g. its own `/metrics`.
+    #[serde(default)]
+    pub watch: Vec<Spanned<WatchFile>>,
 }

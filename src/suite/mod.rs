@@ -30,6 +30,7 @@ mod run;
 pub mod signals;
 mod words;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -129,5 +130,18 @@ impl Command {
             })
             .collect::<Vec<_>>()
             .join(" ")
+    }
+}
+
+/// `plan`, with the process the suite started for the target (`pid`, and its descendants)
+/// watched: the suite's efficiency figures read it.
+fn watched(plan: &Plan, pid: Option<u32>) -> Cow<'_, Plan> {
+    match pid {
+        None => Cow::Borrowed(plan),
+        Some(pid) => {
+            let mut plan = plan.clone();
+            plan.watch.push(crate::watch::spec::Spec::suite_target(pid));
+            Cow::Owned(plan)
+        }
     }
 }

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use super::health::HealthFailure;
 use super::process::{Registry, Started, run_to_end};
 use super::signals::Interrupts;
-use super::{Suite, Target};
+use super::{Suite, Target, watched};
 use crate::error::Error;
 use crate::findmax;
 use crate::findmax::run::Settings;
@@ -422,7 +422,12 @@ impl TargetRun<'_, '_> {
             settings,
             |plan| {
                 let stop = interrupts.begin_run();
-                let record = run::execute_with(plan, &options, stop, &mut []);
+                let record = run::execute_with(
+                    &watched(plan, server.as_ref().map(Started::pid)),
+                    &options,
+                    stop,
+                    &mut [],
+                );
                 interrupts.end_run();
                 record
             },
@@ -522,7 +527,12 @@ impl TargetRun<'_, '_> {
             pacer_tick: None,
         };
         let stop = self.interrupts.begin_run();
-        let record = run::execute_with(plan, &options, stop, &mut []);
+        let record = run::execute_with(
+            &watched(plan, server.as_ref().map(Started::pid)),
+            &options,
+            stop,
+            &mut [],
+        );
         self.interrupts.end_run();
         record.map_err(|e| {
             let died = server

@@ -7,15 +7,19 @@
 //! - [`scrape`]: the HTTP GET of a page (deadline, byte cap, failures by kind).
 //! - [`process`]: CPU seconds, RSS, threads and open fds of a process tree, from `/proc`.
 //!
-//! A watcher runs on a thread of its own ([`spawn_prom`]), never on a worker: it scrapes once
-//! per interval on a fixed grid from its start (no drift) and sends each [`PromTick`] down a
-//! channel; the run's observer drains the channel at each per-second snapshot. Nothing here
-//! imports the pipeline: `watch` sits with the leaves (it uses none of volley's other modules).
+//! - [`spec`]: what to watch (`--watch prom=URL`, `pid=N`, `[[watch]]`), typed and validated.
+//!
+//! A watcher runs on a thread of its own ([`spawn_ticks`]), never on a worker: it scrapes or
+//! samples once per interval on a fixed grid from the run's measuring start (no drift, the same
+//! seconds as the run's own series) and sends each tick down a channel; the run's observer drains
+//! the channel. Nothing here imports the pipeline: `watch` sits with the leaves (it uses none of
+//! volley's other modules).
 
 pub mod process;
 pub mod prom;
 pub mod scrape;
 pub mod select;
+pub mod spec;
 pub mod text;
 
 use std::sync::mpsc;
@@ -97,7 +101,9 @@ pub struct WatchThread {
 }
 
 impl WatchThread {
-    /// Stops the thread after its current scrape (at most one scrape timeout) and joins it.
+    /// Stops the thread after its current tick (at most one scrape timeout) and one last tick
+    /// when half an interval or more has passed since the previous one (so a run's last second
+    /// is not lost to a race with the grid), then joins it.
     pub fn stop(self) {
         let _ = self.stop.send(());
         let _ = self.handle.join();
@@ -110,22 +116,47 @@ pub fn spawn_prom(
     mut watcher: PromWatcher,
     interval: Duration,
 ) -> std::io::Result<(WatchThread, mpsc::Receiver<PromTick>)> {
+    spawn_ticks(Instant::now(), interval, move |t_s| watcher.tick(t_s))
+}
+
+/// Starts a thread that calls `tick(t_s)` at once, then at every `origin + k × interval` still
+/// ahead (a fixed grid: no drift, and aligned with whatever else counts seconds from `origin`),
+/// and once more when stopped (see [`WatchThread::stop`]); `t_s` is the time of the call in
+/// seconds since `origin` (negative before it). Each result goes to the returned receiver.
+pub fn spawn_ticks<T: Send + 'static>(
+    origin: Instant,
+    interval: Duration,
+    mut tick: impl FnMut(f64) -> T + Send + 'static,
+) -> std::io::Result<(WatchThread, mpsc::Receiver<T>)> {
     let (tx, rx) = mpsc::channel();
     let (stop_tx, stop_rx) = mpsc::channel::<()>();
+    let interval = interval.max(Duration::from_millis(1));
+    let since = move |at: Instant| -> f64 {
+        match at.checked_duration_since(origin) {
+            Some(d) => d.as_secs_f64(),
+            None => -origin.duration_since(at).as_secs_f64(),
+        }
+    };
     let handle = std::thread::Builder::new()
         .name("volley-watch".into())
         .spawn(move || {
-            let start = Instant::now();
-            for n in 1u32.. {
-                let tick = watcher.tick(start.elapsed().as_secs_f64());
-                if tx.send(tick).is_err() {
+            let mut last = Instant::now();
+            if tx.send(tick(since(last))).is_err() {
+                return;
+            }
+            loop {
+                let next = next_on_grid(origin, interval, Instant::now());
+                let wait = next.saturating_duration_since(Instant::now());
+                let stopped = !matches!(
+                    stop_rx.recv_timeout(wait),
+                    Err(mpsc::RecvTimeoutError::Timeout)
+                );
+                if stopped && last.elapsed() < interval / 2 {
                     return;
                 }
-                let next = start + interval * n;
-                let wait = next.saturating_duration_since(Instant::now());
-                match stop_rx.recv_timeout(wait) {
-                    Err(mpsc::RecvTimeoutError::Timeout) => {}
-                    _ => return,
+                last = Instant::now();
+                if tx.send(tick(since(last))).is_err() || stopped {
+                    return;
                 }
             }
         })?;
@@ -136,4 +167,21 @@ pub fn spawn_prom(
         },
         rx,
     ))
+}
+
+/// The first point of the grid `origin + k × interval` (k any integer) after `now`.
+fn next_on_grid(origin: Instant, interval: Duration, now: Instant) -> Instant {
+    let step = interval.as_secs_f64();
+    match now.checked_duration_since(origin) {
+        Some(d) => {
+            let k = (d.as_secs_f64() / step).floor() + 1.0;
+            origin + interval.mul_f64(k)
+        }
+        None => {
+            let k = (origin.duration_since(now).as_secs_f64() / step).ceil() - 1.0;
+            origin
+                .checked_sub(interval.mul_f64(k.max(0.0)))
+                .unwrap_or(now)
+        }
+    }
 }

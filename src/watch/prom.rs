@@ -3,7 +3,8 @@
 //! Definitions (per series, between two successful scrapes at `t0` and `t1`, seconds):
 //! - **counter** (and a summary's `_sum`/`_count`): rate = (v1 − v0) / (t1 − t0), per second; a
 //!   value below the previous one is a reset (the target restarted) and the rate is v1 / (t1 − t0),
-//!   as Prometheus's `rate()` counts it. The first scrape only sets the baseline.
+//!   as Prometheus's `rate()` counts it. The first scrape only sets the baseline; a series that
+//!   first appears on a later page counts from zero (the target created it in that interval).
 //! - **gauge**, untyped, a summary's quantiles: the value at `t1`.
 //! - **histogram**: the bucket counts' increase over the interval (a reset as for counters), then
 //!   rate = the `+Inf` bucket's increase / (t1 − t0), and the quantiles [`QUANTILES`] of that
@@ -83,9 +84,11 @@ enum State {
     },
     Gauge,
     /// `last`: the previous scrape's (bound, cumulative count), ascending; `now`: this page's.
+    /// `appeared`: first seen on a later page, so its previous counts were zero.
     Histogram {
         last: Vec<(f64, f64)>,
         now: Vec<(f64, f64)>,
+        appeared: bool,
     },
 }
 
@@ -211,12 +214,18 @@ impl PromWatch {
         }
         let rate = kind == Kind::Counter
             || (kind == Kind::Summary && (name.ends_with("_sum") || name.ends_with("_count")));
+        // A series that first appears on a later page started from zero since the previous
+        // page: its whole count is that interval's increase (the target created it then).
+        let appeared = self.last_t_s.is_some();
         let state = match (histogram, rate) {
             (true, _) => State::Histogram {
                 last: Vec::new(),
                 now: Vec::new(),
+                appeared,
             },
-            (false, true) => State::Counter { last: None },
+            (false, true) => State::Counter {
+                last: appeared.then_some(0.0),
+            },
             (false, false) => State::Gauge,
         };
         let i = self.series.len();
@@ -232,10 +241,18 @@ impl PromWatch {
 
     /// A histogram's page is complete: its rate and quantiles over the interval.
     fn close_histogram(&mut self, i: usize, dt: Option<f64>, out: &mut Vec<Reading>) {
-        let State::Histogram { last, now } = &mut self.states[i] else {
+        let State::Histogram {
+            last,
+            now,
+            appeared,
+        } = &mut self.states[i]
+        else {
             return;
         };
         now.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if std::mem::take(appeared) && last.is_empty() {
+            *last = now.iter().map(|b| (b.0, 0.0)).collect();
+        }
         let same_bounds =
             last.len() == now.len() && last.iter().zip(now.iter()).all(|(a, b)| a.0 == b.0);
         if let (Some(dt), true) = (dt, same_bounds) {

@@ -256,3 +256,25 @@ fn a_gauge_named_like_a_suffix_keeps_its_name() {
     );
     assert_eq!(find(&w, &got, "s_sum", "", Stat::Rate).unwrap().value, 0.0);
 }
+
+#[test]
+fn a_series_that_appears_later_counts_from_zero() {
+    let mut w = watch(&["http_requests_total", "rpc_seconds"]);
+    w.ingest("# TYPE http_requests_total counter\n", 0.0);
+    let page = "\
+# TYPE http_requests_total counter
+http_requests_total{path=\"/\"} 50
+# TYPE rpc_seconds histogram
+rpc_seconds_bucket{le=\"0.1\"} 4
+rpc_seconds_bucket{le=\"+Inf\"} 4
+";
+    let got = w.ingest(page, 1.0);
+    let rate = find(&w, &got, "http_requests_total", "{path=\"/\"}", Stat::Rate);
+    assert_eq!(
+        rate.unwrap().value,
+        50.0,
+        "created in the interval: 50 / 1 s"
+    );
+    let hist = find(&w, &got, "rpc_seconds", "", Stat::Rate);
+    assert_eq!(hist.unwrap().value, 4.0);
+}

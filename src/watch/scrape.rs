@@ -125,10 +125,7 @@ impl Scraper {
             url: url.to_string(),
             why,
         };
-        let parsed = url::Url::parse(url).map_err(|e| fail(e.to_string()))?;
-        if parsed.scheme() != "http" {
-            return Err(fail("only http:// is supported".into()));
-        }
+        let parsed = check_url(url)?;
         let host = parsed.host_str().ok_or_else(|| fail("no host".into()))?;
         let port = parsed.port_or_known_default().unwrap_or(80);
         let addr = (host.trim_matches(['[', ']']), port)
@@ -183,6 +180,22 @@ impl Scraper {
         }
         page(&response)
     }
+}
+
+/// Checks `url` without resolving it: an `http://` URL with a host.
+pub fn check_url(url: &str) -> Result<url::Url, UrlError> {
+    let fail = |why: String| UrlError {
+        url: url.to_string(),
+        why,
+    };
+    let parsed = url::Url::parse(url).map_err(|e| fail(e.to_string()))?;
+    if parsed.scheme() != "http" {
+        return Err(fail("only http:// is supported".into()));
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(fail("no host".into()));
+    }
+    Ok(parsed)
 }
 
 fn io(e: std::io::Error, timeout: Duration) -> ScrapeError {

@@ -62,6 +62,7 @@ pub(super) fn record(parts: &[Part], window: f64) -> Result<RunRecord, MergeErro
         share: None,
         merged: None,
         grouped: super::grouped::merged(parts)?,
+        watch: None,
     })
 }
 

@@ -16,6 +16,7 @@ mod step;
 mod target;
 mod thresholds;
 mod values;
+mod watch;
 
 pub use target::{TargetError, resolve_host, resolve_target, resolve_target_with, step_capture};
 pub use values::{
@@ -27,6 +28,7 @@ pub use draft::Draft;
 pub(crate) use draft::Finish;
 use draft::{DraftKind, Pending};
 use step::StepEnv;
+pub use watch::{At, watch_spec};
 
 use super::data::{DataSource, RowMode};
 use super::file::{PlanFile, ScenarioFile};
@@ -266,6 +268,7 @@ impl Ctx<'_> {
         let mut groups = Vec::new();
         let scenarios = self.scenarios(f, &target, schemas, &mut templates, &mut groups)?;
         let thresholds = self.thresholds(f, &scenarios)?;
+        let watch = self.watches(f)?;
         let threads = match self.options.threads.or(f.threads) {
             Some(0) => {
                 return Err(Error::Invalid {
@@ -295,6 +298,7 @@ impl Ctx<'_> {
             quick: None,
             secrets,
             share: None,
+            watch,
         })
     }
 

@@ -78,6 +78,11 @@ pub struct RunRecord {
     /// grouped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub grouped: Vec<GroupedBy>,
+    /// What was watched on the target's side (`--watch`, `[[watch]]`, a suite's target
+    /// process): its Prometheus series and process figures, aligned with `series`; absent when
+    /// nothing was watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<super::watch::Watched>,
 }
 
 /// What a [`Group`] breaks the results down by.

@@ -6,12 +6,14 @@
 //! - [`run`]: the charts of one run (throughput, latency and in-flight over time, the percentile
 //!   spectrum, the latency histogram, per-phase bars);
 //! - [`grouped`]: the distribution of grouped responses (`--group-by`), share and p99 per value;
-//! - [`compare`]: overlaid charts of several runs.
+//! - [`compare`]: overlaid charts of several runs;
+//! - [`watch`]: what was watched on the target's side, under the throughput chart on its time axis.
 
 pub mod compare;
 pub mod findmax;
 pub mod grouped;
 pub mod run;
+pub mod watch;
 
 use plotters::chart::DualCoordChartContext;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, SegmentValue, ValueFormatter};

@@ -18,6 +18,7 @@ pub fn run_charts(r: &RunRecord) -> Result<Vec<Chart>, Error> {
         out.extend(super::findmax::find_max_charts(f)?);
     }
     out.extend(throughput(r)?);
+    out.extend(super::watch::watch_charts(r)?);
     out.extend(latency_over_time(r)?);
     out.extend(in_flight(r)?);
     out.extend(spectrum_chart(r)?);
@@ -28,7 +29,7 @@ pub fn run_charts(r: &RunRecord) -> Result<Vec<Chart>, Error> {
 }
 
 /// Middle of a second of the series, seconds since measuring began.
-fn mid(s: &SecondStats) -> f64 {
+pub(super) fn mid(s: &SecondStats) -> f64 {
     s.t_s as f64 + s.span_s / 2.0
 }
 
@@ -51,7 +52,7 @@ pub(crate) fn drawn(r: &RunRecord) -> &[SecondStats] {
     }
 }
 
-fn rate(count: u64, s: &SecondStats) -> f64 {
+pub(super) fn rate(count: u64, s: &SecondStats) -> f64 {
     if s.span_s > 0.0 {
         count as f64 / s.span_s
     } else {
@@ -59,7 +60,7 @@ fn rate(count: u64, s: &SecondStats) -> f64 {
     }
 }
 
-fn time_chart(
+pub(super) fn time_chart(
     r: &RunRecord,
     (id, title, note): (&str, &str, &str),
     y: &str,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-use super::file::{FindMaxFile, SmokeFile, SuiteFile, TargetFile};
+use super::file::{FindMaxFile, SmokeFile, SuiteFile, TargetFile, WatchFile};
 use super::health::HealthCheck;
 use super::order::Order;
 use super::{Command, Smoke, Suite, Target};
@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::findmax::run::{Settings, unsearchable};
 use crate::plan::Plan;
 use crate::plan::read::{self as plan_read, parse_duration, resolve_target, scale_duration};
+use crate::watch::spec::Spec;
 
 /// Default time limit of a health check.
 pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -180,6 +181,7 @@ impl Ctx<'_> {
                 Some("add a [[target]] with a name and a base_url for each implementation"),
             ));
         }
+        let watch = self.watches(&f.watch)?;
         let mut names = BTreeSet::new();
         let mut targets = Vec::new();
         for t in &f.targets {
@@ -190,7 +192,10 @@ impl Ctx<'_> {
                     Some("target names must be unique"),
                 ));
             }
-            targets.push(self.target(t, &plan_path, smoke.as_ref())?);
+            let mut target = self.target(t, &plan_path, smoke.as_ref())?;
+            target.plan.watch.extend(watch.iter().cloned());
+            target.plan.watch.extend(self.watches(&t.get_ref().watch)?);
+            targets.push(target);
         }
         if find_max.is_some() {
             // Every target loads the same plan: one look is enough.
@@ -420,6 +425,16 @@ impl Ctx<'_> {
             plan,
             smoke_plan,
         })
+    }
+
+    /// `[[watch]]` tables (the suite's, or a target's `[[target.watch]]`).
+    fn watches(&self, tables: &[Spanned<WatchFile>]) -> Result<Vec<Spec>, Error> {
+        let at =
+            |span: Range<usize>, why: String, hint: Option<&str>| self.err(Some(span), why, hint);
+        tables
+            .iter()
+            .map(|w| plan_read::watch_spec(w, &at))
+            .collect()
     }
 
     /// A plan aimed at `base_url`, named after the target (so its records and folders say which
