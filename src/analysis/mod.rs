@@ -12,4 +12,4 @@ pub mod verdict;
 mod warnings;
 
 pub use crate::record::figures::{latency_buckets, percentiles};
-pub use warnings::diagnose;
+pub use warnings::{LAG_P99_LIMIT_MS, SATURATED_UTILIZATION, diagnose};

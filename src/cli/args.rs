@@ -128,6 +128,10 @@ pub struct RunArgs {
     /// No progress line and no summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// The one-line progress instead of the live terminal view (which is shown when stderr is
+    /// a terminal, CI is not set and the run lasts 3 s or more; `q` or Ctrl-C stops it).
+    #[arg(long)]
+    pub no_tui: bool,
 }
 
 /// `volley find-max`.
@@ -354,6 +358,10 @@ pub struct QuickArgs {
     /// No progress line and no summary (errors still go to stderr).
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// The one-line progress instead of the live terminal view (which is shown when stderr is
+    /// a terminal, CI is not set and the run lasts 3 s or more; `q` or Ctrl-C stops it).
+    #[arg(long)]
+    pub no_tui: bool,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,

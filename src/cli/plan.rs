@@ -34,7 +34,8 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
         json: a.json,
         out: a.out,
     };
-    super::runs::run(&plan, argv, &outputs, a.repeat, a.quiet)
+    let shown = super::runs::Shown::from_flags(a.quiet, a.no_tui);
+    super::runs::run(&plan, argv, &outputs, a.repeat, shown)
 }
 
 /// Validates a plan and prints one rendered request per step.

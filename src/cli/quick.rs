@@ -8,6 +8,7 @@ use super::args::QuickArgs;
 /// Runs quick mode; returns the exit code.
 pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
     let (quiet, repeat) = (args.quiet, args.repeat);
+    let shown = super::runs::Shown::from_flags(quiet, args.no_tui);
     let outputs = Outputs {
         json: args.json.clone(),
         out: args.out.clone(),
@@ -16,7 +17,7 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
     if !quiet {
         eprintln!("{}", super::runs::banner(&plan));
     }
-    super::runs::run(&plan, argv, &outputs, repeat, quiet)
+    super::runs::run(&plan, argv, &outputs, repeat, shown)
 }
 
 /// What a share of a test is, in words.

@@ -10,11 +10,35 @@ use volley::record::RunRecord;
 use volley::redact::redact_url_password;
 use volley::run::{Options, Outputs};
 
-/// Runs `plan` once with signal handling and, when `progress` and stderr is a terminal, the
-/// progress line.
-pub fn execute(plan: &Plan, argv: &[String], progress: bool) -> anyhow::Result<RunRecord> {
+/// What a run shows on stderr while it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// Nothing (`-q`).
+    Nothing,
+    /// The one-line progress (`--no-tui`), when stderr is a terminal.
+    Progress,
+    /// The live terminal view when stderr is a terminal, `CI` is not set and the run is longer
+    /// than a few seconds; else the progress line.
+    View,
+}
+
+impl Shown {
+    /// From `-q` and `--no-tui`.
+    pub fn from_flags(quiet: bool, no_tui: bool) -> Self {
+        match (quiet, no_tui) {
+            (true, _) => Self::Nothing,
+            (false, true) => Self::Progress,
+            (false, false) => Self::View,
+        }
+    }
+}
+
+/// Runs `plan` once with signal handling, showing what `shown` says.
+pub fn execute(plan: &Plan, argv: &[String], shown: Shown) -> anyhow::Result<RunRecord> {
     let options = Options {
-        progress,
+        progress: shown != Shown::Nothing,
+        live_view: shown == Shown::View,
+        color: super::terminal::policy().stderr,
         handle_signals: true,
         command: argv.to_vec(),
     };
@@ -28,14 +52,15 @@ pub fn run(
     argv: &[String],
     outputs: &Outputs,
     repeat: u32,
-    quiet: bool,
+    shown: Shown,
 ) -> anyhow::Result<u8> {
+    let quiet = shown == Shown::Nothing;
     if repeat > 1 {
         return super::repeat::run(&plan.name, &outputs.out, repeat, quiet, || {
-            execute(plan, argv, !quiet)
+            execute(plan, argv, shown)
         });
     }
-    let record = execute(plan, argv, !quiet)?;
+    let record = execute(plan, argv, shown)?;
     if !quiet {
         print!("{}", volley::report::text::render(&record));
     }

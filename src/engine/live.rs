@@ -290,6 +290,7 @@ mod tests {
             in_flight: 0,
             groups: Vec::new(),
             checks: Vec::new(),
+            breakdown: Default::default(),
         }
     }
 

@@ -149,6 +149,7 @@ mod tests {
             in_flight: 2,
             groups: Vec::new(),
             checks: Vec::new(),
+            breakdown: Default::default(),
         }
     }
 

@@ -11,6 +11,7 @@
 
 mod build;
 pub mod expected;
+pub mod live_view;
 pub mod load;
 mod outputs;
 pub mod progress;
@@ -39,6 +40,11 @@ pub use thresholds::RecordView;
 pub struct Options {
     /// Draw the progress line on stderr (only when stderr is a terminal).
     pub progress: bool,
+    /// With `progress`: show the live terminal view instead of the progress line, when
+    /// [`live_view::possible`] and the run is [`live_view::long_enough`].
+    pub live_view: bool,
+    /// Draw the live view in colour.
+    pub color: bool,
     /// Stop cleanly on SIGINT/SIGTERM (see [`crate::engine::RunOptions::handle_signals`]).
     pub handle_signals: bool,
     /// The command line, as the record keeps it (secrets are redacted when written).
@@ -65,8 +71,15 @@ pub fn execute_with(
         handle_signals: options.handle_signals,
     };
     let mut progress = progress::ProgressLine::default();
+    let mut view = (options.progress
+        && options.live_view
+        && live_view::possible()
+        && live_view::long_enough(plan))
+    .then(|| live_view::LiveView::new(plan, stop.clone(), options.handle_signals, options.color));
     let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 1);
-    if options.progress && std::io::stderr().is_terminal() {
+    if let Some(view) = view.as_mut() {
+        all.push(view);
+    } else if options.progress && std::io::stderr().is_terminal() {
         all.push(&mut progress);
     }
     for o in observers.iter_mut() {

@@ -9,11 +9,13 @@ use crate::record::timing::Negotiated;
 use crate::record::timing::Timing;
 
 mod group;
+mod interval;
 mod sample;
 #[cfg(test)]
 mod tests;
 
 pub use group::{GroupInterval, GroupStats};
+pub use interval::Breakdown;
 pub use sample::{Counters, Sample, Window};
 
 /// Lowest latency a histogram tracks, microseconds.
@@ -49,6 +51,8 @@ pub struct IntervalSnapshot {
     pub groups: Vec<GroupInterval>,
     /// Checks counted in the interval, by check id: [passed, failed].
     pub checks: Vec<[u64; 2]>,
+    /// Statuses, failures, send lag and group counters of the interval (for live views).
+    pub breakdown: Breakdown,
 }
 
 /// All measurements of one worker (or, after merging, of a whole run).
@@ -90,6 +94,8 @@ pub struct Recorder {
     interval_counters: Counters,
     /// Checks counted since the last interval.
     interval_checks: Vec<[u64; 2]>,
+    /// The totals of the last interval taken.
+    reported: interval::Reported,
 }
 
 /// Status codes with a non-zero count, ascending.
@@ -143,6 +149,7 @@ impl Recorder {
             warmup_requests: 0,
             interval: new_histogram(),
             interval_counters: Counters::default(),
+            reported: interval::Reported::new(groups),
         }
     }
 
@@ -275,6 +282,9 @@ impl Recorder {
                 })
                 .collect(),
             checks: std::mem::replace(&mut self.interval_checks, vec![[0, 0]; self.checks.len()]),
+            breakdown: self
+                .reported
+                .take(&self.status, &self.errors, &self.lag, &self.groups),
         };
         self.interval.reset();
         self.interval_counters = Counters::default();
