@@ -7,7 +7,7 @@
 //! (each group's measured window and arrival figures), [`load`] (the load each scenario was
 //! given), [`thresholds`] (thresholds judged on a record) and [`expected`] (the VU time the
 //! profile implies, for the Little's-law self-check); [`progress`] is the progress line as an
-//! observer.
+//! observer, and [`live_view`] the live terminal view, another.
 
 mod build;
 pub mod expected;

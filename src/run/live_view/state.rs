@@ -300,3 +300,123 @@ impl Observed for State {
         (self.measured_s > 0.0).then(|| self.counts(filter).requests as f64 / self.measured_s)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::read::{ReadOptions, read_str};
+    use crate::record::recorder::Breakdown;
+
+    fn plan() -> Plan {
+        let text = "[target]\nbase_url = \"http://127.0.0.1:9\"\n\
+            [[scenario]]\nname = \"s\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
+            vus = 4\nduration = \"8s\"\n[[scenario.step]]\nname = \"a\"\npath = \"/\"\n\
+            [thresholds]\nerrors = [\"rate < 0.1\"]\n\"errors{step=a}\" = [\"rate < 0.1\"]\n\
+            \"latency{step=a}\" = [\"p99 < 5ms\"]\nlatency = [\"p99 < 5ms\"]\n";
+        let options = ReadOptions {
+            threads: Some(2),
+            ..Default::default()
+        };
+        read_str(text, std::path::Path::new("t.toml"), &options)
+            .and_then(|d| d.prepare())
+            .unwrap()
+    }
+
+    fn snapshot(second: u64, ok: u64, failed: u64, step: usize) -> IntervalSnapshot {
+        let mut latency = new_histogram();
+        for _ in 0..ok + failed {
+            latency.record(2_000).unwrap();
+        }
+        let counters = Counters {
+            requests: ok + failed,
+            errors: failed,
+            ..Counters::default()
+        };
+        let mut groups = vec![Counters::default(); 2];
+        groups[step] = counters;
+        IntervalSnapshot {
+            second,
+            span_s: 1.0,
+            counters,
+            latency,
+            in_flight: 0,
+            groups: Vec::new(),
+            checks: Vec::new(),
+            breakdown: Breakdown {
+                statuses: [(200, ok), (500, failed)]
+                    .into_iter()
+                    .filter(|(_, n)| *n > 0)
+                    .collect(),
+                errors: if failed > 0 {
+                    vec![(ErrorKind::Http5xx, failed)]
+                } else {
+                    Vec::new()
+                },
+                lag_p99_us: 0,
+                groups,
+            },
+        }
+    }
+
+    #[test]
+    fn snapshots_add_up_and_thresholds_are_judged_on_them() {
+        let plan = plan();
+        let step = plan.groups.iter().position(|g| g.name == "a").unwrap();
+        let start = Instant::now();
+        let clock = Clock {
+            start,
+            measure_start: start,
+            measured: Some(Duration::from_secs(8)),
+        };
+        let mut s = State::new(plan, clock);
+        assert_eq!(s.planned(), Some(Duration::from_secs(8)));
+        // Two workers' second 0, then one worker's second 1.
+        s.interval(&snapshot(0, 90, 0, step));
+        s.interval(&snapshot(0, 80, 20, step));
+        s.interval(&snapshot(1, 10, 0, step));
+        assert_eq!(s.counts.requests, 200);
+        assert_eq!(s.statuses, vec![(200, 180), (500, 20)]);
+        assert_eq!(s.errors[ErrorKind::Http5xx.index()], 20);
+        assert_eq!(s.groups[step].0.requests, 200);
+        assert_eq!(s.groups[step].1.requests, 10, "the latest second's");
+        assert_eq!(s.latency.len(), 200);
+        let judged = |what: &str| {
+            let all = s.thresholds();
+            let (_, v, passes, live) = all.into_iter().find(|t| t.0 == what).unwrap();
+            (v, passes, live)
+        };
+        assert_eq!(judged("errors rate < 0.1"), (Some(0.1), false, true));
+        assert_eq!(
+            judged("errors{step=a} rate < 0.1"),
+            (Some(0.1), false, true)
+        );
+        assert_eq!(judged("latency{step=a} p99 < 5ms"), (None, false, false));
+        let (p99, passes, live) = judged("latency p99 < 5ms");
+        assert!(p99.is_some_and(|v| (v - 2.0).abs() < 0.01), "{p99:?}");
+        assert!(passes && live);
+    }
+
+    #[test]
+    fn a_busy_generator_is_a_warning_once_with_a_count() {
+        let start = Instant::now();
+        let clock = Clock {
+            start,
+            measure_start: start,
+            measured: None,
+        };
+        let mut s = State::new(plan(), clock);
+        let live = |ms: u64| Live {
+            now: start + Duration::from_millis(ms),
+            requests: 0,
+            errors: 0,
+        };
+        // Two worker threads, each fully busy: 2 s of CPU a second.
+        s.tick(&live(0), Duration::ZERO);
+        s.tick(&live(1000), Duration::from_secs(2));
+        s.tick(&live(2000), Duration::from_secs(4));
+        assert!(s.cpu.is_some_and(|c| (c - 1.0).abs() < 1e-9), "{:?}", s.cpu);
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert_eq!(s.warnings[0].times, 2);
+        assert!((s.warnings[0].at_s - 1.0).abs() < 1e-9);
+    }
+}
