@@ -63,7 +63,7 @@ shot() {
 
 # Run A in tmux, its live view captured 9 s in (phase 2 of the ladder).
 tmux -S "$work/tmux.sock" -f /dev/null new-session -d -s shot -x 132 -y 42 \
-    "cd $work && env -u CI TERM=xterm-256color $volley run $root/examples/002-ladder.toml \
+    "cd $root && env -u CI TERM=xterm-256color $volley run examples/002-ladder.toml \
      --set target.base_url=$url --threads 1 --out $work/a; echo \$? > $work/a.exit; sleep 600"
 for _ in $(seq 300); do
     tmux -S "$work/tmux.sock" capture-pane -p -t shot | grep -q '9\.[0-9]s / 15\.0s' && break
@@ -79,9 +79,9 @@ echo "run A exited with $(cat "$work/a.exit")"
 run_a=$(dirname "$(ls "$work"/a/*/run.json)")
 
 aha --black --title "volley: live view" <"$work/live.ansi" |
-    sed 's|<pre>|<pre style="font-family: \x27DejaVu Sans Mono\x27, monospace; font-size: 13px; line-height: 1.2; margin: 8px">|' \
+    sed 's|<pre>|<pre style="font-family: \x27DejaVu Sans Mono\x27, monospace; font-size: 13px; line-height: 1.0; margin: 8px">|' \
         >"$work/live.html"
-shot "$work/live.html" "$root/docs/live.png" 1010 720
+shot "$work/live.html" "$root/docs/live.png" 1060 570
 shot "$run_a/report.html" "$root/docs/report.png" 1280 1700
 
 # Runs B and C, and their comparison.

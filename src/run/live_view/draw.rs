@@ -138,10 +138,11 @@ fn shape_now(sc: &Scenario, elapsed: Duration, warmup: Duration, named: bool) ->
             sc.duration(),
         ),
     };
+    if end.is_some_and(|e| t >= e) {
+        return format!("{name}ended");
+    }
     let phase = if elapsed < warmup {
         "warm-up".to_string()
-    } else if end.is_some_and(|e| t >= e) {
-        "finishing".to_string()
     } else if let Some(p) = sc.phases.iter().find(|p| p.start <= t && t < p.end) {
         p.name.clone()
     } else {
@@ -360,11 +361,16 @@ fn thresholds(f: &mut Frame, area: Rect, v: &View) {
             };
             let value = match observed {
                 Some(o) => format!("{o:.3}"),
-                None if *live => "not yet".to_string(),
+                None if *live => "nothing measured yet".to_string(),
                 None => "judged on the record".to_string(),
             };
+            let value = if observed.is_some() {
+                format!("now {value}")
+            } else {
+                value
+            };
             Line::from(Span::styled(
-                format!("{mark} {what} (now {value})"),
+                format!("{mark} {what} ({value})"),
                 v.style(color),
             ))
         })
