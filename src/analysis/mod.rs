@@ -13,4 +13,4 @@ mod warnings;
 mod watch;
 
 pub use crate::record::figures::{latency_buckets, percentiles};
-pub use warnings::diagnose;
+pub use warnings::{LAG_P99_LIMIT_MS, SATURATED_UTILIZATION, diagnose};

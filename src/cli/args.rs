@@ -137,6 +137,10 @@ pub struct RunArgs {
     /// Watching the target.
     #[command(flatten)]
     pub watch: super::watch_args::WatchArgs,
+    /// The one-line progress instead of the live terminal view (which is shown when stderr is
+    /// a terminal, CI is not set and the run lasts 3 s or more; `q` or Ctrl-C stops it).
+    #[arg(long)]
+    pub no_tui: bool,
 }
 
 /// `volley find-max`.
@@ -363,6 +367,10 @@ pub struct QuickArgs {
     /// No progress line and no summary (errors still go to stderr).
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// The one-line progress instead of the live terminal view (which is shown when stderr is
+    /// a terminal, CI is not set and the run lasts 3 s or more; `q` or Ctrl-C stops it).
+    #[arg(long)]
+    pub no_tui: bool,
     /// Worker threads (default: one per core).
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,

@@ -47,7 +47,12 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
         eprintln!("== {title}");
         eprintln!("{}", super::runs::banner(&spec));
         let argv = vec!["volley".to_string(), "demo".to_string()];
-        let record = super::runs::execute(&spec, &argv, true, Default::default())?;
+        let record = super::runs::execute(
+            &spec,
+            &argv,
+            super::runs::Shown::Progress,
+            Default::default(),
+        )?;
         println!("{}", volley::report::text::render(&record));
         let written = volley::run::write_outputs(&record, &super::runs::outputs(&a.out))?;
         super::print_results(&written.files);

@@ -44,7 +44,7 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
                 progress: false,
                 handle_signals: true,
                 command: argv.to_vec(),
-                pacer_tick: None,
+                ..volley::run::Options::default()
             };
             volley::run::execute(plan, &options, &mut [])
         },

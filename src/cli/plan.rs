@@ -39,7 +39,7 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
     };
     let flags = super::runs::RunFlags {
         repeat: a.repeat,
-        quiet: a.quiet,
+        shown: super::runs::Shown::from_flags(a.quiet, a.no_tui),
         export: &export,
         tuning: a.tuning,
     };

@@ -9,6 +9,7 @@ use super::args::QuickArgs;
 pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
     let (quiet, repeat, tuning) = (args.quiet, args.repeat, args.tuning);
     let export = args.export.options();
+    let shown = super::runs::Shown::from_flags(quiet, args.no_tui);
     let outputs = Outputs {
         json: args.json.clone(),
         out: args.out.clone(),
@@ -21,7 +22,7 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
     }
     let flags = super::runs::RunFlags {
         repeat,
-        quiet,
+        shown,
         export: &export,
         tuning,
     };

@@ -13,20 +13,50 @@ use volley::run::{Options, Outputs};
 
 use super::tuning::TuningArgs;
 
-/// Runs `plan` once with signal handling, the open model's pacer tick `tuning` asks for and,
-/// when `progress` and stderr is a terminal, the progress line.
-pub fn execute(
-    plan: &Plan,
-    argv: &[String],
-    progress: bool,
-    tuning: TuningArgs,
-) -> anyhow::Result<RunRecord> {
-    let options = Options {
-        progress,
+/// What a run shows on stderr while it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// Nothing (`-q`).
+    Nothing,
+    /// The one-line progress (`--no-tui`), when stderr is a terminal.
+    Progress,
+    /// The live terminal view when stderr is a terminal, `CI` is not set and the run is longer
+    /// than a few seconds; else the progress line.
+    View,
+}
+
+impl Shown {
+    /// From `-q` and `--no-tui`.
+    pub fn from_flags(quiet: bool, no_tui: bool) -> Self {
+        match (quiet, no_tui) {
+            (true, _) => Self::Nothing,
+            (false, true) => Self::Progress,
+            (false, false) => Self::View,
+        }
+    }
+}
+
+/// The run options of one command: signal handling, what `shown` says, the open model's pacer
+/// tick `tuning` asks for.
+fn options(argv: &[String], shown: Shown, tuning: TuningArgs) -> Options {
+    Options {
+        progress: shown != Shown::Nothing,
+        live_view: shown == Shown::View,
+        color: super::terminal::policy().stderr,
         handle_signals: true,
         command: argv.to_vec(),
         pacer_tick: tuning.pacer_tick,
-    };
+    }
+}
+
+/// Runs `plan` once with signal handling, showing what `shown` says.
+pub fn execute(
+    plan: &Plan,
+    argv: &[String],
+    shown: Shown,
+    tuning: TuningArgs,
+) -> anyhow::Result<RunRecord> {
+    let options = options(argv, shown, tuning);
     volley::run::execute(plan, &options, &mut []).context("the run failed")
 }
 
@@ -35,19 +65,13 @@ pub fn execute(
 fn execute_exported(
     plan: &Plan,
     argv: &[String],
-    progress: bool,
     export: Option<&Export>,
-    tuning: TuningArgs,
+    flags: &RunFlags<'_>,
 ) -> anyhow::Result<RunRecord> {
     let Some(export) = export else {
-        return execute(plan, argv, progress, tuning);
+        return execute(plan, argv, flags.shown, flags.tuning);
     };
-    let options = Options {
-        progress,
-        handle_signals: true,
-        command: argv.to_vec(),
-        pacer_tick: tuning.pacer_tick,
-    };
+    let options = options(argv, flags.shown, flags.tuning);
     let mut observer = export.observer(plan);
     let mut record =
         volley::run::execute(plan, &options, &mut [&mut observer]).context("the run failed")?;
@@ -55,12 +79,12 @@ fn execute_exported(
     Ok(record)
 }
 
-/// How one command runs its plan: repeats, output, exporters and generator tuning.
+/// How one command runs its plan: repeats, what it shows, exporters and generator tuning.
 pub struct RunFlags<'a> {
     /// Runs of the same plan (`--repeat`).
     pub repeat: u32,
-    /// `-q`: print nothing but a failure.
-    pub quiet: bool,
+    /// What the run shows while it goes (`-q`, `--no-tui`).
+    pub shown: Shown,
     /// `--metrics-listen`, `--prometheus-rw`.
     pub export: &'a ExportOptions,
     /// Hidden generator tuning (`--pacer-tick`).
@@ -75,7 +99,8 @@ pub fn run(
     outputs: &Outputs,
     flags: RunFlags<'_>,
 ) -> anyhow::Result<u8> {
-    if !flags.quiet {
+    let quiet = flags.shown == Shown::Nothing;
+    if !quiet {
         for line in volley::run::watching::probe(&plan.watch) {
             eprintln!("warning: {line}");
         }
@@ -96,13 +121,13 @@ fn run_exported(
     export: Option<&Export>,
     flags: &RunFlags<'_>,
 ) -> anyhow::Result<u8> {
-    let (quiet, tuning) = (flags.quiet, flags.tuning);
+    let quiet = flags.shown == Shown::Nothing;
     if flags.repeat > 1 {
         return super::repeat::run(&plan.name, &outputs.out, flags.repeat, quiet, || {
-            execute_exported(plan, argv, !quiet, export, tuning)
+            execute_exported(plan, argv, export, flags)
         });
     }
-    let record = execute_exported(plan, argv, !quiet, export, tuning)?;
+    let record = execute_exported(plan, argv, export, flags)?;
     if !quiet {
         print!("{}", volley::report::text::render(&record));
     }

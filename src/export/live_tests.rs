@@ -48,6 +48,7 @@ fn snapshot(second: u64, groups: &[usize]) -> IntervalSnapshot {
             .collect(),
         checks: Vec::new(),
         tally,
+        breakdown: Default::default(),
     }
 }
 

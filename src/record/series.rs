@@ -150,6 +150,7 @@ mod tests {
             groups: Vec::new(),
             checks: Vec::new(),
             tally: Default::default(),
+            breakdown: Default::default(),
         }
     }
 

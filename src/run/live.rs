@@ -305,6 +305,7 @@ mod tests {
             groups: Vec::new(),
             checks: Vec::new(),
             tally: Default::default(),
+            breakdown: Default::default(),
         }
     }
 

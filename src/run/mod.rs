@@ -7,12 +7,14 @@
 //! (each group's measured window and arrival figures), [`load`] (the load each scenario was
 //! given), [`thresholds`] (thresholds judged on a record) and [`expected`] (the VU time the
 //! profile implies, for the Little's-law self-check); [`progress`] is the progress line as an
-//! observer; [`watching`] watches the target's side (`--watch`, a suite's target processes) and
-//! gives the record's `watch` section.
+//! observer, [`live_view`] the live terminal view, another; `live` judges `abort_on_fail`
+//! thresholds during the run; [`watching`] watches the target's side (`--watch`, a suite's
+//! target processes) and gives the record's `watch` section.
 
 mod build;
 pub mod expected;
 mod live;
+pub mod live_view;
 pub mod load;
 mod outputs;
 pub mod progress;
@@ -43,6 +45,11 @@ pub use thresholds::RecordView;
 pub struct Options {
     /// Draw the progress line on stderr (only when stderr is a terminal).
     pub progress: bool,
+    /// With `progress`: show the live terminal view instead of the progress line, when
+    /// [`live_view::possible`] and the run is [`live_view::long_enough`].
+    pub live_view: bool,
+    /// Draw the live view in colour.
+    pub color: bool,
     /// Stop cleanly on SIGINT/SIGTERM (see [`crate::engine::RunOptions::handle_signals`]).
     pub handle_signals: bool,
     /// The command line, as the record keeps it (secrets are redacted when written).
@@ -78,9 +85,16 @@ pub fn execute_with(
         true => None,
         false => Some(watching::Watcher::new(&plan.watch)?),
     };
-    let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 3);
+    let mut view = (options.progress
+        && options.live_view
+        && live_view::possible()
+        && live_view::long_enough(plan))
+    .then(|| live_view::LiveView::new(plan, stop.clone(), options.handle_signals, options.color));
+    let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 4);
     all.push(&mut thresholds);
-    if options.progress && std::io::stderr().is_terminal() {
+    if let Some(view) = view.as_mut() {
+        all.push(view);
+    } else if options.progress && std::io::stderr().is_terminal() {
         all.push(&mut progress);
     }
     if let Some(w) = &mut watcher {

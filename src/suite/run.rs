@@ -415,7 +415,7 @@ impl TargetRun<'_, '_> {
             progress,
             handle_signals: false,
             command: self.options.command.clone(),
-            pacer_tick: None,
+            ..run::Options::default()
         };
         let found = findmax::run::run(
             &self.target.plan,
@@ -524,7 +524,7 @@ impl TargetRun<'_, '_> {
             progress: self.options.progress,
             handle_signals: false,
             command: self.options.command.clone(),
-            pacer_tick: None,
+            ..run::Options::default()
         };
         let stop = self.interrupts.begin_run();
         let record = run::execute_with(

@@ -10,12 +10,14 @@ use crate::record::timing::Negotiated;
 use crate::record::timing::Timing;
 
 mod group;
+mod interval;
 mod sample;
 mod tally;
 #[cfg(test)]
 mod tests;
 
 pub use group::{GroupInterval, GroupStats};
+pub use interval::Breakdown;
 pub use sample::{Counters, Sample, Window};
 use tally::Reported;
 pub use tally::Tally;
@@ -55,6 +57,8 @@ pub struct IntervalSnapshot {
     pub checks: Vec<[u64; 2]>,
     /// Statuses, error kinds, dropped and completed iterations of the interval.
     pub tally: Tally,
+    /// Statuses, failures, send lag and group counters of the interval (for live views).
+    pub breakdown: Breakdown,
 }
 
 /// All measurements of one worker (or, after merging, of a whole run).
@@ -100,6 +104,8 @@ pub struct Recorder {
     interval_checks: Vec<[u64; 2]>,
     /// The cumulative counts the last interval's [`Tally`] reported.
     reported: Reported,
+    /// The totals of the last interval taken, for its [`Breakdown`].
+    broken_down: interval::Reported,
 }
 
 /// Status codes with a non-zero count, ascending.
@@ -155,6 +161,7 @@ impl Recorder {
             interval: new_histogram(),
             interval_counters: Counters::default(),
             reported: Reported::new(STATUS_SLOTS),
+            broken_down: interval::Reported::new(groups),
         }
     }
 
@@ -308,6 +315,9 @@ impl Recorder {
                 .collect(),
             checks: std::mem::replace(&mut self.interval_checks, vec![[0, 0]; self.checks.len()]),
             tally,
+            breakdown: self
+                .broken_down
+                .take(&self.status, &self.errors, &self.lag, &self.groups),
         };
         self.interval.reset();
         self.interval_counters = Counters::default();

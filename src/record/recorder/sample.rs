@@ -102,6 +102,30 @@ impl Counters {
         self.bytes_received += s.bytes_received;
     }
 
+    /// The counts added since `earlier`, a copy of these counters taken before.
+    pub fn since(&self, earlier: &Counters) -> Counters {
+        Counters {
+            requests: self.requests.saturating_sub(earlier.requests),
+            not_sent: self.not_sent.saturating_sub(earlier.not_sent),
+            errors: self.errors.saturating_sub(earlier.errors),
+            drained: self.drained.saturating_sub(earlier.drained),
+            iterations: self.iterations.saturating_sub(earlier.iterations),
+            completed: self.completed.saturating_sub(earlier.completed),
+            dropped: self.dropped.saturating_sub(earlier.dropped),
+            drained_bytes_sent: self
+                .drained_bytes_sent
+                .saturating_sub(earlier.drained_bytes_sent),
+            drained_bytes_received: self
+                .drained_bytes_received
+                .saturating_sub(earlier.drained_bytes_received),
+            bytes_sent: self.bytes_sent.saturating_sub(earlier.bytes_sent),
+            bytes_received: self.bytes_received.saturating_sub(earlier.bytes_received),
+            connections_opened: self
+                .connections_opened
+                .saturating_sub(earlier.connections_opened),
+        }
+    }
+
     /// Adds another recorder's counters.
     pub fn merge(&mut self, o: &Counters) {
         self.requests += o.requests;

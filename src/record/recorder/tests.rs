@@ -98,3 +98,31 @@ fn each_interval_tallies_what_it_added_to_the_totals() {
     assert_eq!(third.tally, Tally::default());
     assert!(third.groups.is_empty());
 }
+
+#[test]
+fn an_interval_breaks_down_what_it_added() {
+    let mut r = Recorder::with_groups(2, 0, false);
+    r.record_in(&ok(100), &[Some(1)]);
+    r.record(&Sample {
+        status: Some(503),
+        error: Some(ErrorKind::Http5xx),
+        lag_us: 2_000,
+        ..ok(7)
+    });
+    let s = r.take_interval(0, 1.0, 0);
+    assert_eq!(s.breakdown.statuses, vec![(200, 1), (503, 1)]);
+    assert_eq!(s.breakdown.errors, vec![(ErrorKind::Http5xx, 1)]);
+    assert!((1_990..=2_010).contains(&s.breakdown.lag_p99_us));
+    assert_eq!(s.breakdown.groups[1].requests, 1);
+    assert_eq!(s.breakdown.groups[0].requests, 0);
+    r.record(&ok(100));
+    let s = r.take_interval(1, 1.0, 0);
+    assert_eq!(
+        s.breakdown.statuses,
+        vec![(200, 1)],
+        "only the new second's"
+    );
+    assert!(s.breakdown.errors.is_empty());
+    assert!(s.breakdown.lag_p99_us <= 1, "{}", s.breakdown.lag_p99_us);
+    assert_eq!(s.breakdown.groups[1].requests, 0);
+}

@@ -1,0 +1,423 @@
+//! What the live view shows, gathered on its own thread from what the run's observer hands over:
+//! the merged seconds, each worker's interval snapshots and the running totals. Every figure is
+//! defined in docs/measurement.md ("The live view").
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::engine::{Clock, Live};
+use crate::plan::threshold::{Counts, Filter, Metric, Observed};
+use crate::plan::{Plan, Profile, check_list};
+use crate::record::error_kind::ErrorKind;
+use crate::record::model::GroupKind;
+use crate::record::recorder::{Counters, IntervalSnapshot, new_histogram};
+use crate::record::series::SecondStats;
+
+/// Seconds the sparklines cover.
+pub(super) const SPARK_SECONDS: usize = 60;
+/// Generator CPU (the process's, over its worker threads) at or above this share is a warning,
+/// as a saturated worker thread is in the record's warnings.
+const BUSY_CPU: f64 = crate::analysis::SATURATED_UTILIZATION;
+/// Send lag p99 above this is a warning, ms (as in the record's warnings).
+const LAG_LIMIT_MS: f64 = crate::analysis::LAG_P99_LIMIT_MS;
+
+/// A warning seen during the run: what, when it was first seen and how often since.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Seen {
+    /// Seconds since the run's start when first seen.
+    pub at_s: f64,
+    /// What, in words (updated with the latest value).
+    pub message: String,
+    /// Seconds it was seen in.
+    pub times: u32,
+    code: &'static str,
+}
+
+/// The live view's figures.
+pub(super) struct State {
+    pub plan: Plan,
+    pub clock: Clock,
+    /// When the figures were last brought up to date.
+    pub now: Instant,
+    /// The latest merged seconds, oldest first (at most [`SPARK_SECONDS`]).
+    pub seconds: VecDeque<SecondStats>,
+    /// Latency of every measured response so far, µs.
+    pub latency: Histogram<u64>,
+    /// Measured totals so far (of the snapshots received).
+    pub counts: Counters,
+    /// Running totals of the latest tick (warm-up included).
+    pub live: Option<Live>,
+    /// Responses by status code, ascending.
+    pub statuses: Vec<(u16, u64)>,
+    /// Failures by kind.
+    pub errors: [u64; ErrorKind::COUNT],
+    /// Per result group: the run's counters so far and those of its latest second.
+    pub groups: Vec<(Counters, Counters, u64)>,
+    /// Per check id: [passed, failed].
+    pub checks: Vec<[u64; 2]>,
+    /// Send lag p99 of the latest second, the largest of the workers', ms.
+    pub lag_p99_ms: Option<(u64, f64)>,
+    /// Process CPU over wall time over the worker threads, since the last sample (0–1).
+    pub cpu: Option<f64>,
+    cpu_sample: Option<(Instant, Duration)>,
+    /// Warnings as they happened.
+    pub warnings: Vec<Seen>,
+    /// Seconds covered by the merged seconds so far (the rates' denominator).
+    pub measured_s: f64,
+}
+
+impl State {
+    pub(super) fn new(plan: Plan, clock: Clock) -> Self {
+        let groups = vec![(Counters::default(), Counters::default(), u64::MAX); plan.groups.len()];
+        let checks = vec![[0, 0]; check_list(&plan).len()];
+        Self {
+            plan,
+            clock,
+            now: clock.start,
+            seconds: VecDeque::with_capacity(SPARK_SECONDS + 1),
+            latency: new_histogram(),
+            counts: Counters::default(),
+            live: None,
+            statuses: Vec::new(),
+            errors: [0; ErrorKind::COUNT],
+            groups,
+            checks,
+            lag_p99_ms: None,
+            cpu: None,
+            cpu_sample: None,
+            warnings: Vec::new(),
+            measured_s: 0.0,
+        }
+    }
+
+    /// Time since the run's start (warm-up included).
+    pub(super) fn elapsed(&self) -> Duration {
+        self.now.saturating_duration_since(self.clock.start)
+    }
+
+    /// The run's planned length, warm-up included (`None`: until its iterations are done).
+    pub(super) fn planned(&self) -> Option<Duration> {
+        let warmup = self.clock.measure_start.duration_since(self.clock.start);
+        self.clock.measured.map(|m| m + warmup)
+    }
+
+    /// One worker's snapshot of one second.
+    pub(super) fn interval(&mut self, s: &IntervalSnapshot) {
+        let _ = self.latency.add(&s.latency);
+        self.counts.merge(&s.counters);
+        for &(code, n) in &s.breakdown.statuses {
+            match self.statuses.binary_search_by_key(&code, |(c, _)| *c) {
+                Ok(i) => self.statuses[i].1 += n,
+                Err(i) => self.statuses.insert(i, (code, n)),
+            }
+        }
+        for &(kind, n) in &s.breakdown.errors {
+            self.errors[kind.index()] += n;
+        }
+        for (g, c) in self.groups.iter_mut().zip(&s.breakdown.groups) {
+            g.0.merge(c);
+            if g.2 != s.second {
+                (g.1, g.2) = (Counters::default(), s.second);
+            }
+            g.1.merge(c);
+        }
+        for (a, b) in self.checks.iter_mut().zip(&s.checks) {
+            a[0] += b[0];
+            a[1] += b[1];
+        }
+        let lag_ms = s.breakdown.lag_p99_us as f64 / 1000.0;
+        match &mut self.lag_p99_ms {
+            Some((second, worst)) if *second == s.second => *worst = worst.max(lag_ms),
+            Some((second, _)) if *second > s.second => {}
+            _ => self.lag_p99_ms = Some((s.second, lag_ms)),
+        }
+        if self.is_open() && lag_ms > LAG_LIMIT_MS {
+            self.warn(
+                "scheduling_lag",
+                format!("requests sent late: send lag p99 {lag_ms:.2} ms > {LAG_LIMIT_MS} ms"),
+            );
+        }
+        if s.counters.dropped > 0 {
+            let dropped = self.counts.dropped;
+            self.warn(
+                "dropped",
+                format!("{dropped} iterations dropped: every VU was busy (the in-flight cap)"),
+            );
+        }
+    }
+
+    /// A second every worker reported, merged.
+    pub(super) fn second(&mut self, s: &SecondStats) {
+        self.measured_s += s.span_s;
+        self.seconds.push_back(s.clone());
+        while self.seconds.len() > SPARK_SECONDS {
+            self.seconds.pop_front();
+        }
+    }
+
+    /// The running totals of a tick; samples the process's CPU about once a second.
+    pub(super) fn tick(&mut self, live: &Live, cpu: Duration) {
+        self.now = live.now;
+        self.live = Some(*live);
+        match self.cpu_sample {
+            Some((at, before)) if live.now.duration_since(at) >= Duration::from_millis(900) => {
+                let wall = live.now.duration_since(at).as_secs_f64();
+                let threads = self.plan.threads.max(1) as f64;
+                let share = cpu.saturating_sub(before).as_secs_f64() / wall / threads;
+                self.cpu = Some(share);
+                self.cpu_sample = Some((live.now, cpu));
+                if share >= BUSY_CPU {
+                    self.warn(
+                        "generator_busy",
+                        format!(
+                            "generator CPU {:.0}% of its {} thread(s): it may be the bottleneck",
+                            share * 100.0,
+                            self.plan.threads
+                        ),
+                    );
+                }
+            }
+            Some(_) => {}
+            None => self.cpu_sample = Some((live.now, cpu)),
+        }
+    }
+
+    fn warn(&mut self, code: &'static str, message: String) {
+        let at_s = self.elapsed().as_secs_f64();
+        match self.warnings.iter_mut().find(|w| w.code == code) {
+            Some(w) => {
+                w.message = message;
+                w.times += 1;
+            }
+            None => self.warnings.push(Seen {
+                at_s,
+                message,
+                times: 1,
+                code,
+            }),
+        }
+    }
+
+    /// Whether any scenario is open-model (the send lag means something).
+    pub(super) fn is_open(&self) -> bool {
+        self.plan
+            .scenarios
+            .iter()
+            .any(|sc| matches!(sc.profile, Profile::Arrival { .. }))
+    }
+
+    /// The latest full second, if any.
+    pub(super) fn last_second(&self) -> Option<&SecondStats> {
+        self.seconds.iter().rev().find(|s| s.span_s >= 0.999)
+    }
+
+    /// Each threshold as written, with its value now (`None`: nothing measured for it yet),
+    /// whether it holds now, and whether the view judges it at all (not the latency of one
+    /// scenario, step or phase: the view keeps no latency per group).
+    pub(super) fn thresholds(&self) -> Vec<(String, Option<f64>, bool, bool)> {
+        self.plan
+            .thresholds
+            .iter()
+            .map(|t| {
+                let observed = t.observe(self);
+                let live = !(t.metric == Metric::Latency && t.filter.is_some());
+                (
+                    format!("{} {}", t.metric_text, t.condition_text),
+                    observed,
+                    t.passes(observed),
+                    live,
+                )
+            })
+            .collect()
+    }
+
+    fn matching(&self, filter: &Filter) -> impl Iterator<Item = usize> + '_ {
+        let phase_number = |group: usize| {
+            self.plan.scenarios.iter().find_map(|sc| {
+                sc.phases
+                    .iter()
+                    .position(|p| p.group == group)
+                    .map(|i| (i + 1).to_string())
+            })
+        };
+        let filter = filter.clone();
+        self.plan
+            .groups
+            .iter()
+            .enumerate()
+            .filter(move |(i, g)| match &filter {
+                Filter::Scenario(s) => g.kind == GroupKind::Scenario && &g.name == s,
+                Filter::Step(s) => g.kind == GroupKind::Step && &g.name == s,
+                Filter::Phase(p) => {
+                    g.kind == GroupKind::Phase
+                        && (&g.name == p || phase_number(*i).is_some_and(|n| &n == p))
+                }
+            })
+            .map(|(i, _)| i)
+    }
+}
+
+impl Observed for State {
+    fn latency(&self, filter: Option<&Filter>) -> Option<Histogram<u64>> {
+        // The view keeps no latency per group: such thresholds wait for the record.
+        filter.is_none().then(|| self.latency.clone())
+    }
+
+    fn counts(&self, filter: Option<&Filter>) -> Counts {
+        let of = |c: &Counters| Counts {
+            requests: c.requests,
+            attempts: c.attempts(),
+            errors: c.errors,
+        };
+        match filter {
+            None => of(&self.counts),
+            Some(f) => self.matching(f).fold(Counts::default(), |a, g| {
+                let c = of(&self.groups[g].0);
+                Counts {
+                    requests: a.requests + c.requests,
+                    attempts: a.attempts + c.attempts,
+                    errors: a.errors + c.errors,
+                }
+            }),
+        }
+    }
+
+    fn checks(&self, filter: Option<&Filter>) -> (u64, u64) {
+        check_list(&self.plan)
+            .iter()
+            .zip(&self.checks)
+            .filter(|((scenario, step, _), _)| match filter {
+                None | Some(Filter::Phase(_)) => true,
+                Some(Filter::Scenario(s)) => scenario == s,
+                Some(Filter::Step(s)) => step == s,
+            })
+            .fold((0, 0), |(p, f), (_, c)| (p + c[0], f + c[1]))
+    }
+
+    fn throughput(&self, filter: Option<&Filter>) -> Option<f64> {
+        (self.measured_s > 0.0).then(|| self.counts(filter).requests as f64 / self.measured_s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::read::{ReadOptions, read_str};
+    use crate::record::recorder::Breakdown;
+
+    fn plan() -> Plan {
+        let text = "[target]\nbase_url = \"http://127.0.0.1:9\"\n\
+            [[scenario]]\nname = \"s\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
+            vus = 4\nduration = \"8s\"\n[[scenario.step]]\nname = \"a\"\npath = \"/\"\n\
+            [thresholds]\nerrors = [\"rate < 0.1\"]\n\"errors{step=a}\" = [\"rate < 0.1\"]\n\
+            \"latency{step=a}\" = [\"p99 < 5ms\"]\nlatency = [\"p99 < 5ms\"]\n";
+        let options = ReadOptions {
+            threads: Some(2),
+            ..Default::default()
+        };
+        read_str(text, std::path::Path::new("t.toml"), &options)
+            .and_then(|d| d.prepare())
+            .unwrap()
+    }
+
+    fn snapshot(second: u64, ok: u64, failed: u64, step: usize) -> IntervalSnapshot {
+        let mut latency = new_histogram();
+        for _ in 0..ok + failed {
+            latency.record(2_000).unwrap();
+        }
+        let counters = Counters {
+            requests: ok + failed,
+            errors: failed,
+            ..Counters::default()
+        };
+        let mut groups = vec![Counters::default(); 2];
+        groups[step] = counters;
+        IntervalSnapshot {
+            second,
+            span_s: 1.0,
+            counters,
+            latency,
+            in_flight: 0,
+            groups: Vec::new(),
+            checks: Vec::new(),
+            tally: Default::default(),
+            breakdown: Breakdown {
+                statuses: [(200, ok), (500, failed)]
+                    .into_iter()
+                    .filter(|(_, n)| *n > 0)
+                    .collect(),
+                errors: if failed > 0 {
+                    vec![(ErrorKind::Http5xx, failed)]
+                } else {
+                    Vec::new()
+                },
+                lag_p99_us: 0,
+                groups,
+            },
+        }
+    }
+
+    #[test]
+    fn snapshots_add_up_and_thresholds_are_judged_on_them() {
+        let plan = plan();
+        let step = plan.groups.iter().position(|g| g.name == "a").unwrap();
+        let start = Instant::now();
+        let clock = Clock {
+            start,
+            measure_start: start,
+            measured: Some(Duration::from_secs(8)),
+        };
+        let mut s = State::new(plan, clock);
+        assert_eq!(s.planned(), Some(Duration::from_secs(8)));
+        // Two workers' second 0, then one worker's second 1.
+        s.interval(&snapshot(0, 90, 0, step));
+        s.interval(&snapshot(0, 80, 20, step));
+        s.interval(&snapshot(1, 10, 0, step));
+        assert_eq!(s.counts.requests, 200);
+        assert_eq!(s.statuses, vec![(200, 180), (500, 20)]);
+        assert_eq!(s.errors[ErrorKind::Http5xx.index()], 20);
+        assert_eq!(s.groups[step].0.requests, 200);
+        assert_eq!(s.groups[step].1.requests, 10, "the latest second's");
+        assert_eq!(s.latency.len(), 200);
+        let judged = |what: &str| {
+            let all = s.thresholds();
+            let (_, v, passes, live) = all.into_iter().find(|t| t.0 == what).unwrap();
+            (v, passes, live)
+        };
+        assert_eq!(judged("errors rate < 0.1"), (Some(0.1), false, true));
+        assert_eq!(
+            judged("errors{step=a} rate < 0.1"),
+            (Some(0.1), false, true)
+        );
+        assert_eq!(judged("latency{step=a} p99 < 5ms"), (None, false, false));
+        let (p99, passes, live) = judged("latency p99 < 5ms");
+        assert!(p99.is_some_and(|v| (v - 2.0).abs() < 0.01), "{p99:?}");
+        assert!(passes && live);
+    }
+
+    #[test]
+    fn a_busy_generator_is_a_warning_once_with_a_count() {
+        let start = Instant::now();
+        let clock = Clock {
+            start,
+            measure_start: start,
+            measured: None,
+        };
+        let mut s = State::new(plan(), clock);
+        let live = |ms: u64| Live {
+            now: start + Duration::from_millis(ms),
+            requests: 0,
+            errors: 0,
+        };
+        // Two worker threads, each fully busy: 2 s of CPU a second.
+        s.tick(&live(0), Duration::ZERO);
+        s.tick(&live(1000), Duration::from_secs(2));
+        s.tick(&live(2000), Duration::from_secs(4));
+        assert!(s.cpu.is_some_and(|c| (c - 1.0).abs() < 1e-9), "{:?}", s.cpu);
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert_eq!(s.warnings[0].times, 2);
+        assert!((s.warnings[0].at_s - 1.0).abs() < 1e-9);
+    }
+}

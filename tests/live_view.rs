@@ -1,0 +1,261 @@
+//! The live terminal view, for real: volley runs in a tmux session of a fixed size against the
+//! built-in target; the test reads the screen with `tmux capture-pane`, checks the figures on it
+//! against the run's record, stops the run with `q`, and checks that the record is complete and
+//! the terminal given back. Skipped (loudly) only when tmux is not installed.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// A tmux server of the test's own (its own socket), killed when dropped.
+struct Tmux {
+    socket: PathBuf,
+}
+
+impl Tmux {
+    /// None (and a loud line) when tmux is missing.
+    fn start(dir: &Path, command: &str) -> Option<Self> {
+        if Command::new("tmux").arg("-V").output().is_err() {
+            eprintln!(
+                "SKIPPED: tmux is not installed (apt-get install tmux); the live view is untested"
+            );
+            return None;
+        }
+        let tmux = Self {
+            socket: dir.join("tmux.sock"),
+        };
+        // The session's shell keeps the pane after volley exits, so the restored screen can be
+        // read; CI is removed from volley's environment (the view never starts under CI).
+        let status = tmux
+            .cmd()
+            .args(["new-session", "-d", "-s", "t", "-x", "132", "-y", "42"])
+            .arg(command)
+            .status()
+            .expect("tmux runs");
+        assert!(status.success(), "tmux new-session failed");
+        Some(tmux)
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new("tmux");
+        c.arg("-S").arg(&self.socket).args(["-f", "/dev/null"]);
+        c
+    }
+
+    /// The pane's text now.
+    fn screen(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-t", "t"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The pane's text with its history (what scrolled off the top).
+    fn history(&self) -> String {
+        let out = self
+            .cmd()
+            .args(["capture-pane", "-p", "-S", "-500", "-t", "t"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Whether the pane shows the alternate screen now.
+    fn alternate_on(&self) -> bool {
+        let out = self
+            .cmd()
+            .args(["display-message", "-p", "-t", "t", "#{alternate_on}"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim() == "1"
+    }
+
+    fn keys(&self, keys: &str) {
+        let status = self
+            .cmd()
+            .args(["send-keys", "-t", "t", keys])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd().arg("kill-server").status();
+    }
+}
+
+/// The shell command the pane runs: volley, then its exit code and the terminal's modes into
+/// files, then a wait so the pane stays.
+fn pane_command(dir: &Path, volley_args: &str, env: &str) -> String {
+    let d = dir.display();
+    format!(
+        "cd {d} && env -u CI {env} {bin} {volley_args} --json {d}/run.json --out {d}/results; \
+         echo $? > {d}/exit.tmp; stty -a > {d}/stty.txt; mv {d}/exit.tmp {d}/exit; sleep 120",
+        bin = env!("CARGO_BIN_EXE_volley"),
+    )
+}
+
+/// The number after `label` on the screen's line that has it, e.g. "12,345 requests".
+fn number_before(screen: &str, label: &str) -> Option<u64> {
+    let at = screen.find(label)?;
+    let digits: String = screen[..at]
+        .trim_end()
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .collect();
+    digits
+        .chars()
+        .rev()
+        .filter(char::is_ascii_digit)
+        .collect::<String>()
+        .parse()
+        .ok()
+}
+
+/// The count of `code` in the screen's status code table (a line "│200   1,234 …").
+fn status_count(screen: &str, code: &str) -> Option<u64> {
+    screen.lines().find_map(|line| {
+        let cells: Vec<&str> = line.split('│').map(str::trim).collect();
+        let at = cells
+            .iter()
+            .position(|c| c.split_whitespace().next() == Some(code))?;
+        let count = cells[at].split_whitespace().nth(1)?;
+        count.replace(',', "").parse().ok()
+    })
+}
+
+#[test]
+fn the_live_view_shows_the_run_and_q_stops_it_with_its_record() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = common::temp_dir("live-view");
+    let url = format!("http://{}/", target.addr());
+    let Some(tmux) = Tmux::start(
+        &dir,
+        &pane_command(
+            &dir,
+            &format!("{url} -c 4 -d 60s --threads 2"),
+            "TERM=xterm-256color",
+        ),
+    ) else {
+        return;
+    };
+    // The view is up once it shows figures: seconds measured and 200s counted.
+    let mut screen = String::new();
+    common::wait_until(
+        "the live view to show figures",
+        Duration::from_secs(30),
+        || {
+            screen = tmux.screen();
+            screen.contains("last second") && status_count(&screen, "200").is_some_and(|n| n >= 100)
+        },
+    );
+    assert!(
+        tmux.alternate_on(),
+        "the view draws on the alternate screen:\n{screen}"
+    );
+    assert!(screen.contains(&url), "the URL is in the title:\n{screen}");
+    assert!(
+        screen.contains("VUs (closed model)"),
+        "the load shape:\n{screen}"
+    );
+    assert!(screen.contains("q or Ctrl-C"), "{screen}");
+    let shown_requests = number_before(&screen, " requests ·").expect("a request count");
+    let shown_200 = status_count(&screen, "200").unwrap();
+    tmux.keys("q");
+    let exit = dir.join("exit");
+    common::wait_until("volley to exit after q", Duration::from_secs(30), || {
+        exit.exists()
+    });
+    let code = std::fs::read_to_string(&exit).unwrap();
+    assert_eq!(
+        code.trim(),
+        "130",
+        "stopped early, as Ctrl-C: {}",
+        tmux.screen()
+    );
+
+    let record = common::valid_record(&dir.join("run.json"));
+    assert_eq!(
+        record["interrupted"], "key q",
+        "the record says how it ended"
+    );
+    let requests = common::summary_u64(&record, "requests");
+    let ok = common::status_of(&record, "200");
+    assert_eq!(ok, requests, "only 200s: {record}");
+    assert!(
+        shown_requests <= requests && shown_200 <= ok,
+        "the screen showed {shown_requests} requests ({shown_200} × 200) before the record's \
+         {requests} ({ok} × 200)"
+    );
+    // Order of magnitude: the view showed what the run had done a moment before `q`.
+    assert!(
+        requests < shown_requests.max(1) * 10,
+        "screen {shown_requests} vs record {requests}"
+    );
+    assert!(
+        common::summary_f64(&record, "duration_s") < 50.0,
+        "stopped early"
+    );
+    common::assert_complete_results(&volley_results(&dir));
+
+    // The terminal is back: the primary screen with the summary, cooked mode and echo on.
+    let after = tmux.history();
+    assert!(
+        !tmux.alternate_on(),
+        "still on the alternate screen:\n{after}"
+    );
+    assert!(
+        after.contains("Interrupted (key q)"),
+        "the summary is printed:\n{after}"
+    );
+    let stty = std::fs::read_to_string(dir.join("stty.txt")).unwrap();
+    let modes: Vec<&str> = stty.split_whitespace().collect();
+    for mode in ["icanon", "echo", "isig"] {
+        assert!(modes.contains(&mode), "{mode} not restored: {stty}");
+    }
+}
+
+fn volley_results(dir: &Path) -> PathBuf {
+    common::only_subfolder(&dir.join("results"))
+}
+
+/// `--no-tui`, and `CI=true` without it, keep the one-line progress: the pane never switches
+/// to the alternate screen and shows the progress line while the run goes.
+#[test]
+fn no_tui_and_ci_keep_the_progress_line() {
+    let _serial = common::serial();
+    let target = common::target();
+    let url = format!("http://{}/", target.addr());
+    for (name, flags, env) in [("no-tui", "--no-tui", ""), ("ci", "", "CI=true")] {
+        let dir = common::temp_dir(&format!("live-view-{name}"));
+        let Some(tmux) = Tmux::start(
+            &dir,
+            &pane_command(&dir, &format!("{url} -c 2 -d 4s {flags}"), env),
+        ) else {
+            return;
+        };
+        let mut screen = String::new();
+        let mut alternate = false;
+        common::wait_until("the progress line", Duration::from_secs(30), || {
+            screen = tmux.screen();
+            alternate |= tmux.alternate_on();
+            screen.contains(" req/s ") && screen.contains("s / 4.0s]")
+        });
+        common::wait_until("volley to exit", Duration::from_secs(30), || {
+            alternate |= tmux.alternate_on();
+            dir.join("exit").exists()
+        });
+        assert!(!alternate, "{name}: the live view started:\n{screen}");
+        assert!(!screen.contains("status codes"), "{name}: {screen}");
+        let code = std::fs::read_to_string(dir.join("exit")).unwrap();
+        assert_eq!(code.trim(), "0", "{name}: {}", tmux.screen());
+    }
+}
