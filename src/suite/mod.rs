@@ -14,6 +14,8 @@
 //!
 //! - [`file`]: the suite file as written; [`read()`]: validated into a [`Suite`], every error
 //!   with file:line:col, every target's plan read before anything starts.
+//! - [`load`]: like for like across targets with plans of their own: the same load, and which
+//!   operations (steps joined on their `operation` label) some targets lack.
 //! - [`process`]: starting, watching and stopping processes, and one-shot commands (`reset`).
 //! - [`health`]: the health check.
 //! - [`signals`]: SIGINT/SIGTERM for the whole suite.
