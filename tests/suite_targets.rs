@@ -113,6 +113,11 @@ fn the_002_example_compares_rest_and_grpc_per_operation_in_one_suite() {
             "{name}: {:#}",
             run["summary"]
         );
+        // Every check of every step passed (the gRPC plan reads the task back).
+        for check in run["checks"].as_array().unwrap() {
+            assert_eq!(check["failed"], 0, "{name}: {check:#}");
+            assert!(check["passed"].as_u64().unwrap() > 0, "{name}: {check:#}");
+        }
         // The steps carry their operation labels.
         let steps: Vec<(String, String)> = run["groups"]
             .as_array()

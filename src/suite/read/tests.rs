@@ -343,7 +343,7 @@ fn targets_run_plans_of_their_own_with_their_vars() {
     assert!(a.plan_path.ends_with("002-rest-plan.toml"));
     assert!(b.plan_path.ends_with("002-grpc-plan.toml"));
     assert!(b.plan.scenarios[0].steps[0].grpc.is_some());
-    assert!(first_body(a).contains("from-a 1"), "{}", first_body(a));
+    assert!(first_body(a).contains("from-a task 1"), "{}", first_body(a));
     assert!(first_body(b).contains("task 1"), "{}", first_body(b));
     // --set wins over a target's vars, for every target.
     let set = read_str(
@@ -357,7 +357,7 @@ fn targets_run_plans_of_their_own_with_their_vars() {
     )
     .unwrap();
     assert_eq!(set.targets.len(), 1, "--only b");
-    assert!(first_body(&set.targets[0]).contains("cli 1"));
+    assert!(first_body(&set.targets[0]).contains("cli task 1"));
 }
 
 #[test]
