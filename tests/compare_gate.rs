@@ -98,6 +98,21 @@ fn the_gate_fails_a_regression_passes_an_a_a_pair_and_minds_inconclusive() {
     assert_eq!(code, Some(0));
     assert!(md.starts_with("# volley comparison"), "{md}");
 
+    // The issue's own case: a service that went from 2 ms to 3 ms (about +40 % on p50) fails
+    // the gate; the 2 ms A/A pair below passes it.
+    let three = repeats(&dir.join("3"), &format!("{}/delay?ms=3", t.base_url()), 3);
+    let (code, md, _) = gate(&[
+        "--baseline",
+        odd,
+        three.to_str().unwrap(),
+        "-f",
+        "md",
+        "--fail-on",
+        "p50 > +10%",
+    ]);
+    assert_eq!(code, Some(1), "ms=2 vs ms=3 must fail the gate: {md}");
+    assert!(md.starts_with("**FAIL**: p50 +"), "{md}");
+
     // The A/A pair passes the same rule.
     let (code, md, _) = gate(&[
         odd,

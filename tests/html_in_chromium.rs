@@ -268,6 +268,7 @@ fn run_and_compare_reports_render_in_chromium() {
             kind: GroupKind::Phase,
             name: format!("phase {i}: {} VUs", i * 25),
             scenario: Some("default".into()),
+            operation: None,
             start_s: Some(f64::from(i - 1)),
             end_s: Some(f64::from(i)),
             target_vus: Some(i * 25),
@@ -366,13 +367,14 @@ fn run_and_compare_reports_render_in_chromium() {
         schema_version: volley::record::suite::SUITE_SCHEMA_VERSION,
         name: "chromium".into(),
         source: dir.join("suite.toml"),
-        plan: dir.join("plan.toml"),
+        plan: Some(dir.join("plan.toml")),
         repeats: 1,
         find_max: None,
         folder: dir.clone(),
         started_at: "2026-01-02T03:04:05.678Z".into(),
         ended_at: "2026-01-02T03:05:05.678Z".into(),
         interrupted: None,
+        notes: Vec::new(),
         targets: vec![ran("closed", "closed"), ran("open", "open"), down],
     };
     let suite_page = dir.join("suite-report.html");

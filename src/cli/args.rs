@@ -85,6 +85,13 @@ pub struct SuiteArgs {
     /// Multiply every load-profile duration of the plans (smoke included) by this factor.
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,
+    /// Override a value of every target's plan: `NAME=value` or `vars.NAME=value` (a plan
+    /// variable, over the target's own `vars`), `target.timeout=5s` (repeatable).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
+    pub sets: Vec<(String, String)>,
+    /// Run only this target (repeatable, or a comma-separated list).
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    pub only: Vec<String>,
     /// Parent folder of the suite's results folder (<out>/<suite>-<UTC time>/).
     #[arg(long, value_name = "DIR", default_value = "volley-results")]
     pub out: PathBuf,

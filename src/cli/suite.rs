@@ -13,6 +13,8 @@ pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
         &a.suite,
         &SuiteReadOptions {
             time_scale: a.time_scale,
+            sets: a.sets.clone(),
+            only: a.only.clone(),
         },
     )?;
     if !a.quiet {
@@ -24,11 +26,18 @@ pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
             ),
             None => format!("{} run(s) each", s.repeats),
         };
+        let plans: Vec<String> = s.targets.iter().fold(Vec::new(), |mut v, t| {
+            let p = t.plan_path.display().to_string();
+            if !v.contains(&p) {
+                v.push(p);
+            }
+            v
+        });
         eprintln!(
             "volley suite {}: {} target(s), plan {}, {test}{}",
             s.name,
             s.targets.len(),
-            s.plan_path.display(),
+            plans.join(" and "),
             s.smoke
                 .as_ref()
                 .map(|sm| format!(
@@ -37,6 +46,9 @@ pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
                 ))
                 .unwrap_or_default()
         );
+    }
+    for note in &s.notes {
+        eprintln!("note: {note}");
     }
     let quiet = a.quiet;
     let mut say = |line: &str| {

@@ -265,6 +265,11 @@ pub struct StepFile {
     /// Name, unique within the scenario.
     #[schemars(with = "String")]
     pub name: Spanned<String>,
+    /// The operation this step performs, as a label shared across plans (default: the step's
+    /// `name`): a suite's comparison puts steps of different targets with the same operation
+    /// in one row, e.g. `POST /events` and `events.v1.Events/Create` as `create_event`.
+    #[schemars(with = "Option<String>")]
+    pub operation: Option<Spanned<String>>,
     /// HTTP method (default GET).
     #[schemars(with = "Option<String>")]
     pub method: Option<Spanned<String>>,

@@ -337,6 +337,8 @@ pub struct GroupDef {
     pub name: String,
     /// The scenario it belongs to (steps, phases).
     pub scenario: Option<String>,
+    /// Steps: the operation label when the plan gives one other than the step's name.
+    pub operation: Option<String>,
 }
 
 /// Checks of the whole plan, in the order of their ids (`Step::first_check`…).

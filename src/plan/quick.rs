@@ -260,6 +260,7 @@ impl RunInput {
         );
         let mut step = StepFile {
             name: from(STEP, "request".into()),
+            operation: None,
             method: Some(from(METHOD, self.method.clone())),
             path: Some(from(URL, path_and_query)),
             grpc: None,

@@ -22,8 +22,10 @@ pub struct SuiteOutcome {
     pub name: String,
     /// The suite file.
     pub source: PathBuf,
-    /// The plan every target ran.
-    pub plan: PathBuf,
+    /// The suite's plan: what the targets without a plan of their own ran (`None`: every target
+    /// named its own; see [`TargetOutcome::plan`]).
+    #[serde(default)]
+    pub plan: Option<PathBuf>,
     /// Measured runs asked per target.
     pub repeats: u32,
     /// With `[find_max]`: the search each target got instead of plan runs ("open model, SLO
@@ -38,6 +40,10 @@ pub struct SuiteOutcome {
     pub ended_at: String,
     /// The signal that interrupted the suite, if one did.
     pub interrupted: Option<String>,
+    /// What was known before the runs: operations missing on some targets, loads that differ
+    /// (allowed by `allow_different_load`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Per target, in the order they ran.
     pub targets: Vec<TargetOutcome>,
 }
@@ -133,6 +139,9 @@ pub struct TargetOutcome {
     pub name: String,
     /// Where its requests went.
     pub base_url: String,
+    /// The plan file it ran (its own, or the suite's).
+    #[serde(default)]
+    pub plan: Option<PathBuf>,
     /// Where it ended up.
     pub status: Status,
     /// The step it failed at, when it failed.
@@ -167,6 +176,7 @@ impl TargetOutcome {
         Self {
             name: name.to_string(),
             base_url: base_url.to_string(),
+            plan: None,
             status: Status::Ran,
             failed_step: None,
             cause: None,

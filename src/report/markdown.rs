@@ -78,6 +78,7 @@ mod tests {
             kind,
             name: name.into(),
             scenario: Some("shop".into()),
+            operation: None,
             start_s: Some(0.0),
             end_s: Some(60.0),
             target_vus: Some(50),

@@ -26,6 +26,7 @@ pub mod protocol;
 pub mod repeats;
 pub mod selfcheck;
 pub mod suite;
+pub mod suite_tables;
 pub mod table;
 pub mod text;
 pub mod verdict;

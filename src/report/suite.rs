@@ -9,6 +9,7 @@ use serde::Serialize;
 
 use super::comparison::{CompareView, compare_view, markdown_body, text_body};
 use super::find_max;
+use super::suite_tables;
 use super::table::Table;
 use super::verdict::Level;
 use crate::analysis::compare::{CompareOptions, Comparison, Metric, Variant, compare};
@@ -35,6 +36,13 @@ pub struct SuiteView {
     pub failures: Vec<String>,
     /// Every target: result, figures, details.
     pub targets: Table,
+    /// Things to know before reading the figures: operations missing on some targets, loads
+    /// that differ (allowed), test durations that differ.
+    pub notes: Vec<String>,
+    /// Report 002's table, one row per measured target (plan runs only).
+    pub results: Option<Table>,
+    /// One row per operation and measured target (plan runs only).
+    pub operations: Option<Table>,
 }
 
 /// The targets that have measured runs (those that ran, and interrupted ones with what they
@@ -158,11 +166,21 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
     } else {
         Level::Warn
     };
+    let plan_runs = o.find_max.is_none() && !variants.is_empty();
+    let mut notes = o.notes.clone();
+    if plan_runs {
+        notes.extend(suite_tables::duration_warning(variants));
+    }
     SuiteView {
+        notes,
+        results: plan_runs.then(|| suite_tables::results(variants)),
+        operations: plan_runs
+            .then(|| suite_tables::operations(variants))
+            .flatten(),
         title: o.name.clone(),
         subtitle: format!(
-            "plan {} · {} · started {} · results in {}",
-            o.plan.display(),
+            "{} · {} · started {} · results in {}",
+            plans(o),
             match &o.find_max {
                 Some(search) => format!("find-max per target ({search})"),
                 None => format!("{} run(s) per target", o.repeats),
@@ -174,6 +192,33 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
         headline,
         failures,
         targets,
+    }
+}
+
+/// "plan p.toml", or with plans of the targets' own "plans rest.toml (a, b), grpc.toml (c)".
+fn plans(o: &SuiteOutcome) -> String {
+    let mut plans: Vec<(String, Vec<&str>)> = Vec::new();
+    for t in &o.targets {
+        let Some(p) = t.plan.as_ref().or(o.plan.as_ref()) else {
+            continue;
+        };
+        let p = p.display().to_string();
+        match plans.iter_mut().find(|(q, _)| *q == p) {
+            Some((_, names)) => names.push(&t.name),
+            None => plans.push((p, vec![&t.name])),
+        }
+    }
+    match &plans[..] {
+        [] => "no plan".into(),
+        [(p, _)] => format!("plan {p}"),
+        _ => format!(
+            "plans {}",
+            plans
+                .iter()
+                .map(|(p, names)| format!("{p} ({})", names.join(", ")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
@@ -372,6 +417,12 @@ pub fn markdown(o: &SuiteOutcome) -> String {
         out.push('\n');
     }
     out.push_str(&v.targets.to_markdown("##"));
+    for note in &v.notes {
+        out.push_str(&format!("> **Note:** {note}\n\n"));
+    }
+    for t in v.results.iter().chain(&v.operations) {
+        out.push_str(&t.to_markdown("##"));
+    }
     match &p.compare {
         Some((cv, _)) if p.variants.len() > 1 => {
             out.push_str(&format!("## Comparison: {}\n\n", cv.title));
@@ -400,6 +451,13 @@ pub fn text(o: &SuiteOutcome) -> String {
         out.push('\n');
     }
     out.push_str(&v.targets.to_text());
+    for note in &v.notes {
+        out.push_str(&format!("\n  ! {note}\n"));
+    }
+    for t in v.results.iter().chain(&v.operations) {
+        out.push('\n');
+        out.push_str(&t.to_text());
+    }
     match &p.compare {
         Some((cv, _)) if p.variants.len() > 1 => {
             out.push_str(&format!("\ncomparison: {}\n\n", cv.title));
@@ -490,13 +548,14 @@ mod tests {
             schema_version: 1,
             name: "s".into(),
             source: "s.toml".into(),
-            plan: "p.toml".into(),
+            plan: Some("p.toml".into()),
             repeats: 1,
             find_max: Some("open model, SLO p99<50ms".into()),
             folder: "out".into(),
             started_at: String::new(),
             ended_at: String::new(),
             interrupted: None,
+            notes: Vec::new(),
             targets: vec![
                 searched("a", 400.0, "the bisection converged", true),
                 searched("b", 797.4, "the time budget was spent", false),

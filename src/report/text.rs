@@ -247,6 +247,7 @@ mod tests {
             kind: GroupKind::Phase,
             name: "phase 1: 10 VUs".into(),
             scenario: None,
+            operation: None,
             start_s: Some(0.0),
             end_s: Some(3.0),
             target_vus: Some(10),

@@ -370,6 +370,7 @@ fn groups(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>
                 kind: def.kind,
                 name: def.name.clone(),
                 scenario: def.scenario.clone(),
+                operation: def.operation.clone(),
                 start_s: phase.map(|_| span.start),
                 end_s: phase.map(|_| span.end),
                 target_vus: phase.and_then(|p| p.vus),

@@ -14,10 +14,14 @@ pub use crate::plan::file::WatchFile;
 pub struct SuiteFile {
     /// Name of the suite (default: the file's stem); names the results folder.
     pub name: Option<Spanned<String>>,
-    /// The test every target gets: a plan file, relative to the suite file, run with
-    /// `target.base_url` set to each target's `base_url` (with `[find_max]`: the request shape
-    /// of the search, one scenario).
+    /// The test every target gets unless it names its own (`plan` in `[[target]]`): a plan file,
+    /// relative to the suite file, run with `target.base_url` set to each target's `base_url`
+    /// (with `[find_max]`: the request shape of the search, one scenario).
     pub plan: Option<Spanned<String>>,
+    /// Compare targets whose plans send different loads (VUs, rates, durations, stages,
+    /// phases); by default such a suite is refused, as its comparison would not be like for
+    /// like.
+    pub allow_different_load: Option<Spanned<bool>>,
     /// Instead of running the plan: search each target's maximum sustainable throughput, as
     /// `volley find-max` does, with the plan (one scenario) as the request shape.
     pub find_max: Option<Spanned<FindMaxFile>>,
@@ -83,6 +87,13 @@ pub struct TargetFile {
     pub name: Spanned<String>,
     /// Where the plan's requests go, e.g. `http://127.0.0.1:8081`.
     pub base_url: Spanned<String>,
+    /// This target's own plan, relative to the suite file (default: the suite's `plan`), e.g. a
+    /// gRPC plan for a gRPC implementation; its steps' `operation` labels say which step of
+    /// another target's plan each compares with.
+    pub plan: Option<Spanned<String>>,
+    /// Plan variables for this target (`{{ vars.NAME }}`), as `--set NAME=VALUE` would set them;
+    /// `volley suite --set` overrides them.
+    pub vars: Option<Spanned<BTreeMap<String, toml::Value>>>,
     /// Start this process before the target's tests (argv; no shell unless you write one, e.g.
     /// `["sh", "-c", "…"]`). An argv[0] of exactly `"volley"` runs the volley executable that
     /// runs the suite. Without it, the target must already be running.

@@ -14,6 +14,8 @@
 //!
 //! - [`file`]: the suite file as written; [`read()`]: validated into a [`Suite`], every error
 //!   with file:line:col, every target's plan read before anything starts.
+//! - [`load`]: like for like across targets with plans of their own: the same load, and which
+//!   operations (steps joined on their `operation` label) some targets lack.
 //! - [`process`]: starting, watching and stopping processes, and one-shot commands (`reset`).
 //! - [`health`]: the health check.
 //! - [`signals`]: SIGINT/SIGTERM for the whole suite.
@@ -22,6 +24,7 @@
 
 pub mod file;
 pub mod health;
+pub mod load;
 pub mod order;
 
 pub mod process;
@@ -53,8 +56,8 @@ pub struct Suite {
     pub name: String,
     /// The suite file.
     pub source: PathBuf,
-    /// The plan file every target runs.
-    pub plan_path: PathBuf,
+    /// The suite's plan file: what targets without a plan of their own run.
+    pub plan_path: Option<PathBuf>,
     /// Measured runs per target.
     pub repeats: u32,
     /// How the targets' runs are ordered (with repeats).
@@ -64,17 +67,21 @@ pub struct Suite {
     pub find_max: Option<crate::findmax::run::Settings>,
     /// The smoke gate.
     pub smoke: Option<Smoke>,
-    /// The targets, in the order they run.
+    /// The targets, in the order they run (with `--only`, those named).
     pub targets: Vec<Target>,
+    /// What the reader should know before the results: operations missing on some targets,
+    /// loads that differ (with `allow_different_load`).
+    pub notes: Vec<String>,
 }
 
 /// The smoke gate's pass condition (its plan is per target: [`Target::smoke_plan`]).
 #[derive(Debug, Clone)]
 pub struct Smoke {
-    /// The smoke plan file.
-    pub plan_path: PathBuf,
-    /// The factor its durations were multiplied by (the suite's `--time-scale` included).
-    pub time_scale: f64,
+    /// The smoke gate's own plan file, run by the targets that run the suite's plan; `None`:
+    /// each target's smoke run is its own plan, shortened.
+    pub plan_path: Option<PathBuf>,
+    /// `time_scale` as written (before the suite's `--time-scale`), when given.
+    pub time_scale: Option<f64>,
     /// The smoke run fails at this error rate (0–1) or above.
     pub max_error_rate: f64,
 }
@@ -96,7 +103,10 @@ pub struct Target {
     pub reset_timeout: Duration,
     /// SIGTERM → SIGKILL grace period.
     pub stop_grace: Duration,
-    /// The suite's plan with `target.base_url` set to [`base_url`](Self::base_url).
+    /// The plan file it runs (its own, or the suite's).
+    pub plan_path: PathBuf,
+    /// That plan with `target.base_url` set to [`base_url`](Self::base_url), and the target's
+    /// `vars` and the suite's `--set`.
     pub plan: Plan,
     /// The smoke plan, likewise, when the suite has a smoke gate.
     pub smoke_plan: Option<Plan>,

@@ -67,7 +67,10 @@ pub fn run_with(
     let mut targets: Vec<TargetOutcome> = suite
         .targets
         .iter()
-        .map(|t| TargetOutcome::new(&t.name, &t.base_url, Path::new(&t.name)))
+        .map(|t| TargetOutcome {
+            plan: Some(t.plan_path.clone()),
+            ..TargetOutcome::new(&t.name, &t.base_url, Path::new(&t.name))
+        })
         .collect();
     let n = suite.targets.len();
     for runs in super::order::turns(suite.order, suite.repeats) {
@@ -104,6 +107,7 @@ pub fn run_with(
         started_at: rfc3339(started),
         ended_at: rfc3339(SystemTime::now()),
         interrupted: interrupts.signal().map(str::to_string),
+        notes: suite.notes.clone(),
         targets,
     };
     // The record of the suite first, then the reports made from it and the runs.

@@ -21,6 +21,7 @@ pub fn group(kind: GroupKind, name: &str, scenario: Option<&str>, requests: u64)
         kind,
         name: name.into(),
         scenario: scenario.map(str::to_string),
+        operation: None,
         start_s: None,
         end_s: None,
         target_vus: None,

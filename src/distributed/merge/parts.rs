@@ -125,6 +125,7 @@ fn merge_group(mine: &[(&Part, &Group)]) -> Result<Group, MergeError> {
         kind: g.kind,
         name: g.name.clone(),
         scenario: g.scenario.clone(),
+        operation: g.operation.clone(),
         start_s: shifted(|o| o.start_s).into_iter().reduce(f64::min),
         end_s: shifted(|o| o.end_s).into_iter().reduce(f64::max),
         target_vus: sum_opt(mine.iter().map(|(_, o)| o.target_vus)),

@@ -454,6 +454,7 @@ impl Ctx<'_> {
             total_weight += u64::from(weight);
             cumulative.push(total_weight);
             let step_group = push_group(groups, GroupKind::Step, st.name.get_ref(), Some(&name));
+            groups[step_group].operation = self.operation(st)?;
             let env = StepEnv {
                 target,
                 schemas,
@@ -515,6 +516,7 @@ fn push_group(
         kind,
         name: name.to_string(),
         scenario: scenario.map(str::to_string),
+        operation: None,
     });
     groups.len() - 1
 }

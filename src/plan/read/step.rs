@@ -135,6 +135,22 @@ impl Ctx<'_> {
         Ok(tables)
     }
 
+    /// The step's operation label when it differs from its name (`None`: the name is the label).
+    pub(super) fn operation(&self, st: &StepFile) -> Result<Option<String>, Error> {
+        let Some(op) = &st.operation else {
+            return Ok(None);
+        };
+        let label = op.get_ref();
+        if label.trim().is_empty() || label.trim() != label {
+            return Err(self.at(
+                op,
+                format!("operation `{label}` is empty or starts or ends with spaces"),
+                Some("write a label like create_event; steps of different plans with the same label are compared in one row"),
+            ));
+        }
+        Ok((label != st.name.get_ref()).then(|| label.clone()))
+    }
+
     /// The HTTP method, upper case (GET when absent).
     fn step_method(&self, st: &StepFile) -> Result<String, Error> {
         let method = st

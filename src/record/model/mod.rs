@@ -108,6 +108,10 @@ pub struct Group {
     pub name: String,
     /// The scenario it belongs to (steps and phases).
     pub scenario: Option<String>,
+    /// Steps: the operation label the plan gave the step, when other than its name (a suite's
+    /// comparison joins steps of different targets on it; see [`Group::operation_label`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operation: Option<String>,
     /// Phases: start, seconds since measuring began.
     pub start_s: Option<f64>,
     /// Phases: end, seconds since measuring began.
@@ -148,6 +152,13 @@ pub struct Group {
     pub errors_by_kind: BTreeMap<ErrorKind, u64>,
     /// The group's latency histogram (HDR V2, base64, µs).
     pub histogram_us: String,
+}
+
+impl Group {
+    /// A step's operation label: the plan's `operation`, else the step's name.
+    pub fn operation_label(&self) -> &str {
+        self.operation.as_deref().unwrap_or(&self.name)
+    }
 }
 
 /// The outcome of one check of one step.

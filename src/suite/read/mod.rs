@@ -13,6 +13,8 @@ use super::file::{FindMaxFile, SmokeFile, SuiteFile, TargetFile, WatchFile};
 use super::health::HealthCheck;
 use super::order::Order;
 use super::{Command, Smoke, Suite, Target};
+
+mod targets;
 use crate::error::Error;
 use crate::findmax::run::{Settings, unsearchable};
 use crate::plan::Plan;
@@ -43,11 +45,22 @@ pub struct SuiteReadOptions {
     /// `--time-scale`: multiplies every duration of the plans' load profiles, the smoke runs'
     /// included (health-check, reset and stop time limits are not scaled).
     pub time_scale: f64,
+    /// `--set KEY=VALUE`, applied to every target's plan (and smoke plan) after the target's
+    /// own `vars`: `vars.NAME` (or `NAME`) and `target.timeout`; not `target.base_url`, which is
+    /// each target's own.
+    pub sets: Vec<(String, String)>,
+    /// `--only NAME`: run only these targets (every name must be a target of the suite); empty:
+    /// all of them.
+    pub only: Vec<String>,
 }
 
 impl Default for SuiteReadOptions {
     fn default() -> Self {
-        Self { time_scale: 1.0 }
+        Self {
+            time_scale: 1.0,
+            sets: Vec::new(),
+            only: Vec::new(),
+        }
     }
 }
 
@@ -128,37 +141,35 @@ impl Ctx<'_> {
 
     fn suite(&self, f: SuiteFile) -> Result<Suite, Error> {
         let find_max = f.find_max.as_ref().map(|s| self.find_max(s)).transpose()?;
-        let Some(plan) = &f.plan else {
+        if f.targets.is_empty() {
             return Err(self.err(
                 None,
-                "the suite has no test",
-                Some(
-                    "give the plan every target runs (plan = \"plan.toml\"); with [find_max], the \
-                     plan is the request shape of the search",
-                ),
+                "the suite has no [[target]]",
+                Some("add a [[target]] with a name and a base_url for each implementation"),
             ));
-        };
-        let plan_path = self.existing_file(plan, "plan")?;
-        let repeats = match &f.repeats {
-            None => 1,
-            Some(r) if (1..=MAX_REPEATS).contains(r.get_ref()) => *r.get_ref() as u32,
-            Some(r) => {
+        }
+        let plan_path = f
+            .plan
+            .as_ref()
+            .map(|p| self.existing_file(p, "plan"))
+            .transpose()?;
+        if plan_path.is_none() {
+            if let Some(t) = f.targets.iter().find(|t| t.get_ref().plan.is_none()) {
                 return Err(self.at(
-                    r,
-                    format!("repeats = {} is out of range", r.get_ref()),
-                    Some("1 (the default) to 1000 measured runs per target"),
-                ));
-            }
-        };
-        if let (Some(r), Some(_)) = (&f.repeats, &find_max) {
-            if *r.get_ref() != 1 {
-                return Err(self.at(
-                    r,
-                    "repeats applies to plan runs; with [find_max] each target gets one search",
-                    None,
+                    t,
+                    format!(
+                        "the suite has no test for target `{}`",
+                        t.get_ref().name.get_ref()
+                    ),
+                    Some(
+                        "give the plan every target runs (plan = \"plan.toml\" at the top), or \
+                         one per target; with [find_max], the plan is the request shape of the \
+                         search",
+                    ),
                 ));
             }
         }
+        let repeats = self.repeats(&f, find_max.is_some())?;
         let order = match &f.order {
             None => Order::default(),
             Some(o) => Order::parse(o.get_ref()).ok_or_else(|| {
@@ -169,18 +180,9 @@ impl Ctx<'_> {
                 )
             })?,
         };
-        let smoke = f
-            .smoke
-            .as_ref()
-            .map(|s| self.smoke(s, &plan_path))
-            .transpose()?;
-        if f.targets.is_empty() {
-            return Err(self.err(
-                None,
-                "the suite has no [[target]]",
-                Some("add a [[target]] with a name and a base_url for each implementation"),
-            ));
-        }
+        let smoke = f.smoke.as_ref().map(|s| self.smoke(s)).transpose()?;
+        self.check_sets()?;
+        let selected = self.selected(&f)?;
         let watch = self.watches(&f.watch)?;
         let mut names = BTreeSet::new();
         let mut targets = Vec::new();
@@ -192,17 +194,27 @@ impl Ctx<'_> {
                     Some("target names must be unique"),
                 ));
             }
-            let mut target = self.target(t, &plan_path, smoke.as_ref())?;
-            target.plan.watch.extend(watch.iter().cloned());
-            target.plan.watch.extend(self.watches(&t.get_ref().watch)?);
-            targets.push(target);
-        }
-        if find_max.is_some() {
-            // Every target loads the same plan: one look is enough.
-            if let Some(why) = unsearchable(&targets[0].plan) {
-                return Err(self.at(plan, why, Some("the search varies one scenario's load")));
+            if selected.contains(t.get_ref().name.get_ref()) {
+                let mut target = self.target(t, plan_path.as_deref(), smoke.as_ref())?;
+                target.plan.watch.extend(watch.iter().cloned());
+                target.plan.watch.extend(self.watches(&t.get_ref().watch)?);
+                targets.push((t, target));
             }
         }
+        if find_max.is_some() {
+            for (t, target) in &targets {
+                if let Some(why) = unsearchable(&target.plan) {
+                    let at = t.get_ref().plan.as_ref().or(f.plan.as_ref());
+                    return Err(self.err(
+                        at.map(Spanned::span),
+                        why,
+                        Some("the search varies one scenario's load"),
+                    ));
+                }
+            }
+        }
+        let notes = self.like_for_like(&f, &targets)?;
+        let targets = targets.into_iter().map(|(_, t)| t).collect();
         let name = match &f.name {
             Some(n) if n.get_ref().trim().is_empty() => {
                 return Err(self.at(n, "the name is empty", None));
@@ -222,7 +234,33 @@ impl Ctx<'_> {
             find_max,
             smoke,
             targets,
+            notes,
         })
+    }
+
+    /// `repeats`: 1 to [`MAX_REPEATS`], and 1 with `[find_max]`.
+    fn repeats(&self, f: &SuiteFile, searched: bool) -> Result<u32, Error> {
+        let repeats = match &f.repeats {
+            None => 1,
+            Some(r) if (1..=MAX_REPEATS).contains(r.get_ref()) => *r.get_ref() as u32,
+            Some(r) => {
+                return Err(self.at(
+                    r,
+                    format!("repeats = {} is out of range", r.get_ref()),
+                    Some("1 (the default) to 1000 measured runs per target"),
+                ));
+            }
+        };
+        if let (Some(r), true) = (&f.repeats, searched) {
+            if *r.get_ref() != 1 {
+                return Err(self.at(
+                    r,
+                    "repeats applies to plan runs; with [find_max] each target gets one search",
+                    None,
+                ));
+            }
+        }
+        Ok(repeats)
     }
 
     /// `[find_max]`: the settings of `volley find-max`, with its defaults; `--time-scale`
@@ -294,14 +332,15 @@ impl Ctx<'_> {
         Ok(settings)
     }
 
-    fn smoke(&self, s: &SmokeFile, plan_path: &Path) -> Result<Smoke, Error> {
-        let (plan_path, default_scale) = match &s.plan {
-            Some(p) => (self.existing_file(p, "smoke plan")?, 1.0),
-            None => (plan_path.to_path_buf(), SMOKE_TIME_SCALE),
-        };
+    fn smoke(&self, s: &SmokeFile) -> Result<Smoke, Error> {
+        let plan_path = s
+            .plan
+            .as_ref()
+            .map(|p| self.existing_file(p, "smoke plan"))
+            .transpose()?;
         let time_scale = match &s.time_scale {
-            None => default_scale,
-            Some(t) if t.get_ref().is_finite() && *t.get_ref() > 0.0 => *t.get_ref(),
+            None => None,
+            Some(t) if t.get_ref().is_finite() && *t.get_ref() > 0.0 => Some(*t.get_ref()),
             Some(t) => {
                 return Err(self.at(
                     t,
@@ -322,7 +361,7 @@ impl Ctx<'_> {
         };
         Ok(Smoke {
             plan_path,
-            time_scale: time_scale * self.options.time_scale,
+            time_scale,
             max_error_rate,
         })
     }
@@ -330,7 +369,7 @@ impl Ctx<'_> {
     fn target(
         &self,
         spanned: &Spanned<TargetFile>,
-        plan_path: &Path,
+        suite_plan: Option<&Path>,
         smoke: Option<&Smoke>,
     ) -> Result<Target, Error> {
         let t = spanned.get_ref();
@@ -403,17 +442,7 @@ impl Ctx<'_> {
             None => HealthCheck::new(&base_url, health_timeout)
                 .map_err(|why| self.at(&t.base_url, why, None))?,
         };
-        let plan = self.plan(plan_path, &base_url, self.options.time_scale, &name)?;
-        let smoke_plan = smoke
-            .map(|s| {
-                self.plan(
-                    &s.plan_path,
-                    &base_url,
-                    s.time_scale,
-                    &format!("{name}-smoke"),
-                )
-            })
-            .transpose()?;
+        let (plan_path, plan, smoke_plan) = self.target_plans(t, suite_plan, smoke, &base_url)?;
         Ok(Target {
             name,
             base_url,
@@ -422,6 +451,7 @@ impl Ctx<'_> {
             reset,
             reset_timeout: self.duration(t.reset_timeout.as_ref(), RESET_TIMEOUT)?,
             stop_grace: self.duration(t.stop_grace.as_ref(), STOP_GRACE)?,
+            plan_path,
             plan,
             smoke_plan,
         })
@@ -437,19 +467,19 @@ impl Ctx<'_> {
             .collect()
     }
 
-    /// A plan aimed at `base_url`, named after the target (so its records and folders say which
-    /// target they measured).
+    /// A plan read with `sets` (the target's `vars`, the suite's `--set`, its `base_url`), named
+    /// after the target (so its records and folders say which target they measured).
     fn plan(
         &self,
         path: &Path,
-        base_url: &str,
+        sets: &[(String, String)],
         time_scale: f64,
         name: &str,
     ) -> Result<Plan, Error> {
         let mut plan = plan_read::read_file(
             path,
             &plan_read::ReadOptions {
-                sets: vec![("target.base_url".into(), base_url.into())],
+                sets: sets.to_vec(),
                 time_scale,
                 threads: None,
                 // The targets are not running yet: no schema can be fetched from them.

@@ -38,10 +38,7 @@ fn a_valid_suite_with_defaults() {
         read_text(&GOOD.replace("repeats = 2", "repeats = 2\norder = \"sequential\"")).unwrap();
     assert_eq!(sequential.order, Order::Sequential);
     let smoke = s.smoke.as_ref().unwrap();
-    assert_eq!(
-        (smoke.time_scale, smoke.max_error_rate),
-        (SMOKE_TIME_SCALE, 0.05)
-    );
+    assert_eq!((smoke.time_scale, smoke.max_error_rate), (None, 0.05));
     let [a, b] = &s.targets[..] else { panic!() };
     assert_eq!(a.plan.target.base_url, "http://127.0.0.1:18081/api");
     assert_eq!(a.plan.target.base_path, "/api");
@@ -66,14 +63,20 @@ fn a_valid_suite_with_defaults() {
     let short = read_str(
         GOOD,
         Path::new("examples/test-suite.toml"),
-        &SuiteReadOptions { time_scale: 0.5 },
+        &SuiteReadOptions {
+            time_scale: 0.5,
+            ..Default::default()
+        },
     )
     .unwrap();
     assert_eq!(
         short.targets[0].plan.scenarios[0].duration(),
         Some(full / 2)
     );
-    assert!((short.smoke.unwrap().time_scale - 0.05).abs() < 1e-12);
+    let short_smoke = short.targets[0].smoke_plan.as_ref().unwrap().scenarios[0]
+        .duration()
+        .unwrap();
+    assert!((short_smoke.as_secs_f64() - full.as_secs_f64() * 0.05).abs() < 1e-6);
 }
 
 #[test]
@@ -84,7 +87,10 @@ fn find_max_settings_take_the_cli_defaults_and_the_time_scale() {
     let s = read_str(
         text,
         Path::new("examples/x.toml"),
-        &SuiteReadOptions { time_scale: 0.5 },
+        &SuiteReadOptions {
+            time_scale: 0.5,
+            ..Default::default()
+        },
     )
     .unwrap();
     let f = s.find_max.unwrap();
@@ -137,8 +143,8 @@ fn the_suite_s_own_mistakes_are_located() {
         ),
         (
             TARGET.to_string(),
-            "examples/test-suite.toml: ",
-            "the suite has no test",
+            "examples/test-suite.toml:1:1: ",
+            "the suite has no test for target `a`",
         ),
         (
             format!("plan = \"nope.toml\"\n{TARGET}"),
@@ -302,4 +308,103 @@ fn error_rates() {
     assert_eq!(error_rate(&toml::Value::String("1".into())), None);
     assert_eq!(error_rate(&toml::Value::String("120%".into())), None);
     assert_eq!(error_rate(&toml::Value::Float(-0.1)), None);
+}
+
+/// Targets `a` and `b` of a suite without a plan of its own, with the plans given.
+fn two_plans(a: &str, b: &str) -> String {
+    format!(
+        "[[target]]\nname = \"a\"\nbase_url = \"http://127.0.0.1:18081\"\nplan = \"{a}\"\n\
+         vars = {{ title = \"from-a\" }}\n\
+         [[target]]\nname = \"b\"\nbase_url = \"http://127.0.0.1:18082\"\nplan = \"{b}\"\n"
+    )
+}
+
+/// The body of the target's first request, rendered for VU 1.
+fn first_body(t: &Target) -> String {
+    let sc = &t.plan.scenarios[0];
+    let crate::plan::StepRequest::Dynamic(req) = &sc.steps[0].request else {
+        panic!("the step is templated")
+    };
+    let ctx = t
+        .plan
+        .templates
+        .context(0, 0, &sc.name, &Default::default());
+    crate::plan::render::render_owned(&t.plan.templates, req, &ctx)
+        .unwrap()
+        .body
+}
+
+#[test]
+fn targets_run_plans_of_their_own_with_their_vars() {
+    let s = read_text(&two_plans("002-rest-plan.toml", "002-grpc-plan.toml")).unwrap();
+    assert!(s.plan_path.is_none());
+    assert!(s.notes.is_empty(), "{:?}", s.notes);
+    let [a, b] = &s.targets[..] else { panic!() };
+    assert!(a.plan_path.ends_with("002-rest-plan.toml"));
+    assert!(b.plan_path.ends_with("002-grpc-plan.toml"));
+    assert!(b.plan.scenarios[0].steps[0].grpc.is_some());
+    assert!(first_body(a).contains("from-a task 1"), "{}", first_body(a));
+    assert!(first_body(b).contains("task 1"), "{}", first_body(b));
+    // --set wins over a target's vars, for every target.
+    let set = read_str(
+        &two_plans("002-rest-plan.toml", "002-grpc-plan.toml"),
+        Path::new("examples/test-suite.toml"),
+        &SuiteReadOptions {
+            sets: vec![("title".into(), "cli".into())],
+            only: vec!["b".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(set.targets.len(), 1, "--only b");
+    assert!(first_body(&set.targets[0]).contains("cli task 1"));
+}
+
+#[test]
+fn different_loads_are_refused_unless_allowed() {
+    let text = two_plans("002-rest-plan.toml", "suite-plan.toml");
+    let e = read_text(&text).unwrap_err().to_string();
+    assert!(
+        e.contains("examples/test-suite.toml:9:"),
+        "the second plan: {e}"
+    );
+    assert!(
+        e.contains(
+            "do not get the same load: scenario 1 (`crud` vs `ramp`): 16 VUs for 30.0s vs up to \
+             32 VUs over 17.0s (3 stages)"
+        ),
+        "{e}"
+    );
+    let s = read_text(&format!("allow_different_load = true\n{text}")).unwrap();
+    assert_eq!(s.notes.len(), 4, "{:?}", s.notes);
+    assert!(s.notes[0].ends_with("(allow_different_load = true)"));
+    assert!(
+        s.notes[1].starts_with("operation `create_task` is measured on a but not on b"),
+        "{:?}",
+        s.notes
+    );
+    assert!(s.notes[3].starts_with("operation `root` is measured on b but not on a"));
+}
+
+#[test]
+fn only_names_targets_and_every_target_needs_a_plan() {
+    let e = read_str(
+        GOOD,
+        Path::new("examples/test-suite.toml"),
+        &SuiteReadOptions {
+            only: vec!["c".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("`c` is not a target of examples/test-suite.toml"),
+        "{e}"
+    );
+    assert!(e.contains("its targets are a, b_2"), "{e}");
+    let e = read_text(&GOOD.replace("plan = \"suite-plan.toml\"\n", ""))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("the suite has no test for target `a`"), "{e}");
 }

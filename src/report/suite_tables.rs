@@ -1,0 +1,250 @@
+//! The figures of a suite's measured targets, as report 002 tabled them: one row per target
+//! (throughput, mean, p95, p99, error rate, total requests, test duration), with a warning when
+//! the targets' test durations differ; then one row per operation and target, steps joined on
+//! their operation label (a step's `operation`, else its name), so that `POST /events` on a REST
+//! target and `events.v1.Events/Create` on a gRPC target share a row group, and an operation a
+//! target does not have is shown as missing there.
+
+use super::table::Table;
+use crate::analysis::compare::Variant;
+use crate::analysis::like_for_like::DURATION_TOLERANCE;
+use crate::record::RunRecord;
+use crate::record::model::{Group, GroupKind};
+use crate::units::{ms, rate, seconds, thousands};
+
+/// What a target's row says for an operation its plan does not have.
+pub const MISSING: &str = "missing";
+
+/// The median of `values` (`None` when empty).
+fn median(mut values: Vec<f64>) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let mid = values.len() / 2;
+    Some(if values.len() % 2 == 1 {
+        values[mid]
+    } else {
+        (values[mid - 1] + values[mid]) / 2.0
+    })
+}
+
+/// `errors / attempts` in %, two decimals; `-` without attempts.
+fn error_rate(errors: u64, attempts: u64) -> String {
+    if attempts == 0 {
+        "-".into()
+    } else {
+        format!("{:.2}%", errors as f64 * 100.0 / attempts as f64)
+    }
+}
+
+/// Report 002's table: per measured target, the median over its runs of throughput, mean, p95,
+/// p99 and test duration, the summed requests and the error rate over all its attempts.
+pub fn results(variants: &[Variant]) -> Table {
+    let mut t = Table::new(
+        "Results per target",
+        &[
+            "<Target",
+            "Throughput (req/s)",
+            "Mean (ms)",
+            "p95 (ms)",
+            "p99 (ms)",
+            "Error rate",
+            "Requests",
+            "Test duration",
+        ],
+    )
+    .with_note(
+        "Report 002's table. With repeats, throughput, latencies and duration are the medians \
+         over the target's runs; requests are the sum, the error rate is over all its attempts. \
+         The test duration is the measured window (warm-up and drain excluded).",
+    );
+    for v in variants {
+        let of = |f: fn(&RunRecord) -> Option<f64>| median(v.runs.iter().filter_map(f).collect());
+        let requests: u64 = v.runs.iter().map(|r| r.summary.requests).sum();
+        let attempts: u64 = v
+            .runs
+            .iter()
+            .map(|r| r.summary.requests + r.summary.not_sent)
+            .sum();
+        let errors: u64 = v.runs.iter().map(|r| r.summary.errors).sum();
+        t.push([
+            v.label.clone(),
+            of(|r| Some(r.summary.rps)).map_or_else(|| "-".into(), rate),
+            ms(of(|r| r.summary.latency_ms.mean)),
+            ms(of(|r| r.summary.latency_ms.p95)),
+            ms(of(|r| r.summary.latency_ms.p99)),
+            error_rate(errors, attempts),
+            thousands(requests),
+            of(|r| Some(r.summary.duration_s)).map_or_else(|| "-".into(), seconds),
+        ]);
+    }
+    t
+}
+
+/// A warning when the targets' test durations (each the median over its runs) differ by more
+/// than [`DURATION_TOLERANCE`] of the first's: their totals, and any rate that hides a stop,
+/// are then not comparable.
+pub fn duration_warning(variants: &[Variant]) -> Option<String> {
+    let durations: Vec<(&str, f64)> = variants
+        .iter()
+        .filter_map(|v| {
+            let d = median(v.runs.iter().map(|r| r.summary.duration_s).collect())?;
+            Some((v.label.as_str(), d))
+        })
+        .collect();
+    let (_, base) = *durations.first()?;
+    let off = durations
+        .iter()
+        .any(|(_, d)| base > 0.0 && ((d - base) / base).abs() > DURATION_TOLERANCE);
+    off.then(|| {
+        format!(
+            "Test durations differ by more than {:.0}%: {}. Total requests are not comparable, \
+             and a shorter test may have stopped early; compare over equal durations (report \
+             002 set a 3.5-minute run beside a 13.5-minute one)",
+            DURATION_TOLERANCE * 100.0,
+            durations
+                .iter()
+                .map(|(label, d)| format!("{label} {}", seconds(*d)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    })
+}
+
+/// The operation labels of the variants' step groups, in order of first appearance.
+pub fn operation_labels(variants: &[Variant]) -> Vec<String> {
+    let mut labels: Vec<String> = Vec::new();
+    for g in variants
+        .iter()
+        .flat_map(|v| &v.runs)
+        .flat_map(|r| &r.groups)
+        .filter(|g| g.kind == GroupKind::Step)
+    {
+        if !labels.iter().any(|l| l == g.operation_label()) {
+            labels.push(g.operation_label().to_string());
+        }
+    }
+    labels
+}
+
+/// One row per operation and target: the step's requests (summed over runs), throughput over
+/// its own window, mean, p95 and p99 (medians over runs) and error rate; `missing` where the
+/// target's plan has no step with that operation. `None` when no run has steps.
+pub fn operations(variants: &[Variant]) -> Option<Table> {
+    let labels = operation_labels(variants);
+    if labels.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Operations",
+        &[
+            "<Operation",
+            "<Target",
+            "Requests",
+            "Throughput (req/s)",
+            "Mean (ms)",
+            "p95 (ms)",
+            "p99 (ms)",
+            "Error rate",
+        ],
+    )
+    .with_note(
+        "Steps joined on their operation label (a step's `operation`, else its name). With \
+         repeats, requests are summed and the other figures are medians over runs; throughput is \
+         over the step's own window. \"missing\": the target's plan has no such operation.",
+    );
+    for label in &labels {
+        for v in variants {
+            let steps: Vec<&Group> = v
+                .runs
+                .iter()
+                .flat_map(|r| &r.groups)
+                .filter(|g| g.kind == GroupKind::Step && g.operation_label() == label)
+                .collect();
+            if steps.is_empty() {
+                t.push([label.as_str(), v.label.as_str(), MISSING]);
+                continue;
+            }
+            let of =
+                |f: fn(&Group) -> Option<f64>| median(steps.iter().filter_map(|g| f(g)).collect());
+            let requests: u64 = steps.iter().map(|g| g.requests).sum();
+            let attempts: u64 = steps.iter().map(|g| g.requests + g.not_sent).sum();
+            let errors: u64 = steps.iter().map(|g| g.errors).sum();
+            t.push([
+                label.clone(),
+                v.label.clone(),
+                thousands(requests),
+                of(|g| Some(g.rps)).map_or_else(|| "-".into(), rate),
+                ms(of(|g| g.latency_ms.mean)),
+                ms(of(|g| g.latency_ms.p95)),
+                ms(of(|g| g.latency_ms.p99)),
+                error_rate(errors, attempts),
+            ]);
+        }
+    }
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixture::record;
+
+    fn variant(label: &str, ops: &[(&str, Option<&str>)], duration_s: f64) -> Variant {
+        let mut r = record(label, 3, 100, 1000, 0, 0.0);
+        r.summary.duration_s = duration_s;
+        r.groups = ops
+            .iter()
+            .map(|(name, op)| {
+                let mut g = crate::analysis::selfcheck::testing::group(
+                    GroupKind::Step,
+                    name,
+                    Some("s"),
+                    100,
+                );
+                g.operation = op.map(str::to_string);
+                g
+            })
+            .collect();
+        Variant {
+            label: label.into(),
+            source: label.into(),
+            runs: vec![r],
+        }
+    }
+
+    #[test]
+    fn steps_join_on_their_operation_and_a_missing_one_is_shown() {
+        let v = [
+            variant("rest", &[("post", Some("create")), ("get", None)], 10.0),
+            variant("grpc", &[("Create", Some("create"))], 10.0),
+        ];
+        assert_eq!(operation_labels(&v), ["create", "get"]);
+        let t = operations(&v).unwrap();
+        let rows: Vec<(&str, &str, &str)> = t
+            .rows
+            .iter()
+            .map(|r| (r[0].as_str(), r[1].as_str(), r[2].as_str()))
+            .collect();
+        assert_eq!(
+            rows,
+            [
+                ("create", "rest", "100"),
+                ("create", "grpc", "100"),
+                ("get", "rest", "100"),
+                ("get", "grpc", MISSING),
+            ]
+        );
+        assert_eq!(duration_warning(&v), None);
+    }
+
+    #[test]
+    fn durations_that_differ_are_warned_about() {
+        let v = [variant("a", &[], 811.2), variant("b", &[], 211.9)];
+        let w = duration_warning(&v).unwrap();
+        assert!(w.contains("a 13m31s, b 3m32s"), "{w}");
+        assert_eq!(results(&v).rows.len(), 2);
+        assert_eq!(results(&v).rows[1][7], "3m32s");
+    }
+}
