@@ -44,6 +44,7 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
                 progress: false,
                 handle_signals: true,
                 command: argv.to_vec(),
+                ..Default::default()
             };
             volley::run::execute(plan, &options, &mut [])
         },

@@ -12,6 +12,9 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
         json: args.json.clone(),
         out: args.out.clone(),
     };
+    if args.join.join.is_some() {
+        return join(args, argv);
+    }
     let plan = input_from(args)?.validate()?.prepare()?;
     if !quiet {
         eprintln!("{}", super::runs::banner(&plan));
@@ -50,4 +53,26 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.max_body_bytes = a.max_body_size;
     input.segment = a.segment;
     Ok(input)
+}
+
+/// Quick mode as one generator of a distributed test (`--join`).
+fn join(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
+    if args.repeat > 1 {
+        anyhow::bail!(volley::Error::Invalid {
+            what: "--repeat".into(),
+            why: "a generator of a distributed test (--join) runs once".into(),
+        });
+    }
+    let (quiet, segment, join) = (args.quiet, args.segment, args.join.clone());
+    let outputs = Outputs {
+        json: args.json.clone(),
+        out: args.out.clone(),
+    };
+    let input = input_from(args)?;
+    let load = |segment| -> anyhow::Result<volley::plan::Plan> {
+        let mut input = input.clone();
+        input.segment = Some(segment);
+        Ok(input.validate()?.prepare()?)
+    };
+    super::coordinate::join(&join, segment, load, &outputs, argv, quiet)
 }

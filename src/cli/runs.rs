@@ -17,6 +17,7 @@ pub fn execute(plan: &Plan, argv: &[String], progress: bool) -> anyhow::Result<R
         progress,
         handle_signals: true,
         command: argv.to_vec(),
+        ..Default::default()
     };
     volley::run::execute(plan, &options, &mut []).context("the run failed")
 }

@@ -35,6 +35,7 @@ pub use usage::{peak_rss_bytes, process_cpu};
 mod live;
 mod observe;
 
+pub use live::LiveJudge;
 pub use observe::{Clock, Live, Observer, TICK};
 
 /// How long before the schedule's origin the workers are started, so the first due requests are
@@ -47,6 +48,9 @@ pub struct RunOptions {
     /// Stop cleanly on SIGINT/SIGTERM (a second SIGINT exits the process at once, also after
     /// the run: see the `signals` module). Off for callers that watch signals themselves.
     pub handle_signals: bool,
+    /// `abort_on_fail` thresholds are judged elsewhere, on the whole of a distributed test (its
+    /// coordinator, through an [`Observer`]), not on this share's own figures.
+    pub remote_judge: bool,
 }
 
 /// Installs the process's SIGINT/SIGTERM watcher now, before a plan is loaded, so that a signal
@@ -312,10 +316,11 @@ pub fn run_with(
         .enable_all()
         .build()
         .map_err(|e| Error::Engine(format!("cannot start control runtime: {e}")))?;
-    let mut thresholds = live::LiveThresholds {
-        judge: live::LiveJudge::new(plan, check_count),
-        plan,
-    };
+    let mut judge = live::LiveJudge::new(plan, check_count);
+    if options.remote_judge {
+        judge.disable();
+    }
+    let mut thresholds = live::LiveThresholds { judge, plan };
     let mut all = observe::Observers(vec![&mut thresholds]);
     for o in observers.iter_mut() {
         all.0.push(&mut **o);

@@ -97,6 +97,8 @@ pub struct Plan {
     pub secrets: Secrets,
     /// The share of a distributed test this plan is (`--segment i/N`); `None`: the whole.
     pub share: Option<segment::PlanShare>,
+    /// `[distributed]`: how a coordinated test treats lost generators.
+    pub distributed: segment::Distributed,
 }
 
 /// The request of a quick-mode run, as the user gave it.

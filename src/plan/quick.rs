@@ -191,6 +191,7 @@ impl RunInput {
             data: Default::default(),
             scenarios: vec![scenario],
             thresholds: Default::default(),
+            distributed: None,
             warmup: self.warmup,
         };
         let quick = QuickSource {

@@ -24,6 +24,7 @@ pub mod progress;
 pub mod protocol;
 pub mod repeats;
 pub mod selfcheck;
+pub mod shares;
 pub mod suite;
 pub mod table;
 pub mod text;

@@ -87,6 +87,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
     results.extend(thresholds(r));
     results.extend(checks(r));
     results.push(generator(r));
+    results.extend(super::shares::table(r));
     results.extend(super::selfcheck::table(r));
     RunView {
         title: r.name.clone(),
@@ -543,6 +544,7 @@ pub fn plan_tables(r: &RunRecord) -> Vec<Table> {
                     | "Checks"
                     | "Maximum sustainable throughput"
                     | "Search steps"
+                    | "Generators"
             )
         })
         .collect()

@@ -22,8 +22,8 @@ use std::io::IsTerminal;
 pub(crate) use crate::engine::SignalError;
 pub(crate) use crate::engine::signal_runtime;
 pub use crate::engine::{
-    Clock, Live, Observer, StopHandle, TICK, peak_rss_bytes, process_cpu, stop_handle,
-    watch_signals,
+    Abort, Clock, Live, LiveJudge, Observer, StopHandle, TICK, peak_rss_bytes, process_cpu,
+    stop_handle, watch_signals,
 };
 use crate::error::Error;
 use crate::plan::Plan;
@@ -43,6 +43,9 @@ pub struct Options {
     pub handle_signals: bool,
     /// The command line, as the record keeps it (secrets are redacted when written).
     pub command: Vec<String>,
+    /// `abort_on_fail` thresholds are judged by a distributed test's coordinator on the whole
+    /// test, not on this share (see [`crate::engine::RunOptions::remote_judge`]).
+    pub remote_judge: bool,
 }
 
 /// Runs `plan` with `observers` watching, and returns its record.
@@ -63,6 +66,7 @@ pub fn execute_with(
 ) -> Result<RunRecord, Error> {
     let engine_options = crate::engine::RunOptions {
         handle_signals: options.handle_signals,
+        remote_judge: options.remote_judge,
     };
     let mut progress = progress::ProgressLine::default();
     let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 1);

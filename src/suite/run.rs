@@ -415,6 +415,7 @@ impl TargetRun<'_, '_> {
             progress,
             handle_signals: false,
             command: self.options.command.clone(),
+            ..Default::default()
         };
         let found = findmax::run::run(
             &self.target.plan,
@@ -518,6 +519,7 @@ impl TargetRun<'_, '_> {
             progress: self.options.progress,
             handle_signals: false,
             command: self.options.command.clone(),
+            ..Default::default()
         };
         let stop = self.interrupts.begin_run();
         let record = run::execute_with(plan, &options, stop, &mut []);
