@@ -30,9 +30,8 @@ fn usage(pid: u32) -> (f64, u64) {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let fields: Vec<&str> = stat.rsplit_once(") ").unwrap().1.split(' ').collect();
     let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    let hz = nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK)
-        .unwrap()
-        .unwrap_or(100) as f64;
+    // /proc counts in USER_HZ, 100 on Linux whatever the kernel's own tick.
+    let hz = 100.0;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let rss_kib: u64 = status
         .lines()
