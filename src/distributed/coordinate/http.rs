@@ -12,7 +12,6 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::TokioIo;
-use serde::Serialize;
 use tokio::sync::watch;
 
 use super::super::wire::{Poll, Refused, Register, Snapshot, path};
@@ -52,20 +51,13 @@ pub(super) async fn serve(
     }
 }
 
-fn json(status: StatusCode, value: &impl Serialize) -> Response<Full<Bytes>> {
-    let body = serde_json::to_vec(value).expect("replies serialise");
+fn refused(status: u16, why: impl Into<String>) -> Response<Full<Bytes>> {
+    let body = serde_json::to_vec(&Refused { error: why.into() }).unwrap_or_default();
     Response::builder()
-        .status(status)
+        .status(StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST))
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(body)))
         .expect("a valid response")
-}
-
-fn refused(status: u16, why: impl Into<String>) -> Response<Full<Bytes>> {
-    json(
-        StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
-        &Refused { error: why.into() },
-    )
 }
 
 /// Whether `given` is the token, compared in time independent of where they differ.
@@ -102,35 +94,51 @@ async fn handle(
     Ok(route_to(&shared, &route, &body))
 }
 
-fn parse<'a, T: serde::Deserialize<'a>>(body: &'a [u8]) -> Result<T, Response<Full<Bytes>>> {
-    serde_json::from_slice(body).map_err(|e| refused(400, format!("bad request body: {e}")))
-}
-
-fn answer<T: Serialize>(r: Result<T, Refusal>) -> Response<Full<Bytes>> {
-    match r {
-        Ok(v) => json(StatusCode::OK, &v),
-        Err(Refusal { status, why }) => refused(status, why),
-    }
+fn parse<'a, T: serde::Deserialize<'a>>(body: &'a [u8]) -> Result<T, Refusal> {
+    serde_json::from_slice(body).map_err(|e| Refusal {
+        status: 400,
+        why: format!("bad request body: {e}"),
+    })
 }
 
 fn route_to(shared: &Shared, route: &str, body: &[u8]) -> Response<Full<Bytes>> {
     let now = Instant::now();
     let lock = || shared.state.lock().unwrap_or_else(|e| e.into_inner());
+    let bad = |why: String| Refusal { status: 400, why };
     let result = match route {
-        path::REGISTER => parse::<Register>(body).map(|r| answer(lock().register(&r, now))),
-        path::START => parse::<Poll>(body).map(|p| answer(lock().start(p.share, now))),
-        path::HEARTBEAT => parse::<Poll>(body).map(|p| answer(lock().heartbeat(p.share, now))),
+        path::REGISTER => parse::<Register>(body).and_then(|r| {
+            let reply = lock().register(&r, now)?;
+            Ok(serde_json::to_vec(&reply))
+        }),
+        path::START => {
+            parse::<Poll>(body).and_then(|p| Ok(serde_json::to_vec(&lock().start(p.share, now)?)))
+        }
+        path::HEARTBEAT => parse::<Poll>(body)
+            .and_then(|p| Ok(serde_json::to_vec(&lock().heartbeat(p.share, now)?))),
         path::SNAPSHOT => parse::<Snapshot>(body).and_then(|s| {
             // Decoded outside the lock: the coordinator's cost per snapshot is mostly here.
             let decoded = s
                 .decode()
-                .map_err(|e| refused(400, format!("snapshot of share {}: {e}", s.share)))?;
-            Ok(answer(lock().snapshot(s.share, &decoded, now)))
+                .map_err(|e| bad(format!("snapshot of share {}: {e}", s.share)))?;
+            Ok(serde_json::to_vec(
+                &lock().snapshot(s.share, &decoded, now)?,
+            ))
         }),
         path::RECORD => crate::record::parse_record(body, std::path::Path::new("POST /v1/record"))
-            .map_err(|e| refused(400, e.to_string()))
-            .map(|r| answer(lock().record(r, now))),
-        _ => Err(refused(404, format!("no route {route}"))),
+            .map_err(|e| bad(e.to_string()))
+            .and_then(|r| Ok(serde_json::to_vec(&lock().record(r, now)?))),
+        _ => Err(Refusal {
+            status: 404,
+            why: format!("no route {route}"),
+        }),
     };
-    result.unwrap_or_else(|r| r)
+    match result {
+        Ok(Ok(bytes)) => Response::builder()
+            .status(StatusCode::OK)
+            .header("content-type", "application/json")
+            .body(Full::new(Bytes::from(bytes)))
+            .expect("a valid response"),
+        Ok(Err(e)) => refused(500, format!("cannot encode the reply: {e}")),
+        Err(Refusal { status, why }) => refused(status, why),
+    }
 }
