@@ -107,3 +107,59 @@ fn manifests_validate_against_two_kubernetes_versions() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn request_bodies_and_proto_files_travel_in_the_config_map() {
+    let dir = temp_dir("k8s-files");
+    std::fs::create_dir_all(dir.join("bodies")).unwrap();
+    std::fs::create_dir_all(dir.join("protos/deps")).unwrap();
+    std::fs::write(dir.join("bodies/order.json"), "{\"sku\": 1}").unwrap();
+    std::fs::write(
+        dir.join("protos/deps/common.proto"),
+        "syntax = \"proto3\";\npackage deps;\nmessage Empty {}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("protos/shop.proto"),
+        "syntax = \"proto3\";\npackage shop;\nimport \"deps/common.proto\";\n\
+         service Shop { rpc Ping(deps.Empty) returns (deps.Empty); }\n",
+    )
+    .unwrap();
+    let plan = dir.join("shop.toml");
+    std::fs::write(
+        &plan,
+        "[target]\nbase_url = \"http://shop.example:8080\"\n\
+         proto = [\"protos/shop.proto\"]\nimport_paths = [\"protos\"]\n\
+         [[scenario]]\nname = \"s\"\n[scenario.load]\n\
+         profile = \"constant-vus\"\nvus = 3\nduration = \"1m\"\n\
+         [[scenario.step]]\nname = \"order\"\nmethod = \"POST\"\npath = \"/orders\"\n\
+         body_file = \"bodies/order.json\"\n",
+    )
+    .unwrap();
+    let (code, json, stderr) = run_volley(&[
+        "k8s",
+        plan.to_str().unwrap(),
+        "--workers",
+        "2",
+        "--image",
+        "volley:dev",
+        "--token",
+        "t",
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let list: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let data = &list["items"][0]["data"];
+    assert_eq!(data["bodies__order.json"], "{\"sku\": 1}");
+    assert!(
+        data["protos__shop.proto"]
+            .as_str()
+            .unwrap()
+            .contains("service Shop")
+    );
+    assert!(
+        data["protos__deps__common.proto"].as_str().is_some(),
+        "{data}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

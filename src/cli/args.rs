@@ -67,6 +67,9 @@ pub enum Command {
     Man(super::completions::ManArgs),
     /// Merge the records of the shares of one test (`--segment i/N` runs) into one, exactly.
     Merge(super::distributed::MergeArgs),
+    /// Coordinate a distributed test: wait for N generators (`run --join`), start them
+    /// together, follow and judge the whole test live, merge their records.
+    Coordinate(super::coordinate::CoordinateArgs),
     /// Print Kubernetes manifests that run a plan on N generators (an Indexed Job).
     #[command(name = "k8s")]
     K8s(super::distributed::K8sArgs),
@@ -135,6 +138,9 @@ pub struct RunArgs {
     /// Run the plan N times, back to back (repeat-1/ … repeat-N/), for `volley compare`.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
+    /// One generator of a distributed test.
+    #[command(flatten)]
+    pub join: super::coordinate::JoinArgs,
     /// No progress line and no summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -421,6 +427,9 @@ pub struct QuickArgs {
     /// Watching the target.
     #[command(flatten)]
     pub watch: super::watch_args::WatchArgs,
+    /// One generator of a distributed test.
+    #[command(flatten)]
+    pub join: super::coordinate::JoinArgs,
 }
 
 /// `volley serve`.

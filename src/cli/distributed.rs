@@ -114,9 +114,9 @@ pub fn k8s(a: K8sArgs) -> anyhow::Result<u8> {
         .map_err(|e| invalid("plan", format!("{}: {}", a.plan.display(), e.message())))?;
     let folder = a.plan.parent().unwrap_or(Path::new("."));
     let mut data = Vec::new();
-    for d in file.data.values() {
-        let relative = d.file.get_ref().clone();
-        data.push((relative.clone(), read(&folder.join(&relative))?));
+    for relative in shipped_files(&file, folder) {
+        let bytes = read(&folder.join(&relative))?;
+        data.push((relative, bytes));
     }
     let token = a
         .token
@@ -149,4 +149,48 @@ pub fn k8s(a: K8sArgs) -> anyhow::Result<u8> {
     .map_err(|e| invalid("manifests", e))?;
     super::emit(&text, None)?;
     Ok(super::EXIT_OK)
+}
+
+/// The files a plan reads, relative to its folder, that travel with it in the ConfigMap: data
+/// files, request bodies (`body_file` without templates in its path), `.proto` files and the
+/// `.proto` files under `import_paths`.
+fn shipped_files(file: &volley::plan::file::PlanFile, folder: &Path) -> Vec<String> {
+    let mut files: Vec<String> = file
+        .data
+        .values()
+        .map(|d| d.file.get_ref().clone())
+        .collect();
+    for sc in &file.scenarios {
+        for st in &sc.steps {
+            if let Some(body) = &st.body_file
+                && !body.get_ref().contains("{{")
+            {
+                files.push(body.get_ref().clone());
+            }
+        }
+    }
+    files.extend(file.target.proto.iter().map(|p| p.get_ref().clone()));
+    for dir in &file.target.import_paths {
+        let mut found = Vec::new();
+        protos_under(&folder.join(dir), Path::new(dir), &mut found);
+        files.extend(found);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    files.retain(|f| seen.insert(f.trim_start_matches("./").to_string()));
+    files
+}
+
+/// The `.proto` files under `dir` (as `relative/...`), recursively.
+fn protos_under(dir: &Path, relative: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let (path, rel) = (e.path(), relative.join(e.file_name()));
+        if path.is_dir() {
+            protos_under(&path, &rel, out);
+        } else if path.extension().is_some_and(|x| x == "proto") {
+            out.push(rel.display().to_string());
+        }
+    }
 }

@@ -13,6 +13,7 @@
 mod args;
 mod compare;
 mod completions;
+mod coordinate;
 mod curl;
 mod demo;
 mod distributed;
@@ -82,6 +83,7 @@ pub fn main() -> ExitCode {
         Some(Command::Man(a)) => completions::man(a),
         Some(Command::Merge(a)) => distributed::merge_run(a),
         Some(Command::K8s(a)) => distributed::k8s(a),
+        Some(Command::Coordinate(a)) => coordinate::run(a),
         None => quick::run(cli.quick, &argv),
     };
     match result {

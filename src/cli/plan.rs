@@ -13,6 +13,9 @@ use super::args::{CheckArgs, RunArgs};
 
 /// Runs a plan; returns the exit code.
 pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
+    if a.join.join.is_some() {
+        return join(a, argv);
+    }
     let export = a.export.options();
     let watch = a.watch.specs()?;
     let mut plan = read_file(
@@ -44,6 +47,32 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
         tuning: a.tuning,
     };
     super::runs::run(&plan, argv, &outputs, flags)
+}
+
+/// Runs a plan as one generator of a distributed test (`--join`).
+fn join(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
+    if a.repeat > 1 {
+        anyhow::bail!(volley::Error::Invalid {
+            what: "--repeat".into(),
+            why: "a generator of a distributed test (--join) runs once".into(),
+        });
+    }
+    let load = |segment| -> anyhow::Result<Plan> {
+        let options = ReadOptions {
+            sets: a.sets.clone(),
+            time_scale: a.time_scale,
+            threads: a.threads,
+            secret_headers: a.secret_headers.clone(),
+            segment: Some(segment),
+            ..Default::default()
+        };
+        Ok(read_file(&a.plan, &options)?.prepare()?)
+    };
+    let outputs = volley::run::Outputs {
+        json: a.json.clone(),
+        out: a.out.clone(),
+    };
+    super::coordinate::join(&a.join, a.segment, load, &outputs, argv, a.quiet)
 }
 
 /// Validates a plan and prints one rendered request per step.

@@ -14,6 +14,9 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
         json: args.json.clone(),
         out: args.out.clone(),
     };
+    if args.join.join.is_some() {
+        return join(args, argv);
+    }
     let watch = args.watch.specs()?;
     let mut plan = input_from(args)?.validate()?.prepare()?;
     plan.watch.extend(watch);
@@ -61,4 +64,26 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.segment = a.segment;
     input.group_by = a.group_by;
     Ok(input)
+}
+
+/// Quick mode as one generator of a distributed test (`--join`).
+fn join(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
+    if args.repeat > 1 {
+        anyhow::bail!(volley::Error::Invalid {
+            what: "--repeat".into(),
+            why: "a generator of a distributed test (--join) runs once".into(),
+        });
+    }
+    let (quiet, segment, join) = (args.quiet, args.segment, args.join.clone());
+    let outputs = Outputs {
+        json: args.json.clone(),
+        out: args.out.clone(),
+    };
+    let input = input_from(args)?;
+    let load = |segment| -> anyhow::Result<volley::plan::Plan> {
+        let mut input = input.clone();
+        input.segment = Some(segment);
+        Ok(input.validate()?.prepare()?)
+    };
+    super::coordinate::join(&join, segment, load, &outputs, argv, quiet)
 }

@@ -46,6 +46,7 @@ fn options(argv: &[String], shown: Shown, tuning: TuningArgs) -> Options {
         handle_signals: true,
         command: argv.to_vec(),
         pacer_tick: tuning.pacer_tick,
+        remote_judge: false,
     }
 }
 

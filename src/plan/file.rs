@@ -42,11 +42,26 @@ pub struct PlanFile {
     #[serde(default)]
     #[schemars(with = "Vec<WatchFile>")]
     pub watch: Vec<Spanned<WatchFile>>,
+    /// `[distributed]`: how a coordinated test (`volley coordinate`) treats its generators.
+    pub distributed: Option<DistributedFile>,
     /// Quick mode's `--warmup`: the first part of the run, whose requests are sent but not
     /// recorded (the profile's length includes it). Not a key of plan files.
     #[serde(skip)]
     #[schemars(skip)]
     pub warmup: Duration,
+}
+
+/// `[distributed]`: a coordinated test's handling of generators that die or go silent.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DistributedFile {
+    /// A generator silent for this long (no snapshot, no heartbeat) is lost, e.g. `10s`
+    /// (default 10s, at least 2s).
+    #[schemars(with = "Option<String>")]
+    pub lost_after: Option<DurationText>,
+    /// What the test does when a generator is lost: `continue` (the default; the merged record
+    /// names the missing share) or `stop` (every generator is stopped).
+    pub on_lost: Option<crate::plan::segment::OnLost>,
 }
 
 /// `[target]`.

@@ -101,6 +101,8 @@ pub struct Plan {
     pub share: Option<segment::PlanShare>,
     /// What to watch on the target's side during the run (`[[watch]]`, `--watch`).
     pub watch: Vec<crate::watch::spec::Spec>,
+    /// `[distributed]`: how a coordinated test treats lost generators.
+    pub distributed: segment::Distributed,
 }
 
 /// The request of a quick-mode run, as the user gave it.

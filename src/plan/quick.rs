@@ -197,6 +197,7 @@ impl RunInput {
             scenarios: vec![scenario],
             thresholds: Default::default(),
             watch: Vec::new(),
+            distributed: None,
             warmup: self.warmup,
         };
         let quick = QuickSource {

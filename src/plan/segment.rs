@@ -22,6 +22,38 @@ use crate::plan::file::PlanFile;
 use crate::record::shares::Share;
 use crate::schedule::Segment;
 
+/// A generator silent for less than this is never lost.
+pub const MIN_LOST_AFTER: Duration = Duration::from_secs(2);
+
+/// What a coordinated test does when a generator is lost.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum OnLost {
+    /// Go on without it: the merged record names the missing share.
+    #[default]
+    Continue,
+    /// Stop every generator.
+    Stop,
+}
+
+/// `[distributed]`: a coordinated test's handling of lost generators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Distributed {
+    /// A generator silent this long is lost.
+    pub lost_after: Duration,
+    /// What then.
+    pub on_lost: OnLost,
+}
+
+impl Default for Distributed {
+    fn default() -> Self {
+        Self {
+            lost_after: Duration::from_secs(10),
+            on_lost: OnLost::Continue,
+        }
+    }
+}
+
 /// A plan that is one share of a test.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanShare {

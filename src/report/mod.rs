@@ -25,6 +25,7 @@ pub mod progress;
 pub mod protocol;
 pub mod repeats;
 pub mod selfcheck;
+pub mod shares;
 pub mod suite;
 pub mod suite_tables;
 pub mod table;

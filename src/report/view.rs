@@ -88,6 +88,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
     results.extend(checks(r));
     results.extend(super::watch::tables(r));
     results.push(generator(r));
+    results.extend(super::shares::table(r));
     results.extend(super::selfcheck::table(r));
     RunView {
         title: r.name.clone(),
@@ -541,6 +542,7 @@ pub fn plan_tables(r: &RunRecord) -> Vec<Table> {
                     | "Checks"
                     | "Maximum sustainable throughput"
                     | "Search steps"
+                    | "Generators"
             )
         })
         .collect()

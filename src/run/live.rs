@@ -16,7 +16,10 @@ use crate::engine::{Abort, Observer};
 /// Cumulative figures of the run so far: of the seconds every worker has reported. A second only
 /// some workers have reported is held back, so that a rate is never judged on part of the
 /// workers' requests over the whole time (which failed `rps > N` thresholds that held).
-struct LiveJudge {
+///
+/// The distributed coordinator judges a whole test with one, fed each generator's seconds as
+/// one "worker" each.
+pub struct LiveJudge {
     enabled: bool,
     workers: usize,
     total: (Histogram<u64>, Counters),
@@ -65,13 +68,21 @@ impl Part {
 }
 
 impl LiveJudge {
-    fn new(plan: &Plan, checks: usize) -> Self {
+    /// A judge of `plan`'s `abort_on_fail` thresholds, fed by `plan.threads` workers with
+    /// `checks` checks (the length of [`check_list`]).
+    pub fn new(plan: &Plan, checks: usize) -> Self {
+        Self::with_workers(plan, checks, plan.threads)
+    }
+
+    /// Like [`new`](Self::new), fed by `workers` sources of snapshots (the coordinator's
+    /// generators).
+    pub fn with_workers(plan: &Plan, checks: usize, workers: usize) -> Self {
         let enabled = plan.thresholds.iter().any(|t| t.abort_on_fail);
         let groups = if enabled { plan.groups.len() } else { 0 };
         let part = Part::new(groups, checks);
         Self {
             enabled,
-            workers: plan.threads.max(1),
+            workers: workers.max(1),
             total: part.total,
             groups: part.groups,
             checks: part.checks,
@@ -81,7 +92,7 @@ impl LiveJudge {
     }
 
     /// Adds one worker's snapshot; its second counts once every worker has reported it.
-    pub(super) fn add(&mut self, s: &IntervalSnapshot) {
+    pub fn add(&mut self, s: &IntervalSnapshot) {
         if !self.enabled {
             return;
         }
@@ -97,7 +108,7 @@ impl LiveJudge {
 
     /// A worker has finished: it reports no later second, so seconds the others have reported
     /// are complete without it.
-    pub(super) fn worker_done(&mut self) {
+    pub fn worker_done(&mut self) {
         self.workers = self.workers.saturating_sub(1).max(1);
         if self.enabled {
             self.settle();
@@ -126,8 +137,9 @@ impl LiveJudge {
     }
 
     /// The `abort_on_fail` thresholds failing now (after their grace period), each with the
-    /// value observed: indices into the plan's thresholds.
-    pub(super) fn failing(&self, plan: &Plan, elapsed: Duration) -> Vec<(usize, Option<f64>)> {
+    /// value observed: indices into the plan's thresholds. `elapsed`: time since measuring
+    /// began.
+    pub fn failing(&self, plan: &Plan, elapsed: Duration) -> Vec<(usize, Option<f64>)> {
         if !self.enabled || self.seconds == 0.0 {
             return Vec::new();
         }

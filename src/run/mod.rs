@@ -28,7 +28,7 @@ use std::time::Duration;
 pub(crate) use crate::engine::SignalError;
 pub(crate) use crate::engine::signal_runtime;
 pub use crate::engine::{
-    Clock, Live, Observer, StopHandle, TICK, peak_rss_bytes, process_cpu, stop_handle,
+    Abort, Clock, Live, Observer, StopHandle, TICK, peak_rss_bytes, process_cpu, stop_handle,
     watch_signals,
 };
 use crate::error::Error;
@@ -36,6 +36,7 @@ use crate::plan::Plan;
 use crate::record::RunRecord;
 
 pub use build::build_record;
+pub use live::LiveJudge;
 pub use load::{describe_scenario, scenario_load};
 pub use outputs::{Outputs, Written, write_outputs};
 pub use thresholds::RecordView;
@@ -57,6 +58,9 @@ pub struct Options {
     /// The open model's pacer tick (see [`crate::engine::RunOptions::pacer_tick`]); none: the
     /// default.
     pub pacer_tick: Option<Duration>,
+    /// `abort_on_fail` thresholds are judged by a distributed test's coordinator on the whole
+    /// test (through an observer of the caller's), not on this share's own figures.
+    pub remote_judge: bool,
 }
 
 /// Runs `plan` with `observers` watching, and returns its record.
@@ -91,7 +95,9 @@ pub fn execute_with(
         && live_view::long_enough(plan))
     .then(|| live_view::LiveView::new(plan, stop.clone(), options.handle_signals, options.color));
     let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 4);
-    all.push(&mut thresholds);
+    if !options.remote_judge {
+        all.push(&mut thresholds);
+    }
     if let Some(view) = view.as_mut() {
         all.push(view);
     } else if options.progress && std::io::stderr().is_terminal() {

@@ -299,7 +299,29 @@ impl Ctx<'_> {
             secrets,
             share: None,
             watch,
+            distributed: self.distributed(f)?,
         })
+    }
+
+    /// `[distributed]`, validated.
+    fn distributed(&self, f: &PlanFile) -> Result<crate::plan::segment::Distributed, Error> {
+        let mut d = crate::plan::segment::Distributed::default();
+        let Some(file) = &f.distributed else {
+            return Ok(d);
+        };
+        if let Some(text) = &file.lost_after {
+            d.lost_after = self.duration(text, false)?;
+            if d.lost_after < crate::plan::segment::MIN_LOST_AFTER {
+                return Err(self.at(
+                    text,
+                    "distributed.lost_after must be at least 2s (generators send a heartbeat \
+                     every second)",
+                    None,
+                ));
+            }
+        }
+        d.on_lost = file.on_lost.unwrap_or_default();
+        Ok(d)
     }
 
     /// The variables: the plan's `vars`, then `--set` (`vars.NAME=…` or `NAME=…`).

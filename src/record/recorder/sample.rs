@@ -46,8 +46,8 @@ pub enum Window {
     RunDrain,
 }
 
-/// Counters of one recorder.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Counters of one recorder (serialised in the distributed coordinator's snapshots).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Counters {
     /// Measured requests finished (successful or not) that reached the network.
     pub requests: u64,

@@ -1,0 +1,245 @@
+//! `volley coordinate` (the coordinator of a distributed test) and `--join` (one of its
+//! generators, from `volley run` or quick mode).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use volley::distributed::coordinate::{Options as CoordinatorOptions, coordinate};
+use volley::distributed::join::{JoinOptions, Worker};
+use volley::distributed::k8s::TOKEN_ENV;
+use volley::plan::Plan;
+use volley::plan::read::{ReadOptions, read_file};
+use volley::run::{Options, Outputs};
+use volley::schedule::Segment;
+
+use super::args::{parse_duration, parse_set, parse_time_scale};
+
+/// The environment variable an Indexed Job's pod learns its index from.
+const JOB_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
+
+/// `volley coordinate`.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Exit codes as `volley run`, for the merged record; 1 also when the \
+                        generators did not all register in time (--wait) or none sent its record."
+)]
+pub struct CoordinateArgs {
+    /// The plan the generators run: its hash must match theirs, and its `abort_on_fail`
+    /// thresholds are judged live on the whole test. Without it, the coordinator takes the
+    /// test of the first generator (quick mode) and judges thresholds only in the merged record.
+    pub plan: Option<PathBuf>,
+    /// Generators (shares of the test) to wait for.
+    #[arg(long, value_name = "N")]
+    pub workers: u32,
+    /// Address to listen on. Loopback unless told otherwise: 0.0.0.0:7070 in a cluster.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7070")]
+    pub listen: SocketAddr,
+    /// The shared token every generator must send (default: $VOLLEY_TOKEN, else a random one,
+    /// printed for the generators).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// How long to wait for every generator to register.
+    #[arg(long, value_parser = parse_duration, default_value = "5m")]
+    pub wait: Duration,
+    /// Parent folder of the merged results folder (<out>/<name>-<UTC time>/).
+    #[arg(long, value_name = "DIR", default_value = "volley-results")]
+    pub out: PathBuf,
+    /// After the test, keep running this long (so `kubectl cp` can fetch the results).
+    #[arg(long, value_parser = parse_duration, default_value = "0s", value_name = "DURATION")]
+    pub keep_for: Duration,
+    /// As `volley run --set` (the generators must be given the same).
+    #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
+    pub sets: Vec<(String, String)>,
+    /// As `volley run --time-scale` (the generators must be given the same).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
+    pub time_scale: f64,
+    /// No progress lines and no summary.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// `--join` and its companions, for `volley run` and quick mode.
+#[derive(Debug, Clone, Args)]
+pub struct JoinArgs {
+    /// Run as one generator of a distributed test: the coordinator (`volley coordinate`) at
+    /// http://HOST:PORT gives the share (unless --segment or $JOB_COMPLETION_INDEX does) and
+    /// the common start.
+    #[arg(long, value_name = "URL", help_heading = "Distributed tests")]
+    pub join: Option<String>,
+    /// The coordinator's token (default: $VOLLEY_TOKEN).
+    #[arg(long, requires = "join", help_heading = "Distributed tests")]
+    pub token: Option<String>,
+    /// How long to wait for the coordinator and for the test to start.
+    #[arg(long, requires = "join", value_parser = parse_duration, default_value = "5m",
+          value_name = "DURATION", help_heading = "Distributed tests")]
+    pub join_wait: Duration,
+}
+
+fn token_from_env() -> Option<String> {
+    std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty())
+}
+
+/// Runs the coordinator; returns the exit code of the merged run.
+pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
+    if a.workers == 0 || a.workers > volley::schedule::segment::MAX_SEGMENTS {
+        return Err(volley::Error::Invalid {
+            what: "--workers".into(),
+            why: format!(
+                "must be between 1 and {}",
+                volley::schedule::segment::MAX_SEGMENTS
+            ),
+        }
+        .into());
+    }
+    let plan = match &a.plan {
+        Some(path) => {
+            let options = ReadOptions {
+                sets: a.sets.clone(),
+                time_scale: a.time_scale,
+                segment: Some(Segment::WHOLE),
+                ..Default::default()
+            };
+            Some(Arc::new(read_file(path, &options)?.prepare()?))
+        }
+        None => None,
+    };
+    let (token, generated) = match a.token.clone().or_else(token_from_env) {
+        Some(t) => (t, false),
+        None => (random_token(), true),
+    };
+    let listener = std::net::TcpListener::bind(a.listen)
+        .with_context(|| format!("cannot listen on {}", a.listen))?;
+    let at = listener.local_addr()?;
+    eprintln!(
+        "volley coordinate: listening on http://{at} for {} generator(s)",
+        a.workers
+    );
+    if generated {
+        eprintln!("volley coordinate: token (give it to the generators): {TOKEN_ENV}={token}");
+    }
+    let options = CoordinatorOptions {
+        count: a.workers,
+        settings: plan.as_ref().map(|p| p.distributed).unwrap_or_default(),
+        plan,
+        token,
+        wait: a.wait,
+    };
+    let quiet = a.quiet;
+    let mut say = |line: &str| {
+        if !quiet {
+            eprintln!("coordinator: {line}");
+        }
+    };
+    let merged = coordinate(listener, options, &mut say)?;
+    let files = volley::report::write_results(&a.out, &merged)?;
+    if !a.quiet {
+        print!("{}", volley::report::text::render(&merged));
+        super::print_results(&files);
+    }
+    if !a.keep_for.is_zero() {
+        eprintln!(
+            "volley coordinate: keeping {} for {} (kubectl cp), then exiting",
+            files.dir.display(),
+            humantime::format_duration(a.keep_for)
+        );
+        std::thread::sleep(a.keep_for);
+    }
+    Ok(super::finish_run(&merged, a.quiet))
+}
+
+fn random_token() -> String {
+    format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+/// The share a generator asks for: `--segment`, else `$JOB_COMPLETION_INDEX` (the count from
+/// the coordinator), else none.
+fn asked_share(segment: Option<Segment>) -> anyhow::Result<(Option<u32>, Option<u32>)> {
+    if let Some(s) = segment {
+        return Ok((Some(s.index()), Some(s.count())));
+    }
+    match std::env::var(JOB_INDEX_ENV) {
+        Ok(text) => {
+            let index = text
+                .trim()
+                .parse::<u32>()
+                .map_err(|_| volley::Error::Invalid {
+                    what: JOB_INDEX_ENV.into(),
+                    why: format!("`{text}` is not a share number (0, 1, 2, …)"),
+                })?;
+            Ok((Some(index), None))
+        }
+        Err(_) => Ok((None, None)),
+    }
+}
+
+/// Runs one generator of a distributed test: `load` reads the plan as a given share (share
+/// 0/1 for the test's hash). Writes the share's own results folder first, then sends the
+/// record to the coordinator; returns the exit code of the share's run.
+pub fn join(
+    a: &JoinArgs,
+    segment: Option<Segment>,
+    load: impl Fn(Segment) -> anyhow::Result<Plan>,
+    outputs: &Outputs,
+    argv: &[String],
+    quiet: bool,
+) -> anyhow::Result<u8> {
+    let url = a.join.clone().unwrap_or_default();
+    let token = a.token.clone().or_else(token_from_env).ok_or_else(|| {
+        anyhow::Error::from(volley::Error::Invalid {
+            what: "--token".into(),
+            why: format!("--join needs the coordinator's token: --token or ${TOKEN_ENV}"),
+        })
+    })?;
+    let (index, count) = asked_share(segment)?;
+    let first = load(segment.unwrap_or(Segment::WHOLE))?;
+    let hash = first
+        .share
+        .as_ref()
+        .map(|s| s.plan_hash.clone())
+        .unwrap_or_default();
+    let options = JoinOptions {
+        url: url.clone(),
+        token,
+        index,
+        count,
+        wait: a.join_wait,
+    };
+    let mut worker = Worker::register(&options, &hash)?;
+    let plan = match segment {
+        Some(_) => first,
+        None => load(worker.segment())?,
+    };
+    if !quiet {
+        eprintln!("{}", super::runs::banner(&plan));
+        eprintln!("volley: joined {url} as share {}", worker.segment());
+    }
+    let run_options = Options {
+        progress: !quiet,
+        handle_signals: true,
+        command: argv.to_vec(),
+        ..Default::default()
+    };
+    let record = worker.run(&plan, &run_options)?;
+    if !quiet {
+        print!("{}", volley::report::text::render(&record));
+    }
+    let written = volley::run::write_outputs(&record, outputs)?;
+    if !quiet {
+        super::print_results(&written.files);
+    }
+    if let Err(e) = worker.send_record(&record) {
+        eprintln!(
+            "volley: the record did not reach the coordinator ({e}); it is kept in {}",
+            written.files.dir.display()
+        );
+    }
+    Ok(super::finish_run(&record, quiet))
+}

@@ -1,0 +1,343 @@
+//! Coordinated tests: a `volley coordinate` process and three `--join` generators on
+//! 127.0.0.1 against the built-in target — exact totals, open-model rates, exact merged
+//! histograms, a global `abort_on_fail` that stops every generator, and a generator killed
+//! mid-run.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Spawned, spawn_volley, summary_f64, summary_u64, temp_dir, valid_record};
+use serde_json::Value;
+use volley::record::decode_histogram;
+
+const TOKEN: &str = "test-token-0123456789";
+
+/// A coordinator started with `args` (after `coordinate`), its merged results under
+/// `dir/merged/`; returns it and its URL once it listens.
+fn coordinator(dir: &Path, args: &[&str]) -> (Spawned, String) {
+    let file = |name: &str| std::fs::File::create(dir.join(name)).unwrap();
+    let mut cmd = common::volley();
+    cmd.arg("coordinate")
+        .args(args)
+        .args(["--listen", "127.0.0.1:0", "--token", TOKEN])
+        .args(if args.contains(&"--wait") {
+            &[][..]
+        } else {
+            &["--wait", "60s"][..]
+        })
+        .arg("--out")
+        .arg(dir.join("merged"))
+        .stdin(std::process::Stdio::null())
+        .stdout(file("stdout.txt"))
+        .stderr(file("stderr.txt"));
+    let spawned = Spawned {
+        child: cmd.spawn().expect("volley coordinate starts"),
+        dir: dir.to_path_buf(),
+        started: std::time::Instant::now(),
+    };
+    let mut url = String::new();
+    common::wait_until("the coordinator listens", Duration::from_secs(20), || {
+        let text = std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default();
+        url = text
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_default()
+            .to_string();
+        !url.is_empty()
+    });
+    (spawned, url)
+}
+
+/// A generator: `args` then `--join URL --token T`, into `dir/w<i>/`.
+fn generator(dir: &Path, i: usize, args: &[&str], url: &str, env: &[(&str, &str)]) -> Spawned {
+    let sub = dir.join(format!("w{i}"));
+    std::fs::create_dir_all(&sub).unwrap();
+    let mut all = args.to_vec();
+    all.extend(["--join", url, "--token", TOKEN]);
+    spawn_volley(&sub, &all, env)
+}
+
+fn stderr_of(dir: &Path) -> String {
+    std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default()
+}
+
+/// The merged record the coordinator wrote.
+fn merged(dir: &Path) -> Value {
+    valid_record(&common::only_subfolder(&dir.join("merged")).join("run.json"))
+}
+
+fn plan(dir: &Path, base_url: &str, load: &str, extra: &str) -> String {
+    let path = dir.join("plan.toml");
+    std::fs::write(
+        &path,
+        format!(
+            "name = \"coordinated\"\nthreads = 1\n[target]\nbase_url = \"{base_url}\"\n\
+             [[scenario]]\nname = \"get\"\n[scenario.load]\n{load}\n\
+             [[scenario.step]]\nname = \"root\"\npath = \"/\"\n{extra}"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+fn histogram(record: &Value) -> hdrhistogram::Histogram<u64> {
+    decode_histogram(record["histograms"]["latency_us"].as_str().unwrap()).unwrap()
+}
+
+fn finish(spawned: Vec<Spawned>, limit: Duration) -> Vec<common::Finished> {
+    spawned.into_iter().map(|s| s.wait(limit)).collect()
+}
+
+#[test]
+fn n_requests_over_three_generators_are_exactly_n_and_merge_like_volley_merge() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = temp_dir("coord-n");
+    let url = format!("{}/", target.base_url());
+    let quick = [url.as_str(), "-n", "30000", "-c", "4", "--threads", "1"];
+    let (coord, join) = coordinator(&dir, &["--workers", "3"]);
+    // One generator told its share, one by its Indexed Job's index, one by the coordinator.
+    let mut with_segment = quick.to_vec();
+    with_segment.extend(["--segment", "2/3"]);
+    let mut workers = vec![
+        generator(&dir, 0, &with_segment, &join, &[]),
+        generator(&dir, 1, &quick, &join, &[("JOB_COMPLETION_INDEX", "0")]),
+    ];
+    // The third once the others have their shares (else it could take share 0 first).
+    common::wait_until("two registrations", Duration::from_secs(30), || {
+        let text = stderr_of(&dir);
+        text.contains("share 2/3: registered") && text.contains("share 0/3: registered")
+    });
+    workers.push(generator(&dir, 2, &quick, &join, &[]));
+    for (i, w) in finish(workers, Duration::from_secs(60)).iter().enumerate() {
+        assert_eq!(w.code, Some(0), "generator {i}: {}", w.stderr);
+    }
+    let c = coord.wait(Duration::from_secs(30));
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    let m = merged(&dir);
+    assert_eq!(summary_u64(&m, "requests"), 30_000);
+    assert_eq!(summary_u64(&m, "errors"), 0);
+    let shares: Vec<Value> = (0..3)
+        .map(|i| valid_record(&dir.join(format!("w{i}/run.json"))))
+        .collect();
+    let index = |r: &Value| r["share"]["index"].as_u64().unwrap();
+    assert_eq!(index(&shares[0]), 2);
+    assert_eq!(index(&shares[1]), 0);
+    assert_eq!(index(&shares[2]), 1, "the free share");
+    // The merged histogram is the sum of the generators' own, bit for bit.
+    let mut sum = histogram(&shares[0]);
+    for s in &shares[1..] {
+        sum.add(histogram(s)).unwrap();
+    }
+    assert_eq!(histogram(&m), sum);
+    assert_eq!(
+        m["histograms"]["latency_us"].as_str().unwrap(),
+        volley::record::encode_histogram(&sum)
+    );
+
+    // The same test as three --segment runs without a coordinator, merged by `volley merge`:
+    // the same totals.
+    let mut paths = Vec::new();
+    for i in 0..3 {
+        let sub = dir.join(format!("alone{i}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        let segment = format!("{i}/3");
+        let mut args = quick.to_vec();
+        args.extend(["--segment", segment.as_str()]);
+        let done = spawn_volley(&sub, &args, &[]).wait(Duration::from_secs(60));
+        assert_eq!(done.code, Some(0), "{}", done.stderr);
+        paths.push(sub.join("run.json").display().to_string());
+    }
+    let out = dir.join("by-merge");
+    let mut args = vec!["merge"];
+    args.extend(paths.iter().map(String::as_str));
+    let out_text = out.display().to_string();
+    args.extend(["-o", out_text.as_str(), "-q"]);
+    let (code, _, stderr) = common::run_volley(&args);
+    assert_eq!(code, Some(0), "{stderr}");
+    let by_merge = valid_record(&out.join("run.json"));
+    for key in ["requests", "errors", "not_sent", "bytes_sent"] {
+        assert_eq!(
+            m["summary"][key], by_merge["summary"][key],
+            "summary.{key}: coordinator against volley merge"
+        );
+    }
+    assert_eq!(m["summary"]["status"], by_merge["summary"]["status"]);
+    assert_eq!(m["merged"]["count"], by_merge["merged"]["count"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_open_model_rate_is_the_sum_of_the_shares() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = temp_dir("coord-rate");
+    let plan = plan(
+        &dir,
+        &target.base_url(),
+        "profile = \"constant-arrival-rate\"\nrate = 3000\nduration = \"3s\"\nmax_vus = 300",
+        "",
+    );
+    let (coord, join) = coordinator(&dir, &[&plan, "--workers", "3"]);
+    let workers: Vec<Spawned> = (0..3)
+        .map(|i| generator(&dir, i, &["run", &plan], &join, &[]))
+        .collect();
+    for (i, w) in finish(workers, Duration::from_secs(60)).iter().enumerate() {
+        assert_eq!(w.code, Some(0), "generator {i}: {}", w.stderr);
+    }
+    let c = coord.wait(Duration::from_secs(30));
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    let m = merged(&dir);
+    let shares: Vec<Value> = (0..3)
+        .map(|i| valid_record(&dir.join(format!("w{i}/run.json"))))
+        .collect();
+    let total: u64 = shares.iter().map(|s| summary_u64(s, "requests")).sum();
+    assert_eq!(summary_u64(&m, "requests"), total);
+    let rps = summary_f64(&m, "rps");
+    assert!(
+        (rps - 3000.0).abs() <= 30.0,
+        "merged rate {rps:.1} req/s, asked 3000 (shares: {:?})",
+        shares
+            .iter()
+            .map(|s| summary_f64(s, "rps"))
+            .collect::<Vec<_>>()
+    );
+    assert!(
+        (total as f64 - 9000.0).abs() <= 90.0,
+        "{total} requests in 3 s at 3000 req/s"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_threshold_failing_on_the_whole_stops_every_generator() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = temp_dir("coord-abort");
+    // 1,500 req/s over three generators: each sends 500 (< 1,000, so no generator alone would
+    // fail), the whole 1,500 fails.
+    let plan = plan(
+        &dir,
+        &target.base_url(),
+        "profile = \"constant-arrival-rate\"\nrate = 1500\nduration = \"8s\"\nmax_vus = 100",
+        "[thresholds]\nrps = [{ condition = \"< 1000\", abort_on_fail = true }]\n",
+    );
+    let (coord, join) = coordinator(&dir, &[&plan, "--workers", "3"]);
+    let workers: Vec<Spawned> = (0..3)
+        .map(|i| generator(&dir, i, &["run", &plan], &join, &[]))
+        .collect();
+    for (i, w) in finish(workers, Duration::from_secs(60)).iter().enumerate() {
+        assert_eq!(w.code, Some(99), "generator {i}: {}", w.stderr);
+    }
+    let c = coord.wait(Duration::from_secs(30));
+    assert_eq!(c.code, Some(99), "{}", c.stderr);
+    assert!(
+        c.stderr.contains("stopping every generator"),
+        "{}",
+        c.stderr
+    );
+    for i in 0..3 {
+        let r = valid_record(&dir.join(format!("w{i}/run.json")));
+        let t = &r["thresholds"][0];
+        assert_eq!(t["aborted"], true, "generator {i}: {t}");
+        let window = summary_f64(&r, "duration_s");
+        assert!(window < 6.0, "generator {i} ran {window:.1}s of 8s");
+    }
+    let m = merged(&dir);
+    assert_eq!(m["thresholds"][0]["passed"], false, "{}", m["thresholds"]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_generator_killed_mid_run_is_named_and_the_test_ends_on_time() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = temp_dir("coord-lost");
+    let plan = plan(
+        &dir,
+        &target.base_url(),
+        "profile = \"constant-arrival-rate\"\nrate = 600\nduration = \"4s\"\nmax_vus = 50",
+        "[distributed]\nlost_after = \"2s\"\n",
+    );
+    let (coord, join) = coordinator(&dir, &[&plan, "--workers", "3"]);
+    let workers: Vec<Spawned> = (0..3)
+        .map(|i| {
+            let segment = format!("{i}/3");
+            generator(&dir, i, &["run", &plan, "--segment", &segment], &join, &[])
+        })
+        .collect();
+    // Killed once the coordinator has counted requests from the running test.
+    common::wait_until("the test runs", Duration::from_secs(30), || {
+        let text = stderr_of(&dir);
+        let last = text.lines().rfind(|l| l.contains("generators running"));
+        last.is_some_and(|l| !l.contains(", 0 requests"))
+    });
+    workers[1].signal(nix::sys::signal::Signal::SIGKILL);
+    let killed_at = std::time::Instant::now();
+    let mut workers = workers;
+    let killed = workers.remove(1);
+    let _ = killed.child.wait_with_output();
+    for w in finish(workers, Duration::from_secs(60)) {
+        assert_eq!(w.code, Some(0), "{}", w.stderr);
+    }
+    let c = coord.wait(Duration::from_secs(40));
+    // At most the rest of the 4 s, the 2 s before it is lost, and slack for a busy machine.
+    let after_kill = killed_at.elapsed();
+    assert!(
+        after_kill < Duration::from_secs(12),
+        "the coordinator ended {after_kill:?} after the kill"
+    );
+    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    assert!(c.stderr.contains("share 1/3: LOST"), "{}", c.stderr);
+    let m = merged(&dir);
+    assert_eq!(m["merged"]["missing"], serde_json::json!([1]));
+    assert!(common::warning_codes(&m).contains(&"shares_missing"));
+    let folder = common::only_subfolder(&dir.join("merged"));
+    for report in ["summary.txt", "report.md", "report.html"] {
+        let text = std::fs::read_to_string(folder.join(report)).unwrap();
+        // The Generators table: the two shares' own figures and the missing one.
+        assert!(
+            text.contains("Generators")
+                && text.contains("MISSING")
+                && (text.contains("2/3") || text.contains("2&#x2f;3")),
+            "{report} names the missing share:\n{text}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_wrong_token_is_refused_and_missing_generators_are_named() {
+    let dir = temp_dir("coord-refuse");
+    let (coord, join) = coordinator(&dir, &["--workers", "2", "--wait", "3s"]);
+    let sub = dir.join("w0");
+    std::fs::create_dir_all(&sub).unwrap();
+    let (code, _, stderr) = common::run_volley(&[
+        "http://127.0.0.1:9/",
+        "-n",
+        "10",
+        "--join",
+        &join,
+        "--token",
+        "wrong",
+        "--out",
+        sub.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("401") && stderr.contains("token"),
+        "{stderr}"
+    );
+    let c = coord.wait(Duration::from_secs(30));
+    assert_eq!(c.code, Some(1), "{}", c.stderr);
+    assert!(
+        c.stderr
+            .contains("0 of 2 generators registered in time; missing shares 0/2, 1/2"),
+        "{}",
+        c.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
