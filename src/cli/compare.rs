@@ -8,7 +8,7 @@ use volley::analysis::compare::{CompareOptions, Variant, compare};
 use volley::record::set::read_runs;
 use volley::report::{Format, comparison, html};
 
-use super::args::CompareArgs;
+use super::command_args::CompareArgs;
 
 /// Compares the runs; returns the exit code.
 pub fn run(a: CompareArgs) -> anyhow::Result<u8> {

@@ -6,7 +6,7 @@ use std::net::{Ipv4Addr, SocketAddr};
 use volley::plan::RunInput;
 use volley::server::{self, TargetConfig};
 
-use super::args::DemoArgs;
+use super::command_args::DemoArgs;
 
 /// Runs the demo; returns the exit code of the worse run.
 pub fn run(a: DemoArgs) -> anyhow::Result<u8> {

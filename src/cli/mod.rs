@@ -11,6 +11,7 @@
 //! line (a `--fail-on` rule that does not parse included) or records.
 
 mod args;
+mod command_args;
 mod compare;
 mod completions;
 mod coordinate;

@@ -3,7 +3,7 @@
 use volley::record::set::read_runs;
 use volley::report::{self, Format};
 
-use super::args::ReportArgs;
+use super::command_args::ReportArgs;
 
 /// Renders the report; returns the exit code.
 pub fn run(a: ReportArgs) -> anyhow::Result<u8> {

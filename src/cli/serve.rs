@@ -4,7 +4,7 @@ use std::net::SocketAddr;
 
 use volley::server::{Backends, Capacity, Faults, Stall, TargetConfig};
 
-use super::args::ServeArgs;
+use super::command_args::ServeArgs;
 
 /// Runs the target until SIGINT/SIGTERM.
 pub fn run(a: ServeArgs) -> anyhow::Result<u8> {

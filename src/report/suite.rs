@@ -74,31 +74,6 @@ pub fn comparison(variants: &[Variant]) -> Option<Comparison> {
 pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
     let ran = o.targets.iter().filter(|t| t.status == Status::Ran).count();
     let n = o.targets.len();
-    let mut headline = vec![format!("{ran} of {n} targets ran")];
-    if let Some(signal) = &o.interrupted {
-        headline.push(format!(
-            "Interrupted by {signal}: the figures cover what was measured before it"
-        ));
-    }
-    if o.find_max.is_some() {
-        headline.push(find_max_ranking(o));
-    } else {
-        let mut ranked: Vec<(&str, f64)> = variants
-            .iter()
-            .filter_map(|v| Some((v.label.as_str(), median_rps(&v.runs)?)))
-            .collect();
-        ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
-        if ranked.len() > 1 {
-            headline.push(format!(
-                "Throughput, highest first: {}",
-                ranked
-                    .iter()
-                    .map(|(name, rps)| format!("{name} {} req/s", rate(*rps)))
-                    .collect::<Vec<_>>()
-                    .join(" · ")
-            ));
-        }
-    }
     let failures = o
         .targets
         .iter()
@@ -112,6 +87,75 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
             )
         })
         .collect();
+    let level = if ran == n {
+        Level::Ok
+    } else if ran == 0 && variants.is_empty() {
+        Level::Fail
+    } else {
+        Level::Warn
+    };
+    let plan_runs = o.find_max.is_none() && !variants.is_empty();
+    let mut notes = o.notes.clone();
+    if plan_runs {
+        notes.extend(suite_tables::duration_warning(variants));
+    }
+    SuiteView {
+        notes,
+        results: plan_runs.then(|| suite_tables::results(variants)),
+        operations: plan_runs
+            .then(|| suite_tables::operations(variants))
+            .flatten(),
+        title: o.name.clone(),
+        subtitle: format!(
+            "{} · {} · started {} · results in {}",
+            plans(o),
+            match &o.find_max {
+                Some(search) => format!("find-max per target ({search})"),
+                None => format!("{} run(s) per target", o.repeats),
+            },
+            o.started_at,
+            o.folder.display()
+        ),
+        level,
+        headline: headline(o, variants, ran, n),
+        failures,
+        targets: targets_table(o),
+    }
+}
+
+/// "3 of 4 targets ran", an interruption, and the throughput (or find-max) ranking.
+fn headline(o: &SuiteOutcome, variants: &[Variant], ran: usize, n: usize) -> Vec<String> {
+    let mut headline = vec![format!("{ran} of {n} targets ran")];
+    if let Some(signal) = &o.interrupted {
+        headline.push(format!(
+            "Interrupted by {signal}: the figures cover what was measured before it"
+        ));
+    }
+    if o.find_max.is_some() {
+        headline.push(find_max_ranking(o));
+        return headline;
+    }
+    let mut ranked: Vec<(&str, f64)> = variants
+        .iter()
+        .filter_map(|v| Some((v.label.as_str(), median_rps(&v.runs)?)))
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1));
+    if ranked.len() > 1 {
+        headline.push(format!(
+            "Throughput, highest first: {}",
+            ranked
+                .iter()
+                .map(|(name, rps)| format!("{name} {} req/s", rate(*rps)))
+                .collect::<Vec<_>>()
+                .join(" · ")
+        ));
+    }
+    headline
+}
+
+/// The Targets table: one row per target, with the search's and the efficiency columns when
+/// there are such figures.
+fn targets_table(o: &SuiteOutcome) -> Table {
     let searched = o.find_max.is_some();
     let mut heads = vec![
         "<Target",
@@ -159,40 +203,7 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
         }
         targets.push(row);
     }
-    let level = if ran == n {
-        Level::Ok
-    } else if ran == 0 && variants.is_empty() {
-        Level::Fail
-    } else {
-        Level::Warn
-    };
-    let plan_runs = o.find_max.is_none() && !variants.is_empty();
-    let mut notes = o.notes.clone();
-    if plan_runs {
-        notes.extend(suite_tables::duration_warning(variants));
-    }
-    SuiteView {
-        notes,
-        results: plan_runs.then(|| suite_tables::results(variants)),
-        operations: plan_runs
-            .then(|| suite_tables::operations(variants))
-            .flatten(),
-        title: o.name.clone(),
-        subtitle: format!(
-            "{} · {} · started {} · results in {}",
-            plans(o),
-            match &o.find_max {
-                Some(search) => format!("find-max per target ({search})"),
-                None => format!("{} run(s) per target", o.repeats),
-            },
-            o.started_at,
-            o.folder.display()
-        ),
-        level,
-        headline,
-        failures,
-        targets,
-    }
+    targets
 }
 
 /// "plan p.toml", or with plans of the targets' own "plans rest.toml (a, b), grpc.toml (c)".

@@ -31,6 +31,7 @@ pub mod process;
 mod read;
 mod run;
 pub mod signals;
+mod stamp;
 mod words;
 
 use std::borrow::Cow;

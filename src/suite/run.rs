@@ -18,10 +18,11 @@ use crate::plan::Plan;
 use crate::record::suite::{SmokeOutcome, Status, SuiteOutcome, SuiteStep as Step, TargetOutcome};
 use crate::record::{RunRecord, write_record};
 use crate::report::repeats::{repeat_dir, run_line, write_spread};
-use crate::report::{new_folder, stamped_name, write_results_into};
+use crate::report::{new_folder, write_results_into};
 use crate::run;
 use crate::units::thousands;
 
+use super::stamp::{folder_name, rfc3339};
 use super::words::{every_request_failed, found_line, last_output, relative, smoke_cause};
 
 /// How to run a suite.
@@ -114,15 +115,6 @@ pub fn run_with(
     outcome.write()?;
     crate::report::suite::write(&outcome)?;
     Ok(outcome)
-}
-
-/// `<name>-<UTC time>`, e.g. `capacity-20260102T030405Z`.
-fn folder_name(name: &str, at: SystemTime) -> String {
-    stamped_name(name, &rfc3339(at))
-}
-
-fn rfc3339(t: SystemTime) -> String {
-    humantime::format_rfc3339_millis(t).to_string()
 }
 
 /// Why a target's steps ended early.
@@ -587,16 +579,5 @@ impl TargetRun<'_, '_> {
             passed: s.requests > 0 && error_rate <= smoke.max_error_rate,
             record: relative(path, self.folder),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn folder_names_are_safe_and_stamped() {
-        let at = SystemTime::UNIX_EPOCH + std::time::Duration::from_millis(1_767_323_045_678);
-        assert_eq!(folder_name("my suite", at), "my_suite-20260102T030405Z");
     }
 }
