@@ -228,15 +228,7 @@ impl Observed for View<'_> {
     }
 
     fn checks(&self, filter: Option<&Filter>) -> (u64, u64) {
-        check_list(self.plan)
-            .iter()
-            .zip(&self.judge.checks)
-            .filter(|((scenario, step, _), _)| match filter {
-                None | Some(Filter::Phase(_)) => true,
-                Some(Filter::Scenario(s)) => scenario == s,
-                Some(Filter::Step(s)) => step == s,
-            })
-            .fold((0, 0), |(p, f), (_, c)| (p + c[0], f + c[1]))
+        filtered_checks(self.plan, &self.judge.checks, filter)
     }
 
     /// During the run: requests so far over the seconds measured so far.
@@ -283,6 +275,23 @@ impl Observer for LiveThresholds<'_> {
             thresholds,
         })
     }
+}
+
+/// Passed and failed checks of `plan` (counts in [`check_list`] order) that `filter` covers.
+pub(super) fn filtered_checks(
+    plan: &Plan,
+    checks: &[[u64; 2]],
+    filter: Option<&Filter>,
+) -> (u64, u64) {
+    check_list(plan)
+        .iter()
+        .zip(checks)
+        .filter(|((scenario, step, _), _)| match filter {
+            None | Some(Filter::Phase(_)) => true,
+            Some(Filter::Scenario(s)) => scenario == s,
+            Some(Filter::Step(s)) => step == s,
+        })
+        .fold((0, 0), |(p, f), (_, c)| (p + c[0], f + c[1]))
 }
 
 #[cfg(test)]

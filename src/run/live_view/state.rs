@@ -285,15 +285,7 @@ impl Observed for State {
     }
 
     fn checks(&self, filter: Option<&Filter>) -> (u64, u64) {
-        check_list(&self.plan)
-            .iter()
-            .zip(&self.checks)
-            .filter(|((scenario, step, _), _)| match filter {
-                None | Some(Filter::Phase(_)) => true,
-                Some(Filter::Scenario(s)) => scenario == s,
-                Some(Filter::Step(s)) => step == s,
-            })
-            .fold((0, 0), |(p, f), (_, c)| (p + c[0], f + c[1]))
+        crate::run::live::filtered_checks(&self.plan, &self.checks, filter)
     }
 
     fn throughput(&self, filter: Option<&Filter>) -> Option<f64> {
