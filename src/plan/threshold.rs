@@ -349,6 +349,17 @@ pub struct Counts {
     pub errors: u64,
 }
 
+impl Counts {
+    /// The counts a threshold reads from a recorder's counters.
+    pub fn of(c: &crate::record::recorder::Counters) -> Self {
+        Self {
+            requests: c.requests,
+            attempts: c.attempts(),
+            errors: c.errors,
+        }
+    }
+}
+
 impl Threshold {
     /// The observed value in the condition's unit; `None` when nothing was measured.
     pub fn observe(&self, o: &dyn Observed) -> Option<f64> {

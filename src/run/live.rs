@@ -206,11 +206,7 @@ impl Observed for View<'_> {
     }
 
     fn counts(&self, filter: Option<&Filter>) -> Counts {
-        let of = |c: &Counters| Counts {
-            requests: c.requests,
-            attempts: c.attempts(),
-            errors: c.errors,
-        };
+        let of = Counts::of;
         match filter {
             None => of(&self.judge.total.1),
             Some(f) => self

@@ -266,11 +266,7 @@ impl Observed for State {
     }
 
     fn counts(&self, filter: Option<&Filter>) -> Counts {
-        let of = |c: &Counters| Counts {
-            requests: c.requests,
-            attempts: c.attempts(),
-            errors: c.errors,
-        };
+        let of = Counts::of;
         match filter {
             None => of(&self.counts),
             Some(f) => self.matching(f).fold(Counts::default(), |a, g| {
