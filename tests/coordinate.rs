@@ -341,3 +341,105 @@ fn a_wrong_token_is_refused_and_missing_generators_are_named() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `volley_requests_total` of the whole run on a metrics page, if it is there.
+fn requests_on(page: &str) -> Option<u64> {
+    page.lines()
+        .find_map(|l| l.strip_prefix("volley_requests_total{scenario=\"\",step=\"\"} "))
+        .and_then(|n| n.parse().ok())
+}
+
+#[test]
+fn the_coordinators_metrics_page_shows_the_whole_test() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = temp_dir("coord-metrics");
+    let url = format!("{}/", target.base_url());
+    let (coord, join) = coordinator(
+        &dir,
+        &[
+            "--workers",
+            "2",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "60s",
+        ],
+    );
+    let mut page_url = String::new();
+    common::wait_until("the metrics address", Duration::from_secs(20), || {
+        let found = stderr_of(&dir)
+            .lines()
+            .find_map(|l| l.strip_prefix("volley coordinate: live metrics of the whole test at "))
+            .map(|u| u.trim_end_matches("/metrics").to_string());
+        page_url = found.unwrap_or_default();
+        !page_url.is_empty()
+    });
+    // Before the test, the page is there with the whole run at zero.
+    assert_eq!(
+        requests_on(&common::http_get(&page_url, "/metrics")),
+        Some(0)
+    );
+    let quick = [url.as_str(), "-c", "2", "-d", "4s", "--threads", "1"];
+    let workers: Vec<Spawned> = (0..2)
+        .map(|i| generator(&dir, i, &quick, &join, &[]))
+        .collect();
+    // While the test runs, the page counts requests of the generators' snapshots.
+    let mut page = String::new();
+    common::wait_until("requests on the page", Duration::from_secs(30), || {
+        page = common::http_get(&page_url, "/metrics");
+        requests_on(&page).is_some_and(|n| n > 0)
+    });
+    for family in [
+        "volley_in_flight{scenario=\"\",step=\"\"} ",
+        "volley_responses_total{scenario=\"\",status=\"200\",step=\"\"} ",
+        "volley_latency_seconds_count{scenario=\"\",step=\"\"} ",
+        "volley_rate_achieved_per_second{scenario=\"\",step=\"\"} ",
+    ] {
+        assert!(page.contains(family), "{family}\n{page}");
+    }
+    for (i, w) in finish(workers, Duration::from_secs(60)).iter().enumerate() {
+        assert_eq!(w.code, Some(0), "generator {i}: {}", w.stderr);
+    }
+    // Once the merged record is written (the page lingers), the page's counters are the sum of
+    // the generators' records and the merged record's.
+    common::wait_until("the merged record", Duration::from_secs(30), || {
+        dir.join("merged").read_dir().is_ok_and(|mut d| {
+            d.next()
+                .is_some_and(|e| e.unwrap().path().join("run.json").exists())
+        })
+    });
+    let m = merged(&dir);
+    let sum: u64 = (0..2)
+        .map(|i| {
+            summary_u64(
+                &valid_record(&dir.join(format!("w{i}/run.json"))),
+                "requests",
+            )
+        })
+        .sum();
+    assert_eq!(summary_u64(&m, "requests"), sum);
+    let page = common::http_get(&page_url, "/metrics");
+    assert_eq!(requests_on(&page), Some(sum), "{page}");
+    let latency_count = page
+        .lines()
+        .find_map(|l| l.strip_prefix("volley_latency_seconds_count{scenario=\"\",step=\"\"} "))
+        .and_then(|n| n.parse::<u64>().ok());
+    assert_eq!(latency_count, Some(histogram(&m).len()), "{page}");
+    let ok = page
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("volley_responses_total{scenario=\"\",status=\"200\",step=\"\"} ")
+        })
+        .and_then(|n| n.parse::<u64>().ok());
+    assert_eq!(ok, m["summary"]["status"]["200"].as_u64(), "{page}");
+    assert!(
+        page.contains("volley_in_flight{scenario=\"\",step=\"\"} 0\n"),
+        "{page}"
+    );
+    // The page lingers 60 s: no need to wait for it.
+    let mut child = coord.child;
+    child.kill().unwrap();
+    let _ = child.wait_with_output();
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -17,6 +17,7 @@ use volley::run::{Options, Outputs};
 use volley::schedule::Segment;
 
 use super::args::{parse_duration, parse_set, parse_time_scale};
+use super::export::ExportArgs;
 
 /// The environment variable an Indexed Job's pod learns its index from.
 const JOB_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
@@ -60,6 +61,10 @@ pub struct CoordinateArgs {
     /// No progress lines and no summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// The whole test's live metrics: the generators' snapshots summed, under the metric names
+    /// of a single run's page.
+    #[command(flatten)]
+    pub export: ExportArgs,
 }
 
 /// `--join` and its companions, for `volley run` and quick mode.
@@ -121,12 +126,14 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
     if generated {
         eprintln!("volley coordinate: token (give it to the generators): {TOKEN_ENV}={token}");
     }
+    let export = start_export(&a.export, plan.as_deref())?;
     let options = CoordinatorOptions {
         count: a.workers,
         settings: plan.as_ref().map(|p| p.distributed).unwrap_or_default(),
         plan,
         token,
         wait: a.wait,
+        metrics: export.as_ref().map(volley::export::Export::shared),
     };
     let quiet = a.quiet;
     let mut say = |line: &str| {
@@ -134,7 +141,10 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
             eprintln!("coordinator: {line}");
         }
     };
-    let merged = coordinate(listener, options, &mut say)?;
+    let mut merged = coordinate(listener, options, &mut say)?;
+    if let Some(export) = &export {
+        merged.warnings.extend(export.run_ended());
+    }
     let files = volley::report::write_results(&a.out, &merged)?;
     if !a.quiet {
         print!("{}", volley::report::text::render(&merged));
@@ -148,7 +158,29 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
         );
         std::thread::sleep(a.keep_for);
     }
+    if let Some(export) = export {
+        export.close();
+    }
     Ok(super::finish_run(&merged, a.quiet))
+}
+
+/// Starts the coordinator's exporters, if asked for, and says where the page is.
+fn start_export(
+    args: &ExportArgs,
+    plan: Option<&Plan>,
+) -> anyhow::Result<Option<volley::export::Export>> {
+    let options = args.options();
+    if !options.any() {
+        return Ok(None);
+    }
+    let export = volley::export::Export::start_for(&options, plan)?;
+    if let Some(addr) = export.listening() {
+        eprintln!("volley coordinate: live metrics of the whole test at http://{addr}/metrics");
+    }
+    if let Some(e) = export.first_push_error() {
+        eprintln!("volley coordinate: warning: the first push failed: {e}; pushes are retried");
+    }
+    Ok(Some(export))
 }
 
 fn random_token() -> String {

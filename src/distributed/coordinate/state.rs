@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::export::live::Shared;
 use crate::plan::Plan;
 use crate::plan::segment::{Distributed, OnLost};
 use crate::record::RunRecord;
@@ -13,6 +14,7 @@ use crate::record::recorder::IntervalSnapshot;
 use crate::run::LiveJudge;
 
 use super::super::wire::{Register, Registered, Reply, StartReply, StopOrder};
+use super::metrics::LiveMetrics;
 
 /// How long after the last generator registers the test starts, at least (then rounded up to a
 /// whole wall-clock second, so that the shares' seconds line up).
@@ -92,6 +94,8 @@ pub struct State {
     pub(super) stop: Option<StopOrder>,
     plan: Option<Arc<Plan>>,
     judge: Option<LiveJudge>,
+    /// The whole test's live metrics page, when asked for.
+    live: Option<LiveMetrics>,
     settings: Distributed,
     /// Requests per second index, summed over the shares that reported it: (reporters, requests).
     pub(super) seconds: BTreeMap<u64, (u32, u64)>,
@@ -136,10 +140,35 @@ impl State {
             stop: None,
             plan,
             judge,
+            live: None,
             settings,
             seconds: BTreeMap::new(),
             events: Vec::new(),
         }
+    }
+
+    /// Publishes the whole test's live figures into `shared` (the metrics page, remote write).
+    pub fn with_metrics(mut self, shared: Shared) -> Self {
+        self.live = Some(LiveMetrics::new(self.plan.as_deref(), shared, self.count));
+        self
+    }
+
+    /// Whether the generators' snapshots must carry each result group's figures: thresholds
+    /// on scenarios or steps are judged live, or the metrics page shows them.
+    fn wants_groups(&self) -> bool {
+        let judged = self
+            .plan
+            .as_ref()
+            .is_some_and(|p| p.thresholds.iter().any(|t| t.abort_on_fail));
+        judged || self.live.as_ref().is_some_and(LiveMetrics::wants_groups)
+    }
+
+    /// Which shares may still send seconds.
+    fn running_mask(&self) -> Vec<bool> {
+        self.shares
+            .iter()
+            .map(|s| s.status == ShareStatus::Running)
+            .collect()
     }
 
     /// The events since the last call.
@@ -228,11 +257,15 @@ impl State {
             let ahead = at.duration_since(SystemTime::now()).unwrap_or_default();
             self.start_at = Some(at);
             self.start_instant = Some(now + ahead);
+            if let Some(live) = &mut self.live {
+                live.start(now + ahead);
+            }
             self.events.push(Event::Starting(at));
         }
         Ok(Registered {
             index,
             count: self.count,
+            groups: self.wants_groups(),
         })
     }
 
@@ -312,6 +345,10 @@ impl State {
         if let Some(judge) = &mut self.judge {
             judge.add(s);
         }
+        let running = self.running_mask();
+        if let Some(live) = &mut self.live {
+            live.add(share, s, &running);
+        }
         self.judge(now);
         Ok(self.reply())
     }
@@ -368,8 +405,26 @@ impl State {
         Ok(self.reply())
     }
 
-    /// The clock moved on: the wait for generators may end, silent generators are lost.
+    /// The clock moved on: the wait for generators may end, silent generators are lost, the
+    /// live figures are published.
     pub fn tick(&mut self, now: Instant) {
+        self.tick_shares(now);
+        let running = self.running_mask();
+        let totals = self
+            .shares
+            .iter()
+            .fold((0, 0), |(r, e), s| (r + s.requests, e + s.errors));
+        let finished = self.finished();
+        if let Some(live) = &mut self.live {
+            if finished {
+                live.finish();
+            } else {
+                live.tick(now, &running, totals);
+            }
+        }
+    }
+
+    fn tick_shares(&mut self, now: Instant) {
         if self.failed.is_some() {
             return;
         }
