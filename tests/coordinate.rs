@@ -443,3 +443,40 @@ fn the_coordinators_metrics_page_shows_the_whole_test() {
     let _ = child.wait_with_output();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_share_asked_for_after_the_coordinator_gave_it_away_is_refused_saying_why() {
+    let _serial = common::serial();
+    let dir = temp_dir("coord-taken");
+    let (coord, join) = coordinator(&dir, &["--workers", "2", "--wait", "5s"]);
+    // Nothing is sent: the test never starts (share 1/2 never registers).
+    let quick = ["http://127.0.0.1:9/", "-n", "10", "--join-wait", "20s"];
+    let first = generator(&dir, 0, &quick, &join, &[("HOSTNAME", "gen-a")]);
+    common::wait_until("the first registration", Duration::from_secs(30), || {
+        stderr_of(&dir).contains("share 0/2: registered (gen-a)")
+    });
+    let mut asking = quick.to_vec();
+    asking.extend(["--segment", "0/2"]);
+    let second = generator(&dir, 1, &asking, &join, &[("HOSTNAME", "gen-b")]);
+    let refused = second.wait(Duration::from_secs(30));
+    assert_eq!(refused.code, Some(1), "{}", refused.stderr);
+    for part in [
+        "share 0/2 is taken already",
+        "gave it to gen-a",
+        "registered without asking for a share",
+        "give every generator its share (--segment i/N or JOB_COMPLETION_INDEX) or none of them",
+    ] {
+        assert!(refused.stderr.contains(part), "{part}\n{}", refused.stderr);
+    }
+    let c = coord.wait(Duration::from_secs(30));
+    assert_eq!(c.code, Some(1), "{}", c.stderr);
+    // Share 0 stayed gen-a's; share 1 was never given (gen-b was not moved to it).
+    assert!(
+        c.stderr
+            .contains("1 of 2 generators registered in time; missing share 1/2"),
+        "{}",
+        c.stderr
+    );
+    let _ = first.wait(Duration::from_secs(30));
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -25,8 +25,13 @@ const JOB_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
 /// `volley coordinate`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes as `volley run`, for the merged record; 1 also when the \
-                        generators did not all register in time (--wait) or none sent its record."
+    after_help = "Shares: a generator runs the share it asks for (--segment i/N, \
+                  $JOB_COMPLETION_INDEX) or, asking for none, the first free one when it \
+                  registers. A share is never given twice: a generator asking for a share \
+                  already taken (asked for twice, or given earlier to one that asked for none) \
+                  is refused, saying by whom. Give every generator its share, or none of them.\n\n\
+                  Exit codes as `volley run`, for the merged record; 1 also when the \
+                  generators did not all register in time (--wait) or none sent its record."
 )]
 pub struct CoordinateArgs {
     /// The plan the generators run: its hash must match theirs, and its `abort_on_fail`
@@ -72,7 +77,9 @@ pub struct CoordinateArgs {
 pub struct JoinArgs {
     /// Run as one generator of a distributed test: the coordinator (`volley coordinate`) at
     /// http://HOST:PORT gives the share (unless --segment or $JOB_COMPLETION_INDEX does) and
-    /// the common start.
+    /// the common start. A share is never given twice: asking for one the coordinator already
+    /// gave to a generator that asked for none is refused, so give every generator its share
+    /// or none of them.
     #[arg(long, value_name = "URL", help_heading = "Distributed tests")]
     pub join: Option<String>,
     /// The coordinator's token (default: $VOLLEY_TOKEN).

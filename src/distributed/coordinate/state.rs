@@ -38,6 +38,9 @@ pub enum ShareStatus {
 pub(super) struct ShareState {
     pub(super) status: ShareStatus,
     pub(super) host: String,
+    /// Whether its generator asked for it (`--segment`, `JOB_COMPLETION_INDEX`) rather than
+    /// was given the first free share.
+    pub(super) asked: bool,
     pub(super) last_seen: Instant,
     pub(super) record: Option<RunRecord>,
     /// Requests and errors in its snapshots so far.
@@ -127,6 +130,7 @@ impl State {
                 .map(|_| ShareState {
                     status: ShareStatus::Free,
                     host: String::new(),
+                    asked: false,
                     last_seen: now,
                     record: None,
                     requests: 0,
@@ -232,11 +236,7 @@ impl State {
                 ));
             }
             Some(i) if self.shares[i as usize].status != ShareStatus::Free => {
-                let host = &self.shares[i as usize].host;
-                return Err(refuse(
-                    409,
-                    format!("share {i}/{} is taken already (by {host})", self.count),
-                ));
+                return Err(refuse(409, self.taken(i)));
             }
             Some(i) => i,
             None => self
@@ -249,6 +249,7 @@ impl State {
         self.plan_hash.get_or_insert_with(|| r.plan_hash.clone());
         let share = &mut self.shares[index as usize];
         share.status = ShareStatus::Running;
+        share.asked = r.index.is_some();
         share.host = r.host.clone();
         share.last_seen = now;
         self.events.push(Event::Registered(index, r.host.clone()));
@@ -267,6 +268,26 @@ impl State {
             count: self.count,
             groups: self.wants_groups(),
         })
+    }
+
+    /// Why share `i`, asked for, cannot be had: a share is never given twice.
+    fn taken(&self, i: u32) -> String {
+        let (share, count) = (&self.shares[i as usize], self.count);
+        if share.asked {
+            format!(
+                "share {i}/{count} is taken already: {} asked for it too (--segment or \
+                 JOB_COMPLETION_INDEX); give each generator a different share",
+                share.host
+            )
+        } else {
+            format!(
+                "share {i}/{count} is taken already: the coordinator gave it to {}, which \
+                 registered without asking for a share, before this generator asked for it; \
+                 a share is never given twice, so give every generator its share (--segment \
+                 i/N or JOB_COMPLETION_INDEX) or none of them",
+                share.host
+            )
+        }
     }
 
     /// The share of a request, if it is registered and not lost.
