@@ -219,6 +219,20 @@ fn asked_share(segment: Option<Segment>) -> anyhow::Result<(Option<u32>, Option<
     }
 }
 
+/// `--metrics-listen`/`--prometheus-rw` on a generator: refused (the generator's run would not
+/// feed them), pointing at the coordinator's.
+pub fn refuse_export_with_join(options: &volley::export::ExportOptions) -> anyhow::Result<()> {
+    if options.any() {
+        anyhow::bail!(volley::Error::Invalid {
+            what: "--metrics-listen/--prometheus-rw".into(),
+            why: "a generator of a distributed test (--join) exports nothing itself: give them \
+                  to `volley coordinate`, whose page shows the whole test"
+                .into(),
+        });
+    }
+    Ok(())
+}
+
 /// Runs one generator of a distributed test: `load` reads the plan as a given share (share
 /// 0/1 for the test's hash). Writes the share's own results folder first, then sends the
 /// record to the coordinator; returns the exit code of the share's run.
