@@ -331,6 +331,20 @@ fn a_wrong_token_is_refused_and_missing_generators_are_named() {
         stderr.contains("401") && stderr.contains("token"),
         "{stderr}"
     );
+    // A generator's own metrics page would not be fed: refused, pointing at the coordinator's.
+    let (code, _, stderr) = common::run_volley(&[
+        "http://127.0.0.1:9/",
+        "-n",
+        "10",
+        "--join",
+        &join,
+        "--token",
+        TOKEN,
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]);
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("exports nothing itself"), "{stderr}");
     let c = coord.wait(Duration::from_secs(30));
     assert_eq!(c.code, Some(1), "{}", c.stderr);
     assert!(
@@ -380,7 +394,21 @@ fn the_coordinators_metrics_page_shows_the_whole_test() {
         requests_on(&common::http_get(&page_url, "/metrics")),
         Some(0)
     );
-    let quick = [url.as_str(), "-c", "2", "-d", "4s", "--threads", "1"];
+    // Each generator also watches the target's page (`--watch` with `--join`).
+    let watch = format!("prom={}/metrics", target.base_url());
+    let quick = [
+        url.as_str(),
+        "-c",
+        "2",
+        "-d",
+        "4s",
+        "--threads",
+        "1",
+        "--watch",
+        watch.as_str(),
+        "--watch-metric",
+        "volley_target_requests_total",
+    ];
     let workers: Vec<Spawned> = (0..2)
         .map(|i| generator(&dir, i, &quick, &join, &[]))
         .collect();
@@ -419,6 +447,20 @@ fn the_coordinators_metrics_page_shows_the_whole_test() {
         })
         .sum();
     assert_eq!(summary_u64(&m, "requests"), sum);
+    // The coordinator's merge keeps what each generator watched, beside its figures.
+    for i in 0..2 {
+        let own = valid_record(&dir.join(format!("w{i}/run.json")));
+        let index = own["share"]["index"].as_u64().unwrap() as usize;
+        assert!(
+            own["watch"]["prom"][0]["series"]
+                .as_array()
+                .is_some_and(|s| !s.is_empty())
+        );
+        assert_eq!(
+            m["merged"]["shares"][index]["watch"], own["watch"],
+            "generator {i}"
+        );
+    }
     let page = common::http_get(&page_url, "/metrics");
     assert_eq!(requests_on(&page), Some(sum), "{page}");
     let latency_count = page
