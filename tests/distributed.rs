@@ -139,6 +139,14 @@ fn two_shares_of_a_plan_file_merge_to_the_whole() {
     )
     .unwrap();
     let plan = plan.display().to_string();
+    // `volley check --segment` shows the share and its part of the load.
+    let (code, stdout, stderr) = run_volley(&["check", &plan, "--segment", "1/2"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("share 1 of 2 shares (--segment 1/2; the load shown is this share's)")
+            && stdout.contains("scenario get: 500 iterations shared by 2 VUs"),
+        "{stdout}"
+    );
     let mut paths = Vec::new();
     let mut records = Vec::new();
     for i in 0..2 {

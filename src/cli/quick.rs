@@ -35,7 +35,7 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
 /// What a share of a test is, in words.
 pub fn share_line(s: &volley::plan::segment::PlanShare) -> String {
     format!(
-        "share {} of {} shares (--segment {}; the figures above are this share's), test {}",
+        "share {} of {} shares (--segment {}; the load shown is this share's), test {}",
         s.segment.index(),
         s.segment.count(),
         s.segment,
