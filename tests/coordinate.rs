@@ -522,3 +522,49 @@ fn a_share_asked_for_after_the_coordinator_gave_it_away_is_refused_saying_why() 
     let _ = first.wait(Duration::from_secs(30));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_coordinator_killed_mid_run_leaves_each_generator_its_own_record() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = temp_dir("coord-dies");
+    let url = format!("{}/", target.base_url());
+    let (coord, join) = coordinator(&dir, &["--workers", "2"]);
+    let quick = [url.as_str(), "-c", "2", "-d", "4s", "--threads", "1"];
+    let workers: Vec<Spawned> = (0..2)
+        .map(|i| generator(&dir, i, &quick, &join, &[]))
+        .collect();
+    common::wait_until("the test runs", Duration::from_secs(30), || {
+        let text = stderr_of(&dir);
+        let last = text.lines().rfind(|l| l.contains("generators running"));
+        last.is_some_and(|l| !l.contains(", 0 requests"))
+    });
+    let mut child = coord.child;
+    child.kill().unwrap();
+    let _ = child.wait_with_output();
+    let killed_at = std::time::Instant::now();
+    for (i, w) in finish(workers, Duration::from_secs(60)).iter().enumerate() {
+        // The run goes on to its end and keeps its own results; nothing waits for long.
+        assert_eq!(w.code, Some(0), "generator {i}: {}", w.stderr);
+        assert!(
+            w.stderr
+                .contains("the record did not reach the coordinator"),
+            "generator {i}: {}",
+            w.stderr
+        );
+        let own = valid_record(&dir.join(format!("w{i}/run.json")));
+        assert!(summary_u64(&own, "requests") > 0, "generator {i}");
+        assert!(
+            own["share"]["count"] == 2,
+            "generator {i}: {}",
+            own["share"]
+        );
+    }
+    // The rest of the 4 s run, ~10 s of tries to deliver the record, slack for a busy machine.
+    let after = killed_at.elapsed();
+    assert!(
+        after < Duration::from_secs(30),
+        "generators ended {after:?} after the kill"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
