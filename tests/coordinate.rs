@@ -213,16 +213,28 @@ fn an_open_model_rate_is_the_sum_of_the_shares() {
 
 #[test]
 fn a_threshold_failing_on_the_whole_stops_every_generator() {
+    abort_on_the_whole("coord-abort", "rps");
+}
+
+#[test]
+fn a_scenario_threshold_failing_on_the_whole_stops_every_generator() {
+    // Judged on the scenario's group: the generators send its figures because the coordinator
+    // asks for them.
+    abort_on_the_whole("coord-abort-group", "\"rps{scenario=get}\"");
+}
+
+/// A plan whose threshold on `metric` (`rps < 1000`, `abort_on_fail`) fails only on the whole.
+fn abort_on_the_whole(name: &str, metric: &str) {
     let _serial = common::serial();
     let target = common::target();
-    let dir = temp_dir("coord-abort");
+    let dir = temp_dir(name);
     // 1,500 req/s over three generators: each sends 500 (< 1,000, so no generator alone would
     // fail), the whole 1,500 fails.
     let plan = plan(
         &dir,
         &target.base_url(),
         "profile = \"constant-arrival-rate\"\nrate = 1500\nduration = \"8s\"\nmax_vus = 100",
-        "[thresholds]\nrps = [{ condition = \"< 1000\", abort_on_fail = true }]\n",
+        &format!("[thresholds]\n{metric} = [{{ condition = \"< 1000\", abort_on_fail = true }}]\n"),
     );
     let (coord, join) = coordinator(&dir, &[&plan, "--workers", "3"]);
     let workers: Vec<Spawned> = (0..3)
