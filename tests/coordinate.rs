@@ -213,16 +213,28 @@ fn an_open_model_rate_is_the_sum_of_the_shares() {
 
 #[test]
 fn a_threshold_failing_on_the_whole_stops_every_generator() {
+    abort_on_the_whole("coord-abort", "rps");
+}
+
+#[test]
+fn a_scenario_threshold_failing_on_the_whole_stops_every_generator() {
+    // Judged on the scenario's group: the generators send its figures because the coordinator
+    // asks for them.
+    abort_on_the_whole("coord-abort-group", "\"rps{scenario=get}\"");
+}
+
+/// A plan whose threshold on `metric` (`rps < 1000`, `abort_on_fail`) fails only on the whole.
+fn abort_on_the_whole(name: &str, metric: &str) {
     let _serial = common::serial();
     let target = common::target();
-    let dir = temp_dir("coord-abort");
+    let dir = temp_dir(name);
     // 1,500 req/s over three generators: each sends 500 (< 1,000, so no generator alone would
     // fail), the whole 1,500 fails.
     let plan = plan(
         &dir,
         &target.base_url(),
         "profile = \"constant-arrival-rate\"\nrate = 1500\nduration = \"8s\"\nmax_vus = 100",
-        "[thresholds]\nrps = [{ condition = \"< 1000\", abort_on_fail = true }]\n",
+        &format!("[thresholds]\n{metric} = [{{ condition = \"< 1000\", abort_on_fail = true }}]\n"),
     );
     let (coord, join) = coordinator(&dir, &[&plan, "--workers", "3"]);
     let workers: Vec<Spawned> = (0..3)
@@ -331,6 +343,20 @@ fn a_wrong_token_is_refused_and_missing_generators_are_named() {
         stderr.contains("401") && stderr.contains("token"),
         "{stderr}"
     );
+    // A generator's own metrics page would not be fed: refused, pointing at the coordinator's.
+    let (code, _, stderr) = common::run_volley(&[
+        "http://127.0.0.1:9/",
+        "-n",
+        "10",
+        "--join",
+        &join,
+        "--token",
+        TOKEN,
+        "--metrics-listen",
+        "127.0.0.1:0",
+    ]);
+    assert_ne!(code, Some(0), "{stderr}");
+    assert!(stderr.contains("exports nothing itself"), "{stderr}");
     let c = coord.wait(Duration::from_secs(30));
     assert_eq!(c.code, Some(1), "{}", c.stderr);
     assert!(
@@ -338,6 +364,219 @@ fn a_wrong_token_is_refused_and_missing_generators_are_named() {
             .contains("0 of 2 generators registered in time; missing shares 0/2, 1/2"),
         "{}",
         c.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `volley_requests_total` of the whole run on a metrics page, if it is there.
+fn requests_on(page: &str) -> Option<u64> {
+    page.lines()
+        .find_map(|l| l.strip_prefix("volley_requests_total{scenario=\"\",step=\"\"} "))
+        .and_then(|n| n.parse().ok())
+}
+
+#[test]
+fn the_coordinators_metrics_page_shows_the_whole_test() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = temp_dir("coord-metrics");
+    let url = format!("{}/", target.base_url());
+    let (coord, join) = coordinator(
+        &dir,
+        &[
+            "--workers",
+            "2",
+            "--metrics-listen",
+            "127.0.0.1:0",
+            "--metrics-linger",
+            "60s",
+        ],
+    );
+    let mut page_url = String::new();
+    common::wait_until("the metrics address", Duration::from_secs(20), || {
+        let found = stderr_of(&dir)
+            .lines()
+            .find_map(|l| l.strip_prefix("volley coordinate: live metrics of the whole test at "))
+            .map(|u| u.trim_end_matches("/metrics").to_string());
+        page_url = found.unwrap_or_default();
+        !page_url.is_empty()
+    });
+    // Before the test, the page is there with the whole run at zero.
+    assert_eq!(
+        requests_on(&common::http_get(&page_url, "/metrics")),
+        Some(0)
+    );
+    // Each generator also watches the target's page (`--watch` with `--join`).
+    let watch = format!("prom={}/metrics", target.base_url());
+    let quick = [
+        url.as_str(),
+        "-c",
+        "2",
+        "-d",
+        "4s",
+        "--threads",
+        "1",
+        "--watch",
+        watch.as_str(),
+        "--watch-metric",
+        "volley_target_requests_total",
+    ];
+    let workers: Vec<Spawned> = (0..2)
+        .map(|i| generator(&dir, i, &quick, &join, &[]))
+        .collect();
+    // While the test runs, the page counts requests of the generators' snapshots.
+    let mut page = String::new();
+    common::wait_until("requests on the page", Duration::from_secs(30), || {
+        page = common::http_get(&page_url, "/metrics");
+        requests_on(&page).is_some_and(|n| n > 0)
+    });
+    for family in [
+        "volley_in_flight{scenario=\"\",step=\"\"} ",
+        "volley_responses_total{scenario=\"\",status=\"200\",step=\"\"} ",
+        "volley_latency_seconds_count{scenario=\"\",step=\"\"} ",
+        "volley_rate_achieved_per_second{scenario=\"\",step=\"\"} ",
+    ] {
+        assert!(page.contains(family), "{family}\n{page}");
+    }
+    for (i, w) in finish(workers, Duration::from_secs(60)).iter().enumerate() {
+        assert_eq!(w.code, Some(0), "generator {i}: {}", w.stderr);
+    }
+    // Once the merged record is written (the page lingers), the page's counters are the sum of
+    // the generators' records and the merged record's.
+    common::wait_until("the merged record", Duration::from_secs(30), || {
+        dir.join("merged").read_dir().is_ok_and(|mut d| {
+            d.next()
+                .is_some_and(|e| e.unwrap().path().join("run.json").exists())
+        })
+    });
+    let m = merged(&dir);
+    let sum: u64 = (0..2)
+        .map(|i| {
+            summary_u64(
+                &valid_record(&dir.join(format!("w{i}/run.json"))),
+                "requests",
+            )
+        })
+        .sum();
+    assert_eq!(summary_u64(&m, "requests"), sum);
+    // The coordinator's merge keeps what each generator watched, beside its figures.
+    for i in 0..2 {
+        let own = valid_record(&dir.join(format!("w{i}/run.json")));
+        let index = own["share"]["index"].as_u64().unwrap() as usize;
+        assert!(
+            own["watch"]["prom"][0]["series"]
+                .as_array()
+                .is_some_and(|s| !s.is_empty())
+        );
+        assert_eq!(
+            m["merged"]["shares"][index]["watch"], own["watch"],
+            "generator {i}"
+        );
+    }
+    let page = common::http_get(&page_url, "/metrics");
+    assert_eq!(requests_on(&page), Some(sum), "{page}");
+    let latency_count = page
+        .lines()
+        .find_map(|l| l.strip_prefix("volley_latency_seconds_count{scenario=\"\",step=\"\"} "))
+        .and_then(|n| n.parse::<u64>().ok());
+    assert_eq!(latency_count, Some(histogram(&m).len()), "{page}");
+    let ok = page
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("volley_responses_total{scenario=\"\",status=\"200\",step=\"\"} ")
+        })
+        .and_then(|n| n.parse::<u64>().ok());
+    assert_eq!(ok, m["summary"]["status"]["200"].as_u64(), "{page}");
+    assert!(
+        page.contains("volley_in_flight{scenario=\"\",step=\"\"} 0\n"),
+        "{page}"
+    );
+    // The page lingers 60 s: no need to wait for it.
+    let mut child = coord.child;
+    child.kill().unwrap();
+    let _ = child.wait_with_output();
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_share_asked_for_after_the_coordinator_gave_it_away_is_refused_saying_why() {
+    let _serial = common::serial();
+    let dir = temp_dir("coord-taken");
+    let (coord, join) = coordinator(&dir, &["--workers", "2", "--wait", "5s"]);
+    // Nothing is sent: the test never starts (share 1/2 never registers).
+    let quick = ["http://127.0.0.1:9/", "-n", "10", "--join-wait", "20s"];
+    let first = generator(&dir, 0, &quick, &join, &[("HOSTNAME", "gen-a")]);
+    common::wait_until("the first registration", Duration::from_secs(30), || {
+        stderr_of(&dir).contains("share 0/2: registered (gen-a)")
+    });
+    let mut asking = quick.to_vec();
+    asking.extend(["--segment", "0/2"]);
+    let second = generator(&dir, 1, &asking, &join, &[("HOSTNAME", "gen-b")]);
+    let refused = second.wait(Duration::from_secs(30));
+    assert_eq!(refused.code, Some(1), "{}", refused.stderr);
+    for part in [
+        "share 0/2 is taken already",
+        "gave it to gen-a",
+        "registered without asking for a share",
+        "give every generator its share (--segment i/N or JOB_COMPLETION_INDEX) or none of them",
+    ] {
+        assert!(refused.stderr.contains(part), "{part}\n{}", refused.stderr);
+    }
+    let c = coord.wait(Duration::from_secs(30));
+    assert_eq!(c.code, Some(1), "{}", c.stderr);
+    // Share 0 stayed gen-a's; share 1 was never given (gen-b was not moved to it).
+    assert!(
+        c.stderr
+            .contains("1 of 2 generators registered in time; missing share 1/2"),
+        "{}",
+        c.stderr
+    );
+    let _ = first.wait(Duration::from_secs(30));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_coordinator_killed_mid_run_leaves_each_generator_its_own_record() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = temp_dir("coord-dies");
+    let url = format!("{}/", target.base_url());
+    let (coord, join) = coordinator(&dir, &["--workers", "2"]);
+    let quick = [url.as_str(), "-c", "2", "-d", "4s", "--threads", "1"];
+    let workers: Vec<Spawned> = (0..2)
+        .map(|i| generator(&dir, i, &quick, &join, &[]))
+        .collect();
+    common::wait_until("the test runs", Duration::from_secs(30), || {
+        let text = stderr_of(&dir);
+        let last = text.lines().rfind(|l| l.contains("generators running"));
+        last.is_some_and(|l| !l.contains(", 0 requests"))
+    });
+    let mut child = coord.child;
+    child.kill().unwrap();
+    let _ = child.wait_with_output();
+    let killed_at = std::time::Instant::now();
+    for (i, w) in finish(workers, Duration::from_secs(60)).iter().enumerate() {
+        // The run goes on to its end and keeps its own results; nothing waits for long.
+        assert_eq!(w.code, Some(0), "generator {i}: {}", w.stderr);
+        assert!(
+            w.stderr
+                .contains("the record did not reach the coordinator"),
+            "generator {i}: {}",
+            w.stderr
+        );
+        let own = valid_record(&dir.join(format!("w{i}/run.json")));
+        assert!(summary_u64(&own, "requests") > 0, "generator {i}");
+        assert!(
+            own["share"]["count"] == 2,
+            "generator {i}: {}",
+            own["share"]
+        );
+    }
+    // The rest of the 4 s run, ~10 s of tries to deliver the record, slack for a busy machine.
+    let after = killed_at.elapsed();
+    assert!(
+        after < Duration::from_secs(30),
+        "generators ended {after:?} after the kill"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

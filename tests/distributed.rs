@@ -139,6 +139,14 @@ fn two_shares_of_a_plan_file_merge_to_the_whole() {
     )
     .unwrap();
     let plan = plan.display().to_string();
+    // `volley check --segment` shows the share and its part of the load.
+    let (code, stdout, stderr) = run_volley(&["check", &plan, "--segment", "1/2"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains("share 1 of 2 shares (--segment 1/2; the load shown is this share's)")
+            && stdout.contains("scenario get: 500 iterations shared by 2 VUs"),
+        "{stdout}"
+    );
     let mut paths = Vec::new();
     let mut records = Vec::new();
     for i in 0..2 {
@@ -220,5 +228,47 @@ fn merge_refuses_records_that_are_not_one_whole_test() {
     let (code, stderr, _) = merge(&[&a, &b, &other], &dir.join("m3"));
     assert_ne!(code, Some(0));
     assert!(stderr.contains("different tests"), "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn each_shares_watch_section_is_kept_beside_the_merged_figures() {
+    let target = common::target();
+    let dir = temp_dir("dist-watch");
+    let url = format!("{}/", target.base_url());
+    let page = format!("prom={}/metrics", target.base_url());
+    let args = [
+        url.as_str(),
+        "-d",
+        "2s",
+        "-c",
+        "2",
+        "--threads",
+        "1",
+        "--watch",
+        page.as_str(),
+        "--watch-metric",
+        "volley_target_requests_total",
+    ];
+    let shares: Vec<(PathBuf, Value)> = (0..2)
+        .map(|i| quick_share(&dir, &format!("s{i}"), &args, &format!("{i}/2")))
+        .collect();
+    for (_, r) in &shares {
+        let series = &r["watch"]["prom"][0]["series"];
+        assert!(!series.as_array().unwrap().is_empty(), "{}", r["watch"]);
+    }
+    let out = dir.join("merged");
+    let paths: Vec<&Path> = shares.iter().map(|(p, _)| p.as_path()).collect();
+    let (code, stderr, merged) = merge(&paths, &out);
+    assert_eq!(code, Some(0), "{stderr}");
+    let merged = merged.expect("merged run.json");
+    // Not merged (the same target's page, scraped by each generator at its own instants) …
+    assert!(merged["watch"].is_null(), "{}", merged["watch"]);
+    // … but each generator's, exactly as its own record has it, beside its other figures.
+    for (i, (_, r)) in shares.iter().enumerate() {
+        let kept = &merged["merged"]["shares"][i];
+        assert_eq!(kept["index"], i as u64);
+        assert_eq!(kept["watch"], r["watch"], "share {i}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -163,3 +163,91 @@ fn request_bodies_and_proto_files_travel_in_the_config_map() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The Dockerfile cannot be built here (no Docker daemon, no registry: see its header), so what
+/// can be checked without building it is: it builds the binary from what it copies, and the
+/// image is the one the manifests run (entrypoint, binary, user, port, writable folder).
+#[test]
+fn the_dockerfile_makes_the_image_the_manifests_run() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let docker = std::fs::read_to_string(root.join("Dockerfile")).unwrap();
+    let has = |line: &str| docker.lines().any(|l| l.trim() == line);
+    // Said where it is described: untested, and why.
+    assert!(
+        docker.contains("UNTESTED") && docker.contains("no Docker daemon"),
+        "the Dockerfile's header says it is untested and why"
+    );
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(readme.contains("**The Dockerfile is untested**"));
+    // The build: the binary of Cargo.toml's [[bin]], from the files the COPY lines bring in.
+    assert!(docker.contains("cargo build --release --locked --bin volley"));
+    let cargo = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    assert!(cargo.contains("[[bin]]\nname = \"volley\"\npath = \"src/main.rs\""));
+    for copied in [
+        "COPY Cargo.toml Cargo.lock ./",
+        "COPY src ./src",
+        "COPY proto ./proto",
+    ] {
+        assert!(has(copied), "{copied}");
+    }
+    // Every file the sources include at compile time is under src/ or proto/.
+    let mut stack = vec![root.join("src")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            for (at, _) in text.match_indices("include_str!(\"") {
+                let rel = text[at + 14..].split('"').next().unwrap();
+                let included = path.parent().unwrap().join(rel).canonicalize().unwrap();
+                assert!(
+                    included.starts_with(root.join("src").canonicalize().unwrap())
+                        || included.starts_with(root.join("proto").canonicalize().unwrap()),
+                    "{}: includes {} which the Dockerfile does not copy",
+                    path.display(),
+                    included.display()
+                );
+            }
+        }
+    }
+    // The image the manifests run.
+    for line in [
+        "COPY --from=build /src/target/release/volley /usr/local/bin/volley",
+        "ENTRYPOINT [\"volley\"]",
+        "USER 10001:10001",
+        "WORKDIR /results",
+        "EXPOSE 7070",
+    ] {
+        assert!(has(line), "no `{line}` in the Dockerfile");
+    }
+    let dir = temp_dir("k8s-image");
+    let plan = plan(&dir);
+    let (code, yaml, stderr) = run_volley(&[
+        "k8s",
+        &plan,
+        "--workers",
+        "2",
+        "--image",
+        "volley:dev",
+        "--token",
+        "t",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    for needle in [
+        "runAsUser: 10001",
+        "runAsGroup: 10001",
+        "runAsNonRoot: true",
+        "containerPort: 7070",
+        "mountPath: \"/results\"",
+        "readOnlyRootFilesystem: true",
+        "- \"coordinate\"",
+        "- \"run\"",
+        "image: \"volley:dev\"",
+    ] {
+        assert!(yaml.contains(needle), "no `{needle}` in:\n{yaml}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

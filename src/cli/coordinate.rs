@@ -17,6 +17,7 @@ use volley::run::{Options, Outputs};
 use volley::schedule::Segment;
 
 use super::args::{parse_duration, parse_set, parse_time_scale};
+use super::export::ExportArgs;
 
 /// The environment variable an Indexed Job's pod learns its index from.
 const JOB_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
@@ -24,8 +25,13 @@ const JOB_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
 /// `volley coordinate`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes as `volley run`, for the merged record; 1 also when the \
-                        generators did not all register in time (--wait) or none sent its record."
+    after_help = "Shares: a generator runs the share it asks for (--segment i/N, \
+                  $JOB_COMPLETION_INDEX) or, asking for none, the first free one when it \
+                  registers. A share is never given twice: a generator asking for a share \
+                  already taken (asked for twice, or given earlier to one that asked for none) \
+                  is refused, saying by whom. Give every generator its share, or none of them.\n\n\
+                  Exit codes as `volley run`, for the merged record; 1 also when the \
+                  generators did not all register in time (--wait) or none sent its record."
 )]
 pub struct CoordinateArgs {
     /// The plan the generators run: its hash must match theirs, and its `abort_on_fail`
@@ -60,6 +66,10 @@ pub struct CoordinateArgs {
     /// No progress lines and no summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// The whole test's live metrics: the generators' snapshots summed, under the metric names
+    /// of a single run's page.
+    #[command(flatten)]
+    pub export: ExportArgs,
 }
 
 /// `--join` and its companions, for `volley run` and quick mode.
@@ -67,7 +77,9 @@ pub struct CoordinateArgs {
 pub struct JoinArgs {
     /// Run as one generator of a distributed test: the coordinator (`volley coordinate`) at
     /// http://HOST:PORT gives the share (unless --segment or $JOB_COMPLETION_INDEX does) and
-    /// the common start.
+    /// the common start. A share is never given twice: asking for one the coordinator already
+    /// gave to a generator that asked for none is refused, so give every generator its share
+    /// or none of them.
     #[arg(long, value_name = "URL", help_heading = "Distributed tests")]
     pub join: Option<String>,
     /// The coordinator's token (default: $VOLLEY_TOKEN).
@@ -121,12 +133,14 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
     if generated {
         eprintln!("volley coordinate: token (give it to the generators): {TOKEN_ENV}={token}");
     }
+    let export = start_export(&a.export, plan.as_deref())?;
     let options = CoordinatorOptions {
         count: a.workers,
         settings: plan.as_ref().map(|p| p.distributed).unwrap_or_default(),
         plan,
         token,
         wait: a.wait,
+        metrics: export.as_ref().map(volley::export::Export::shared),
     };
     let quiet = a.quiet;
     let mut say = |line: &str| {
@@ -134,7 +148,10 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
             eprintln!("coordinator: {line}");
         }
     };
-    let merged = coordinate(listener, options, &mut say)?;
+    let mut merged = coordinate(listener, options, &mut say)?;
+    if let Some(export) = &export {
+        merged.warnings.extend(export.run_ended());
+    }
     let files = volley::report::write_results(&a.out, &merged)?;
     if !a.quiet {
         print!("{}", volley::report::text::render(&merged));
@@ -148,7 +165,29 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
         );
         std::thread::sleep(a.keep_for);
     }
+    if let Some(export) = export {
+        export.close();
+    }
     Ok(super::finish_run(&merged, a.quiet))
+}
+
+/// Starts the coordinator's exporters, if asked for, and says where the page is.
+fn start_export(
+    args: &ExportArgs,
+    plan: Option<&Plan>,
+) -> anyhow::Result<Option<volley::export::Export>> {
+    let options = args.options();
+    if !options.any() {
+        return Ok(None);
+    }
+    let export = volley::export::Export::start_for(&options, plan)?;
+    if let Some(addr) = export.listening() {
+        eprintln!("volley coordinate: live metrics of the whole test at http://{addr}/metrics");
+    }
+    if let Some(e) = export.first_push_error() {
+        eprintln!("volley coordinate: warning: the first push failed: {e}; pushes are retried");
+    }
+    Ok(Some(export))
 }
 
 fn random_token() -> String {
@@ -178,6 +217,20 @@ fn asked_share(segment: Option<Segment>) -> anyhow::Result<(Option<u32>, Option<
         }
         Err(_) => Ok((None, None)),
     }
+}
+
+/// `--metrics-listen`/`--prometheus-rw` on a generator: refused (the generator's run would not
+/// feed them), pointing at the coordinator's.
+pub fn refuse_export_with_join(options: &volley::export::ExportOptions) -> anyhow::Result<()> {
+    if options.any() {
+        anyhow::bail!(volley::Error::Invalid {
+            what: "--metrics-listen/--prometheus-rw".into(),
+            why: "a generator of a distributed test (--join) exports nothing itself: give them \
+                  to `volley coordinate`, whose page shows the whole test"
+                .into(),
+        });
+    }
+    Ok(())
 }
 
 /// Runs one generator of a distributed test: `load` reads the plan as a given share (share

@@ -57,6 +57,8 @@ fn join(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
             why: "a generator of a distributed test (--join) runs once".into(),
         });
     }
+    super::coordinate::refuse_export_with_join(&a.export.options())?;
+    let watch = a.watch.specs()?;
     let load = |segment| -> anyhow::Result<Plan> {
         let options = ReadOptions {
             sets: a.sets.clone(),
@@ -66,7 +68,9 @@ fn join(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
             segment: Some(segment),
             ..Default::default()
         };
-        Ok(read_file(&a.plan, &options)?.prepare()?)
+        let mut plan = read_file(&a.plan, &options)?.prepare()?;
+        plan.watch.extend(watch.iter().cloned());
+        Ok(plan)
     };
     let outputs = volley::run::Outputs {
         json: a.json.clone(),

@@ -35,7 +35,7 @@ pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
 /// What a share of a test is, in words.
 pub fn share_line(s: &volley::plan::segment::PlanShare) -> String {
     format!(
-        "share {} of {} shares (--segment {}; the figures above are this share's), test {}",
+        "share {} of {} shares (--segment {}; the load shown is this share's), test {}",
         s.segment.index(),
         s.segment.count(),
         s.segment,
@@ -79,11 +79,15 @@ fn join(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
         json: args.json.clone(),
         out: args.out.clone(),
     };
+    super::coordinate::refuse_export_with_join(&args.export.options())?;
+    let watch = args.watch.specs()?;
     let input = input_from(args)?;
     let load = |segment| -> anyhow::Result<volley::plan::Plan> {
         let mut input = input.clone();
         input.segment = Some(segment);
-        Ok(input.validate()?.prepare()?)
+        let mut plan = input.validate()?.prepare()?;
+        plan.watch.extend(watch.iter().cloned());
+        Ok(plan)
     };
     super::coordinate::join(&join, segment, load, &outputs, argv, quiet)
 }

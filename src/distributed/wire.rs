@@ -14,7 +14,8 @@
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::record::recorder::{Counters, GroupInterval, IntervalSnapshot};
+use crate::record::error_kind::ErrorKind;
+use crate::record::recorder::{Counters, GroupInterval, IntervalSnapshot, Tally};
 use crate::record::{HistogramError, decode_histogram, encode_histogram};
 
 /// Path of each request.
@@ -53,6 +54,10 @@ pub struct Registered {
     pub index: u32,
     /// The share count.
     pub count: u32,
+    /// Whether its snapshots must carry each result group's figures (the coordinator judges
+    /// thresholds on scenarios or steps, or shows them on its metrics page).
+    #[serde(default)]
+    pub groups: bool,
 }
 
 /// A request refused, and why.
@@ -136,6 +141,74 @@ pub struct Snapshot {
     pub groups: Vec<SnapshotGroup>,
     /// Checks counted in it, by check id: [passed, failed].
     pub checks: Vec<[u64; 2]>,
+    /// Its statuses, error kinds, dropped and completed iterations (the coordinator's metrics
+    /// page).
+    #[serde(default)]
+    pub tally: WireTally,
+}
+
+/// A [`Tally`] on the wire: error kinds by name.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WireTally {
+    /// Responses by status code.
+    pub statuses: Vec<(u16, u64)>,
+    /// Failures by kind name ([`ErrorKind::name`]).
+    pub errors: Vec<(String, u64)>,
+    /// Open model: iterations dropped.
+    pub dropped: u64,
+    /// Iterations completed inside their scenario's window.
+    pub completed: u64,
+}
+
+impl WireTally {
+    /// `t`, for the wire.
+    pub fn of(t: &Tally) -> Self {
+        Self {
+            statuses: t.statuses.clone(),
+            errors: t
+                .errors
+                .iter()
+                .map(|(k, n)| (k.name().to_string(), *n))
+                .collect(),
+            dropped: t.dropped,
+            completed: t.completed,
+        }
+    }
+
+    /// Back to a [`Tally`]; a kind this version does not know is refused.
+    pub fn decode(&self) -> Result<Tally, UnknownErrorKind> {
+        let errors = self
+            .errors
+            .iter()
+            .map(|(name, n)| {
+                ErrorKind::from_name(name)
+                    .map(|k| (k, *n))
+                    .ok_or_else(|| UnknownErrorKind(name.clone()))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Tally {
+            statuses: self.statuses.clone(),
+            errors,
+            dropped: self.dropped,
+            completed: self.completed,
+        })
+    }
+}
+
+/// An error kind on the wire that this version does not know.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown error kind `{0}`")]
+pub struct UnknownErrorKind(pub String);
+
+/// Why a snapshot from the wire is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SnapshotError {
+    /// A histogram that does not decode.
+    #[error(transparent)]
+    Histogram(#[from] HistogramError),
+    /// An error kind this version does not know.
+    #[error(transparent)]
+    ErrorKind(#[from] UnknownErrorKind),
 }
 
 /// One group's part of a [`Snapshot`].
@@ -147,6 +220,9 @@ pub struct SnapshotGroup {
     pub counters: Counters,
     /// Its latencies, µs (HDR V2, base64).
     pub latency: String,
+    /// Its statuses, error kinds, dropped and completed iterations.
+    #[serde(default)]
+    pub tally: WireTally,
 }
 
 impl Snapshot {
@@ -166,14 +242,17 @@ impl Snapshot {
                     group: g.group,
                     counters: g.counters,
                     latency: encode_histogram(&g.latency),
+                    tally: WireTally::of(&g.tally),
                 })
                 .collect(),
             checks: s.checks.clone(),
+            tally: WireTally::of(&s.tally),
         }
     }
 
-    /// Back to an interval snapshot; a histogram that does not decode is refused.
-    pub fn decode(&self) -> Result<IntervalSnapshot, HistogramError> {
+    /// Back to an interval snapshot; a histogram that does not decode, or an error kind this
+    /// version does not know, is refused.
+    pub fn decode(&self) -> Result<IntervalSnapshot, SnapshotError> {
         let groups = self
             .groups
             .iter()
@@ -182,12 +261,10 @@ impl Snapshot {
                     group: g.group,
                     counters: g.counters,
                     latency: decode_histogram(&g.latency)?,
-                    // The wire carries what the coordinator judges and shows: counts and
-                    // latencies; statuses and error kinds come with the final records.
-                    tally: Default::default(),
+                    tally: g.tally.decode()?,
                 })
             })
-            .collect::<Result<Vec<_>, HistogramError>>()?;
+            .collect::<Result<Vec<_>, SnapshotError>>()?;
         Ok(IntervalSnapshot {
             second: self.second,
             span_s: self.span_s,
@@ -196,7 +273,8 @@ impl Snapshot {
             in_flight: self.in_flight,
             groups,
             checks: self.checks.clone(),
-            tally: Default::default(),
+            tally: self.tally.decode()?,
+            // The per-second breakdown of live views; the final records carry the rest.
             breakdown: Default::default(),
         })
     }
@@ -208,11 +286,13 @@ pub fn add_snapshot(into: &mut IntervalSnapshot, s: &IntervalSnapshot) {
     into.counters.merge(&s.counters);
     add_histogram(&mut into.latency, &s.latency);
     into.in_flight += s.in_flight;
+    into.tally.add(&s.tally);
     for g in &s.groups {
         match into.groups.iter_mut().find(|o| o.group == g.group) {
             Some(o) => {
                 o.counters.merge(&g.counters);
                 add_histogram(&mut o.latency, &g.latency);
+                o.tally.add(&g.tally);
             }
             None => into.groups.push(g.clone()),
         }
@@ -255,7 +335,12 @@ mod tests {
                 tally: Default::default(),
             }],
             checks: vec![[requests, 0]],
-            tally: Default::default(),
+            tally: Tally {
+                statuses: vec![(200, requests)],
+                errors: vec![(ErrorKind::Timeout, 1)],
+                dropped: 1,
+                completed: requests,
+            },
             breakdown: Default::default(),
         }
     }
@@ -275,6 +360,9 @@ mod tests {
         assert_eq!(d.groups[0].latency.len(), 2);
         assert_eq!(d.checks, vec![[12, 0]]);
         assert_eq!(d.in_flight, 4);
+        assert_eq!(d.tally.statuses, vec![(200, 12)]);
+        assert_eq!(d.tally.errors, vec![(ErrorKind::Timeout, 2)]);
+        assert_eq!((d.tally.dropped, d.tally.completed), (2, 12));
     }
 
     #[test]

@@ -123,6 +123,22 @@ impl Exporter {
         exporter
     }
 
+    /// An exporter of the whole run only, publishing into `shared`: for a writer that knows no
+    /// plan (a coordinator given none), so no scenario or step scopes and no schedule gauges.
+    pub fn whole_run(shared: Shared) -> Self {
+        let exporter = Self {
+            shared,
+            scopes: vec![scope("", "", true)],
+            gauges_from: vec![Vec::new()],
+            by_group: Vec::new(),
+            schedules: Vec::new(),
+            origin: None,
+            completed: BTreeMap::new(),
+        };
+        exporter.publish();
+        exporter
+    }
+
     /// The scopes' gauges from the schedule at `now` (`None`: before the start or after the
     /// end: nothing runs).
     fn gauges(&mut self, now: Option<Instant>) {

@@ -47,8 +47,17 @@ impl Export {
     /// (an error if it cannot) and pushes once (a failure is kept for
     /// [`first_push_error`](Self::first_push_error), not an error: the run goes on).
     pub fn start(options: &ExportOptions, plan: &Plan) -> Result<Self, ExportError> {
+        Self::start_for(options, Some(plan))
+    }
+
+    /// Like [`start`](Self::start); without a plan only the whole run's series start at zero
+    /// (a coordinator given no plan, whose figures come from [`Exporter::whole_run`]).
+    pub fn start_for(options: &ExportOptions, plan: Option<&Plan>) -> Result<Self, ExportError> {
         let shared = shared();
-        drop(Exporter::new(plan, shared.clone()));
+        match plan {
+            Some(plan) => drop(Exporter::new(plan, shared.clone())),
+            None => drop(Exporter::whole_run(shared.clone())),
+        }
         let server = options
             .listen
             .map(|addr| MetricsServer::bind(addr, shared.clone()))
@@ -78,6 +87,12 @@ impl Export {
     /// Why the first push failed, if it did.
     pub fn first_push_error(&self) -> Option<&PushError> {
         self.first_push.as_ref()
+    }
+
+    /// The figures the page and the pusher read, for a writer other than
+    /// [`observer`](Self::observer)'s (the coordinator's sum of its generators).
+    pub fn shared(&self) -> Shared {
+        self.shared.clone()
     }
 
     /// The observer of one run of `plan`.

@@ -67,4 +67,11 @@ pub struct ShareFigures {
     pub generator: Generator,
     /// Its own warnings.
     pub warnings: Vec<Warning>,
+    /// What it watched on the target's side (`[[watch]]`, `--watch`), exactly as its own
+    /// record has it (one value per second of its own `series`). Kept side by side, never
+    /// merged: generators scrape the target's page each at its own instants, and a process is
+    /// watched on each generator's own machine, so no sum or mean of them is a figure of the
+    /// target (docs/measurement.md). Absent when it watched nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<super::watch::Watched>,
 }

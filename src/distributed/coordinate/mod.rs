@@ -15,9 +15,14 @@
 //!    folder); once every share is in or lost, the records are merged ([`super::merge`]),
 //!    missing shares named.
 //!
-//! Layout: [`state`] (what the coordinator knows, no I/O), [`http`] (the routes).
+//! 5. With `--metrics-listen` (or `--prometheus-rw`), the snapshots also feed one exporter
+//!    ([`metrics`]): the page shows the whole test under a single run's metric names.
+//!
+//! Layout: [`state`] (what the coordinator knows, no I/O), [`http`] (the routes), [`metrics`]
+//! (the whole test's live metrics).
 
 mod http;
+mod metrics;
 pub mod state;
 
 use std::net::TcpListener;
@@ -50,6 +55,9 @@ pub struct Options {
     pub wait: Duration,
     /// Lost generators: after how long, and what then.
     pub settings: Distributed,
+    /// Where to publish the whole test's live figures (`--metrics-listen`, `--prometheus-rw`:
+    /// [`crate::export::Export::shared`]); `None`: nowhere.
+    pub metrics: Option<crate::export::live::Shared>,
 }
 
 /// Why a coordinated test has no merged record.
@@ -78,13 +86,16 @@ pub fn coordinate(
     say: &mut dyn FnMut(&str),
 ) -> Result<RunRecord, CoordinateError> {
     let now = Instant::now();
-    let state = State::new(
+    let mut state = State::new(
         options.count,
         options.plan.clone(),
         options.wait,
         options.settings,
         now,
     );
+    if let Some(shared) = options.metrics.clone() {
+        state = state.with_metrics(shared);
+    }
     let shared = Arc::new(http::Shared {
         state: Mutex::new(state),
         token: options.token.clone(),

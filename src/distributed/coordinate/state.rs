@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::export::live::Shared;
 use crate::plan::Plan;
 use crate::plan::segment::{Distributed, OnLost};
 use crate::record::RunRecord;
@@ -13,6 +14,7 @@ use crate::record::recorder::IntervalSnapshot;
 use crate::run::LiveJudge;
 
 use super::super::wire::{Register, Registered, Reply, StartReply, StopOrder};
+use super::metrics::LiveMetrics;
 
 /// How long after the last generator registers the test starts, at least (then rounded up to a
 /// whole wall-clock second, so that the shares' seconds line up).
@@ -36,6 +38,9 @@ pub enum ShareStatus {
 pub(super) struct ShareState {
     pub(super) status: ShareStatus,
     pub(super) host: String,
+    /// Whether its generator asked for it (`--segment`, `JOB_COMPLETION_INDEX`) rather than
+    /// was given the first free share.
+    pub(super) asked: bool,
     pub(super) last_seen: Instant,
     pub(super) record: Option<RunRecord>,
     /// Requests and errors in its snapshots so far.
@@ -92,6 +97,8 @@ pub struct State {
     pub(super) stop: Option<StopOrder>,
     plan: Option<Arc<Plan>>,
     judge: Option<LiveJudge>,
+    /// The whole test's live metrics page, when asked for.
+    live: Option<LiveMetrics>,
     settings: Distributed,
     /// Requests per second index, summed over the shares that reported it: (reporters, requests).
     pub(super) seconds: BTreeMap<u64, (u32, u64)>,
@@ -123,6 +130,7 @@ impl State {
                 .map(|_| ShareState {
                     status: ShareStatus::Free,
                     host: String::new(),
+                    asked: false,
                     last_seen: now,
                     record: None,
                     requests: 0,
@@ -136,10 +144,35 @@ impl State {
             stop: None,
             plan,
             judge,
+            live: None,
             settings,
             seconds: BTreeMap::new(),
             events: Vec::new(),
         }
+    }
+
+    /// Publishes the whole test's live figures into `shared` (the metrics page, remote write).
+    pub fn with_metrics(mut self, shared: Shared) -> Self {
+        self.live = Some(LiveMetrics::new(self.plan.as_deref(), shared, self.count));
+        self
+    }
+
+    /// Whether the generators' snapshots must carry each result group's figures: thresholds
+    /// on scenarios or steps are judged live, or the metrics page shows them.
+    fn wants_groups(&self) -> bool {
+        let judged = self
+            .plan
+            .as_ref()
+            .is_some_and(|p| p.thresholds.iter().any(|t| t.abort_on_fail));
+        judged || self.live.as_ref().is_some_and(LiveMetrics::wants_groups)
+    }
+
+    /// Which shares may still send seconds.
+    fn running_mask(&self) -> Vec<bool> {
+        self.shares
+            .iter()
+            .map(|s| s.status == ShareStatus::Running)
+            .collect()
     }
 
     /// The events since the last call.
@@ -203,11 +236,7 @@ impl State {
                 ));
             }
             Some(i) if self.shares[i as usize].status != ShareStatus::Free => {
-                let host = &self.shares[i as usize].host;
-                return Err(refuse(
-                    409,
-                    format!("share {i}/{} is taken already (by {host})", self.count),
-                ));
+                return Err(refuse(409, self.taken(i)));
             }
             Some(i) => i,
             None => self
@@ -220,6 +249,7 @@ impl State {
         self.plan_hash.get_or_insert_with(|| r.plan_hash.clone());
         let share = &mut self.shares[index as usize];
         share.status = ShareStatus::Running;
+        share.asked = r.index.is_some();
         share.host = r.host.clone();
         share.last_seen = now;
         self.events.push(Event::Registered(index, r.host.clone()));
@@ -228,12 +258,36 @@ impl State {
             let ahead = at.duration_since(SystemTime::now()).unwrap_or_default();
             self.start_at = Some(at);
             self.start_instant = Some(now + ahead);
+            if let Some(live) = &mut self.live {
+                live.start(now + ahead);
+            }
             self.events.push(Event::Starting(at));
         }
         Ok(Registered {
             index,
             count: self.count,
+            groups: self.wants_groups(),
         })
+    }
+
+    /// Why share `i`, asked for, cannot be had: a share is never given twice.
+    fn taken(&self, i: u32) -> String {
+        let (share, count) = (&self.shares[i as usize], self.count);
+        if share.asked {
+            format!(
+                "share {i}/{count} is taken already: {} asked for it too (--segment or \
+                 JOB_COMPLETION_INDEX); give each generator a different share",
+                share.host
+            )
+        } else {
+            format!(
+                "share {i}/{count} is taken already: the coordinator gave it to {}, which \
+                 registered without asking for a share, before this generator asked for it; \
+                 a share is never given twice, so give every generator its share (--segment \
+                 i/N or JOB_COMPLETION_INDEX) or none of them",
+                share.host
+            )
+        }
     }
 
     /// The share of a request, if it is registered and not lost.
@@ -312,6 +366,10 @@ impl State {
         if let Some(judge) = &mut self.judge {
             judge.add(s);
         }
+        let running = self.running_mask();
+        if let Some(live) = &mut self.live {
+            live.add(share, s, &running);
+        }
         self.judge(now);
         Ok(self.reply())
     }
@@ -368,8 +426,26 @@ impl State {
         Ok(self.reply())
     }
 
-    /// The clock moved on: the wait for generators may end, silent generators are lost.
+    /// The clock moved on: the wait for generators may end, silent generators are lost, the
+    /// live figures are published.
     pub fn tick(&mut self, now: Instant) {
+        self.tick_shares(now);
+        let running = self.running_mask();
+        let totals = self
+            .shares
+            .iter()
+            .fold((0, 0), |(r, e), s| (r + s.requests, e + s.errors));
+        let finished = self.finished();
+        if let Some(live) = &mut self.live {
+            if finished {
+                live.finish();
+            } else {
+                live.tick(now, &running, totals);
+            }
+        }
+    }
+
+    fn tick_shares(&mut self, now: Instant) {
         if self.failed.is_some() {
             return;
         }

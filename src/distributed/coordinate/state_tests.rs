@@ -47,6 +47,7 @@ fn shares_are_given_as_asked_or_the_first_free_and_never_twice() {
     let taken = s.register(&register(Some(2)), now).unwrap_err();
     assert_eq!(taken.status, 409);
     assert!(taken.why.contains("share 2/3 is taken"), "{}", taken.why);
+    assert!(taken.why.contains("h asked for it too"), "{}", taken.why);
     let mut other = register(None);
     other.plan_hash = "sha256:b".into();
     assert!(
@@ -126,4 +127,29 @@ fn whole_seconds() {
     );
     let exact = SystemTime::UNIX_EPOCH + Duration::from_secs(10);
     assert_eq!(whole_second_after(exact), exact);
+}
+
+#[test]
+fn a_share_given_to_a_generator_that_did_not_ask_is_not_given_again() {
+    let now = Instant::now();
+    let mut s = state(2, now);
+    let mut free = register(None);
+    free.host = "gen-a".into();
+    assert_eq!(s.register(&free, now).unwrap().index, 0);
+    let mut asking = register(Some(0));
+    asking.host = "gen-b".into();
+    let taken = s.register(&asking, now).unwrap_err();
+    assert_eq!(taken.status, 409);
+    for part in [
+        "share 0/2 is taken",
+        "gave it to gen-a",
+        "without asking for a share",
+        "give every generator its share (--segment i/N or JOB_COMPLETION_INDEX) or none",
+    ] {
+        assert!(taken.why.contains(part), "{part}: {}", taken.why);
+    }
+    // Share 0 is still gen-a's; share 1 is still free, for the next generator.
+    assert_eq!(s.shares[0].host, "gen-a");
+    assert_eq!(s.shares[1].status, ShareStatus::Free);
+    assert_eq!(s.register(&register(Some(1)), now).unwrap().index, 1);
 }

@@ -141,7 +141,9 @@ impl Worker {
             std::thread::sleep(ahead);
         }
         let stop = stop_handle();
-        let mut streamer = self.sender.observer(self.registered.index, stop.clone());
+        let mut streamer =
+            self.sender
+                .observer(self.registered.index, self.registered.groups, stop.clone());
         let options = Options {
             remote_judge: true,
             ..options.clone()

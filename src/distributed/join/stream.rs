@@ -75,14 +75,16 @@ impl Sender {
         })
     }
 
-    /// The observer of the run, streaming share `share`'s seconds through this sender.
-    pub(super) fn observer(&self, share: u32, stop: StopHandle) -> Streamer {
+    /// The observer of the run, streaming share `share`'s seconds through this sender, with
+    /// each result group's figures when `groups`.
+    pub(super) fn observer(&self, share: u32, groups: bool, stop: StopHandle) -> Streamer {
         let _ = self.stop.set(stop);
         if let Some(order) = self.order.get() {
             obey(&self.order, &self.stop, order.clone());
         }
         Streamer {
             share,
+            groups,
             tx: self.tx.clone().expect("open until finished"),
             pending: BTreeMap::new(),
             order: self.order.clone(),
@@ -116,6 +118,8 @@ fn obey(order: &OnceLock<StopOrder>, stop: &OnceLock<StopHandle>, o: StopOrder) 
 /// The observer: one snapshot per second of the share, all threads summed.
 pub(super) struct Streamer {
     share: u32,
+    /// Whether the coordinator needs each result group's figures.
+    groups: bool,
     tx: mpsc::Sender<Snapshot>,
     /// Seconds not every thread has reported yet.
     pending: BTreeMap<u64, IntervalSnapshot>,
@@ -130,6 +134,10 @@ impl Streamer {
 }
 
 impl Observer for Streamer {
+    fn wants_groups(&self) -> bool {
+        self.groups
+    }
+
     fn interval(&mut self, s: &IntervalSnapshot) {
         match self.pending.get_mut(&s.second) {
             Some(into) => add_snapshot(into, s),

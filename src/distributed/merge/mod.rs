@@ -289,5 +289,6 @@ fn share_figures(p: &Part) -> ShareFigures {
         environment: r.environment.clone(),
         generator: r.generator.clone(),
         warnings: r.warnings.clone(),
+        watch: r.watch.clone(),
     }
 }

@@ -19,6 +19,26 @@ pub struct Tally {
     pub completed: u64,
 }
 
+impl Tally {
+    /// Adds `other` (another worker's or generator's part of the same interval).
+    pub fn add(&mut self, other: &Tally) {
+        for &(status, n) in &other.statuses {
+            match self.statuses.binary_search_by_key(&status, |s| s.0) {
+                Ok(i) => self.statuses[i].1 += n,
+                Err(i) => self.statuses.insert(i, (status, n)),
+            }
+        }
+        for &(kind, n) in &other.errors {
+            match self.errors.binary_search_by_key(&kind, |e| e.0) {
+                Ok(i) => self.errors[i].1 += n,
+                Err(i) => self.errors.insert(i, (kind, n)),
+            }
+        }
+        self.dropped += other.dropped;
+        self.completed += other.completed;
+    }
+}
+
 /// The cumulative counts as last reported in a [`Tally`].
 #[derive(Debug, Clone)]
 pub(super) struct Reported {
