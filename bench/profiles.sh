@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# bench/profiles.sh — CPU per request of two volley binaries (e.g. the fat-LTO release build
-# against a build without LTO, or the previous main against a change), measured by
+# bench/profiles.sh — CPU per request of two volley binaries (e.g. the fat-LTO `dist` build
+# against the default `release` without LTO, or the previous main against a change), measured by
 # bench/generator.sh in alternating rounds:
 # A B A B … , ROUNDS of each, each a DURATION-second run against the private nginx.
 #
-#   A=target/release/volley B=target/ci/volley ROUNDS=5 DURATION=10 bench/profiles.sh
+#   A=target/dist/volley B=target/release/volley ROUNDS=5 DURATION=10 bench/profiles.sh
 #
 # Prints one line per run (cpu_us/req and bg_s, the CPU other processes took on the pinned
 # CPUs during it), then the median cpu_us/req of each and B/A. Acceptance (issue 15): the
@@ -13,8 +13,8 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-A=${A:?set A=path of the first volley binary (the reference, e.g. target/release/volley)}
-B=${B:?set B=path of the second volley binary (e.g. target/ci/volley)}
+A=${A:?set A=path of the first volley binary (the reference, e.g. target/dist/volley)}
+B=${B:?set B=path of the second volley binary (e.g. target/release/volley)}
 ROUNDS=${ROUNDS:-5}
 DURATION=${DURATION:-10}
 tmp=$(mktemp -d)
