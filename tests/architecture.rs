@@ -220,6 +220,77 @@ fn an_upward_import_is_caught() {
     );
 }
 
+/// The files that may name the variants of `plan::Profile` (and its `Iterations`): the profile
+/// itself and its reading from a plan. Everything else asks a profile through its methods, so a
+/// new executor is a variant there, not a match arm in every module that runs or reports load.
+const PROFILE_FILES: &[&str] = &["plan/profile.rs", "plan/read/profile.rs"];
+
+/// `file:line: text` for every naming of a profile variant (`Profile::Vus`, `Iterations::PerVu`,
+/// `Profile::{…}`) in `src/` outside [`PROFILE_FILES`], test code included.
+fn profile_variant_uses(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(src).unwrap().display().to_string();
+        if PROFILE_FILES.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = code_only(&text);
+        for name in ["Profile::", "Iterations::"] {
+            for (at, _) in code.match_indices(name) {
+                let before = code[..at].chars().next_back();
+                let after = code[at + name.len()..].chars().next();
+                let own_name = !before.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                if own_name && after.is_some_and(|c| c.is_uppercase() || c == '{') {
+                    let line = code[..at].matches('\n').count() + 1;
+                    let source = text.lines().nth(line - 1).unwrap_or("").trim();
+                    found.push(format!("{rel}:{line}: {source}"));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn only_the_profile_names_its_variants() {
+    let found = profile_variant_uses(&src());
+    assert!(
+        found.is_empty(),
+        "profile variants named outside {PROFILE_FILES:?} (ask the profile through its methods, \
+         or dispatch on its model):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_profile_variant_named_elsewhere_is_caught() {
+    let dir = std::env::temp_dir().join(format!("volley-profile-seam-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("plan")).unwrap();
+    std::fs::create_dir_all(dir.join("run")).unwrap();
+    std::fs::write(
+        dir.join("plan/profile.rs"),
+        "fn m(p: &Profile) { match p { Profile::Vus { .. } => {} } }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("run/load.rs"),
+        "// Profile::Vus in a comment\nfn k() -> ProfileKind { ProfileKind::Ladder }\n\
+         fn f(p: &Profile) -> bool {\n    matches!(p, Profile::Arrival { .. })\n}\n\
+         use crate::plan::Iterations::{PerVu};\n",
+    )
+    .unwrap();
+    let found = profile_variant_uses(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found[0].starts_with("run/load.rs:4: "), "{found:#?}");
+    assert!(found[1].starts_with("run/load.rs:6: "), "{found:#?}");
+}
+
 #[test]
 fn source_files_stay_short() {
     let mut files = Vec::new();

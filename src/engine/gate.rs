@@ -10,7 +10,6 @@ use std::time::Instant;
 
 use super::RunShared;
 use super::clock::{Clock, SystemClock};
-use crate::plan::{Iterations, Profile};
 use crate::schedule::Ramp;
 
 /// Permission to run one iteration.
@@ -61,18 +60,10 @@ impl ClosedGate {
     pub async fn next(&self, vu: u32, done: u64) -> Option<Ticket> {
         let run = &*self.run;
         let shared = &run.scenarios[self.scenario];
-        let Profile::Vus {
-            ramp, iterations, ..
-        } = &run.plan.scenarios[self.scenario].profile
-        else {
-            return None;
-        };
+        let profile = &run.plan.scenarios[self.scenario].profile;
         let rule = ClosedRule {
-            ramp,
-            per_vu: match iterations {
-                Iterations::PerVu(n) => Some(*n),
-                _ => None,
-            },
+            ramp: profile.ramp(),
+            per_vu: profile.per_vu_iterations(),
             start: shared.start,
             end: shared.end,
             measure_start: run.measure_start,

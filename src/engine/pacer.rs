@@ -22,7 +22,6 @@ use super::connections::VuConnections;
 use super::gate::{Gate, HandOut, Ticket};
 use super::vu::{Vu, vu_loop};
 use super::worker::WorkerState;
-use crate::plan::Profile;
 use crate::schedule::{Interleave, Ramp};
 
 /// How long after a scenario's end the open model still sends iterations that fell due before it.
@@ -180,9 +179,8 @@ pub(super) async fn pacer(
     let Gate::Open(dispatch) = &*gate else {
         return;
     };
-    let Profile::Arrival { ramp, limit, .. } = &run.plan.scenarios[scenario].profile else {
-        return;
-    };
+    let profile = &run.plan.scenarios[scenario].profile;
+    let (ramp, limit) = (profile.ramp(), profile.arrival_limit());
     let share = Interleave {
         worker: state.index,
         workers: stride,
@@ -194,7 +192,7 @@ pub(super) async fn pacer(
         timing.start,
         run.measure_start,
         timing.end,
-        *limit,
+        limit,
     );
     let group = run.plan.scenarios[scenario].group;
     let mut vus = Vec::new();

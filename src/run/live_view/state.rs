@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 
 use crate::engine::{Clock, Live};
 use crate::plan::threshold::{Counts, Filter, Metric, Observed};
-use crate::plan::{Plan, Profile, check_list};
+use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::GroupKind;
 use crate::record::recorder::{Counters, IntervalSnapshot, new_histogram};
@@ -202,10 +202,7 @@ impl State {
 
     /// Whether any scenario is open-model (the send lag means something).
     pub(super) fn is_open(&self) -> bool {
-        self.plan
-            .scenarios
-            .iter()
-            .any(|sc| matches!(sc.profile, Profile::Arrival { .. }))
+        self.plan.scenarios.iter().any(|sc| sc.is_open())
     }
 
     /// The latest full second, if any.
