@@ -9,7 +9,7 @@ use std::task::{Poll, Waker};
 use std::time::Instant;
 
 use super::RunShared;
-use super::clock::{Clock, SystemClock};
+use super::clock::{SystemClock, TimeSource};
 use crate::schedule::Ramp;
 
 /// Permission to run one iteration.
@@ -134,7 +134,7 @@ impl ClosedRule<'_> {
 /// Waits on `clock` until `rule` admits VU `vu` (after `done` iterations) or finishes it, or
 /// `stopped` says the run is over.
 #[inline]
-pub(super) async fn closed_ticket<C: Clock>(
+pub(super) async fn closed_ticket<C: TimeSource>(
     rule: &ClosedRule<'_>,
     clock: &C,
     stopped: impl Fn() -> bool,

@@ -2,7 +2,7 @@
 //! idle VU, starts a VU for it (up to the cap), or counts it dropped.
 //!
 //! The due times come from `schedule` ([`Interleave::due`] on the scenario's [`Ramp`]); what to
-//! do at each one is decided by [`Arrivals`] from the time the [`Clock`] reads, so the loop
+//! do at each one is decided by [`Arrivals`] from the time the [`TimeSource`] reads, so the loop
 //! ([`pace`]) runs the same under tokio's paused time in tests as on the timerfd in a run.
 //!
 //! A pacer behind its schedule sends every iteration due, late, with its scheduled due time:
@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::RunShared;
-use super::clock::{Clock, PreciseClock};
+use super::clock::{PreciseClock, TimeSource};
 use super::connections::VuConnections;
 use super::gate::{Gate, HandOut, Ticket};
 use super::vu::{Vu, vu_loop};
@@ -127,7 +127,7 @@ impl<'a> Arrivals<'a> {
 /// coalescing shows only as send lag (at most a tick plus the wake-up's own latency). A pacer
 /// more than two ticks behind lets the VUs and the reactor run between hand-outs. A zero tick
 /// wakes for every due time and yields whenever the next is already due.
-pub(super) async fn pace<C: Clock>(
+pub(super) async fn pace<C: TimeSource>(
     arrivals: &mut Arrivals<'_>,
     clock: &C,
     tick: Duration,

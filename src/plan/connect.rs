@@ -112,7 +112,7 @@ pub fn protocol_name(protocol: Protocol, tls: bool) -> WireProtocol {
 
 /// Why connection options cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
+pub enum ConnectOptionsError {
     /// `streams = 0`.
     #[error("streams must be at least 1")]
     NoStreams,
@@ -145,18 +145,18 @@ pub fn build(
     host: &str,
     tls: bool,
     grpc: bool,
-) -> Result<Connect, ConnectError> {
+) -> Result<Connect, ConnectOptionsError> {
     if o.streams == 0 {
-        return Err(ConnectError::NoStreams);
+        return Err(ConnectOptionsError::NoStreams);
     }
     if o.streams > 1 && !o.http2 {
-        return Err(ConnectError::StreamsNeedHttp2(o.streams));
+        return Err(ConnectOptionsError::StreamsNeedHttp2(o.streams));
     }
     let version = match o.tls_version.as_deref() {
         None => TlsVersion::Any,
         Some("1.2") => TlsVersion::Tls12,
         Some("1.3") => TlsVersion::Tls13,
-        Some(other) => return Err(ConnectError::TlsVersion(other.into())),
+        Some(other) => return Err(ConnectOptionsError::TlsVersion(other.into())),
     };
     let client_cert = match (&o.cert, &o.key) {
         (Some(cert), Some(key)) => Some(ClientCert {
@@ -164,7 +164,7 @@ pub fn build(
             key_file: key.clone(),
         }),
         (None, None) => None,
-        _ => return Err(ConnectError::HalfClientCert),
+        _ => return Err(ConnectOptionsError::HalfClientCert),
     };
     let tls_asked = o.insecure
         || o.cacert.is_some()
@@ -172,7 +172,7 @@ pub fn build(
         || o.sni.is_some()
         || o.tls_version.is_some();
     if tls_asked && !tls {
-        return Err(ConnectError::TlsNeedsHttps);
+        return Err(ConnectOptionsError::TlsNeedsHttps);
     }
     let tls = tls.then(|| TlsOptions {
         server_name: o

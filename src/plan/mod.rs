@@ -55,11 +55,11 @@ macro_rules! message_into_string {
 message_into_string!(
     check::JsonPathError,
     group_by::GroupByError,
-    connect::ConnectError,
+    connect::ConnectOptionsError,
     data::DataError,
     read::DurationError,
     read::ResolveError,
-    read::TargetError,
+    read::BaseUrlError,
     render::RenderError,
     threshold::ThresholdError,
 );

@@ -279,12 +279,12 @@ impl Client {
     pub fn connection(&self) -> Connection {
         match (&self.dialer, self.protocol) {
             (Dialer::Plain(d), Protocol::Http1) => Connection::Http1(
-                http1::Connection::with_dialer(d.clone(), self.keepalive)
+                http1::Http1Connection::with_dialer(d.clone(), self.keepalive)
                     .with_limits(self.limits)
                     .with_pick(self.pick.clone()),
             ),
             (Dialer::Tls(d), Protocol::Http1) => Connection::Http1Tls(Box::new(
-                http1::Connection::with_dialer(d.clone(), self.keepalive)
+                http1::Http1Connection::with_dialer(d.clone(), self.keepalive)
                     .with_limits(self.limits)
                     .with_pick(self.pick.clone()),
             )),
@@ -340,9 +340,9 @@ fn check_header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), Cl
 #[derive(Debug)]
 pub enum Connection {
     /// HTTP/1.1 over TCP.
-    Http1(http1::Connection<TcpDialer>),
+    Http1(http1::Http1Connection<TcpDialer>),
     /// HTTP/1.1 over TLS (boxed: the TLS state is large).
-    Http1Tls(Box<http1::Connection<TlsDialer>>),
+    Http1Tls(Box<http1::Http1Connection<TlsDialer>>),
     /// HTTP/2 without TLS (h2c).
     Http2(StreamHandle<TcpDialer>),
     /// HTTP/2 over TLS.

@@ -18,7 +18,7 @@ mod thresholds;
 mod values;
 mod watch;
 
-pub use target::{TargetError, resolve_host, resolve_target, resolve_target_with, step_capture};
+pub use target::{BaseUrlError, resolve_host, resolve_target, resolve_target_with, step_capture};
 pub use values::{
     DurationError, MAX_DURATION, Resolve, ResolveError, parse_duration, scale_duration,
     system_resolve,

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::engine::{Clock, Live};
-use crate::plan::threshold::{Counts, Filter, Metric, Observed};
+use crate::plan::threshold::{Counts, Filter, Observed, ThresholdMetric};
 use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::GroupKind;
@@ -219,7 +219,7 @@ impl State {
             .iter()
             .map(|t| {
                 let observed = t.observe(self);
-                let live = !(t.metric == Metric::Latency && t.filter.is_some());
+                let live = !(t.metric == ThresholdMetric::Latency && t.filter.is_some());
                 (
                     format!("{} {}", t.metric_text, t.condition_text),
                     observed,
