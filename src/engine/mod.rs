@@ -54,7 +54,7 @@ pub struct RunOptions {
     pub pacer_tick: Option<Duration>,
 }
 
-/// Installs the process's SIGINT/SIGTERM watcher now, before a plan is loaded, so that a signal
+/// Installs the process's SIGINT/SIGTERM watcher now, before a plan is read, so that a signal
 /// that arrives while volley starts up is not fatal: the run that follows is stopped at once and
 /// still writes its (empty) record. Runs with [`RunOptions::handle_signals`] would install it
 /// anyway when they start; this only moves that moment earlier. Idempotent.

@@ -1,10 +1,10 @@
 //! Plans: what the user asked for, validated and typed before any load is sent.
 //!
 //! A [`Plan`] is the engine's whole input: the target, one or more scenarios (each a load profile
-//! and steps), thresholds. One loader ([`read`]) builds it from the plan file's model
+//! and steps), thresholds. One reader ([`read`]) builds it from the plan file's model
 //! ([`file::PlanFile`]): plan files are parsed into that model, and quick mode's flags
 //! ([`quick::RunInput`]) desugar into it (one scenario, one step). Every user error that can be
-//! known without the network is found while loading, with the file, line and column where there
+//! known without the network is found while reading, with the file, line and column where there
 //! is a file, into a [`read::Draft`]; [`read::Draft::prepare`] — run preparation — is the one
 //! place the target is contacted before the run (gRPC schemas by server reflection).
 

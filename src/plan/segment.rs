@@ -359,7 +359,7 @@ mod tests {
     }
 
     impl Plan {
-        /// A copy whose data files are not shared with the original (as a freshly loaded plan).
+        /// A copy whose data files are not shared with the original (as a freshly read plan).
         fn clone_fresh(&self) -> Plan {
             let path = self.source.clone().unwrap();
             crate::plan::read::read_file(&path, &ReadOptions::default())
