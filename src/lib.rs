@@ -11,8 +11,8 @@
 //! | layer | modules | what they are |
 //! |---|---|---|
 //! | 1 | [`suite`] | one test against several targets, one after the other, and their comparison |
-//! | 2 | [`findmax`] | the search for the maximum sustainable throughput |
-//! | 3 | [`run`] | the façade: `run::execute(plan, options, observers)` → the record; writing outputs |
+//! | 2 | [`findmax`], [`distributed`] | the search for the maximum sustainable throughput; runs beyond one machine (merge, coordinator, generators, manifests) |
+//! | 3 | [`run`], [`export`] | the façade: `run::execute(plan, options, observers)` → the record, writing outputs; live metrics export (an observer) |
 //! | 4 | [`engine`] | worker threads, the VU loop, the pacer, gates, the control loop, [`engine::Observer`] |
 //! | 5 | [`plan`] | user input (files, flags) → a validated [`plan::Plan`]; every user error is found here |
 //! | 6 | [`proto`], [`schedule`] | HTTP/1.1 · HTTP/2 · gRPC · TLS clients; pure functions of time |
@@ -21,8 +21,9 @@
 //! | 9 | [`record`] | the stable contract: `run.json`, recorders, error kinds, find-max and suite outcomes |
 //! | 10 | [`units`], [`redact`], [`location`], [`timer`], [`error`], [`color`], [`watch`] | leaves |
 //!
-//! [`server`] (the built-in target, `volley serve`) is a leaf of its own that nothing in the
-//! pipeline imports; the demo, tests and benches start it.
+//! [`server`] (the built-in target, `volley serve`) is a program of its own beside the pipeline:
+//! it uses [`proto`], [`record`] and [`timer`] below it, and no module of the pipeline imports it;
+//! the binary (`volley serve`, the demo), tests and benches start it.
 //!
 //! Where things go:
 //! - a new **protocol**: a module under `proto/`, one variant of `proto::client::Protocol` and its

@@ -10,13 +10,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Top-level modules by layer, top (0) to bottom. The binary (`src/main.rs`, `src/cli/`) is above
-/// them all and imports through `volley::`, so it is not listed.
+/// Top-level modules by layer, top (1) to bottom: the table of `src/lib.rs`'s layout doc (the
+/// test [`the_layout_doc_shows_these_layers`] keeps the two the same). The binary (`src/main.rs`,
+/// `src/cli/`) is above them all and imports through `volley::`, so it is not listed.
 const LAYERS: &[(f64, &[&str])] = &[
     (1.0, &["suite"]),
     (2.0, &["findmax", "distributed"]),
-    (3.0, &["run"]),
-    (3.5, &["export", "live"]),
+    (3.0, &["run", "export"]),
     (4.0, &["engine"]),
     (5.0, &["plan"]),
     (6.0, &["proto", "schedule"]),
@@ -31,8 +31,8 @@ const LAYERS: &[(f64, &[&str])] = &[
     ),
 ];
 
-/// The built-in target: a leaf of its own that may use the lower layers but that nothing in the
-/// pipeline imports.
+/// The built-in target: a program of its own beside the pipeline, which may use the lower layers
+/// but which nothing in the pipeline imports.
 const SERVER: &str = "server";
 /// Where the built-in target sits for its own imports.
 const SERVER_LAYER: f64 = 1.0;
@@ -182,6 +182,40 @@ fn violations(src: &Path) -> Vec<String> {
 
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// The layer table of `src/lib.rs`'s layout doc: `(layer, modules)` from each row
+/// `//! | N | [`a`], [`b`] | what they are |`.
+fn documented_layers(lib_rs: &str) -> Vec<(f64, Vec<String>)> {
+    lib_rs
+        .lines()
+        .filter_map(|line| {
+            let row = line.strip_prefix("//! |")?;
+            let mut cells = row.split('|');
+            let layer: f64 = cells.next()?.trim().parse().ok()?;
+            let modules = cells
+                .next()?
+                .split(',')
+                .map(|m| m.trim().trim_matches(|c| c == '[' || c == ']' || c == '`'))
+                .map(str::to_string)
+                .collect();
+            Some((layer, modules))
+        })
+        .collect()
+}
+
+#[test]
+fn the_layout_doc_shows_these_layers() {
+    let lib_rs = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let documented = documented_layers(&lib_rs);
+    let enforced: Vec<(f64, Vec<String>)> = LAYERS
+        .iter()
+        .map(|(l, m)| (*l, m.iter().map(|s| s.to_string()).collect()))
+        .collect();
+    assert_eq!(
+        documented, enforced,
+        "src/lib.rs's layer table and tests/architecture.rs's LAYERS differ"
+    );
 }
 
 #[test]
