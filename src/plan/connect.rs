@@ -75,7 +75,7 @@ pub struct Connect {
 impl Connect {
     /// The protocol spoken by HTTP steps: `http/1.1`, `h2c` or `h2`.
     pub fn protocol_name(&self) -> WireProtocol {
-        protocol_name(self.protocol, self.tls.is_some())
+        self.protocol.wire_name(self.tls.is_some())
     }
 
     /// These settings with HTTP/1.1 responses held to `limits`.
@@ -98,15 +98,6 @@ impl Connect {
             (Some(c), true) => c,
             _ => &self.client,
         }
-    }
-}
-
-/// `http/1.1`, `h2c` or `h2`.
-pub fn protocol_name(protocol: Protocol, tls: bool) -> WireProtocol {
-    match (protocol, tls) {
-        (Protocol::Http1, _) => WireProtocol::Http1,
-        (Protocol::Http2, false) => WireProtocol::H2c,
-        (Protocol::Http2, true) => WireProtocol::H2,
     }
 }
 

@@ -32,6 +32,7 @@ use super::pick::{PickNames, Picked};
 use super::prepared::{PreparedRequest, Wire};
 use super::source::SourceAddrs;
 use super::tls::{self, TlsError, TlsOptions};
+use crate::record::model::WireProtocol;
 
 /// The HTTP version spoken.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -41,6 +42,24 @@ pub enum Protocol {
     Http1,
     /// HTTP/2: prior knowledge (h2c) over TCP, ALPN `h2` over TLS. gRPC needs it.
     Http2,
+}
+
+impl Protocol {
+    /// Its name in `run.json` when spoken over TLS (`tls`) or plain TCP: `http/1.1`, `h2c` or
+    /// `h2`.
+    pub fn wire_name(self, tls: bool) -> WireProtocol {
+        match (self, tls) {
+            (Self::Http1, _) => WireProtocol::Http1,
+            (Self::Http2, false) => WireProtocol::H2c,
+            (Self::Http2, true) => WireProtocol::H2,
+        }
+    }
+
+    /// Whether a request goes out as the HTTP/1.1 bytes of its head and body; otherwise as a
+    /// head and a body handed to the connection (HTTP/2 frames them).
+    pub fn sends_http1_bytes(self) -> bool {
+        self == Self::Http1
+    }
 }
 
 /// How to reach the target.
