@@ -54,7 +54,7 @@
 //!   `cli/export.rs`. Another observer (a view, a watcher) is a type implementing
 //!   [`engine::Observer`] in its own module under `run/`, made and handed to the engine in
 //!   `run/mod.rs` (`execute_with`, from a `run::Options` field), that field set in `cli/runs.rs`
-//!   from a flag of the args every run command flattens (`cli/tuning.rs` or `cli/export.rs`).
+//!   from a flag of the args every run command flattens and hands it (`cli/tuning.rs`).
 //!
 //! Modules:
 //! - [`plan`]: user input → a validated [`plan::read::Draft`] → prepared, a [`plan::Plan`]; quick
