@@ -11,8 +11,8 @@
 //! | layer | modules | what they are |
 //! |---|---|---|
 //! | 1 | [`suite`] | one test against several targets, one after the other, and their comparison |
-//! | 2 | [`findmax`] | the search for the maximum sustainable throughput |
-//! | 3 | [`run`] | the façade: `run::execute(plan, options, observers)` → the record; writing outputs |
+//! | 2 | [`findmax`], [`distributed`] | the search for the maximum sustainable throughput; runs beyond one machine (merge, coordinator, generators, manifests) |
+//! | 3 | [`run`], [`export`] | the façade: `run::execute(plan, options, observers)` → the record, writing outputs; live metrics export (an observer) |
 //! | 4 | [`engine`] | worker threads, the VU loop, the pacer, gates, the control loop, [`engine::Observer`] |
 //! | 5 | [`plan`] | user input (files, flags) → a validated [`plan::Plan`]; every user error is found here |
 //! | 6 | [`proto`], [`schedule`] | HTTP/1.1 · HTTP/2 · gRPC · TLS clients; pure functions of time |
@@ -21,23 +21,44 @@
 //! | 9 | [`record`] | the stable contract: `run.json`, recorders, error kinds, find-max and suite outcomes |
 //! | 10 | [`units`], [`redact`], [`location`], [`timer`], [`error`], [`color`], [`watch`] | leaves |
 //!
-//! [`server`] (the built-in target, `volley serve`) is a leaf of its own that nothing in the
-//! pipeline imports; the demo, tests and benches start it.
+//! [`server`] (the built-in target, `volley serve`) is a program of its own beside the pipeline:
+//! it uses [`proto`], [`record`] and [`timer`] below it, and no module of the pipeline imports it;
+//! the binary (`volley serve`, the demo), tests and benches start it.
 //!
-//! Where things go:
-//! - a new **protocol**: a module under `proto/`, one variant of `proto::client::Protocol` and its
-//!   arm in `proto/client.rs`, and how `plan/connect.rs` chooses it;
-//! - a new **executor** (load shape): a `plan::Profile` variant read in `plan/`, its pure schedule
-//!   in `schedule/`, and how the engine's VU loop or pacer starts its iterations (`engine/`);
-//! - a new **report format**: a module under `report/` rendering from the record, and a
-//!   `report::Format` variant (plus its `--format` value in `cli/args.rs`);
-//! - a new **live output** (exporter, live view, watcher): a type implementing
-//!   [`engine::Observer`] in its own module, and the flag in `cli/` that passes it to
-//!   [`run::execute`].
+//! Where things go (the files each touches, outside its own new module):
+//! - a new **executor** (load shape): a [`plan::Profile`] variant in `plan/profile.rs`, which
+//!   answers for it everything the rest asks (its model, ramp, VU and in-flight caps, iteration
+//!   limits, duration, record kind, segment share); its reading in `plan/read/profile.rs`; its
+//!   name in `record::model::ProfileKind` (`record/model/config.rs`). Three files of code, plus
+//!   its line in the `profile` key's doc (`plan/file.rs`) and the schemas `UPDATE_SCHEMA=1`
+//!   regenerates; reports word it by its model unless `report/load.rs` gets words of its own.
+//!   The engine runs it by its model — the VU loop (closed) or the pacer (open) — unchanged
+//!   while its schedule is a `schedule::Ramp` with the limits `Profile` answers; a schedule no
+//!   ramp can say is a module in `schedule/` and the gate (`engine/gate.rs`) or pacer
+//!   (`engine/pacer.rs`) that follows it. `tests/architecture.rs` keeps the variants in those
+//!   two `profile.rs` files;
+//! - a new **protocol**: its module under `proto/` (and `pub mod` in `proto/mod.rs`), its
+//!   `proto::client::Protocol` variant and arms in `proto/client.rs` (connect, prepare, send,
+//!   its `run.json` name), its `Wire` variant in `proto/prepared.rs`, that name in
+//!   `record::model::WireProtocol`, and how a plan chooses it: `plan/connect.rs`, with its
+//!   switch where `http2` is (the `[target]` key in `plan/file.rs` read in
+//!   `plan/read/target.rs`, the flag in `cli/proto_args.rs` desugared in `plan/quick.rs`). More
+//!   than three: the engine and `volley check` ask the protocol, not its variant, but a
+//!   protocol is still an enum arm in proto and a user option in plan;
+//! - a new **report format**: a module under `report/` rendering from the record; in
+//!   `report/mod.rs` its `pub mod`, its [`report::Format`] variant, name and `render` arm; its
+//!   `--format` value in `cli/args.rs`; its arm for comparisons in `cli/compare.rs`;
+//! - a new **live output**: an exporter of volley's live metrics is a module under `export/`
+//!   reading the snapshot [`export::live`] fills, with its `pub mod` in `export/mod.rs`, its
+//!   option and start in `export/session.rs` (`ExportOptions`, `Export::start`) and its flag in
+//!   `cli/export.rs`. Another observer (a view, a watcher) is a type implementing
+//!   [`engine::Observer`] in its own module under `run/`, made and handed to the engine in
+//!   `run/mod.rs` (`execute_with`, from a `run::Options` field), that field set in `cli/runs.rs`
+//!   from a flag of the args every run command flattens and hands it (`cli/tuning.rs`).
 //!
 //! Modules:
 //! - [`plan`]: user input → a validated [`plan::read::Draft`] → prepared, a [`plan::Plan`]; quick
-//!   mode's flags desugar into the plan file's model and go through the same loader.
+//!   mode's flags desugar into the plan file's model and go through the same reader.
 //! - [`schedule`]: pure functions of time: which VU count or arrival rate is due at t.
 //! - [`engine`]: worker threads, each a current-thread runtime owning its connections; one request
 //!   loop for every load model; the control thread (series, observers, signals, deadline).

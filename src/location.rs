@@ -1,5 +1,5 @@
 //! Where in an input file something is: `path:line:col` from a byte span, as the plan and suite
-//! loaders report every error.
+//! readers report every error.
 
 use std::ops::Range;
 use std::path::Path;

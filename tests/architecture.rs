@@ -10,13 +10,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Top-level modules by layer, top (0) to bottom. The binary (`src/main.rs`, `src/cli/`) is above
-/// them all and imports through `volley::`, so it is not listed.
+/// Top-level modules by layer, top (1) to bottom: the table of `src/lib.rs`'s layout doc (the
+/// test [`the_layout_doc_shows_these_layers`] keeps the two the same). The binary (`src/main.rs`,
+/// `src/cli/`) is above them all and imports through `volley::`, so it is not listed.
 const LAYERS: &[(f64, &[&str])] = &[
     (1.0, &["suite"]),
     (2.0, &["findmax", "distributed"]),
-    (3.0, &["run"]),
-    (3.5, &["export", "live"]),
+    (3.0, &["run", "export"]),
     (4.0, &["engine"]),
     (5.0, &["plan"]),
     (6.0, &["proto", "schedule"]),
@@ -31,8 +31,8 @@ const LAYERS: &[(f64, &[&str])] = &[
     ),
 ];
 
-/// The built-in target: a leaf of its own that may use the lower layers but that nothing in the
-/// pipeline imports.
+/// The built-in target: a program of its own beside the pipeline, which may use the lower layers
+/// but which nothing in the pipeline imports.
 const SERVER: &str = "server";
 /// Where the built-in target sits for its own imports.
 const SERVER_LAYER: f64 = 1.0;
@@ -184,6 +184,40 @@ fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
+/// The layer table of `src/lib.rs`'s layout doc: `(layer, modules)` from each row
+/// `//! | N | [`a`], [`b`] | what they are |`.
+fn documented_layers(lib_rs: &str) -> Vec<(f64, Vec<String>)> {
+    lib_rs
+        .lines()
+        .filter_map(|line| {
+            let row = line.strip_prefix("//! |")?;
+            let mut cells = row.split('|');
+            let layer: f64 = cells.next()?.trim().parse().ok()?;
+            let modules = cells
+                .next()?
+                .split(',')
+                .map(|m| m.trim().trim_matches(|c| c == '[' || c == ']' || c == '`'))
+                .map(str::to_string)
+                .collect();
+            Some((layer, modules))
+        })
+        .collect()
+}
+
+#[test]
+fn the_layout_doc_shows_these_layers() {
+    let lib_rs = std::fs::read_to_string(src().join("lib.rs")).unwrap();
+    let documented = documented_layers(&lib_rs);
+    let enforced: Vec<(f64, Vec<String>)> = LAYERS
+        .iter()
+        .map(|(l, m)| (*l, m.iter().map(|s| s.to_string()).collect()))
+        .collect();
+    assert_eq!(
+        documented, enforced,
+        "src/lib.rs's layer table and tests/architecture.rs's LAYERS differ"
+    );
+}
+
 #[test]
 fn imports_point_down_the_layers() {
     let bad = violations(&src());
@@ -218,6 +252,77 @@ fn an_upward_import_is_caught() {
         bad[1].contains("run/mod.rs:2: `run` imports the built-in target"),
         "{bad:#?}"
     );
+}
+
+/// The files that may name the variants of `plan::Profile` (and its `Iterations`): the profile
+/// itself and its reading from a plan. Everything else asks a profile through its methods, so a
+/// new executor is a variant there, not a match arm in every module that runs or reports load.
+const PROFILE_FILES: &[&str] = &["plan/profile.rs", "plan/read/profile.rs"];
+
+/// `file:line: text` for every naming of a profile variant (`Profile::Vus`, `Iterations::PerVu`,
+/// `Profile::{…}`) in `src/` outside [`PROFILE_FILES`], test code included.
+fn profile_variant_uses(src: &Path) -> Vec<String> {
+    let mut files = Vec::new();
+    sources(src, &mut files);
+    files.sort();
+    let mut found = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(src).unwrap().display().to_string();
+        if PROFILE_FILES.contains(&rel.as_str()) {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = code_only(&text);
+        for name in ["Profile::", "Iterations::"] {
+            for (at, _) in code.match_indices(name) {
+                let before = code[..at].chars().next_back();
+                let after = code[at + name.len()..].chars().next();
+                let own_name = !before.is_some_and(|c| c.is_alphanumeric() || c == '_');
+                if own_name && after.is_some_and(|c| c.is_uppercase() || c == '{') {
+                    let line = code[..at].matches('\n').count() + 1;
+                    let source = text.lines().nth(line - 1).unwrap_or("").trim();
+                    found.push(format!("{rel}:{line}: {source}"));
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn only_the_profile_names_its_variants() {
+    let found = profile_variant_uses(&src());
+    assert!(
+        found.is_empty(),
+        "profile variants named outside {PROFILE_FILES:?} (ask the profile through its methods, \
+         or dispatch on its model):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_profile_variant_named_elsewhere_is_caught() {
+    let dir = std::env::temp_dir().join(format!("volley-profile-seam-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("plan")).unwrap();
+    std::fs::create_dir_all(dir.join("run")).unwrap();
+    std::fs::write(
+        dir.join("plan/profile.rs"),
+        "fn m(p: &Profile) { match p { Profile::Vus { .. } => {} } }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("run/load.rs"),
+        "// Profile::Vus in a comment\nfn k() -> ProfileKind { ProfileKind::Ladder }\n\
+         fn f(p: &Profile) -> bool {\n    matches!(p, Profile::Arrival { .. })\n}\n\
+         use crate::plan::Iterations::{PerVu};\n",
+    )
+    .unwrap();
+    let found = profile_variant_uses(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found[0].starts_with("run/load.rs:4: "), "{found:#?}");
+    assert!(found[1].starts_with("run/load.rs:6: "), "{found:#?}");
 }
 
 #[test]

@@ -12,7 +12,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use volley::distributed::join::client::Client;
+use volley::distributed::join::client::CoordinatorClient;
 use volley::distributed::wire::{Poll, Register, Registered, Reply, Snapshot, StartReply, path};
 use volley::record::recorder::{Counters, IntervalSnapshot, new_histogram};
 
@@ -69,7 +69,7 @@ fn second(k: u64, rps: u64) -> IntervalSnapshot {
 
 /// A simulated generator: registers, waits for the start, posts `seconds` snapshots.
 fn generator(url: String, seconds: u64, rps: u64) {
-    let client = Client::new(&url, TOKEN).unwrap();
+    let client = CoordinatorClient::new(&url, TOKEN).unwrap();
     let r: Registered = client
         .post(
             path::REGISTER,

@@ -27,11 +27,11 @@
 //! α = 0.05 for the whole comparison, not per metric. Then, per metric, with T the practical
 //! threshold (default ±2 %; ±0.1 percentage points for the error rate):
 //!
-//! - [`Verdict::Better`] / [`Verdict::Worse`] ("faster"/"slower", "fewer errors"/"more errors"):
+//! - [`ChangeVerdict::Better`] / [`ChangeVerdict::Worse`] ("faster"/"slower", "fewer errors"/"more errors"):
 //!   the adjusted p < α **and** the whole 95 % interval lies beyond ±T.
-//! - [`Verdict::Equivalent`] ("no significant difference"): the whole 95 % interval lies within
+//! - [`ChangeVerdict::Equivalent`] ("no significant difference"): the whole 95 % interval lies within
 //!   ±T — equivalence shown, not merely a difference not found.
-//! - [`Verdict::Inconclusive`] otherwise, with the runs per variant that would likely settle it
+//! - [`ChangeVerdict::Inconclusive`] otherwise, with the runs per variant that would likely settle it
 //!   ([`RunsNeeded`]): the smallest n at which (t₀.₉₇₅ + t₀.₈) · s · √(2/n) fits in the distance
 //!   between the change and the threshold (s: the pooled per-run standard deviation), i.e. 80 %
 //!   power if the change stays at its estimate; for a change beyond T the interval must also
@@ -124,7 +124,7 @@ pub enum RunsNeeded {
 
 /// The conclusion about one metric of one variant against the baseline.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub enum ChangeVerdict {
     /// Better by more than the threshold (faster, or fewer errors): Holm-adjusted p < α and the
     /// whole interval beyond the threshold.
     Better,
@@ -159,7 +159,7 @@ pub struct Change {
     /// The test used.
     pub method: Option<Method>,
     /// The conclusion.
-    pub verdict: Verdict,
+    pub verdict: ChangeVerdict,
     /// Every run of one side came before every run of the other, and the runs drift in time in
     /// the direction of this change: the change may be the drift.
     pub confounded: bool,
@@ -168,7 +168,7 @@ pub struct Change {
 impl Change {
     /// Whether a difference is called (better or worse).
     pub fn is_called(&self) -> bool {
-        matches!(self.verdict, Verdict::Better | Verdict::Worse)
+        matches!(self.verdict, ChangeVerdict::Better | ChangeVerdict::Worse)
     }
 
     /// The verdict in words for `metric`: "faster", "slower", "no significant difference",
@@ -176,11 +176,11 @@ impl Change {
     pub fn words(&self, metric: Metric) -> String {
         let (better, worse) = metric.words();
         let word = match self.verdict {
-            Verdict::Better => better,
-            Verdict::Worse => worse,
-            Verdict::Equivalent => "no significant difference",
-            Verdict::Inconclusive { .. } => "inconclusive",
-            Verdict::NotEnoughData => return "not enough data".into(),
+            ChangeVerdict::Better => better,
+            ChangeVerdict::Worse => worse,
+            ChangeVerdict::Equivalent => "no significant difference",
+            ChangeVerdict::Inconclusive { .. } => "inconclusive",
+            ChangeVerdict::NotEnoughData => return "not enough data".into(),
         };
         match self.method {
             Some(Method::PerSecond) => format!("{word} (weak)"),

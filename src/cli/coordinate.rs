@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use volley::distributed::coordinate::{Options as CoordinatorOptions, coordinate};
+use volley::distributed::coordinate::{CoordinatorOptions, coordinate};
 use volley::distributed::join::{JoinOptions, Worker};
 use volley::distributed::k8s::TOKEN_ENV;
 use volley::plan::Plan;

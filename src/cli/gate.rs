@@ -6,11 +6,11 @@
 use std::fmt;
 use std::str::FromStr;
 
-use volley::analysis::compare::{Comparison, Metric, Verdict};
+use volley::analysis::compare::{ChangeVerdict, Comparison, Metric};
 
 /// Which way a rule looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
+pub enum Direction {
     /// The metric rose by more than the amount.
     Above,
     /// The metric fell by more than the amount.
@@ -36,7 +36,7 @@ pub struct Rule {
     /// The metric it names.
     pub metric: Metric,
     /// `>` or `<`.
-    pub op: Op,
+    pub op: Direction,
     /// Signed amount, in `unit`.
     pub amount: f64,
     /// Unit of the amount.
@@ -87,9 +87,9 @@ impl FromStr for Rule {
             );
         };
         let op = if text[at..].starts_with('>') {
-            Op::Above
+            Direction::Above
         } else {
-            Op::Below
+            Direction::Below
         };
         let name = text[..at].trim().to_ascii_lowercase();
         let Some(metric) = metric_named(&name) else {
@@ -130,10 +130,10 @@ impl FromStr for Rule {
             _ => {}
         }
         match op {
-            Op::Above if amount < 0.0 => {
+            Direction::Above if amount < 0.0 => {
                 return fail("`>` takes a rise: a positive amount, e.g. +5%".into());
             }
-            Op::Below if amount > 0.0 || !signed => {
+            Direction::Below if amount > 0.0 || !signed => {
                 return fail("`<` takes a fall: a negative amount, e.g. -3%".into());
             }
             _ => {}
@@ -156,7 +156,7 @@ impl fmt::Display for Rule {
 
 /// What the rules say about a comparison.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct GateOutcome {
     /// Rules met, each as "p99 +12.3 % (rule p99 > +5%)".
     pub met: Vec<String>,
     /// Rules whose metric was inconclusive (or had too little data), same form.
@@ -167,7 +167,7 @@ pub struct Outcome {
     pub rules: usize,
 }
 
-impl Outcome {
+impl GateOutcome {
     /// The one-line verdict, Markdown (`**FAIL**: …`) or plain (`FAIL: …`).
     pub fn line(&self, markdown: bool) -> String {
         let b = |w: &str| {
@@ -199,7 +199,7 @@ impl Outcome {
 }
 
 /// Applies `rules` to every variant against the baseline.
-pub fn judge(c: &Comparison, rules: &[Rule], fail_on_inconclusive: bool) -> Outcome {
+pub fn judge(c: &Comparison, rules: &[Rule], fail_on_inconclusive: bool) -> GateOutcome {
     let mut met = Vec::new();
     let mut inconclusive = Vec::new();
     for rule in rules {
@@ -232,17 +232,17 @@ pub fn judge(c: &Comparison, rules: &[Rule], fail_on_inconclusive: bool) -> Outc
                 None => format!("{who}{name} (rule {rule})"),
             };
             let rose = match change.verdict {
-                Verdict::Better => rule.metric.higher_is_better(),
-                Verdict::Worse => !rule.metric.higher_is_better(),
-                Verdict::Inconclusive { .. } | Verdict::NotEnoughData => {
+                ChangeVerdict::Better => rule.metric.higher_is_better(),
+                ChangeVerdict::Worse => !rule.metric.higher_is_better(),
+                ChangeVerdict::Inconclusive { .. } | ChangeVerdict::NotEnoughData => {
                     inconclusive.push(shown);
                     continue;
                 }
-                Verdict::Equivalent => continue,
+                ChangeVerdict::Equivalent => continue,
             };
             let passes = value.is_some_and(|v| match rule.op {
-                Op::Above => rose && v > rule.amount,
-                Op::Below => !rose && v < rule.amount,
+                Direction::Above => rose && v > rule.amount,
+                Direction::Below => !rose && v < rule.amount,
             });
             if passes {
                 met.push(shown);
@@ -250,7 +250,7 @@ pub fn judge(c: &Comparison, rules: &[Rule], fail_on_inconclusive: bool) -> Outc
         }
     }
     let fail = !met.is_empty() || fail_on_inconclusive && !inconclusive.is_empty();
-    Outcome {
+    GateOutcome {
         met,
         inconclusive,
         fail,
@@ -275,12 +275,12 @@ mod tests {
         let r = rule("p99 > +5%");
         assert_eq!(
             (r.metric, r.op, r.amount, r.unit),
-            (Metric::P99, Op::Above, 5.0, Unit::Percent)
+            (Metric::P99, Direction::Above, 5.0, Unit::Percent)
         );
         let r = rule("  throughput<-3 %");
         assert_eq!(
             (r.metric, r.op, r.amount, r.unit),
-            (Metric::Throughput, Op::Below, -3.0, Unit::Percent)
+            (Metric::Throughput, Direction::Below, -3.0, Unit::Percent)
         );
         assert_eq!(r.text, "throughput<-3 %");
         let r = rule("errors > +0.1pp");
@@ -321,7 +321,7 @@ mod tests {
     }
 
     /// A comparison of two variants with one row per `(metric, base, new, change, verdict)`.
-    fn comparison(rows: &[(Metric, f64, f64, f64, Verdict)]) -> Comparison {
+    fn comparison(rows: &[(Metric, f64, f64, f64, ChangeVerdict)]) -> Comparison {
         use volley::analysis::compare::{Change, Estimate, MetricRow};
         let estimate = |v: f64| Estimate {
             value: Some(v),
@@ -360,14 +360,14 @@ mod tests {
 
     #[test]
     fn a_rule_is_met_only_when_significant_in_its_direction_and_past_its_amount() {
-        let unsure = Verdict::Inconclusive { runs_needed: None };
+        let unsure = ChangeVerdict::Inconclusive { runs_needed: None };
         let c = comparison(&[
-            (Metric::P99, 10.0, 12.0, 20.0, Verdict::Worse),
+            (Metric::P99, 10.0, 12.0, 20.0, ChangeVerdict::Worse),
             (Metric::P50, 2.0, 2.4, 20.0, unsure),
-            (Metric::Throughput, 100.0, 90.0, -10.0, Verdict::Worse),
-            (Metric::Mean, 3.0, 2.0, -33.3, Verdict::Better),
-            (Metric::ErrorRate, 0.0, 0.5, 0.5, Verdict::Worse),
-            (Metric::P90, 3.0, 3.01, 0.3, Verdict::Equivalent),
+            (Metric::Throughput, 100.0, 90.0, -10.0, ChangeVerdict::Worse),
+            (Metric::Mean, 3.0, 2.0, -33.3, ChangeVerdict::Better),
+            (Metric::ErrorRate, 0.0, 0.5, 0.5, ChangeVerdict::Worse),
+            (Metric::P90, 3.0, 3.01, 0.3, ChangeVerdict::Equivalent),
         ]);
         let met = |rules: &[&str], strict: bool| {
             let rules: Vec<Rule> = rules.iter().map(|r| rule(r)).collect();
@@ -408,7 +408,7 @@ mod tests {
 
     #[test]
     fn the_verdict_line() {
-        let pass = Outcome {
+        let pass = GateOutcome {
             met: vec![],
             inconclusive: vec![],
             fail: false,
@@ -416,14 +416,14 @@ mod tests {
         };
         assert_eq!(pass.line(true), "**PASS**: no --fail-on rule met (3 rules)");
         assert_eq!(pass.line(false), "PASS: no --fail-on rule met (3 rules)");
-        let fail = Outcome {
+        let fail = GateOutcome {
             met: vec!["p99 +12.3 % (rule p99 > +5%)".into()],
             inconclusive: vec![],
             fail: true,
             rules: 1,
         };
         assert_eq!(fail.line(true), "**FAIL**: p99 +12.3 % (rule p99 > +5%)");
-        let unsure = Outcome {
+        let unsure = GateOutcome {
             met: vec![],
             inconclusive: vec!["p50 +1.0 % (rule p50 > +10%)".into()],
             fail: true,

@@ -1,4 +1,4 @@
-//! The starter plan: it loads with volley's own plan loader (what `volley check` runs), and the
+//! The starter plan: it reads with volley's own plan reader (what `volley check` runs), and the
 //! request its step sends is the one asked for, byte for byte.
 
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ fn loopback(_: &str, port: u16) -> Result<SocketAddr, volley::plan::read::Resolv
 }
 
 /// Writes `text` as a plan and loads it (no DNS: every host is 127.0.0.1).
-fn load_text(name: &str, text: &str) -> Plan {
+fn read_text(name: &str, text: &str) -> Plan {
     let dir = std::env::temp_dir().join(format!("volley-new-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("plan.toml");
@@ -58,7 +58,7 @@ fn wire(plan: &Plan) -> String {
 #[test]
 fn default_plan_targets_volley_serve_and_has_a_ramp_a_check_and_thresholds() {
     let text = starter_plan(&CurlRequest::get(DEFAULT_URL).unwrap(), None);
-    let plan = load_text("default", &text);
+    let plan = read_text("default", &text);
     assert_eq!(plan.target.base_url, "http://127.0.0.1:8080");
     assert_eq!(plan.scenarios.len(), 1);
     let sc = &plan.scenarios[0];
@@ -84,7 +84,7 @@ fn a_copied_request_is_sent_byte_for_byte() {
   -k --data-raw $'{"note":"tab\there, quote \\" and \u0021"}'"#;
     let r = curl::parse(command).unwrap();
     let text = starter_plan(&r, Some(command));
-    let plan = load_text("copied", &text);
+    let plan = read_text("copied", &text);
     assert_eq!(plan.target.base_url, "https://shop.example.com:8443");
     assert!(text.contains("insecure = true"));
     assert!(text.contains("Cookie hold(s) credentials"), "{text}");
@@ -108,7 +108,7 @@ fn a_copied_request_is_sent_byte_for_byte() {
 fn template_syntax_in_a_copied_request_stays_literal() {
     let command = r#"curl http://h/t/%7B%7B -H 'X-Tpl: {{ not_a_var }}' --data-raw '{% x %}{{y}}'"#;
     let r = curl::parse(command).unwrap();
-    let plan = load_text("literal", &starter_plan(&r, Some(command)));
+    let plan = read_text("literal", &starter_plan(&r, Some(command)));
     let wire = wire(&plan);
     assert!(wire.contains("X-Tpl: {{ not_a_var }}\r\n"), "{wire}");
     assert!(wire.ends_with("\r\n\r\n{% x %}{{y}}"), "{wire}");

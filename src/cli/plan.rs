@@ -145,7 +145,7 @@ fn target_line(plan: &Plan) -> String {
         match &connect.grpc_client {
             Some(_) => format!(
                 "; gRPC steps over {}",
-                volley::plan::connect::protocol_name(Protocol::Http2, connect.tls.is_some())
+                Protocol::Http2.wire_name(connect.tls.is_some())
             ),
             None => String::new(),
         }
@@ -262,7 +262,7 @@ fn show_static(st: &Step, s: &StaticRequest) -> String {
 /// A templated request, rendered: as HTTP/1.1 bytes, or its HTTP/2 head and body.
 fn show_dynamic(plan: &Plan, st: &Step, d: &DynamicRequest, r: &RenderedRequest) -> String {
     let connect = &plan.target.connect;
-    if st.grpc.is_some() || connect.client_for(false).protocol() == Protocol::Http2 {
+    if st.grpc.is_some() || !connect.client_for(false).protocol().sends_http1_bytes() {
         return describe_h2(
             &d.method,
             &r.path,

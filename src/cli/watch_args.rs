@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use clap::Args;
-use volley::watch::spec::{Options, Spec, Target};
+use volley::watch::spec::{Spec, WatchOptions, WatchTarget};
 
 /// Watching the target's side during the run.
 #[derive(Debug, Clone, Default, Args)]
@@ -14,10 +14,10 @@ pub struct WatchArgs {
     #[arg(
         long = "watch",
         value_name = "prom=URL|pid=N",
-        value_parser = Target::parse,
+        value_parser = WatchTarget::parse,
         help_heading = "Watching the target"
     )]
-    pub targets: Vec<Target>,
+    pub targets: Vec<WatchTarget>,
     /// Keep only these series of the prom= watches (repeatable), PromQL-style: `name`,
     /// `name{label="v"}`, `{__name__=~"http_.*"}` (default: every series, up to
     /// --watch-max-series).
@@ -51,8 +51,8 @@ impl WatchArgs {
         self.targets
             .iter()
             .map(|target| {
-                let prom = matches!(target, Target::Prom(_));
-                let options = Options {
+                let prom = matches!(target, WatchTarget::Prom(_));
+                let options = WatchOptions {
                     metrics: if prom {
                         self.metrics.clone()
                     } else {

@@ -12,7 +12,7 @@ use std::time::Instant;
 use crate::timer::PreciseTimer;
 
 /// A source of "now" and a way to wait for an instant.
-pub(crate) trait Clock {
+pub(crate) trait TimeSource {
     /// The current instant.
     fn now(&self) -> Instant;
     /// Waits until `at` (returns at once if it has passed).
@@ -22,7 +22,7 @@ pub(crate) trait Clock {
 /// The system clock and tokio's timer (1 ms resolution): for waits that need no precision.
 pub(crate) struct SystemClock;
 
-impl Clock for SystemClock {
+impl TimeSource for SystemClock {
     #[inline]
     fn now(&self) -> Instant {
         Instant::now()
@@ -49,7 +49,7 @@ impl PreciseClock {
     }
 }
 
-impl Clock for PreciseClock {
+impl TimeSource for PreciseClock {
     #[inline]
     fn now(&self) -> Instant {
         Instant::now()
@@ -70,7 +70,7 @@ impl Clock for PreciseClock {
 pub(crate) struct PausedClock;
 
 #[cfg(test)]
-impl Clock for PausedClock {
+impl TimeSource for PausedClock {
     fn now(&self) -> Instant {
         tokio::time::Instant::now().into_std()
     }

@@ -9,8 +9,7 @@ use std::task::{Poll, Waker};
 use std::time::Instant;
 
 use super::RunShared;
-use super::clock::{Clock, SystemClock};
-use crate::plan::{Iterations, Profile};
+use super::clock::{SystemClock, TimeSource};
 use crate::schedule::Ramp;
 
 /// Permission to run one iteration.
@@ -61,18 +60,10 @@ impl ClosedGate {
     pub async fn next(&self, vu: u32, done: u64) -> Option<Ticket> {
         let run = &*self.run;
         let shared = &run.scenarios[self.scenario];
-        let Profile::Vus {
-            ramp, iterations, ..
-        } = &run.plan.scenarios[self.scenario].profile
-        else {
-            return None;
-        };
+        let profile = &run.plan.scenarios[self.scenario].profile;
         let rule = ClosedRule {
-            ramp,
-            per_vu: match iterations {
-                Iterations::PerVu(n) => Some(*n),
-                _ => None,
-            },
+            ramp: profile.ramp(),
+            per_vu: profile.per_vu_iterations(),
             start: shared.start,
             end: shared.end,
             measure_start: run.measure_start,
@@ -143,7 +134,7 @@ impl ClosedRule<'_> {
 /// Waits on `clock` until `rule` admits VU `vu` (after `done` iterations) or finishes it, or
 /// `stopped` says the run is over.
 #[inline]
-pub(super) async fn closed_ticket<C: Clock>(
+pub(super) async fn closed_ticket<C: TimeSource>(
     rule: &ClosedRule<'_>,
     clock: &C,
     stopped: impl Fn() -> bool,

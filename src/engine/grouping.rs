@@ -10,7 +10,7 @@ use crate::plan::Step;
 use crate::plan::group_by::GroupSelector;
 use crate::proto::client::Connection;
 use crate::proto::message::Response;
-use crate::record::recorder::{Recorder, Sample};
+use crate::record::recorder::{Recorder, RequestSample};
 
 /// Records `sample` in every group table of `step`, with the value each selector reads from
 /// `response` (and from `conn`'s picked headers).
@@ -20,7 +20,7 @@ pub(super) fn record_groups(
     step: &Step,
     conn: &Connection,
     response: Option<&Response>,
-    sample: &Sample,
+    sample: &RequestSample,
 ) {
     let mut json: Option<Option<serde_json::Value>> = None;
     for &table in &step.group_by {

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tokio::sync::{mpsc, watch};
 
 use crate::error::Error;
-use crate::plan::{Iterations, Plan, Profile};
+use crate::plan::Plan;
 use crate::proto::ErrorKind;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, SeriesBuilder};
@@ -54,7 +54,7 @@ pub struct RunOptions {
     pub pacer_tick: Option<Duration>,
 }
 
-/// Installs the process's SIGINT/SIGTERM watcher now, before a plan is loaded, so that a signal
+/// Installs the process's SIGINT/SIGTERM watcher now, before a plan is read, so that a signal
 /// that arrives while volley starts up is not fatal: the run that follows is stopped at once and
 /// still writes its (empty) record. Runs with [`RunOptions::handle_signals`] would install it
 /// anyway when they start; this only moves that moment earlier. Idempotent.
@@ -376,13 +376,7 @@ impl RunShared {
             .iter()
             .map(|sc| {
                 let sc_start = start + sc.start_after;
-                let remaining = match &sc.profile {
-                    Profile::Vus {
-                        iterations: Iterations::Shared(n),
-                        ..
-                    } => Some(AtomicU64::new(*n)),
-                    _ => None,
-                };
+                let remaining = sc.profile.shared_iterations().map(AtomicU64::new);
                 ScenarioShared {
                     start: sc_start,
                     end: sc.duration().map(|d| sc_start + d),

@@ -2,7 +2,7 @@
 //! idle VU, starts a VU for it (up to the cap), or counts it dropped.
 //!
 //! The due times come from `schedule` ([`Interleave::due`] on the scenario's [`Ramp`]); what to
-//! do at each one is decided by [`Arrivals`] from the time the [`Clock`] reads, so the loop
+//! do at each one is decided by [`Arrivals`] from the time the [`TimeSource`] reads, so the loop
 //! ([`pace`]) runs the same under tokio's paused time in tests as on the timerfd in a run.
 //!
 //! A pacer behind its schedule sends every iteration due, late, with its scheduled due time:
@@ -17,12 +17,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::RunShared;
-use super::clock::{Clock, PreciseClock};
+use super::clock::{PreciseClock, TimeSource};
 use super::connections::VuConnections;
 use super::gate::{Gate, HandOut, Ticket};
 use super::vu::{Vu, vu_loop};
 use super::worker::WorkerState;
-use crate::plan::Profile;
 use crate::schedule::{Interleave, Ramp};
 
 /// How long after a scenario's end the open model still sends iterations that fell due before it.
@@ -128,7 +127,7 @@ impl<'a> Arrivals<'a> {
 /// coalescing shows only as send lag (at most a tick plus the wake-up's own latency). A pacer
 /// more than two ticks behind lets the VUs and the reactor run between hand-outs. A zero tick
 /// wakes for every due time and yields whenever the next is already due.
-pub(super) async fn pace<C: Clock>(
+pub(super) async fn pace<C: TimeSource>(
     arrivals: &mut Arrivals<'_>,
     clock: &C,
     tick: Duration,
@@ -180,9 +179,8 @@ pub(super) async fn pacer(
     let Gate::Open(dispatch) = &*gate else {
         return;
     };
-    let Profile::Arrival { ramp, limit, .. } = &run.plan.scenarios[scenario].profile else {
-        return;
-    };
+    let profile = &run.plan.scenarios[scenario].profile;
+    let (ramp, limit) = (profile.ramp(), profile.arrival_limit());
     let share = Interleave {
         worker: state.index,
         workers: stride,
@@ -194,7 +192,7 @@ pub(super) async fn pacer(
         timing.start,
         run.measure_start,
         timing.end,
-        *limit,
+        limit,
     );
     let group = run.plan.scenarios[scenario].group;
     let mut vus = Vec::new();

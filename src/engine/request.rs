@@ -5,7 +5,6 @@ use bytes::Bytes;
 
 use crate::plan::read::step_capture;
 use crate::plan::{DynamicRequest, Plan, Step, StepRequest};
-use crate::proto::client::Protocol;
 use crate::proto::message::{Request, RequestKind};
 use crate::proto::prepared::PreparedRequest;
 
@@ -73,7 +72,7 @@ fn build_dynamic<'a>(
     let text = &scratch.text;
     let connect = &plan.target.connect;
     let client = connect.client_for(step.grpc.is_some());
-    if client.protocol() == Protocol::Http1 {
+    if client.protocol().sends_http1_bytes() {
         scratch.wire.clear();
         crate::proto::http1::write_request(
             &mut scratch.wire,

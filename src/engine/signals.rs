@@ -44,7 +44,7 @@ pub(crate) enum SignalError {
 }
 
 /// The watcher's view of the process.
-pub(super) struct Watcher {
+pub(super) struct SignalWatcher {
     state: Mutex<State>,
 }
 
@@ -57,8 +57,8 @@ struct State {
 }
 
 /// The process's watcher, started on first use; its start-up error is kept and returned again.
-pub(super) fn watcher() -> Result<&'static Watcher, Error> {
-    static WATCHER: OnceLock<Result<&'static Watcher, SignalError>> = OnceLock::new();
+pub(super) fn watcher() -> Result<&'static SignalWatcher, Error> {
+    static WATCHER: OnceLock<Result<&'static SignalWatcher, SignalError>> = OnceLock::new();
     WATCHER
         .get_or_init(start)
         .as_ref()
@@ -66,7 +66,7 @@ pub(super) fn watcher() -> Result<&'static Watcher, Error> {
         .map_err(|why| Error::Engine(why.to_string()))
 }
 
-impl Watcher {
+impl SignalWatcher {
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -111,8 +111,8 @@ fn interrupt(stop: &Stop, signal: &'static str) {
 }
 
 /// Starts the watcher thread and returns once its handlers are installed.
-fn start() -> Result<&'static Watcher, SignalError> {
-    let watcher: &'static Watcher = Box::leak(Box::new(Watcher {
+fn start() -> Result<&'static SignalWatcher, SignalError> {
+    let watcher: &'static SignalWatcher = Box::leak(Box::new(SignalWatcher {
         state: Mutex::new(State::default()),
     }));
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -126,7 +126,10 @@ fn start() -> Result<&'static Watcher, SignalError> {
     }
 }
 
-fn watch(watcher: &'static Watcher, ready: &std::sync::mpsc::Sender<Result<(), SignalError>>) {
+fn watch(
+    watcher: &'static SignalWatcher,
+    ready: &std::sync::mpsc::Sender<Result<(), SignalError>>,
+) {
     let Some((runtime, mut sigint, mut sigterm)) = signal_runtime(ready) else {
         return;
     };
@@ -190,7 +193,7 @@ mod tests {
 
     #[test]
     fn a_run_begun_after_a_signal_is_stopped_at_once() {
-        let w = Watcher {
+        let w = SignalWatcher {
             state: Mutex::new(State::default()),
         };
         let first = Arc::new(Stop::new());

@@ -23,7 +23,7 @@ use crate::proto::client::Connection;
 use crate::proto::conn::ConnPhase;
 use crate::proto::grpc::GrpcCode;
 use crate::proto::message::{Response, Timing};
-use crate::record::recorder::{Sample, Window};
+use crate::record::recorder::{RequestSample, Window};
 
 /// Which VU a task is.
 #[derive(Clone, Copy)]
@@ -330,7 +330,7 @@ fn record_groups(
     step: &Step,
     conn: &Connection,
     response: Option<&Response>,
-    sample: Option<&Sample>,
+    sample: Option<&RequestSample>,
 ) {
     if let (Some(sample), false) = (sample, step.group_by.is_empty()) {
         let mut rec = vu.state.recorder.borrow_mut();
@@ -349,7 +349,7 @@ fn record(
     done: Instant,
     due: Option<Instant>,
     outcome: &Outcome,
-) -> Option<Sample> {
+) -> Option<RequestSample> {
     let (run, state) = (vu.run, vu.state);
     let mut rec = state.recorder.borrow_mut();
     if !measured {
@@ -362,7 +362,7 @@ fn record(
         (_, Some(end)) if done > end => Window::ScenarioDrain,
         _ => Window::Inside,
     };
-    let sample = Sample {
+    let sample = RequestSample {
         latency_us: micros(done.saturating_duration_since(due)),
         service_us: micros(done - sent),
         lag_us: micros(sent.saturating_duration_since(due)),

@@ -18,7 +18,8 @@ use super::pacer::pacer;
 use super::usage::thread_cpu;
 use super::vu::{Vu, vu_loop};
 use super::{RunShared, WorkerMessage, WorkerResult};
-use crate::plan::{Profile, Scenario};
+use crate::plan::Scenario;
+use crate::record::model::LoadModel;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::schedule::Interleave;
 
@@ -92,13 +93,14 @@ async fn worker_main(
             continue;
         }
         let conns = VuConnections::new(&plan.target.connect);
-        match scenario.profile {
-            Profile::Vus { .. } => {
+        // The profile's model says how its iterations start: VUs in a loop, or a pacer.
+        match scenario.profile.model() {
+            LoadModel::Closed => {
                 let gate = Rc::new(Gate::Closed(ClosedGate::new(run.clone(), si)));
                 start_closed(&mut vus, &state, &gate, &run, si, stride, conns);
             }
             // Open model: the pacer starts VUs as the load needs them.
-            Profile::Arrival { .. } => {
+            LoadModel::Open => {
                 // This worker's VUs: global VU numbers index, index + stride, … below the cap.
                 let mine = (index as u32..scenario.max_vus()).step_by(stride);
                 let gate = Rc::new(Gate::Open(OpenDispatch::new(mine.len())));

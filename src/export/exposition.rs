@@ -62,7 +62,7 @@ fn number(v: f64) -> String {
 mod tests {
     use super::*;
     use crate::export::{LatencyBuckets, ScopeFigures};
-    use crate::watch::prom::{PromWatch, Stat};
+    use crate::watch::prom::{PromWatch, ReadingStat};
 
     pub(crate) fn snapshot() -> LiveSnapshot {
         let mut h = hdrhistogram::Histogram::<u64>::new_with_bounds(1, 60_000_000, 3).unwrap();
@@ -146,7 +146,7 @@ mod tests {
             second
                 .readings
                 .iter()
-                .find(|r| r.series == i && r.stat == Stat::Rate)
+                .find(|r| r.series == i && r.stat == ReadingStat::Rate)
                 .unwrap()
                 .value
         };

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use hdrhistogram::Histogram;
 
 use crate::engine::{Clock, Live, Observer};
-use crate::plan::{Plan, Profile};
+use crate::plan::Plan;
 use crate::record::model::GroupKind;
 use crate::record::recorder::{Counters, IntervalSnapshot, Tally};
 use crate::record::series::SecondStats;
@@ -74,17 +74,11 @@ impl Exporter {
         let schedules: Vec<Schedule> = plan
             .scenarios
             .iter()
-            .map(|sc| {
-                let (ramp, open) = match &sc.profile {
-                    Profile::Vus { ramp, .. } => (ramp.clone(), false),
-                    Profile::Arrival { ramp, .. } => (ramp.clone(), true),
-                };
-                Schedule {
-                    start_after: sc.start_after,
-                    duration: sc.duration(),
-                    ramp,
-                    open,
-                }
+            .map(|sc| Schedule {
+                start_after: sc.start_after,
+                duration: sc.duration(),
+                ramp: sc.profile.ramp().clone(),
+                open: sc.is_open(),
             })
             .collect();
         let mut scopes = vec![scope("", "", true)];

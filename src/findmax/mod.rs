@@ -13,7 +13,7 @@ pub mod slo;
 use std::time::Duration;
 
 pub use crate::record::find_max::{
-    FindMax, FindMaxStep, Outcome, STOPPED_BUDGET, STOPPED_LEVEL_LIMIT,
+    FindMax, FindMaxStep, STOPPED_BUDGET, STOPPED_LEVEL_LIMIT, SearchOutcome,
 };
 pub use slo::Judgement;
 
@@ -44,7 +44,7 @@ pub struct Probe {
 }
 
 /// Runs the search, calling `probe(level)` for each step.
-pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> FindMaxStep) -> Outcome {
+pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> FindMaxStep) -> SearchOutcome {
     let started = Budget::new(config.budget, config.step_time);
     let mut steps: Vec<FindMaxStep> = Vec::new();
     let round = |l: f64| {
@@ -120,7 +120,7 @@ pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> FindMaxStep) 
             (None, None) => unreachable!("a step was just judged"),
         };
     };
-    Outcome { steps, stopped }
+    SearchOutcome { steps, stopped }
 }
 
 /// Whether another step fits in the budget.

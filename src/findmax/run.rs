@@ -8,10 +8,9 @@ use std::time::{Duration, Instant};
 use super::slo::{self, Judgement};
 use super::{FindMax, FindMaxStep, SearchConfig, search};
 use crate::error::Error;
-use crate::plan::{Iterations, Plan, Profile, Threshold};
+use crate::plan::{Plan, Profile, Threshold};
 use crate::record::RunRecord;
 use crate::record::model::LoadModel;
-use crate::schedule::Ramp;
 
 /// Time a step costs beyond its warm-up and measured part (start, drain, record), estimated.
 const STEP_OVERHEAD: Duration = Duration::from_millis(400);
@@ -201,19 +200,7 @@ pub fn at_level(base: &Plan, level: f64, s: &Settings) -> Plan {
     let sc = &mut plan.scenarios[0];
     sc.start_after = Duration::ZERO;
     sc.phases.clear();
-    sc.profile = if s.open {
-        Profile::Arrival {
-            ramp: Ramp::constant(level, s.warmup + s.step),
-            max_vus: s.max_in_flight,
-            limit: None,
-        }
-    } else {
-        Profile::Vus {
-            ramp: Ramp::constant(level, s.warmup + s.step),
-            iterations: Iterations::Unlimited,
-            max_duration: None,
-        }
-    };
+    sc.profile = Profile::constant(s.model(), level, s.warmup + s.step, s.max_in_flight);
     let vus = sc.max_vus() as usize;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     plan.threads = s.threads.unwrap_or(cores).min(vus.max(1));

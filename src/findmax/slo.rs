@@ -2,7 +2,7 @@
 //! plus the checks that make a step's figures trustworthy (steady state, rate achieved, the
 //! generator not the bottleneck).
 
-use crate::plan::threshold::{self, Metric, Threshold};
+use crate::plan::threshold::{self, Threshold, ThresholdMetric};
 use crate::record::model::RunRecord;
 use crate::run::RecordView;
 
@@ -28,8 +28,8 @@ pub fn parse(text: &str) -> Result<Vec<Threshold>, SloError> {
     let mut out = Vec::new();
     for clause in text.split(',').map(str::trim).filter(|c| !c.is_empty()) {
         let (metric, condition) = match clause.strip_prefix("errors") {
-            Some(rest) => (Metric::ErrorRate, rest.trim()),
-            None => (Metric::Latency, clause),
+            Some(rest) => (ThresholdMetric::ErrorRate, rest.trim()),
+            None => (ThresholdMetric::Latency, clause),
         };
         let (stat, op, bound) =
             threshold::parse_condition(metric, condition).map_err(|why| SloError::Clause {
@@ -37,7 +37,7 @@ pub fn parse(text: &str) -> Result<Vec<Threshold>, SloError> {
                 why: why.to_string(),
             })?;
         out.push(Threshold {
-            metric_text: if metric == Metric::ErrorRate {
+            metric_text: if metric == ThresholdMetric::ErrorRate {
                 "errors".into()
             } else {
                 "latency".into()
@@ -86,7 +86,7 @@ const GROWTH: f64 = 1.5;
 pub fn judge(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> Judgement {
     let latency_bound = slo
         .iter()
-        .filter(|t| t.metric == Metric::Latency)
+        .filter(|t| t.metric == ThresholdMetric::Latency)
         .map(|t| t.bound)
         .fold(f64::INFINITY, f64::min);
     let Some(why) = broken(record, slo, rate, latency_bound) else {
@@ -125,7 +125,7 @@ pub fn tail_only(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> bo
     let s = &record.summary;
     let latency_bound = slo
         .iter()
-        .filter(|t| t.metric == Metric::Latency)
+        .filter(|t| t.metric == ThresholdMetric::Latency)
         .map(|t| t.bound)
         .fold(f64::INFINITY, f64::min);
     let achieved = rate.is_none_or(|r| s.rps >= r * RATE_ACHIEVED);
@@ -240,9 +240,9 @@ mod tests {
     fn slo_parses() {
         let slo = parse("p99<50ms, errors<1%").unwrap();
         assert_eq!(slo.len(), 2);
-        assert_eq!(slo[0].metric, Metric::Latency);
+        assert_eq!(slo[0].metric, ThresholdMetric::Latency);
         assert_eq!(slo[0].bound, 50.0);
-        assert_eq!(slo[1].metric, Metric::ErrorRate);
+        assert_eq!(slo[1].metric, ThresholdMetric::ErrorRate);
         assert!((slo[1].bound - 0.01).abs() < 1e-12);
         assert_eq!(
             parse("").unwrap_err().to_string(),

@@ -62,7 +62,7 @@ fn memchr_find(haystack: &[u8], needle: &[u8]) -> bool {
 
 /// Where an extracted value comes from.
 #[derive(Debug, Clone)]
-pub enum Source {
+pub enum ValueSource {
     /// The JSON body at a pointer.
     Json(String),
     /// A response header.
@@ -77,19 +77,19 @@ pub struct Extract {
     /// Variable name.
     pub var: String,
     /// Where from.
-    pub source: Source,
+    pub source: ValueSource,
 }
 
 impl Extract {
     /// The value, if the response has it.
     pub fn apply(&self, r: &ResponseView<'_>) -> Option<Value> {
         match &self.source {
-            Source::Json(pointer) => r
+            ValueSource::Json(pointer) => r
                 .json()
                 .and_then(|j| j.pointer(pointer))
                 .map(|v| Value::from(minijinja::value::Serde(v))),
-            Source::Header(name) => r.header(name).map(Value::from),
-            Source::Regex(re) => {
+            ValueSource::Header(name) => r.header(name).map(Value::from),
+            ValueSource::Regex(re) => {
                 let body = std::str::from_utf8(r.body).ok()?;
                 let caps = re.captures(body)?;
                 let m = caps.get(1).or_else(|| caps.get(0))?;
@@ -280,22 +280,22 @@ mod tests {
         let r = view();
         let json = Extract {
             var: "id".into(),
-            source: Source::Json("/id".into()),
+            source: ValueSource::Json("/id".into()),
         };
         assert_eq!(json.apply(&r), Some(Value::from(7)));
         let header = Extract {
             var: "loc".into(),
-            source: Source::Header("LOCATION".into()),
+            source: ValueSource::Header("LOCATION".into()),
         };
         assert_eq!(header.apply(&r), Some(Value::from("/tasks/7")));
         let re = Extract {
             var: "t".into(),
-            source: Source::Regex(regex::Regex::new(r#""title": "(\w+)""#).unwrap()),
+            source: ValueSource::Regex(regex::Regex::new(r#""title": "(\w+)""#).unwrap()),
         };
         assert_eq!(re.apply(&r), Some(Value::from("x")));
         let missing = Extract {
             var: "m".into(),
-            source: Source::Json("/missing".into()),
+            source: ValueSource::Json("/missing".into()),
         };
         assert_eq!(missing.apply(&r), None);
     }

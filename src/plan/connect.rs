@@ -75,7 +75,7 @@ pub struct Connect {
 impl Connect {
     /// The protocol spoken by HTTP steps: `http/1.1`, `h2c` or `h2`.
     pub fn protocol_name(&self) -> WireProtocol {
-        protocol_name(self.protocol, self.tls.is_some())
+        self.protocol.wire_name(self.tls.is_some())
     }
 
     /// These settings with HTTP/1.1 responses held to `limits`.
@@ -101,18 +101,9 @@ impl Connect {
     }
 }
 
-/// `http/1.1`, `h2c` or `h2`.
-pub fn protocol_name(protocol: Protocol, tls: bool) -> WireProtocol {
-    match (protocol, tls) {
-        (Protocol::Http1, _) => WireProtocol::Http1,
-        (Protocol::Http2, false) => WireProtocol::H2c,
-        (Protocol::Http2, true) => WireProtocol::H2,
-    }
-}
-
 /// Why connection options cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
+pub enum ConnectOptionsError {
     /// `streams = 0`.
     #[error("streams must be at least 1")]
     NoStreams,
@@ -145,18 +136,18 @@ pub fn build(
     host: &str,
     tls: bool,
     grpc: bool,
-) -> Result<Connect, ConnectError> {
+) -> Result<Connect, ConnectOptionsError> {
     if o.streams == 0 {
-        return Err(ConnectError::NoStreams);
+        return Err(ConnectOptionsError::NoStreams);
     }
     if o.streams > 1 && !o.http2 {
-        return Err(ConnectError::StreamsNeedHttp2(o.streams));
+        return Err(ConnectOptionsError::StreamsNeedHttp2(o.streams));
     }
     let version = match o.tls_version.as_deref() {
         None => TlsVersion::Any,
         Some("1.2") => TlsVersion::Tls12,
         Some("1.3") => TlsVersion::Tls13,
-        Some(other) => return Err(ConnectError::TlsVersion(other.into())),
+        Some(other) => return Err(ConnectOptionsError::TlsVersion(other.into())),
     };
     let client_cert = match (&o.cert, &o.key) {
         (Some(cert), Some(key)) => Some(ClientCert {
@@ -164,7 +155,7 @@ pub fn build(
             key_file: key.clone(),
         }),
         (None, None) => None,
-        _ => return Err(ConnectError::HalfClientCert),
+        _ => return Err(ConnectOptionsError::HalfClientCert),
     };
     let tls_asked = o.insecure
         || o.cacert.is_some()
@@ -172,7 +163,7 @@ pub fn build(
         || o.sni.is_some()
         || o.tls_version.is_some();
     if tls_asked && !tls {
-        return Err(ConnectError::TlsNeedsHttps);
+        return Err(ConnectOptionsError::TlsNeedsHttps);
     }
     let tls = tls.then(|| TlsOptions {
         server_name: o

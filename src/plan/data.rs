@@ -54,7 +54,7 @@ pub enum DataError {
     },
 }
 
-/// A loaded CSV file.
+/// A CSV file, read.
 #[derive(Debug, Clone)]
 pub struct DataSource {
     rows: Arc<[Value]>,
@@ -103,7 +103,7 @@ impl DataSource {
         self.rows.len()
     }
 
-    /// Whether there are no rows (never, once loaded).
+    /// Whether there are no rows (never, once read).
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }

@@ -1,10 +1,10 @@
 //! Plans: what the user asked for, validated and typed before any load is sent.
 //!
 //! A [`Plan`] is the engine's whole input: the target, one or more scenarios (each a load profile
-//! and steps), thresholds. One loader ([`read`]) builds it from the plan file's model
+//! and steps), thresholds. One reader ([`read`]) builds it from the plan file's model
 //! ([`file::PlanFile`]): plan files are parsed into that model, and quick mode's flags
 //! ([`quick::RunInput`]) desugar into it (one scenario, one step). Every user error that can be
-//! known without the network is found while loading, with the file, line and column where there
+//! known without the network is found while reading, with the file, line and column where there
 //! is a file, into a [`read::Draft`]; [`read::Draft::prepare`] — run preparation — is the one
 //! place the target is contacted before the run (gRPC schemas by server reflection).
 
@@ -15,6 +15,7 @@ pub mod file;
 pub mod group_by;
 pub mod header;
 pub mod presets;
+pub mod profile;
 pub mod quick;
 pub mod read;
 pub mod render;
@@ -32,9 +33,9 @@ use crate::proto::message::Request;
 use crate::proto::prepared::PreparedRequest;
 use crate::record::model::GroupKind;
 use crate::redact::Secrets;
-use crate::schedule::Ramp;
 pub use check::{Check, Extract};
 pub use connect::{Connect, ConnectOptions};
+pub use profile::{Iterations, Profile};
 pub use quick::RunInput;
 pub use template::{JsonTemplate, Templates, Text};
 pub use threshold::Threshold;
@@ -54,11 +55,11 @@ macro_rules! message_into_string {
 message_into_string!(
     check::JsonPathError,
     group_by::GroupByError,
-    connect::ConnectError,
+    connect::ConnectOptionsError,
     data::DataError,
     read::DurationError,
     read::ResolveError,
-    read::TargetError,
+    read::BaseUrlError,
     render::RenderError,
     threshold::ThresholdError,
 );
@@ -165,71 +166,18 @@ impl Scenario {
     /// How long the scenario sends load at most (from its start); `None` = until its iterations
     /// are done.
     pub fn duration(&self) -> Option<Duration> {
-        match &self.profile {
-            Profile::Vus {
-                ramp,
-                iterations,
-                max_duration,
-            } => match (iterations, max_duration) {
-                (_, Some(d)) => Some((*d).min(ramp.total())),
-                (Iterations::Unlimited, None) => Some(ramp.total()),
-                _ => None,
-            },
-            Profile::Arrival { ramp, limit, .. } => match limit {
-                Some(_) => None,
-                None => Some(ramp.total()),
-            },
-        }
+        self.profile.duration()
     }
 
     /// Most VUs the scenario can have at once.
     pub fn max_vus(&self) -> u32 {
-        match &self.profile {
-            Profile::Vus { ramp, .. } => ramp.peak().ceil() as u32,
-            Profile::Arrival { max_vus, .. } => *max_vus,
-        }
+        self.profile.max_vus()
     }
 
     /// Whether this is an open-model (arrival-rate) scenario.
     pub fn is_open(&self) -> bool {
-        matches!(self.profile, Profile::Arrival { .. })
+        self.profile.is_open()
     }
-}
-
-/// How a scenario starts iterations.
-#[derive(Debug, Clone)]
-pub enum Profile {
-    /// Closed model: VU `i` runs iterations back to back while the ramp's level is above `i`.
-    Vus {
-        /// VU count over time.
-        ramp: Ramp,
-        /// Iteration limits.
-        iterations: Iterations,
-        /// Iteration-limited profiles: stop after this long anyway (`None` = the ramp's length,
-        /// or unlimited for iteration counts).
-        max_duration: Option<Duration>,
-    },
-    /// Open model: iterations fall due at the ramp's rate (per second), each handed to an idle
-    /// VU; with none idle it is dropped and counted.
-    Arrival {
-        /// Arrival rate over time, iterations per second.
-        ramp: Ramp,
-        /// VUs available (the in-flight cap).
-        max_vus: u32,
-        /// Stop after this many iterations have fallen due (quick mode `-n`).
-        limit: Option<u64>,
-    },
-}
-
-/// Iteration limits of a VU profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Iterations {
-    /// As many as time allows.
-    Unlimited,
-    /// This many in total, shared by all VUs.
-    Shared(u64),
-    /// This many per VU.
-    PerVu(u64),
 }
 
 /// A ladder phase: a load held for a while, with its own results.

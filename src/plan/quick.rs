@@ -1,5 +1,5 @@
 //! Quick mode: one URL from flags (`volley URL -c 64 -d 10s`) desugars into a plan file's
-//! model, one scenario with one step, and goes through the same loader as a plan file
+//! model, one scenario with one step, and goes through the same reader as a plan file
 //! ([`super::read`]): one way from user input to a [`Plan`]. What is checked here is only what
 //! the flags themselves mean (`-d` or `-n`, a header line's syntax, a rate's sign); values are
 //! literal, never templates.
@@ -85,7 +85,7 @@ pub const DEFAULT_MAX_IN_FLIGHT: u32 = 1000;
 pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 
 /// The flag each desugared value comes from: a value's span starts at its flag's index, so the
-/// loader's errors say `invalid FLAG: …`. `load`, `timeout` and `request` name no flag of their own: the load
+/// reader's errors say `invalid FLAG: …`. `load`, `timeout` and `request` name no flag of their own: the load
 /// (`-c`, `--rate`, `-d`, `-n`), the timeout and the step.
 static FLAGS: [&str; 13] = [
     "URL",
@@ -153,7 +153,7 @@ impl RunInput {
         }
     }
 
-    /// Checks the flags, desugars them into a plan and reads it with the plan loader. The
+    /// Checks the flags, desugars them into a plan and reads it with the plan reader. The
     /// result is prepared like a plan file's: without `--proto`, a gRPC call's schema is
     /// fetched from the target by [`Draft::prepare`].
     pub fn validate(self) -> Result<Draft, Error> {
@@ -168,7 +168,7 @@ impl RunInput {
             share,
             quick: Some(quick),
         };
-        super::read::load_flags(file, &FLAGS, &options, finish)
+        super::read::read_flags(file, &FLAGS, &options, finish)
     }
 
     /// The plan file these flags stand for, and the request as the user gave it.
@@ -185,7 +185,7 @@ impl RunInput {
             name: from(STEP, "default".into()),
             flow: None,
             start_after: None,
-            load: from(LOAD, self.load()?),
+            load: from(LOAD, self.desugar_profile()?),
             steps: vec![step],
         };
         let file = PlanFile {
@@ -289,7 +289,7 @@ impl RunInput {
 
     /// `[scenario.load]`: `-c` connections (× streams each, one VU per stream), or `--rate`
     /// with `-c` in flight at most; for `-d` after the warm-up, or `-n` requests.
-    fn load(&self) -> Result<LoadFile, Error> {
+    fn desugar_profile(&self) -> Result<LoadFile, Error> {
         let duration = match (self.duration, self.requests) {
             (Some(_), Some(_)) => {
                 return Err(invalid(
@@ -360,7 +360,7 @@ impl RunInput {
 }
 
 /// A URL's scheme and authority, and its path and query (`/` when empty). Text that is not a
-/// URL is passed on whole, for the loader to refuse.
+/// URL is passed on whole, for the reader to refuse.
 fn split_url(text: &str) -> (String, String) {
     let Ok(mut url) = url::Url::parse(text) else {
         return (text.to_owned(), "/".into());

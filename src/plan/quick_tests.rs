@@ -1,4 +1,4 @@
-//! Quick mode: flags checked, desugared, and loaded like a plan file.
+//! Quick mode: flags checked, desugared, and read like a plan file.
 
 use super::*;
 use crate::proto::conn::Limits;

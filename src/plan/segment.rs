@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::read::ReadOptions;
-use super::{Iterations, Plan, Profile, RunInput};
+use super::{Plan, RunInput};
 use crate::error::Error;
 use crate::plan::file::PlanFile;
 use crate::record::shares::Share;
@@ -158,7 +158,8 @@ pub fn apply(mut plan: Plan, segment: Segment, plan_hash: String) -> Result<Plan
     };
     for sc in &mut plan.scenarios {
         let warmup_in = plan.warmup.saturating_sub(sc.start_after);
-        share_profile(&mut sc.profile, segment, warmup_in)
+        sc.profile
+            .share(segment, warmup_in)
             .map_err(|why| invalid(format!("scenario `{}`: {why}", sc.name)))?;
         for p in &mut sc.phases {
             p.vus = p.vus.map(|v| segment.vus(v));
@@ -188,81 +189,51 @@ pub fn apply(mut plan: Plan, segment: Segment, plan_hash: String) -> Result<Plan
 
 /// Why one scenario's profile cannot be divided into a share.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-enum ShareError {
+pub enum ShareError {
+    /// The share would run no VU.
     #[error(
         "share {seg} gets no VU: the profile runs at most {peak} VUs, over {} shares",
         seg.count()
     )]
-    Vus { seg: Segment, peak: f64 },
+    Vus {
+        /// The share.
+        seg: Segment,
+        /// The whole's most VUs.
+        peak: f64,
+    },
+    /// The share would get none of the shared iterations.
     #[error(
         "{total} iterations cannot be divided into {} shares: share {seg} would send none",
         seg.count()
     )]
-    Iterations { total: u64, seg: Segment },
+    Iterations {
+        /// The whole's iterations.
+        total: u64,
+        /// The share.
+        seg: Segment,
+    },
+    /// The share would get none of the requests (`-n`).
     #[error(
         "{total} requests cannot be divided into {} shares: share {seg} would send none",
         seg.count()
     )]
-    Requests { total: u64, seg: Segment },
+    Requests {
+        /// The whole's requests.
+        total: u64,
+        /// The share.
+        seg: Segment,
+    },
+    /// The in-flight cap is smaller than the shares.
     #[error("an in-flight cap of {cap} cannot be divided into {shares} shares")]
-    InFlightCap { cap: u32, shares: u32 },
+    InFlightCap {
+        /// The whole's cap.
+        cap: u32,
+        /// The shares.
+        shares: u32,
+    },
+    /// The share's arrival schedule is empty.
     #[error("share {0} gets no arrival")]
     Arrivals(Segment),
-}
-
-/// Divides one scenario's profile; `warmup_in` is how much of the warm-up falls inside it.
-fn share_profile(
-    profile: &mut Profile,
-    seg: Segment,
-    warmup_in: Duration,
-) -> Result<(), ShareError> {
-    let shares = seg.count();
-    match profile {
-        Profile::Vus {
-            ramp, iterations, ..
-        } => {
-            let own = seg.vu_ramp(ramp);
-            if own.peak() < 1.0 {
-                return Err(ShareError::Vus {
-                    seg,
-                    peak: ramp.peak(),
-                });
-            }
-            *ramp = own;
-            if let Iterations::Shared(n) = iterations {
-                let total = *n;
-                *n = seg.share_of(total);
-                if *n == 0 {
-                    return Err(ShareError::Iterations { total, seg });
-                }
-            }
-        }
-        Profile::Arrival {
-            ramp,
-            max_vus,
-            limit,
-        } => {
-            // The measured arrivals are the whole's, after those due in the warm-up.
-            let first = ramp.count_before(warmup_in);
-            if let Some(n) = limit {
-                let total = *n;
-                *n = seg.share_of_range(first, total);
-                if *n == 0 {
-                    return Err(ShareError::Requests { total, seg });
-                }
-            }
-            let cap = *max_vus;
-            *max_vus = seg.vus(cap);
-            if *max_vus == 0 {
-                return Err(ShareError::InFlightCap { cap, shares });
-            }
-            *ramp = seg.arrival_ramp(ramp);
-            if ramp.due(0).is_none() {
-                return Err(ShareError::Arrivals(seg));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -325,14 +296,10 @@ mod tests {
         for i in 0..3 {
             let p = apply(whole.clone_fresh(), seg(i, 3), "h".into()).unwrap();
             vus += p.scenarios[0].max_vus();
-            let Profile::Vus {
-                iterations: Iterations::Shared(n),
-                ..
-            } = p.scenarios[0].profile
-            else {
-                panic!("iterations profile");
-            };
-            iterations += n;
+            iterations += p.scenarios[0]
+                .profile
+                .shared_iterations()
+                .expect("iterations profile");
             rows += p.templates.data["users"].len();
             assert!(p.threads <= p.scenarios[0].max_vus() as usize);
             assert_eq!(p.share.as_ref().unwrap().segment, seg(i, 3));
@@ -368,13 +335,11 @@ mod tests {
         for i in 0..3 {
             let p = apply(whole.clone_fresh(), seg(i, 3), "h".into()).unwrap();
             let sc = &p.scenarios[0];
-            let Profile::Arrival { ramp, max_vus, .. } = &sc.profile else {
-                panic!("open model");
-            };
+            assert!(sc.is_open());
             assert_eq!(sc.phases[1].rate, Some(20.0));
             assert_eq!(sc.phases[1].name, "phase 2: 60 req/s");
-            assert_eq!(*max_vus, [3, 2, 2][i as usize]);
-            due += ramp.count_before(Duration::from_secs(4));
+            assert_eq!(sc.profile.in_flight_cap(), Some([3, 2, 2][i as usize]));
+            due += sc.profile.ramp().count_before(Duration::from_secs(4));
         }
         assert_eq!(due, 180);
     }
@@ -394,7 +359,7 @@ mod tests {
     }
 
     impl Plan {
-        /// A copy whose data files are not shared with the original (as a freshly loaded plan).
+        /// A copy whose data files are not shared with the original (as a freshly read plan).
         fn clone_fresh(&self) -> Plan {
             let path = self.source.clone().unwrap();
             crate::plan::read::read_file(&path, &ReadOptions::default())

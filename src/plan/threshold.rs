@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 
 /// What a threshold measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
+pub enum ThresholdMetric {
     /// Request latency (ms).
     Latency,
     /// Failed share of requests (0–1).
@@ -73,7 +73,7 @@ pub struct Threshold {
     /// The condition as written, e.g. `p95 < 5ms`.
     pub condition_text: String,
     /// What is measured.
-    pub metric: Metric,
+    pub metric: ThresholdMetric,
     /// Which part of the results.
     pub filter: Option<Filter>,
     /// The statistic.
@@ -184,7 +184,7 @@ pub enum BoundError {
 }
 
 /// Parses a metric key: `name` or `name{key=value}`.
-pub fn parse_metric(text: &str) -> Result<(Metric, Option<Filter>), ThresholdError> {
+pub fn parse_metric(text: &str) -> Result<(ThresholdMetric, Option<Filter>), ThresholdError> {
     let text = text.trim();
     let (name, filter) = match text.find('{') {
         Some(i) => {
@@ -196,11 +196,11 @@ pub fn parse_metric(text: &str) -> Result<(Metric, Option<Filter>), ThresholdErr
         None => (text, None),
     };
     let metric = match name.trim() {
-        "latency" | "http_req_duration" => Metric::Latency,
-        "errors" | "error_rate" | "http_req_failed" => Metric::ErrorRate,
-        "checks" => Metric::CheckRate,
-        "rps" | "throughput" => Metric::Throughput,
-        "requests" => Metric::Requests,
+        "latency" | "http_req_duration" => ThresholdMetric::Latency,
+        "errors" | "error_rate" | "http_req_failed" => ThresholdMetric::ErrorRate,
+        "checks" => ThresholdMetric::CheckRate,
+        "rps" | "throughput" => ThresholdMetric::Throughput,
+        "requests" => ThresholdMetric::Requests,
         other => {
             return Err(ThresholdError::UnknownMetric(other.into()));
         }
@@ -227,7 +227,10 @@ pub fn parse_metric(text: &str) -> Result<(Metric, Option<Filter>), ThresholdErr
 
 /// Parses a condition for `metric`: `p95 < 5ms`, `p(99.9) <= 1s`, `avg < 3ms`, `rate < 1%`,
 /// `> 100`, `count >= 1000`.
-pub fn parse_condition(metric: Metric, text: &str) -> Result<(Stat, Op, f64), ThresholdError> {
+pub fn parse_condition(
+    metric: ThresholdMetric,
+    text: &str,
+) -> Result<(Stat, Op, f64), ThresholdError> {
     let t = text.trim();
     let op_at = t
         .find(['<', '>', '='])
@@ -245,11 +248,11 @@ pub fn parse_condition(metric: Metric, text: &str) -> Result<(Stat, Op, f64), Th
     .ok_or_else(|| ThresholdError::UnknownComparison(text.into()))?;
     let stat_text = stat_text.trim();
     let stat = match (metric, stat_text) {
-        (Metric::Latency, "avg" | "mean") => Stat::Mean,
-        (Metric::Latency, "min") => Stat::Min,
-        (Metric::Latency, "max") => Stat::Max,
-        (Metric::Latency, "med" | "median") => Stat::Percentile(50.0),
-        (Metric::Latency, s) if s.starts_with('p') => {
+        (ThresholdMetric::Latency, "avg" | "mean") => Stat::Mean,
+        (ThresholdMetric::Latency, "min") => Stat::Min,
+        (ThresholdMetric::Latency, "max") => Stat::Max,
+        (ThresholdMetric::Latency, "med" | "median") => Stat::Percentile(50.0),
+        (ThresholdMetric::Latency, s) if s.starts_with('p') => {
             let p = s[1..].trim().trim_start_matches('(').trim_end_matches(')');
             let p: f64 = p.parse().map_err(|_| ThresholdError::NotPercentile {
                 text: text.into(),
@@ -263,15 +266,15 @@ pub fn parse_condition(metric: Metric, text: &str) -> Result<(Stat, Op, f64), Th
             }
             Stat::Percentile(p)
         }
-        (Metric::Latency, s) => {
+        (ThresholdMetric::Latency, s) => {
             return Err(ThresholdError::NotLatencyStatistic {
                 text: text.into(),
                 stat: s.into(),
             });
         }
-        (Metric::ErrorRate | Metric::CheckRate, "" | "rate") => Stat::Value,
-        (Metric::Throughput, "" | "rate" | "rps") => Stat::Value,
-        (Metric::Requests, "" | "count") => Stat::Value,
+        (ThresholdMetric::ErrorRate | ThresholdMetric::CheckRate, "" | "rate") => Stat::Value,
+        (ThresholdMetric::Throughput, "" | "rate" | "rps") => Stat::Value,
+        (ThresholdMetric::Requests, "" | "count") => Stat::Value,
         (_, s) => {
             return Err(ThresholdError::StatisticNotApplicable {
                 text: text.into(),
@@ -286,9 +289,9 @@ pub fn parse_condition(metric: Metric, text: &str) -> Result<(Stat, Op, f64), Th
     Ok((stat, op, bound))
 }
 
-fn parse_value(metric: Metric, v: &str) -> Result<f64, BoundError> {
+fn parse_value(metric: ThresholdMetric, v: &str) -> Result<f64, BoundError> {
     match metric {
-        Metric::Latency => {
+        ThresholdMetric::Latency => {
             let (number, scale) = if let Some(n) = v.strip_suffix("ms") {
                 (n, 1.0)
             } else if let Some(n) = v.strip_suffix("us").or_else(|| v.strip_suffix("µs")) {
@@ -304,7 +307,7 @@ fn parse_value(metric: Metric, v: &str) -> Result<f64, BoundError> {
                 .map_err(|_| BoundError::NotDuration(v.into()))?;
             Ok(n * scale)
         }
-        Metric::ErrorRate | Metric::CheckRate => {
+        ThresholdMetric::ErrorRate | ThresholdMetric::CheckRate => {
             let (number, scale) = match v.strip_suffix('%') {
                 Some(n) => (n, 0.01),
                 None => (v, 1.0),
@@ -319,7 +322,7 @@ fn parse_value(metric: Metric, v: &str) -> Result<f64, BoundError> {
             }
             Ok(rate)
         }
-        Metric::Throughput | Metric::Requests => {
+        ThresholdMetric::Throughput | ThresholdMetric::Requests => {
             v.parse().map_err(|_| BoundError::NotNumber(v.into()))
         }
     }
@@ -365,7 +368,7 @@ impl Threshold {
     pub fn observe(&self, o: &dyn Observed) -> Option<f64> {
         let f = self.filter.as_ref();
         match self.metric {
-            Metric::Latency => {
+            ThresholdMetric::Latency => {
                 let h = o.latency(f)?;
                 if h.is_empty() {
                     return None;
@@ -379,16 +382,16 @@ impl Threshold {
                 };
                 Some(us / 1000.0)
             }
-            Metric::ErrorRate => {
+            ThresholdMetric::ErrorRate => {
                 let c = o.counts(f);
                 (c.attempts > 0).then(|| c.errors as f64 / c.attempts as f64)
             }
-            Metric::CheckRate => {
+            ThresholdMetric::CheckRate => {
                 let (passed, failed) = o.checks(f);
                 (passed + failed > 0).then(|| passed as f64 / (passed + failed) as f64)
             }
-            Metric::Throughput => o.throughput(f),
-            Metric::Requests => Some(o.counts(f).requests as f64),
+            ThresholdMetric::Throughput => o.throughput(f),
+            ThresholdMetric::Requests => Some(o.counts(f).requests as f64),
         }
     }
 
@@ -405,14 +408,20 @@ mod tests {
 
     #[test]
     fn metrics_and_filters_parse() {
-        assert_eq!(parse_metric("latency").unwrap(), (Metric::Latency, None));
+        assert_eq!(
+            parse_metric("latency").unwrap(),
+            (ThresholdMetric::Latency, None)
+        );
         assert_eq!(
             parse_metric("latency{step=get_task}").unwrap(),
-            (Metric::Latency, Some(Filter::Step("get_task".into())))
+            (
+                ThresholdMetric::Latency,
+                Some(Filter::Step("get_task".into()))
+            )
         );
         assert_eq!(
             parse_metric("errors{phase=3}").unwrap(),
-            (Metric::ErrorRate, Some(Filter::Phase("3".into())))
+            (ThresholdMetric::ErrorRate, Some(Filter::Phase("3".into())))
         );
         assert!(
             parse_metric("latncy")
@@ -438,37 +447,40 @@ mod tests {
     fn conditions_parse_with_units() {
         let c = |m, s| parse_condition(m, s).unwrap();
         assert_eq!(
-            c(Metric::Latency, "p95 < 5ms"),
+            c(ThresholdMetric::Latency, "p95 < 5ms"),
             (Stat::Percentile(95.0), Op::Lt, 5.0)
         );
         assert_eq!(
-            c(Metric::Latency, "p(99.9)<=1.5s"),
+            c(ThresholdMetric::Latency, "p(99.9)<=1.5s"),
             (Stat::Percentile(99.9), Op::Le, 1500.0)
         );
         assert_eq!(
-            c(Metric::Latency, "avg < 250us"),
+            c(ThresholdMetric::Latency, "avg < 250us"),
             (Stat::Mean, Op::Lt, 0.25)
         );
         assert_eq!(
-            c(Metric::ErrorRate, "rate < 1%"),
+            c(ThresholdMetric::ErrorRate, "rate < 1%"),
             (Stat::Value, Op::Lt, 0.01)
         );
         assert_eq!(
-            c(Metric::CheckRate, "rate >= 0.99"),
+            c(ThresholdMetric::CheckRate, "rate >= 0.99"),
             (Stat::Value, Op::Ge, 0.99)
         );
-        assert_eq!(c(Metric::Throughput, "> 100"), (Stat::Value, Op::Gt, 100.0));
         assert_eq!(
-            c(Metric::Requests, "count >= 10"),
+            c(ThresholdMetric::Throughput, "> 100"),
+            (Stat::Value, Op::Gt, 100.0)
+        );
+        assert_eq!(
+            c(ThresholdMetric::Requests, "count >= 10"),
             (Stat::Value, Op::Ge, 10.0)
         );
         for (m, bad) in [
-            (Metric::Latency, "p95 5ms"),
-            (Metric::Latency, "p101 < 5ms"),
-            (Metric::Latency, "p95 < fast"),
-            (Metric::Latency, "rate < 1%"),
-            (Metric::ErrorRate, "rate < 150%"),
-            (Metric::ErrorRate, "p95 < 1%"),
+            (ThresholdMetric::Latency, "p95 5ms"),
+            (ThresholdMetric::Latency, "p101 < 5ms"),
+            (ThresholdMetric::Latency, "p95 < fast"),
+            (ThresholdMetric::Latency, "rate < 1%"),
+            (ThresholdMetric::ErrorRate, "rate < 150%"),
+            (ThresholdMetric::ErrorRate, "p95 < 1%"),
         ] {
             assert!(parse_condition(m, bad).is_err(), "{bad}");
         }

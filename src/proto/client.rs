@@ -32,6 +32,7 @@ use super::pick::{PickNames, Picked};
 use super::prepared::{PreparedRequest, Wire};
 use super::source::SourceAddrs;
 use super::tls::{self, TlsError, TlsOptions};
+use crate::record::model::WireProtocol;
 
 /// The HTTP version spoken.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -41,6 +42,24 @@ pub enum Protocol {
     Http1,
     /// HTTP/2: prior knowledge (h2c) over TCP, ALPN `h2` over TLS. gRPC needs it.
     Http2,
+}
+
+impl Protocol {
+    /// Its name in `run.json` when spoken over TLS (`tls`) or plain TCP: `http/1.1`, `h2c` or
+    /// `h2`.
+    pub fn wire_name(self, tls: bool) -> WireProtocol {
+        match (self, tls) {
+            (Self::Http1, _) => WireProtocol::Http1,
+            (Self::Http2, false) => WireProtocol::H2c,
+            (Self::Http2, true) => WireProtocol::H2,
+        }
+    }
+
+    /// Whether a request goes out as the HTTP/1.1 bytes of its head and body; otherwise as a
+    /// head and a body handed to the connection (HTTP/2 frames them).
+    pub fn sends_http1_bytes(self) -> bool {
+        self == Self::Http1
+    }
 }
 
 /// How to reach the target.
@@ -279,12 +298,12 @@ impl Client {
     pub fn connection(&self) -> Connection {
         match (&self.dialer, self.protocol) {
             (Dialer::Plain(d), Protocol::Http1) => Connection::Http1(
-                http1::Connection::with_dialer(d.clone(), self.keepalive)
+                http1::Http1Connection::with_dialer(d.clone(), self.keepalive)
                     .with_limits(self.limits)
                     .with_pick(self.pick.clone()),
             ),
             (Dialer::Tls(d), Protocol::Http1) => Connection::Http1Tls(Box::new(
-                http1::Connection::with_dialer(d.clone(), self.keepalive)
+                http1::Http1Connection::with_dialer(d.clone(), self.keepalive)
                     .with_limits(self.limits)
                     .with_pick(self.pick.clone()),
             )),
@@ -340,9 +359,9 @@ fn check_header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), Cl
 #[derive(Debug)]
 pub enum Connection {
     /// HTTP/1.1 over TCP.
-    Http1(http1::Connection<TcpDialer>),
+    Http1(http1::Http1Connection<TcpDialer>),
     /// HTTP/1.1 over TLS (boxed: the TLS state is large).
-    Http1Tls(Box<http1::Connection<TlsDialer>>),
+    Http1Tls(Box<http1::Http1Connection<TlsDialer>>),
     /// HTTP/2 without TLS (h2c).
     Http2(StreamHandle<TcpDialer>),
     /// HTTP/2 over TLS.

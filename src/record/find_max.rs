@@ -42,7 +42,7 @@ pub struct FindMaxStep {
 
 /// The search's outcome.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct SearchOutcome {
     /// Every step, in the order run.
     pub steps: Vec<FindMaxStep>,
     /// Why the search stopped.
@@ -88,7 +88,12 @@ pub struct FindMax {
 
 impl FindMax {
     /// Summarises an outcome.
-    pub fn from_outcome(model: LoadModel, slo: &str, outcome: &Outcome, elapsed: Duration) -> Self {
+    pub fn from_outcome(
+        model: LoadModel,
+        slo: &str,
+        outcome: &SearchOutcome,
+        elapsed: Duration,
+    ) -> Self {
         let best = outcome
             .steps
             .iter()
@@ -150,5 +155,5 @@ impl FindMax {
 
 /// `stopped` when the budget ran out.
 pub const STOPPED_BUDGET: &str = "the time budget was spent";
-/// The start of [`Outcome::stopped`] when the level limit was reached.
+/// The start of [`SearchOutcome::stopped`] when the level limit was reached.
 pub const STOPPED_LEVEL_LIMIT: &str = "the level limit";

@@ -147,15 +147,7 @@ impl SeriesStats {
     }
 }
 
-/// Why a process was watched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ProcessRole {
-    /// The user named it (`--watch pid=N`).
-    Given,
-    /// `volley suite` started it as the target's command.
-    SuiteTarget,
-}
+pub use crate::watch::spec::ProcessRole;
 
 /// One process tree (the process and its descendants).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

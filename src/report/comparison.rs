@@ -9,7 +9,7 @@ mod grouped;
 use super::table::Table;
 use super::verdict::Level;
 use crate::analysis::compare::{
-    Change, Comparison, Estimate, Method, Metric, MetricRow, RunsNeeded, Variant, Verdict,
+    Change, ChangeVerdict, Comparison, Estimate, Method, Metric, MetricRow, RunsNeeded, Variant,
 };
 
 /// What a comparison report says, independent of layout.
@@ -268,10 +268,10 @@ fn details_row(c: &Comparison, row: &MetricRow, i: usize, ch: &Change) -> Vec<St
 /// verdict.
 fn runs_needed(ch: &Change) -> Option<String> {
     match ch.verdict {
-        Verdict::Inconclusive {
+        ChangeVerdict::Inconclusive {
             runs_needed: Some(RunsNeeded::About(n)),
         } => Some(format!("~{n}")),
-        Verdict::Inconclusive {
+        ChangeVerdict::Inconclusive {
             runs_needed: Some(RunsNeeded::MoreThan(n)),
         } => Some(format!(">{n}")),
         _ => None,
@@ -308,7 +308,7 @@ fn verdict_lines(c: &Comparison) -> Vec<String> {
                     .map_or_else(|| "-".into(), |v| signed(row.metric, v));
                 let label = row.metric.label();
                 match ch.verdict {
-                    Verdict::Better | Verdict::Worse => {
+                    ChangeVerdict::Better | ChangeVerdict::Worse => {
                         let words = ch.words(row.metric);
                         let mut said = match words.strip_suffix(" (weak)") {
                             Some(word) => format!("{word} (weak, {change}"),
@@ -319,7 +319,7 @@ fn verdict_lines(c: &Comparison) -> Vec<String> {
                         }
                         called.push(format!("{label} {said})"));
                     }
-                    Verdict::Inconclusive { .. } => {
+                    ChangeVerdict::Inconclusive { .. } => {
                         let settle = match runs_needed(ch) {
                             Some(n) => format!("; {n}"),
                             None if ch.method == Some(Method::PerSecond) => "; weak".into(),
@@ -327,8 +327,8 @@ fn verdict_lines(c: &Comparison) -> Vec<String> {
                         };
                         unsure.push(format!("{label} ({change}{settle})"));
                     }
-                    Verdict::Equivalent => quiet += 1,
-                    Verdict::NotEnoughData => {}
+                    ChangeVerdict::Equivalent => quiet += 1,
+                    ChangeVerdict::NotEnoughData => {}
                 }
             }
             let mut parts = Vec::new();

@@ -101,7 +101,7 @@ pub fn tables(f: &FindMax) -> Vec<Table> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::find_max::{FindMaxStep as Step, Outcome};
+    use crate::record::find_max::{FindMaxStep as Step, SearchOutcome};
     use std::time::Duration;
 
     fn step(level: f64, held: bool) -> Step {
@@ -122,7 +122,7 @@ mod tests {
 
     #[test]
     fn a_maximum_without_a_break_is_a_lower_bound() {
-        let outcome = Outcome {
+        let outcome = SearchOutcome {
             steps: vec![step(400.0, true), step(805.5, true)],
             stopped: "the time budget was spent".into(),
         };
@@ -152,7 +152,7 @@ mod tests {
     fn a_level_run_again_says_so() {
         let mut again = step(6.0, false);
         again.rerun = true;
-        let outcome = Outcome {
+        let outcome = SearchOutcome {
             steps: vec![step(3.0, true), step(6.0, false), again],
             stopped: "the bisection converged".into(),
         };

@@ -105,9 +105,6 @@ pub fn describe_load(l: &ScenarioLoad) -> String {
     let n = thousands(l.iterations.unwrap_or(0));
     match (l.profile, l.model) {
         (ProfileKind::ConstantVus, _) => format!("{vus} VUs for {over}"),
-        (ProfileKind::RampingVus, _) => {
-            format!("up to {vus} VUs over {over} ({})", stages(l.stages))
-        }
         (ProfileKind::Iterations, _) => format!("{n} iterations shared by {vus} VUs"),
         (ProfileKind::PerVuIterations, _) => format!("{n} iterations per VU, {vus} VUs"),
         (ProfileKind::ConstantArrivalRate, _) if l.iterations.is_some() => {
@@ -116,16 +113,21 @@ pub fn describe_load(l: &ScenarioLoad) -> String {
         (ProfileKind::ConstantArrivalRate, _) => {
             format!("{per_sec} iterations/s for {over}, at most {max_vus} VUs")
         }
-        (ProfileKind::RampingArrivalRate, _) => format!(
-            "up to {per_sec} iterations/s over {over} ({}), at most {max_vus} VUs",
-            stages(l.stages)
-        ),
         (ProfileKind::Ladder, LoadModel::Closed) => {
             format!("ladder of {} phases up to {vus} VUs over {over}", l.stages)
         }
         (ProfileKind::Ladder, LoadModel::Open) => format!(
             "ladder of {} phases up to {per_sec} iterations/s over {over}, at most {max_vus} VUs",
             l.stages
+        ),
+        // The ramping profiles, and the words of any profile without words of its own: its
+        // peak, length and stages, by its model.
+        (_, LoadModel::Closed) => {
+            format!("up to {vus} VUs over {over} ({})", stages(l.stages))
+        }
+        (_, LoadModel::Open) => format!(
+            "up to {per_sec} iterations/s over {over} ({}), at most {max_vus} VUs",
+            stages(l.stages)
         ),
     }
 }

@@ -517,7 +517,7 @@ pub fn write(o: &SuiteOutcome) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::find_max::{FindMaxStep as Step, Outcome};
+    use crate::record::find_max::{FindMaxStep as Step, SearchOutcome};
     use std::path::PathBuf;
     use std::time::Duration;
 
@@ -539,7 +539,7 @@ mod tests {
         if broke {
             steps.push(step(top * 2.0, false));
         }
-        let outcome = Outcome {
+        let outcome = SearchOutcome {
             steps,
             stopped: stopped.into(),
         };

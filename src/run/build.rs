@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use crate::engine::RunOutcome;
-use crate::plan::{Iterations, Plan, Profile, check_list};
+use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::{
     Arrival, CheckResult, Drain, Generator, Group, GroupKind, Histograms, RunConfig, RunRecord,
@@ -117,37 +117,19 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
 pub(super) fn run_config(plan: &Plan) -> RunConfig {
     let open = plan.scenarios.iter().any(|s| s.is_open());
     let single = plan.scenarios.first().filter(|_| plan.scenarios.len() == 1);
-    let (connections, rate_per_sec, max_in_flight, duration_s, count) =
-        match single.map(|s| &s.profile) {
-            Some(Profile::Vus {
-                ramp, iterations, ..
-            }) => (
-                Some(ramp.peak() as u32),
-                None,
-                None,
-                single
-                    .and_then(|s| s.duration())
-                    .map(|d| measured_part(plan, d)),
-                match iterations {
-                    Iterations::Shared(n) => Some(*n),
-                    _ => None,
-                },
-            ),
-            Some(Profile::Arrival {
-                ramp,
-                max_vus,
-                limit,
-            }) => (
-                None,
-                Some(ramp.peak()),
-                Some(*max_vus),
-                single
-                    .and_then(|s| s.duration())
-                    .map(|d| measured_part(plan, d)),
-                *limit,
-            ),
-            None => (None, None, None, None, None),
-        };
+    let (connections, rate_per_sec, max_in_flight, duration_s, count) = match single {
+        Some(s) => {
+            let (p, peak) = (&s.profile, s.profile.ramp().peak());
+            (
+                (!p.is_open()).then_some(peak as u32),
+                p.is_open().then_some(peak),
+                p.in_flight_cap(),
+                s.duration().map(|d| measured_part(plan, d)),
+                p.iteration_count(),
+            )
+        }
+        None => (None, None, None, None, None),
+    };
     let quick = plan.quick.as_ref();
     // Secret header values never reach the record (nor, so, any report).
     let secrets = &plan.secrets;

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use crate::analysis::selfcheck::ExpectedLoad;
-use crate::plan::{Iterations, Plan, Profile, Scenario};
+use crate::plan::{Plan, Scenario};
 use crate::record::model::{GroupKind, RunRecord};
 
 /// Finest step of the numerical integral of the VU count, seconds.
@@ -22,15 +22,7 @@ pub fn expected_load(plan: &Plan, r: &RunRecord) -> ExpectedLoad {
              are a result, not a figure to check against",
         );
     }
-    let per_vu = |s: &Scenario| {
-        matches!(
-            s.profile,
-            Profile::Vus {
-                iterations: Iterations::PerVu(_),
-                ..
-            }
-        )
-    };
+    let per_vu = |s: &Scenario| s.profile.per_vu_iterations().is_some();
     if plan.scenarios.iter().any(per_vu) {
         return na(
             "per-VU iterations: each VU stops when its own iterations are done, at a time the \
@@ -73,9 +65,10 @@ pub fn expected_load(plan: &Plan, r: &RunRecord) -> ExpectedLoad {
 
 /// VUs of a closed-model scenario active at `u` seconds after its start (the gate's rule).
 fn active_vus(s: &Scenario, u: f64) -> f64 {
-    let Profile::Vus { ramp, .. } = &s.profile else {
+    if s.is_open() {
         return 0.0;
-    };
+    }
+    let ramp = s.profile.ramp();
     let ends = |d: Duration| u >= d.as_secs_f64();
     if u < 0.0 || ends(ramp.total()) || s.duration().is_some_and(ends) {
         return 0.0;

@@ -9,7 +9,7 @@
 use std::time::Duration;
 
 use crate::engine::RunOutcome;
-use crate::plan::{Flow, Plan, Profile, Scenario};
+use crate::plan::{Flow, Plan, Scenario};
 use crate::record::model::Arrival;
 use crate::record::recorder::Counters;
 
@@ -102,9 +102,10 @@ pub fn arrival(
     counters: &Counters,
     dropped: u64,
 ) -> Option<Arrival> {
-    let Profile::Arrival { ramp, limit, .. } = &sc.profile else {
+    if !sc.is_open() {
         return None;
-    };
+    }
+    let (ramp, limit) = (sc.profile.ramp(), sc.profile.arrival_limit());
     // The span in the scenario's own time, where the schedule is defined.
     let origin = scenario_origin(plan, sc);
     let at = |t: f64| Duration::from_secs_f64((t - origin).max(0.0));
@@ -112,7 +113,7 @@ pub fn arrival(
         .count_before(at(span.end))
         .saturating_sub(ramp.count_before(at(span.start)));
     if let Some(n) = limit {
-        due = due.min(*n);
+        due = due.min(n);
     }
     // A limited scenario's span ends at its last completion, after its last due time.
     if limit.is_some() {

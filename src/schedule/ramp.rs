@@ -23,12 +23,12 @@ pub struct Ramp {
     marks: Vec<(Duration, f64, f64)>,
     /// Arrivals of one share (`--segment`): its events are the whole schedule's events
     /// `offset`, `offset + stride`, … (see [`Ramp::interleaved`]).
-    share: Option<Interleave>,
+    share: Option<ArrivalShare>,
 }
 
 /// Which events of a whole arrival schedule one share owns: `offset + k·stride`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Interleave {
+struct ArrivalShare {
     offset: u64,
     stride: u64,
 }
@@ -67,7 +67,7 @@ impl Ramp {
             })
             .collect();
         Self {
-            share: Some(Interleave {
+            share: Some(ArrivalShare {
                 offset: offset.min(stride.max(1) - 1),
                 stride: stride.max(1),
             }),
@@ -151,7 +151,7 @@ impl Ramp {
         // A share's event n is the whole's event offset + n·stride, at the share's area
         // (offset + n·stride) / stride.
         let n = match self.share {
-            Some(Interleave { offset, stride }) => {
+            Some(ArrivalShare { offset, stride }) => {
                 offset.saturating_add(n.saturating_mul(stride)) as f64 / stride as f64
             }
             None => n as f64,
@@ -203,7 +203,7 @@ impl Ramp {
         match self.share {
             None => (area - 1e-6).ceil().max(0.0) as u64,
             // The whole's events before t, then those of them this share owns.
-            Some(Interleave { offset, stride }) => {
+            Some(ArrivalShare { offset, stride }) => {
                 let whole = (area * stride as f64 - 1e-6).ceil().max(0.0) as u64;
                 whole.saturating_sub(offset).div_ceil(stride)
             }

@@ -124,7 +124,7 @@ pub(crate) fn describe(backends: &Backends) -> String {
 }
 
 /// `/metrics`: the target's own counters, then the backends' (when it has some).
-pub(crate) fn metrics_page(state: &super::routes::State) -> String {
+pub(crate) fn metrics_page(state: &super::routes::ServerState) -> String {
     let mut page = state.metrics.render();
     if let Some(front) = &state.front {
         front.render(&mut page);

@@ -20,7 +20,7 @@ use tokio::sync::{oneshot, watch};
 use tokio_rustls::TlsAcceptor;
 
 use super::chaos;
-use super::routes::{self, State};
+use super::routes::{self, ServerState};
 use super::{Backends, Capacity, Faults};
 
 /// Pending-connection queue length of the listening socket (std uses 128,
@@ -77,7 +77,7 @@ pub(crate) async fn run(
     // without this hyper would close them after 30 s without a request.
     http.http1().keep_alive(true).header_read_timeout(None);
     let shared = Arc::new(Shared {
-        state: Arc::new(State::new(capacity, &faults, backends.as_ref())),
+        state: Arc::new(ServerState::new(capacity, &faults, backends.as_ref())),
         http,
         tls,
     });
@@ -129,7 +129,7 @@ pub(crate) async fn run(
 
 /// What every connection task shares.
 struct Shared {
-    state: Arc<State>,
+    state: Arc<ServerState>,
     http: auto::Builder<TokioExecutor>,
     tls: Option<TlsAcceptor>,
 }

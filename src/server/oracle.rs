@@ -27,7 +27,7 @@ use hdrhistogram::Histogram;
 use hyper::body::{Body, Frame, SizeHint};
 
 use super::body::TargetBody;
-use super::routes::State;
+use super::routes::ServerState;
 use crate::record::recorder::{HIST_HIGH_US, new_histogram};
 
 /// Values below this are their own bucket (HDR's sub-bucket count at 3 significant digits).
@@ -127,13 +127,13 @@ pub(crate) fn render(h: &Histogram<u64>, uptime_us: u64) -> String {
 /// response body.
 #[derive(Debug)]
 pub(crate) struct HandlerTimer {
-    state: Arc<State>,
+    state: Arc<ServerState>,
     start: Instant,
 }
 
 impl HandlerTimer {
     /// The handler time of a request whose handling started at `start`.
-    pub(crate) fn new(state: Arc<State>, start: Instant) -> Self {
+    pub(crate) fn new(state: Arc<ServerState>, start: Instant) -> Self {
         HandlerTimer { state, start }
     }
 }

@@ -30,7 +30,7 @@ const PROMETHEUS: HeaderValue =
 
 /// State shared by every connection of one target.
 #[derive(Debug)]
-pub(crate) struct State {
+pub(crate) struct ServerState {
     /// Request counters.
     pub(crate) metrics: Metrics,
     /// The task collection, shared by REST `/tasks` and the gRPC Tasks service.
@@ -73,7 +73,7 @@ struct Limiter {
     service_time: Duration,
 }
 
-impl State {
+impl ServerState {
     /// Fresh state, its clock starting now; `capacity.workers` must be in
     /// 1..=`Semaphore::MAX_PERMITS`.
     pub(crate) fn new(
@@ -81,7 +81,7 @@ impl State {
         faults: &Faults,
         backends: Option<&Backends>,
     ) -> Self {
-        State {
+        ServerState {
             metrics: Metrics::default(),
             tasks: TaskStore::default(),
             capacity: capacity.map(|c| Limiter {
@@ -178,7 +178,7 @@ impl Route {
 
 /// Serves one request (the hyper service function).
 pub(crate) async fn handle(
-    state: Arc<State>,
+    state: Arc<ServerState>,
     req: Request<Incoming>,
 ) -> Result<Response<TimedBody>, Infallible> {
     // The oracle's handler time starts here, with the request head parsed.
@@ -229,7 +229,11 @@ pub(crate) async fn handle(
     Ok(response.map(|body| TimedBody::new(body, timer)))
 }
 
-async fn respond(state: &State, route: Route, req: Request<Incoming>) -> Response<TargetBody> {
+async fn respond(
+    state: &ServerState,
+    route: Route,
+    req: Request<Incoming>,
+) -> Response<TargetBody> {
     let get = matches!(*req.method(), Method::GET | Method::HEAD);
     match route {
         Route::Root if get => static_text(StatusCode::OK, b"ok\n"),
@@ -328,7 +332,7 @@ fn headers(req: &Request<Incoming>) -> Response<TargetBody> {
 }
 
 /// `/stats`: the oracle's figures (handler times since the last reset), taken out with `reset`.
-fn stats(state: &State, reset: bool) -> Response<TargetBody> {
+fn stats(state: &ServerState, reset: bool) -> Response<TargetBody> {
     let h = state.handler_times.snapshot(reset);
     let uptime_us = u64::try_from(state.epoch.elapsed().as_micros()).unwrap_or(u64::MAX);
     json(StatusCode::OK, super::oracle::render(&h, uptime_us))

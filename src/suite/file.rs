@@ -36,7 +36,7 @@ pub struct SuiteFile {
     /// The targets (`[[target]]`), run one after the other in this order; the first that runs
     /// is the comparison's baseline.
     #[serde(rename = "target", default)]
-    pub targets: Vec<Spanned<TargetFile>>,
+    pub targets: Vec<Spanned<SuiteTargetFile>>,
     /// Watched during every target's runs (`[[watch]]`, as in plans), besides the process each
     /// target's `command` starts, which is always watched.
     #[serde(default)]
@@ -82,7 +82,7 @@ pub struct SmokeFile {
 /// `[[target]]`: one implementation under test.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TargetFile {
+pub struct SuiteTargetFile {
     /// Unique name: letters, digits, `-` and `_` (it names the target's results folder).
     pub name: Spanned<String>,
     /// Where the plan's requests go, e.g. `http://127.0.0.1:8081`.

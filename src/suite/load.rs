@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use crate::plan::{Iterations, Plan, Profile, Scenario};
+use crate::plan::{Iterations, Plan, Scenario};
 use crate::record::model::GroupKind;
 use crate::run::describe_scenario;
 use crate::units::seconds;
@@ -32,18 +32,10 @@ struct ScenarioShape {
 }
 
 fn shape(plan: &Plan, sc: &Scenario) -> ScenarioShape {
-    let (ramp, max_vus, iterations, limit) = match &sc.profile {
-        Profile::Vus {
-            ramp,
-            iterations,
-            max_duration,
-        } => (ramp, None, Some((*iterations, *max_duration)), None),
-        Profile::Arrival {
-            ramp,
-            max_vus,
-            limit,
-        } => (ramp, Some(*max_vus), None, *limit),
-    };
+    let p = &sc.profile;
+    let ramp = p.ramp();
+    let (max_vus, limit) = (p.in_flight_cap(), p.arrival_limit());
+    let iterations = (!p.is_open()).then(|| (p.iterations(), p.max_duration()));
     ScenarioShape {
         words: describe_scenario(plan, sc),
         open: sc.is_open(),

@@ -69,13 +69,13 @@ pub struct Suite {
     /// The smoke gate.
     pub smoke: Option<Smoke>,
     /// The targets, in the order they run (with `--only`, those named).
-    pub targets: Vec<Target>,
+    pub targets: Vec<SuiteTarget>,
     /// What the reader should know before the results: operations missing on some targets,
     /// loads that differ (with `allow_different_load`).
     pub notes: Vec<String>,
 }
 
-/// The smoke gate's pass condition (its plan is per target: [`Target::smoke_plan`]).
+/// The smoke gate's pass condition (its plan is per target: [`SuiteTarget::smoke_plan`]).
 #[derive(Debug, Clone)]
 pub struct Smoke {
     /// The smoke gate's own plan file, run by the targets that run the suite's plan; `None`:
@@ -89,17 +89,17 @@ pub struct Smoke {
 
 /// One implementation under test.
 #[derive(Debug, Clone)]
-pub struct Target {
+pub struct SuiteTarget {
     /// Unique name, safe as a folder name.
     pub name: String,
     /// Where requests go.
     pub base_url: String,
     /// The process to start first, if any.
-    pub command: Option<Command>,
+    pub command: Option<CommandLine>,
     /// The health check.
     pub health: health::HealthCheck,
     /// Run before each run.
-    pub reset: Option<Command>,
+    pub reset: Option<CommandLine>,
     /// How long `reset` may take.
     pub reset_timeout: Duration,
     /// SIGTERM → SIGKILL grace period.
@@ -115,7 +115,7 @@ pub struct Target {
 
 /// A command line to run: argv (no shell), working directory, extra environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Command {
+pub struct CommandLine {
     /// Program and arguments, as written (argv[0] `"volley"` is resolved when it is run).
     pub argv: Vec<String>,
     /// Working directory.
@@ -124,7 +124,7 @@ pub struct Command {
     pub env: BTreeMap<String, String>,
 }
 
-impl Command {
+impl CommandLine {
     /// The command line for people: arguments joined by spaces, quoted where needed.
     pub fn display(&self) -> String {
         self.argv

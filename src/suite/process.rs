@@ -30,7 +30,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid};
 use nix::unistd::Pid;
 
-use super::{Command, VOLLEY_ARGV0, VOLLEY_BIN_ENV};
+use super::{CommandLine, VOLLEY_ARGV0, VOLLEY_BIN_ENV};
 use crate::error::Error;
 
 /// How often a process is checked while waiting for it.
@@ -93,7 +93,7 @@ pub struct Stopped {
 
 impl Started {
     /// Starts `cmd` with stdout and stderr appended to `log`.
-    pub fn spawn(cmd: &Command, log: &Path, registry: &Registry) -> Result<Self, Error> {
+    pub fn spawn(cmd: &CommandLine, log: &Path, registry: &Registry) -> Result<Self, Error> {
         let child = prepare(cmd, log)?
             .spawn()
             .map_err(|e| spawn_error(cmd, &e))?;
@@ -173,7 +173,7 @@ impl Drop for Started {
 /// Runs `cmd` to its end (output appended to `log`) within `timeout`; `stop` is asked while it
 /// runs whether to give up. An exit status other than 0 is an error.
 pub fn run_to_end(
-    cmd: &Command,
+    cmd: &CommandLine,
     log: &Path,
     timeout: Duration,
     registry: &Registry,
@@ -228,7 +228,7 @@ fn program(argv0: &str) -> Result<PathBuf, std::io::Error> {
 
 /// The command to spawn: its own process group, stdin closed, stdout and stderr appended to
 /// `log` (after a line saying what starts, where).
-fn prepare(cmd: &Command, log: &Path) -> Result<std::process::Command, Error> {
+fn prepare(cmd: &CommandLine, log: &Path) -> Result<std::process::Command, Error> {
     let fail = |why: String| Error::Process {
         command: cmd.display(),
         why,
@@ -289,7 +289,7 @@ fn with_parent_death_signal(c: &mut std::process::Command) {
     }
 }
 
-fn spawn_error(cmd: &Command, e: &std::io::Error) -> Error {
+fn spawn_error(cmd: &CommandLine, e: &std::io::Error) -> Error {
     let why = match e.kind() {
         std::io::ErrorKind::NotFound => format!(
             "cannot start: program `{}` not found (neither a path to an executable nor on PATH)",
@@ -362,8 +362,8 @@ mod tests {
     use super::*;
     use std::collections::BTreeMap;
 
-    fn cmd(argv: &[&str]) -> Command {
-        Command {
+    fn cmd(argv: &[&str]) -> CommandLine {
+        CommandLine {
             argv: argv.iter().map(|s| s.to_string()).collect(),
             cwd: std::env::temp_dir(),
             env: BTreeMap::from([("GREETING".to_string(), "hello".to_string())]),

@@ -10,7 +10,7 @@ use std::time::SystemTime;
 use super::health::HealthFailure;
 use super::process::{Registry, Started, run_to_end};
 use super::signals::Interrupts;
-use super::{Suite, Target, watched};
+use super::{Suite, SuiteTarget, watched};
 use crate::error::Error;
 use crate::findmax;
 use crate::findmax::run::Settings;
@@ -128,7 +128,7 @@ enum Halt {
 /// One target's turn: its runs `runs` (all of them, or one per round when interleaved).
 struct TargetRun<'a, 's> {
     suite: &'a Suite,
-    target: &'a Target,
+    target: &'a SuiteTarget,
     options: &'a SuiteRunOptions,
     interrupts: &'a Interrupts,
     registry: &'a Registry,

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::select::Selector;
-use super::text::{Kind, Line, Sample, Suffix, family, parse_line};
+use super::text::{ExpositionLine, ExpositionSample, Kind, Suffix, family, parse_line};
 
 /// Series kept per watch unless told otherwise.
 pub const DEFAULT_MAX_SERIES: usize = 100;
@@ -44,7 +44,7 @@ pub struct SeriesId {
 
 /// What a reading measures.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Stat {
+pub enum ReadingStat {
     /// Per second over the interval (counters, a histogram's count).
     Rate,
     /// The value at the scrape (gauges).
@@ -59,7 +59,7 @@ pub struct Reading {
     /// Index into [`PromWatch::series`].
     pub series: usize,
     /// What it is.
-    pub stat: Stat,
+    pub stat: ReadingStat,
     /// The number.
     pub value: f64,
 }
@@ -131,13 +131,15 @@ impl PromWatch {
         for line in page.lines() {
             match parse_line(line) {
                 None => out.skipped += 1,
-                Some(Line::Nothing) => {}
-                Some(Line::Type(name, kind)) => {
+                Some(ExpositionLine::Nothing) => {}
+                Some(ExpositionLine::Type(name, kind)) => {
                     if types.len() < MAX_TYPES {
                         types.insert(name, kind);
                     }
                 }
-                Some(Line::Sample(s)) => self.sample(&s, &types, dt, &mut out, &mut histograms),
+                Some(ExpositionLine::Sample(s)) => {
+                    self.sample(&s, &types, dt, &mut out, &mut histograms)
+                }
             }
         }
         for i in histograms {
@@ -149,7 +151,7 @@ impl PromWatch {
 
     fn sample(
         &mut self,
-        s: &Sample<'_>,
+        s: &ExpositionSample<'_>,
         types: &HashMap<&str, Kind>,
         dt: Option<f64>,
         out: &mut Ingested,
@@ -175,11 +177,12 @@ impl PromWatch {
                 let v = s.value;
                 if let (Some(v0), Some(dt)) = (*last, dt) {
                     let increase = if v >= v0 { v - v0 } else { v };
-                    out.readings.push(reading(i, Stat::Rate, increase / dt));
+                    out.readings
+                        .push(reading(i, ReadingStat::Rate, increase / dt));
                 }
                 *last = Some(v);
             }
-            State::Gauge => out.readings.push(reading(i, Stat::Value, s.value)),
+            State::Gauge => out.readings.push(reading(i, ReadingStat::Value, s.value)),
             State::Histogram { now, .. } => {
                 let le = s.label("le").and_then(super::text::parse_value);
                 if let Some(le) = le
@@ -198,7 +201,7 @@ impl PromWatch {
     fn series_index(
         &mut self,
         name: &str,
-        s: &Sample<'_>,
+        s: &ExpositionSample<'_>,
         kind: Kind,
         histogram: bool,
     ) -> Option<usize> {
@@ -263,10 +266,10 @@ impl PromWatch {
                 .map(|(n, l)| (n.0, if reset { n.1 } else { n.1 - l.1 }))
                 .collect();
             let total = delta.last().map_or(0.0, |b| b.1);
-            out.push(reading(i, Stat::Rate, total / dt));
+            out.push(reading(i, ReadingStat::Rate, total / dt));
             if total > 0.0 {
                 for q in QUANTILES {
-                    out.push(reading(i, Stat::Quantile(q), quantile(q, &delta)));
+                    out.push(reading(i, ReadingStat::Quantile(q), quantile(q, &delta)));
                 }
             }
         }
@@ -274,7 +277,7 @@ impl PromWatch {
     }
 }
 
-fn reading(series: usize, stat: Stat, value: f64) -> Reading {
+fn reading(series: usize, stat: ReadingStat, value: f64) -> Reading {
     Reading {
         series,
         stat,
@@ -284,7 +287,7 @@ fn reading(series: usize, stat: Stat, value: f64) -> Reading {
 
 /// `{a="x",b="y"}` sorted by name (`le` left out for a histogram's bucket), escaped as in the
 /// exposition format; empty when there are no labels.
-fn render_labels(s: &Sample<'_>, histogram: bool) -> String {
+fn render_labels(s: &ExpositionSample<'_>, histogram: bool) -> String {
     let mut labels: Vec<_> = s
         .labels
         .iter()

@@ -14,7 +14,7 @@ fn find<'a>(
     got: &'a Ingested,
     name: &str,
     labels: &str,
-    stat: Stat,
+    stat: ReadingStat,
 ) -> Option<&'a Reading> {
     let i = w
         .series()
@@ -64,13 +64,13 @@ fn counters_become_rates_with_resets_gauges_stay_values() {
             &first,
             "http_requests_total",
             "{code=\"200\",path=\"/\"}",
-            Stat::Rate
+            ReadingStat::Rate
         )
         .is_none(),
         "baseline only"
     );
     assert_eq!(
-        find(&w, &first, "in_flight", "", Stat::Value)
+        find(&w, &first, "in_flight", "", ReadingStat::Value)
             .unwrap()
             .value,
         3.0
@@ -81,7 +81,7 @@ fn counters_become_rates_with_resets_gauges_stay_values() {
         &second,
         "http_requests_total",
         "{code=\"200\",path=\"/\"}",
-        Stat::Rate,
+        ReadingStat::Rate,
     );
     assert_eq!(ok.unwrap().value, 100.0, "(300 - 100) / 2 s");
     // 10 → 4: a reset; the 4 counted since it are the increase.
@@ -90,11 +90,11 @@ fn counters_become_rates_with_resets_gauges_stay_values() {
         &second,
         "http_requests_total",
         "{code=\"500\",path=\"/\"}",
-        Stat::Rate,
+        ReadingStat::Rate,
     );
     assert_eq!(reset.unwrap().value, 2.0);
     assert_eq!(
-        find(&w, &second, "in_flight", "", Stat::Value)
+        find(&w, &second, "in_flight", "", ReadingStat::Value)
             .unwrap()
             .value,
         7.5
@@ -114,14 +114,16 @@ fn histograms_give_quantiles_of_the_interval_only() {
     let got = w.ingest(PAGE_2, 1.0);
     // The interval saw 100 observations, all in (0.1, 0.2]: the 10 fast ones of before are gone.
     assert_eq!(
-        find(&w, &got, "rpc_seconds", "", Stat::Rate).unwrap().value,
+        find(&w, &got, "rpc_seconds", "", ReadingStat::Rate)
+            .unwrap()
+            .value,
         100.0
     );
-    let p50 = find(&w, &got, "rpc_seconds", "", Stat::Quantile(0.5))
+    let p50 = find(&w, &got, "rpc_seconds", "", ReadingStat::Quantile(0.5))
         .unwrap()
         .value;
     assert!((p50 - 0.15).abs() < 1e-9, "{p50}");
-    let p99 = find(&w, &got, "rpc_seconds", "", Stat::Quantile(0.99))
+    let p99 = find(&w, &got, "rpc_seconds", "", ReadingStat::Quantile(0.99))
         .unwrap()
         .value;
     assert!((p99 - 0.199).abs() < 1e-9, "{p99}");
@@ -129,12 +131,12 @@ fn histograms_give_quantiles_of_the_interval_only() {
     // Nothing new: a rate of 0 and no quantile.
     let idle = w.ingest(PAGE_2, 2.0);
     assert_eq!(
-        find(&w, &idle, "rpc_seconds", "", Stat::Rate)
+        find(&w, &idle, "rpc_seconds", "", ReadingStat::Rate)
             .unwrap()
             .value,
         0.0
     );
-    assert!(find(&w, &idle, "rpc_seconds", "", Stat::Quantile(0.5)).is_none());
+    assert!(find(&w, &idle, "rpc_seconds", "", ReadingStat::Quantile(0.5)).is_none());
 }
 
 #[test]
@@ -239,22 +241,29 @@ fn a_gauge_named_like_a_suffix_keeps_its_name() {
     w.ingest(page, 0.0);
     let got = w.ingest(&page.replace("s_count 5", "s_count 15"), 1.0);
     assert_eq!(
-        find(&w, &got, "queue_count", "", Stat::Value)
+        find(&w, &got, "queue_count", "", ReadingStat::Value)
             .unwrap()
             .value,
         4.0
     );
     assert_eq!(
-        find(&w, &got, "s", "{quantile=\"0.5\"}", Stat::Value)
+        find(&w, &got, "s", "{quantile=\"0.5\"}", ReadingStat::Value)
             .unwrap()
             .value,
         0.2
     );
     assert_eq!(
-        find(&w, &got, "s_count", "", Stat::Rate).unwrap().value,
+        find(&w, &got, "s_count", "", ReadingStat::Rate)
+            .unwrap()
+            .value,
         10.0
     );
-    assert_eq!(find(&w, &got, "s_sum", "", Stat::Rate).unwrap().value, 0.0);
+    assert_eq!(
+        find(&w, &got, "s_sum", "", ReadingStat::Rate)
+            .unwrap()
+            .value,
+        0.0
+    );
 }
 
 #[test]
@@ -269,12 +278,18 @@ rpc_seconds_bucket{le=\"0.1\"} 4
 rpc_seconds_bucket{le=\"+Inf\"} 4
 ";
     let got = w.ingest(page, 1.0);
-    let rate = find(&w, &got, "http_requests_total", "{path=\"/\"}", Stat::Rate);
+    let rate = find(
+        &w,
+        &got,
+        "http_requests_total",
+        "{path=\"/\"}",
+        ReadingStat::Rate,
+    );
     assert_eq!(
         rate.unwrap().value,
         50.0,
         "created in the interval: 50 / 1 s"
     );
-    let hist = find(&w, &got, "rpc_seconds", "", Stat::Rate);
+    let hist = find(&w, &got, "rpc_seconds", "", ReadingStat::Rate);
     assert_eq!(hist.unwrap().value, 4.0);
 }

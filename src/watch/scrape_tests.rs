@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use super::*;
 use crate::server::{Backends, TargetConfig, spawn_with_backends};
-use crate::watch::prom::{PromWatch, Stat};
+use crate::watch::prom::{PromWatch, ReadingStat};
 use crate::watch::select::Selector;
 use crate::watch::{PromTick, PromWatcher, spawn_prom};
 
@@ -57,7 +57,7 @@ fn scrapes_the_built_in_targets_metrics_and_watches_its_backends() {
     let rates: Vec<f64> = second
         .readings
         .iter()
-        .filter(|r| r.stat == Stat::Rate)
+        .filter(|r| r.stat == ReadingStat::Rate)
         .map(|r| r.value)
         .collect();
     assert_eq!(rates, [1.0, 1.0], "2 requests / 2 s per backend");

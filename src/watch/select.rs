@@ -7,24 +7,24 @@
 
 use regex::Regex;
 
-use super::text::Sample;
+use super::text::ExpositionSample;
 
 /// A label matcher's operator.
 #[derive(Debug, Clone)]
-enum Op {
+enum MatchOp {
     Eq(String),
     Ne(String),
     Re(Regex),
     NotRe(Regex),
 }
 
-impl Op {
+impl MatchOp {
     fn matches(&self, value: &str) -> bool {
         match self {
-            Op::Eq(v) => value == v,
-            Op::Ne(v) => value != v,
-            Op::Re(r) => r.is_match(value),
-            Op::NotRe(r) => !r.is_match(value),
+            MatchOp::Eq(v) => value == v,
+            MatchOp::Ne(v) => value != v,
+            MatchOp::Re(r) => r.is_match(value),
+            MatchOp::NotRe(r) => !r.is_match(value),
         }
     }
 }
@@ -33,7 +33,7 @@ impl Op {
 #[derive(Debug, Clone)]
 pub struct Selector {
     name: Option<String>,
-    matchers: Vec<(String, Op)>,
+    matchers: Vec<(String, MatchOp)>,
 }
 
 /// A selector that does not parse.
@@ -84,7 +84,7 @@ impl Selector {
     }
 
     /// Whether the sample (of family `family`) is selected.
-    pub fn matches(&self, family: &str, sample: &Sample<'_>) -> bool {
+    pub fn matches(&self, family: &str, sample: &ExpositionSample<'_>) -> bool {
         if let Some(name) = &self.name
             && name != family
             && name != sample.name
@@ -135,7 +135,7 @@ fn split_matchers(body: &str) -> Vec<&str> {
     parts.into_iter().filter(|p| !p.trim().is_empty()).collect()
 }
 
-fn parse_matcher(part: &str) -> Result<(String, Op), MatcherError> {
+fn parse_matcher(part: &str) -> Result<(String, MatchOp), MatcherError> {
     let part = part.trim();
     let op_at = part
         .find(['=', '!'])
@@ -153,10 +153,10 @@ fn parse_matcher(part: &str) -> Result<(String, Op), MatcherError> {
         .replace("\\\"", "\"");
     let regex = |v: &str| Regex::new(&format!("^(?:{v})$"));
     let op = match op {
-        "=" => Op::Eq(value),
-        "!=" => Op::Ne(value),
-        "=~" => Op::Re(regex(&value)?),
-        _ => Op::NotRe(regex(&value)?),
+        "=" => MatchOp::Eq(value),
+        "!=" => MatchOp::Ne(value),
+        "=~" => MatchOp::Re(regex(&value)?),
+        _ => MatchOp::NotRe(regex(&value)?),
     };
     Ok((label, op))
 }

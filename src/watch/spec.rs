@@ -47,12 +47,18 @@ pub struct Prom {
     pub timeout: Duration,
 }
 
-/// Why a process is watched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+// One type for the watch and the record (`record::watch` re-exports it): its docs are the
+// record schema's words. `Given`: also `pid = N` in a plan; `SuiteTarget`: the suite's efficiency
+// figures read it.
+/// Why a process was watched.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
 pub enum ProcessRole {
-    /// The user named it (`--watch pid=N`, `pid = N`).
+    /// The user named it (`--watch pid=N`).
     Given,
-    /// `volley suite` started it as a target's command: the suite's efficiency figures read it.
+    /// `volley suite` started it as the target's command.
     SuiteTarget,
 }
 
@@ -67,7 +73,7 @@ pub struct Process {
 
 /// `prom=URL` or `pid=N`, as given on the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
+pub enum WatchTarget {
     /// `prom=URL`.
     Prom(String),
     /// `pid=N`.
@@ -76,7 +82,7 @@ pub enum Target {
 
 /// The choices of a watch besides its target; `None` takes the default.
 #[derive(Debug, Clone, Default)]
-pub struct Options {
+pub struct WatchOptions {
     /// Selectors (`--watch-metric`, `metrics = […]`).
     pub metrics: Vec<String>,
     /// Series kept at most (default [`DEFAULT_MAX_SERIES`]).
@@ -121,17 +127,17 @@ pub enum SpecError {
     PromOptionOnPid(u32),
 }
 
-impl Target {
+impl WatchTarget {
     /// Parses `prom=URL` or `pid=N`.
-    pub fn parse(s: &str) -> Result<Target, SpecError> {
+    pub fn parse(s: &str) -> Result<WatchTarget, SpecError> {
         let s = s.trim();
         if let Some(url) = s.strip_prefix("prom=") {
             check_url(url)?;
-            return Ok(Target::Prom(url.to_string()));
+            return Ok(WatchTarget::Prom(url.to_string()));
         }
         if let Some(pid) = s.strip_prefix("pid=") {
             return match pid.trim().parse::<u32>() {
-                Ok(n) if n > 0 => Ok(Target::Pid(n)),
+                Ok(n) if n > 0 => Ok(WatchTarget::Pid(n)),
                 _ => Err(SpecError::Pid(s.to_string())),
             };
         }
@@ -141,13 +147,13 @@ impl Target {
 
 impl Spec {
     /// A watch of `target` with `options`, every choice checked (the URL is not resolved).
-    pub fn new(target: Target, options: &Options) -> Result<Spec, SpecError> {
+    pub fn new(target: WatchTarget, options: &WatchOptions) -> Result<Spec, SpecError> {
         let interval = options.interval.unwrap_or(DEFAULT_INTERVAL);
         if interval < MIN_INTERVAL {
             return Err(SpecError::Interval(interval));
         }
         let source = match target {
-            Target::Pid(pid) => {
+            WatchTarget::Pid(pid) => {
                 let prom_only = !options.metrics.is_empty()
                     || options.max_series.is_some()
                     || options.timeout.is_some();
@@ -159,7 +165,7 @@ impl Spec {
                     role: ProcessRole::Given,
                 })
             }
-            Target::Prom(url) => Source::Prom(prom(url, options, interval)?),
+            WatchTarget::Prom(url) => Source::Prom(prom(url, options, interval)?),
         };
         Ok(Spec { source, interval })
     }
@@ -184,7 +190,7 @@ impl Spec {
     }
 }
 
-fn prom(url: String, options: &Options, interval: Duration) -> Result<Prom, SpecError> {
+fn prom(url: String, options: &WatchOptions, interval: Duration) -> Result<Prom, SpecError> {
     check_url(&url)?;
     let selectors = options
         .metrics
@@ -221,19 +227,21 @@ mod tests {
     #[test]
     fn targets_parse_and_bad_ones_say_what_to_write() {
         assert_eq!(
-            Target::parse("prom=http://127.0.0.1:9/metrics"),
-            Ok(Target::Prom("http://127.0.0.1:9/metrics".into()))
+            WatchTarget::parse("prom=http://127.0.0.1:9/metrics"),
+            Ok(WatchTarget::Prom("http://127.0.0.1:9/metrics".into()))
         );
-        assert_eq!(Target::parse("pid=42"), Ok(Target::Pid(42)));
+        assert_eq!(WatchTarget::parse("pid=42"), Ok(WatchTarget::Pid(42)));
         for bad in ["pid=0", "pid=x", "pid=-3"] {
             assert!(
-                matches!(Target::parse(bad), Err(SpecError::Pid(_))),
+                matches!(WatchTarget::parse(bad), Err(SpecError::Pid(_))),
                 "{bad}"
             );
         }
-        let e = Target::parse("http://x/metrics").unwrap_err().to_string();
+        let e = WatchTarget::parse("http://x/metrics")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("prom=URL") && e.contains("pid=N"), "{e}");
-        let e = Target::parse("prom=https://x/metrics")
+        let e = WatchTarget::parse("prom=https://x/metrics")
             .unwrap_err()
             .to_string();
         assert!(e.contains("only http://"), "{e}");
@@ -241,47 +249,47 @@ mod tests {
 
     #[test]
     fn options_are_checked_and_defaults_fit_the_interval() {
-        let url = || Target::Prom("http://127.0.0.1:9/metrics".into());
-        let spec = Spec::new(url(), &Options::default()).unwrap();
+        let url = || WatchTarget::Prom("http://127.0.0.1:9/metrics".into());
+        let spec = Spec::new(url(), &WatchOptions::default()).unwrap();
         let Source::Prom(p) = &spec.source else {
             panic!()
         };
         assert_eq!((p.max_series, p.timeout), (100, DEFAULT_TIMEOUT));
-        let fast = Options {
+        let fast = WatchOptions {
             interval: Some(Duration::from_millis(500)),
-            ..Options::default()
+            ..WatchOptions::default()
         };
         let Source::Prom(p) = Spec::new(url(), &fast).unwrap().source else {
             panic!()
         };
         assert_eq!(p.timeout, Duration::from_millis(400));
-        let bad = |o: Options| Spec::new(url(), &o).unwrap_err();
+        let bad = |o: WatchOptions| Spec::new(url(), &o).unwrap_err();
         assert!(matches!(
-            bad(Options {
+            bad(WatchOptions {
                 metrics: vec!["x{".into()],
-                ..Options::default()
+                ..WatchOptions::default()
             }),
             SpecError::Selector(_)
         ));
         assert!(matches!(
-            bad(Options {
+            bad(WatchOptions {
                 timeout: Some(Duration::from_secs(2)),
-                ..Options::default()
+                ..WatchOptions::default()
             }),
             SpecError::Timeout { .. }
         ));
         assert!(matches!(
-            bad(Options {
+            bad(WatchOptions {
                 max_series: Some(0),
-                ..Options::default()
+                ..WatchOptions::default()
             }),
             SpecError::MaxSeries(0)
         ));
         let on_pid = Spec::new(
-            Target::Pid(7),
-            &Options {
+            WatchTarget::Pid(7),
+            &WatchOptions {
                 metrics: vec!["x".into()],
-                ..Options::default()
+                ..WatchOptions::default()
             },
         );
         assert!(matches!(on_pid, Err(SpecError::PromOptionOnPid(7))));

@@ -43,7 +43,7 @@ impl Kind {
 
 /// One sample line, borrowed from the page; label values are unescaped only when needed.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Sample<'a> {
+pub struct ExpositionSample<'a> {
     /// The sample's name as written (`http_requests_total`, `rpc_seconds_bucket`).
     pub name: &'a str,
     /// Labels in the order written, values unescaped.
@@ -52,7 +52,7 @@ pub struct Sample<'a> {
     pub value: f64,
 }
 
-impl Sample<'_> {
+impl ExpositionSample<'_> {
     /// The value of label `name`, if present.
     pub fn label(&self, name: &str) -> Option<&str> {
         self.labels
@@ -64,32 +64,34 @@ impl Sample<'_> {
 
 /// A parsed line.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Line<'a> {
+pub enum ExpositionLine<'a> {
     /// `# TYPE family kind`.
     Type(&'a str, Kind),
     /// A sample.
-    Sample(Sample<'a>),
+    Sample(ExpositionSample<'a>),
     /// A comment, `# HELP`, a blank line, `# EOF`.
     Nothing,
 }
 
 /// Parses one line; `None` when it is not valid exposition text.
-pub fn parse_line(line: &str) -> Option<Line<'_>> {
+pub fn parse_line(line: &str) -> Option<ExpositionLine<'_>> {
     let line = line.trim_end_matches('\r').trim_start();
     if line.is_empty() {
-        return Some(Line::Nothing);
+        return Some(ExpositionLine::Nothing);
     }
     if let Some(comment) = line.strip_prefix('#') {
         let mut words = comment.split_whitespace();
         return Some(match (words.next(), words.next(), words.next()) {
-            (Some("TYPE"), Some(family), Some(kind)) => Line::Type(family, Kind::parse(kind)),
-            _ => Line::Nothing,
+            (Some("TYPE"), Some(family), Some(kind)) => {
+                ExpositionLine::Type(family, Kind::parse(kind))
+            }
+            _ => ExpositionLine::Nothing,
         });
     }
-    parse_sample(line).map(Line::Sample)
+    parse_sample(line).map(ExpositionLine::Sample)
 }
 
-fn parse_sample(line: &str) -> Option<Sample<'_>> {
+fn parse_sample(line: &str) -> Option<ExpositionSample<'_>> {
     let name_end = line
         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'))
         .unwrap_or(line.len());
@@ -104,7 +106,7 @@ fn parse_sample(line: &str) -> Option<Sample<'_>> {
     }
     // The value; then an optional timestamp and an OpenMetrics exemplar (` # {…} …`), ignored.
     let value = rest.split_whitespace().next()?;
-    Some(Sample {
+    Some(ExpositionSample {
         name,
         labels,
         value: parse_value(value)?,

@@ -2,8 +2,8 @@
 //! change, and (once the whole comparison's correction is known) the verdict.
 
 use super::{
-    ALPHA, Change, Estimate, LEVEL, MAX_RUNS_NEEDED, MIN_REPEATS, MIN_SECONDS, Method, Metric,
-    MetricRow, POWER, RunsNeeded, Variant, Verdict,
+    ALPHA, Change, ChangeVerdict, Estimate, LEVEL, MAX_RUNS_NEEDED, MIN_REPEATS, MIN_SECONDS,
+    Method, Metric, MetricRow, POWER, RunsNeeded, Variant,
 };
 use crate::analysis::stats::{self, Difference};
 
@@ -44,7 +44,7 @@ impl Tested {
                 p_value: None,
                 p_adjusted: None,
                 method: None,
-                verdict: Verdict::NotEnoughData,
+                verdict: ChangeVerdict::NotEnoughData,
                 confounded: false,
             };
         };
@@ -55,14 +55,14 @@ impl Tested {
         let significant = p_adjusted.is_some_and(|p| p < ALPHA);
         let verdict = if significant && beyond {
             if (lo > up) == metric.higher_is_better() {
-                Verdict::Better
+                ChangeVerdict::Better
             } else {
-                Verdict::Worse
+                ChangeVerdict::Worse
             }
         } else if inside {
-            Verdict::Equivalent
+            ChangeVerdict::Equivalent
         } else {
-            Verdict::Inconclusive {
+            ChangeVerdict::Inconclusive {
                 runs_needed: self.runs_needed(&diff, down, up, family),
             }
         };

@@ -9,7 +9,7 @@
 use std::time::UNIX_EPOCH;
 
 use super::change::{from_scale_change, to_scale};
-use super::{ALPHA, Change, Method, MetricRow, Variant, Verdict};
+use super::{ALPHA, Change, ChangeVerdict, Method, MetricRow, Variant};
 use crate::analysis::stats;
 use crate::record::model::RunRecord;
 use crate::units::seconds;
@@ -89,7 +89,10 @@ pub(super) fn check(variants: &[Variant], rows: &mut [MetricRow]) -> Vec<String>
 
 fn tested_over_runs(c: &Change) -> bool {
     c.method == Some(Method::Repeats)
-        && !matches!(c.verdict, Verdict::Equivalent | Verdict::NotEnoughData)
+        && !matches!(
+            c.verdict,
+            ChangeVerdict::Equivalent | ChangeVerdict::NotEnoughData
+        )
 }
 
 /// Start times of the runs, seconds since the epoch; `None` when any is unreadable.

@@ -68,13 +68,13 @@ fn repeated_runs_find_a_real_change_in_the_right_direction() {
     );
     let p50 = change(&c, Metric::P50);
     assert_eq!(p50.method, Some(Method::Repeats));
-    assert_eq!(p50.verdict, Verdict::Worse, "{p50:?}");
+    assert_eq!(p50.verdict, ChangeVerdict::Worse, "{p50:?}");
     assert_eq!(p50.words(Metric::P50), "slower");
     assert!((p50.change.unwrap() - 20.0).abs() < 1.0, "{p50:?}");
     assert!(p50.p_value.unwrap() < 0.01);
     assert!(p50.p_adjusted.unwrap() >= p50.p_value.unwrap());
     let rps = change(&c, Metric::Throughput);
-    assert_eq!(rps.verdict, Verdict::Worse);
+    assert_eq!(rps.verdict, ChangeVerdict::Worse);
     assert!(rps.change.unwrap() < -15.0);
     assert_eq!(c.tests, 9, "every metric tested once");
     // The reverse comparison: the same change is an improvement.
@@ -82,7 +82,10 @@ fn repeated_runs_find_a_real_change_in_the_right_direction() {
         &[repeats("6ms", 830, 6000), repeats("5ms", 1000, 5000)],
         CompareOptions::default(),
     );
-    assert_eq!(change(&c, Metric::Throughput).verdict, Verdict::Better);
+    assert_eq!(
+        change(&c, Metric::Throughput).verdict,
+        ChangeVerdict::Better
+    );
     assert_eq!(change(&c, Metric::P99).words(Metric::P99), "faster");
     assert!(c.mismatches.is_empty(), "{:?}", c.mismatches);
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
@@ -100,7 +103,12 @@ fn identical_configurations_are_shown_equivalent() {
     );
     for r in &c.rows {
         let ch = r.changes[1].as_ref().unwrap();
-        assert_eq!(ch.verdict, Verdict::Equivalent, "{:?}: {ch:?}", r.metric);
+        assert_eq!(
+            ch.verdict,
+            ChangeVerdict::Equivalent,
+            "{:?}: {ch:?}",
+            r.metric
+        );
         assert_eq!(ch.words(r.metric), "no significant difference");
         let (lo, hi) = ch.ci.unwrap();
         assert!(lo >= -c.threshold(r.metric) && hi <= c.threshold(r.metric));
@@ -122,7 +130,7 @@ fn single_runs_give_weak_verdicts_from_the_series() {
     );
     // No series for p95: no verdict from single runs.
     let p95 = change(&c, Metric::P95);
-    assert_eq!(p95.verdict, Verdict::NotEnoughData);
+    assert_eq!(p95.verdict, ChangeVerdict::NotEnoughData);
     assert!(p95.change.unwrap() > 15.0);
     assert!(c.notes.iter().any(|n| n.contains("weak")), "{:?}", c.notes);
     // A noisy single run against one 1 % faster: the interval crosses +2 %, so it cannot say.
@@ -131,7 +139,7 @@ fn single_runs_give_weak_verdicts_from_the_series() {
     let rps = change(&c, Metric::Throughput);
     assert_eq!(
         rps.verdict,
-        Verdict::Inconclusive { runs_needed: None },
+        ChangeVerdict::Inconclusive { runs_needed: None },
         "{rps:?}"
     );
     assert_eq!(rps.words(Metric::Throughput), "inconclusive (weak)");
@@ -153,7 +161,7 @@ fn short_runs_and_failed_runs_do_not_break_the_comparison() {
     assert_eq!(row(&c, Metric::P50).estimates[2].value, None);
     assert_eq!(
         row(&c, Metric::P50).changes[2].as_ref().unwrap().verdict,
-        Verdict::NotEnoughData
+        ChangeVerdict::NotEnoughData
     );
     assert!(
         c.notes.iter().any(|n| n.contains("c was interrupted")),
@@ -185,7 +193,7 @@ fn two_repeats_fall_back_to_seconds_and_say_so() {
     let c = compare(&[two("a", 5000), two("b", 6000)], CompareOptions::default());
     let p50 = change(&c, Metric::P50);
     assert_eq!(p50.method, Some(Method::PerSecond));
-    assert_eq!(p50.verdict, Verdict::Worse);
+    assert_eq!(p50.verdict, ChangeVerdict::Worse);
     assert!(
         c.notes.iter().any(|n| n.contains("too few")),
         "{:?}",
@@ -356,7 +364,7 @@ fn a_ten_percent_latency_change_is_found_at_five_versus_five() {
             &[variant("a", a), variant("b", b)],
             CompareOptions::default(),
         );
-        found += usize::from(change(&c, Metric::P50).verdict == Verdict::Worse);
+        found += usize::from(change(&c, Metric::P50).verdict == ChangeVerdict::Worse);
     }
     assert!(found >= 80, "found in {found} of 100");
 }

@@ -1,6 +1,6 @@
 //! The coordinator's HTTP side: plain HTTP/1.1 on a thread of its own (one current-thread
 //! runtime), every request checked for the shared token, each route a call into
-//! [`State`](super::state::State) under its lock.
+//! [`CoordinatorState`](super::state::CoordinatorState) under its lock.
 
 use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
@@ -15,14 +15,14 @@ use hyper_util::rt::TokioIo;
 use tokio::sync::watch;
 
 use super::super::wire::{Poll, Refused, Register, Snapshot, path};
-use super::state::{Refusal, State};
+use super::state::{CoordinatorState, Refusal};
 
 /// Largest request body accepted, bytes (a share's record with its series and histograms).
 pub const MAX_BODY_BYTES: usize = 64 << 20;
 
 /// What every connection shares.
 pub(super) struct Shared {
-    pub(super) state: Mutex<State>,
+    pub(super) state: Mutex<CoordinatorState>,
     pub(super) token: String,
 }
 

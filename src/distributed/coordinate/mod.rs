@@ -35,7 +35,7 @@ use crate::record::RunRecord;
 
 use super::merge::{Input, MergeError, merge};
 pub use state::START_DELAY;
-use state::{Event, ShareStatus, State};
+use state::{CoordinatorState, Event, ShareStatus};
 
 /// How often the coordinator looks at its clock (lost generators, the wait's end).
 const POLL: Duration = Duration::from_millis(100);
@@ -43,7 +43,7 @@ const POLL: Duration = Duration::from_millis(100);
 const FAILED_GRACE: Duration = Duration::from_secs(3);
 
 /// What a coordinator is asked to do.
-pub struct Options {
+pub struct CoordinatorOptions {
     /// Shares of the test: generators to wait for.
     pub count: u32,
     /// The whole plan (read as share 0/1, for its hash); `None`: the test of the first
@@ -82,11 +82,11 @@ pub enum CoordinateError {
 /// progress once a second, lost generators).
 pub fn coordinate(
     listener: TcpListener,
-    options: Options,
+    options: CoordinatorOptions,
     say: &mut dyn FnMut(&str),
 ) -> Result<RunRecord, CoordinateError> {
     let now = Instant::now();
-    let mut state = State::new(
+    let mut state = CoordinatorState::new(
         options.count,
         options.plan.clone(),
         options.wait,
@@ -150,7 +150,7 @@ fn follow(shared: &http::Shared, say: &mut dyn FnMut(&str)) -> Result<(), Coordi
 }
 
 /// The merged record of the shares that sent theirs; the others are named missing.
-fn collect(state: &mut State) -> Result<RunRecord, CoordinateError> {
+fn collect(state: &mut CoordinatorState) -> Result<RunRecord, CoordinateError> {
     let inputs: Vec<Input> = state
         .shares
         .iter_mut()
@@ -173,7 +173,7 @@ fn collect(state: &mut State) -> Result<RunRecord, CoordinateError> {
 
 /// One line of the whole test's progress: the generators running, requests and errors so far,
 /// and the last second every running generator has reported.
-fn progress(state: &State) -> String {
+fn progress(state: &CoordinatorState) -> String {
     let (requests, errors) = state
         .shares
         .iter()

@@ -82,7 +82,7 @@ fn refuse(status: u16, why: impl Into<String>) -> Refusal {
 }
 
 /// The coordinator's state.
-pub struct State {
+pub struct CoordinatorState {
     pub(super) count: u32,
     /// The test's hash: the plan's, or the first generator's when no plan was given.
     pub(super) plan_hash: Option<String>,
@@ -105,7 +105,7 @@ pub struct State {
     events: Vec<Event>,
 }
 
-impl State {
+impl CoordinatorState {
     /// A coordinator of `count` shares of `plan` (its hash and thresholds; `None`: whatever the
     /// first generator runs, judged only in the merged record), waiting `wait` for them.
     pub fn new(

@@ -11,8 +11,8 @@ fn register(index: Option<u32>) -> Register {
     }
 }
 
-fn state(count: u32, now: Instant) -> State {
-    State::new(
+fn state(count: u32, now: Instant) -> CoordinatorState {
+    CoordinatorState::new(
         count,
         None,
         Duration::from_secs(5),
@@ -106,7 +106,7 @@ fn on_lost_stop_tells_every_generator_to_stop() {
         on_lost: OnLost::Stop,
         ..Distributed::default()
     };
-    let mut s = State::new(2, None, Duration::from_secs(5), settings, now);
+    let mut s = CoordinatorState::new(2, None, Duration::from_secs(5), settings, now);
     s.register(&register(None), now).unwrap();
     s.register(&register(None), now).unwrap();
     s.heartbeat(0, now + Duration::from_secs(12)).unwrap();

@@ -19,7 +19,7 @@ const MAX_REPLY_BYTES: u64 = 1 << 20;
 
 /// Why a request to the coordinator failed.
 #[derive(Debug, thiserror::Error)]
-pub enum ClientError {
+pub enum CoordinatorError {
     /// The `--join` URL is not `http://HOST:PORT`.
     #[error("--join {0}: give the coordinator as http://HOST:PORT")]
     Url(String),
@@ -51,7 +51,7 @@ pub enum ClientError {
     },
 }
 
-impl ClientError {
+impl CoordinatorError {
     /// Whether the coordinator answered and said no (rather than could not be reached).
     pub fn is_refusal(&self) -> bool {
         matches!(self, Self::Refused { .. })
@@ -60,20 +60,20 @@ impl ClientError {
 
 /// The coordinator, as a generator talks to it.
 #[derive(Debug, Clone)]
-pub struct Client {
+pub struct CoordinatorClient {
     host: String,
     token: String,
 }
 
-impl Client {
+impl CoordinatorClient {
     /// A client of the coordinator at `url` (`http://HOST:PORT`), with the shared `token`.
-    pub fn new(url: &str, token: &str) -> Result<Self, ClientError> {
-        let parsed = url::Url::parse(url).map_err(|_| ClientError::Url(url.to_string()))?;
+    pub fn new(url: &str, token: &str) -> Result<Self, CoordinatorError> {
+        let parsed = url::Url::parse(url).map_err(|_| CoordinatorError::Url(url.to_string()))?;
         let host = parsed
             .host_str()
-            .ok_or_else(|| ClientError::Url(url.into()))?;
+            .ok_or_else(|| CoordinatorError::Url(url.into()))?;
         if parsed.scheme() != "http" || !matches!(parsed.path(), "" | "/") {
-            return Err(ClientError::Url(url.to_string()));
+            return Err(CoordinatorError::Url(url.to_string()));
         }
         let port = parsed.port().unwrap_or(80);
         let host = if host.contains(':') && !host.starts_with('[') {
@@ -87,21 +87,21 @@ impl Client {
         })
     }
 
-    fn io(&self, cause: std::io::Error) -> ClientError {
-        ClientError::Io {
+    fn io(&self, cause: std::io::Error) -> CoordinatorError {
+        CoordinatorError::Io {
             addr: self.host.clone(),
             cause,
         }
     }
 
-    fn reply_error(&self, why: impl Into<String>) -> ClientError {
-        ClientError::Reply {
+    fn reply_error(&self, why: impl Into<String>) -> CoordinatorError {
+        CoordinatorError::Reply {
             addr: self.host.clone(),
             why: why.into(),
         }
     }
 
-    fn connect(&self) -> Result<TcpStream, ClientError> {
+    fn connect(&self) -> Result<TcpStream, CoordinatorError> {
         let addrs: Vec<SocketAddr> = self
             .host
             .to_socket_addrs()
@@ -122,7 +122,7 @@ impl Client {
         &self,
         path: &str,
         body: &[u8],
-    ) -> Result<R, ClientError> {
+    ) -> Result<R, CoordinatorError> {
         let mut stream = self.connect()?;
         stream
             .set_read_timeout(Some(IO_TIMEOUT))
@@ -155,7 +155,7 @@ impl Client {
         if status != 200 {
             let why = serde_json::from_slice::<Refused>(body)
                 .map_or_else(|_| String::from_utf8_lossy(body).into_owned(), |r| r.error);
-            return Err(ClientError::Refused {
+            return Err(CoordinatorError::Refused {
                 addr: self.host.clone(),
                 status,
                 why,
@@ -169,7 +169,7 @@ impl Client {
         &self,
         path: &str,
         body: &B,
-    ) -> Result<R, ClientError> {
+    ) -> Result<R, CoordinatorError> {
         let bytes = serde_json::to_vec(body).expect("requests serialise");
         self.post_bytes(path, &bytes)
     }

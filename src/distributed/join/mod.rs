@@ -18,7 +18,7 @@ use crate::run::{Options, stop_handle};
 use crate::schedule::Segment;
 
 use super::wire::{Poll, Register, Registered, Reply, StartReply, path};
-use client::{Client, ClientError};
+use client::{CoordinatorClient, CoordinatorError};
 pub use stream::HEARTBEAT;
 
 /// How often a generator asks whether the test may start.
@@ -49,7 +49,7 @@ pub struct JoinOptions {
 pub enum JoinError {
     /// A request failed or was refused.
     #[error(transparent)]
-    Client(#[from] ClientError),
+    Client(#[from] CoordinatorError),
     /// The coordinator says the test will not start.
     #[error("the test will not start: {0}")]
     NotStarting(String),
@@ -66,7 +66,7 @@ pub enum JoinError {
 
 /// A registered generator.
 pub struct Worker {
-    client: Client,
+    client: CoordinatorClient,
     registered: Registered,
     sender: stream::Sender,
     wait: Duration,
@@ -88,7 +88,7 @@ fn warn(line: &str) {
 fn retrying<T>(
     deadline: Instant,
     wait: Duration,
-    mut f: impl FnMut() -> Result<T, ClientError>,
+    mut f: impl FnMut() -> Result<T, CoordinatorError>,
 ) -> Result<T, JoinError> {
     loop {
         match f() {
@@ -105,7 +105,7 @@ fn retrying<T>(
 impl Worker {
     /// Registers for a share of the test whose hash is `plan_hash`.
     pub fn register(options: &JoinOptions, plan_hash: &str) -> Result<Self, JoinError> {
-        let client = Client::new(&options.url, &options.token)?;
+        let client = CoordinatorClient::new(&options.url, &options.token)?;
         let request = Register {
             plan_hash: plan_hash.to_string(),
             version: env!("CARGO_PKG_VERSION").to_string(),

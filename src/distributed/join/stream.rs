@@ -14,7 +14,7 @@ use crate::record::series::SecondStats;
 use crate::run::{Abort, Observer, StopHandle};
 
 use super::super::wire::{Poll, Reply, Snapshot, StopOrder, add_snapshot, path};
-use super::client::Client;
+use super::client::CoordinatorClient;
 
 /// How often a generator with nothing to send says it is alive.
 pub const HEARTBEAT: Duration = Duration::from_secs(1);
@@ -32,7 +32,11 @@ pub(super) struct Sender {
 impl Sender {
     /// Starts the thread for share `share`; `warn` gets one line when the coordinator stops
     /// answering, and one when it answers again.
-    pub(super) fn start(client: Client, share: u32, warn: fn(&str)) -> std::io::Result<Self> {
+    pub(super) fn start(
+        client: CoordinatorClient,
+        share: u32,
+        warn: fn(&str),
+    ) -> std::io::Result<Self> {
         let (tx, rx) = mpsc::channel::<Snapshot>();
         let order: Arc<OnceLock<StopOrder>> = Arc::default();
         let stop: Arc<OnceLock<StopHandle>> = Arc::default();

@@ -18,7 +18,7 @@ mod thresholds;
 mod values;
 mod watch;
 
-pub use target::{TargetError, resolve_host, resolve_target, resolve_target_with, step_capture};
+pub use target::{BaseUrlError, resolve_host, resolve_target, resolve_target_with, step_capture};
 pub use values::{
     DurationError, MAX_DURATION, Resolve, ResolveError, parse_duration, scale_duration,
     system_resolve,
@@ -127,14 +127,14 @@ pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Draft,
         )),
         None => None,
     };
-    ctx.load(file, Finish { share, quick: None })
+    ctx.compile(file, Finish { share, quick: None })
 }
 
-/// Validates and compiles a plan desugared from quick mode's flags: the same loader as a plan
+/// Validates and compiles a plan desugared from quick mode's flags: the same reader as a plan
 /// file's. A span's start indexes `flags`, the name of the flag that gave the value (errors say
 /// `invalid FLAG: …`); values are literal, never templates; paths are relative to the working
 /// directory.
-pub(crate) fn load_flags(
+pub(crate) fn read_flags(
     file: PlanFile,
     flags: &'static [&'static str],
     options: &ReadOptions,
@@ -146,7 +146,7 @@ pub(crate) fn load_flags(
         flags: Some(flags),
         options,
     }
-    .load(file, finish)
+    .compile(file, finish)
 }
 
 /// The gRPC schema the steps are compiled against.
@@ -219,7 +219,7 @@ impl Ctx<'_> {
     }
 
     /// Validates and compiles `file`: ready, or waiting for schemas from the target.
-    fn load(&self, file: PlanFile, finish: Finish) -> Result<Draft, Error> {
+    fn compile(&self, file: PlanFile, finish: Finish) -> Result<Draft, Error> {
         let target = self.target(&file)?;
         let schemas = self.grpc_schema(&file)?;
         // With schemas to fetch, everything but the messages' types is checked now, without

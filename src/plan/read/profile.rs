@@ -9,71 +9,30 @@ use super::Ctx;
 use crate::error::Error;
 use crate::plan::file::{self, LoadFile};
 use crate::plan::{Iterations, MAX_RATE_PER_SEC, MAX_VUS, Phase, Profile};
+use crate::record::model::ProfileKind;
 use crate::schedule::{Ramp, Stage};
 
 /// A ladder phase as given: (vus, rate, duration, name).
 type PhaseSpec = (Option<u32>, Option<f64>, Duration, Option<String>);
 
-/// The profiles a `[scenario.load]` may name (`profile = "…"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ProfileKind {
-    /// `constant-vus`: `vus` for `duration`.
-    ConstantVus,
-    /// `ramping-vus`: `start_vus`, then `stages`.
-    RampingVus,
-    /// `constant-arrival-rate`: `rate` per `time_unit` for `duration`.
-    ConstantArrivalRate,
-    /// `ramping-arrival-rate`: `start_rate`, then `stages`, per `time_unit`.
-    RampingArrivalRate,
-    /// `iterations`: `iterations` in all, shared by `vus`.
-    Iterations,
-    /// `per-vu-iterations`: `iterations` per VU.
-    PerVuIterations,
-    /// `ladder`: a `preset` or `phases`, each held for a while.
-    Ladder,
+/// The kind named `name` in a plan file (`profile = "…"`).
+fn parse_kind(name: &str) -> Option<ProfileKind> {
+    ProfileKind::ALL.into_iter().find(|k| k.name() == name)
 }
 
-impl ProfileKind {
-    const ALL: [ProfileKind; 7] = [
-        Self::ConstantVus,
-        Self::RampingVus,
-        Self::ConstantArrivalRate,
-        Self::RampingArrivalRate,
-        Self::Iterations,
-        Self::PerVuIterations,
-        Self::Ladder,
-    ];
-
-    /// The kind named `name` in a plan file.
-    fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == name)
-    }
-
-    /// Its name in a plan file.
-    fn name(self) -> &'static str {
-        match self {
-            Self::ConstantVus => "constant-vus",
-            Self::RampingVus => "ramping-vus",
-            Self::ConstantArrivalRate => "constant-arrival-rate",
-            Self::RampingArrivalRate => "ramping-arrival-rate",
-            Self::Iterations => "iterations",
-            Self::PerVuIterations => "per-vu-iterations",
-            Self::Ladder => "ladder",
+/// The keys of `[scenario.load]` a profile takes (besides `profile`).
+fn keys(kind: ProfileKind) -> &'static [&'static str] {
+    match kind {
+        ProfileKind::ConstantVus => &["vus", "duration"],
+        ProfileKind::RampingVus => &["start_vus", "stages"],
+        ProfileKind::ConstantArrivalRate => {
+            &["rate", "time_unit", "duration", "max_vus", "iterations"]
         }
-    }
-
-    /// The keys of `[scenario.load]` it takes (besides `profile`).
-    fn keys(self) -> &'static [&'static str] {
-        match self {
-            Self::ConstantVus => &["vus", "duration"],
-            Self::RampingVus => &["start_vus", "stages"],
-            Self::ConstantArrivalRate => {
-                &["rate", "time_unit", "duration", "max_vus", "iterations"]
-            }
-            Self::RampingArrivalRate => &["start_rate", "time_unit", "stages", "max_vus"],
-            Self::Iterations | Self::PerVuIterations => &["vus", "iterations", "max_duration"],
-            Self::Ladder => &["preset", "phases", "max_vus"],
+        ProfileKind::RampingArrivalRate => &["start_rate", "time_unit", "stages", "max_vus"],
+        ProfileKind::Iterations | ProfileKind::PerVuIterations => {
+            &["vus", "iterations", "max_duration"]
         }
+        ProfileKind::Ladder => &["preset", "phases", "max_vus"],
     }
 }
 
@@ -139,11 +98,12 @@ impl Ctx<'_> {
 
     pub(super) fn profile(&self, load: &Spanned<LoadFile>) -> Result<(Profile, Vec<Phase>), Error> {
         let l = load.get_ref();
-        let Some(kind) = ProfileKind::parse(l.profile.get_ref()) else {
+        let Some(kind) = parse_kind(l.profile.get_ref()) else {
+            let names: Vec<&str> = ProfileKind::ALL.iter().map(|k| k.name()).collect();
             return Err(self.at(
                 &l.profile,
                 format!("unknown profile `{}`", l.profile.get_ref()),
-                Some("profiles: constant-vus, ramping-vus, constant-arrival-rate, ramping-arrival-rate, iterations, per-vu-iterations, ladder"),
+                Some(&format!("profiles: {}", names.join(", "))),
             ));
         };
         self.only_keys_of(l, kind)?;
@@ -164,7 +124,7 @@ impl Ctx<'_> {
 
     /// Refuses a key the profile does not take.
     fn only_keys_of(&self, l: &LoadFile, kind: ProfileKind) -> Result<(), Error> {
-        let allowed = kind.keys();
+        let allowed = keys(kind);
         let present = [
             ("vus", l.vus.is_some()),
             ("duration", l.duration.is_some()),
@@ -194,11 +154,7 @@ impl Ctx<'_> {
         self.at(
             &load.get_ref().profile,
             format!("profile {} needs `{key}`", kind.name()),
-            Some(&format!(
-                "{} takes: {}",
-                kind.name(),
-                kind.keys().join(", ")
-            )),
+            Some(&format!("{} takes: {}", kind.name(), keys(kind).join(", "))),
         )
     }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::{Ctx, Schemas};
 use crate::error::Error;
-use crate::plan::check::{self, Check, Extract, Source};
+use crate::plan::check::{self, Check, Extract, ValueSource};
 use crate::plan::file::{self, StepFile};
 use crate::plan::group_by::GroupSelector;
 use crate::plan::header::{is_token_byte, parse_header};
@@ -319,11 +319,11 @@ impl Ctx<'_> {
         for (var, e) in &st.extract {
             let ef = e.get_ref();
             let source = match (&ef.json, &ef.header, &ef.regex) {
-                (Some(path), None, None) => {
-                    Source::Json(check::json_pointer(path).map_err(|why| self.at(e, why, None))?)
-                }
-                (None, Some(h), None) => Source::Header(h.clone()),
-                (None, None, Some(re)) => Source::Regex(
+                (Some(path), None, None) => ValueSource::Json(
+                    check::json_pointer(path).map_err(|why| self.at(e, why, None))?,
+                ),
+                (None, Some(h), None) => ValueSource::Header(h.clone()),
+                (None, None, Some(re)) => ValueSource::Regex(
                     regex::Regex::new(re)
                         .map_err(|err| self.at(e, format!("invalid regex: {err}"), None))?,
                 ),

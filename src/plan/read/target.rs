@@ -9,7 +9,7 @@ use std::time::Duration;
 use super::{Ctx, Resolve, ResolveError, Schemas, parse_duration, system_resolve};
 use crate::error::Error;
 use crate::plan::Target;
-use crate::plan::connect::{self, ConnectError, ConnectOptions};
+use crate::plan::connect::{self, ConnectOptions, ConnectOptionsError};
 use crate::plan::file::{PlanFile, SizeText};
 use crate::plan::group_by::{self, GroupBy, GroupSelector};
 use crate::plan::template::{Templates, has_template_syntax};
@@ -255,7 +255,7 @@ pub fn step_capture(capture: bool) -> Capture {
 
 /// Why a base URL gives no target.
 #[derive(Debug, thiserror::Error)]
-pub enum TargetError {
+pub enum BaseUrlError {
     /// Not a URL.
     #[error("`{url}` is not a valid URL: {cause}")]
     InvalidUrl {
@@ -280,7 +280,7 @@ pub enum TargetError {
     Resolve(#[from] ResolveError),
     /// The connection options cannot be used with this URL.
     #[error(transparent)]
-    Connect(#[from] ConnectError),
+    Connect(#[from] ConnectOptionsError),
 }
 
 /// Resolves a base URL into a [`Target`] connecting as `options` say; `grpc` when some step is a
@@ -291,7 +291,7 @@ pub fn resolve_target(
     timeout: Duration,
     options: &ConnectOptions,
     grpc: bool,
-) -> Result<Target, TargetError> {
+) -> Result<Target, BaseUrlError> {
     resolve_target_with(base_url, headers, timeout, options, grpc, system_resolve)
 }
 
@@ -303,8 +303,8 @@ pub fn resolve_target_with(
     options: &ConnectOptions,
     grpc: bool,
     resolve: Resolve,
-) -> Result<Target, TargetError> {
-    let url = url::Url::parse(base_url).map_err(|cause| TargetError::InvalidUrl {
+) -> Result<Target, BaseUrlError> {
+    let url = url::Url::parse(base_url).map_err(|cause| BaseUrlError::InvalidUrl {
         url: base_url.into(),
         cause,
     })?;
@@ -314,7 +314,7 @@ pub fn resolve_target_with(
         "grpc" => (false, true, 80),
         "grpcs" => (true, true, 443),
         other => {
-            return Err(TargetError::Scheme {
+            return Err(BaseUrlError::Scheme {
                 url: base_url.into(),
                 scheme: other.into(),
             });
@@ -350,7 +350,7 @@ pub fn resolve_target_with(
 pub fn resolve_host(
     url: &url::Url,
     default_port: u16,
-) -> Result<(SocketAddr, String), TargetError> {
+) -> Result<(SocketAddr, String), BaseUrlError> {
     resolve_host_with(url, default_port, system_resolve)
 }
 
@@ -358,10 +358,10 @@ fn resolve_host_with(
     url: &url::Url,
     default_port: u16,
     resolve: Resolve,
-) -> Result<(SocketAddr, String), TargetError> {
+) -> Result<(SocketAddr, String), BaseUrlError> {
     let host = url
         .host_str()
-        .ok_or_else(|| TargetError::NoHost(url.to_string()))?;
+        .ok_or_else(|| BaseUrlError::NoHost(url.to_string()))?;
     let port = url.port_or_known_default().unwrap_or(default_port);
     let lookup = host.trim_start_matches('[').trim_end_matches(']');
     let addr = resolve(lookup, port)?;

@@ -1,4 +1,4 @@
-//! Values every loader shares: durations (parsed, scaled by `--time-scale`, bounded) and how host
+//! Values every reader shares: durations (parsed, scaled by `--time-scale`, bounded) and how host
 //! names are resolved (the system's resolver, or the caller's, e.g. a fuzzer's).
 
 use std::net::{SocketAddr, ToSocketAddrs};

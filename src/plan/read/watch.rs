@@ -10,7 +10,7 @@ use super::values::parse_duration;
 use crate::error::Error;
 use crate::plan::file::{PlanFile, WatchFile};
 use crate::watch::select::Selector;
-use crate::watch::spec::{Options, Spec, SpecError, Target};
+use crate::watch::spec::{Spec, SpecError, WatchOptions, WatchTarget};
 
 /// How a reader turns a span and a message into its own error (`file:line:col: why`).
 pub type At<'a> = &'a dyn Fn(Range<usize>, String, Option<&str>) -> Error;
@@ -23,8 +23,8 @@ const HINT: &str = "a [[watch]] has prom = \"http://HOST:PORT/metrics\" or pid =
 pub fn watch_spec(w: &Spanned<WatchFile>, at: At<'_>) -> Result<Spec, Error> {
     let f = w.get_ref();
     let target = match (&f.prom, &f.pid) {
-        (Some(url), None) => Target::Prom(url.get_ref().clone()),
-        (None, Some(pid)) if *pid.get_ref() > 0 => Target::Pid(*pid.get_ref()),
+        (Some(url), None) => WatchTarget::Prom(url.get_ref().clone()),
+        (None, Some(pid)) if *pid.get_ref() > 0 => WatchTarget::Pid(*pid.get_ref()),
         (None, Some(pid)) => {
             return Err(at(pid.span(), "pid must be a positive number".into(), None));
         }
@@ -59,7 +59,7 @@ pub fn watch_spec(w: &Spanned<WatchFile>, at: At<'_>) -> Result<Spec, Error> {
             })
             .transpose()
     };
-    let options = Options {
+    let options = WatchOptions {
         metrics: f.metrics.iter().map(|m| m.get_ref().clone()).collect(),
         max_series: f.max_series.as_ref().map(|m| *m.get_ref()),
         interval: duration(&f.interval)?,

@@ -41,7 +41,7 @@ const BODY_BUF_BYTES: usize = 16 * 1024;
 
 /// One client connection, owned by one task, reconnecting as needed.
 #[derive(Debug)]
-pub struct Connection<D: Dial = TcpDialer> {
+pub struct Http1Connection<D: Dial = TcpDialer> {
     dialer: D,
     stream: Option<D::Stream>,
     buf: Vec<u8>,
@@ -65,14 +65,14 @@ pub struct Connection<D: Dial = TcpDialer> {
     picked: Picked,
 }
 
-impl Connection<TcpDialer> {
+impl Http1Connection<TcpDialer> {
     /// A plain-TCP connection to `addr`; nothing is opened until the first exchange.
     pub fn new(addr: SocketAddr, keepalive: bool) -> Self {
         Self::with_dialer(TcpDialer::new(addr, None), keepalive)
     }
 }
 
-impl<D: Dial> Connection<D> {
+impl<D: Dial> Http1Connection<D> {
     /// A connection opened by `dialer`; nothing is opened until the first exchange.
     pub fn with_dialer(dialer: D, keepalive: bool) -> Self {
         Self {

@@ -43,7 +43,7 @@ fn status_with(limits: Limits, response: &[u8]) -> Result<u16, ErrorKind> {
     let [plain, captured] = [false, true].map(|capture| {
         let addr = canned(response.to_vec());
         rt.block_on(async {
-            let mut c = Connection::new(addr, true).with_limits(limits);
+            let mut c = Http1Connection::new(addr, true).with_limits(limits);
             let req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
             c.exchange(req, true, capture).await.map(|r| r.status)
         })
@@ -155,7 +155,7 @@ fn bodies_larger_than_the_initial_buffer_are_read_whole() {
     for response in [length, chunked, until_close] {
         let addr = canned(response.clone());
         rt.block_on(async {
-            let mut c = Connection::new(addr, true);
+            let mut c = Http1Connection::new(addr, true);
             let req = b"GET / HTTP/1.1\r\nHost: x\r\n\r\n";
             let r = c.exchange(req, true, true).await.unwrap();
             assert_eq!(r.status, 200);

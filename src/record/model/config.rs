@@ -158,6 +158,32 @@ pub enum ProfileKind {
     Ladder,
 }
 
+impl ProfileKind {
+    /// Every profile, in the order the plan's errors list them.
+    pub const ALL: [ProfileKind; 7] = [
+        Self::ConstantVus,
+        Self::RampingVus,
+        Self::ConstantArrivalRate,
+        Self::RampingArrivalRate,
+        Self::Iterations,
+        Self::PerVuIterations,
+        Self::Ladder,
+    ];
+
+    /// Its name in plan files (`profile = …`) and in `run.json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ConstantVus => "constant-vus",
+            Self::RampingVus => "ramping-vus",
+            Self::ConstantArrivalRate => "constant-arrival-rate",
+            Self::RampingArrivalRate => "ramping-arrival-rate",
+            Self::Iterations => "iterations",
+            Self::PerVuIterations => "per-vu-iterations",
+            Self::Ladder => "ladder",
+        }
+    }
+}
+
 /// What load a scenario asked for, as figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ScenarioLoad {

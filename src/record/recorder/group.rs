@@ -4,7 +4,9 @@ use hdrhistogram::Histogram;
 
 use super::HIST_LOW_US;
 use super::tally::{Reported, Tally};
-use super::{Counters, STATUS_SLOTS, Sample, Window, new_histogram, seen_errors, seen_statuses};
+use super::{
+    Counters, RequestSample, STATUS_SLOTS, Window, new_histogram, seen_errors, seen_statuses,
+};
 use crate::record::error_kind::ErrorKind;
 
 /// The figures of one result group.
@@ -46,7 +48,7 @@ impl GroupStats {
     }
 
     #[inline]
-    pub(super) fn record(&mut self, s: &Sample) {
+    pub(super) fn record(&mut self, s: &RequestSample) {
         self.counters.add(s, s.window != Window::Inside);
         self.last_done_us = self.last_done_us.max(s.done_us);
         if let Some(status) = s.status {

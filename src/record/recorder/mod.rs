@@ -18,7 +18,7 @@ mod tests;
 
 pub use group::{GroupInterval, GroupStats};
 pub use interval::Breakdown;
-pub use sample::{Counters, Sample, Window};
+pub use sample::{Counters, RequestSample, Window};
 use tally::Reported;
 pub use tally::Tally;
 
@@ -174,7 +174,7 @@ impl Recorder {
     /// Records one measured exchange in group-by table `table` under `value` (`None`: the
     /// response had none, or there was no response).
     #[inline]
-    pub fn record_grouped(&mut self, table: usize, value: Option<&[u8]>, s: &Sample) {
+    pub fn record_grouped(&mut self, table: usize, value: Option<&[u8]>, s: &RequestSample) {
         if let Some(t) = self.grouped.get_mut(table) {
             t.record(value, s.latency_us, s.status, s.error);
         }
@@ -182,7 +182,7 @@ impl Recorder {
 
     /// Records one measured request.
     #[inline]
-    pub fn record(&mut self, s: &Sample) {
+    pub fn record(&mut self, s: &RequestSample) {
         self.counters.add(s, s.window == Window::RunDrain);
         self.interval_counters.add(s, false);
         if let Some(status) = s.status {
@@ -219,7 +219,7 @@ impl Recorder {
 
     /// Records one measured request that also belongs to `groups` (ids).
     #[inline]
-    pub fn record_in(&mut self, s: &Sample, groups: &[Option<usize>]) {
+    pub fn record_in(&mut self, s: &RequestSample, groups: &[Option<usize>]) {
         self.record(s);
         for g in groups.iter().flatten() {
             self.groups[*g].record(s);

@@ -6,7 +6,7 @@ use crate::record::timing::Timing;
 
 /// What one finished request looked like, as the recorder needs it.
 #[derive(Debug, Clone, Copy)]
-pub struct Sample {
+pub struct RequestSample {
     /// Latency from when the request was due (open model) or started (closed model), µs.
     pub latency_us: u64,
     /// Latency from when the request was actually sent, µs.
@@ -85,7 +85,7 @@ impl Counters {
     }
 
     #[inline]
-    pub(super) fn add(&mut self, s: &Sample, drained: bool) {
+    pub(super) fn add(&mut self, s: &RequestSample, drained: bool) {
         if s.error.is_some_and(ErrorKind::never_sent) {
             self.not_sent += 1;
         } else {

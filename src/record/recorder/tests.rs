@@ -2,8 +2,8 @@
 
 use super::*;
 
-fn ok(latency_us: u64) -> Sample {
-    Sample {
+fn ok(latency_us: u64) -> RequestSample {
+    RequestSample {
         latency_us,
         service_us: latency_us,
         lag_us: 0,
@@ -26,12 +26,12 @@ fn records_and_merges_exactly() {
     for v in 1..=1000 {
         a.record(&ok(v));
     }
-    b.record(&Sample {
+    b.record(&RequestSample {
         status: None,
         error: Some(ErrorKind::Reset),
         ..ok(5)
     });
-    b.record(&Sample {
+    b.record(&RequestSample {
         status: Some(503),
         error: Some(ErrorKind::Http5xx),
         ..ok(7)
@@ -73,7 +73,7 @@ fn huge_values_are_clamped_not_lost() {
 #[test]
 fn each_interval_tallies_what_it_added_to_the_totals() {
     let mut r = Recorder::with_groups(1, 0, true);
-    let busy = Sample {
+    let busy = RequestSample {
         status: Some(503),
         error: Some(ErrorKind::Http5xx),
         ..ok(7)
@@ -103,7 +103,7 @@ fn each_interval_tallies_what_it_added_to_the_totals() {
 fn an_interval_breaks_down_what_it_added() {
     let mut r = Recorder::with_groups(2, 0, false);
     r.record_in(&ok(100), &[Some(1)]);
-    r.record(&Sample {
+    r.record(&RequestSample {
         status: Some(503),
         error: Some(ErrorKind::Http5xx),
         lag_us: 2_000,

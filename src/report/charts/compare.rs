@@ -3,7 +3,7 @@
 use hdrhistogram::Histogram;
 
 use super::run::{drawn, spectrum_lines};
-use super::{Axes, Chart, Line, draw_lines, has_points, legend, short};
+use super::{Axes, Chart, ChartLine, draw_lines, has_points, legend, short};
 use crate::analysis::compare::Variant;
 use crate::analysis::spectrum::spectrum;
 use crate::error::Error;
@@ -35,7 +35,7 @@ pub fn merged_latency(v: &Variant) -> Option<Histogram<u64>> {
 }
 
 fn spectra(variants: &[Variant]) -> Result<Option<Chart>, Error> {
-    let lines: Vec<Line> = variants
+    let lines: Vec<ChartLine> = variants
         .iter()
         .enumerate()
         .filter_map(|(i, v)| {
@@ -44,7 +44,7 @@ fn spectra(variants: &[Variant]) -> Result<Option<Chart>, Error> {
                 .into_iter()
                 .map(|p| (p.x, Some(p.latency_ms)))
                 .collect();
-            Some(Line::new(&v.label, i, points))
+            Some(ChartLine::new(&v.label, i, points))
         })
         .collect();
     spectrum_lines(
@@ -60,7 +60,7 @@ fn throughput(variants: &[Variant]) -> Result<Option<Chart>, Error> {
     let mut lines = Vec::new();
     for (i, v) in variants.iter().enumerate() {
         for (k, r) in v.runs.iter().enumerate() {
-            let mut line = Line::new(
+            let mut line = ChartLine::new(
                 &v.label,
                 i,
                 drawn(r)

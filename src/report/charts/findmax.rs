@@ -1,7 +1,9 @@
 //! The charts of a `find-max` search: throughput and latency against the load tried, with the
 //! knee (the highest load that met the SLO) marked.
 
-use super::{Axes, BLUE, Chart, GREEN, Line, RED, draw_lines, has_points, legend, short, y_top};
+use super::{
+    Axes, BLUE, Chart, ChartLine, GREEN, RED, draw_lines, has_points, legend, short, y_top,
+};
 use crate::error::Error;
 use crate::record::find_max::FindMax;
 use crate::record::model::LoadModel;
@@ -23,10 +25,10 @@ pub fn find_max_charts(f: &FindMax) -> Result<Vec<Chart>, Error> {
         "load (VUs)"
     };
     let x_end = steps.last().map_or(1.0, |s| s.level) * 1.05;
-    let knee = |lines: &mut Vec<Line>| {
+    let knee = |lines: &mut Vec<ChartLine>| {
         if let Some(k) = f.max_sustainable_load {
             let top = y_top(lines);
-            lines.push(Line::new(
+            lines.push(ChartLine::new(
                 "knee: max sustainable",
                 GREEN,
                 vec![(k, Some(0.0)), (k, Some(top))],
@@ -34,13 +36,13 @@ pub fn find_max_charts(f: &FindMax) -> Result<Vec<Chart>, Error> {
         }
     };
     let mut out = Vec::new();
-    let mut lines = vec![Line::new(
+    let mut lines = vec![ChartLine::new(
         "achieved req/s",
         BLUE,
         steps.iter().map(|s| (s.level, Some(s.rps))).collect(),
     )];
     if f.model == LoadModel::Open {
-        lines.push(Line::new(
+        lines.push(ChartLine::new(
             "offered = achieved",
             RED,
             vec![(0.0, Some(0.0)), (x_end, Some(x_end))],
@@ -71,12 +73,12 @@ pub fn find_max_charts(f: &FindMax) -> Result<Vec<Chart>, Error> {
         });
     }
     let mut lines = vec![
-        Line::new(
+        ChartLine::new(
             "p50",
             BLUE,
             steps.iter().map(|s| (s.level, s.p50_ms)).collect(),
         ),
-        Line::new(
+        ChartLine::new(
             "p99",
             RED,
             steps.iter().map(|s| (s.level, s.p99_ms)).collect(),

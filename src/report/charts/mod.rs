@@ -89,7 +89,7 @@ pub struct Chart {
 }
 
 /// A line of a line chart: points with gaps (`None` breaks the line).
-pub(crate) struct Line {
+pub(crate) struct ChartLine {
     pub label: String,
     pub color: usize,
     pub width: u32,
@@ -98,7 +98,7 @@ pub(crate) struct Line {
     pub in_legend: bool,
 }
 
-impl Line {
+impl ChartLine {
     pub(crate) fn new(label: &str, color: usize, points: Vec<(f64, Option<f64>)>) -> Self {
         Self {
             label: label.into(),
@@ -124,7 +124,7 @@ fn render_error(what: &str, e: impl std::fmt::Display) -> Error {
 }
 
 /// The largest y of the lines, padded by 8 % so the top of a line never touches the frame.
-pub(crate) fn y_top(lines: &[Line]) -> f64 {
+pub(crate) fn y_top(lines: &[ChartLine]) -> f64 {
     let max = lines
         .iter()
         .flat_map(|l| l.points.iter().filter_map(|p| p.1))
@@ -133,12 +133,12 @@ pub(crate) fn y_top(lines: &[Line]) -> f64 {
 }
 
 /// Whether any line has a point to draw.
-pub(crate) fn has_points(lines: &[Line]) -> bool {
+pub(crate) fn has_points(lines: &[ChartLine]) -> bool {
     lines.iter().any(|l| l.points.iter().any(|p| p.1.is_some()))
 }
 
 /// The legend of `lines`.
-pub(crate) fn legend(lines: &[Line]) -> Vec<LegendItem> {
+pub(crate) fn legend(lines: &[ChartLine]) -> Vec<LegendItem> {
     lines
         .iter()
         .filter(|l| l.in_legend)
@@ -166,7 +166,7 @@ pub(crate) fn draw_lines<X>(
     x_fmt: &dyn Fn(&f64) -> String,
     y_fmt: &dyn Fn(&f64) -> String,
     axes: Axes<'_>,
-    lines: &[Line],
+    lines: &[ChartLine],
 ) -> Result<String, Error>
 where
     X: AsRangedCoord<Value = f64>,
@@ -435,7 +435,7 @@ mod tests {
 
     #[test]
     fn svg_is_responsive_and_self_contained() {
-        let lines = [Line::new(
+        let lines = [ChartLine::new(
             "a",
             BLUE,
             vec![(0.0, Some(1.0)), (1.0, Some(2.0))],

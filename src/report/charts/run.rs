@@ -1,8 +1,8 @@
 //! The charts of one run, from its record alone.
 
 use super::{
-    Axes, BLUE, Bars, Chart, GREEN, LegendItem, Line, ORANGE, Overlay, RED, css_color, draw_bars,
-    draw_lines, has_points, legend, short,
+    Axes, BLUE, Bars, Chart, ChartLine, GREEN, LegendItem, ORANGE, Overlay, RED, css_color,
+    draw_bars, draw_lines, has_points, legend, short,
 };
 use crate::analysis::spectrum::{percentile_label, spectrum};
 use crate::error::Error;
@@ -65,7 +65,7 @@ pub(super) fn time_chart(
     (id, title, note): (&str, &str, &str),
     y: &str,
     y_fmt: &dyn Fn(&f64) -> String,
-    lines: &[Line],
+    lines: &[ChartLine],
 ) -> Result<Option<Chart>, Error> {
     if !has_points(lines) {
         return Ok(None);
@@ -92,7 +92,7 @@ pub(super) fn time_chart(
 
 fn throughput(r: &RunRecord) -> Result<Option<Chart>, Error> {
     let lines = [
-        Line::new(
+        ChartLine::new(
             "requests/s",
             BLUE,
             drawn(r)
@@ -100,7 +100,7 @@ fn throughput(r: &RunRecord) -> Result<Option<Chart>, Error> {
                 .map(|s| (mid(s), Some(rate(s.requests, s))))
                 .collect(),
         ),
-        Line::new(
+        ChartLine::new(
             "errors/s",
             RED,
             drawn(r)
@@ -124,7 +124,7 @@ fn throughput(r: &RunRecord) -> Result<Option<Chart>, Error> {
 
 fn latency_over_time(r: &RunRecord) -> Result<Option<Chart>, Error> {
     let line = |label, color, f: fn(&SecondStats) -> Option<f64>| {
-        Line::new(
+        ChartLine::new(
             label,
             color,
             drawn(r).iter().map(|s| (mid(s), f(s))).collect(),
@@ -155,7 +155,7 @@ fn latency_over_time(r: &RunRecord) -> Result<Option<Chart>, Error> {
 }
 
 fn in_flight(r: &RunRecord) -> Result<Option<Chart>, Error> {
-    let lines = [Line::new(
+    let lines = [ChartLine::new(
         "in flight",
         GREEN,
         drawn(r)
@@ -195,7 +195,7 @@ fn spectrum_chart(r: &RunRecord) -> Result<Option<Chart>, Error> {
                 .into_iter()
                 .map(|p| (p.x, Some(p.latency_ms)))
                 .collect();
-            lines.push(Line::new(label, color, points));
+            lines.push(ChartLine::new(label, color, points));
         }
     };
     let main = if r.config.model == Model::Open {
@@ -220,7 +220,7 @@ fn spectrum_chart(r: &RunRecord) -> Result<Option<Chart>, Error> {
 
 /// A percentile-spectrum chart of `lines` (x = 1/(1 − p)).
 pub(crate) fn spectrum_lines(
-    lines: Vec<Line>,
+    lines: Vec<ChartLine>,
     id: &str,
     title: &str,
     note: &str,
@@ -323,10 +323,11 @@ fn phases(r: &RunRecord) -> Result<Option<Chart>, Error> {
     Ok(Some(Chart {
         id: "phases".into(),
         title: "Throughput and p99 per phase".into(),
-        note: "Bars: throughput achieved in each phase of the ladder (left axis). Line: its p99 \
+        note:
+            "Bars: throughput achieved in each phase of the ladder (left axis). ChartLine: its p99 \
                latency (right axis). Throughput that stops growing while p99 climbs marks \
                saturation."
-            .into(),
+                .into(),
         legend: vec![
             LegendItem {
                 label: "throughput (req/s)".into(),

@@ -4,7 +4,7 @@
 //! processes' CPU cores and resident memory.
 
 use super::run::{drawn, mid, rate, time_chart};
-use super::{BLUE, Chart, Line, short};
+use super::{BLUE, Chart, ChartLine, short};
 use crate::error::Error;
 use crate::record::model::RunRecord;
 use crate::record::watch::{PromWatched, SeriesStat};
@@ -42,7 +42,7 @@ fn points<T: Copy>(
 }
 
 fn prom_rates(r: &RunRecord, p: &PromWatched, i: usize) -> Result<Option<Chart>, Error> {
-    let volley = Line::new(
+    let volley = ChartLine::new(
         "volley requests/s",
         BLUE,
         drawn(r)
@@ -53,7 +53,7 @@ fn prom_rates(r: &RunRecord, p: &PromWatched, i: usize) -> Result<Option<Chart>,
     let mut lines = vec![volley];
     let rates = p.series.iter().filter(|s| s.stat == SeriesStat::Rate);
     for (n, s) in rates.take(MAX_LINES - 1).enumerate() {
-        lines.push(Line::new(
+        lines.push(ChartLine::new(
             &s.display_name(),
             n + 1,
             points(r, &s.values, |v| v),
@@ -77,13 +77,13 @@ fn prom_rates(r: &RunRecord, p: &PromWatched, i: usize) -> Result<Option<Chart>,
 }
 
 fn prom_values(r: &RunRecord, p: &PromWatched, i: usize) -> Result<Option<Chart>, Error> {
-    let lines: Vec<Line> = p
+    let lines: Vec<ChartLine> = p
         .series
         .iter()
         .filter(|s| s.stat == SeriesStat::Value)
         .take(MAX_LINES)
         .enumerate()
-        .map(|(n, s)| Line::new(&s.display_name(), n, points(r, &s.values, |v| v)))
+        .map(|(n, s)| ChartLine::new(&s.display_name(), n, points(r, &s.values, |v| v)))
         .collect();
     if lines.is_empty() {
         return Ok(None);
@@ -106,20 +106,20 @@ fn processes(r: &RunRecord) -> Result<Vec<Chart>, Error> {
         return Ok(Vec::new());
     };
     let name = |p: &crate::record::watch::ProcessWatched| format!("pid {}", p.pid);
-    let cpu: Vec<Line> = w
+    let cpu: Vec<ChartLine> = w
         .processes
         .iter()
         .take(MAX_LINES)
         .enumerate()
-        .map(|(n, p)| Line::new(&name(p), n, points(r, &p.cpu_cores, |v| v)))
+        .map(|(n, p)| ChartLine::new(&name(p), n, points(r, &p.cpu_cores, |v| v)))
         .collect();
-    let rss: Vec<Line> = w
+    let rss: Vec<ChartLine> = w
         .processes
         .iter()
         .take(MAX_LINES)
         .enumerate()
         .map(|(n, p)| {
-            Line::new(
+            ChartLine::new(
                 &name(p),
                 n,
                 points(r, &p.rss_bytes, |v| v as f64 / 1048576.0),

@@ -28,7 +28,7 @@ fn an_interval_across_the_threshold_is_inconclusive() {
     let p50 = change(&c, Metric::P50);
     assert!(p50.p_value.unwrap() > 0.05, "{p50:?}");
     assert_eq!(p50.words(Metric::P50), "inconclusive", "{p50:?}");
-    let Verdict::Inconclusive {
+    let ChangeVerdict::Inconclusive {
         runs_needed: Some(RunsNeeded::About(n)),
     } = p50.verdict
     else {
@@ -36,7 +36,10 @@ fn an_interval_across_the_threshold_is_inconclusive() {
     };
     assert!((6..=100).contains(&n), "{n}");
     // Throughput is the same in every run: shown equivalent.
-    assert_eq!(change(&c, Metric::Throughput).verdict, Verdict::Equivalent);
+    assert_eq!(
+        change(&c, Metric::Throughput).verdict,
+        ChangeVerdict::Equivalent
+    );
     let text = text(&[], &c);
     assert!(
         text.contains(
@@ -109,5 +112,5 @@ fn sequential_runs_on_a_drifting_machine_are_flagged() {
         CompareOptions::default(),
     );
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
-    assert_eq!(change(&c, Metric::Throughput).verdict, Verdict::Worse);
+    assert_eq!(change(&c, Metric::Throughput).verdict, ChangeVerdict::Worse);
 }

@@ -9,9 +9,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Gauge, Paragraph, Row, Sparkline, Table};
 
 use super::state::{SPARK_SECONDS, State};
-use crate::plan::{Profile, Scenario};
+use crate::plan::Scenario;
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::GroupKind;
+use crate::record::model::LoadModel;
 use crate::redact::redact_url_password;
 use crate::units::{ms, rate, seconds, thousands};
 
@@ -125,19 +126,18 @@ fn shape_now(sc: &Scenario, elapsed: Duration, warmup: Duration, named: bool) ->
         let wait = sc.start_after.saturating_sub(elapsed).as_secs_f64();
         return format!("{name}starts in {}", seconds(wait));
     };
-    let (level, end) = match &sc.profile {
-        Profile::Vus { ramp, .. } => (
-            format!("{} VUs (closed model)", ramp.level_at(t).ceil() as u64),
-            sc.duration(),
+    let level = match sc.profile.model() {
+        LoadModel::Closed => format!(
+            "{} VUs (closed model)",
+            sc.profile.level_at(t).ceil() as u64
         ),
-        Profile::Arrival { ramp, max_vus, .. } => (
-            format!(
-                "{} req/s asked (open model, at most {max_vus} in flight)",
-                rate(ramp.level_at(t))
-            ),
-            sc.duration(),
+        LoadModel::Open => format!(
+            "{} req/s asked (open model, at most {} in flight)",
+            rate(sc.profile.level_at(t)),
+            sc.max_vus()
         ),
     };
+    let end = sc.duration();
     if end.is_some_and(|e| t >= e) {
         return format!("{name}ended");
     }

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use hdrhistogram::Histogram;
 
 use crate::engine::{Clock, Live};
-use crate::plan::threshold::{Counts, Filter, Metric, Observed};
-use crate::plan::{Plan, Profile, check_list};
+use crate::plan::threshold::{Counts, Filter, Observed, ThresholdMetric};
+use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::GroupKind;
 use crate::record::recorder::{Counters, IntervalSnapshot, new_histogram};
@@ -202,10 +202,7 @@ impl State {
 
     /// Whether any scenario is open-model (the send lag means something).
     pub(super) fn is_open(&self) -> bool {
-        self.plan
-            .scenarios
-            .iter()
-            .any(|sc| matches!(sc.profile, Profile::Arrival { .. }))
+        self.plan.scenarios.iter().any(|sc| sc.is_open())
     }
 
     /// The latest full second, if any.
@@ -222,7 +219,7 @@ impl State {
             .iter()
             .map(|t| {
                 let observed = t.observe(self);
-                let live = !(t.metric == Metric::Latency && t.filter.is_some());
+                let live = !(t.metric == ThresholdMetric::Latency && t.filter.is_some());
                 (
                     format!("{} {}", t.metric_text, t.condition_text),
                     observed,

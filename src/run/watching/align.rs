@@ -10,13 +10,13 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use crate::record::watch::{
-    MetricKind, ProcessRole, ProcessWatched, PromWatched, SeriesStat, SeriesStats, WatchedSeries,
+    MetricKind, ProcessWatched, PromWatched, SeriesStat, SeriesStats, WatchedSeries,
 };
 use crate::watch::PromTick;
 use crate::watch::process::ProcSample;
-use crate::watch::prom::{SeriesId, Stat};
+use crate::watch::prom::{ReadingStat, SeriesId};
 use crate::watch::scrape::{FAILURE_KINDS, Failures};
-use crate::watch::spec::{self, Process, Prom};
+use crate::watch::spec::{Process, Prom};
 use crate::watch::text::Kind;
 
 /// A tick's lateness on its grid that still counts as on time, seconds.
@@ -53,7 +53,7 @@ fn slot(t0_s: f64, seconds: usize) -> Option<usize> {
 #[derive(Default)]
 pub(super) struct PromColumns {
     ids: Vec<SeriesId>,
-    columns: Vec<(usize, Stat, Vec<Option<f64>>)>,
+    columns: Vec<(usize, ReadingStat, Vec<Option<f64>>)>,
     index: HashMap<(usize, u64), usize>,
     over_cap: u64,
     scrapes: u64,
@@ -134,11 +134,11 @@ impl PromColumns {
     }
 }
 
-fn series(id: &SeriesId, stat: Stat, values: Vec<Option<f64>>) -> WatchedSeries {
+fn series(id: &SeriesId, stat: ReadingStat, values: Vec<Option<f64>>) -> WatchedSeries {
     let (stat, quantile) = match stat {
-        Stat::Rate => (SeriesStat::Rate, None),
-        Stat::Value => (SeriesStat::Value, None),
-        Stat::Quantile(q) => (SeriesStat::Quantile, Some(q)),
+        ReadingStat::Rate => (SeriesStat::Rate, None),
+        ReadingStat::Value => (SeriesStat::Value, None),
+        ReadingStat::Quantile(q) => (SeriesStat::Quantile, Some(q)),
     };
     WatchedSeries {
         name: id.name.clone(),
@@ -158,19 +158,19 @@ fn series(id: &SeriesId, stat: Stat, values: Vec<Option<f64>>) -> WatchedSeries 
 }
 
 /// A key for a stat (quantiles by their bits).
-fn stat_key(s: Stat) -> u64 {
+fn stat_key(s: ReadingStat) -> u64 {
     match s {
-        Stat::Rate => u64::MAX,
-        Stat::Value => u64::MAX - 1,
-        Stat::Quantile(q) => q.to_bits(),
+        ReadingStat::Rate => u64::MAX,
+        ReadingStat::Value => u64::MAX - 1,
+        ReadingStat::Quantile(q) => q.to_bits(),
     }
 }
 
 /// Rate and value first, then quantiles ascending.
-fn stat_order(s: Stat) -> f64 {
+fn stat_order(s: ReadingStat) -> f64 {
     match s {
-        Stat::Rate | Stat::Value => -1.0,
-        Stat::Quantile(q) => q,
+        ReadingStat::Rate | ReadingStat::Value => -1.0,
+        ReadingStat::Quantile(q) => q,
     }
 }
 
@@ -185,10 +185,7 @@ pub(super) fn process(
 ) -> ProcessWatched {
     let mut out = ProcessWatched {
         pid: spec.pid,
-        role: match spec.role {
-            spec::ProcessRole::Given => ProcessRole::Given,
-            spec::ProcessRole::SuiteTarget => ProcessRole::SuiteTarget,
-        },
+        role: spec.role,
         command: command.to_string(),
         interval_s: interval.as_secs_f64(),
         cpu_cores: vec![None; seconds],
@@ -241,6 +238,7 @@ pub(super) fn process(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::watch::ProcessRole;
 
     #[test]
     fn an_interval_goes_to_the_second_it_starts_in() {
@@ -267,7 +265,7 @@ mod tests {
     fn cpu_cores_are_cpu_seconds_per_second_and_an_exit_is_noted() {
         let spec = Process {
             pid: 9,
-            role: spec::ProcessRole::SuiteTarget,
+            role: ProcessRole::SuiteTarget,
         };
         let ticks = [
             (-0.2, sample(1.0, 10)),

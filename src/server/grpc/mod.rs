@@ -21,7 +21,7 @@ use self::messages::{
     UpdateTaskRequest,
 };
 use super::body::TargetBody;
-use super::routes::State;
+use super::routes::ServerState;
 use super::tasks::StoreError;
 use crate::proto::grpc::{GrpcCode, frame, unframe};
 
@@ -68,7 +68,7 @@ pub(crate) fn is_grpc<B>(req: &Request<B>) -> bool {
 struct Status(GrpcCode, &'static str);
 
 /// Serves one gRPC call.
-pub(crate) async fn handle(state: &State, req: Request<Incoming>) -> Response<TargetBody> {
+pub(crate) async fn handle(state: &ServerState, req: Request<Incoming>) -> Response<TargetBody> {
     if reflection::is_reflection(req.uri().path()) {
         let mut response = Response::new(TargetBody::Reflection(Box::new(
             reflection::Conversation::new(req.into_body()),
@@ -82,7 +82,7 @@ pub(crate) async fn handle(state: &State, req: Request<Incoming>) -> Response<Ta
     }
 }
 
-async fn call(state: &State, req: Request<Incoming>) -> Result<Bytes, Status> {
+async fn call(state: &ServerState, req: Request<Incoming>) -> Result<Bytes, Status> {
     let method =
         Method::parse(req.uri().path()).ok_or(Status(GrpcCode::Unimplemented, "unknown method"))?;
     let body = match Limited::new(req.into_body(), MAX_MESSAGE_BYTES + 5)

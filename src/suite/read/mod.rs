@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use toml::Spanned;
 
-use super::file::{FindMaxFile, SmokeFile, SuiteFile, TargetFile, WatchFile};
+use super::file::{FindMaxFile, SmokeFile, SuiteFile, SuiteTargetFile, WatchFile};
 use super::health::HealthCheck;
 use super::order::Order;
-use super::{Command, Smoke, Suite, Target};
+use super::{CommandLine, Smoke, Suite, SuiteTarget};
 
 mod targets;
 use crate::error::Error;
@@ -368,10 +368,10 @@ impl Ctx<'_> {
 
     fn target(
         &self,
-        spanned: &Spanned<TargetFile>,
+        spanned: &Spanned<SuiteTargetFile>,
         suite_plan: Option<&Path>,
         smoke: Option<&Smoke>,
-    ) -> Result<Target, Error> {
+    ) -> Result<SuiteTarget, Error> {
         let t = spanned.get_ref();
         let name = t.name.get_ref().clone();
         let valid = !name.is_empty()
@@ -408,7 +408,7 @@ impl Ctx<'_> {
         }
         // Absolute, so that server.log and messages say where commands ran.
         let cwd = std::path::absolute(&cwd).unwrap_or(cwd);
-        let command = |argv: &Spanned<Vec<String>>, key: &str| -> Result<Command, Error> {
+        let command = |argv: &Spanned<Vec<String>>, key: &str| -> Result<CommandLine, Error> {
             if argv.get_ref().first().is_none_or(|a| a.is_empty()) {
                 return Err(self.at(
                     argv,
@@ -416,7 +416,7 @@ impl Ctx<'_> {
                     Some("write the program and its arguments, e.g. [\"volley\", \"serve\"]"),
                 ));
             }
-            Ok(Command {
+            Ok(CommandLine {
                 argv: argv.get_ref().clone(),
                 cwd: cwd.clone(),
                 env: t.env.clone(),
@@ -443,7 +443,7 @@ impl Ctx<'_> {
                 .map_err(|why| self.at(&t.base_url, why, None))?,
         };
         let (plan_path, plan, smoke_plan) = self.target_plans(t, suite_plan, smoke, &base_url)?;
-        Ok(Target {
+        Ok(SuiteTarget {
             name,
             base_url,
             command: start,

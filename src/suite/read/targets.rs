@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 
 use toml::Spanned;
 
-use super::super::file::{SuiteFile, TargetFile};
+use super::super::file::{SuiteFile, SuiteTargetFile};
 use super::super::load::{difference, missing_operations, operations};
-use super::super::{Smoke, Target};
+use super::super::{Smoke, SuiteTarget};
 use super::{Ctx, SMOKE_TIME_SCALE};
 use crate::error::Error;
 use crate::plan::Plan;
@@ -76,7 +76,7 @@ impl Ctx<'_> {
     /// target's `vars`, then the suite's `--set`, then its `base_url`.
     pub(super) fn target_plans(
         &self,
-        t: &TargetFile,
+        t: &SuiteTargetFile,
         suite_plan: Option<&Path>,
         smoke: Option<&Smoke>,
         base_url: &str,
@@ -113,7 +113,7 @@ impl Ctx<'_> {
     }
 
     /// The target's `vars` as `--set vars.NAME=VALUE` pairs.
-    fn vars(&self, t: &TargetFile) -> Result<Vec<(String, String)>, Error> {
+    fn vars(&self, t: &SuiteTargetFile) -> Result<Vec<(String, String)>, Error> {
         let Some(vars) = &t.vars else {
             return Ok(Vec::new());
         };
@@ -141,7 +141,7 @@ impl Ctx<'_> {
     pub(super) fn like_for_like(
         &self,
         f: &SuiteFile,
-        targets: &[(&Spanned<TargetFile>, Target)],
+        targets: &[(&Spanned<SuiteTargetFile>, SuiteTarget)],
     ) -> Result<Vec<String>, Error> {
         let allow = f
             .allow_different_load

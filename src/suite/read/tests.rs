@@ -320,7 +320,7 @@ fn two_plans(a: &str, b: &str) -> String {
 }
 
 /// The body of the target's first request, rendered for VU 1.
-fn first_body(t: &Target) -> String {
+fn first_body(t: &SuiteTarget) -> String {
     let sc = &t.plan.scenarios[0];
     let crate::plan::StepRequest::Dynamic(req) = &sc.steps[0].request else {
         panic!("the step is templated")
