@@ -22,10 +22,10 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
 use nix::time::{ClockId, clock_gettime};
+use volley::proto::client::PreparedRequest;
 use volley::proto::client::{Client, ClientConfig, Connection, Protocol};
 use volley::proto::grpc::GrpcSchema;
 use volley::proto::message::Request;
-use volley::proto::prepared::PreparedRequest;
 use volley::proto::tls::TlsOptions;
 use volley::server::{self, TargetConfig};
 

@@ -37,14 +37,14 @@
 //!   ramp can say is a module in `schedule/` and the gate (`engine/gate.rs`) or pacer
 //!   (`engine/pacer.rs`) that follows it. `tests/architecture.rs` keeps the variants in those
 //!   two `profile.rs` files;
-//! - a new **protocol**: its module under `proto/` (and `pub mod` in `proto/mod.rs`), its
-//!   `proto::client::Protocol` variant and arms in `proto/client.rs` (connect, prepare, send,
-//!   its `run.json` name), its `Wire` variant in `proto/prepared.rs`, that name in
-//!   `record::model::WireProtocol`, and how a plan chooses it: `plan/connect.rs`, with its
-//!   switch where `http2` is (the `[target]` key in `plan/file.rs` read in
-//!   `plan/read/target.rs`, the flag in `cli/proto_args.rs` desugared in `plan/quick.rs`). More
-//!   than three: the engine and `volley check` ask the protocol, not its variant, but a
-//!   protocol is still an enum arm in proto and a user option in plan;
+//! - a new **protocol**: its module under `proto/`; its `pub mod` in `proto/mod.rs`; its
+//!   [`proto::client::Protocol`] variant and the arms beside it in `proto/client.rs` (its name
+//!   in plans and flags, ALPN, whether it multiplexes or carries gRPC, its `Wire` request form,
+//!   its `Connection`: connect, prepare, send); its `run.json` name in
+//!   `record::model::WireProtocol` (`record/model/config.rs`). Three files: plans
+//!   (`[target] protocol`) and quick mode (`--protocol`) read it by name, the plan's connection,
+//!   the engine and `volley check` ask it through its methods, and `tests/architecture.rs`
+//!   keeps its variants in `proto/client.rs`; the plan schema `UPDATE_SCHEMA=1` regenerates;
 //! - a new **report format**: a module under `report/` rendering from the record; in
 //!   `report/mod.rs` its `pub mod`, its [`report::Format`] variant, name and `render` arm; its
 //!   `--format` value in `cli/args.rs`; its arm for comparisons in `cli/compare.rs`;

@@ -262,23 +262,56 @@ const PROFILE_FILES: &[&str] = &["plan/profile.rs", "plan/read/profile.rs"];
 /// `file:line: text` for every naming of a profile variant (`Profile::Vus`, `Iterations::PerVu`,
 /// `Profile::{…}`) in `src/` outside [`PROFILE_FILES`], test code included.
 fn profile_variant_uses(src: &Path) -> Vec<String> {
+    variant_uses(src, PROFILE_FILES, &["Profile::", "Iterations::"])
+}
+
+/// The file that may name the variants of `proto::client::Protocol` and of the per-protocol
+/// enums beside it (`Wire`, `Connection`): the client seam. Everything else asks a protocol
+/// through its methods (`name`, `for_grpc`, `multiplexes`, `wire_name`, …) and plans and flags
+/// read it by name, so a new protocol is its module, its `pub mod`, its arms in this file and
+/// its `run.json` name.
+const PROTOCOL_FILES: &[&str] = &["proto/client.rs"];
+
+/// `file:line: text` for every naming of a protocol variant (`Protocol::Http2`, `Wire::Http1`,
+/// `Connection::Http2Tls`, `Protocol::{…}`) in `src/` outside [`PROTOCOL_FILES`], test code
+/// included. Constants (`Protocol::ALL`) and methods are not variants.
+fn protocol_variant_uses(src: &Path) -> Vec<String> {
+    variant_uses(
+        src,
+        PROTOCOL_FILES,
+        &["Protocol::", "Wire::", "Connection::"],
+    )
+}
+
+/// `file:line: text` for every `Enum::Variant` (or `Enum::{…}`, `Enum::*`) of the enums whose
+/// paths are `names` (`"Profile::"`) in `src/` outside `allowed`. A variant is a name in
+/// CamelCase: `Enum::method` and `Enum::CONSTANT` are not; neither is `OtherEnum::` (a longer
+/// name ending in the same letters).
+fn variant_uses(src: &Path, allowed: &[&str], names: &[&str]) -> Vec<String> {
     let mut files = Vec::new();
     sources(src, &mut files);
     files.sort();
     let mut found = Vec::new();
     for file in files {
         let rel = file.strip_prefix(src).unwrap().display().to_string();
-        if PROFILE_FILES.contains(&rel.as_str()) {
+        if allowed.contains(&rel.as_str()) {
             continue;
         }
         let text = std::fs::read_to_string(&file).unwrap();
         let code = code_only(&text);
-        for name in ["Profile::", "Iterations::"] {
+        for name in names {
             for (at, _) in code.match_indices(name) {
                 let before = code[..at].chars().next_back();
-                let after = code[at + name.len()..].chars().next();
+                let rest = &code[at + name.len()..];
+                let ident: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
                 let own_name = !before.is_some_and(|c| c.is_alphanumeric() || c == '_');
-                if own_name && after.is_some_and(|c| c.is_uppercase() || c == '{') {
+                let variant = ident.starts_with(|c: char| c.is_uppercase())
+                    && ident.chars().any(|c| c.is_lowercase());
+                let glob = rest.starts_with(['{', '*']);
+                if own_name && (variant || glob) {
                     let line = code[..at].matches('\n').count() + 1;
                     let source = text.lines().nth(line - 1).unwrap_or("").trim();
                     found.push(format!("{rel}:{line}: {source}"));
@@ -323,6 +356,42 @@ fn a_profile_variant_named_elsewhere_is_caught() {
     assert_eq!(found.len(), 2, "{found:#?}");
     assert!(found[0].starts_with("run/load.rs:4: "), "{found:#?}");
     assert!(found[1].starts_with("run/load.rs:6: "), "{found:#?}");
+}
+
+#[test]
+fn only_the_client_seam_names_protocol_variants() {
+    let found = protocol_variant_uses(&src());
+    assert!(
+        found.is_empty(),
+        "protocol variants named outside {PROTOCOL_FILES:?} (ask the protocol through its \
+         methods, or read it by name):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_protocol_variant_named_elsewhere_is_caught() {
+    let dir = std::env::temp_dir().join(format!("volley-protocol-seam-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("proto")).unwrap();
+    std::fs::create_dir_all(dir.join("plan")).unwrap();
+    std::fs::write(
+        dir.join("proto/client.rs"),
+        "fn m(p: Protocol) -> bool { matches!(p, Protocol::Http2) }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("plan/connect.rs"),
+        "// Protocol::Http1 in a comment\nfn k() -> WireProtocol { WireProtocol::H2c }\n\
+         fn f(p: Protocol) -> bool {\n    p == Protocol::Http1 && Protocol::ALL.len() > 1\n}\n\
+         fn g() -> Protocol { Protocol::default() }\nfn w(w: &Wire) { if let Wire::Http2(_) = w {} }\n",
+    )
+    .unwrap();
+    let found = protocol_variant_uses(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(found.len(), 2, "{found:#?}");
+    assert!(found[0].starts_with("plan/connect.rs:4: "), "{found:#?}");
+    assert!(found[1].starts_with("plan/connect.rs:7: "), "{found:#?}");
 }
 
 #[test]

@@ -65,7 +65,7 @@ fn trusting(ca: PathBuf) -> Option<TlsOptions> {
 
 async fn exchange(
     conn: &mut Connection,
-    req: &volley::proto::prepared::PreparedRequest,
+    req: &volley::proto::client::PreparedRequest,
 ) -> Result<volley::proto::message::Response, ErrorKind> {
     tokio::time::timeout(LIMIT, conn.exchange(req))
         .await

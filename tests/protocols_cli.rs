@@ -273,3 +273,91 @@ status = [200]
     let body = http_get(&t.base_url(), "/tasks");
     assert_eq!(body.matches("made over rest (seen)").count(), 10, "{body}");
 }
+
+/// A plan of one GET, `[target]` extended by `target_lines`.
+fn protocol_plan(dir: &Path, name: &str, base_url: &str, target_lines: &str) -> PathBuf {
+    let plan = dir.join(format!("{name}.toml"));
+    std::fs::write(
+        &plan,
+        format!(
+            "[target]\nbase_url = \"{base_url}\"\n{target_lines}\n\
+             [[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"iterations\"\nvus = 2\n\
+             iterations = 20\n[[scenario.step]]\nname = \"get\"\npath = \"/\"\n"
+        ),
+    )
+    .unwrap();
+    plan
+}
+
+#[test]
+fn the_protocol_is_chosen_by_name_in_plans_and_flags() {
+    let _s = serial();
+    let t = target();
+    let dir = temp_dir("proto-by-name");
+    let url = t.base_url();
+    let run_plan = |name: &str, lines: &str| {
+        let plan = protocol_plan(&dir, name, &url, lines);
+        let (out, rec) = run_json(&dir, &["run", plan.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), rec, err)
+    };
+    // Refused before the run: exit 2 and what stderr says.
+    let refused = |name: &str, lines: &str| {
+        let plan = protocol_plan(&dir, name, &url, lines);
+        let (code, _, err) = run_volley(&["run", plan.to_str().unwrap()]);
+        assert_eq!(code, Some(2), "{name}: {err}");
+        err
+    };
+
+    // `protocol = "http2"`, and the deprecated `http2 = true` that means the same.
+    for (name, lines) in [
+        ("named", "protocol = \"http2\""),
+        ("alias", "http2 = true"),
+        ("both", "protocol = \"http2\"\nhttp2 = true"),
+    ] {
+        let (code, rec, err) = run_plan(name, lines);
+        assert_eq!(code, Some(0), "{name}: {err}");
+        assert_eq!(rec["config"]["protocol"], "h2c", "{name}");
+        assert_eq!(summary_u64(&rec, "requests"), 20, "{name}");
+    }
+    let (code, rec, err) = run_plan("http1", "protocol = \"http1\"\nhttp2 = false");
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(rec["config"]["protocol"], "http/1.1");
+
+    // The two disagree: refused, at the deprecated key, saying which.
+    let err = refused("conflict", "protocol = \"http1\"\nhttp2 = true");
+    assert!(
+        err.contains("conflict.toml:4:9") && err.contains("http2 = true disagrees with protocol"),
+        "{err}"
+    );
+    // A name that is no protocol: refused, listing the names there are.
+    let err = refused("spdy", "protocol = \"spdy\"");
+    assert!(
+        err.contains("spdy.toml:3:12")
+            && err.contains("unknown protocol `spdy`: expected one of http1, http2"),
+        "{err}"
+    );
+
+    // Quick mode: --protocol, and --http2 as its alias; not both.
+    let page = format!("{url}/");
+    let rec = ok_run(
+        &dir,
+        &[&page, "--protocol", "http2", "-c", "2", "--streams", "4"],
+    );
+    assert_eq!(rec["config"]["protocol"], "h2c");
+    assert_eq!(rec["config"]["connections"], 8);
+    let rec = ok_run(&dir, &[&page, "--protocol", "http1"]);
+    assert_eq!(rec["config"]["protocol"], "http/1.1");
+    let (code, _, err) = run_volley(&[&page, "--protocol", "spdy", "-d", "1s"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("spdy") && err.contains("http1, http2"),
+        "{err}"
+    );
+    let (code, _, err) = run_volley(&[&page, "--protocol", "http1", "--http2", "-d", "1s"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--http2") && err.contains("--protocol"),
+        "{err}"
+    );
+}

@@ -118,7 +118,7 @@ timeout = {timeout}        # per request, connecting included
         ),
     );
     if r.http2 {
-        out.push_str("http2 = true             # curl --http2\n");
+        out.push_str("protocol = \"http2\"       # curl --http2\n");
     }
     if r.insecure {
         out.push_str(

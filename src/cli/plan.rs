@@ -7,7 +7,6 @@ use std::path::Path;
 use volley::plan::read::{ReadOptions, read_file};
 use volley::plan::render::{RenderError, RenderedRequest, render_owned};
 use volley::plan::{DynamicRequest, Plan, Scenario, StaticRequest, Step, StepRequest};
-use volley::proto::client::Protocol;
 
 use super::args::{CheckArgs, RunArgs};
 
@@ -143,9 +142,9 @@ fn target_line(plan: &Plan) -> String {
             String::new()
         },
         match &connect.grpc_client {
-            Some(_) => format!(
+            Some(grpc) => format!(
                 "; gRPC steps over {}",
-                Protocol::Http2.wire_name(connect.tls.is_some())
+                grpc.protocol().wire_name(connect.tls.is_some())
             ),
             None => String::new(),
         }

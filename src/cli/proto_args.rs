@@ -3,15 +3,22 @@
 use std::path::PathBuf;
 
 use clap::Args;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use volley::plan::ConnectOptions;
 use volley::plan::quick::GrpcInput;
+use volley::proto::client::Protocol;
 
 /// How to connect.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Protocol, TLS and connections")]
 pub struct ConnectArgs {
-    /// Speak HTTP/2: prior knowledge (h2c) over http://, ALPN h2 over https://.
-    #[arg(long)]
+    /// The protocol of HTTP requests; http2 is prior knowledge (h2c) over http://, ALPN h2 over
+    /// https://. gRPC calls use HTTP/2 whatever this says.
+    #[arg(long, value_name = "NAME", default_value = Protocol::default().name(),
+          value_parser = protocol_parser())]
+    pub protocol: Protocol,
+    /// Deprecated alias of --protocol http2.
+    #[arg(long, conflicts_with = "protocol")]
     pub http2: bool,
     /// HTTP/2 streams per connection: -c connections × --streams requests in flight.
     #[arg(long, value_name = "N", default_value_t = 1)]
@@ -43,11 +50,22 @@ pub struct ConnectArgs {
     pub tls_version: Option<String>,
 }
 
+/// `--protocol`'s values: every [`Protocol::ALL`] by its [`Protocol::name`], so that a new
+/// protocol needs no edit here.
+fn protocol_parser() -> impl TypedValueParser<Value = Protocol> {
+    PossibleValuesParser::new(Protocol::ALL.iter().map(|p| p.name()))
+        .map(|name| name.parse::<Protocol>().unwrap_or_default())
+}
+
 impl ConnectArgs {
     /// The library's form.
     pub fn options(&self) -> ConnectOptions {
         ConnectOptions {
-            http2: self.http2,
+            protocol: if self.http2 {
+                Protocol::from_http2_switch(true)
+            } else {
+                self.protocol
+            },
             streams: self.streams,
             keepalive: !self.no_keepalive,
             insecure: self.insecure,

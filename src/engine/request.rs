@@ -5,8 +5,8 @@ use bytes::Bytes;
 
 use crate::plan::read::step_capture;
 use crate::plan::{DynamicRequest, Plan, Step, StepRequest};
+use crate::proto::client::PreparedRequest;
 use crate::proto::message::{Request, RequestKind};
-use crate::proto::prepared::PreparedRequest;
 
 /// How one step's request goes out this time.
 pub(super) enum Outgoing<'a> {

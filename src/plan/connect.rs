@@ -13,8 +13,8 @@ use crate::record::model::WireProtocol;
 /// The user's connection choices, before validation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectOptions {
-    /// Speak HTTP/2 (prior knowledge over TCP, ALPN `h2` over TLS).
-    pub http2: bool,
+    /// The protocol of HTTP steps (gRPC steps use [`Protocol::for_grpc`] of it).
+    pub protocol: Protocol,
     /// HTTP/2 streams per connection: this many VUs share one connection.
     pub streams: u32,
     /// Reuse connections (`false`: a new connection per request).
@@ -38,7 +38,7 @@ pub struct ConnectOptions {
 impl Default for ConnectOptions {
     fn default() -> Self {
         Self {
-            http2: false,
+            protocol: Protocol::default(),
             streams: 1,
             keepalive: true,
             insecure: false,
@@ -108,7 +108,9 @@ pub enum ConnectOptionsError {
     #[error("streams must be at least 1")]
     NoStreams,
     /// Several streams over HTTP/1.1.
-    #[error("{0} streams per connection need HTTP/2 (--http2, or `http2 = true` in [target])")]
+    #[error(
+        "{0} streams per connection need HTTP/2 (--protocol http2, or `protocol = \"http2\"` in [target])"
+    )]
     StreamsNeedHttp2(u32),
     /// A TLS version other than 1.2 and 1.3.
     #[error("TLS version `{0}` is not 1.2 or 1.3")]
@@ -128,7 +130,7 @@ pub enum ConnectOptionsError {
 }
 
 /// Validates `o` for a target at `addr` whose URL host is `host`, `tls` when the scheme asks for
-/// it, `http2` forced by a `grpc://` scheme, and `grpc` when some step is a gRPC call. The caller
+/// it (a `grpc://` scheme sets `o.protocol` to [`Protocol::for_grpc`]), and `grpc` when some step is a gRPC call. The caller
 /// says where an error is.
 pub fn build(
     o: &ConnectOptions,
@@ -140,7 +142,7 @@ pub fn build(
     if o.streams == 0 {
         return Err(ConnectOptionsError::NoStreams);
     }
-    if o.streams > 1 && !o.http2 {
+    if o.streams > 1 && !o.protocol.multiplexes() {
         return Err(ConnectOptionsError::StreamsNeedHttp2(o.streams));
     }
     let version = match o.tls_version.as_deref() {
@@ -179,11 +181,7 @@ pub fn build(
         Some(text) => parse_source_addrs(text)?,
         None => Vec::new(),
     };
-    let protocol = if o.http2 {
-        Protocol::Http2
-    } else {
-        Protocol::Http1
-    };
+    let protocol = o.protocol;
     let config = |protocol| ClientConfig {
         addr,
         tls: tls.clone(),
@@ -192,8 +190,8 @@ pub fn build(
         source_addrs: source_addrs.clone(),
     };
     let client = Client::new(config(protocol))?;
-    let grpc_client = if grpc && protocol == Protocol::Http1 {
-        Some(Client::new(config(Protocol::Http2))?)
+    let grpc_client = if grpc && protocol.for_grpc() != protocol {
+        Some(Client::new(config(protocol.for_grpc()))?)
     } else {
         None
     };
@@ -223,8 +221,12 @@ mod tests {
         assert_eq!(c.protocol_name(), WireProtocol::Http1);
         assert!(c.grpc_client.is_none());
         let c = build(&o, addr(), "127.0.0.1", false, true).unwrap();
-        assert_eq!(c.client_for(true).protocol(), Protocol::Http2);
-        assert_eq!(c.client_for(false).protocol(), Protocol::Http1);
+        // gRPC steps get a client of their own, speaking the protocol that carries them.
+        let grpc = c.client_for(true).protocol();
+        assert_eq!(grpc, o.protocol.for_grpc());
+        assert_ne!(grpc, o.protocol);
+        assert_eq!(grpc.wire_name(false), WireProtocol::H2c);
+        assert_eq!(c.client_for(false).protocol(), o.protocol);
 
         let streams = ConnectOptions {
             streams: 8,

@@ -9,6 +9,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use toml::Spanned;
 
+use crate::proto::client::Protocol;
+
 /// A duration as written: `30s`, `1m30s`, `500ms`.
 pub type DurationText = Spanned<String>;
 
@@ -83,9 +85,15 @@ pub struct TargetFile {
     pub timeout: Option<DurationText>,
     /// Reuse connections (default true).
     pub keepalive: Option<bool>,
-    /// Speak HTTP/2: prior knowledge (h2c) over `http://`, ALPN `h2` over `https://`
-    /// (default false; `grpc://` and `grpcs://` URLs imply it).
-    pub http2: Option<bool>,
+    /// The protocol HTTP steps speak, by name (default `"http1"`; the schema lists them all):
+    /// `"http2"` is prior knowledge (h2c) over `http://`, ALPN `h2` over `https://`. gRPC steps
+    /// use one that carries gRPC whatever this says; `grpc://` and `grpcs://` URLs imply it.
+    #[schemars(with = "Option<Protocol>")]
+    pub protocol: Option<Spanned<Protocol>>,
+    /// Deprecated alias: `http2 = true` is `protocol = "http2"` (`false`: the default). Given
+    /// with `protocol`, the two must agree.
+    #[schemars(with = "Option<bool>", extend("deprecated" = true))]
+    pub http2: Option<Spanned<bool>>,
     /// HTTP/2 streams per connection: this many VUs share one connection (default 1).
     #[schemars(with = "Option<u32>")]
     pub streams: Option<Spanned<u32>>,

@@ -28,9 +28,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::proto::client::PreparedRequest;
 use crate::proto::grpc::GrpcMethod;
 use crate::proto::message::Request;
-use crate::proto::prepared::PreparedRequest;
 use crate::record::model::GroupKind;
 use crate::redact::Secrets;
 pub use check::{Check, Extract};

@@ -228,7 +228,8 @@ impl RunInput {
             secret_headers: None,
             timeout: Some(duration_text(TIMEOUT, self.timeout)),
             keepalive: Some(c.keepalive),
-            http2: Some(c.http2),
+            protocol: Some(from(URL, c.protocol)),
+            http2: None,
             // The URL says what a connection error is about, as it did before streams had a flag.
             streams: Some(from(URL, c.streams)),
             tls: Some(tls),

@@ -29,13 +29,15 @@ use super::http1::{self, RequestBytes};
 use super::http2::{Http2Request, SharedConnection, StreamHandle};
 use super::message::{Capture, Request, RequestKind, Response};
 use super::pick::{PickNames, Picked};
-use super::prepared::{PreparedRequest, Wire};
 use super::source::SourceAddrs;
 use super::tls::{self, TlsError, TlsOptions};
 use crate::record::model::WireProtocol;
 
-/// The HTTP version spoken.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// The protocol requests are sent with; plans and flags name it by [`Protocol::name`].
+// The one enum a new protocol adds a variant to, with its arms in [`Wire`] and [`Connection`]
+// beside it in this file: `tests/architecture.rs` keeps every variant's name here.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")] // for the schema: the names `Protocol::name` gives (tested)
 pub enum Protocol {
     /// HTTP/1.1 (ALPN `http/1.1` over TLS).
     #[default]
@@ -44,7 +46,49 @@ pub enum Protocol {
     Http2,
 }
 
+/// A protocol name that is none of [`Protocol::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown protocol `{0}`: expected one of {names}", names = Protocol::names())]
+pub struct UnknownProtocol(pub String);
+
 impl Protocol {
+    /// Every protocol, in the order help texts list them.
+    pub const ALL: &[Protocol] = &[Self::Http1, Self::Http2];
+
+    /// Its name in plans (`[target] protocol`) and flags (`--protocol`): `http1`, `http2`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Http1 => "http1",
+            Self::Http2 => "http2",
+        }
+    }
+
+    /// The names of [`Protocol::ALL`], comma-separated, for error messages.
+    pub fn names() -> String {
+        let names: Vec<&str> = Self::ALL.iter().map(|p| p.name()).collect();
+        names.join(", ")
+    }
+
+    /// What the deprecated `http2` switch (`[target] http2`, `--http2`) chooses: HTTP/2 when
+    /// `on`, the default otherwise.
+    pub fn from_http2_switch(on: bool) -> Self {
+        if on { Self::Http2 } else { Self::default() }
+    }
+
+    /// The protocol gRPC calls use when the run speaks this one: itself if it can carry gRPC,
+    /// otherwise HTTP/2.
+    pub fn for_grpc(self) -> Self {
+        match self {
+            Self::Http1 => Self::Http2,
+            Self::Http2 => self,
+        }
+    }
+
+    /// Whether several requests share one connection at once (`streams` above 1).
+    pub fn multiplexes(self) -> bool {
+        self == Self::Http2
+    }
+
     /// Its name in `run.json` when spoken over TLS (`tls`) or plain TCP: `http/1.1`, `h2c` or
     /// `h2`.
     pub fn wire_name(self, tls: bool) -> WireProtocol {
@@ -59,6 +103,71 @@ impl Protocol {
     /// head and a body handed to the connection (HTTP/2 frames them).
     pub fn sends_http1_bytes(self) -> bool {
         self == Self::Http1
+    }
+
+    /// The ALPN protocol offered over TLS.
+    fn alpn(self) -> &'static [u8] {
+        match self {
+            Self::Http1 => b"http/1.1",
+            Self::Http2 => b"h2",
+        }
+    }
+}
+
+impl std::str::FromStr for Protocol {
+    type Err = UnknownProtocol;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .iter()
+            .copied()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| UnknownProtocol(s.into()))
+    }
+}
+
+/// By [`Protocol::name`], so that an unknown name gets the list of known ones.
+impl<'de> serde::Deserialize<'de> for Protocol {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        name.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A request in the wire form of one client's protocol, built once by [`Client::prepare`] and
+/// sent many times.
+#[derive(Debug, Clone)]
+pub struct PreparedRequest {
+    wire: Wire,
+    capture: Capture,
+    bytes_sent: u64,
+}
+
+/// The protocol-specific form of a [`PreparedRequest`].
+#[derive(Debug, Clone)]
+enum Wire {
+    Http1(RequestBytes),
+    Http2(Box<Http2Request>),
+}
+
+impl PreparedRequest {
+    /// Bytes one send puts on the connection, bytes (HTTP/2: head names and values plus the
+    /// body, before HPACK compression).
+    pub fn bytes_sent(&self) -> u64 {
+        self.bytes_sent
+    }
+
+    /// What the response keeps.
+    pub fn capture(&self) -> Capture {
+        self.capture
+    }
+
+    /// The serialised request, for an HTTP/1.1 client's request (for display).
+    pub fn http1_bytes(&self) -> Option<&[u8]> {
+        match &self.wire {
+            Wire::Http1(b) => Some(b.as_bytes()),
+            Wire::Http2(_) => None,
+        }
     }
 }
 
@@ -164,11 +273,7 @@ impl Client {
         let dialer = match &config.tls {
             None => Dialer::Plain(tcp),
             Some(options) => {
-                let alpn: &[&[u8]] = match config.protocol {
-                    Protocol::Http1 => &[b"http/1.1"],
-                    Protocol::Http2 => &[b"h2"],
-                };
-                let tls_config = tls::client_config(options, alpn)?;
+                let tls_config = tls::client_config(options, &[config.protocol.alpn()])?;
                 let name = if options.server_name.is_empty() {
                     config.addr.ip().to_string()
                 } else {
@@ -336,7 +441,7 @@ impl Client {
                     return Err(ConnectError {
                         kind: ErrorKind::Tls,
                         message: format!(
-                            "the server did not agree to HTTP/2 by ALPN (it chose {}); drop --http2 to use HTTP/1.1",
+                            "the server did not agree to HTTP/2 by ALPN (it chose {}); drop --protocol http2 (or --http2) to use HTTP/1.1",
                             alpn.map_or("nothing".into(), |p| String::from_utf8_lossy(p)
                                 .into_owned())
                         ),
@@ -456,5 +561,30 @@ impl Connection {
             Self::Http2(h) => h.connections_opened(),
             Self::Http2Tls(h) => h.connections_opened(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_protocol_is_read_and_described_by_its_name() {
+        let schema = serde_json::to_value(schemars::schema_for!(Protocol)).unwrap();
+        let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
+        // Documented variants are `oneOf` a `const` each.
+        let one_of = schema["oneOf"].as_array().unwrap();
+        let listed: Vec<&str> = one_of.iter().filter_map(|s| s["const"].as_str()).collect();
+        assert_eq!(listed, names, "{schema}");
+        for &p in Protocol::ALL {
+            assert_eq!(p.name().parse::<Protocol>(), Ok(p));
+            let read: Protocol = serde_json::from_value(p.name().into()).unwrap();
+            assert_eq!(read, p);
+        }
+        let err = serde_json::from_value::<Protocol>("spdy".into()).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("`spdy`: expected one of http1, http2")
+        );
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! A [`Request`] is the protocol-neutral description (owned strings, easy to build from a plan);
 //! [`crate::proto::client::Client::prepare`] turns it once into a
-//! [`PreparedRequest`](super::prepared::PreparedRequest) in the wire
+//! [`PreparedRequest`](super::client::PreparedRequest) in the wire
 //! form of the client's protocol (HTTP/1.1 bytes, or HTTP/2 head + body, gRPC-framed), which every
 //! connection then sends as many times as needed without rebuilding it.
 

@@ -7,7 +7,7 @@
 //!
 //! - [`client`]: the protocol-neutral seam the engine drives: [`client::Client`] (built once per
 //!   run), [`client::Connection`] (one per task; HTTP/2 handles share a connection),
-//!   [`message::Request`] → [`prepared::PreparedRequest`] → [`message::Response`].
+//!   [`message::Request`] → [`client::PreparedRequest`] → [`message::Response`].
 //! - [`conn`]: what every protocol's connection shares: its phase ([`conn::ConnPhase`]),
 //!   response size [`conn::Limits`], the default timeout.
 //! - [`http1`]: the hand-written HTTP/1.1 client (hot path), generic over how it connects.
@@ -28,7 +28,6 @@ pub mod http1;
 pub mod http2;
 pub mod message;
 pub mod pick;
-pub mod prepared;
 pub mod reflection;
 pub mod source;
 pub mod tls;

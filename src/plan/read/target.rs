@@ -13,6 +13,7 @@ use crate::plan::connect::{self, ConnectOptions, ConnectOptionsError};
 use crate::plan::file::{PlanFile, SizeText};
 use crate::plan::group_by::{self, GroupBy, GroupSelector};
 use crate::plan::template::{Templates, has_template_syntax};
+use crate::proto::client::Protocol;
 use crate::proto::conn::{Limits, parse_size};
 use crate::proto::grpc::{GrpcSchema, split_call};
 use crate::proto::message::Capture;
@@ -67,7 +68,7 @@ impl Ctx<'_> {
             .map(|(n, v)| crate::plan::header::parse_header(&format!("{n}: {v}"), &secrets))
             .collect::<Result<Vec<_>, _>>()?;
         let t = &f.target;
-        let options = self.connect_options(f);
+        let options = self.connect_options(f)?;
         let steps = || f.scenarios.iter().flat_map(|sc| sc.steps.iter());
         let grpc = steps().any(|st| st.grpc.is_some());
         // Point at the key the error is most likely about.
@@ -124,15 +125,43 @@ impl Ctx<'_> {
         Ok(tables)
     }
 
+    /// The protocol `[target]` chooses: `protocol`, or the deprecated `http2` switch; both given,
+    /// they must agree.
+    fn protocol(&self, f: &PlanFile) -> Result<Protocol, Error> {
+        let t = &f.target;
+        let switch = t.http2.as_ref();
+        match (&t.protocol, switch) {
+            (Some(p), Some(h)) if Protocol::from_http2_switch(*h.get_ref()) != *p.get_ref() => {
+                Err(self.at_key(
+                    h,
+                    "http2",
+                    format!(
+                        "= {} disagrees with protocol = \"{}\"",
+                        h.get_ref(),
+                        p.get_ref().name()
+                    ),
+                    Some("http2 is a deprecated alias of protocol: drop it and keep `protocol`"),
+                ))
+            }
+            (Some(p), _) => Ok(*p.get_ref()),
+            (None, h) => Ok(Protocol::from_http2_switch(h.is_some_and(|h| *h.get_ref()))),
+        }
+    }
+
     /// How to connect, as `[target]` says.
-    fn connect_options(&self, f: &PlanFile) -> ConnectOptions {
+    fn connect_options(&self, f: &PlanFile) -> Result<ConnectOptions, Error> {
         let t = &f.target;
         let tls = t.tls.as_ref();
         let file = |f: &Option<String>| f.as_deref().map(|p| self.relative(p));
         let steps = || f.scenarios.iter().flat_map(|sc| sc.steps.iter());
-        ConnectOptions {
-            // Only gRPC steps: all of the run speaks HTTP/2.
-            http2: t.http2.unwrap_or(false) || steps().all(|st| st.grpc.is_some()),
+        let protocol = self.protocol(f)?;
+        Ok(ConnectOptions {
+            // Only gRPC steps: all of the run speaks the protocol that carries them.
+            protocol: if steps().all(|st| st.grpc.is_some()) {
+                protocol.for_grpc()
+            } else {
+                protocol
+            },
             streams: t.streams.as_ref().map_or(1, |s| *s.get_ref()),
             keepalive: t.keepalive.unwrap_or(true),
             insecure: tls.and_then(|t| t.insecure).unwrap_or(false),
@@ -142,7 +171,7 @@ impl Ctx<'_> {
             sni: tls.and_then(|t| t.sni.clone()),
             tls_version: tls.and_then(|t| t.version.clone()),
             source_addrs: t.source_addrs.as_ref().map(|s| s.get_ref().clone()),
-        }
+        })
     }
 
     /// `max_header_size` and `max_body_size` of `[target]`.
@@ -308,11 +337,11 @@ pub fn resolve_target_with(
         url: base_url.into(),
         cause,
     })?;
-    let (tls, http2, default_port) = match url.scheme() {
-        "http" => (false, options.http2, 80),
-        "https" => (true, options.http2, 443),
-        "grpc" => (false, true, 80),
-        "grpcs" => (true, true, 443),
+    let (tls, protocol, default_port) = match url.scheme() {
+        "http" => (false, options.protocol, 80),
+        "https" => (true, options.protocol, 443),
+        "grpc" => (false, options.protocol.for_grpc(), 80),
+        "grpcs" => (true, options.protocol.for_grpc(), 443),
         other => {
             return Err(BaseUrlError::Scheme {
                 url: base_url.into(),
@@ -324,7 +353,7 @@ pub fn resolve_target_with(
     let host = url.host_str().unwrap_or_default();
     let connect = connect::build(
         &ConnectOptions {
-            http2,
+            protocol,
             ..options.clone()
         },
         addr,
