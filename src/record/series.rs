@@ -131,27 +131,9 @@ pub fn us_to_ms(us: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::recorder::new_histogram;
 
     fn snap(second: u64, requests: u64, latency_us: u64) -> IntervalSnapshot {
-        let mut latency = new_histogram();
-        for _ in 0..requests {
-            latency.record(latency_us).unwrap();
-        }
-        IntervalSnapshot {
-            second,
-            span_s: 1.0,
-            counters: Counters {
-                requests,
-                ..Counters::default()
-            },
-            latency,
-            in_flight: 2,
-            groups: Vec::new(),
-            checks: Vec::new(),
-            tally: Default::default(),
-            breakdown: Default::default(),
-        }
+        IntervalSnapshot::of_requests(second, requests, latency_us)
     }
 
     #[test]

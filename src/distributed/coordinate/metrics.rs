@@ -121,31 +121,10 @@ mod tests {
     use super::*;
     use crate::export::live::shared;
     use crate::export::series;
-    use crate::record::recorder::{Counters, Tally, new_histogram};
+    use crate::record::recorder::IntervalSnapshot;
 
     fn second(k: u64, requests: u64, latency_us: u64) -> IntervalSnapshot {
-        let mut latency = new_histogram();
-        for _ in 0..requests {
-            latency.record(latency_us).unwrap();
-        }
-        IntervalSnapshot {
-            second: k,
-            span_s: 1.0,
-            counters: Counters {
-                requests,
-                ..Counters::default()
-            },
-            latency,
-            in_flight: 2,
-            groups: Vec::new(),
-            checks: Vec::new(),
-            tally: Tally {
-                statuses: vec![(200, requests)],
-                completed: requests,
-                ..Tally::default()
-            },
-            breakdown: Default::default(),
-        }
+        IntervalSnapshot::of_requests(k, requests, latency_us)
     }
 
     fn value(shared: &Shared, name: &str) -> Option<f64> {

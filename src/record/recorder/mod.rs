@@ -61,6 +61,36 @@ pub struct IntervalSnapshot {
     pub breakdown: Breakdown,
 }
 
+#[cfg(test)]
+impl IntervalSnapshot {
+    /// A test's second `second`: `requests` responses of `latency_us` µs each, all status 200 and
+    /// completed, 2 in flight, no groups or checks.
+    pub(crate) fn of_requests(second: u64, requests: u64, latency_us: u64) -> Self {
+        let mut latency = new_histogram();
+        latency
+            .record_n(latency_us, requests)
+            .expect("a test latency within the histogram's bounds");
+        Self {
+            second,
+            span_s: 1.0,
+            counters: Counters {
+                requests,
+                ..Counters::default()
+            },
+            latency,
+            in_flight: 2,
+            groups: Vec::new(),
+            checks: Vec::new(),
+            tally: Tally {
+                statuses: vec![(200, requests)],
+                completed: requests,
+                ..Tally::default()
+            },
+            breakdown: Breakdown::default(),
+        }
+    }
+}
+
 /// All measurements of one worker (or, after merging, of a whole run).
 #[derive(Debug, Clone)]
 pub struct Recorder {
