@@ -76,6 +76,32 @@ fn a_remote_write_endpoint_that_is_down_is_a_warning_and_the_run_goes_on() {
     );
 }
 
+/// Reads one HTTP request, its head and then Content-Length bytes of body, so that the answer
+/// never races the upload: a server that answers and closes while the body is still coming
+/// resets the connection, and the client sees a reset instead of the answer.
+fn read_request(conn: &mut std::net::TcpStream) {
+    let mut data = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match conn.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => data.extend_from_slice(&buf[..n]),
+        }
+        let Some(end) = data.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&data[..end]).to_ascii_lowercase();
+        let length: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0);
+        if data.len() >= end + 4 + length {
+            return;
+        }
+    }
+}
+
 #[test]
 fn a_remote_write_endpoint_answering_400_is_a_warning_with_its_answer() {
     let _serial = common::serial();
@@ -88,8 +114,7 @@ fn a_remote_write_endpoint_answering_400_is_a_warning_with_its_answer() {
             let Ok(mut conn) = conn else { return };
             seen.fetch_add(1, Ordering::Relaxed);
             conn.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-            let mut buf = [0u8; 64 * 1024];
-            let _ = conn.read(&mut buf);
+            read_request(&mut conn);
             let body = "out of order sample\n";
             let _ = write!(
                 conn,
