@@ -19,6 +19,11 @@ use common::{
 };
 use serde_json::Value;
 use suite_common::{free_ports, read_json, target};
+use volley::server::{Backends, TargetConfig, spawn_with_backends};
+use volley::watch::PromWatcher;
+use volley::watch::prom::{PromWatch, ReadingStat};
+use volley::watch::scrape::Scraper;
+use volley::watch::select::Selector;
 
 /// The watched series `name` + `labels` with `stat` of the first Prometheus watch.
 fn series<'a>(record: &'a Value, name: &str, labels: &str, stat: &str) -> &'a Value {
@@ -444,4 +449,46 @@ fn a_suite_shows_cpu_per_request_and_peak_rss_of_each_target_it_started() {
         assert!(cpu > 0.0, "{name}: {row}");
         assert!(cells[at("Peak RSS")].ends_with("MiB"), "{name}: {row}");
     }
+}
+
+/// The watcher's scraper of `url`, with a short timeout.
+fn scraper(url: &str) -> Scraper {
+    let mut s = Scraper::new(url).unwrap();
+    s.timeout = Duration::from_millis(300);
+    s
+}
+
+/// The scraper, the selectors and the watcher against the built-in target (its own `/metrics`
+/// with two backends), in the library's terms; moved here so that the watch module's unit
+/// tests do not import the built-in target (`server`), which made `watch → server → record →
+/// watch` an import cycle in test code.
+#[test]
+fn scrapes_the_built_in_targets_metrics_and_watches_its_backends() {
+    let config = TargetConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        threads: 1,
+        capacity: None,
+    };
+    let target = spawn_with_backends(config, Backends::new(2, &[]).unwrap()).unwrap();
+    let url = format!("{}/metrics", target.base_url());
+    let selectors = vec![Selector::parse("volley_target_backend_requests_total").unwrap()];
+    let mut w = PromWatcher::new(scraper(&url), PromWatch::new(selectors, 10), true);
+    let first = w.tick(0.0);
+    assert_eq!(first.failures.total(), 0, "{:?}", first.failures);
+    assert_eq!(first.new_series.len(), 2, "b1 and b2");
+    // Four requests through the front: two per backend, between two scrapes 2 s apart.
+    for _ in 0..4 {
+        scraper(&format!("{}/", target.base_url()))
+            .scrape()
+            .unwrap();
+    }
+    let second = w.tick(2.0);
+    let rates: Vec<f64> = second
+        .readings
+        .iter()
+        .filter(|r| r.stat == ReadingStat::Rate)
+        .map(|r| r.value)
+        .collect();
+    assert_eq!(rates, [1.0, 1.0], "2 requests / 2 s per backend");
+    target.stop();
 }

@@ -3,8 +3,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use super::*;
-use crate::server::{Backends, TargetConfig, spawn_with_backends};
-use crate::watch::prom::{PromWatch, ReadingStat};
+use crate::watch::prom::PromWatch;
 use crate::watch::select::Selector;
 use crate::watch::{PromTick, PromWatcher, spawn_prom};
 
@@ -31,37 +30,6 @@ fn scraper(url: &str) -> Scraper {
     let mut s = Scraper::new(url).unwrap();
     s.timeout = Duration::from_millis(300);
     s
-}
-
-#[test]
-fn scrapes_the_built_in_targets_metrics_and_watches_its_backends() {
-    let config = TargetConfig {
-        bind: "127.0.0.1:0".parse().unwrap(),
-        threads: 1,
-        capacity: None,
-    };
-    let target = spawn_with_backends(config, Backends::new(2, &[]).unwrap()).unwrap();
-    let url = format!("{}/metrics", target.base_url());
-    let selectors = vec![Selector::parse("volley_target_backend_requests_total").unwrap()];
-    let mut w = PromWatcher::new(scraper(&url), PromWatch::new(selectors, 10), true);
-    let first = w.tick(0.0);
-    assert_eq!(first.failures.total(), 0, "{:?}", first.failures);
-    assert_eq!(first.new_series.len(), 2, "b1 and b2");
-    // Four requests through the front: two per backend, between two scrapes 2 s apart.
-    for _ in 0..4 {
-        scraper(&format!("{}/", target.base_url()))
-            .scrape()
-            .unwrap();
-    }
-    let second = w.tick(2.0);
-    let rates: Vec<f64> = second
-        .readings
-        .iter()
-        .filter(|r| r.stat == ReadingStat::Rate)
-        .map(|r| r.value)
-        .collect();
-    assert_eq!(rates, [1.0, 1.0], "2 requests / 2 s per backend");
-    target.stop();
 }
 
 #[test]
