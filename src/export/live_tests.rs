@@ -53,19 +53,7 @@ fn snapshot(second: u64, groups: &[usize]) -> IntervalSnapshot {
 }
 
 fn second(t_s: u64, in_flight: u64) -> SecondStats {
-    SecondStats {
-        t_s,
-        span_s: 1.0,
-        requests: 0,
-        not_sent: 0,
-        errors: 0,
-        bytes_sent: 0,
-        bytes_received: 0,
-        in_flight,
-        p50_ms: None,
-        p90_ms: None,
-        p99_ms: None,
-    }
+    SecondStats::without_responses(t_s, 1.0, in_flight)
 }
 
 #[test]

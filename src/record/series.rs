@@ -40,6 +40,26 @@ pub struct SecondStats {
     pub p99_ms: Option<f64>,
 }
 
+impl SecondStats {
+    /// A second in which no response finished and nothing failed: its span (s) and the requests
+    /// in flight at its end.
+    pub fn without_responses(t_s: u64, span_s: f64, in_flight: u64) -> Self {
+        Self {
+            t_s,
+            span_s,
+            requests: 0,
+            not_sent: 0,
+            errors: 0,
+            bytes_sent: 0,
+            bytes_received: 0,
+            in_flight,
+            p50_ms: None,
+            p90_ms: None,
+            p99_ms: None,
+        }
+    }
+}
+
 struct Pending {
     reported: usize,
     span_s: f64,

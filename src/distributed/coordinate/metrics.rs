@@ -83,19 +83,8 @@ impl LiveMetrics {
                 return;
             }
             let (span_s, in_flight) = entry.remove();
-            self.exporter.second(&SecondStats {
-                t_s,
-                span_s,
-                requests: 0,
-                not_sent: 0,
-                errors: 0,
-                bytes_sent: 0,
-                bytes_received: 0,
-                in_flight,
-                p50_ms: None,
-                p90_ms: None,
-                p99_ms: None,
-            });
+            self.exporter
+                .second(&SecondStats::without_responses(t_s, span_s, in_flight));
         }
     }
 
