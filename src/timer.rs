@@ -46,35 +46,23 @@ impl PreciseTimer {
     }
 
     /// Waits until `deadline` (returns at once if it has passed).
+    ///
+    /// The timer is never read: arming it resets its count of expirations, and each expiry is a
+    /// new edge for the reactor, so forgetting the readiness after a wake-up is enough (a read
+    /// would be one more system call per wait). A wake-up before the deadline (an expiry of an
+    /// earlier arming that nobody waited for) arms it again for what is left.
     pub async fn sleep_until(&self, deadline: Instant) -> io::Result<()> {
-        let now = Instant::now();
-        if deadline <= now {
-            return Ok(());
-        }
-        let wait = (deadline - now).max(Duration::from_nanos(1));
-        self.fd.get_ref().0.set(
-            Expiration::OneShot(TimeSpec::from_duration(wait)),
-            TimerSetTimeFlags::empty(),
-        )?;
         loop {
-            let mut guard = self.fd.readable().await?;
-            match guard.try_io(|fd| {
-                fd.get_ref().0.wait().map_err(|e| {
-                    if e == nix::errno::Errno::EAGAIN {
-                        io::ErrorKind::WouldBlock.into()
-                    } else {
-                        io::Error::from(e)
-                    }
-                })
-            }) {
-                Ok(result) => {
-                    // One-shot: not readable again until re-armed. Forgetting the readiness now
-                    // spares the next wait a read that can only fail with EAGAIN.
-                    guard.clear_ready();
-                    return result;
-                }
-                Err(_would_block) => continue,
+            let now = Instant::now();
+            if deadline <= now {
+                return Ok(());
             }
+            let wait = (deadline - now).max(Duration::from_nanos(1));
+            self.fd.get_ref().0.set(
+                Expiration::OneShot(TimeSpec::from_duration(wait)),
+                TimerSetTimeFlags::empty(),
+            )?;
+            self.fd.readable().await?.clear_ready();
         }
     }
 }
