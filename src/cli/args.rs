@@ -145,7 +145,7 @@ pub struct RunArgs {
     /// No progress line and no summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// Generator tuning (hidden).
+    /// Generator tuning: the open model's send grid.
     #[command(flatten)]
     pub tuning: super::tuning::TuningArgs,
     /// Watching the target.
@@ -422,7 +422,7 @@ pub struct QuickArgs {
     /// Group responses by header:NAME, json:$.path or status (repeatable): figures per value.
     #[arg(long = "group-by", value_name = "SELECTOR")]
     pub group_by: Vec<String>,
-    /// Generator tuning (hidden).
+    /// Generator tuning: the open model's send grid.
     #[command(flatten)]
     pub tuning: super::tuning::TuningArgs,
     /// Watching the target.

@@ -45,7 +45,7 @@ fn options(argv: &[String], shown: Shown, tuning: TuningArgs) -> Options {
         color: super::terminal::policy().stderr,
         handle_signals: true,
         command: argv.to_vec(),
-        pacer_tick: tuning.pacer_tick,
+        send_grid: tuning.send_grid,
         remote_judge: false,
     }
 }

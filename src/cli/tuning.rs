@@ -1,39 +1,45 @@
-//! Flags for measuring the generator itself, hidden from the help.
+//! How the generator paces the open model: the tick of its send grid.
 
 use std::time::Duration;
 
 use clap::Args;
 
-/// The longest `--pacer-tick` accepted: a longer one would add more send lag than any CPU saving
-/// is worth (and the scheduling-lag warning fires above 1 ms already).
-const MAX_PACER_TICK: Duration = Duration::from_millis(10);
+/// The longest `--send-grid` accepted: a longer one would send a hundredth of a second's
+/// arrivals in one burst.
+const MAX_SEND_GRID: Duration = Duration::from_millis(10);
 
-/// Generator tuning (hidden).
+/// Generator tuning.
 #[derive(Debug, Clone, Copy, Default, Args)]
 pub struct TuningArgs {
-    /// Open model: the pacer wakes at most once per this long and sends every request due by then,
-    /// e.g. 250us, 1ms; 0 wakes once per request (default 250us; at most 10ms).
-    #[arg(long, hide = true, value_name = "DURATION", value_parser = parse_pacer_tick)]
-    pub pacer_tick: Option<Duration>,
+    /// Open model: each worker sends its arrivals on a grid of this tick, all of a tick's
+    /// together at its point, and latency is measured from the point (default 1ms; 0: each at
+    /// its own instant, one timer wake-up per request; at most 10ms).
+    #[arg(
+        long = "send-grid",
+        alias = "pacer-tick",
+        value_name = "DURATION",
+        value_parser = parse_send_grid
+    )]
+    pub send_grid: Option<Duration>,
 }
 
-/// A `--pacer-tick` that cannot be used.
+/// A `--send-grid` that cannot be used.
 #[derive(Debug, thiserror::Error)]
-pub enum TickError {
+pub enum GridError {
     /// Not a duration (the plan reader's message).
     #[error("{0}")]
     Duration(String),
-    /// Above [`MAX_PACER_TICK`].
-    #[error("`{0}` is longer than the longest pacer tick, 10ms")]
+    /// Above [`MAX_SEND_GRID`].
+    #[error("`{0}` is longer than the longest send grid, 10ms")]
     TooLong(String),
 }
 
-/// Parses a pacer tick: a duration from 0 to [`MAX_PACER_TICK`].
-pub fn parse_pacer_tick(text: &str) -> Result<Duration, TickError> {
+/// Parses a send grid's tick: a duration from 0 to [`MAX_SEND_GRID`].
+pub fn parse_send_grid(text: &str) -> Result<Duration, GridError> {
     let tick = volley::plan::read::parse_duration(text)
-        .map_err(|why| TickError::Duration(why.to_string()))?;
-    if tick > MAX_PACER_TICK {
-        return Err(TickError::TooLong(text.to_string()));
+        .map_err(|why| GridError::Duration(why.to_string()))?;
+    if tick > MAX_SEND_GRID {
+        return Err(GridError::TooLong(text.to_string()));
     }
     Ok(tick)
 }
@@ -43,20 +49,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ticks_parse_from_zero_to_ten_milliseconds() {
-        assert_eq!(parse_pacer_tick("0").unwrap(), Duration::ZERO);
+    fn grids_parse_from_zero_to_ten_milliseconds() {
+        assert_eq!(parse_send_grid("0").unwrap(), Duration::ZERO);
         assert_eq!(
-            parse_pacer_tick("250us").unwrap(),
+            parse_send_grid("250us").unwrap(),
             Duration::from_micros(250)
         );
-        assert_eq!(parse_pacer_tick("10ms").unwrap(), MAX_PACER_TICK);
+        assert_eq!(parse_send_grid("10ms").unwrap(), MAX_SEND_GRID);
         assert!(matches!(
-            parse_pacer_tick("11ms"),
-            Err(TickError::TooLong(_))
+            parse_send_grid("11ms"),
+            Err(GridError::TooLong(_))
         ));
         assert!(matches!(
-            parse_pacer_tick("fast"),
-            Err(TickError::Duration(_))
+            parse_send_grid("fast"),
+            Err(GridError::Duration(_))
         ));
     }
 }

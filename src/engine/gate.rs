@@ -15,8 +15,12 @@ use crate::schedule::Ramp;
 /// Permission to run one iteration.
 #[derive(Debug, Clone, Copy)]
 pub struct Ticket {
-    /// When the iteration was due: its first request's latency is measured from here.
+    /// When the iteration was due: its first request's latency and send lag are measured from
+    /// here. Open model: the point of the worker's send grid at or after `arrival`.
     pub due: Instant,
+    /// When the schedule put the iteration (open model: its arrival; closed: its start): which
+    /// ladder phase it belongs to.
+    pub arrival: Instant,
     /// False for warm-up iterations, which are sent but not measured.
     pub measured: bool,
 }
@@ -127,7 +131,11 @@ impl ClosedRule<'_> {
         {
             return Admit::Finished;
         }
-        Admit::Go(Ticket { due: now, measured })
+        Admit::Go(Ticket {
+            due: now,
+            arrival: now,
+            measured,
+        })
     }
 }
 

@@ -37,7 +37,7 @@ pub use usage::{peak_rss_bytes, process_cpu};
 mod observe;
 
 pub use observe::{Clock, Live, Observer, TICK};
-pub use pacer::DEFAULT_TICK as DEFAULT_PACER_TICK;
+pub use pacer::DEFAULT_GRID_TICK as DEFAULT_SEND_GRID;
 
 /// How long before the schedule's origin the workers are started, so the first due requests are
 /// not late because threads were still being created.
@@ -49,9 +49,10 @@ pub struct RunOptions {
     /// Stop cleanly on SIGINT/SIGTERM (a second SIGINT exits the process at once, also after
     /// the run: see the `signals` module). Off for callers that watch signals themselves.
     pub handle_signals: bool,
-    /// The open model's pacer wakes at most once per this long and sends every request due by
-    /// then ([`DEFAULT_PACER_TICK`] when none; zero: one wake-up per request).
-    pub pacer_tick: Option<Duration>,
+    /// The tick of the open model's send grid (`schedule::Grid`): each worker sends its arrivals
+    /// at the grid's points, several per wake-up ([`DEFAULT_SEND_GRID`] when none; zero: each at
+    /// its own instant, one wake-up per request).
+    pub send_grid: Option<Duration>,
 }
 
 /// Installs the process's SIGINT/SIGTERM watcher now, before a plan is read, so that a signal
@@ -134,6 +135,8 @@ pub struct RunOutcome {
     pub process_cpu: Duration,
     /// Peak resident set size of the process, bytes.
     pub peak_rss_bytes: u64,
+    /// The tick of the open model's send grid (`schedule::Grid`) the workers used.
+    pub send_grid: Duration,
     /// When thresholds with `abort_on_fail` failed during the run and stopped it.
     pub abort: Option<Abort>,
 }
@@ -164,8 +167,8 @@ pub(crate) struct RunShared {
     live_groups: bool,
     stop: Arc<Stop>,
     live: Box<[LiveCounters]>,
-    /// The open model's pacer tick (see `pacer::pace`).
-    pacer_tick: Duration,
+    /// The tick of the open model's send grid (see `pacer::pace`).
+    send_grid: Duration,
 }
 
 /// Run-time facts of one scenario.
@@ -303,7 +306,7 @@ pub fn run_with(
     let cpu_before = process_cpu();
     let start = Instant::now() + START_LEAD;
     let wants_groups = observers.iter().any(|o| o.wants_groups());
-    let tick = options.pacer_tick.unwrap_or(DEFAULT_PACER_TICK);
+    let tick = options.send_grid.unwrap_or(DEFAULT_SEND_GRID);
     let run = Arc::new(RunShared::new(plan, start, &stop, wants_groups, tick));
     let (measure_start, end) = (run.measure_start, run.end);
     // Before any worker starts: from the first request on, a signal stops the run cleanly.
@@ -356,20 +359,21 @@ pub fn run_with(
         threads: collected.threads,
         process_cpu: process_cpu().saturating_sub(cpu_before),
         peak_rss_bytes: peak_rss_bytes(),
+        send_grid: tick,
         abort: collected.abort,
     })
 }
 
 impl RunShared {
     /// The run's shared state: scenarios placed on the timeline that starts at `start`;
-    /// `wants_groups`: an observer needs the groups' interval figures; `pacer_tick`: the open
-    /// model's shortest interval between two wake-ups of a pacer.
+    /// `wants_groups`: an observer needs the groups' interval figures; `send_grid`: the tick of
+    /// the open model's send grid.
     fn new(
         plan: &Plan,
         start: Instant,
         stop: &StopHandle,
         wants_groups: bool,
-        pacer_tick: Duration,
+        send_grid: Duration,
     ) -> Self {
         let scenarios: Vec<ScenarioShared> = plan
             .scenarios
@@ -398,7 +402,7 @@ impl RunShared {
             live_groups: wants_groups,
             stop: stop.stop.clone(),
             live: (0..plan.threads).map(|_| LiveCounters::default()).collect(),
-            pacer_tick,
+            send_grid,
         }
     }
 }

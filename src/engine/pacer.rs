@@ -1,16 +1,17 @@
 //! The open model's pacer: hands each due iteration of this worker's share of the schedule to an
 //! idle VU, starts a VU for it (up to the cap), or counts it dropped.
 //!
-//! The due times come from `schedule` ([`Interleave::due`] on the scenario's [`Ramp`]); what to
-//! do at each one is decided by [`Arrivals`] from the time the [`TimeSource`] reads, so the loop
-//! ([`pace`]) runs the same under tokio's paused time in tests as on the timerfd in a run.
+//! The arrivals come from `schedule` ([`Interleave::due`] on the scenario's [`Ramp`]) and are due
+//! at the points of the worker's send [`Grid`]; what to do at each one is decided by [`Arrivals`]
+//! from the time the [`TimeSource`] reads, so the loop ([`pace`]) runs the same under tokio's
+//! paused time in tests as on the timerfd in a run.
 //!
-//! A pacer behind its schedule sends every iteration due, late, with its scheduled due time:
-//! latency and send lag are measured from it (no coordinated omission), and nothing is skipped.
-//! Nothing is handed out once the scenario's end is [`LATE_LIMIT`] past: iterations still owed
-//! then (the generator fell far behind) are not sent that late, which would stretch a 1 s run
-//! asked for 10⁸ req/s into many seconds; the shortfall shows in the achieved rate, the send lag
-//! and their warnings.
+//! A pacer behind its schedule sends every iteration due, late, with its due time: latency and
+//! send lag are measured from it (no coordinated omission), and nothing is skipped. Nothing is
+//! handed out once the scenario's end is [`LATE_LIMIT`] past: iterations still owed then (the
+//! generator fell far behind) are not sent that late, which would stretch a 1 s run asked for
+//! 10⁸ req/s into many seconds; the shortfall shows in the achieved rate, the send lag and their
+//! warnings.
 
 use std::rc::Rc;
 use std::sync::Arc;
@@ -22,23 +23,27 @@ use super::connections::VuConnections;
 use super::gate::{Gate, HandOut, Ticket};
 use super::vu::{Vu, vu_loop};
 use super::worker::WorkerState;
-use crate::schedule::{Interleave, Ramp};
+use crate::schedule::{Grid, Interleave, Ramp};
 
 /// How long after a scenario's end the open model still sends iterations that fell due before it.
 pub(super) const LATE_LIMIT: Duration = Duration::from_secs(1);
 
-/// The pacer's default tick: it wakes at most once per tick and sends every iteration due by
-/// then, so above 1 / tick requests per second per worker one timer wake-up serves several
-/// requests. The cost is send lag: up to a tick, on average half of one above that rate, none
-/// below it.
-pub const DEFAULT_TICK: Duration = Duration::from_micros(250);
+/// The default tick of the send grid ([`Grid`]): a worker wakes at most once per tick and sends
+/// every arrival of the tick at once, so above 1 000 requests per second per worker one timer
+/// wake-up (and, as their responses come back together, one more) serves several requests. What
+/// it costs is the offered load's shape within a millisecond, not latency: each request is due
+/// at its grid point, and measured from it.
+pub const DEFAULT_GRID_TICK: Duration = Duration::from_millis(1);
 
 /// One worker's share of an open scenario's arrivals: when each falls due and whether it is
 /// still handed out. Pure: it reads no clock.
 pub(super) struct Arrivals<'a> {
     ramp: &'a Ramp,
     share: Interleave,
-    /// The schedule's origin: event `n` is due at `start + ramp.due(n)`.
+    /// Where this share's arrivals fall due.
+    grid: Grid,
+    /// The schedule's origin: event `n` arrives at `start + ramp.due(n)`, due at the grid point
+    /// at or after that.
     start: Instant,
     /// Results count from here: earlier iterations are warm-up.
     measure_start: Instant,
@@ -48,17 +53,26 @@ pub(super) struct Arrivals<'a> {
     bound: Option<u64>,
     /// This share's next item.
     k: u64,
-    /// When item `k` is due (none: the share is done).
-    next: Option<Instant>,
+    /// When item `k` arrives and is due (none: the share is done).
+    next: Option<Due>,
+}
+
+/// When an arrival falls and when it is due.
+#[derive(Debug, Clone, Copy)]
+struct Due {
+    arrival: Instant,
+    due: Instant,
 }
 
 impl<'a> Arrivals<'a> {
-    /// The share `share` of `ramp` started at `start`, measured from `measure_start`, ending at
-    /// `end` (if it ends by time) or after `limit` measured iterations over all workers (quick
-    /// mode `-n`: exactly that many fall due, sent or dropped, after the warm-up's).
+    /// The share `share` of `ramp` started at `start`, sent on `grid`, measured from
+    /// `measure_start` (by arrival), ending at `end` (if it ends by time) or after `limit`
+    /// measured iterations over all workers (quick mode `-n`: exactly that many fall due, sent or
+    /// dropped, after the warm-up's).
     pub(super) fn new(
         ramp: &'a Ramp,
         share: Interleave,
+        grid: Grid,
         start: Instant,
         measure_start: Instant,
         end: Option<Instant>,
@@ -68,6 +82,7 @@ impl<'a> Arrivals<'a> {
         let mut arrivals = Self {
             ramp,
             share,
+            grid,
             start,
             measure_start,
             cutoff: end.map(|end| end + LATE_LIMIT),
@@ -79,20 +94,27 @@ impl<'a> Arrivals<'a> {
         arrivals
     }
 
-    fn due(&self, k: u64) -> Option<Instant> {
+    fn due(&self, k: u64) -> Option<Due> {
         let n = self.share.index(k);
         if self.bound.is_some_and(|b| n >= b) {
             return None;
         }
-        self.share
-            .due(self.ramp, k)
-            .map(|offset| self.start + offset)
+        self.share.due(self.ramp, k).map(|offset| Due {
+            arrival: self.start + offset,
+            due: self.start + self.grid.due(offset),
+        })
     }
 
     /// When the next iteration is due; `None` when this share has none left.
     #[inline]
     pub(super) fn next_due(&self) -> Option<Instant> {
-        self.next
+        self.next.map(|n| n.due)
+    }
+
+    /// The grid's tick.
+    #[inline]
+    pub(super) fn tick(&self) -> Duration {
+        self.grid.tick
     }
 
     /// Moves on to the next iteration.
@@ -108,51 +130,48 @@ impl<'a> Arrivals<'a> {
         self.cutoff.is_some_and(|cutoff| now >= cutoff)
     }
 
-    /// The ticket of an iteration due at `due`.
+    /// The ticket of the next iteration, if any.
     #[inline]
-    pub(super) fn ticket(&self, due: Instant) -> Ticket {
-        Ticket {
+    pub(super) fn ticket(&self) -> Option<Ticket> {
+        self.next.map(|Due { arrival, due }| Ticket {
             due,
-            measured: due >= self.measure_start,
-        }
+            arrival,
+            measured: arrival >= self.measure_start,
+        })
     }
 }
 
 /// Runs `arrivals` on `clock`: waits for each due time and calls `hand_out` with its ticket,
 /// until the share is done, `stopped` says so, or it is too late.
 ///
-/// It wakes at most once per `tick` (see [`DEFAULT_TICK`]): it sleeps until the next due time,
-/// but no sooner than a tick after its last wake-up, then hands out every iteration due by then
-/// in one pass. Nothing goes out before its due time; each ticket keeps its own due time, so the
-/// coalescing shows only as send lag (at most a tick plus the wake-up's own latency). A pacer
-/// more than two ticks behind lets the VUs and the reactor run between hand-outs. A zero tick
-/// wakes for every due time and yields whenever the next is already due.
+/// Due times are grid points (see [`Grid`]), so one wake-up hands out every iteration of a
+/// point in one pass; nothing goes out before its due time. A pacer more than two ticks behind
+/// lets the VUs and the reactor run between hand-outs; with no grid (a zero tick) it does so
+/// whenever the next iteration is already due.
 pub(super) async fn pace<C: TimeSource>(
     arrivals: &mut Arrivals<'_>,
     clock: &C,
-    tick: Duration,
     stopped: impl Fn() -> bool,
     mut hand_out: impl FnMut(Ticket),
 ) {
     // How far behind its due time the next iteration may be before the pacer counts as behind:
-    // one tick's worth of iterations, plus a tick for the wake-up's latency.
-    let behind = 2 * tick;
+    // a point's worth of iterations, plus a tick for the wake-up's latency.
+    let behind = 2 * arrivals.tick();
     let mut now = clock.now();
-    // When the pacer last woke up (or started).
-    let mut woke = now;
     while let Some(due) = arrivals.next_due() {
         if stopped() {
             break;
         }
         while due > now {
-            clock.sleep_until(due.max(woke + tick)).await;
+            clock.sleep_until(due).await;
             now = clock.now();
-            woke = now;
         }
         if arrivals.too_late(now) {
             break;
         }
-        hand_out(arrivals.ticket(due));
+        if let Some(ticket) = arrivals.ticket() {
+            hand_out(ticket);
+        }
         arrivals.advance();
         now = clock.now();
         // Behind schedule: let the VUs run and the reactor deliver finished responses first, so
@@ -189,6 +208,7 @@ pub(super) async fn pacer(
     let mut arrivals = Arrivals::new(
         ramp,
         share,
+        Grid::for_share(run.send_grid, share),
         timing.start,
         run.measure_start,
         timing.end,
@@ -198,7 +218,7 @@ pub(super) async fn pacer(
     let mut vus = Vec::new();
     let clock = PreciseClock::new();
     let stopped = || run.stop.is_aborted();
-    pace(&mut arrivals, &clock, run.pacer_tick, stopped, |ticket| {
+    pace(&mut arrivals, &clock, stopped, |ticket| {
         match dispatch.hand_out(ticket) {
             HandOut::Handed => {}
             HandOut::Start(slot) => vus.push(tokio::task::spawn_local(vu_loop(

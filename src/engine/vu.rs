@@ -48,8 +48,8 @@ struct VuRun<'a> {
     start: Instant,
     /// The scenario's scheduled end (none: it ends when its iterations are done).
     end: Option<Instant>,
-    /// When the current iteration was due (or started): its requests belong to the ladder
-    /// phase it fell in, even a later step sent after that phase ended.
+    /// When the schedule put the current iteration (its arrival, or its start): its requests
+    /// belong to the ladder phase it fell in, even a later step sent after that phase ended.
     iteration_at: Instant,
     /// The connection (HTTP/2: stream handle) of HTTP steps.
     conn: Connection,
@@ -108,7 +108,7 @@ pub(super) async fn vu_loop(
     };
     let mut backoff = Backoff::default();
     while let Some(ticket) = gate.next(who.vu, who.slot, vu.iteration).await {
-        vu.iteration_at = ticket.due;
+        vu.iteration_at = ticket.arrival;
         if ticket.measured {
             state.recorder.borrow_mut().record_iteration(scenario.group);
         }

@@ -52,6 +52,7 @@ pub fn record(
             cpu_us_per_request: (requests > 0).then(|| 6e5 / requests as f64),
             peak_rss_bytes: 12 << 20,
             lag_ms: None,
+            send_grid_ms: None,
         },
         series,
         histograms: Histograms {

@@ -211,6 +211,9 @@ fn generator(o: &mut String, r: &RunRecord) {
             ms(lag.max)
         );
     }
+    if let Some(grid) = g.send_grid_ms {
+        let _ = write!(o, ", {}", super::view::send_grid(grid));
+    }
     let _ = writeln!(o);
 }
 

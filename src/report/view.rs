@@ -523,7 +523,19 @@ fn generator(r: &RunRecord) -> Table {
             &format!("{} / {} / {} ms", ms(lag.p50), ms(lag.p99), ms(lag.max)),
         ]);
     }
+    if let Some(grid) = g.send_grid_ms {
+        t.push(["Arrivals sent", &send_grid(grid)]);
+    }
     t
+}
+
+/// How the open model's arrivals left: on a send grid of `tick_ms`, or each at its instant.
+pub fn send_grid(tick_ms: f64) -> String {
+    if tick_ms > 0.0 {
+        format!("on a {tick_ms} ms send grid")
+    } else {
+        "each at its own instant (no send grid)".into()
+    }
 }
 
 /// The tables of groups, thresholds and checks (for the terminal summary, which has its own

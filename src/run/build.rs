@@ -267,6 +267,7 @@ fn generator(outcome: &RunOutcome, open: bool) -> Generator {
         cpu_us_per_request: worker_cpu_per_request(outcome),
         peak_rss_bytes: outcome.peak_rss_bytes,
         lag_ms: open.then(|| percentiles(&outcome.totals.lag)),
+        send_grid_ms: open.then(|| outcome.send_grid.as_micros() as f64 / 1e3),
     }
 }
 

@@ -55,9 +55,9 @@ pub struct Options {
     pub handle_signals: bool,
     /// The command line, as the record keeps it (secrets are redacted when written).
     pub command: Vec<String>,
-    /// The open model's pacer tick (see [`crate::engine::RunOptions::pacer_tick`]); none: the
-    /// default.
-    pub pacer_tick: Option<Duration>,
+    /// The tick of the open model's send grid (see [`crate::engine::RunOptions::send_grid`]);
+    /// none: the default.
+    pub send_grid: Option<Duration>,
     /// `abort_on_fail` thresholds are judged by a distributed test's coordinator on the whole
     /// test (through an observer of the caller's), not on this share's own figures.
     pub remote_judge: bool,
@@ -81,7 +81,7 @@ pub fn execute_with(
 ) -> Result<RunRecord, Error> {
     let engine_options = crate::engine::RunOptions {
         handle_signals: options.handle_signals,
-        pacer_tick: options.pacer_tick,
+        send_grid: options.send_grid,
     };
     let mut progress = progress::ProgressLine::default();
     let mut thresholds = live::LiveThresholds::new(plan);

@@ -1,15 +1,19 @@
 //! Schedules: pure functions of time that say when work is due. No I/O, no sleeping.
 //!
-//! The open model's requests fall due at instants integrated from the rate ([`Ramp::due`]); the
-//! engine sleeps until each one and measures latency from that instant, so a slow response
-//! delays nothing else and cannot hide later requests' waiting time (no coordinated omission).
-//! Each worker takes an [`Interleave`]d share of the events (and of the VUs).
+//! The open model's arrivals fall at instants integrated from the rate ([`Ramp::due`]). Each
+//! worker takes an [`Interleave`]d share of them (and of the VUs) and sends them on a [`Grid`] of
+//! short ticks: an arrival is due at the first point at or after it, so that one wake-up sends
+//! every arrival of a tick. The engine sleeps until each due time and measures latency from it,
+//! so a slow response delays nothing else and cannot hide later requests' waiting time (no
+//! coordinated omission).
 
+mod grid;
 mod ramp;
 pub mod segment;
 
 use std::time::Duration;
 
+pub use grid::Grid;
 pub use ramp::{Ramp, Stage};
 pub use segment::Segment;
 

@@ -307,6 +307,7 @@ fn generator(parts: &[Part], lag: Option<&Histogram<u64>>) -> Generator {
             .max()
             .unwrap_or(0),
         lag_ms: lag.map(percentiles),
+        send_grid_ms: parts[0].record.generator.send_grid_ms,
     }
 }
 

@@ -1,8 +1,10 @@
 use super::*;
 
 fn ticket() -> Ticket {
+    let now = Instant::now();
     Ticket {
-        due: Instant::now(),
+        due: now,
+        arrival: now,
         measured: true,
     }
 }

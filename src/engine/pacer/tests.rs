@@ -9,24 +9,25 @@ fn ramp() -> Ramp {
     Ramp::constant(1000.0, Duration::from_millis(100))
 }
 
-/// Runs `arrivals` on the paused clock with one wake-up per due time (tick 0); returns each
-/// ticket with the instant it was handed out.
+/// Runs `arrivals` on the paused clock; returns each ticket with the instant it was handed out.
 async fn handed(arrivals: &mut Arrivals<'_>, stopped: impl Fn() -> bool) -> Vec<(Ticket, Instant)> {
-    ticked(arrivals, Duration::ZERO, stopped).await
-}
-
-/// Like [`handed`], with the pacer waking at most once per `tick`.
-async fn ticked(
-    arrivals: &mut Arrivals<'_>,
-    tick: Duration,
-    stopped: impl Fn() -> bool,
-) -> Vec<(Ticket, Instant)> {
     let mut out = Vec::new();
-    pace(arrivals, &PausedClock, tick, stopped, |t| {
+    pace(arrivals, &PausedClock, stopped, |t| {
         out.push((t, PausedClock.now()))
     })
     .await;
     out
+}
+
+/// The only worker.
+const ALONE: Interleave = Interleave {
+    worker: 0,
+    workers: 1,
+};
+
+/// A grid of `tick` for the only worker.
+fn grid(tick: Duration) -> Grid {
+    Grid::for_share(tick, ALONE)
 }
 
 #[tokio::test(start_paused = true)]
@@ -38,7 +39,7 @@ async fn due_times_are_the_schedules_share() {
         workers: 3,
     };
     let end = start + ramp.total();
-    let mut arrivals = Arrivals::new(&ramp, share, start, start, Some(end), None);
+    let mut arrivals = Arrivals::new(&ramp, share, Grid::EXACT, start, start, Some(end), None);
     let got = handed(&mut arrivals, || false).await;
     let expected: Vec<Instant> = (0..)
         .map_while(|k| share.due(&ramp, k))
@@ -69,7 +70,15 @@ async fn a_late_pacer_sends_every_iteration_with_its_scheduled_due_time() {
         worker: 0,
         workers: 1,
     };
-    let mut arrivals = Arrivals::new(&ramp, share, start, start, Some(start + ramp.total()), None);
+    let mut arrivals = Arrivals::new(
+        &ramp,
+        share,
+        Grid::EXACT,
+        start,
+        start,
+        Some(start + ramp.total()),
+        None,
+    );
     let got = handed(&mut arrivals, || false).await;
     assert_eq!(got.len(), 100, "none skipped");
     for (n, (ticket, at)) in got.iter().enumerate() {
@@ -96,12 +105,12 @@ async fn nothing_is_sent_past_the_late_limit() {
     // Ended exactly the late limit ago: too late for any of it.
     let start = now - ramp.total() - LATE_LIMIT;
     let end = start + ramp.total();
-    let mut arrivals = Arrivals::new(&ramp, share, start, start, Some(end), None);
+    let mut arrivals = Arrivals::new(&ramp, share, Grid::EXACT, start, start, Some(end), None);
     assert!(handed(&mut arrivals, || false).await.is_empty());
     // Ended just under the limit ago: everything still goes out.
     let start = now + Duration::from_millis(1) - ramp.total() - LATE_LIMIT;
     let end = start + ramp.total();
-    let mut arrivals = Arrivals::new(&ramp, share, start, start, Some(end), None);
+    let mut arrivals = Arrivals::new(&ramp, share, Grid::EXACT, start, start, Some(end), None);
     assert_eq!(handed(&mut arrivals, || false).await.len(), 100);
 }
 
@@ -115,7 +124,15 @@ async fn warm_up_is_unmeasured_and_a_count_limit_follows_it() {
     };
     let measure_start = start + Duration::from_millis(20);
     // Quick mode -n 50 after a 20 ms warm-up: 20 warm-up iterations, then exactly 50.
-    let mut arrivals = Arrivals::new(&ramp, share, start, measure_start, None, Some(50));
+    let mut arrivals = Arrivals::new(
+        &ramp,
+        share,
+        Grid::EXACT,
+        start,
+        measure_start,
+        None,
+        Some(50),
+    );
     let got = handed(&mut arrivals, || false).await;
     assert_eq!(got.len(), 70);
     let measured = got.iter().filter(|(t, _)| t.measured).count();
@@ -131,7 +148,7 @@ async fn a_stopped_run_hands_out_nothing_more() {
         worker: 0,
         workers: 1,
     };
-    let mut arrivals = Arrivals::new(&ramp, share, start, start, None, None);
+    let mut arrivals = Arrivals::new(&ramp, share, Grid::EXACT, start, start, None, None);
     let stop_at = start + Duration::from_micros(9_500);
     let got = handed(&mut arrivals, || PausedClock.now() >= stop_at).await;
     // Checked before each wait: the iteration it was waiting for (due at 10 ms) still goes.
@@ -145,11 +162,17 @@ fn wakes(got: &[(Ticket, Instant)]) -> Vec<Instant> {
     at
 }
 
-/// Each ticket went out at the pacer's first wake-up at or after its due time: never early, and
-/// none left behind for a later one.
-fn assert_sent_at_the_first_wake_after_due(got: &[(Ticket, Instant)]) {
+/// Each ticket is due at the first point of `grid` (from `start`) at or after its arrival, and
+/// went out at its due time or, when the pacer was behind, at its first wake-up after it: never
+/// early, and none left behind for a later one.
+fn assert_on_the_grid(got: &[(Ticket, Instant)], grid: Grid, start: Instant) {
     let wakes = wakes(got);
     for (n, (ticket, at)) in got.iter().enumerate() {
+        assert_eq!(
+            ticket.due,
+            start + grid.due(ticket.arrival - start),
+            "n = {n}"
+        );
         assert!(*at >= ticket.due, "n = {n}: handed out early");
         let first = wakes.iter().find(|w| **w >= ticket.due);
         assert_eq!(first, Some(at), "n = {n}");
@@ -157,43 +180,44 @@ fn assert_sent_at_the_first_wake_after_due(got: &[(Ticket, Instant)]) {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_tick_sends_everything_due_within_it_at_one_wake_up() {
-    // 1000 arrivals per second, one per ms, and a 5 ms tick: five per wake-up.
+async fn a_grid_point_sends_every_arrival_of_its_tick_at_one_wake_up() {
+    // 1000 arrivals per second, one per ms, and a 5 ms grid: five per wake-up.
     let ramp = ramp();
     let start = PausedClock.now();
-    let share = Interleave {
-        worker: 0,
-        workers: 1,
-    };
     let tick = Duration::from_millis(5);
-    let mut arrivals = Arrivals::new(&ramp, share, start, start, Some(start + ramp.total()), None);
-    let got = ticked(&mut arrivals, tick, || false).await;
+    let end = Some(start + ramp.total());
+    let mut arrivals = Arrivals::new(&ramp, ALONE, grid(tick), start, start, end, None);
+    let got = handed(&mut arrivals, || false).await;
     assert_eq!(got.len(), 100, "none skipped");
     for (n, (ticket, at)) in got.iter().enumerate() {
-        // Each keeps its own due time: latency is measured from it, not from the wake-up.
-        assert_eq!(ticket.due, start + ramp.due(n as u64).unwrap(), "n = {n}");
-        assert!(*at - ticket.due <= tick, "n = {n}: {:?}", *at - ticket.due);
+        // Each keeps its arrival (its phase) and is due at the grid point at or after it, and
+        // sent then: latency is measured from the point, so the grid adds nothing to it.
+        assert_eq!(
+            ticket.arrival,
+            start + ramp.due(n as u64).unwrap(),
+            "n = {n}"
+        );
+        assert!(ticket.due - ticket.arrival < tick, "n = {n}");
+        assert_eq!(*at, ticket.due, "n = {n}: sent at its due time");
     }
-    assert_sent_at_the_first_wake_after_due(&got);
+    assert_on_the_grid(&got, grid(tick), start);
+    // Points 0, 5, …, 100 ms: one wake-up each, a tick apart.
     let woke = wakes(&got);
-    assert!(woke.len() <= 100 / 5 + 2, "{} wake-ups", woke.len());
-    for pair in woke.windows(2) {
-        assert!(pair[1] - pair[0] >= tick, "{:?}", pair[1] - pair[0]);
-    }
-    // The five due at 1..=5 ms all went out when the pacer woke at 5 ms, a tick after it started.
-    assert!(
-        got[1..=5]
-            .iter()
-            .all(|(_, at)| *at == start + Duration::from_millis(5))
-    );
-    // Tick 0: one wake-up per due time.
+    assert_eq!(woke.len(), 21);
+    assert!(woke.windows(2).all(|pair| pair[1] - pair[0] == tick));
+    // The five arriving at 1..=5 ms all went out at the 5 ms point.
+    let at_five = start + Duration::from_millis(5);
+    assert!(got[1..=5].iter().all(|(_, at)| *at == at_five));
+    // No grid: one wake-up per arrival, each due at its arrival.
     let start = PausedClock.now();
-    let mut arrivals = Arrivals::new(&ramp, share, start, start, None, None);
-    assert_eq!(wakes(&handed(&mut arrivals, || false).await).len(), 100);
+    let mut arrivals = Arrivals::new(&ramp, ALONE, Grid::EXACT, start, start, None, None);
+    let got = handed(&mut arrivals, || false).await;
+    assert_eq!(wakes(&got).len(), 100);
+    assert!(got.iter().all(|(t, _)| t.due == t.arrival));
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_ramp_under_a_tick_keeps_its_schedule_exactly() {
+async fn a_ramp_on_staggered_grids_keeps_its_arrivals_exactly() {
     // 0 → 5000 req/s over 200 ms, then 100 ms at 5000: 500 + 500 arrivals over two workers.
     let ramp = Ramp::new(
         0.0,
@@ -214,32 +238,29 @@ async fn a_ramp_under_a_tick_keeps_its_schedule_exactly() {
         // One worker after the other, each from now.
         let start = PausedClock.now();
         let share = Interleave { worker, workers: 2 };
+        let grid = Grid::for_share(tick, share);
+        assert_eq!(grid.offset, Duration::from_millis(worker as u64));
         let expected: Vec<Instant> = (0..)
             .map_while(|k| share.due(&ramp, k))
             .map(|offset| start + offset)
             .collect();
-        let mut arrivals =
-            Arrivals::new(&ramp, share, start, start, Some(start + ramp.total()), None);
-        let got = ticked(&mut arrivals, tick, || false).await;
-        let dues: Vec<Instant> = got.iter().map(|(t, _)| t.due).collect();
+        let end = Some(start + ramp.total());
+        let mut arrivals = Arrivals::new(&ramp, share, grid, start, start, end, None);
+        let got = handed(&mut arrivals, || false).await;
+        let arrived: Vec<Instant> = got.iter().map(|(t, _)| t.arrival).collect();
         assert_eq!(
-            dues, expected,
+            arrived, expected,
             "worker {worker}: the share's schedule, each once"
         );
-        assert_sent_at_the_first_wake_after_due(&got);
+        assert_on_the_grid(&got, grid, start);
         for (n, (ticket, at)) in got.iter().enumerate() {
-            let lag = *at - ticket.due;
-            assert!(lag <= tick, "worker {worker}, n = {n}: {lag:?}");
-            // Slower than one per tick (early in the ramp): no coalescing, so no added lag
-            // beyond tokio's timer rounding up to the next millisecond.
-            if n > 0 && ticket.due - got[n - 1].0.due > tick {
-                assert!(
-                    lag < Duration::from_millis(1),
-                    "worker {worker}, n = {n}: {lag:?}"
-                );
-            }
+            assert!(
+                ticket.due - ticket.arrival < tick,
+                "worker {worker}, n = {n}"
+            );
+            assert_eq!(*at, ticket.due, "worker {worker}, n = {n}");
         }
-        all.extend(dues.iter().map(|d| *d - start));
+        all.extend(arrived.iter().map(|d| *d - start));
     }
     // The two shares together: the whole schedule, each arrival once (500 + 500).
     all.sort();
@@ -249,43 +270,37 @@ async fn a_ramp_under_a_tick_keeps_its_schedule_exactly() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn under_a_tick_counts_late_limit_and_stop_are_unchanged() {
+async fn on_a_grid_counts_late_limit_and_stop_are_unchanged() {
     let ramp = ramp();
     let tick = Duration::from_millis(5);
-    let share = Interleave {
-        worker: 0,
-        workers: 1,
-    };
     let now = PausedClock.now();
-    // Warm-up, then quick mode's -n 50: exactly 50 measured.
-    let mut arrivals = Arrivals::new(
-        &ramp,
-        share,
-        now,
-        now + Duration::from_millis(20),
-        None,
-        Some(50),
-    );
-    let got = ticked(&mut arrivals, tick, || false).await;
+    // Warm-up, then quick mode's -n 50: exactly 50 measured, by arrival (the arrivals at
+    // 16..=19 ms are due at the 20 ms point, where measuring starts, but are warm-up).
+    let measure_start = now + Duration::from_millis(20);
+    let mut arrivals = Arrivals::new(&ramp, ALONE, grid(tick), now, measure_start, None, Some(50));
+    let got = handed(&mut arrivals, || false).await;
     assert_eq!(got.len(), 70);
     assert_eq!(got.iter().filter(|(t, _)| t.measured).count(), 50);
+    assert!(got[..20].iter().all(|(t, _)| !t.measured));
     // Ended exactly the late limit ago: nothing.
     let start = PausedClock.now() - ramp.total() - LATE_LIMIT;
-    let mut arrivals = Arrivals::new(&ramp, share, start, start, Some(start + ramp.total()), None);
-    assert!(ticked(&mut arrivals, tick, || false).await.is_empty());
-    // 30 ms behind: the 30 overdue go out at once with their own due times, then on the tick.
+    let end = Some(start + ramp.total());
+    let mut arrivals = Arrivals::new(&ramp, ALONE, grid(tick), start, start, end, None);
+    assert!(handed(&mut arrivals, || false).await.is_empty());
+    // 30 ms behind: the 31 overdue go out at once with their own due times, then on the grid.
     let now = PausedClock.now();
     let start = now - Duration::from_millis(30);
-    let mut arrivals = Arrivals::new(&ramp, share, start, start, Some(start + ramp.total()), None);
-    let got = ticked(&mut arrivals, tick, || false).await;
+    let end = Some(start + ramp.total());
+    let mut arrivals = Arrivals::new(&ramp, ALONE, grid(tick), start, start, end, None);
+    let got = handed(&mut arrivals, || false).await;
     assert_eq!(got.len(), 100);
     assert!(got[..=30].iter().all(|(_, at)| *at == now));
-    assert_sent_at_the_first_wake_after_due(&got);
-    // A stop is seen before each hand-out but the one the pacer woke for: woken at 10 ms (after
-    // 0 and 5 ms), it sends the iteration due at 6 ms and no more.
+    assert_on_the_grid(&got, grid(tick), start);
+    // A stop is seen before each hand-out but the one the pacer woke for: woken at the 10 ms
+    // point (after 0 and 5 ms), it sends the iteration arriving at 6 ms and no more.
     let start = PausedClock.now();
     let stop_at = start + Duration::from_micros(9_500);
-    let mut arrivals = Arrivals::new(&ramp, share, start, start, None, None);
-    let got = ticked(&mut arrivals, tick, || PausedClock.now() >= stop_at).await;
-    assert_eq!(got.len(), 7, "due at 0..=6 ms");
+    let mut arrivals = Arrivals::new(&ramp, ALONE, grid(tick), start, start, None, None);
+    let got = handed(&mut arrivals, || PausedClock.now() >= stop_at).await;
+    assert_eq!(got.len(), 7, "arrivals at 0..=6 ms");
 }

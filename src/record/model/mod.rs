@@ -462,6 +462,10 @@ pub struct Generator {
     pub peak_rss_bytes: u64,
     /// Open model: how late requests were sent against their due time, ms.
     pub lag_ms: Option<Percentiles>,
+    /// Open model: the tick of the workers' send grid, ms (0: none). Each request was due at
+    /// the first point of its worker's grid at or after its arrival, and is measured from there.
+    #[serde(default)]
+    pub send_grid_ms: Option<f64>,
 }
 
 /// One worker thread's CPU use.
