@@ -248,7 +248,9 @@ impl<D: Dial> StreamHandle<D> {
         let sender = loop {
             if self.sender.is_none() {
                 self.phase = ConnPhase::Connecting;
-                if let Some(timing) = self.acquire().await? {
+                // Boxed, as HTTP/1.1's dial: once per connection, and it keeps the dial (and
+                // TLS handshake) future out of every exchange's.
+                if let Some(timing) = Box::pin(self.acquire()).await? {
                     connect = timing;
                 }
             }

@@ -216,7 +216,10 @@ impl<D: Dial> Http1Connection<D> {
     ) -> Result<Response, ErrorKind> {
         if self.stream.is_none() {
             self.phase = ConnPhase::Connecting;
-            let (stream, timing) = self.dialer.dial().await?;
+            // Boxed: the dial future (a TLS handshake's is large) would otherwise sit inline in
+            // every exchange's future, in each VU task, for the connection's whole life; this is
+            // one allocation per connection, none per request.
+            let (stream, timing) = Box::pin(self.dialer.dial()).await?;
             self.opened += 1;
             self.stream = Some(stream);
             self.connect = timing;
