@@ -9,9 +9,11 @@
 #   threads  closed model, THREADS_CONNECTIONS connections, generator threads 1, 2, 4, 8 (up
 #            to its CPUs), each pinned to that many CPUs: volley, wrk, oha
 #   conns    closed model, all generator CPUs, CONNECTIONS connections: volley, wrk, oha
-#   open     open model at RATES req/s: volley --rate, vegeta -rate; and, for the open/closed
-#            cost at the same throughput, volley and wrk closed against /paced/RATE, which
-#            nginx itself holds to RATE (limit_req with a delay, no rejections)
+#   open     open model at RATES req/s: volley --rate (on its default 1 ms send grid),
+#            volley-exact (--send-grid 0: each request at its own instant), vegeta -rate; and,
+#            for the open/closed cost at the same throughput, volley and wrk closed against
+#            /paced/RATE, which nginx itself holds to RATE (limit_req with a delay, no
+#            rejections)
 #
 # Every run is wrapped in /usr/bin/time -v: CPU = user + sys of the generator process, peak
 # RSS. The response count comes from the tool (volley: summary.requests of --json, wrk: "N
@@ -24,7 +26,7 @@
 #   bench/scale.sh                  # the full sweep (2 rounds x 10 s; ~15 min on 2 cores)
 #
 # Knobs (environment): QUICK=0|1  DURATION=10  ROUNDS=2  SWEEPS="threads conns open"
-#   TOOLS="volley wrk oha vegeta"  CONNECTIONS="64 256 1000 10000"  THREADS="1 2 4 8"
+#   TOOLS="volley volley-exact wrk oha vegeta"  CONNECTIONS="64 256 1000 10000"  THREADS="1 2 4 8"
 #   THREADS_CONNECTIONS=256  RATES="2000 20000 100000"  OPEN_CAP=1000  PACED_CONNECTIONS=64
 #   GEN_CPUS=(first quarter)  SERVER_CPUS=(next half)  VOLLEY=target/release/volley
 #   VOLLEY_ARGS=""  BUILD=auto|always|never  WRK=wrk  OHA=oha  VEGETA=vegeta  NGINX=nginx
@@ -52,7 +54,7 @@ else
   CONNECTIONS=${CONNECTIONS:-64 256 1000 10000}; RATES=${RATES:-2000 20000 100000}
 fi
 SWEEPS=${SWEEPS:-threads conns open}
-TOOLS=${TOOLS:-volley wrk oha vegeta}
+TOOLS=${TOOLS:-volley volley-exact wrk oha vegeta}
 THREADS=${THREADS:-1 2 4 8}
 THREADS_CONNECTIONS=${THREADS_CONNECTIONS:-256}
 OPEN_CAP=${OPEN_CAP:-1000}
@@ -112,6 +114,9 @@ for t in $TOOLS; do
       fi
       [[ -x $VOLLEY ]] || { note "skipping volley: no executable at $VOLLEY"; continue; }
       tools+=(volley) ;;
+    volley-exact)
+      [[ -x $VOLLEY ]] || { note "skipping volley-exact: no executable at $VOLLEY"; continue; }
+      tools+=(volley-exact) ;;
     wrk)
       command -v "$WRK" >/dev/null || { note "skipping wrk (apt-get install -y wrk)"; continue; }
       tools+=(wrk) ;;
@@ -124,7 +129,7 @@ for t in $TOOLS; do
     vegeta)
       command -v "$VEGETA" >/dev/null || { note "skipping vegeta (go install github.com/tsenart/vegeta/v12@v12.12.0)"; continue; }
       tools+=(vegeta) ;;
-    *) die "unknown tool '$t' (known: volley wrk oha vegeta)" ;;
+    *) die "unknown tool '$t' (known: volley volley-exact wrk oha vegeta)" ;;
   esac
 done
 (( ${#tools[@]} > 0 )) || die "none of the tools ($TOOLS) is available"
@@ -150,7 +155,7 @@ done
 tools_for() { # model -> the tools that run it
   case $1 in
     closed) for t in volley wrk oha; do has "$t" && echo "$t"; done ;;
-    open) for t in volley vegeta; do has "$t" && echo "$t"; done ;;
+    open) for t in volley volley-exact vegeta; do has "$t" && echo "$t"; done ;;
     paced) for t in volley wrk; do has "$t" && echo "$t"; done ;;
   esac
 }
@@ -226,9 +231,10 @@ run_one() {
   cpus=$(cpu_list_take "$th" "${gen_cpus[*]}")
   local -a cmd env=()
   case $tool in
-    volley)
+    volley|volley-exact)
       cmd=("$VOLLEY" "$url" -c "$conns" -d "${DURATION}s" --threads "$th" -q --json "$json" --out "$tmp/res")
       [[ $model == open ]] && cmd+=(--rate "$rate")
+      [[ $tool == volley-exact ]] && cmd+=(--send-grid 0)
       cmd+=("${volley_extra[@]}") ;;
     wrk) cmd=("$WRK" "-t$th" "-c$conns" "-d${DURATION}s" "$url") ;;
     oha) cmd=("$OHA" -c "$conns" -z "${DURATION}s" --no-tui "${oha_args[@]}" --worker-threads "$th" "$url") ;;
@@ -257,7 +263,7 @@ run_one() {
 
   local requests
   case $tool in
-    volley) requests=$(volley_requests "$json") || die "no record from volley ($json)" ;;
+    volley|volley-exact) requests=$(volley_requests "$json") || die "no record from volley ($json)" ;;
     wrk)
       requests=$(awk '/ requests in / { print $1; exit }' "$out")
       grep -E 'Socket errors|Non-2xx' "$out" | sed "s/^ */[$BENCH_TAG] wrk: /" >&2 || true ;;
@@ -305,6 +311,7 @@ echo "generator CPUs: ${gen_cpus[*]}   nginx CPUs: ${server_cpus[*]} ($workers w
 for t in "${tools[@]}"; do
   case $t in
     volley) echo "volley: $("$VOLLEY" --version 2>&1 | head -n1) ($VOLLEY)" ;;
+    volley-exact) echo "volley-exact: the same volley with --send-grid 0" ;;
     wrk) echo "wrk:    $("$WRK" -v 2>&1 | head -n1 | cut -c1-60)" ;;
     oha) echo "oha:    $("$OHA" --version 2>&1 | head -n1)" ;;
     vegeta) # `go install` builds print no version; the module's is in the binary.

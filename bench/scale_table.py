@@ -9,6 +9,7 @@ Definitions (one each):
   KiB/conn     (peak RSS at this connection count - peak RSS at the sweep's smallest count)
                / (difference of the counts): the memory of one extra open connection
   x wrk        volley's figure / wrk's at the same point (closed, paced); x vegeta likewise (open)
+  volley-exact volley with --send-grid 0 (open model: each request sent at its own instant)
   bg %         CPU time other processes took on the pinned CPUs (generator's and nginx's),
                % of their capacity over the run (wall time of the tool); the worst of the rounds
 """
@@ -62,9 +63,9 @@ def main():
     med = load(sys.argv[1])
     per_conn = rss_per_conn(med)
     order = {"closed": 0, "paced": 1, "open": 2}
-    tool_order = {"volley": 0, "wrk": 1, "oha": 2, "vegeta": 3}
+    tool_order = {"volley": 0, "volley-exact": 1, "wrk": 2, "oha": 3, "vegeta": 4}
     keys = sorted(med, key=lambda k: (order[k[0]], k[3], k[1], k[2], tool_order.get(k[4], 9)))
-    head = (f"{'model':<7} {'thr':>3} {'conns':>6} {'rate':>7} {'tool':<7} {'req/s':>9} "
+    head = (f"{'model':<7} {'thr':>3} {'conns':>6} {'rate':>7} {'tool':<12} {'req/s':>9} "
             f"{'achieved':>8} {'cpu us/req':>10} {'rss MiB':>8} {'KiB/conn':>8} "
             f"{'cpu x wrk':>9} {'rps x wrk':>9} {'cpu x veg':>9} {'bg %':>5}")
     print(head)
@@ -75,7 +76,7 @@ def main():
         peer = med.get((model, th, conns, rate, "wrk"))
         veg = med.get(("open", th, conns, rate, "vegeta")) if model == "open" else None
         achieved = m["rps"] / rate * 100 if rate else None
-        print(f"{model:<7} {th:>3} {conns:>6} {rate or '':>7} {tool:<7} {m['rps']:>9.0f} "
+        print(f"{model:<7} {th:>3} {conns:>6} {rate or '':>7} {tool:<12} {m['rps']:>9.0f} "
               f"{fmt(achieved, '7.1f'):>7}{'%' if achieved else ' '} {m['cpu']:>10.2f} "
               f"{m['rss'] / 1024:>8.1f} {fmt(per_conn.get(k), '8.2f'):>8} "
               f"{fmt(m['cpu'] / peer['cpu'] if peer and tool != 'wrk' else None, '9.2f'):>9} "
@@ -109,13 +110,13 @@ def threads_efficiency(med):
 def open_vs_closed(med):
     lines = []
     for (model, th, _conns, rate, tool), m in sorted(med.items()):
-        if model != "open" or tool != "volley":
+        if model != "open" or tool not in ("volley", "volley-exact"):
             continue
         paced = [v for (mo, t, _c, ra, to), v in med.items()
                  if mo == "paced" and t == th and ra == rate and to == "volley"]
         if paced:
             p = paced[0]
-            lines.append(f"  {rate:>7} req/s: open {m['cpu']:.2f} us/req at {m['rps']:.0f} req/s, "
+            lines.append(f"  {rate:>7} req/s: {tool:<12} open {m['cpu']:.2f} us/req at {m['rps']:.0f} req/s, "
                          f"closed {p['cpu']:.2f} at {p['rps']:.0f}: open/closed {m['cpu'] / p['cpu']:.2f}")
     if lines:
         print("\nvolley open model vs closed at the same rate (closed held to the rate by nginx):")

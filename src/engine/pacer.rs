@@ -31,8 +31,8 @@ pub(super) const LATE_LIMIT: Duration = Duration::from_secs(1);
 /// The default tick of the send grid ([`Grid`]): a worker wakes at most once per tick and sends
 /// every arrival of the tick at once, so above 1 000 requests per second per worker one timer
 /// wake-up (and, as their responses come back together, one more) serves several requests. What
-/// it costs is the offered load's shape within a millisecond, not latency: each request is due
-/// at its grid point, and measured from it.
+/// it costs is the offered load's shape within a millisecond (a tick's requests leave in a
+/// burst), not a wait: each request is due at its grid point, and measured from it.
 pub const DEFAULT_GRID_TICK: Duration = Duration::from_millis(1);
 
 /// One worker's share of an open scenario's arrivals: when each falls due and whether it is

@@ -4,9 +4,10 @@
 //! and sends together every arrival that fell at or before the point, none before it. Each
 //! arrival's *due time* is therefore its grid point: the first point at or after the instant the
 //! schedule puts it at. That is still a function of time alone, fixed before the run (no
-//! coordinated omission), and latency is measured from it, so the grid adds nothing to latency:
-//! what it changes is the shape of the offered load within a tick (the arrivals of a tick leave
-//! together), never the rate over any span longer than a tick.
+//! coordinated omission), and latency is measured from it, so no request's latency includes a
+//! wait for its grid point: what the grid changes is the shape of the offered load within a tick
+//! (the arrivals of a tick leave together, one after another), never the rate over any span of a
+//! tick or more.
 //!
 //! The workers' grids are staggered by `tick / workers`, so that they do not all send at once.
 
