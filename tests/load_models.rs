@@ -83,6 +83,45 @@ fn open_model_achieves_the_requested_rate() {
 }
 
 #[test]
+fn the_send_grid_is_recorded_and_can_be_turned_off_or_refused() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("send-grid");
+    let url = format!("{}/", t.base_url());
+    // Default 1 ms; `--pacer-tick` is the old name of the same flag; 0: no grid.
+    for (extra, grid) in [
+        (&[][..], 1.0),
+        (&["--send-grid", "250us"][..], 0.25),
+        (&["--pacer-tick", "0"][..], 0.0),
+    ] {
+        let mut args = vec![url.as_str(), "--rate", "2000", "-n", "1000"];
+        args.extend_from_slice(extra);
+        let (out, rec) = run_json(&dir, &args);
+        assert!(out.status.success(), "{extra:?}");
+        assert_eq!(summary_u64(&rec, "requests"), 1000, "{extra:?}");
+        assert_eq!(
+            rec["generator"]["send_grid_ms"].as_f64(),
+            Some(grid),
+            "{extra:?}"
+        );
+    }
+    // A closed-model run has no grid.
+    let (_, rec) = run_json(&dir, &[&url, "-c", "2", "-n", "10"]);
+    assert!(rec["generator"]["send_grid_ms"].is_null());
+    // Longer than 10 ms: refused, naming the flag, before anything is sent.
+    let out = volley()
+        .args([&url, "--rate", "100", "-n", "10", "--send-grid", "20ms"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--send-grid") && err.contains("longest send grid"),
+        "{err}"
+    );
+}
+
+#[test]
 fn open_model_with_request_count_sends_exactly_n() {
     let _serial = serial();
     let t = target();
