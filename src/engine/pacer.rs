@@ -158,20 +158,18 @@ pub(super) async fn pace<C: TimeSource>(
     // a point's worth of iterations, plus a tick for the wake-up's latency.
     let behind = 2 * arrivals.tick();
     let mut now = clock.now();
-    while let Some(due) = arrivals.next_due() {
+    while let Some(ticket) = arrivals.ticket() {
         if stopped() {
             break;
         }
-        while due > now {
-            clock.sleep_until(due).await;
+        while ticket.due > now {
+            clock.sleep_until(ticket.due).await;
             now = clock.now();
         }
         if arrivals.too_late(now) {
             break;
         }
-        if let Some(ticket) = arrivals.ticket() {
-            hand_out(ticket);
-        }
+        hand_out(ticket);
         arrivals.advance();
         now = clock.now();
         // Behind schedule: let the VUs run and the reactor deliver finished responses first, so

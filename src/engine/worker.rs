@@ -18,7 +18,7 @@ use super::pacer::pacer;
 use super::usage::thread_cpu;
 use super::vu::{Vu, vu_loop};
 use super::{RunShared, WorkerMessage, WorkerResult};
-use crate::plan::{Profile, Scenario};
+use crate::plan::Profile;
 use crate::record::model::LoadModel;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::schedule::Interleave;
@@ -69,11 +69,7 @@ const OPEN_RATE_PER_WORKER: f64 = 10_000.0;
 
 /// The workers that take part in a scenario: no more than it has VUs, and for the open model no
 /// more than one per [`OPEN_RATE_PER_WORKER`] of its peak rate; at least one.
-pub(super) fn participants(scenario: &Scenario, workers: usize) -> usize {
-    participants_of(&scenario.profile, workers)
-}
-
-fn participants_of(profile: &Profile, workers: usize) -> usize {
+pub(super) fn participants(profile: &Profile, workers: usize) -> usize {
     let by_rate = match profile.model() {
         LoadModel::Open => (profile.ramp().peak() / OPEN_RATE_PER_WORKER).ceil() as usize,
         LoadModel::Closed => usize::MAX,
@@ -105,7 +101,7 @@ async fn worker_main(
 
     let mut vus = Vec::new();
     for (si, scenario) in plan.scenarios.iter().enumerate() {
-        let stride = participants(scenario, plan.threads);
+        let stride = participants(&scenario.profile, plan.threads);
         if index >= stride {
             continue;
         }
@@ -233,29 +229,25 @@ mod tests {
 
     #[test]
     fn an_open_scenario_takes_a_worker_per_ten_thousand_arrivals_a_second() {
-        assert_eq!(participants_of(&open(2_000.0, 1_000), 4), 1);
-        assert_eq!(participants_of(&open(10_000.0, 1_000), 4), 1);
-        assert_eq!(participants_of(&open(10_001.0, 1_000), 4), 2);
-        assert_eq!(participants_of(&open(20_000.0, 1_000), 4), 2);
-        assert_eq!(participants_of(&open(35_000.0, 1_000), 4), 4);
+        assert_eq!(participants(&open(2_000.0, 1_000), 4), 1);
+        assert_eq!(participants(&open(10_000.0, 1_000), 4), 1);
+        assert_eq!(participants(&open(10_001.0, 1_000), 4), 2);
+        assert_eq!(participants(&open(20_000.0, 1_000), 4), 2);
+        assert_eq!(participants(&open(35_000.0, 1_000), 4), 4);
         assert_eq!(
-            participants_of(&open(100_000.0, 1_000), 4),
+            participants(&open(100_000.0, 1_000), 4),
             4,
             "at most --threads"
         );
-        assert_eq!(
-            participants_of(&open(100_000.0, 2), 4),
-            2,
-            "at most its VUs"
-        );
-        assert_eq!(participants_of(&open(0.0, 1_000), 4), 1, "at least one");
+        assert_eq!(participants(&open(100_000.0, 2), 4), 2, "at most its VUs");
+        assert_eq!(participants(&open(0.0, 1_000), 4), 1, "at least one");
     }
 
     #[test]
     fn a_closed_scenario_takes_every_worker_it_has_vus_for() {
         let closed = |vus| Profile::constant(LoadModel::Closed, vus, Duration::from_secs(1), 0);
-        assert_eq!(participants_of(&closed(64.0), 4), 4);
-        assert_eq!(participants_of(&closed(3.0), 4), 3);
-        assert_eq!(participants_of(&closed(1.0), 4), 1);
+        assert_eq!(participants(&closed(64.0), 4), 4);
+        assert_eq!(participants(&closed(3.0), 4), 3);
+        assert_eq!(participants(&closed(1.0), 4), 1);
     }
 }

@@ -46,8 +46,11 @@ impl Grid {
     /// arrival the schedule puts at `at` is due.
     #[inline]
     pub fn due(&self, at: Duration) -> Duration {
-        if self.tick.is_zero() || at <= self.offset {
-            return if self.tick.is_zero() { at } else { self.offset };
+        if self.tick.is_zero() {
+            return at;
+        }
+        if at <= self.offset {
+            return self.offset;
         }
         let tick = self.tick.as_nanos();
         let after = (at - self.offset).as_nanos();
