@@ -122,6 +122,30 @@ fn the_send_grid_is_recorded_and_can_be_turned_off_or_refused() {
 }
 
 #[test]
+fn a_run_starts_only_the_worker_threads_its_scenarios_use() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("threads-used");
+    let url = format!("{}/", t.base_url());
+    // (flags, threads started): an open scenario takes one per 10 000 req/s, a closed one no
+    // more than its connections; each started thread has its entry under generator.threads.
+    for (args, used) in [
+        (&["--rate", "2000", "-n", "400", "--threads", "4"][..], 1),
+        (&["--rate", "25000", "-n", "5000", "--threads", "4"][..], 3),
+        (&["-c", "2", "-n", "100", "--threads", "4"][..], 2),
+        (&["-c", "8", "-n", "100", "--threads", "4"][..], 4),
+    ] {
+        let mut all = vec![url.as_str()];
+        all.extend_from_slice(args);
+        let (out, rec) = run_json(&dir, &all);
+        assert!(out.status.success(), "{args:?}");
+        assert_eq!(rec["config"]["threads"].as_u64(), Some(used), "{args:?}");
+        let threads = rec["generator"]["threads"].as_array().unwrap();
+        assert_eq!(threads.len() as u64, used, "{args:?}");
+    }
+}
+
+#[test]
 fn open_model_with_request_count_sends_exactly_n() {
     let _serial = serial();
     let t = target();

@@ -6,6 +6,8 @@ use crate::record::model::{RunRecord, Warning};
 
 /// A worker thread this busy (CPU over wall time) was likely the bottleneck.
 pub const SATURATED_UTILIZATION: f64 = 0.90;
+/// A worker thread's utilization is judged once it ran this long, s.
+pub const SATURATED_MIN_WALL_S: f64 = 0.5;
 /// Open model: send lag p99 above this means requests went out late, ms.
 pub const LAG_P99_LIMIT_MS: f64 = 1.0;
 /// Open model: achieved rate below this share of the requested one is flagged.
@@ -72,15 +74,18 @@ fn how_it_ended(r: &RunRecord, out: &mut Vec<Warning>) {
     }
 }
 
-/// The generator was the bottleneck: a saturated thread, or requests sent late.
+/// The generator was the bottleneck: a saturated thread, or requests sent late. A thread's
+/// utilization counts once it ran [`SATURATED_MIN_WALL_S`]: over a shorter time, start-up alone
+/// can fill it.
 fn generator(r: &RunRecord, out: &mut Vec<Warning>) {
     let busiest = r
         .generator
         .threads
         .iter()
+        .filter(|t| t.wall_s >= SATURATED_MIN_WALL_S)
         .map(|t| t.utilization)
         .fold(0.0, f64::max);
-    if busiest >= SATURATED_UTILIZATION && r.generator.threads.iter().any(|t| t.wall_s >= 0.5) {
+    if busiest >= SATURATED_UTILIZATION {
         out.push(warn(
             "generator_saturated",
             format!(
@@ -209,5 +214,28 @@ mod tests {
         let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
         assert_eq!(codes, vec!["littles_law", "heavy_tail"]);
         assert_eq!(warnings[0].message, "littles_law is Failed");
+    }
+
+    fn thread(cpu_s: f64, wall_s: f64) -> crate::record::model::ThreadStats {
+        crate::record::model::ThreadStats {
+            cpu_s,
+            wall_s,
+            utilization: cpu_s / wall_s,
+        }
+    }
+
+    fn saturated(threads: Vec<crate::record::model::ThreadStats>) -> bool {
+        let mut r = record("threads", 3, 100, 2000, 0, 0.0);
+        r.generator.threads = threads;
+        diagnose(&r).iter().any(|w| w.code == "generator_saturated")
+    }
+
+    #[test]
+    fn only_a_thread_busy_over_half_a_second_or_more_is_saturated() {
+        assert!(saturated(vec![thread(0.1, 3.0), thread(2.9, 3.0)]));
+        assert!(!saturated(vec![thread(0.1, 3.0), thread(1.5, 3.0)]));
+        // A thread that was busy for the 30 ms it ran says nothing about the run.
+        assert!(!saturated(vec![thread(0.03, 0.03), thread(1.5, 3.0)]));
+        assert!(!saturated(vec![thread(0.4, 0.4)]));
     }
 }

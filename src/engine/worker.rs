@@ -18,7 +18,6 @@ use super::pacer::pacer;
 use super::usage::thread_cpu;
 use super::vu::{Vu, vu_loop};
 use super::{RunShared, WorkerMessage, WorkerResult};
-use crate::plan::Profile;
 use crate::record::model::LoadModel;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::schedule::Interleave;
@@ -59,24 +58,6 @@ pub(super) fn run_worker(index: usize, run: Arc<RunShared>, tx: UnboundedSender<
     let _ = tx.send(WorkerMessage::Done(Box::new(result)));
 }
 
-/// The most arrivals per second an open scenario gives each worker before it takes one more. One
-/// worker sends them on its send grid, several per wake-up; spread over many workers, a low rate
-/// would leave each a request per tick or less, that is a wake-up per request, 1.5–3.5× the CPU
-/// per request (bench/README.md, "The send grid"). 10 000 per second is a tenth to a fifth of a
-/// core at the 10–20 µs a request costs on the grid, and 60 % at the dearest cost measured per
-/// request (~60 µs, a wake-up each).
-const OPEN_RATE_PER_WORKER: f64 = 10_000.0;
-
-/// The workers that take part in a scenario: no more than it has VUs, and for the open model no
-/// more than one per [`OPEN_RATE_PER_WORKER`] of its peak rate; at least one.
-pub(super) fn participants(profile: &Profile, workers: usize) -> usize {
-    let by_rate = match profile.model() {
-        LoadModel::Open => (profile.ramp().peak() / OPEN_RATE_PER_WORKER).ceil() as usize,
-        LoadModel::Closed => usize::MAX,
-    };
-    workers.min(profile.max_vus() as usize).min(by_rate).max(1)
-}
-
 async fn worker_main(
     index: usize,
     run: Arc<RunShared>,
@@ -101,7 +82,7 @@ async fn worker_main(
 
     let mut vus = Vec::new();
     for (si, scenario) in plan.scenarios.iter().enumerate() {
-        let stride = participants(&scenario.profile, plan.threads);
+        let stride = scenario.profile.workers(plan.threads);
         if index >= stride {
             continue;
         }
@@ -217,37 +198,4 @@ fn final_interval(
     }
     let span = (now - from).as_secs_f64().min(1.0);
     Some(recorder.take_interval(second, span, state.in_flight.get()))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn open(rate: f64, cap: u32) -> Profile {
-        Profile::constant(LoadModel::Open, rate, Duration::from_secs(1), cap)
-    }
-
-    #[test]
-    fn an_open_scenario_takes_a_worker_per_ten_thousand_arrivals_a_second() {
-        assert_eq!(participants(&open(2_000.0, 1_000), 4), 1);
-        assert_eq!(participants(&open(10_000.0, 1_000), 4), 1);
-        assert_eq!(participants(&open(10_001.0, 1_000), 4), 2);
-        assert_eq!(participants(&open(20_000.0, 1_000), 4), 2);
-        assert_eq!(participants(&open(35_000.0, 1_000), 4), 4);
-        assert_eq!(
-            participants(&open(100_000.0, 1_000), 4),
-            4,
-            "at most --threads"
-        );
-        assert_eq!(participants(&open(100_000.0, 2), 4), 2, "at most its VUs");
-        assert_eq!(participants(&open(0.0, 1_000), 4), 1, "at least one");
-    }
-
-    #[test]
-    fn a_closed_scenario_takes_every_worker_it_has_vus_for() {
-        let closed = |vus| Profile::constant(LoadModel::Closed, vus, Duration::from_secs(1), 0);
-        assert_eq!(participants(&closed(64.0), 4), 4);
-        assert_eq!(participants(&closed(3.0), 4), 3);
-        assert_eq!(participants(&closed(1.0), 4), 1);
-    }
 }

@@ -201,9 +201,8 @@ pub fn at_level(base: &Plan, level: f64, s: &Settings) -> Plan {
     sc.start_after = Duration::ZERO;
     sc.phases.clear();
     sc.profile = Profile::constant(s.model(), level, s.warmup + s.step, s.max_in_flight);
-    let vus = sc.max_vus() as usize;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    plan.threads = s.threads.unwrap_or(cores).min(vus.max(1));
+    plan.fit_threads(s.threads.unwrap_or(cores));
     plan
 }
 

@@ -162,6 +162,21 @@ pub struct Scenario {
     pub group: Option<usize>,
 }
 
+impl Plan {
+    /// Sets [`Plan::threads`] to the worker threads a run uses out of `asked`: the most that any
+    /// scenario takes part with ([`Profile::workers`]), since every scenario's share starts at
+    /// worker 0. A thread that no scenario needs is not started, so that none reports the CPU use
+    /// of a thread that had nothing to do.
+    pub fn fit_threads(&mut self, asked: usize) {
+        self.threads = self
+            .scenarios
+            .iter()
+            .map(|s| s.profile.workers(asked))
+            .max()
+            .unwrap_or(1);
+    }
+}
+
 impl Scenario {
     /// How long the scenario sends load at most (from its start); `None` = until its iterations
     /// are done.

@@ -10,6 +10,14 @@ use super::segment::ShareError;
 use crate::record::model::{LoadModel, ProfileKind};
 use crate::schedule::{Ramp, Segment};
 
+/// The most arrivals per second an open scenario gives each worker thread before it takes one
+/// more. One worker sends them on its send grid, several per wake-up; spread over many workers, a
+/// low rate would leave each a request per tick or less, that is a wake-up per request, 1.5–3.5×
+/// the CPU per request (bench/README.md, "The send grid"). 10 000 per second is a tenth to a fifth
+/// of a core at the 10–20 µs a request costs on the grid, and 60 % at the dearest cost measured per
+/// request (~60 µs, a wake-up each).
+pub const OPEN_RATE_PER_WORKER: f64 = 10_000.0;
+
 /// How a scenario starts iterations.
 #[derive(Debug, Clone)]
 pub enum Profile {
@@ -97,6 +105,17 @@ impl Profile {
             Self::Vus { ramp, .. } => ramp.peak().ceil() as u32,
             Self::Arrival { max_vus, .. } => *max_vus,
         }
+    }
+
+    /// The worker threads that run this profile out of `threads` (workers `0..n`): no more than
+    /// it has VUs, and for the open model no more than one per [`OPEN_RATE_PER_WORKER`] of its
+    /// peak rate; at least one.
+    pub fn workers(&self, threads: usize) -> usize {
+        let by_rate = match self.model() {
+            LoadModel::Open => (self.ramp().peak() / OPEN_RATE_PER_WORKER).ceil() as usize,
+            LoadModel::Closed => usize::MAX,
+        };
+        threads.min(self.max_vus() as usize).min(by_rate).max(1)
     }
 
     /// The open model's cap on iterations in flight; `None` for the closed model.
@@ -263,5 +282,29 @@ mod tests {
         assert_eq!(closed.kind(true), ProfileKind::Ladder);
         assert_eq!(closed.level_at(Duration::from_secs(1)), 4.0);
         assert_eq!(closed.iteration_count(), None);
+    }
+
+    fn open(rate: f64, cap: u32) -> Profile {
+        Profile::constant(LoadModel::Open, rate, Duration::from_secs(1), cap)
+    }
+
+    #[test]
+    fn an_open_profile_takes_a_worker_per_ten_thousand_arrivals_a_second() {
+        assert_eq!(open(2_000.0, 1_000).workers(4), 1);
+        assert_eq!(open(10_000.0, 1_000).workers(4), 1);
+        assert_eq!(open(10_001.0, 1_000).workers(4), 2);
+        assert_eq!(open(20_000.0, 1_000).workers(4), 2);
+        assert_eq!(open(35_000.0, 1_000).workers(4), 4);
+        assert_eq!(open(100_000.0, 1_000).workers(4), 4, "at most --threads");
+        assert_eq!(open(100_000.0, 2).workers(4), 2, "at most its VUs");
+        assert_eq!(open(0.0, 1_000).workers(4), 1, "at least one");
+    }
+
+    #[test]
+    fn a_closed_profile_takes_every_worker_it_has_vus_for() {
+        let closed = |vus| Profile::constant(LoadModel::Closed, vus, Duration::from_secs(1), 0);
+        assert_eq!(closed(64.0).workers(4), 4);
+        assert_eq!(closed(3.0).workers(4), 3);
+        assert_eq!(closed(1.0).workers(4), 1);
     }
 }

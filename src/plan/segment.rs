@@ -178,11 +178,7 @@ pub fn apply(mut plan: Plan, segment: Segment, plan_hash: String) -> Result<Plan
             ))
         })?;
     }
-    let vus: u64 = plan.scenarios.iter().map(|s| u64::from(s.max_vus())).sum();
-    plan.threads = plan
-        .threads
-        .min(usize::try_from(vus).unwrap_or(usize::MAX))
-        .max(1);
+    plan.fit_threads(plan.threads);
     plan.share = Some(PlanShare { segment, plan_hash });
     Ok(plan)
 }

@@ -279,20 +279,19 @@ impl Ctx<'_> {
             Some(t) => t,
             None => std::thread::available_parallelism().map_or(1, |n| n.get()),
         };
-        let most_vus: u64 = scenarios.iter().map(|s| u64::from(s.max_vus())).sum();
         let name = f.name.clone().unwrap_or_else(|| {
             self.path
                 .file_stem()
                 .map_or_else(|| "plan".into(), |s| s.to_string_lossy().into_owned())
         });
-        Ok(Plan {
+        let mut plan = Plan {
             name,
             source: Some(self.path.to_path_buf()),
             target,
             scenarios,
             thresholds,
             warmup: f.warmup,
-            threads: threads.min(usize::try_from(most_vus.max(1)).unwrap_or(usize::MAX)),
+            threads,
             templates: Arc::new(templates),
             groups,
             quick: None,
@@ -300,7 +299,9 @@ impl Ctx<'_> {
             share: None,
             watch,
             distributed: self.distributed(f)?,
-        })
+        };
+        plan.fit_threads(threads);
+        Ok(plan)
     }
 
     /// `[distributed]`, validated.
