@@ -62,6 +62,50 @@ fn usage_errors_exit_2_with_a_clear_message() {
 }
 
 #[test]
+fn a_reader_that_stops_early_loses_only_text_never_the_results() {
+    let t = target();
+    let dir = temp_dir("closed-stdout");
+    let url = format!("{}/", t.base_url());
+    // `volley URL | head -0`: stdout's reader is gone before anything is printed.
+    let mut child = volley()
+        .args([&url, "-c", "2", "-n", "200", "--out"])
+        .arg(dir.join("results"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let record = assert_complete_results(&only_subfolder(&dir.join("results")));
+    assert_eq!(record["summary"]["requests"].as_u64(), Some(200));
+    // Rendering to a closed pipe is not an error either.
+    let mut child = volley()
+        .arg("report")
+        .arg(only_subfolder(&dir.join("results")).join("run.json"))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn sigint_stops_the_run_and_leaves_a_complete_record() {
     let t = target();
     let dir = temp_dir("sigint");

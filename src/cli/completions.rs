@@ -1,7 +1,6 @@
 //! `volley completions SHELL` and `volley man`: shell completions and manual pages, generated from
 //! the clap definitions, so they never drift from the flags.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
@@ -36,9 +35,7 @@ pub fn completions(a: CompletionsArgs) -> anyhow::Result<u8> {
     let mut cmd = Cli::command();
     let mut out = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "volley", &mut out);
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&out)?;
-    stdout.flush()?;
+    super::to_stdout(&out)?;
     Ok(super::EXIT_OK)
 }
 
@@ -54,9 +51,7 @@ pub fn man(a: ManArgs) -> anyhow::Result<u8> {
         None => {
             let mut out = Vec::new();
             clap_mangen::Man::new(cmd).render(&mut out)?;
-            let mut stdout = std::io::stdout().lock();
-            stdout.write_all(&out)?;
-            stdout.flush()?;
+            super::to_stdout(&out)?;
         }
     }
     Ok(super::EXIT_OK)

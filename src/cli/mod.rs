@@ -10,6 +10,24 @@
 //! metric a rule names was inconclusive), or the comparison could not be made; 2 invalid command
 //! line (a `--fail-on` rule that does not parse included) or records.
 
+/// `print!`, `println!`, `eprint!` and `eprintln!` that never panic: a closed pipe (`volley URL |
+/// head`) loses only the text it would have shown, never the run's record or reports, which the
+/// standard macros' panic on a failed write would abort.
+macro_rules! print {
+    ($($t:tt)*) => {{ let _ = ::std::io::Write::write_fmt(&mut ::std::io::stdout(), format_args!($($t)*)); }};
+}
+macro_rules! println {
+    () => { print!("\n") };
+    ($($t:tt)*) => {{ print!("{}\n", format_args!($($t)*)); }};
+}
+macro_rules! eprint {
+    ($($t:tt)*) => {{ let _ = ::std::io::Write::write_fmt(&mut ::std::io::stderr(), format_args!($($t)*)); }};
+}
+macro_rules! eprintln {
+    () => { eprint!("\n") };
+    ($($t:tt)*) => {{ eprint!("{}\n", format_args!($($t)*)); }};
+}
+
 mod args;
 mod command_args;
 mod compare;
@@ -132,11 +150,17 @@ fn print_results(files: &volley::report::ResultFiles) {
 fn emit(text: &str, path: Option<&Path>) -> anyhow::Result<()> {
     match path {
         Some(path) => volley::record::write_atomically(path, text.as_bytes())?,
-        None => {
-            let mut out = std::io::stdout().lock();
-            out.write_all(text.as_bytes())?;
-            out.flush()?;
-        }
+        None => to_stdout(text.as_bytes())?,
     }
     Ok(())
+}
+
+/// Writes `bytes` to stdout. A reader that stopped early (`volley report run.json | head`) is
+/// not an error: what it did not read is simply not shown.
+fn to_stdout(bytes: &[u8]) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(bytes).and_then(|()| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other,
+    }
 }

@@ -2,7 +2,6 @@
 //! scenario with a ramp, one step with a check, two thresholds) that `volley check` accepts.
 
 use std::fmt::Write as _;
-use std::io::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -55,7 +54,7 @@ pub fn run(a: NewArgs) -> anyhow::Result<u8> {
         eprintln!("note: {note}");
     }
     if a.output.as_os_str() == "-" {
-        std::io::stdout().lock().write_all(text.as_bytes())?;
+        super::to_stdout(text.as_bytes())?;
         return Ok(super::EXIT_OK);
     }
     if a.output.exists() && !a.force {
