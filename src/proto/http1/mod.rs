@@ -21,7 +21,7 @@ use std::time::Instant;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 use self::body::{Body, Kept};
-use self::parse::{Framing, Head, parse_head, pick_headers};
+use self::parse::{Framing, Head, HeadCache, pick_headers};
 use super::ErrorKind;
 use super::conn::{ConnPhase, Limits};
 use super::dial::{ConnectTiming, Dial, TcpDialer, micros_since};
@@ -45,6 +45,8 @@ pub struct Http1Connection<D: Dial = TcpDialer> {
     dialer: D,
     stream: Option<D::Stream>,
     buf: Vec<u8>,
+    /// The last response head parsed, to skip parsing the same head again.
+    heads: HeadCache,
     keepalive: bool,
     /// Response size limits.
     limits: Limits,
@@ -79,6 +81,7 @@ impl<D: Dial> Http1Connection<D> {
             dialer,
             stream: None,
             buf: Vec::new(),
+            heads: HeadCache::default(),
             keepalive,
             limits: Limits::default(),
             phase: ConnPhase::Connecting,
@@ -255,6 +258,7 @@ impl<D: Dial> Http1Connection<D> {
         let Self {
             stream,
             buf,
+            heads,
             received,
             connect,
             head: head_out,
@@ -268,7 +272,7 @@ impl<D: Dial> Http1Connection<D> {
         let sent = Instant::now();
         write(stream, req).await?;
         let (head, filled, wait_us) =
-            read_head(stream, buf, received, limits.max_head_bytes, sent).await?;
+            read_head(stream, buf, heads, received, limits.max_head_bytes, sent).await?;
         if !pick.is_empty() {
             pick_headers(&buf[..head.len], pick, picked);
         }
@@ -323,6 +327,7 @@ async fn write<S: AsyncWrite + Unpin>(stream: &mut S, req: &[u8]) -> Result<(), 
 async fn read_head<S: AsyncRead + Unpin>(
     stream: &mut S,
     buf: &mut Vec<u8>,
+    heads: &mut HeadCache,
     received: &mut u64,
     max_head: usize,
     sent: Instant,
@@ -331,7 +336,7 @@ async fn read_head<S: AsyncRead + Unpin>(
     let mut filled = 0usize;
     loop {
         if filled > 0 {
-            match parse_head(&buf[..filled])? {
+            match heads.parse(&buf[..filled])? {
                 Some(head) if head.len > max_head => return Err(ErrorKind::HeaderTooLarge),
                 Some(head) if (100..200).contains(&head.status) && head.status != 101 => {
                     buf.copy_within(head.len..filled, 0);

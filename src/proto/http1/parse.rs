@@ -33,7 +33,7 @@ fn parse_into<'h, 'b>(
 }
 
 /// Parses a response head; `Ok(None)` when more bytes are needed.
-pub(super) fn parse_head(bytes: &[u8]) -> Result<Option<Head>, ErrorKind> {
+fn parse_head(bytes: &[u8]) -> Result<Option<Head>, ErrorKind> {
     let mut slots = header_slots();
     let mut response = httparse::Response::new(&mut []);
     let len = match parse_into(&mut response, bytes, &mut slots) {
@@ -73,6 +73,41 @@ pub(super) fn parse_head(bytes: &[u8]) -> Result<Option<Head>, ErrorKind> {
         }
     }
     Ok(Some(head))
+}
+
+/// Longest response head a [`HeadCache`] keeps, bytes: far above a typical head (nginx's is
+/// ~150), small beside a connection's read buffer.
+const CACHED_HEAD_BYTES: usize = 512;
+
+/// A connection's last parsed response head, bytes and result. A server answering one request
+/// over and over sends the same head each time but for its `Date` once a second, and parsing it
+/// was ~2 000 of the ~6 800 user-space instructions of a closed-model request (callgrind,
+/// bench/README.md): comparing the bytes costs a few dozen.
+#[derive(Debug, Default)]
+pub(super) struct HeadCache {
+    bytes: Vec<u8>,
+    head: Option<Head>,
+}
+
+impl HeadCache {
+    /// [`parse_head`], without parsing a head byte for byte equal to the last one: parsing stops
+    /// at the head's end, so bytes that start with the same complete head give the same result.
+    pub(super) fn parse(&mut self, bytes: &[u8]) -> Result<Option<Head>, ErrorKind> {
+        if let Some(head) = self.head
+            && bytes.starts_with(&self.bytes)
+        {
+            return Ok(Some(head));
+        }
+        let parsed = parse_head(bytes)?;
+        if let Some(head) = parsed
+            && head.len <= CACHED_HEAD_BYTES
+        {
+            self.bytes.clear();
+            self.bytes.extend_from_slice(&bytes[..head.len]);
+            self.head = Some(head);
+        }
+        Ok(parsed)
+    }
 }
 
 /// Picks the header values `names` asks for from a complete response head (parsed again:
@@ -236,6 +271,37 @@ mod tests {
             parse_head(b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n"),
             Err(ErrorKind::InvalidResponse)
         );
+    }
+
+    #[test]
+    fn a_remembered_head_gives_what_parsing_gives() {
+        let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n";
+        let with = |head: &[u8], rest: &[u8]| [head, rest].concat();
+        let inputs: Vec<Vec<u8>> = vec![
+            with(ok, b"abc"),
+            with(ok, b"ab"),
+            with(ok, b"HTTP/1.1 500"),
+            ok[..20].to_vec(),
+            with(b"HTTP/1.1 200 OK\r\nContent-Length: 30\r\n\r\n", b""),
+            with(ok, b""),
+            b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\nX: \x01\r\n\r\n".to_vec(),
+            with(ok, b"abc"),
+            b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".to_vec(),
+            b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r".to_vec(),
+            b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n".to_vec(),
+            format!("HTTP/1.1 200 OK\r\nX: {}\r\n\r\n", "y".repeat(600)).into_bytes(),
+            with(ok, b""),
+        ];
+        let mut cache = HeadCache::default();
+        for bytes in &inputs {
+            assert_eq!(
+                cache.parse(bytes),
+                parse_head(bytes),
+                "{}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+        assert_eq!(cache.bytes, ok, "the last head short enough is kept");
     }
 
     #[test]
