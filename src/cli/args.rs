@@ -120,7 +120,8 @@ pub struct RunArgs {
     /// Multiply every profile duration (stages, phases, durations) by this factor, e.g. 0.1.
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,
-    /// Worker threads (default: the plan's, or one per core).
+    /// Worker threads at most (default: the plan's, or one per core). A run starts only those its
+    /// scenarios use: one per VU at most, and for an open-model scenario one per 10 000 req/s.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Write the run record (run.json) to this path too.
@@ -205,7 +206,7 @@ pub struct FindMaxArgs {
     /// Plan overrides, as for `run`.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub sets: Vec<(String, String)>,
-    /// Worker threads.
+    /// Worker threads at most (default: one per core); each step starts only those it uses.
     #[arg(long)]
     pub threads: Option<usize>,
     /// Write the record (the best step, with every step under `find_max`) to this path too.
@@ -385,7 +386,8 @@ pub struct QuickArgs {
     /// a terminal, CI is not set and the run lasts 3 s or more; `q` or Ctrl-C stops it).
     #[arg(long)]
     pub no_tui: bool,
-    /// Worker threads (default: one per core).
+    /// Worker threads at most (default: one per core). A run starts only those it uses: one per
+    /// connection at most, and in the open model one per 10 000 req/s.
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
     /// Protocol, TLS and connections.
