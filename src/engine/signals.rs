@@ -21,6 +21,7 @@
 //!
 //! [`RunOptions::handle_signals`]: super::RunOptions::handle_signals
 
+use std::io::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use super::Stop;
@@ -96,7 +97,11 @@ impl SignalWatcher {
                 }
                 None => "finishing",
             };
-            eprintln!("volley: {signal}: {doing} (Ctrl-C again to exit at once)");
+            // Never a panic for a closed stderr: the run is stopping and must finish its record.
+            let _ = writeln!(
+                std::io::stderr(),
+                "volley: {signal}: {doing} (Ctrl-C again to exit at once)"
+            );
         } else if signal == "SIGINT" {
             // Second Ctrl-C: the user wants out now. Files being written are left as they
             // were (whole, or a temporary file beside them).

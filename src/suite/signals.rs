@@ -6,6 +6,7 @@
 //! suite skip what is left, stop its processes and write its report. A second SIGINT kills every
 //! process the suite started (SIGKILL to their groups) and exits at once with code 130.
 
+use std::io::Write as _;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -142,14 +143,18 @@ fn watch_loop(
             };
             let first = inner.lock().signal.is_none();
             if first {
-                eprintln!(
+                let _ = writeln!(
+                    std::io::stderr(),
                     "volley suite: {name}: stopping the current run, then the started processes \
                      (Ctrl-C again to kill them and exit at once)"
                 );
                 inner.interrupt(name);
             } else if name == "SIGINT" {
                 inner.registry.kill_all();
-                eprintln!("volley suite: second SIGINT: started processes killed; exiting");
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "volley suite: second SIGINT: started processes killed; exiting"
+                );
                 std::process::exit(130);
             }
         }

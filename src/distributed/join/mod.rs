@@ -10,6 +10,7 @@
 pub mod client;
 mod stream;
 
+use std::io::Write as _;
 use std::time::{Duration, Instant, SystemTime};
 
 use crate::plan::Plan;
@@ -81,7 +82,7 @@ fn host_name() -> String {
 }
 
 fn warn(line: &str) {
-    eprintln!("volley: {line}");
+    let _ = writeln!(std::io::stderr(), "volley: {line}");
 }
 
 /// Retries `f` while the coordinator cannot be reached, until `deadline`.
