@@ -106,6 +106,44 @@ fn a_reader_that_stops_early_loses_only_text_never_the_results() {
 }
 
 #[test]
+fn volley_serve_keeps_serving_when_nobody_reads_its_stdout() {
+    let port = closed_port().to_string();
+    let mut child = volley()
+        .args(["serve", "--port", &port])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    // Synchronise on the port answering, not on a sleep.
+    let addr = format!("127.0.0.1:{port}");
+    let started = Instant::now();
+    while std::net::TcpStream::connect(&addr).is_err() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "volley serve exited before it listened"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "never listened"
+        );
+        std::thread::yield_now();
+    }
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let out = child.wait_with_output().unwrap();
+    // The banner went to a closed pipe before the signal: a panic there ends the process
+    // (SIGABRT) instead of a clean stop.
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{:?} {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
 fn sigint_stops_the_run_and_leaves_a_complete_record() {
     let t = target();
     let dir = temp_dir("sigint");

@@ -101,6 +101,8 @@ mod tls;
 pub use backends::{BACKEND_HEADER, Backends, BackendsError, MAX_BACKENDS};
 pub use stall::{Stall, StallError};
 
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -438,25 +440,56 @@ pub fn serve_forever(
             start(config, Some((server_config, ca_pem)), faults, backends)?
         }
     };
-    println!("volley serve: listening on {}", target.base_url());
+    // Written at once, and never a panic for a closed stdout (`volley serve | head -1`): the
+    // target keeps serving whoever reads its port.
+    let text = banner(&target.base_url(), tls_ca_file, front, capacity, &faults);
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    drop(out);
+    signals.block_on(async {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+    });
+    let _ = writeln!(std::io::stderr(), "volley serve: stopping");
+    target.stop();
+    Ok(())
+}
+
+/// What `volley serve` prints once it listens: the address, the protocols and the oracle, and
+/// the TLS, front, capacity and faults it was started with.
+fn banner(
+    base_url: &str,
+    tls_ca_file: Option<&std::path::Path>,
+    front: Option<String>,
+    capacity: Option<Capacity>,
+    faults: &Faults,
+) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "volley serve: listening on {base_url}");
     if let Some(path) = tls_ca_file {
-        println!(
+        let _ = writeln!(
+            o,
             "volley serve: TLS certificate signed by a throw-away CA written to {} (--cacert {0})",
             path.display()
         );
     }
-    println!(
+    let _ = writeln!(
+        o,
         "volley serve: REST and gRPC ({}, with server reflection; HTTP/1.1 and HTTP/2) on the same port",
         grpc::reflection::service_names().join(", ")
     );
-    println!(
+    let _ = writeln!(
+        o,
         "volley serve: oracle: GET /stats (handler times since the last reset, µs; ?reset=1 takes them out), POST /stats/reset"
     );
     if let Some(front) = front {
-        println!("volley serve: {front}");
+        let _ = writeln!(o, "volley serve: {front}");
     }
     if let Some(cap) = capacity {
-        println!(
+        let _ = writeln!(
+            o,
             "volley serve: capacity {} workers x {} service time (max {:.1} req/s)",
             cap.workers,
             humantime::format_duration(cap.service_time),
@@ -464,28 +497,25 @@ pub fn serve_forever(
         );
     }
     if let Some(n) = faults.close_after_requests {
-        println!("volley serve: fault: the listener closes after {n} requests");
+        let _ = writeln!(
+            o,
+            "volley serve: fault: the listener closes after {n} requests"
+        );
     }
     if let Some(d) = faults.close_after {
-        println!(
+        let _ = writeln!(
+            o,
             "volley serve: fault: the listener closes after {}",
             humantime::format_duration(d)
         );
     }
     if let Some(s) = faults.stall {
-        println!(
+        let _ = writeln!(
+            o,
             "volley serve: fault: every route but /metrics and /stats stalls for {} every {}",
             humantime::format_duration(s.duration),
             humantime::format_duration(s.every)
         );
     }
-    signals.block_on(async {
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
-        }
-    });
-    eprintln!("volley serve: stopping");
-    target.stop();
-    Ok(())
+    o
 }
