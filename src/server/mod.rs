@@ -442,10 +442,9 @@ pub fn serve_forever(
     };
     // Written at once, and never a panic for a closed stdout (`volley serve | head -1`): the
     // target keeps serving whoever reads its port.
+    // Stdout flushes at each newline, and the banner ends with one.
     let text = banner(&target.base_url(), tls_ca_file, front, capacity, &faults);
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
-    drop(out);
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
     signals.block_on(async {
         tokio::select! {
             _ = interrupt.recv() => {}
