@@ -324,3 +324,57 @@ latency = [{ condition = "p50 < 5ms", abort_on_fail = true, grace = "1s" }]
         "an abort is not an interruption"
     );
 }
+
+/// In a plan that mixes the models, the send lag describes the open scenario's requests alone
+/// (a closed request has no due time), and the service latency every response.
+#[test]
+fn a_mixed_plan_reports_the_send_lag_of_its_open_requests_only() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("mixed-lag");
+    let plan = dir.join("mixed.toml");
+    std::fs::write(
+        &plan,
+        r#"
+[target]
+base_url = "http://127.0.0.1:1"
+[[scenario]]
+name = "busy"
+[scenario.load]
+profile = "constant-vus"
+vus = 4
+duration = "2s"
+[[scenario.step]]
+name = "busy-root"
+path = "/"
+[[scenario]]
+name = "paced"
+[scenario.load]
+profile = "constant-arrival-rate"
+rate = 100
+duration = "2s"
+max_vus = 20
+[[scenario.step]]
+name = "paced-root"
+path = "/"
+"#,
+    )
+    .unwrap();
+    let (code, rec, _) = run_plan(&plan, &t.base_url(), &[]);
+    assert_eq!(code, Some(0));
+    let group = |name: &str| {
+        let groups = rec["groups"].as_array().unwrap();
+        let g = groups.iter().find(|g| g["name"] == name).unwrap();
+        g["requests"].as_u64().unwrap()
+    };
+    let count = |field: &str| {
+        let text = rec["histograms"][field].as_str().unwrap();
+        volley::record::decode_histogram(text).unwrap().len()
+    };
+    let (busy, paced) = (group("busy"), group("paced"));
+    assert_eq!(paced, 200);
+    assert!(busy > 1000, "{busy}");
+    assert_eq!(count("lag_us"), paced, "closed requests have no send lag");
+    assert_eq!(count("service_latency_us"), busy + paced);
+    assert_eq!(count("latency_us"), busy + paced);
+}

@@ -15,9 +15,10 @@ use crate::schedule::Ramp;
 /// Permission to run one iteration.
 #[derive(Debug, Clone, Copy)]
 pub struct Ticket {
-    /// When the iteration was due: its first request's latency and send lag are measured from
-    /// here. Open model: the point of the worker's send grid at or after `arrival`.
-    pub due: Instant,
+    /// Open model: when the iteration was due, the point of the worker's send grid at or after
+    /// `arrival`; its first request's latency and send lag are measured from here. `None` in the
+    /// closed model: latency runs from the send, and there is no send lag.
+    pub due: Option<Instant>,
     /// When the schedule put the iteration (open model: its arrival; closed: its start): which
     /// ladder phase it belongs to.
     pub arrival: Instant,
@@ -132,7 +133,7 @@ impl ClosedRule<'_> {
             return Admit::Finished;
         }
         Admit::Go(Ticket {
-            due: now,
+            due: None,
             arrival: now,
             measured,
         })

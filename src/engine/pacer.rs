@@ -134,7 +134,7 @@ impl<'a> Arrivals<'a> {
     #[inline]
     pub(super) fn ticket(&self) -> Option<Ticket> {
         self.next.map(|Due { arrival, due }| Ticket {
-            due,
+            due: Some(due),
             arrival,
             measured: arrival >= self.measure_start,
         })
@@ -158,12 +158,12 @@ pub(super) async fn pace<C: TimeSource>(
     // a point's worth of iterations, plus a tick for the wake-up's latency.
     let behind = 2 * arrivals.tick();
     let mut now = clock.now();
-    while let Some(ticket) = arrivals.ticket() {
+    while let (Some(due), Some(ticket)) = (arrivals.next_due(), arrivals.ticket()) {
         if stopped() {
             break;
         }
-        while ticket.due > now {
-            clock.sleep_until(ticket.due).await;
+        while due > now {
+            clock.sleep_until(due).await;
             now = clock.now();
         }
         if arrivals.too_late(now) {

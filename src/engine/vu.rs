@@ -117,7 +117,7 @@ pub(super) async fn vu_loop(
         }
         match &scenario.flow {
             Flow::Sequential => {
-                let mut due = Some(ticket.due);
+                let mut due = ticket.due;
                 for step in &scenario.steps {
                     let error = run_step(&mut vu, step, due.take(), ticket.measured).await;
                     // Out of ports or descriptors: the rest of the iteration would fail the
@@ -132,7 +132,7 @@ pub(super) async fn vu_loop(
                 let pick = fastrand::u64(0..total);
                 let i = cumulative.partition_point(|&c| c <= pick);
                 let step = &scenario.steps[i.min(scenario.steps.len() - 1)];
-                let error = run_step(&mut vu, step, Some(ticket.due), ticket.measured).await;
+                let error = run_step(&mut vu, step, ticket.due, ticket.measured).await;
                 backoff.after(error, vu.end).await;
             }
         }
@@ -356,16 +356,18 @@ fn record(
         rec.record_warmup(&outcome.timing);
         return None;
     }
-    let due = due.unwrap_or(sent);
     let window = match (run.end, vu.end) {
         (Some(end), _) if done > end => Window::RunDrain,
         (_, Some(end)) if done > end => Window::ScenarioDrain,
         _ => Window::Inside,
     };
+    let service_us = micros(done - sent);
     let sample = RequestSample {
-        latency_us: micros(done.saturating_duration_since(due)),
-        service_us: micros(done - sent),
-        lag_us: micros(sent.saturating_duration_since(due)),
+        latency_us: due.map_or(service_us, |due| {
+            micros(done.saturating_duration_since(due))
+        }),
+        service_us,
+        lag_us: due.map(|due| micros(sent.saturating_duration_since(due))),
         bytes_sent: outcome.bytes_sent,
         bytes_received: outcome.bytes_received,
         connections_opened: outcome.connections_opened,

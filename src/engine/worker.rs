@@ -70,7 +70,8 @@ async fn worker_main(
         index,
         recorder: RefCell::new(
             Recorder::with_groups(plan.groups.len(), run.check_count, run.live_groups)
-                .with_group_tables(plan.target.group_by.len()),
+                .with_group_tables(plan.target.group_by.len())
+                .with_service(plan.has_open_scenario()),
         ),
         in_flight: Cell::new(0),
         next_second: Cell::new(0),

@@ -163,6 +163,12 @@ pub struct Scenario {
 }
 
 impl Plan {
+    /// Whether some scenario runs the open model (so the run reports service latency and send
+    /// lag).
+    pub fn has_open_scenario(&self) -> bool {
+        self.scenarios.iter().any(Scenario::is_open)
+    }
+
     /// Sets [`Plan::threads`] to the worker threads a run uses out of `asked`: the most that any
     /// scenario takes part with ([`Profile::workers`]), since every scenario's share starts at
     /// worker 0. A thread that no scenario needs is not started, so that none reports the CPU use

@@ -53,7 +53,7 @@ fn measured_part(plan: &Plan, d: std::time::Duration) -> f64 {
 /// Builds the run's record from the plan and what the engine measured.
 pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> RunRecord {
     let t = &outcome.totals;
-    let open = plan.scenarios.iter().any(|s| s.is_open());
+    let open = plan.has_open_scenario();
     let secrets = &plan.secrets;
     let scenarios = scenario_figures(plan, outcome);
     let config = run_config(plan);
@@ -115,7 +115,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
 
 /// What the run was asked to do, as the record says it.
 pub(super) fn run_config(plan: &Plan) -> RunConfig {
-    let open = plan.scenarios.iter().any(|s| s.is_open());
+    let open = plan.has_open_scenario();
     let single = plan.scenarios.first().filter(|_| plan.scenarios.len() == 1);
     let (connections, rate_per_sec, max_in_flight, duration_s, count) = match single {
         Some(s) => {
@@ -183,7 +183,7 @@ pub(super) fn run_config(plan: &Plan) -> RunConfig {
 /// The run's headline figures (docs/measurement.md).
 fn summary(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>)]) -> Summary {
     let t = &outcome.totals;
-    let open = plan.scenarios.iter().any(|s| s.is_open());
+    let open = plan.has_open_scenario();
     let requests = t.counters.requests;
     let status: BTreeMap<String, u64> = t.statuses().map(|(c, n)| (c.to_string(), n)).collect();
     let errors_by_kind: BTreeMap<ErrorKind, u64> = t.error_kinds().collect();

@@ -3,7 +3,7 @@ use super::*;
 fn ticket() -> Ticket {
     let now = Instant::now();
     Ticket {
-        due: now,
+        due: Some(now),
         arrival: now,
         measured: true,
     }
@@ -113,7 +113,11 @@ mod closed {
         let Poll::Ready(Some(ticket)) = poll_once(next.as_mut()) else {
             panic!("VU 4 is active at 5 s");
         };
-        assert_eq!(ticket.due, start + Duration::from_secs(5));
+        assert_eq!(ticket.arrival, start + Duration::from_secs(5));
+        assert_eq!(
+            ticket.due, None,
+            "a closed iteration is measured from its send"
+        );
         assert!(ticket.measured);
         // Past the scenario's end no VU starts.
         tokio::time::advance(Duration::from_secs(5)).await;
@@ -200,6 +204,6 @@ mod closed {
         let Poll::Ready(Some(ticket)) = poll_once(next.as_mut()) else {
             panic!("active from the start");
         };
-        assert_eq!(ticket.due, start);
+        assert_eq!(ticket.arrival, start);
     }
 }

@@ -97,9 +97,10 @@ pub struct Recorder {
     /// Latency of every response, µs: from the due time in the open model (free of coordinated
     /// omission), from the send in the closed model.
     pub latency: Histogram<u64>,
-    /// Open model: latency from the actual send, µs (uncorrected).
+    /// Open model: latency from the actual send, µs (uncorrected), of every response when some
+    /// scenario is open; empty when none is (it would equal `latency`).
     pub service: Histogram<u64>,
-    /// Open model: send lag against the schedule, µs.
+    /// Open model: send lag against the schedule, µs, of the requests that had a due time.
     pub lag: Histogram<u64>,
     /// Responses by status code.
     pub status: Box<[u64]>,
@@ -128,6 +129,8 @@ pub struct Recorder {
     pub tls_negotiated: [u64; Negotiated::COUNT],
     /// Responses grouped by value, one table per `--group-by` selector (empty when none).
     pub grouped: Vec<GroupTable>,
+    /// Whether `service` is recorded (some scenario is open).
+    keeps_service: bool,
     interval: Histogram<u64>,
     interval_counters: Counters,
     /// Checks counted since the last interval.
@@ -188,6 +191,7 @@ impl Recorder {
             dropped: 0,
             warmup_requests: 0,
             grouped: Vec::new(),
+            keeps_service: true,
             interval: new_histogram(),
             interval_counters: Counters::default(),
             reported: Reported::new(STATUS_SLOTS),
@@ -198,6 +202,13 @@ impl Recorder {
     /// The same recorder with `tables` empty group-by tables (`--group-by`).
     pub fn with_group_tables(mut self, tables: usize) -> Self {
         self.grouped = (0..tables).map(|_| GroupTable::new()).collect();
+        self
+    }
+
+    /// The same recorder, keeping the service latency only when `open` (some scenario of the run
+    /// is open): in a closed-model run it equals the latency and is not reported.
+    pub fn with_service(mut self, open: bool) -> Self {
+        self.keeps_service = open;
         self
     }
 
@@ -218,15 +229,19 @@ impl Recorder {
         if let Some(status) = s.status {
             self.latency
                 .saturating_record(s.latency_us.max(HIST_LOW_US));
-            self.service
-                .saturating_record(s.service_us.max(HIST_LOW_US));
+            if self.keeps_service {
+                self.service
+                    .saturating_record(s.service_us.max(HIST_LOW_US));
+            }
             self.interval
                 .saturating_record(s.latency_us.max(HIST_LOW_US));
             if let Some(slot) = self.status.get_mut(status as usize) {
                 *slot += 1;
             }
         }
-        self.lag.saturating_record(s.lag_us.max(HIST_LOW_US));
+        if let Some(lag_us) = s.lag_us {
+            self.lag.saturating_record(lag_us.max(HIST_LOW_US));
+        }
         if let Some(kind) = s.error {
             self.errors[kind.index()] += 1;
         }

@@ -11,8 +11,9 @@ pub struct RequestSample {
     pub latency_us: u64,
     /// Latency from when the request was actually sent, µs.
     pub service_us: u64,
-    /// How late the request went out against when it was due, µs (open model; 0 in closed).
-    pub lag_us: u64,
+    /// How late the request went out against when it was due, µs (open model; `None` for a
+    /// closed-model request, which has no due time).
+    pub lag_us: Option<u64>,
     /// Request bytes written.
     pub bytes_sent: u64,
     /// Response bytes read (also for failed exchanges).

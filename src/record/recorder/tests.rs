@@ -6,7 +6,7 @@ fn ok(latency_us: u64) -> RequestSample {
     RequestSample {
         latency_us,
         service_us: latency_us,
-        lag_us: 0,
+        lag_us: None,
         bytes_sent: 10,
         bytes_received: 20,
         connections_opened: 0,
@@ -106,7 +106,7 @@ fn an_interval_breaks_down_what_it_added() {
     r.record(&RequestSample {
         status: Some(503),
         error: Some(ErrorKind::Http5xx),
-        lag_us: 2_000,
+        lag_us: Some(2_000),
         ..ok(7)
     });
     let s = r.take_interval(0, 1.0, 0);

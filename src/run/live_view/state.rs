@@ -202,7 +202,7 @@ impl State {
 
     /// Whether any scenario is open-model (the send lag means something).
     pub(super) fn is_open(&self) -> bool {
-        self.plan.scenarios.iter().any(|sc| sc.is_open())
+        self.plan.has_open_scenario()
     }
 
     /// The latest full second, if any.
