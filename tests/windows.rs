@@ -229,6 +229,62 @@ fn quick_open_model_asks_requests() {
     t.stop();
 }
 
+/// A timed run's window is its scheduled length even when its last request finished long before
+/// the end: 2/s over 2 s sends at 0, 0.5, 1 and 1.5 s, so 4 over 2 s, asked and achieved 2/s
+/// (the window once ended at the last response, 1.5 s, and reported 2.7 req/s asked). A closed
+/// ramp down to no VUs keeps its ramp-down too.
+#[test]
+fn a_timed_run_is_measured_over_its_whole_schedule() {
+    let t = target();
+    let dir = temp_dir("windows-sparse");
+    let url = format!("{}/delay?ms=1", t.base_url());
+    let (_, record) = run_json(&dir, &[&url, "--rate", "2", "-d", "2s", "--threads", "1"]);
+    let s = &record["summary"];
+    assert_eq!(s["requests"], 4, "{s}");
+    assert!(
+        (summary_f64(&record, "duration_s") - 2.0).abs() < 0.01,
+        "{s}"
+    );
+    for rate in [
+        &s["target_rps"],
+        &s["rps"],
+        &s["arrival"]["achieved_per_sec"],
+    ] {
+        assert!((rate.as_f64().unwrap() - 2.0).abs() < 0.01, "{s}");
+    }
+    // The series covers the window: each second whole, with its two responses.
+    let series: Vec<(u64, f64, u64)> = record["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["t_s"].as_u64().unwrap(),
+                x["span_s"].as_f64().unwrap(),
+                x["requests"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(series, vec![(0, 1.0, 2), (1, 1.0, 2)]);
+
+    let plan = r#"
+[target]
+base_url = "BASE"
+[[scenario]]
+name = "down"
+[scenario.load]
+profile = "ramping-vus"
+stages = [{ duration = "1s", target = 4 }, { duration = "2s", target = 0 }]
+[[scenario.step]]
+name = "root"
+path = "/"
+"#;
+    let record = run_plan(&dir, &t.base_url(), plan);
+    let d = summary_f64(&record, "duration_s");
+    assert!((d - 3.0).abs() < 0.01, "the ramp-down is measured: {d}");
+    t.stop();
+}
+
 /// `-d 1s --warmup 1s` measures 1 s after 1 s of warm-up (the warm-up once ate the duration).
 #[test]
 fn the_warm_up_comes_before_the_duration() {

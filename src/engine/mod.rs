@@ -15,6 +15,7 @@ mod pacer;
 mod request;
 mod signals;
 mod vu;
+mod window;
 
 pub(crate) use signals::{SignalError, signal_runtime};
 mod usage;
@@ -30,7 +31,7 @@ use crate::error::Error;
 use crate::plan::Plan;
 use crate::proto::ErrorKind;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
-use crate::record::series::{SecondStats, SeriesBuilder};
+use crate::record::series::{SecondStats, SeriesBuilder, fit_to_window};
 
 pub use usage::{peak_rss_bytes, process_cpu};
 
@@ -159,6 +160,9 @@ pub(crate) struct RunShared {
     measure_start: Instant,
     /// When the last scenario ends (none if one runs until its iterations are done).
     end: Option<Instant>,
+    /// When the last scenario that runs until a time, not a count, ends: the measured window
+    /// reaches at least this far (see [`window::window_end`]).
+    held_until: Option<Instant>,
     /// Per scenario.
     scenarios: Vec<ScenarioShared>,
     /// Checks in the plan.
@@ -344,16 +348,17 @@ pub fn run_with(
     let collected = collected?;
 
     let last = collected.last_finish.unwrap_or(measure_start);
-    let window_end = [run.end, run.stop.at.get().copied()]
-        .into_iter()
-        .flatten()
-        .fold(last, Instant::min);
+    let stopped = run.stop.at.get().copied();
+    let window_end = window::window_end(last, run.end, run.held_until, stopped);
+    let window = window_end.saturating_duration_since(measure_start);
+    let mut series = collected.series;
+    fit_to_window(&mut series, window.as_secs_f64());
     Ok(RunOutcome {
         totals: collected.totals,
-        series: collected.series,
+        series,
         started_at,
         ended_at: SystemTime::now(),
-        window: window_end.saturating_duration_since(measure_start),
+        window,
         drain: last.saturating_duration_since(window_end),
         interrupted: collected.interrupted,
         threads: collected.threads,
@@ -392,11 +397,18 @@ impl RunShared {
             .iter()
             .map(|s| s.end)
             .try_fold(start, |acc, e| e.map(|e| acc.max(e)));
+        let held_until = scenarios
+            .iter()
+            .zip(&plan.scenarios)
+            .filter(|(_, sc)| !sc.profile.ends_by_count())
+            .filter_map(|(s, _)| s.end)
+            .max();
         Self {
             plan: plan.clone(),
             start,
             measure_start: start + plan.warmup,
             end,
+            held_until,
             scenarios,
             check_count: crate::plan::check_list(plan).len(),
             live_groups: wants_groups,

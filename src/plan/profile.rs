@@ -159,6 +159,12 @@ impl Profile {
         }
     }
 
+    /// Whether the profile can end by a count of iterations (shared, per VU, or falling due)
+    /// rather than only when its time is up.
+    pub fn ends_by_count(&self) -> bool {
+        self.iterations() != Iterations::Unlimited || self.arrival_limit().is_some()
+    }
+
     /// The iterations asked for in all, when counted: shared by the VUs (closed) or falling
     /// due (open).
     pub fn iteration_count(&self) -> Option<u64> {

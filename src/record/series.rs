@@ -126,6 +126,23 @@ impl SeriesBuilder {
     }
 }
 
+/// Makes `series` cover the measured window of `window_s` seconds: a second inside it spans
+/// the part of it the window holds, and a second in which no worker ran any more (the load's
+/// last request finished before the window's scheduled end) is there, empty. Seconds after the
+/// window (the drain) are left as they are.
+pub fn fit_to_window(series: &mut Vec<SecondStats>, window_s: f64) {
+    // A second that the window touches for less than a millisecond is left out.
+    let seconds = (window_s - 0.001).max(0.0).ceil() as u64;
+    for t in 0..seconds {
+        let span_s = (window_s - t as f64).min(1.0);
+        match series.iter_mut().find(|s| s.t_s == t) {
+            Some(s) => s.span_s = s.span_s.max(span_s),
+            None => series.push(SecondStats::without_responses(t, span_s, 0)),
+        }
+    }
+    series.sort_by_key(|s| s.t_s);
+}
+
 fn reduce(second: u64, p: Pending) -> SecondStats {
     let pct = |q: f64| (!p.latency.is_empty()).then(|| us_to_ms(p.latency.value_at_quantile(q)));
     SecondStats {
@@ -172,6 +189,37 @@ mod tests {
         assert_eq!(s[1].p50_ms, Some(2.0));
         assert_eq!(s[1].p90_ms, Some(2.0));
         assert_eq!(s[2].requests, 1);
+    }
+
+    #[test]
+    fn a_series_covers_its_whole_window() {
+        // The last response at 1.5 s of a 3.25 s window: second 1 spans all of it, seconds 2
+        // and 3 are there, empty, and the drain's second 4 stays as it was.
+        let mut b = SeriesBuilder::new(1);
+        b.add(snap(0, 3, 100));
+        let mut last = snap(1, 2, 100);
+        last.span_s = 0.5;
+        b.add(last);
+        let mut drain = snap(4, 1, 100);
+        drain.span_s = 0.1;
+        b.add(drain);
+        let mut s = b.finish();
+        fit_to_window(&mut s, 3.25);
+        let spans: Vec<(u64, f64, u64)> = s.iter().map(|s| (s.t_s, s.span_s, s.requests)).collect();
+        assert_eq!(
+            spans,
+            vec![
+                (0, 1.0, 3),
+                (1, 1.0, 2),
+                (2, 1.0, 0),
+                (3, 0.25, 0),
+                (4, 0.1, 1)
+            ]
+        );
+        // A window a hair past a whole second adds no sliver.
+        let mut s = vec![SecondStats::without_responses(0, 1.0, 0)];
+        fit_to_window(&mut s, 1.000_000_1);
+        assert_eq!(s.len(), 1);
     }
 
     #[test]
