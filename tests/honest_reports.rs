@@ -84,6 +84,57 @@ fn a_run_ended_by_a_threshold_says_so_first_and_exits_99() {
     assert!(html.contains("Aborted at t = "), "report.html");
 }
 
+/// A threshold's observed value is shown in the unit of its condition: `errors rate < 0.5%`
+/// once showed `0.500` beside it, which read as a passing 0.5 % for a failing 50 %.
+#[test]
+fn thresholds_show_what_they_observed_in_their_own_unit() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("honest-threshold-units");
+    let plan = plan(
+        &dir,
+        &t.base_url(),
+        "[[scenario]]\nname = \"s\"\n[scenario.load]\nprofile = \"iterations\"\nvus = 1\n\
+         iterations = 50\n[[scenario.step]]\nname = \"ok\"\npath = \"/\"\n\
+         [[scenario.step]]\nname = \"bad\"\npath = \"/status/500\"\n\
+         [thresholds]\nerrors = [\"rate < 0.5%\"]\nlatency = [\"p99 < 10s\"]\n\
+         rps = [\"> 1\"]\nrequests = [\"count >= 100\"]\n",
+    );
+    let out = dir.join("out");
+    let (code, stdout, stderr) = run_volley(&[
+        "run",
+        plan.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(99), "{stdout}\n{stderr}");
+    let (record, summary, md, _) = results(&out);
+    let units: Vec<&str> = record["thresholds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|th| th["unit"].as_str().unwrap())
+        .collect();
+    assert_eq!(units, ["ratio", "ms", "count", "per_second"]);
+    let row = |text: &str, condition: &str| {
+        let line = text.lines().find(|l| l.contains(condition));
+        line.unwrap_or_else(|| panic!("no {condition}: {text}"))
+            .to_string()
+    };
+    for text in [&summary, &md] {
+        let errors = row(text, "rate < 0.5%");
+        assert!(
+            errors.contains("50.00%") && errors.contains("FAIL"),
+            "{errors}"
+        );
+        assert!(row(text, "p99 < 10s").contains(" ms"), "{text}");
+        assert!(row(text, "> 1").contains(" req/s"), "{text}");
+        assert!(row(text, "count >= 100").contains("100"), "{text}");
+    }
+}
+
 /// Records written by the previous format version (1: rates with the drain in their
 /// denominator, local connect failures counted as requests, an aborted threshold marked
 /// `passed: true`) are refused with the reason and what to do, never misread.

@@ -291,6 +291,7 @@ fn run_and_compare_reports_render_in_chromium() {
         })
         .collect();
     record.thresholds = vec![ThresholdResult {
+        unit: None,
         metric: "latency".into(),
         condition: "p99 < 50ms".into(),
         observed: base.p99,

@@ -72,6 +72,7 @@ mod tests {
 
     fn threshold(passed: bool, aborted: bool) -> ThresholdResult {
         ThresholdResult {
+            unit: None,
             metric: "rps".into(),
             condition: "> 100".into(),
             observed: Some(187.2),

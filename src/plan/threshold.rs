@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
+use crate::record::model::ThresholdUnit;
+
 /// What a threshold measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ThresholdMetric {
@@ -22,6 +24,18 @@ pub enum ThresholdMetric {
     Throughput,
     /// Number of requests.
     Requests,
+}
+
+impl ThresholdMetric {
+    /// The unit of the metric's bounds and observed values.
+    pub fn unit(self) -> ThresholdUnit {
+        match self {
+            Self::Latency => ThresholdUnit::Ms,
+            Self::ErrorRate | Self::CheckRate => ThresholdUnit::Ratio,
+            Self::Throughput => ThresholdUnit::PerSecond,
+            Self::Requests => ThresholdUnit::Count,
+        }
+    }
 }
 
 /// Which part of the results a threshold looks at.

@@ -1,5 +1,7 @@
 //! Small figures every report formats the same way: shares as percentages, observed values.
 
+use crate::record::model::ThresholdUnit;
+
 /// A share of `total`, %; 0 when `total` is 0.
 pub fn share_pct(total: u64, part: u64) -> f64 {
     if total == 0 {
@@ -22,5 +24,16 @@ pub fn number(v: f64) -> String {
         "0".into()
     } else {
         text.to_string()
+    }
+}
+
+/// A threshold's observed value in its unit: `7.25 ms`, `2.02%` (a ratio), `1234.5 req/s`,
+/// `1234`.
+pub fn observed(v: f64, unit: ThresholdUnit) -> String {
+    match unit {
+        ThresholdUnit::Ms => format!("{} ms", number(v)),
+        ThresholdUnit::Ratio => pct(v * 100.0),
+        ThresholdUnit::PerSecond => format!("{} req/s", number(v)),
+        ThresholdUnit::Count => number(v),
     }
 }

@@ -109,6 +109,7 @@ mod tests {
             failed: 1,
         }];
         r.thresholds = vec![ThresholdResult {
+            unit: None,
             metric: "latency{step=get_task}".into(),
             condition: "p95 < 5ms".into(),
             observed: Some(7.25),

@@ -269,6 +269,7 @@ mod tests {
             histogram_us: r.histograms.latency_us.clone(),
         }];
         r.thresholds = vec![ThresholdResult {
+            unit: None,
             metric: "errors".into(),
             condition: "rate < 1%".into(),
             observed: Some(0.0),

@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 
+use super::figures::observed;
 use super::figures::share_pct as error_pct;
 pub use super::figures::{number, pct};
 use super::find_max;
@@ -437,8 +438,14 @@ fn thresholds(r: &RunRecord) -> Option<Table> {
         t.push([
             th.metric.clone(),
             th.condition.clone(),
-            th.observed
-                .map_or_else(|| "no data".into(), |v| format!("{v:.3}")),
+            th.observed.map_or_else(
+                || "no data".into(),
+                // Records older than the unit: the bare value, as they were shown.
+                |v| {
+                    th.unit
+                        .map_or_else(|| format!("{v:.3}"), |u| observed(v, u))
+                },
+            ),
             threshold_result(th),
         ]);
     }
@@ -455,7 +462,12 @@ fn threshold_result(th: &ThresholdResult) -> String {
             .unwrap_or_default();
         let then = th
             .observed_at_abort
-            .map(|v| format!(": {}", number(v)))
+            .map(|v| {
+                format!(
+                    ": {}",
+                    th.unit.map_or_else(|| number(v), |u| observed(v, u))
+                )
+            })
             .unwrap_or_default();
         format!("FAIL (aborted the run{at}{then})")
     } else if th.passed {

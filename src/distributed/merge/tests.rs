@@ -24,6 +24,7 @@ fn share(index: u32, count: u32, offset_ms: u64, per_second: u64, latency_us: u6
         ),
     });
     r.thresholds = vec![ThresholdResult {
+        unit: None,
         metric: "requests".into(),
         condition: "count >= 2500".into(),
         observed: Some(r.summary.requests as f64),

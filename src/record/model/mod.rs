@@ -176,6 +176,20 @@ pub struct CheckResult {
     pub failed: u64,
 }
 
+/// The unit of a threshold's bound and observed value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ThresholdUnit {
+    /// Milliseconds (latency).
+    Ms,
+    /// A share from 0 to 1 (error rate, check pass rate); reports show it as a percentage.
+    Ratio,
+    /// Requests per second.
+    PerSecond,
+    /// A number of requests.
+    Count,
+}
+
 /// The verdict of one threshold.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ThresholdResult {
@@ -186,6 +200,9 @@ pub struct ThresholdResult {
     /// The value observed, in the condition's unit (ms, ratio, req/s); null when nothing was
     /// measured for the filter.
     pub observed: Option<f64>,
+    /// The unit of `observed` and `observed_at_abort` (absent in records of older versions).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<ThresholdUnit>,
     /// Whether the threshold passed: false when its condition failed at the end of the run, and
     /// false when it failed during the run and ended it (`aborted`), whatever the end showed.
     pub passed: bool,
@@ -203,14 +220,14 @@ pub struct ThresholdResult {
 }
 
 impl ThresholdResult {
-    /// The verdict of `metric` `condition`: the value `observed` at the end, whether the
-    /// condition `holds` on it, and, when the threshold ended the run, when (seconds since
+    /// The verdict of `metric` `condition`: the value `observed` (in `unit`) at the end, whether
+    /// the condition `holds` on it, and, when the threshold ended the run, when (seconds since
     /// measuring began) and with what value then. One that ended the run has failed whatever the
     /// end shows.
     pub fn judged(
-        metric: String,
-        condition: String,
+        (metric, condition): (String, String),
         observed: Option<f64>,
+        unit: ThresholdUnit,
         holds: bool,
         abort: Option<(f64, Option<f64>)>,
     ) -> Self {
@@ -218,6 +235,7 @@ impl ThresholdResult {
             metric,
             condition,
             observed,
+            unit: Some(unit),
             passed: holds && abort.is_none(),
             aborted: abort.is_some(),
             aborted_at_s: abort.map(|(at, _)| at),
