@@ -389,7 +389,8 @@ pub struct ExtractFile {
 #[serde(deny_unknown_fields)]
 pub struct ChecksFile {
     /// The status is one of these.
-    pub status: Option<Vec<u16>>,
+    #[schemars(with = "Option<Vec<u16>>")]
+    pub status: Option<Spanned<Vec<u16>>>,
     /// The body contains this text (or each of these).
     pub body_contains: Option<OneOrMany>,
     /// JSON pointer/path → expected value.

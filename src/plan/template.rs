@@ -56,6 +56,8 @@ pub struct Templates {
     pub data: BTreeMap<String, DataSource>,
     /// `vars` and `env`, built once.
     base: Value,
+    /// The names the plan's `[vars]` defines.
+    var_names: BTreeSet<String>,
     next_id: usize,
 }
 
@@ -143,6 +145,7 @@ impl Templates {
         Self {
             env,
             data,
+            var_names: vars.keys().cloned().collect(),
             base: {
                 let mut base: BTreeMap<String, Value> = BTreeMap::new();
                 base.insert("vars".into(), Value::from(minijinja::value::Serde(&vars)));
@@ -212,7 +215,20 @@ impl Templates {
                 names.join(", ")
             )));
         }
+        // A template may guard a missing name (`| default(…)`, `is defined`), which the list of
+        // names it reads does not show: then a missing `vars.NAME` is its business.
+        let guarded = ["default", "defined"]
+            .iter()
+            .any(|w| template.source().contains(w));
         for nested in template.undeclared_variables(true) {
+            if let Some(rest) = nested.strip_prefix("vars.")
+                && !guarded
+            {
+                let name = rest.split('.').next().unwrap_or(rest);
+                if !self.var_names.contains(name) {
+                    return Err(TemplateError(self.undefined_var(name)));
+                }
+            }
             if let Some(rest) = nested.strip_prefix("data.") {
                 let file = rest.split('.').next().unwrap_or(rest);
                 if !self.data.contains_key(file) {
@@ -223,6 +239,19 @@ impl Templates {
             }
         }
         Ok(Text::Template(name))
+    }
+
+    /// Why `vars.NAME` is undefined, with the names `[vars]` does define.
+    fn undefined_var(&self, name: &str) -> String {
+        if self.var_names.is_empty() {
+            format!("undefined `vars.{name}`: the plan has no [vars]")
+        } else {
+            let names: Vec<&str> = self.var_names.iter().map(String::as_str).collect();
+            format!(
+                "undefined `vars.{name}`; [vars] defines: {}",
+                names.join(", ")
+            )
+        }
     }
 
     /// Renders `text` with `ctx`, appending to `out`.
@@ -445,6 +474,23 @@ mod tests {
         assert!(err.0.contains("syntax error"), "{err}");
         let err = t.text("{{ data.users.name }}", &known(&[])).unwrap_err();
         assert!(err.0.contains("undefined data file `users`"), "{err}");
+        let err = t.text("/{{ vars.pool }}", &known(&[])).unwrap_err();
+        assert!(
+            err.0
+                .contains("undefined `vars.pool`; [vars] defines: pools"),
+            "{err}"
+        );
+        t.text("/{{ vars.pools }}", &known(&[])).unwrap();
+        t.text("/{{ vars.pool | default(3) }}", &known(&[]))
+            .unwrap();
+        t.text(
+            "/{% if vars.pool is defined %}{{ vars.pool }}{% endif %}",
+            &known(&[]),
+        )
+        .unwrap();
+        let mut bare = Templates::new(BTreeMap::new(), BTreeMap::new());
+        let err = bare.text("{{ vars.pools }}", &known(&[])).unwrap_err();
+        assert!(err.0.contains("the plan has no [vars]"), "{err}");
         // Functions are not variables.
         t.text("{{ counter() }}-{{ timestamp() }}", &known(&[]))
             .unwrap();

@@ -411,10 +411,11 @@ impl Ctx<'_> {
             return Ok(Vec::new());
         };
         let mut out = Vec::new();
-        if let Some(status) = &c.status {
+        if let Some(spanned) = &c.status {
+            let status = spanned.get_ref();
             if status.is_empty() || status.iter().any(|s| !(100..=599).contains(s)) {
                 return Err(self.at(
-                    &st.name,
+                    spanned,
                     "checks.status lists HTTP status codes (100–599)",
                     None,
                 ));
