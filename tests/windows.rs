@@ -301,6 +301,29 @@ fn the_warm_up_comes_before_the_duration() {
         assert!(summary_u64(&record, "warmup_requests") > 50, "{model:?}");
         assert!(summary_u64(&record, "requests") > 100, "{model:?}");
     }
+    // The first line says what is measured after the warm-up (it once said 2.0s for `-d 1s`).
+    let out = dir.join("banner");
+    let args = [
+        url.as_str(),
+        "-d",
+        "1s",
+        "--warmup",
+        "1s",
+        "-c",
+        "2",
+        "--threads",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    let (code, stdout, stderr) = common::run_volley(&args);
+    assert_eq!(code, Some(0));
+    let banner = format!("{stderr}{stdout}");
+    let first = banner.lines().find(|l| l.starts_with("volley: ")).unwrap();
+    assert!(
+        first.contains("closed model, 2 connections, 1.0s, after 1s warm-up"),
+        "{first}"
+    );
     t.stop();
 }
 

@@ -183,8 +183,9 @@ pub fn banner(plan: &Plan) -> String {
                 load.peak_rate_per_sec.unwrap_or(0.0),
                 load.max_vus.unwrap_or(0),
             );
+            // The profile's timeline starts with the warm-up: say what is measured after it.
             let length = match (load.duration_s, load.iterations) {
-                (Some(d), _) => volley::units::seconds(d),
+                (Some(d), _) => volley::units::seconds(d - plan.warmup.as_secs_f64()),
                 (None, n) => format!("{} requests", volley::units::thousands(n.unwrap_or(0))),
             };
             format!("{shape}, {length}")

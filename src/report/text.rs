@@ -281,6 +281,11 @@ mod tests {
         let text = render(&r);
         assert!(text.contains("Phases\n  Phase"), "{text}");
         assert!(text.contains("phase 1: 10 VUs  10 VUs  0–3 s"), "{text}");
+        // A phase of a time-scaled ladder keeps its fractions: 0.3–0.6 s, not 0–1 s.
+        r.groups[0].start_s = Some(0.3);
+        r.groups[0].end_s = Some(0.6);
+        let scaled = render(&r);
+        assert!(scaled.contains("10 VUs  0.3–0.6 s"), "{scaled}");
         assert!(text.contains("Thresholds"), "{text}");
         assert!(text.contains("rate < 1%"), "{text}");
     }

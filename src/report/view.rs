@@ -335,7 +335,7 @@ fn groups_table(kind: GroupKind, groups: &[&Group]) -> Table {
                     _ => "-".into(),
                 });
                 row.push(match (g.start_s, g.end_s) {
-                    (Some(a), Some(b)) => format!("{a:.0}–{b:.0} s"),
+                    (Some(a), Some(b)) => format!("{}–{} s", number(a), number(b)),
                     _ => "-".into(),
                 });
             }
