@@ -94,6 +94,17 @@ weight = 3
         (rps - series).abs() < 0.15 * series,
         "headline {rps} req/s against the series' {series} req/s"
     );
+    // Exactly: the series goes by completion time, so its seconds of the window hold the
+    // window's requests, and the drained ones are after it (a worker's timer that woke late
+    // once put some of them in the window's last second).
+    let in_window: u64 = record["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["t_s"].as_u64() < Some(2))
+        .map(|x| x["requests"].as_u64().unwrap())
+        .sum();
+    assert_eq!(in_window, requests - drained, "{}", record["series"]);
     t.stop();
 }
 

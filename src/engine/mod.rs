@@ -246,7 +246,8 @@ enum WorkerMessage {
 
 struct WorkerResult {
     recorder: Recorder,
-    last_interval: Option<IntervalSnapshot>,
+    /// The intervals its ticker had not taken when it finished, in order.
+    last_intervals: Vec<IntervalSnapshot>,
     cpu: Duration,
     wall: Duration,
     finished: Instant,
@@ -535,7 +536,7 @@ impl Control {
 
     fn worker_done(&mut self, result: WorkerResult, observers: &mut observe::Observers<'_>) {
         self.totals.merge(&result.recorder);
-        if let Some(last) = result.last_interval {
+        for last in result.last_intervals {
             self.interval(last, observers);
         }
         observers.each(|o| o.worker_done());

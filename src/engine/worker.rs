@@ -119,10 +119,10 @@ async fn worker_main(
 
     let finished = Instant::now();
     let mut recorder = state.recorder.borrow_mut();
-    let last = final_interval(&state, &mut recorder, &run, finished);
+    let last_intervals = final_intervals(&state, &mut recorder, &run, finished);
     WorkerResult {
         recorder: std::mem::take(&mut *recorder),
-        last_interval: last,
+        last_intervals,
         cpu: thread_cpu().saturating_sub(cpu_start),
         wall: finished - wall_start,
         finished,
@@ -185,18 +185,26 @@ async fn ticker(state: Rc<WorkerState>, run: Arc<RunShared>, tx: UnboundedSender
     }
 }
 
-/// The last, usually partial, interval.
-fn final_interval(
+/// The intervals the ticker had not taken when the worker finished at `now`: the whole seconds
+/// it was late for (its wake-up raced the last responses), then the last, usually partial, one.
+fn final_intervals(
     state: &WorkerState,
     recorder: &mut Recorder,
     run: &RunShared,
     now: Instant,
-) -> Option<IntervalSnapshot> {
-    let second = state.next_second.get();
-    let from = run.measure_start + Duration::from_secs(second);
-    if now <= from {
-        return None;
+) -> Vec<IntervalSnapshot> {
+    let in_flight = state.in_flight.get();
+    let mut out = Vec::new();
+    let mut second = state.next_second.get();
+    let mut from = run.measure_start + Duration::from_secs(second);
+    while now >= from + Duration::from_secs(1) {
+        out.push(recorder.take_interval(second, 1.0, in_flight));
+        second += 1;
+        from += Duration::from_secs(1);
     }
-    let span = (now - from).as_secs_f64().min(1.0);
-    Some(recorder.take_interval(second, span, state.in_flight.get()))
+    if now > from {
+        let span = (now - from).as_secs_f64();
+        out.push(recorder.take_last_interval(second, span, in_flight));
+    }
+    out
 }

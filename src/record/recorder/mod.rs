@@ -133,6 +133,12 @@ pub struct Recorder {
     keeps_service: bool,
     interval: Histogram<u64>,
     interval_counters: Counters,
+    /// The second the current interval is for (seconds since measuring began).
+    interval_second: u64,
+    /// Responses that finished after the current interval's second ended, before its
+    /// snapshot was taken (the timer that takes it woke late): they belong to the next one.
+    ahead: Histogram<u64>,
+    ahead_counters: Counters,
     /// Checks counted since the last interval.
     interval_checks: Vec<[u64; 2]>,
     /// The cumulative counts the last interval's [`Tally`] reported.
@@ -194,6 +200,9 @@ impl Recorder {
             keeps_service: true,
             interval: new_histogram(),
             interval_counters: Counters::default(),
+            interval_second: 0,
+            ahead: new_histogram(),
+            ahead_counters: Counters::default(),
             reported: Reported::new(STATUS_SLOTS),
             broken_down: interval::Reported::new(groups),
         }
@@ -225,16 +234,22 @@ impl Recorder {
     #[inline]
     pub fn record(&mut self, s: &RequestSample) {
         self.counters.add(s, s.window == Window::RunDrain);
-        self.interval_counters.add(s, false);
+        // The per-second series goes by completion time, not by when the snapshot was taken.
+        let (interval, interval_counters) =
+            if s.done_us < (self.interval_second + 1).saturating_mul(1_000_000) {
+                (&mut self.interval, &mut self.interval_counters)
+            } else {
+                (&mut self.ahead, &mut self.ahead_counters)
+            };
+        interval_counters.add(s, false);
         if let Some(status) = s.status {
+            interval.saturating_record(s.latency_us.max(HIST_LOW_US));
             self.latency
                 .saturating_record(s.latency_us.max(HIST_LOW_US));
             if self.keeps_service {
                 self.service
                     .saturating_record(s.service_us.max(HIST_LOW_US));
             }
-            self.interval
-                .saturating_record(s.latency_us.max(HIST_LOW_US));
             if let Some(slot) = self.status.get_mut(status as usize) {
                 *slot += 1;
             }
@@ -326,7 +341,9 @@ impl Recorder {
         }
     }
 
-    /// Takes the interval figures gathered since the last call and starts a new interval.
+    /// Takes the figures of interval `second` (the responses that finished in it; the span, s,
+    /// and what was in flight at its end) and starts the next one with what already finished
+    /// after it.
     pub fn take_interval(&mut self, second: u64, span_s: f64, in_flight: u64) -> IntervalSnapshot {
         let tally = self
             .reported
@@ -365,8 +382,25 @@ impl Recorder {
                 .take(&self.status, &self.errors, &self.lag, &self.groups),
         };
         self.interval.reset();
-        self.interval_counters = Counters::default();
+        std::mem::swap(&mut self.interval, &mut self.ahead);
+        self.interval_counters = std::mem::take(&mut self.ahead_counters);
+        self.interval_second = second + 1;
         snapshot
+    }
+
+    /// Takes the last interval, `second`, of a worker that finished: everything not yet taken,
+    /// a response that finished after the second's end included (nothing comes after it).
+    pub fn take_last_interval(
+        &mut self,
+        second: u64,
+        span_s: f64,
+        in_flight: u64,
+    ) -> IntervalSnapshot {
+        let _ = self.interval.add(&self.ahead);
+        self.interval_counters.merge(&self.ahead_counters);
+        self.ahead.reset();
+        self.ahead_counters = Counters::default();
+        self.take_interval(second, span_s, in_flight)
     }
 
     /// Adds another recorder's figures to this one (exact: histograms add bucket by bucket).

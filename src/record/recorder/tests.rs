@@ -126,3 +126,25 @@ fn an_interval_breaks_down_what_it_added() {
     assert!(s.breakdown.lag_p99_us <= 1, "{}", s.breakdown.lag_p99_us);
     assert_eq!(s.breakdown.groups[1].requests, 0);
 }
+
+#[test]
+fn a_second_holds_the_responses_that_finished_in_it_even_when_taken_late() {
+    let mut r = Recorder::new();
+    let at = |done_us: u64| RequestSample { done_us, ..ok(100) };
+    r.record(&at(999_999));
+    // Second 0's snapshot is taken late, after a response of second 1 was recorded.
+    r.record(&at(1_000_500));
+    let s0 = r.take_interval(0, 1.0, 0);
+    assert_eq!(s0.counters.requests, 1);
+    assert_eq!(s0.latency.len(), 1);
+    r.record(&at(1_200_000));
+    let s1 = r.take_interval(1, 1.0, 0);
+    assert_eq!(s1.counters.requests, 2);
+    assert_eq!(s1.latency.len(), 2);
+    // A worker's last interval takes everything left, what finished after its second too.
+    r.record(&at(2_100_000));
+    r.record(&at(3_000_001));
+    let last = r.take_last_interval(2, 0.5, 0);
+    assert_eq!(last.counters.requests, 2);
+    assert_eq!(r.counters.requests, 5);
+}
