@@ -25,6 +25,20 @@ fn plan(dir: &Path, base: &str, body: &str) -> PathBuf {
     path
 }
 
+/// Runs `plan` on one worker thread into `dir/out`; that folder and (exit code, stdout, stderr).
+fn run_plan_on_one_thread(dir: &Path, plan: &Path) -> (PathBuf, (Option<i32>, String, String)) {
+    let out = dir.join("out");
+    let ran = run_volley(&[
+        "run",
+        plan.to_str().unwrap(),
+        "--threads",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    (out, ran)
+}
+
 /// The results folder's files: (record, summary.txt, report.md, report.html).
 fn results(out: &Path) -> (Value, String, String, String) {
     let folder = only_subfolder(out);
@@ -52,15 +66,7 @@ fn a_run_ended_by_a_threshold_says_so_first_and_exits_99() {
          duration = \"8s\"\n[[scenario.step]]\nname = \"root\"\npath = \"/\"\n\
          [thresholds]\nrps = [{ condition = \"> 100000000\", abort_on_fail = true }]\n",
     );
-    let out = dir.join("out");
-    let (code, stdout, stderr) = run_volley(&[
-        "run",
-        plan.to_str().unwrap(),
-        "--threads",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (out, (code, stdout, stderr)) = run_plan_on_one_thread(&dir, &plan);
     assert_eq!(code, Some(99), "{stdout}\n{stderr}");
     let (record, summary, md, html) = results(&out);
     let th = &record["thresholds"][0];
@@ -100,15 +106,7 @@ fn thresholds_show_what_they_observed_in_their_own_unit() {
          [thresholds]\nerrors = [\"rate < 0.5%\"]\nlatency = [\"p99 < 10s\"]\n\
          rps = [\"> 1\"]\nrequests = [\"count >= 100\"]\n",
     );
-    let out = dir.join("out");
-    let (code, stdout, stderr) = run_volley(&[
-        "run",
-        plan.to_str().unwrap(),
-        "--threads",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (out, (code, stdout, stderr)) = run_plan_on_one_thread(&dir, &plan);
     assert_eq!(code, Some(99), "{stdout}\n{stderr}");
     let (record, summary, md, _) = results(&out);
     let units: Vec<&str> = record["thresholds"]
@@ -230,15 +228,7 @@ fn a_plan_report_describes_its_scenarios_and_the_whole_ladder() {
          { vus = 2, duration = \"500ms\" }]\n[[scenario.step]]\nname = \"slow\"\n\
          path = \"/delay?ms=1\"\n",
     );
-    let out = dir.join("out");
-    let (code, stdout, stderr) = run_volley(&[
-        "run",
-        plan.to_str().unwrap(),
-        "--threads",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (out, (code, stdout, stderr)) = run_plan_on_one_thread(&dir, &plan);
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     let (record, summary, md, html) = results(&out);
     let described = "smoke: 2 VUs for 1.0s; climb: ladder of 2 phases up to 2 VUs over 1.0s, \
