@@ -130,13 +130,16 @@ impl<'a> Arrivals<'a> {
         self.cutoff.is_some_and(|cutoff| now >= cutoff)
     }
 
-    /// The ticket of the next iteration, if any.
+    /// When the next iteration is due, and its ticket; `None` when this share has none left.
     #[inline]
-    pub(super) fn ticket(&self) -> Option<Ticket> {
-        self.next.map(|Due { arrival, due }| Ticket {
-            due: Some(due),
-            arrival,
-            measured: arrival >= self.measure_start,
+    pub(super) fn ticket(&self) -> Option<(Instant, Ticket)> {
+        self.next.map(|Due { arrival, due }| {
+            let ticket = Ticket {
+                due: Some(due),
+                arrival,
+                measured: arrival >= self.measure_start,
+            };
+            (due, ticket)
         })
     }
 }
@@ -158,7 +161,7 @@ pub(super) async fn pace<C: TimeSource>(
     // a point's worth of iterations, plus a tick for the wake-up's latency.
     let behind = 2 * arrivals.tick();
     let mut now = clock.now();
-    while let (Some(due), Some(ticket)) = (arrivals.next_due(), arrivals.ticket()) {
+    while let Some((due, ticket)) = arrivals.ticket() {
         if stopped() {
             break;
         }

@@ -298,7 +298,8 @@ fn threshold_results(
                 Some((a.at.as_secs_f64(), *then))
             });
             ThresholdResult::judged(
-                (th.metric_text.clone(), th.condition_text.clone()),
+                th.metric_text.clone(),
+                th.condition_text.clone(),
                 observed,
                 th.metric.unit(),
                 th.passes(observed),

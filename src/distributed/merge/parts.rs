@@ -203,7 +203,8 @@ pub(super) fn thresholds(
                 })
                 .min_by(|a, b| a.0.total_cmp(&b.0));
             Ok(ThresholdResult::judged(
-                (t.metric.clone(), t.condition.clone()),
+                t.metric.clone(),
+                t.condition.clone(),
                 observed,
                 th.metric.unit(),
                 th.passes(observed),

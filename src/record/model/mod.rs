@@ -225,7 +225,8 @@ impl ThresholdResult {
     /// measuring began) and with what value then. One that ended the run has failed whatever the
     /// end shows.
     pub fn judged(
-        (metric, condition): (String, String),
+        metric: String,
+        condition: String,
         observed: Option<f64>,
         unit: ThresholdUnit,
         holds: bool,

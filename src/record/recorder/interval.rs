@@ -15,8 +15,8 @@ pub struct Breakdown {
     pub statuses: Vec<(u16, u64)>,
     /// Failures of the interval by kind, in kind order; only kinds seen.
     pub errors: Vec<(ErrorKind, u64)>,
-    /// The 99th percentile of the interval's send lag, µs (0 when no request was sent; always
-    /// about 0 in the closed model, which sends when ready).
+    /// The 99th percentile of the interval's send lag, µs (0 when no request with a due time was
+    /// sent: always in the closed model, which has none).
     pub lag_p99_us: u64,
     /// Each result group's counters of the interval, by group id (empty without groups).
     pub groups: Vec<Counters>,

@@ -12,6 +12,7 @@ use crate::record::timing::Timing;
 mod group;
 mod interval;
 mod sample;
+mod second;
 mod tally;
 #[cfg(test)]
 mod tests;
@@ -19,6 +20,7 @@ mod tests;
 pub use group::{GroupInterval, GroupStats};
 pub use interval::Breakdown;
 pub use sample::{Counters, RequestSample, Window};
+use second::SecondFigures;
 use tally::Reported;
 pub use tally::Tally;
 
@@ -131,14 +133,13 @@ pub struct Recorder {
     pub grouped: Vec<GroupTable>,
     /// Whether `service` is recorded (some scenario is open).
     keeps_service: bool,
-    interval: Histogram<u64>,
-    interval_counters: Counters,
+    /// The current interval's figures.
+    interval: SecondFigures,
     /// The second the current interval is for (seconds since measuring began).
     interval_second: u64,
     /// Responses that finished after the current interval's second ended, before its
     /// snapshot was taken (the timer that takes it woke late): they belong to the next one.
-    ahead: Histogram<u64>,
-    ahead_counters: Counters,
+    ahead: SecondFigures,
     /// Checks counted since the last interval.
     interval_checks: Vec<[u64; 2]>,
     /// The cumulative counts the last interval's [`Tally`] reported.
@@ -198,11 +199,9 @@ impl Recorder {
             warmup_requests: 0,
             grouped: Vec::new(),
             keeps_service: true,
-            interval: new_histogram(),
-            interval_counters: Counters::default(),
+            interval: SecondFigures::new(),
             interval_second: 0,
-            ahead: new_histogram(),
-            ahead_counters: Counters::default(),
+            ahead: SecondFigures::new(),
             reported: Reported::new(STATUS_SLOTS),
             broken_down: interval::Reported::new(groups),
         }
@@ -235,15 +234,12 @@ impl Recorder {
     pub fn record(&mut self, s: &RequestSample) {
         self.counters.add(s, s.window == Window::RunDrain);
         // The per-second series goes by completion time, not by when the snapshot was taken.
-        let (interval, interval_counters) =
-            if s.done_us < (self.interval_second + 1).saturating_mul(1_000_000) {
-                (&mut self.interval, &mut self.interval_counters)
-            } else {
-                (&mut self.ahead, &mut self.ahead_counters)
-            };
-        interval_counters.add(s, false);
+        if s.done_us < (self.interval_second + 1).saturating_mul(1_000_000) {
+            self.interval.add(s);
+        } else {
+            self.ahead.add(s);
+        }
         if let Some(status) = s.status {
-            interval.saturating_record(s.latency_us.max(HIST_LOW_US));
             self.latency
                 .saturating_record(s.latency_us.max(HIST_LOW_US));
             if self.keeps_service {
@@ -351,8 +347,8 @@ impl Recorder {
         let snapshot = IntervalSnapshot {
             second,
             span_s,
-            counters: self.interval_counters,
-            latency: self.interval.clone(),
+            counters: self.interval.counters,
+            latency: self.interval.latency.clone(),
             in_flight,
             groups: self
                 .groups
@@ -383,7 +379,6 @@ impl Recorder {
         };
         self.interval.reset();
         std::mem::swap(&mut self.interval, &mut self.ahead);
-        self.interval_counters = std::mem::take(&mut self.ahead_counters);
         self.interval_second = second + 1;
         snapshot
     }
@@ -396,10 +391,7 @@ impl Recorder {
         span_s: f64,
         in_flight: u64,
     ) -> IntervalSnapshot {
-        let _ = self.interval.add(&self.ahead);
-        self.interval_counters.merge(&self.ahead_counters);
-        self.ahead.reset();
-        self.ahead_counters = Counters::default();
+        self.interval.absorb(&mut self.ahead);
         self.take_interval(second, span_s, in_flight)
     }
 
