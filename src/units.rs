@@ -49,13 +49,43 @@ pub fn ms(v: Option<f64>) -> String {
     }
 }
 
-/// Seconds as a short human duration: `90` → `1m30s`, `2.5` → `2.5s`.
+/// Seconds as a short human duration: `90` → `1m30s`, `2.5` → `2.5s`, `0.04` → `40 ms` (under
+/// a tenth of a second, where one decimal would read 0.0s).
 pub fn seconds(s: f64) -> String {
-    if s < 60.0 {
+    if s < 0.01 {
+        format!("{:.1} ms", s * 1e3)
+    } else if s < 0.1 {
+        format!("{:.0} ms", s * 1e3)
+    } else if s < 60.0 {
         format!("{s:.1}s")
     } else {
         let total = s.round() as u64;
         format!("{}m{:02}s", total / 60, total % 60)
+    }
+}
+
+/// A share of `total`, %; 0 when `total` is 0.
+pub fn share_pct(total: u64, part: u64) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / total as f64
+    }
+}
+
+/// `12.34%`.
+pub fn pct(v: f64) -> String {
+    format!("{v:.2}%")
+}
+
+/// An observed value: three decimals at most, trailing zeros dropped (`93.5`, `0.012`).
+pub fn number(v: f64) -> String {
+    let text = format!("{v:.3}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    if text.is_empty() || text == "-" {
+        "0".into()
+    } else {
+        text.to_string()
     }
 }
 
@@ -78,6 +108,10 @@ mod tests {
         assert_eq!(ms(Some(0.1234)), "0.123");
         assert_eq!(ms(Some(12.345)), "12.35");
         assert_eq!(ms(None), "-");
+        assert_eq!(seconds(2.5), "2.5s");
+        assert_eq!(seconds(0.04), "40 ms");
+        assert_eq!(seconds(0.0045), "4.5 ms");
+        assert_eq!(seconds(90.0), "1m30s");
         assert_eq!(seconds(90.0), "1m30s");
     }
 }

@@ -103,10 +103,12 @@ fn refused_connections_end_on_time_with_every_request_failed() {
     let (out, rec) = run_json(&dir, &[&url, "-d", "1s", "-c", "2"]);
     assert!(started.elapsed() < Duration::from_secs(5));
     assert_eq!(out.status.code(), Some(1), "all failed → exit 1");
-    assert!(summary_u64(&rec, "requests") > 0);
+    // A refused connect never reached the target: an attempt, not a request.
+    assert_eq!(summary_u64(&rec, "requests"), 0);
+    assert!(summary_u64(&rec, "not_sent") > 0);
     assert_eq!(
         errors_of(&rec, "connection_refused"),
-        summary_u64(&rec, "requests")
+        summary_u64(&rec, "not_sent")
     );
     let codes = warning_codes(&rec);
     assert!(

@@ -183,6 +183,7 @@ fn sigint_stops_the_run_and_leaves_a_complete_record() {
         stdout.starts_with("WARNING — Interrupted (SIGINT) after"),
         "{stdout}"
     );
+    common::verified(&path);
     let rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     assert_eq!(rec["interrupted"], "SIGINT");

@@ -301,10 +301,25 @@ fn a_generator_killed_mid_run_is_named_and_the_test_ends_on_time() {
         after_kill < Duration::from_secs(12),
         "the coordinator ended {after_kill:?} after the kill"
     );
-    assert_eq!(c.code, Some(0), "{}", c.stderr);
+    // The load asked was not delivered: the test is incomplete, and says so (exit 1).
+    assert_eq!(c.code, Some(1), "{}", c.stderr);
     assert!(c.stderr.contains("share 1/3: LOST"), "{}", c.stderr);
     let m = merged(&dir);
     assert_eq!(m["merged"]["missing"], serde_json::json!([1]));
+    assert_eq!(m["outcome"]["status"], "incomplete", "{}", m["outcome"]);
+    // The load stated is the plan's, 600/s and 50 VUs at most, not the survivors' two thirds;
+    // no "asked" rate is set beside a throughput that lacks a third of the load.
+    let load = &m["config"]["scenarios"][0]["load"];
+    assert_eq!(load["peak_rate_per_sec"].as_f64(), Some(600.0), "{load}");
+    assert_eq!(load["max_vus"].as_u64(), Some(50), "{load}");
+    assert!(m["summary"]["target_rps"].is_null(), "{}", m["summary"]);
+    // What the lost generator had done before: named, and its connections counted.
+    let lost = &m["merged"]["lost"][0];
+    assert_eq!(lost["index"], 1, "{lost}");
+    assert!(lost["requests"].as_u64().unwrap() > 0, "{lost}");
+    let opened = lost["connections_opened"].as_u64().unwrap();
+    assert!(opened > 0, "{lost}");
+    assert!(summary_u64(&m, "connections_opened") > opened);
     assert!(common::warning_codes(&m).contains(&"shares_missing"));
     let folder = common::only_subfolder(&dir.join("merged"));
     for report in ["summary.txt", "report.md", "report.html"] {
@@ -315,6 +330,10 @@ fn a_generator_killed_mid_run_is_named_and_the_test_ends_on_time() {
                 && text.contains("MISSING")
                 && (text.contains("2/3") || text.contains("2&#x2f;3")),
             "{report} names the missing share:\n{text}"
+        );
+        assert!(
+            text.contains("Incomplete: 1 of 3 generators lost"),
+            "{report} says the test is incomplete in its first line:\n{text}"
         );
     }
     let _ = std::fs::remove_dir_all(&dir);

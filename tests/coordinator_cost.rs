@@ -79,6 +79,7 @@ fn generator(url: String, seconds: u64, rps: u64) {
                 index: None,
                 count: None,
                 host: "bench".into(),
+                whole: None,
             },
         )
         .unwrap();

@@ -46,6 +46,9 @@ fn search(workers: usize, service_ms: u64, attempt: u32) -> (Output, Value, Dura
         .output()
         .unwrap();
     let took = started.elapsed();
+    if json.exists() {
+        common::verified(&json);
+    }
     let rec: Value = serde_json::from_str(
         &std::fs::read_to_string(&json)
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr))),

@@ -119,6 +119,7 @@ fn the_man_page_renders_and_one_page_per_subcommand_is_written() {
 
 /// Loads a run's JSON record.
 fn record(path: &Path) -> Value {
+    common::verified(path);
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 

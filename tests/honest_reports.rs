@@ -350,7 +350,7 @@ fn quiet_runs_that_fail_say_why_in_one_line() {
     assert_eq!(stdout, "");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.starts_with("volley: Every request failed"),
+        stderr.starts_with("volley: No connection to the target worked: connection_refused"),
         "{stderr}"
     );
 }

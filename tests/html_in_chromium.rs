@@ -261,6 +261,7 @@ fn run_and_compare_reports_render_in_chromium() {
 
     // A ladder's breakdown, as a plan run records it: phases, a threshold and a check.
     let path = dir.join("open/run.json");
+    common::verified(&path);
     let mut record = volley::record::read_record(&path).unwrap();
     let base = record.summary.latency_ms;
     record.groups = (1..=4)
@@ -377,6 +378,7 @@ fn run_and_compare_reports_render_in_chromium() {
         interrupted: None,
         notes: Vec::new(),
         targets: vec![ran("closed", "closed"), ran("open", "open"), down],
+        exit_code: None,
     };
     let suite_page = dir.join("suite-report.html");
     std::fs::write(&suite_page, volley::report::suite::html(&suite).unwrap()).unwrap();

@@ -280,6 +280,7 @@ fn templates_that_cannot_render_are_stopped_and_counted() {
         ]);
         assert_no_panic(&format!("run {file}"), &o);
         assert_eq!(o.code, Some(1), "run {file}:\n{}", o.stderr);
+        common::verified(&json);
         let record: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
         assert!(
             errors_of(&record, "template_error") > 0,

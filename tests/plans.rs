@@ -33,6 +33,7 @@ fn run_plan(plan: &Path, base: &str, extra: &[&str]) -> (Option<i32>, Value, Str
             String::from_utf8_lossy(&out.stderr)
         )
     });
+    common::verified(&json);
     (
         out.status.code(),
         serde_json::from_str(&text).unwrap(),

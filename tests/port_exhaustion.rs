@@ -158,6 +158,7 @@ fn sustained(url: &str) -> (serde_json::Value, String) {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let record = std::fs::read_to_string(&json)
         .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
+    common::verified(&json);
     (serde_json::from_str(&record).unwrap(), text)
 }
 
@@ -180,5 +181,6 @@ fn burst(url: &str, sources: Option<&str>) -> (serde_json::Value, String) {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let record = std::fs::read_to_string(&json)
         .unwrap_or_else(|e| panic!("{e}: {text}\n{}", String::from_utf8_lossy(&out.stderr)));
+    common::verified(&json);
     (serde_json::from_str(&record).unwrap(), text)
 }

@@ -171,6 +171,7 @@ json = {{ title = "{{{{ auth }}}}|{{{{ cookie }}}}|{{{{ key }}}}" }}
     assert_clean("stdout", &stdout);
     assert_clean("stderr", &stderr);
     assert_results_clean(&results);
+    common::verified(&only_subfolder(&results));
     let record: Value = serde_json::from_str(
         &std::fs::read_to_string(only_subfolder(&results).join("run.json")).unwrap(),
     )

@@ -65,6 +65,7 @@ fn run_plan(dir: &Path, plan: &Path) -> (Value, String) {
         .unwrap();
     let text = std::fs::read_to_string(&json)
         .unwrap_or_else(|e| panic!("no record ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+    common::verified(&json);
     (
         serde_json::from_str(&text).unwrap(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -9,6 +9,7 @@ pub mod spectrum;
 pub mod stats;
 pub mod variant;
 pub mod verdict;
+pub mod verify;
 mod warnings;
 mod watch;
 

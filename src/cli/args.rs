@@ -74,14 +74,19 @@ pub enum Command {
     /// Print Kubernetes manifests that run a plan on N generators (an Indexed Job).
     #[command(name = "k8s")]
     K8s(super::distributed::K8sArgs),
+    /// Check that records hold their invariants: counts add up, every rate is its count over
+    /// its own window, percentiles are ordered, the verdict agrees with the figures.
+    Verify(super::verify::VerifyArgs),
 }
 
 /// `volley suite`.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Exit codes: 0 every target ran; 1 one or more failed (start, health \
-                        check, reset, smoke or run; the report says why); 2 invalid suite file \
-                        or plan; 130 interrupted (what was measured is still reported)."
+    after_help = "Exit codes: 0 every target ran and met its thresholds; 1 one or more \
+                        failed a step (start, health check, reset, smoke or run; the report says \
+                        why); 2 invalid suite file or plan; 99 a target's thresholds failed or \
+                        ended its run (abort_on_fail); 130 interrupted (what was measured is \
+                        still reported)."
 )]
 pub struct SuiteArgs {
     /// The suite file (TOML).

@@ -26,6 +26,20 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
         )
         .into());
     }
+    if !a.fail_on.is_empty() && variants.len() < 2 {
+        let v = &variants[0];
+        return Err(invalid(
+            "--fail-on",
+            &format!(
+                "nothing to compare: one variant (`{}`, {} runs); the gate judges the variants \
+                 after the baseline against it, so give the baseline and at least one more \
+                 (`--baseline DIR NEW`)",
+                v.label,
+                v.runs.len()
+            ),
+        )
+        .into());
+    }
     let c = compare(
         &variants,
         CompareOptions {

@@ -151,6 +151,7 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
     let mut merged = coordinate(listener, options, &mut say)?;
     if let Some(export) = &export {
         merged.warnings.extend(export.run_ended());
+        volley::analysis::verdict::settle(&mut merged);
     }
     let files = volley::report::write_results(&a.out, &merged)?;
     if !a.quiet {
@@ -265,7 +266,12 @@ pub fn join(
         count,
         wait: a.join_wait,
     };
-    let mut worker = Worker::register(&options, &hash)?;
+    // The whole test as one generator would run it: the coordinator states it when a
+    // generator is lost.
+    let whole = load(Segment::WHOLE)
+        .ok()
+        .map(|p| volley::run::run_config(&p));
+    let mut worker = Worker::register(&options, &hash, whole)?;
     let plan = match segment {
         Some(_) => first,
         None => load(worker.segment())?,

@@ -54,12 +54,7 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
             }
         },
     )?;
-    let Some(Found {
-        summary,
-        record,
-        interrupted,
-    }) = found
-    else {
+    let Some(Found { record, .. }) = found else {
         anyhow::bail!(
             "no step could run within the budget of {}",
             humantime::format_duration(a.budget)
@@ -76,40 +71,7 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
     if !a.quiet {
         super::print_results(&written.files);
     }
-    if interrupted {
-        return Ok(super::EXIT_INTERRUPTED);
-    }
-    Ok(exit_code(&summary))
-}
-
-/// The exit code of a finished search: a failed one says why even under -q, since the exit code
-/// alone does not.
-fn exit_code(summary: &volley::record::find_max::FindMax) -> u8 {
-    if summary.generator_limited {
-        let why = summary
-            .steps
-            .iter()
-            .find(|s| s.generator_limited)
-            .map_or("", |s| s.reason.as_str());
-        eprintln!(
-            "volley find-max: the load generator, not the target, limited the search ({why}); \
-             the maximum found is only a lower bound"
-        );
-        return super::EXIT_FAILED;
-    }
-    if summary.max_sustainable_rps.is_none() {
-        eprintln!(
-            "volley find-max: no step met the SLO {}; the lowest step, {}, broke it: {}",
-            summary.slo,
-            summary.breaking_load.unwrap_or(0.0),
-            summary
-                .breaking_reason
-                .as_deref()
-                .unwrap_or("nothing measured")
-        );
-        return super::EXIT_FAILED;
-    }
-    super::EXIT_OK
+    Ok(super::finish_run(&record, a.quiet))
 }
 
 /// The search's settings from the flags.

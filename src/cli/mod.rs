@@ -1,11 +1,14 @@
 //! The command line: argument definitions, dispatch, and exit codes. `anyhow` lives here only.
 //!
 //! Exit codes: 0 the run finished and not every request failed; 1 every request failed, none
-//! completed, or the run could not be carried out; 2 the command line or its input (a plan, a
-//! record) is invalid — records that cannot be read or are of another format version included;
-//! 99 a threshold failed; 130 the run was interrupted (SIGINT/SIGTERM) — its summary and
-//! record are still written. `volley suite`: 0 every target ran, 1 one or more failed, 2 invalid
-//! suite file, 130 interrupted. `volley compare`: 0 the comparison was made and no `--fail-on` rule
+//! completed, no connection could be opened, a distributed test lost a generator, find-max
+//! found no maximum, or the run could not be carried out; 2 the command line or its input (a
+//! plan, a record) is invalid — records that cannot be read or are of another format version
+//! included; 99 a threshold failed; 130 the run was interrupted (SIGINT/SIGTERM) — its summary
+//! and record are still written. A run's record keeps the code it ended with (`outcome`).
+//! `volley suite`: 0 every target ran, 1 one or more failed a step, 2 invalid suite file, 99 a
+//! target's thresholds failed or ended its run, 130 interrupted. `volley verify`: 0 every
+//! invariant holds, 1 one does not, 2 a file could not be read. `volley compare`: 0 the comparison was made and no `--fail-on` rule
 //! was met; 1 ([`EXIT_GATE`]) a `--fail-on` rule was met (or, with `--fail-on-inconclusive`, a
 //! metric a rule names was inconclusive), or the comparison could not be made; 2 invalid command
 //! line (a `--fail-on` rule that does not parse included) or records.
@@ -51,6 +54,7 @@ mod shell;
 mod suite;
 mod terminal;
 mod tuning;
+mod verify;
 mod watch_args;
 
 use std::io::Write;
@@ -59,18 +63,11 @@ use std::process::ExitCode;
 
 use args::Command;
 
-/// Exit code: the run finished and not every request failed.
-pub const EXIT_OK: u8 = 0;
-/// Exit code: every request failed, or the run could not be carried out.
-pub const EXIT_FAILED: u8 = 1;
+pub use volley::analysis::verdict::{EXIT_FAILED, EXIT_OK};
 /// Exit code of `volley compare`: a `--fail-on` rule was met (the CI gate failed).
 pub const EXIT_GATE: u8 = 1;
 /// Exit code: invalid command line or input.
 pub const EXIT_USAGE: u8 = 2;
-/// Exit code: a threshold failed (as k6).
-pub const EXIT_THRESHOLDS: u8 = 99;
-/// Exit code: interrupted by a signal (record still written).
-pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// Parses the command line, runs the command, and maps the result to an exit code.
 pub fn main() -> ExitCode {
@@ -103,6 +100,7 @@ pub fn main() -> ExitCode {
         Some(Command::Merge(a)) => distributed::merge_run(a),
         Some(Command::K8s(a)) => distributed::k8s(a),
         Some(Command::Coordinate(a)) => coordinate::run(a),
+        Some(Command::Verify(a)) => verify::run(a),
         None => quick::run(cli.quick, &argv),
     };
     match result {
@@ -118,25 +116,20 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// The exit code a finished run deserves, from the status its reports say in their first line.
+/// The exit code a finished run deserves: the one its record's outcome (the first line of its
+/// reports) gives.
 fn run_exit_code(record: &volley::record::RunRecord) -> u8 {
-    use volley::analysis::verdict::{RunStatus, status};
-    match status(record) {
-        RunStatus::Interrupted(_) => EXIT_INTERRUPTED,
-        RunStatus::Aborted(_) | RunStatus::ThresholdsFailed { .. } => EXIT_THRESHOLDS,
-        RunStatus::NoRequests | RunStatus::AllFailed => EXIT_FAILED,
-        RunStatus::Warnings(_) | RunStatus::Completed => EXIT_OK,
-    }
+    volley::analysis::verdict::outcome(record).exit_code
 }
 
 /// The exit code of a finished run; under `-q`, a run that did not end well still says why in one
 /// line on stderr (the first line of its reports), since the exit code alone does not.
 fn finish_run(record: &volley::record::RunRecord, quiet: bool) -> u8 {
-    let code = run_exit_code(record);
-    if quiet && code != EXIT_OK {
-        eprintln!("volley: {}", volley::report::view::verdict(record).headline);
+    let outcome = volley::analysis::verdict::outcome(record);
+    if quiet && outcome.exit_code != EXIT_OK {
+        eprintln!("volley: {}", outcome.headline);
     }
-    code
+    outcome.exit_code
 }
 
 /// Prints where a run's results were written.

@@ -77,6 +77,7 @@ fn execute_exported(
     let mut record =
         volley::run::execute(plan, &options, &mut [&mut observer]).context("the run failed")?;
     record.warnings.extend(export.run_ended());
+    volley::analysis::verdict::settle(&mut record);
     Ok(record)
 }
 

@@ -77,11 +77,5 @@ pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
         println!("report.md: {}", file("report.md").display());
         println!("report.html: {}", file("report.html").display());
     }
-    Ok(if outcome.interrupted.is_some() {
-        super::EXIT_INTERRUPTED
-    } else if outcome.all_ran() {
-        super::EXIT_OK
-    } else {
-        super::EXIT_FAILED
-    })
+    Ok(outcome.exit_code())
 }

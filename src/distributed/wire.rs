@@ -45,6 +45,10 @@ pub struct Register {
     pub count: Option<u32>,
     /// Its host name, for messages.
     pub host: String,
+    /// The whole test's configuration, as one generator running all of it would record it:
+    /// the merged record states it when a generator is lost (absent from older versions).
+    #[serde(default)]
+    pub whole: Option<Box<crate::record::model::RunConfig>>,
 }
 
 /// A registration accepted: the share to run.

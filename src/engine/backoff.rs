@@ -1,13 +1,14 @@
-//! A VU's back-off after the generator ran out of a local resource.
+//! A VU's back-off after the generator ran out of a local resource or could not connect.
 
 use std::time::{Duration, Instant};
 
 use crate::proto::ErrorKind;
 
 /// A VU's wait after the generator ran out of a local resource (ephemeral ports, file
-/// descriptors): bounded exponential, from [`BACKOFF_MIN`] to [`BACKOFF_MAX`], reset by any
+/// descriptors) or could not open a connection (refused, unreachable, timed out): bounded exponential, from [`BACKOFF_MIN`] to [`BACKOFF_MAX`], reset by any
 /// attempt that did not fail that way. Without it a VU whose connect fails at once retries in a
-/// tight loop, burning the CPU and counting millions of failed attempts.
+/// tight loop, burning the CPU and counting millions of failed attempts (a dead port once made
+/// 82,885 "requests" a second).
 #[derive(Default)]
 pub(super) struct Backoff {
     next: Duration,
@@ -20,9 +21,9 @@ const BACKOFF_MAX: Duration = Duration::from_millis(500);
 
 impl Backoff {
     /// After an attempt that ended with `error`: waits (never past `end`) and returns true when
-    /// it was a local resource failure.
+    /// it was such a failure.
     pub(super) async fn after(&mut self, error: Option<ErrorKind>, end: Option<Instant>) -> bool {
-        if !error.is_some_and(ErrorKind::is_local_resource) {
+        if !error.is_some_and(ErrorKind::backs_off) {
             self.next = Duration::ZERO;
             return false;
         }
@@ -61,14 +62,11 @@ mod tests {
             waits.push(w.as_millis());
         }
         assert_eq!(waits, [1, 2, 4, 8, 16, 32, 64, 128, 256, 500, 500, 500]);
-        // Running out of file descriptors backs off the same way.
-        assert_eq!(
-            waited(&mut b, Some(ErrorKind::TooManyOpenFiles), None)
-                .await
-                .0
-                .as_millis(),
-            500
-        );
+        // Running out of file descriptors, and a connection the target refuses, back off the
+        // same way.
+        for kind in [ErrorKind::TooManyOpenFiles, ErrorKind::ConnectRefused] {
+            assert_eq!(waited(&mut b, Some(kind), None).await.0.as_millis(), 500);
+        }
     }
 
     #[tokio::test(start_paused = true)]
@@ -77,11 +75,7 @@ mod tests {
         for _ in 0..5 {
             waited(&mut b, Some(ErrorKind::AddrNotAvailable), None).await;
         }
-        for other in [
-            None,
-            Some(ErrorKind::Timeout),
-            Some(ErrorKind::ConnectRefused),
-        ] {
+        for other in [None, Some(ErrorKind::Timeout), Some(ErrorKind::Reset)] {
             assert_eq!(waited(&mut b, other, None).await, (Duration::ZERO, false));
         }
         assert_eq!(

@@ -349,6 +349,14 @@ pub fn run_with(
     let collected = collected?;
 
     let last = collected.last_finish.unwrap_or(measure_start);
+    let last = match run.held_until {
+        // Timed scenarios hold the window: what ends it later is a counted scenario's last
+        // completion, not a timed one's drain.
+        Some(_) => {
+            window::counted_finish(&run.plan, &collected.totals, measure_start).unwrap_or(last)
+        }
+        None => last,
+    };
     let stopped = run.stop.at.get().copied();
     let window_end = window::window_end(last, run.end, run.held_until, stopped);
     let window = window_end.saturating_duration_since(measure_start);

@@ -199,7 +199,7 @@ async fn run_step(
         (Some(c), true) => c,
         _ => &vu.conn,
     };
-    let reached_server = exchanged.result.is_ok() || !matches!(conn.phase(), ConnPhase::Connecting);
+    let reached_server = exchanged.result.is_ok() || conn.phase() == ConnPhase::Exchanging;
     let bytes_sent = if reached_server {
         outgoing.bytes_sent(&vu.scratch)
     } else {
@@ -276,6 +276,7 @@ async fn exchange(vu: &mut VuRun<'_>, step: &Step, outgoing: &Outgoing<'_>) -> E
             conn.discard();
             Err(match conn.phase() {
                 ConnPhase::Connecting => ErrorKind::ConnectTimeout,
+                ConnPhase::Handshaking => ErrorKind::TlsHandshakeTimeout,
                 ConnPhase::Exchanging => ErrorKind::Timeout,
             })
         }
@@ -353,10 +354,17 @@ fn record(
     let (run, state) = (vu.run, vu.state);
     let mut rec = state.recorder.borrow_mut();
     if !measured {
-        rec.record_warmup(&outcome.timing);
+        rec.record_warmup(&outcome.timing, outcome.connections_opened);
         return None;
     }
-    let window = match (run.end, vu.end) {
+    // The run's drain begins at its scheduled end. A timed scenario's requests drain after the
+    // timed scenarios' end, which holds the window (`window::window_end`), even beside a
+    // scenario that ends by a count, whose time limit (`max_duration`) is only a bound.
+    let run_end = match vu.scenario.profile.ends_by_count() {
+        true => run.end,
+        false => run.held_until.or(run.end),
+    };
+    let window = match (run_end, vu.end) {
         (Some(end), _) if done > end => Window::RunDrain,
         (_, Some(end)) if done > end => Window::ScenarioDrain,
         _ => Window::Inside,

@@ -25,6 +25,22 @@ pub(super) fn window_end(
     stopped.map_or(held, |stopped| held.min(stopped))
 }
 
+/// The last completion of the scenarios that end by a count (on the measured clock), from their
+/// groups; `None` when one has no group to say it (quick mode: the workers' finish says it).
+/// Beside a timed scenario, this, not the last worker's finish, is what may end the window
+/// later: the timed scenario's own drain must not stretch it.
+pub(super) fn counted_finish(
+    plan: &crate::plan::Plan,
+    totals: &crate::record::recorder::Recorder,
+    measure_start: Instant,
+) -> Option<Instant> {
+    let mut last_us = 0;
+    for sc in plan.scenarios.iter().filter(|s| s.profile.ends_by_count()) {
+        last_us = last_us.max(totals.groups.get(sc.group?)?.last_done_us);
+    }
+    Some(measure_start + std::time::Duration::from_micros(last_us))
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;

@@ -292,6 +292,7 @@ pub fn run(
     if interrupted {
         record.interrupted.get_or_insert_with(|| "SIGINT".into());
     }
+    crate::analysis::verdict::settle(&mut record);
     Ok(Some(Found {
         summary,
         record,

@@ -169,6 +169,11 @@ impl Plan {
         self.scenarios.iter().any(Scenario::is_open)
     }
 
+    /// Whether the plan mixes the load models: an open-model scenario beside a closed one.
+    pub fn mixes_models(&self) -> bool {
+        self.has_open_scenario() && !self.scenarios.iter().all(Scenario::is_open)
+    }
+
     /// Sets [`Plan::threads`] to the worker threads a run uses out of `asked`: the most that any
     /// scenario takes part with ([`Profile::workers`]), since every scenario's share starts at
     /// worker 0. A thread that no scenario needs is not started, so that none reports the CPU use

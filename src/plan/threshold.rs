@@ -364,6 +364,8 @@ pub struct Counts {
     pub attempts: u64,
     /// Failed attempts.
     pub errors: u64,
+    /// Of the failed attempts, those the generator itself could not make: in no error rate.
+    pub generator_limited: u64,
 }
 
 impl Counts {
@@ -373,6 +375,7 @@ impl Counts {
             requests: c.requests,
             attempts: c.attempts(),
             errors: c.errors,
+            generator_limited: c.generator_limited,
         }
     }
 }
@@ -398,7 +401,10 @@ impl Threshold {
             }
             ThresholdMetric::ErrorRate => {
                 let c = o.counts(f);
-                (c.attempts > 0).then(|| c.errors as f64 / c.attempts as f64)
+                crate::record::model::error_share(
+                    c.attempts - c.generator_limited,
+                    c.errors - c.generator_limited,
+                )
             }
             ThresholdMetric::CheckRate => {
                 let (passed, failed) = o.checks(f);
@@ -514,6 +520,7 @@ mod tests {
                 requests: 200,
                 attempts: 200,
                 errors: 3,
+                generator_limited: 0,
             }
         }
         fn checks(&self, _: Option<&Filter>) -> (u64, u64) {

@@ -49,6 +49,19 @@ pub trait Dial: Clone + Send + Sync + 'static {
     fn dial(&self)
     -> impl Future<Output = Result<(Self::Stream, ConnectTiming), ErrorKind>> + Send;
 
+    /// The first part of [`dial`](Self::dial): the TCP connection.
+    fn connect(&self)
+    -> impl Future<Output = Result<(TcpStream, ConnectTiming), ErrorKind>> + Send;
+
+    /// The second part of [`dial`](Self::dial), over the TCP connection [`connect`](Self::connect)
+    /// opened: the TLS handshake (nothing for plain TCP). A connection that times out here was
+    /// accepted, so the timeout is the handshake's, not the connect's.
+    fn handshake(
+        &self,
+        tcp: TcpStream,
+        timing: ConnectTiming,
+    ) -> impl Future<Output = Result<(Self::Stream, ConnectTiming), ErrorKind>> + Send;
+
     /// Opens a connection, explaining a failure in words (for a check before the run).
     fn dial_verbose(
         &self,
@@ -112,6 +125,18 @@ impl Dial for TcpDialer {
         self.open().await.map_err(|e| ErrorKind::from_io(&e))
     }
 
+    async fn connect(&self) -> Result<(TcpStream, ConnectTiming), ErrorKind> {
+        self.dial().await
+    }
+
+    async fn handshake(
+        &self,
+        tcp: TcpStream,
+        timing: ConnectTiming,
+    ) -> Result<(TcpStream, ConnectTiming), ErrorKind> {
+        Ok((tcp, timing))
+    }
+
     async fn dial_verbose(&self) -> Result<(TcpStream, ConnectTiming), DialFailure> {
         self.open().await.map_err(|e| DialFailure {
             kind: ErrorKind::from_io(&e),
@@ -156,13 +181,18 @@ impl TlsDialer {
     }
 
     async fn open(&self) -> Result<(TlsStream<TcpStream>, ConnectTiming), (bool, io::Error)> {
-        let (tcp, mut timing) = self.tcp.open().await.map_err(|e| (false, e))?;
+        let (tcp, timing) = self.tcp.open().await.map_err(|e| (false, e))?;
+        self.secure(tcp, timing).await.map_err(|e| (true, e))
+    }
+
+    /// The TLS handshake over `tcp`, timed.
+    async fn secure(
+        &self,
+        tcp: TcpStream,
+        mut timing: ConnectTiming,
+    ) -> io::Result<(TlsStream<TcpStream>, ConnectTiming)> {
         let start = Instant::now();
-        let stream = self
-            .connector
-            .connect(self.name.clone(), tcp)
-            .await
-            .map_err(|e| (true, e))?;
+        let stream = self.connector.connect(self.name.clone(), tcp).await?;
         timing.tls_us = micros_since(start);
         timing.tls = Some(tls::Negotiated::of(stream.get_ref().1));
         Ok((stream, timing))
@@ -180,6 +210,20 @@ impl Dial for TlsDialer {
                 ErrorKind::from_io(&e)
             }
         })
+    }
+
+    async fn connect(&self) -> Result<(TcpStream, ConnectTiming), ErrorKind> {
+        self.tcp.dial().await
+    }
+
+    async fn handshake(
+        &self,
+        tcp: TcpStream,
+        timing: ConnectTiming,
+    ) -> Result<(Self::Stream, ConnectTiming), ErrorKind> {
+        self.secure(tcp, timing)
+            .await
+            .map_err(|e| tls::classify(&e))
     }
 
     async fn dial_verbose(&self) -> Result<(Self::Stream, ConnectTiming), DialFailure> {

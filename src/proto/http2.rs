@@ -312,7 +312,10 @@ impl<D: Dial> StreamHandle<D> {
             self.generation = slot.generation;
             return Ok(None);
         }
-        let (stream, timing) = self.shared.dialer.dial().await?;
+        let (tcp, timing) = self.shared.dialer.connect().await?;
+        self.phase = ConnPhase::Handshaking;
+        let (stream, timing) = self.shared.dialer.handshake(tcp, timing).await?;
+        self.phase = ConnPhase::Exchanging;
         self.opened += 1;
         if self.shared.require_alpn && D::alpn(&stream) != Some(b"h2") {
             return Err(ErrorKind::Tls);

@@ -52,11 +52,15 @@ pub enum ErrorKind {
     GrpcServerError,
     /// The response body was larger than the client accepts (a limit the user set).
     BodyTooLarge,
+    /// The TCP connection was open but the TLS handshake did not complete within the timeout.
+    TlsHandshakeTimeout,
+    /// The response's status code is outside 100–599: not an HTTP status.
+    InvalidStatus,
 }
 
 impl ErrorKind {
     /// Number of kinds: the length of per-kind counter arrays.
-    pub const COUNT: usize = 21;
+    pub const COUNT: usize = 23;
 
     /// Every kind, in discriminant order.
     pub const ALL: [ErrorKind; Self::COUNT] = [
@@ -81,22 +85,72 @@ impl ErrorKind {
         Self::GrpcClientError,
         Self::GrpcServerError,
         Self::BodyTooLarge,
+        Self::TlsHandshakeTimeout,
+        Self::InvalidStatus,
     ];
 
-    /// Whether a request that failed this way never reached the network: the generator could
-    /// not open a socket (no ephemeral port, no file descriptor) or could not build the request.
-    /// Such a failure is an attempt and an error, never a request (docs/measurement.md).
+    /// Whether an attempt that failed this way was never sent: the generator could not make it
+    /// (see [`is_generator_limit`](Self::is_generator_limit)) or no connection to the target
+    /// could be opened (see [`is_unconnected`](Self::is_unconnected)). Such a failure is an
+    /// attempt and an error, never a request, and never in a throughput (docs/measurement.md).
     pub fn never_sent(self) -> bool {
+        self.is_generator_limit() || self.is_unconnected()
+    }
+
+    /// Whether the generator itself could not make the attempt: no ephemeral port, no file
+    /// descriptor, or a request it could not build. The target is not charged with these: they
+    /// are in no error rate (docs/measurement.md, "Error rate").
+    pub fn is_generator_limit(self) -> bool {
         matches!(
             self,
             Self::AddrNotAvailable | Self::TooManyOpenFiles | Self::Template
         )
     }
 
-    /// Whether this failure is the generator running out of a local resource (ports, file
-    /// descriptors), after which a VU backs off before it tries again.
-    pub fn is_local_resource(self) -> bool {
+    /// Whether no connection to the target could be opened: refused, no route, not
+    /// established within the timeout, or its TLS handshake failed or did not finish. The
+    /// request was never sent, but the target (or the way to it) failed: these are in the
+    /// error rate.
+    pub fn is_unconnected(self) -> bool {
+        matches!(
+            self,
+            Self::ConnectRefused
+                | Self::Unreachable
+                | Self::ConnectTimeout
+                | Self::TlsHandshakeTimeout
+                | Self::Tls
+                | Self::TlsCertificate
+        )
+    }
+
+    /// Whether the failure is of the connection rather than of one request: no connection
+    /// could be opened ([`is_unconnected`](Self::is_unconnected)), or the server broke the
+    /// protocol (HTTP/2 prior knowledge against an HTTP/1.1 server). A run in which every
+    /// attempt failed so, without a single response, measured nothing of the service.
+    pub fn is_connection_failure(self) -> bool {
+        self.is_unconnected() || self == Self::Protocol
+    }
+
+    /// Whether a VU waits before its next try after this failure: the generator ran out of a
+    /// local resource (ports, file descriptors), or the connection failed. Without the wait
+    /// such a VU retries in a tight loop.
+    pub fn backs_off(self) -> bool {
         matches!(self, Self::AddrNotAvailable | Self::TooManyOpenFiles)
+            || self.is_connection_failure()
+    }
+
+    /// Whether a failure of this kind still got a response, and so is counted under its status
+    /// too (and its latency in the histograms): an error status. Every other kind is a failure
+    /// of the exchange itself, with no response.
+    pub fn has_response(self) -> bool {
+        matches!(
+            self,
+            Self::Http4xx
+                | Self::Http5xx
+                | Self::InvalidStatus
+                | Self::GrpcClientError
+                | Self::GrpcServerError
+        )
     }
 
     /// Index into per-kind arrays.
@@ -128,6 +182,8 @@ impl ErrorKind {
             Self::GrpcClientError => "grpc_client_error",
             Self::GrpcServerError => "grpc_server_error",
             Self::BodyTooLarge => "body_too_large",
+            Self::TlsHandshakeTimeout => "tls_handshake_timeout",
+            Self::InvalidStatus => "invalid_status",
         }
     }
 
@@ -194,13 +250,13 @@ impl ErrorKind {
             Self::BodyTooLarge => {
                 "the response body exceeded the limit set with --max-body-size / max_body_size (no limit by default)"
             }
+            Self::TlsHandshakeTimeout => {
+                "the TCP connection was accepted but the TLS handshake did not finish within the timeout; does this port speak TLS (https:// vs http://)?"
+            }
+            Self::InvalidStatus => {
+                "the response's status code is outside 100–599, so it is no HTTP status (see the status table); a plan step may accept it with checks.status"
+            }
         }
-    }
-
-    /// True for failures that happen before any request byte reaches the target and are caused by
-    /// the client machine itself.
-    pub fn is_generator_side(self) -> bool {
-        matches!(self, Self::AddrNotAvailable | Self::TooManyOpenFiles)
     }
 
     /// Classifies an I/O error by its OS error code.
@@ -229,12 +285,14 @@ impl ErrorKind {
         }
     }
 
-    /// The error kind an HTTP status counts as, if it is an error.
+    /// The error kind an HTTP status counts as, if it is an error: 4xx, 5xx, and any code
+    /// outside 100–599.
     pub fn from_status(status: u16) -> Option<Self> {
         match status {
             400..=499 => Some(Self::Http4xx),
             500..=599 => Some(Self::Http5xx),
-            _ => None,
+            100..=399 => None,
+            _ => Some(Self::InvalidStatus),
         }
     }
 }

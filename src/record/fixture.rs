@@ -59,6 +59,9 @@ pub fn record(
             latency_us: encode_histogram(&total),
             service_latency_us: None,
             lag_us: None,
+            connect_us: None,
+            tls_handshake_us: None,
+            waiting_us: None,
         },
         warnings: Vec::new(),
         groups: Vec::new(),
@@ -66,6 +69,7 @@ pub fn record(
         thresholds: Vec::new(),
         find_max: None,
         self_checks: Vec::new(),
+        outcome: None,
     }
 }
 
@@ -147,6 +151,7 @@ fn summary(total: &Histogram<u64>, requests: u64, errors: u64, duration: f64) ->
         received_bytes_per_sec: requests as f64 * 120.0 / duration.max(1e-9),
         latency_buckets: latency_buckets(total),
         warmup_requests: 0,
+        warmup_connections: 0,
         grpc_status: BTreeMap::new(),
         timing: TimingSplit::default(),
         tls_negotiated: Vec::new(),

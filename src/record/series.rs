@@ -127,16 +127,17 @@ impl SeriesBuilder {
 }
 
 /// Makes `series` cover the measured window of `window_s` seconds: a second inside it spans
-/// the part of it the window holds, and a second in which no worker ran any more (the load's
-/// last request finished before the window's scheduled end) is there, empty. Seconds after the
-/// window (the drain) are left as they are.
+/// exactly the part of it the window holds (a worker's last snapshot, taken as it stopped,
+/// may reach past a window a signal ended), and a second in which no worker ran any more (the
+/// load's last request finished before the window's scheduled end) is there, empty. Seconds
+/// after the window (the drain) are left as they are.
 pub fn fit_to_window(series: &mut Vec<SecondStats>, window_s: f64) {
     // A second that the window touches for less than a millisecond is left out.
     let seconds = (window_s - 0.001).max(0.0).ceil() as u64;
     for t in 0..seconds {
         let span_s = (window_s - t as f64).min(1.0);
         match series.iter_mut().find(|s| s.t_s == t) {
-            Some(s) => s.span_s = s.span_s.max(span_s),
+            Some(s) => s.span_s = span_s,
             None => series.push(SecondStats::without_responses(t, span_s, 0)),
         }
     }

@@ -40,6 +40,27 @@ pub struct Merged {
     /// Shares whose record is missing (a lost generator): their load is in no figure.
     #[serde(default)]
     pub missing: Vec<u32>,
+    /// What the lost generators had reported before they were lost (the coordinator's count of
+    /// their snapshots); absent when none was, and in records of older versions. Only their
+    /// connections are in the summary (`summary.connections_opened`): their requests have no
+    /// latencies to merge, so they are in no other figure.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lost: Vec<LostShare>,
+}
+
+/// What a lost generator had reported before it was lost.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LostShare {
+    /// Which share.
+    pub index: u32,
+    /// Measured seconds it reported.
+    pub seconds: u64,
+    /// Requests it reported.
+    pub requests: u64,
+    /// Failed attempts it reported.
+    pub errors: u64,
+    /// Connections it reported opened.
+    pub connections_opened: u64,
 }
 
 /// One generator's figures, kept beside the merged ones.

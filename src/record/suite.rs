@@ -46,12 +46,31 @@ pub struct SuiteOutcome {
     pub notes: Vec<String>,
     /// Per target, in the order they ran.
     pub targets: Vec<TargetOutcome>,
+    /// The exit code of `volley suite` ([`SuiteOutcome::exit_code`]); absent in files of older
+    /// versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<u8>,
 }
 
 impl SuiteOutcome {
-    /// Whether every target ran to its end.
+    /// Whether every target ran to its end and met its thresholds.
     pub fn all_ran(&self) -> bool {
         self.targets.iter().all(|t| t.status == Status::Ran)
+    }
+
+    /// The exit code the suite's statuses give: 130 interrupted; 1 a target failed a step;
+    /// 99 a target's thresholds failed or ended a run; 0 every target ran.
+    pub fn exit_code(&self) -> u8 {
+        let any = |s: Status| self.targets.iter().any(|t| t.status == s);
+        if self.interrupted.is_some() {
+            130
+        } else if any(Status::Failed) {
+            1
+        } else if any(Status::Aborted) || any(Status::ThresholdsFailed) {
+            99
+        } else {
+            0
+        }
     }
 
     /// The targets that failed a step.
@@ -77,6 +96,13 @@ impl SuiteOutcome {
 pub enum Status {
     /// Every step passed and every run was measured.
     Ran,
+    /// Every run was measured, and thresholds failed in one or more of them; the figures are
+    /// whole, so the target is compared and ranked, and the suite exits 99.
+    ThresholdsFailed,
+    /// An `abort_on_fail` threshold ended a run early ([`TargetOutcome::cause`] says which and
+    /// when); the target took no more runs, its figures cover only the part that ran, so it is
+    /// out of the ranking, and the suite exits 99.
+    Aborted,
     /// A step failed ([`TargetOutcome::failed_step`], [`TargetOutcome::cause`]); the suite went on
     /// with the next target.
     Failed,
@@ -195,6 +221,8 @@ impl TargetOutcome {
     pub fn result_words(&self) -> &'static str {
         match (self.status, self.failed_step) {
             (Status::Ran, _) => "ran",
+            (Status::ThresholdsFailed, _) => "thresholds failed",
+            (Status::Aborted, _) => "aborted",
             (Status::Failed, Some(step)) => step.failed_words(),
             (Status::Failed, None) => "failed",
             (Status::Interrupted, _) => "interrupted",

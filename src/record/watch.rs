@@ -95,8 +95,32 @@ pub struct WatchedSeries {
     pub quantile: Option<f64>,
     /// One value per second of the run's `series` (null where no scrape gave one).
     pub values: Vec<Option<f64>>,
+    /// With `stat` = `quantile`: per second, the bucket the quantile lies in. The value is only
+    /// an estimate inside it (docs/measurement.md, "Watching the target"); absent for other
+    /// series and in records of older versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buckets: Vec<Option<QuantileBucket>>,
     /// Over `values`.
     pub stats: SeriesStats,
+}
+
+/// The bucket of a histogram a quantile lies in, in the metric's unit.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct QuantileBucket {
+    /// The bucket's lower bound (the previous bucket's `le`).
+    pub lower: f64,
+    /// Its upper bound (`le`); null for the `+Inf` bucket.
+    pub upper: Option<f64>,
+}
+
+impl QuantileBucket {
+    /// "0.02–0.05", "> 0.1" (the `+Inf` bucket), each bound as `value` writes it.
+    pub fn describe(&self, value: impl Fn(Option<f64>) -> String) -> String {
+        match self.upper {
+            Some(upper) => format!("{}–{}", value(Some(self.lower)), value(Some(upper))),
+            None => format!("> {}", value(Some(self.lower))),
+        }
+    }
 }
 
 impl WatchedSeries {
@@ -104,7 +128,7 @@ impl WatchedSeries {
     pub fn display_name(&self) -> String {
         let what = match (self.stat, self.quantile) {
             (SeriesStat::Rate, _) => " (per s)".to_string(),
-            (SeriesStat::Quantile, Some(q)) => format!(" p{}", q * 100.0),
+            (SeriesStat::Quantile, Some(q)) => format!(" p{} (bucket)", q * 100.0),
             _ => String::new(),
         };
         format!("{}{}{what}", self.name, self.labels)

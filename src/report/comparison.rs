@@ -7,10 +7,10 @@ use serde::Serialize;
 mod grouped;
 
 use super::table::Table;
-use super::verdict::Level;
 use crate::analysis::compare::{
     Change, ChangeVerdict, Comparison, Estimate, Method, Metric, MetricRow, RunsNeeded, Variant,
 };
+use crate::record::model::Level;
 
 /// What a comparison report says, independent of layout.
 #[derive(Debug, Clone, Serialize)]
@@ -101,8 +101,9 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
         badge: if alone { "REPEATS" } else { "VERDICT" },
         verdicts: if alone {
             vec![format!(
-                "the spread of each figure over {} runs: median and 95% interval; compare this \
-                 folder with another one of repeats for a verdict",
+                "the spread of each figure over {} runs: geometric mean (error rate: arithmetic \
+                 mean) and 95% interval; compare this folder with another one of repeats for a \
+                 verdict",
                 c.runs[0]
             )]
         } else {

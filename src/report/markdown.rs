@@ -144,13 +144,17 @@ mod tests {
         r.interrupted = Some("SIGINT".into());
         assert!(render(&r).contains("**WARNING** — Interrupted (SIGINT) after 3.0s"));
         let mut r = record("down", 0, 0, 0, 0, 0.0);
-        r.summary.requests = 10;
+        r.summary.not_sent = 10;
+        r.summary.attempts = 10;
         r.summary.errors = 10;
         r.summary
             .errors_by_kind
             .insert(crate::record::error_kind::ErrorKind::ConnectRefused, 10);
         let md = render(&r);
-        assert!(md.contains("**FAILED** — Every request failed"), "{md}");
+        assert!(
+            md.contains("**FAILED** — No connection to the target worked: connection_refused"),
+            "{md}"
+        );
         assert!(md.contains("No response was received"), "{md}");
         assert!(md.contains("| Latency p50 | - ms |"), "{md}");
         assert!(md.contains("nothing listens at the target address"), "{md}");

@@ -13,6 +13,7 @@
 //! - [`write_results`]: the results folder every run leaves behind; [`repeats`]: the top of a
 //!   folder of repeated runs.
 
+pub mod accounting;
 pub mod charts;
 pub mod comparison;
 pub mod figures;
@@ -30,7 +31,6 @@ pub mod suite;
 pub mod suite_tables;
 pub mod table;
 pub mod text;
-pub mod verdict;
 pub mod view;
 pub mod watch;
 

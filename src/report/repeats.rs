@@ -1,6 +1,6 @@
 //! The top of a folder of repeated runs (`--repeat N`, a suite's repeats): `summary.txt`,
-//! `report.md` and `report.html` with the spread of the repeats — per metric the median over
-//! runs and its 95 % interval — beside `repeat-1/` … `repeat-N/`.
+//! `report.md` and `report.html` with the spread of the repeats — per metric the geometric
+//! mean over runs (the error rate's arithmetic mean) and its 95 % interval — beside `repeat-1/` … `repeat-N/`.
 
 use std::path::{Path, PathBuf};
 

@@ -8,15 +8,12 @@ use minijinja::value::Serde;
 use serde::Serialize;
 
 use super::comparison::{CompareView, compare_view, markdown_body, text_body};
-use super::find_max;
-use super::suite_tables;
+use super::suite_tables::{self, find_max_ranking, load_level};
 use super::table::Table;
-use super::verdict::Level;
 use crate::analysis::compare::{CompareOptions, Comparison, Metric, Variant, compare};
 use crate::analysis::like_for_like::{TARGET_URL, mismatches_except};
 use crate::error::Error;
-use crate::record::find_max::FindMax;
-use crate::record::model::LoadModel;
+use crate::record::model::Level;
 use crate::record::suite::{Status, SuiteOutcome, TargetOutcome};
 use crate::record::write_atomically;
 use crate::units::{bytes, rate, thousands};
@@ -28,7 +25,8 @@ pub struct SuiteView {
     pub title: String,
     /// Plan, repeats, time.
     pub subtitle: String,
-    /// Ok when every target ran, fail when none did, warn otherwise.
+    /// Ok when every target ran, warn when the suite was interrupted, fail otherwise (a target
+    /// failed a step, its thresholds, or was aborted): as the exit code says.
     pub level: Level,
     /// The key lines: how many ran, the throughput ranking, an interruption.
     pub headline: Vec<String>,
@@ -45,12 +43,19 @@ pub struct SuiteView {
     pub operations: Option<Table>,
 }
 
-/// The targets that have measured runs (those that ran, and interrupted ones with what they
-/// measured), as comparison variants labelled by target name.
+/// The targets that have measured runs (those that ran, failed thresholds or were
+/// interrupted, with what they measured), as comparison variants labelled by target name. A
+/// target whose run an `abort_on_fail` threshold cut short is left out: its figures are of
+/// another, shorter test.
 pub fn variants(o: &SuiteOutcome) -> Vec<Variant> {
     o.targets
         .iter()
-        .filter(|t| matches!(t.status, Status::Ran | Status::Interrupted) && !t.runs.is_empty())
+        .filter(|t| {
+            matches!(
+                t.status,
+                Status::Ran | Status::ThresholdsFailed | Status::Interrupted
+            ) && !t.runs.is_empty()
+        })
         .map(|t| Variant {
             label: t.name.clone(),
             source: o.folder.join(&t.folder),
@@ -87,12 +92,11 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
             )
         })
         .collect();
-    let level = if ran == n {
-        Level::Ok
-    } else if ran == 0 && variants.is_empty() {
-        Level::Fail
-    } else {
-        Level::Warn
+    // As the exit code says: every target ran; interrupted; or something failed.
+    let level = match o.exit_code() {
+        0 => Level::Ok,
+        130 => Level::Warn,
+        _ => Level::Fail,
     };
     let plan_runs = o.find_max.is_none() && !variants.is_empty();
     let mut notes = o.notes.clone();
@@ -126,6 +130,27 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
 /// "3 of 4 targets ran", an interruption, and the throughput (or find-max) ranking.
 fn headline(o: &SuiteOutcome, variants: &[Variant], ran: usize, n: usize) -> Vec<String> {
     let mut headline = vec![format!("{ran} of {n} targets ran")];
+    let cut: Vec<&str> = o
+        .targets
+        .iter()
+        .filter(|t| t.status == Status::Aborted)
+        .map(|t| t.name.as_str())
+        .collect();
+    if !cut.is_empty() {
+        headline.push(format!(
+            "Aborted by an abort_on_fail threshold, out of the ranking: {}",
+            cut.join(", ")
+        ));
+    }
+    let failed: Vec<&str> = o
+        .targets
+        .iter()
+        .filter(|t| t.status == Status::ThresholdsFailed)
+        .map(|t| t.name.as_str())
+        .collect();
+    if !failed.is_empty() {
+        headline.push(format!("Thresholds failed: {}", failed.join(", ")));
+    }
     if let Some(signal) = &o.interrupted {
         headline.push(format!(
             "Interrupted by {signal}: the figures cover what was measured before it"
@@ -230,48 +255,6 @@ fn plans(o: &SuiteOutcome) -> String {
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
-    }
-}
-
-/// "Max sustainable throughput, highest first: a 1,980.0 req/s · b 990.0 req/s · c none".
-fn find_max_ranking(o: &SuiteOutcome) -> String {
-    let mut ranked: Vec<(&str, &FindMax)> = o
-        .targets
-        .iter()
-        .filter_map(|t| Some((t.name.as_str(), t.find_max.as_ref()?)))
-        .collect();
-    ranked.sort_by(
-        |a, b| match (a.1.max_sustainable_rps, b.1.max_sustainable_rps) {
-            (Some(x), Some(y)) => y.total_cmp(&x),
-            (Some(_), None) => std::cmp::Ordering::Less,
-            (None, Some(_)) => std::cmp::Ordering::Greater,
-            (None, None) => std::cmp::Ordering::Equal,
-        },
-    );
-    format!(
-        "Max sustainable throughput{}: {}",
-        if ranked.len() > 1 {
-            ", highest first"
-        } else {
-            ""
-        },
-        ranked
-            .iter()
-            .map(|(name, f)| match f.max_sustainable_rps {
-                Some(_) => format!("{name} {}", find_max::max_sustainable(f)),
-                None => format!("{name} none (no level met the SLO)"),
-            })
-            .collect::<Vec<_>>()
-            .join(" · ")
-    )
-}
-
-/// A find-max level in words: `400.0/s` (open model) or `32 VUs` (closed).
-fn load_level(f: &FindMax, level: f64) -> String {
-    if f.model == LoadModel::Open {
-        format!("{level:.1}/s")
-    } else {
-        format!("{level:.0} VUs")
     }
 }
 
@@ -517,7 +500,8 @@ pub fn write(o: &SuiteOutcome) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::find_max::{FindMaxStep as Step, SearchOutcome};
+    use crate::record::find_max::{FindMax, FindMaxStep as Step, SearchOutcome};
+    use crate::record::model::LoadModel;
     use std::path::PathBuf;
     use std::time::Duration;
 
@@ -567,6 +551,7 @@ mod tests {
             ended_at: String::new(),
             interrupted: None,
             notes: Vec::new(),
+            exit_code: None,
             targets: vec![
                 searched("a", 400.0, "the bisection converged", true),
                 searched("b", 797.4, "the time budget was spent", false),

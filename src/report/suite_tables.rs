@@ -5,11 +5,14 @@
 //! target and `events.v1.Events/Create` on a gRPC target share a row group, and an operation a
 //! target does not have is shown as missing there.
 
+use super::find_max;
 use super::table::Table;
 use crate::analysis::compare::Variant;
 use crate::analysis::like_for_like::DURATION_TOLERANCE;
 use crate::record::RunRecord;
-use crate::record::model::{Group, GroupKind};
+use crate::record::find_max::FindMax;
+use crate::record::model::{Group, GroupKind, LoadModel};
+use crate::record::suite::SuiteOutcome;
 use crate::units::{ms, rate, seconds, thousands};
 
 /// What a target's row says for an operation its plan does not have.
@@ -184,6 +187,48 @@ pub fn operations(variants: &[Variant]) -> Option<Table> {
         }
     }
     Some(t)
+}
+
+/// "Max sustainable throughput, highest first: a 1,980.0 req/s · b 990.0 req/s · c none".
+pub(super) fn find_max_ranking(o: &SuiteOutcome) -> String {
+    let mut ranked: Vec<(&str, &FindMax)> = o
+        .targets
+        .iter()
+        .filter_map(|t| Some((t.name.as_str(), t.find_max.as_ref()?)))
+        .collect();
+    ranked.sort_by(
+        |a, b| match (a.1.max_sustainable_rps, b.1.max_sustainable_rps) {
+            (Some(x), Some(y)) => y.total_cmp(&x),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (None, None) => std::cmp::Ordering::Equal,
+        },
+    );
+    format!(
+        "Max sustainable throughput{}: {}",
+        if ranked.len() > 1 {
+            ", highest first"
+        } else {
+            ""
+        },
+        ranked
+            .iter()
+            .map(|(name, f)| match f.max_sustainable_rps {
+                Some(_) => format!("{name} {}", find_max::max_sustainable(f)),
+                None => format!("{name} none (no level met the SLO)"),
+            })
+            .collect::<Vec<_>>()
+            .join(" · ")
+    )
+}
+
+/// A find-max level in words: `400.0/s` (open model) or `32 VUs` (closed).
+pub(super) fn load_level(f: &FindMax, level: f64) -> String {
+    if f.model == LoadModel::Open {
+        format!("{level:.1}/s")
+    } else {
+        format!("{level:.0} VUs")
+    }
 }
 
 #[cfg(test)]

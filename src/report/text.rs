@@ -59,7 +59,7 @@ fn summary(o: &mut String, r: &RunRecord) {
         o,
         "  Requests:      {}  ({} errors, {:.2}% success)",
         thousands(s.requests),
-        thousands(s.errors),
+        thousands(s.charged_errors()),
         s.success_rate * 100.0
     );
     let _ = writeln!(o, "  Duration:      {:.2} s", s.duration_s);
@@ -93,11 +93,7 @@ fn summary(o: &mut String, r: &RunRecord) {
         bytes(s.bytes_received as f64),
         bytes(s.received_bytes_per_sec)
     );
-    let _ = writeln!(
-        o,
-        "  Connections:   {} opened",
-        thousands(s.connections_opened)
-    );
+    let _ = writeln!(o, "  Connections:   {}", super::view::connections(r));
     let tls = super::view::tls_negotiated(r);
     if !tls.is_empty() {
         let _ = writeln!(o, "  TLS:           {tls}");

@@ -5,13 +5,20 @@ use serde::Serialize;
 
 use super::figures::observed;
 use super::figures::share_pct as error_pct;
+
+/// An error rate (0–1, none when nothing was charged to the target) as a percentage.
+fn rate_pct(rate: Option<f64>) -> f64 {
+    100.0 * rate.unwrap_or(0.0)
+}
+pub use super::accounting::{accounting, connections};
 pub use super::figures::{number, pct};
 use super::find_max;
 use super::load::subtitle;
 pub use super::load::{length, load_shape};
 pub use super::protocol::{protocol, protocol_tables, tls_negotiated};
 use super::table::Table;
-pub use super::verdict::{Level, Verdict, verdict};
+pub use crate::analysis::verdict::{Verdict, verdict};
+pub use crate::record::model::Level;
 use crate::record::model::{Group, GroupKind, Model, Percentiles, RunRecord, ThresholdResult};
 use crate::redact::{Secrets, redact_url_password};
 use crate::units::{bytes, ms, rate, seconds, thousands};
@@ -59,11 +66,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
     let tiles = vec![
         tile("throughput", rate(s.rps), "req/s"),
         tile("requests", thousands(s.requests), ""),
-        tile(
-            "errors",
-            pct(error_pct(s.requests + s.not_sent, s.errors)),
-            "",
-        ),
+        tile("errors", pct(rate_pct(s.error_rate())), ""),
         tile("latency p50", ms(l.p50), "ms"),
         tile("latency p99", ms(l.p99), "ms"),
         tile("latency max", ms(l.max), "ms"),
@@ -150,69 +153,6 @@ fn configuration(r: &RunRecord) -> Table {
     t
 }
 
-/// The headline's lines about attempts that never left the machine, the drain and the arrival
-/// schedule, as (label, value): one source for the terminal summary and the reports.
-pub fn accounting(r: &RunRecord) -> Vec<(&'static str, String)> {
-    let s = &r.summary;
-    let mut out = Vec::new();
-    if s.not_sent > 0 {
-        out.push((
-            "Not sent",
-            format!(
-                "{} of {} attempts never left the machine (no local port or file descriptor, \
-                 or the request could not be built): errors, never requests",
-                thousands(s.not_sent),
-                thousands(s.requests + s.not_sent)
-            ),
-        ));
-    }
-    if s.drain.requests > 0 || s.drain.duration_s >= 0.0005 {
-        out.push((
-            "Drain",
-            format!(
-                "{} requests completed in the {} after the window (counted; in no rate)",
-                thousands(s.drain.requests),
-                seconds(s.drain.duration_s)
-            ),
-        ));
-    }
-    match &s.arrival {
-        Some(a) if a.requests_per_iteration != Some(1) => out.push((
-            "Iterations",
-            format!(
-                "{}/s of {}/s asked ({} of {} due completed in the window, {} started; {} \
-                 dropped, {} not started)",
-                rate(a.achieved_per_sec),
-                rate(a.asked_per_sec),
-                thousands(a.completed),
-                thousands(a.due),
-                thousands(a.started),
-                thousands(a.dropped),
-                thousands(a.unsent)
-            ),
-        )),
-        Some(a) if a.unsent > 0 => out.push((
-            "Not started",
-            format!(
-                "{} of {} due requests (the run stopped, or the generator fell behind)",
-                thousands(a.unsent),
-                thousands(a.due)
-            ),
-        )),
-        Some(_) => {}
-        None if s.iterations != s.requests + s.not_sent && s.iterations > 0 => out.push((
-            "Iterations",
-            format!(
-                "{} ({}/s)",
-                thousands(s.iterations),
-                rate(s.iterations as f64 / s.duration_s.max(1e-9))
-            ),
-        )),
-        None => {}
-    }
-    out
-}
-
 fn headline(r: &RunRecord) -> Table {
     let s = &r.summary;
     let l = &s.latency_ms;
@@ -231,8 +171,8 @@ fn headline(r: &RunRecord) -> Table {
         "Errors",
         &format!(
             "{} ({})",
-            thousands(s.errors),
-            pct(error_pct(s.requests + s.not_sent, s.errors))
+            thousands(s.charged_errors()),
+            pct(rate_pct(s.error_rate()))
         ),
     ]);
     if let Some(dropped) = s.dropped {
@@ -265,7 +205,7 @@ fn headline(r: &RunRecord) -> Table {
             bytes(s.received_bytes_per_sec)
         ),
     ]);
-    t.push(["Connections opened", &thousands(s.connections_opened)]);
+    t.push(["Connections", &connections(r)]);
     if s.warmup_requests > 0 {
         t.push([
             "Warm-up requests (not counted)",
@@ -345,7 +285,7 @@ fn groups_table(kind: GroupKind, groups: &[&Group]) -> Table {
         row.push(format!(
             "{} ({})",
             thousands(g.errors),
-            pct(error_pct(g.requests + g.not_sent, g.errors))
+            pct(rate_pct(g.error_rate()))
         ));
         row.push(rate(g.rps));
         row.extend(

@@ -3,7 +3,12 @@
 
 use super::table::Table;
 use crate::record::model::RunRecord;
-use crate::record::watch::{ProcessRole, ProcessWatched, PromWatched, SeriesStat, SeriesStats};
+use std::cmp::Ordering;
+
+use crate::record::watch::{
+    ProcessRole, ProcessWatched, PromWatched, QuantileBucket, SeriesStat, SeriesStats,
+    WatchedSeries,
+};
 use crate::units::{bytes, rate, thousands};
 
 /// The efficiency of the target's process tree over a run's measured window (see
@@ -101,6 +106,29 @@ pub fn tables(r: &RunRecord) -> Vec<Table> {
     out
 }
 
+/// Which second's bucket a cell shows.
+enum Pick {
+    First,
+    Last,
+    Lowest,
+    Highest,
+}
+
+/// The bucket a quantile series lies in at the second `pick` chooses: "0.02–0.05", "> 0.1".
+fn bucket_at(s: &WatchedSeries, pick: Pick) -> String {
+    let mut known = s.buckets.iter().flatten();
+    let key = |b: &&QuantileBucket| (b.lower, b.upper.unwrap_or(f64::INFINITY));
+    let chosen = match pick {
+        Pick::First => known.next(),
+        Pick::Last => known.next_back(),
+        Pick::Lowest => known.min_by(|a, b| key(a).partial_cmp(&key(b)).unwrap_or(Ordering::Equal)),
+        Pick::Highest => {
+            known.max_by(|a, b| key(a).partial_cmp(&key(b)).unwrap_or(Ordering::Equal))
+        }
+    };
+    chosen.map_or_else(|| "-".into(), |b| b.describe(value))
+}
+
 fn prom_table(p: &PromWatched) -> Table {
     let mut t = Table::new(
         &format!("Target metrics: {}", p.url),
@@ -123,6 +151,19 @@ fn prom_table(p: &PromWatched) -> Table {
             mean,
             ..
         } = s.stats;
+        if s.stat == SeriesStat::Quantile && !s.buckets.is_empty() {
+            // A histogram's quantile is known only to its bucket: the bounds, not the
+            // interpolation, are the figure (docs/measurement.md, "Watching the target").
+            t.push([
+                s.display_name(),
+                bucket_at(s, Pick::First),
+                bucket_at(s, Pick::Last),
+                bucket_at(s, Pick::Lowest),
+                bucket_at(s, Pick::Highest),
+                format!("≈{}", value(mean)),
+            ]);
+            continue;
+        }
         t.push([
             s.display_name(),
             value(start),

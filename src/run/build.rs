@@ -106,15 +106,17 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             .map(|(g, table)| GroupedBy::from_table(g.selector.to_string(), table))
             .collect(),
         watch: None,
+        outcome: None,
     };
     record.thresholds = threshold_results(plan, outcome, &record);
     record.self_checks = selfcheck::run(&record, &expected::expected_load(plan, &record));
     record.warnings = diagnose(&record);
+    crate::analysis::verdict::settle(&mut record);
     record
 }
 
 /// What the run was asked to do, as the record says it.
-pub(super) fn run_config(plan: &Plan) -> RunConfig {
+pub fn run_config(plan: &Plan) -> RunConfig {
     let open = plan.has_open_scenario();
     let single = plan.scenarios.first().filter(|_| plan.scenarios.len() == 1);
     let (connections, rate_per_sec, max_in_flight, duration_s, count) = match single {
@@ -201,15 +203,12 @@ fn summary(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival
         errors: c.errors,
         attempts,
         not_sent: c.not_sent,
-        success_rate: if attempts == 0 {
-            0.0
-        } else {
-            attempts.saturating_sub(c.errors) as f64 / attempts as f64
-        },
+        success_rate: c.error_rate().map_or(0.0, |e| 1.0 - e),
         duration_s: window,
         rps: per_sec(requests - c.drained, window),
+        // Only when every scenario is open: the asked rate is then the whole run's.
         target_rps: arrival
-            .filter(|a| a.requests_per_iteration == Some(1))
+            .filter(|a| a.requests_per_iteration == Some(1) && !plan.mixes_models())
             .map(|a| a.asked_per_sec),
         drain: Drain {
             duration_s: outcome.drain.as_secs_f64(),
@@ -229,6 +228,7 @@ fn summary(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival
         received_bytes_per_sec: per_sec(c.bytes_received - c.drained_bytes_received, window),
         latency_buckets: latency_buckets(&t.latency),
         warmup_requests: t.warmup_requests,
+        warmup_connections: t.warmup_connections,
         grpc_status: t
             .grpc_statuses()
             .map(|(c, n)| (c.name().to_string(), n))
@@ -276,6 +276,9 @@ fn histograms(t: &Recorder, open: bool) -> Histograms {
         latency_us: encode_histogram(&t.latency),
         service_latency_us: open.then(|| encode_histogram(&t.service)),
         lag_us: open.then(|| encode_histogram(&t.lag)),
+        connect_us: (!t.connect.is_empty()).then(|| encode_histogram(&t.connect)),
+        tls_handshake_us: (!t.tls.is_empty()).then(|| encode_histogram(&t.tls)),
+        waiting_us: (!t.wait.is_empty()).then(|| encode_histogram(&t.wait)),
     }
 }
 
@@ -355,8 +358,8 @@ fn groups(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>
                 name: def.name.clone(),
                 scenario: def.scenario.clone(),
                 operation: def.operation.clone(),
-                start_s: phase.map(|_| span.start),
-                end_s: phase.map(|_| span.end),
+                start_s: Some(span.start),
+                end_s: Some(span.end),
                 target_vus: phase.and_then(|p| p.vus),
                 target_rps: phase.and_then(|p| p.rate),
                 requests: c.requests,

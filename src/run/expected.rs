@@ -29,14 +29,25 @@ pub fn expected_load(plan: &Plan, r: &RunRecord) -> ExpectedLoad {
              record does not keep",
         );
     }
-    let window = (
-        plan.warmup.as_secs_f64(),
-        plan.warmup.as_secs_f64() + r.summary.duration_s,
-    );
+    let warmup = plan.warmup.as_secs_f64();
+    let window = (warmup, warmup + r.summary.duration_s);
+    // Each scenario's VUs count only while it was active: a scenario that ended when its
+    // iterations were done, or that waits for `start_after`, keeps none busy.
+    let active = |s: &Scenario| {
+        let span = r
+            .groups
+            .iter()
+            .find(|g| g.kind == GroupKind::Scenario && g.name == s.name)
+            .and_then(|g| Some((warmup + g.start_s?, warmup + g.end_s?)));
+        match span {
+            Some((from, to)) => (window.0.max(from), window.1.min(to)),
+            None => window,
+        }
+    };
     let active_vu_s = plan
         .scenarios
         .iter()
-        .map(|s| active_vu_seconds(s, window))
+        .map(|s| active_vu_seconds(s, active(s)))
         .sum();
     let mut think_vu_s = 0.0;
     for sc in &plan.scenarios {

@@ -16,6 +16,7 @@ pub mod expected;
 mod live;
 pub mod live_view;
 pub mod load;
+mod no_connection;
 mod outputs;
 pub mod progress;
 pub mod thresholds;
@@ -35,7 +36,7 @@ use crate::error::Error;
 use crate::plan::Plan;
 use crate::record::RunRecord;
 
-pub use build::build_record;
+pub use build::{build_record, run_config};
 pub use live::LiveJudge;
 pub use load::{describe_scenario, scenario_load};
 pub use outputs::{Outputs, Written, write_outputs};
@@ -94,7 +95,9 @@ pub fn execute_with(
         && live_view::possible()
         && live_view::long_enough(plan))
     .then(|| live_view::LiveView::new(plan, stop.clone(), options.handle_signals, options.color));
-    let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 4);
+    let mut dead = no_connection::NoConnection::default();
+    let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 5);
+    all.push(&mut dead);
     if !options.remote_judge {
         all.push(&mut thresholds);
     }
@@ -115,6 +118,7 @@ pub fn execute_with(
     if let Some(w) = watcher {
         record.watch = Some(w.into_record(record.series.len()));
         record.warnings = crate::analysis::diagnose(&record);
+        crate::analysis::verdict::settle(&mut record);
     }
     Ok(record)
 }

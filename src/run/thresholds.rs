@@ -5,7 +5,7 @@ use hdrhistogram::Histogram;
 
 use crate::plan::threshold::{Counts, Filter, Observed};
 use crate::record::decode_histogram;
-use crate::record::model::{Group, GroupKind, RunRecord};
+use crate::record::model::{Group, GroupKind, RunRecord, generator_limited};
 
 /// A record seen through the [`Observed`] interface.
 pub struct RecordView<'a> {
@@ -66,6 +66,7 @@ impl Observed for RecordView<'_> {
                 requests: s.requests,
                 attempts: s.requests + s.not_sent,
                 errors: s.errors,
+                generator_limited: generator_limited(&s.errors_by_kind),
             },
             Some(f) => self
                 .matching(f)
@@ -74,6 +75,7 @@ impl Observed for RecordView<'_> {
                     requests: c.requests + g.requests,
                     attempts: c.attempts + g.requests + g.not_sent,
                     errors: c.errors + g.errors,
+                    generator_limited: c.generator_limited + generator_limited(&g.errors_by_kind),
                 }),
         }
     }

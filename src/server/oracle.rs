@@ -123,6 +123,39 @@ pub(crate) fn render(h: &Histogram<u64>, uptime_us: u64) -> String {
     .to_string()
 }
 
+/// The upper bounds of `volley_target_handler_seconds`'s buckets, seconds (Prometheus's
+/// client defaults, with 1–2.5 ms between).
+const BUCKETS_S: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+];
+
+/// Appends the handler times `h` to a `/metrics` page as the Prometheus histogram
+/// `volley_target_handler_seconds` (cumulative buckets, sum and count): what a service's own
+/// latency histogram looks like to `--watch`, whose quantiles are known only to their bucket.
+pub(crate) fn prometheus(h: &Histogram<u64>, out: &mut String) {
+    use std::fmt::Write as _;
+    out.push_str(
+        "# HELP volley_target_handler_seconds Handler time of the timed requests (the oracle, \
+         since start or the last /stats/reset).\n\
+         # TYPE volley_target_handler_seconds histogram\n",
+    );
+    for le in BUCKETS_S {
+        let below = h.count_between(0, (le * 1e6) as u64);
+        let _ = writeln!(
+            out,
+            "volley_target_handler_seconds_bucket{{le=\"{le}\"}} {below}"
+        );
+    }
+    let total = h.len();
+    let sum_s = h.mean() * total as f64 / 1e6;
+    let _ = write!(
+        out,
+        "volley_target_handler_seconds_bucket{{le=\"+Inf\"}} {total}\n\
+         volley_target_handler_seconds_sum {sum_s}\n\
+         volley_target_handler_seconds_count {total}\n"
+    );
+}
+
 /// A request's handler time, running since its handling started; recorded when dropped with the
 /// response body.
 #[derive(Debug)]

@@ -284,14 +284,16 @@ async fn respond(
 }
 
 fn status(code: Option<u16>) -> Response<TargetBody> {
-    let Some(code) = code.filter(|c| (100..=599).contains(c)) else {
-        return bad_request("/status/CODE takes a code in 100..=599");
+    // Up to 999, what HTTP/1.1's three digits allow: clients must cope with a code outside
+    // 100–599 (volley counts one as `invalid_status`).
+    let Some(code) = code.filter(|c| (100..=999).contains(c)) else {
+        return bad_request("/status/CODE takes a code in 100..=999");
     };
     if code < 200 {
         return bad_request("a 1xx status cannot be a final response (hyper refuses to send one)");
     }
     let Ok(status) = StatusCode::from_u16(code) else {
-        return bad_request("/status/CODE takes a code in 100..=599");
+        return bad_request("/status/CODE takes a code in 100..=999");
     };
     match code {
         // These statuses never carry a body.
@@ -474,7 +476,8 @@ mod tests {
         assert_eq!(status(Some(503)).status(), StatusCode::SERVICE_UNAVAILABLE);
         assert_eq!(status(Some(599)).status().as_u16(), 599);
         assert_eq!(status(Some(100)).status(), StatusCode::BAD_REQUEST);
-        assert_eq!(status(Some(600)).status(), StatusCode::BAD_REQUEST);
+        assert_eq!(status(Some(999)).status().as_u16(), 999);
+        assert_eq!(status(Some(1000)).status(), StatusCode::BAD_REQUEST);
         assert_eq!(status(None).status(), StatusCode::BAD_REQUEST);
         assert!(matches!(
             status(Some(204)).into_body(),

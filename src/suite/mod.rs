@@ -23,6 +23,7 @@
 //!   [`crate::report::suite`].
 
 pub mod file;
+mod halt;
 pub mod health;
 pub mod load;
 pub mod order;

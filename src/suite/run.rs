@@ -15,15 +15,16 @@ use crate::error::Error;
 use crate::findmax;
 use crate::findmax::run::Settings;
 use crate::plan::Plan;
-use crate::record::suite::{SmokeOutcome, Status, SuiteOutcome, SuiteStep as Step, TargetOutcome};
+use crate::record::suite::{Status, SuiteOutcome, SuiteStep as Step, TargetOutcome};
 use crate::record::{RunRecord, write_record};
 use crate::report::repeats::{repeat_dir, run_line, write_spread};
 use crate::report::{new_folder, write_results_into};
 use crate::run;
 use crate::units::thousands;
 
+use super::halt::{Halt, halt_after};
 use super::stamp::{folder_name, rfc3339};
-use super::words::{every_request_failed, found_line, last_output, relative, smoke_cause};
+use super::words::{found_line, last_output, relative, smoke_cause, smoke_outcome};
 
 /// How to run a suite.
 #[derive(Debug, Clone)]
@@ -76,8 +77,8 @@ pub fn run_with(
     let n = suite.targets.len();
     for runs in super::order::turns(suite.order, suite.repeats) {
         for (i, t) in suite.targets.iter().enumerate() {
-            // A target that failed or was interrupted takes no more turns.
-            if targets[i].status != Status::Ran {
+            // A target that failed, was interrupted or aborted takes no more turns.
+            if !matches!(targets[i].status, Status::Ran | Status::ThresholdsFailed) {
                 continue;
             }
             let mut runner = TargetRun {
@@ -110,19 +111,16 @@ pub fn run_with(
         interrupted: interrupts.signal().map(str::to_string),
         notes: suite.notes.clone(),
         targets,
+        exit_code: None,
+    };
+    let outcome = SuiteOutcome {
+        exit_code: Some(outcome.exit_code()),
+        ..outcome
     };
     // The record of the suite first, then the reports made from it and the runs.
     outcome.write()?;
     crate::report::suite::write(&outcome)?;
     Ok(outcome)
-}
-
-/// Why a target's steps ended early.
-enum Halt {
-    /// A step failed.
-    Failed(Step, String),
-    /// A signal arrived; the words say when ("during the run", "before the smoke run").
-    Interrupted(String),
 }
 
 /// One target's turn: its runs `runs` (all of them, or one per round when interleaved).
@@ -187,6 +185,11 @@ impl TargetRun<'_, '_> {
                 self.say(&format!("FAILED: {}: {cause}", step.failed_words()));
                 out.status = Status::Failed;
                 out.failed_step = Some(step);
+                out.cause = Some(cause);
+            }
+            Err(Halt::Aborted(cause)) => {
+                self.say(&format!("ABORTED: {cause}"));
+                out.status = Status::Aborted;
                 out.cause = Some(cause);
             }
             Err(Halt::Interrupted(when)) => {
@@ -313,7 +316,12 @@ impl TargetRun<'_, '_> {
         let record = self.measure(plan, Step::Smoke, "the smoke run", server)?;
         let path = dir.join("smoke.json");
         write_record(&path, &record).map_err(|e| Halt::Failed(Step::Smoke, e.to_string()))?;
-        let smoke = self.judge_smoke(&record, &path);
+        let gate = self
+            .suite
+            .smoke
+            .as_ref()
+            .expect("a smoke plan implies [smoke]");
+        let smoke = smoke_outcome(gate, &record, relative(&path, self.folder));
         let passed = smoke.passed;
         let verdict = if record.interrupted.is_some() {
             "interrupted"
@@ -370,17 +378,13 @@ impl TargetRun<'_, '_> {
                 .map_err(|e| Halt::Failed(Step::Run, e.to_string()))?;
             self.say(&format!("run {i}/{n}: {}", run_line(&record)));
             out.records.push(relative(&files.record, self.folder));
-            let interrupted = record.interrupted.is_some();
-            let all_failed =
-                record.summary.requests == 0 || record.summary.errors == record.summary.requests;
-            let cause = all_failed.then(|| every_request_failed(&record));
+            let halt = halt_after(&record, &during, out);
             out.runs.push(record);
-            if interrupted {
-                self.spread(dir, out);
-                return Err(Halt::Interrupted(format!("during {during}")));
-            }
-            if let Some(cause) = cause {
-                return Err(Halt::Failed(Step::Run, format!("{during}: {cause}")));
+            if let Some(halt) = halt {
+                if !matches!(halt, Halt::Failed(..)) {
+                    self.spread(dir, out);
+                }
+                return Err(halt);
             }
             self.alive(server, &during, Step::Run, log)?;
         }
@@ -560,24 +564,6 @@ impl TargetRun<'_, '_> {
                     last_output(log)
                 ),
             )),
-        }
-    }
-
-    fn judge_smoke(&self, r: &RunRecord, path: &Path) -> SmokeOutcome {
-        let smoke = self
-            .suite
-            .smoke
-            .as_ref()
-            .expect("a smoke plan implies [smoke]");
-        let s = &r.summary;
-        let error_rate = s.error_rate().unwrap_or(0.0);
-        SmokeOutcome {
-            requests: s.requests,
-            errors: s.errors,
-            error_rate,
-            max_error_rate: smoke.max_error_rate,
-            passed: s.requests > 0 && error_rate <= smoke.max_error_rate,
-            record: relative(path, self.folder),
         }
     }
 }

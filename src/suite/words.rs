@@ -7,7 +7,7 @@ use super::process::tail;
 use crate::findmax::FindMax;
 use crate::findmax::run::Settings;
 use crate::record::RunRecord;
-use crate::record::suite::TargetOutcome;
+use crate::record::suite::{SmokeOutcome, TargetOutcome};
 use crate::units::{rate, thousands};
 
 /// What a search found, in one line.
@@ -103,4 +103,19 @@ pub(super) fn last_output(log: &Path) -> String {
 
 pub(super) fn relative(path: &Path, base: &Path) -> PathBuf {
     path.strip_prefix(base).unwrap_or(path).to_path_buf()
+}
+
+/// How a smoke run `r` (its record at `record`, relative to the suite folder) fared against
+/// the gate `smoke`: it passes with requests and an error rate below the limit.
+pub(super) fn smoke_outcome(smoke: &super::Smoke, r: &RunRecord, record: PathBuf) -> SmokeOutcome {
+    let s = &r.summary;
+    let error_rate = s.error_rate().unwrap_or(0.0);
+    SmokeOutcome {
+        requests: s.requests,
+        errors: s.errors,
+        error_rate,
+        max_error_rate: smoke.max_error_rate,
+        passed: s.requests > 0 && error_rate <= smoke.max_error_rate,
+        record,
+    }
 }

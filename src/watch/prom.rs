@@ -62,6 +62,10 @@ pub struct Reading {
     pub stat: ReadingStat,
     /// The number.
     pub value: f64,
+    /// A quantile's bucket: the bounds the quantile lies between, (lower, upper; +∞ for the
+    /// last bucket). `value` is only an estimate inside them (interpolated as Prometheus's
+    /// `histogram_quantile()` does). `None` for other readings.
+    pub bucket: Option<(f64, f64)>,
 }
 
 /// What one page gave.
@@ -269,7 +273,11 @@ impl PromWatch {
             out.push(reading(i, ReadingStat::Rate, total / dt));
             if total > 0.0 {
                 for q in QUANTILES {
-                    out.push(reading(i, ReadingStat::Quantile(q), quantile(q, &delta)));
+                    let (value, lower, upper) = quantile_bucket(q, &delta);
+                    out.push(Reading {
+                        bucket: Some((lower, upper)),
+                        ..reading(i, ReadingStat::Quantile(q), value)
+                    });
                 }
             }
         }
@@ -282,6 +290,7 @@ fn reading(series: usize, stat: ReadingStat, value: f64) -> Reading {
         series,
         stat,
         value,
+        bucket: None,
     }
 }
 
@@ -314,26 +323,35 @@ fn render_labels(s: &ExpositionSample<'_>, histogram: bool) -> String {
 /// way: linear within the bucket where the rank falls, from the previous bound (0 for the first
 /// bucket when its bound is positive); in the `+Inf` bucket, the largest finite bound.
 pub fn quantile(q: f64, buckets: &[(f64, f64)]) -> f64 {
+    quantile_bucket(q, buckets).0
+}
+
+/// The `q` quantile of cumulative buckets as [`quantile`] estimates it, with the bounds of the
+/// bucket it lies in: (estimate, lower, upper). The quantile is somewhere between the bounds;
+/// the estimate assumes the observations spread evenly over the bucket, which they seldom do
+/// (a bucket of 20–50 ms whose every observation took 21 ms gives a p99 near 50).
+pub fn quantile_bucket(q: f64, buckets: &[(f64, f64)]) -> (f64, f64, f64) {
     let Some(&(_, total)) = buckets.last() else {
-        return f64::NAN;
+        return (f64::NAN, f64::NAN, f64::NAN);
     };
     let rank = q * total;
     let mut prev = (0.0_f64, 0.0_f64);
     for &(le, count) in buckets {
         if count >= rank && count > prev.1 {
             if le.is_infinite() {
-                return prev.0;
+                return (prev.0, prev.0, f64::INFINITY);
             }
             let lower = if prev.0 == 0.0 && le <= 0.0 {
                 le
             } else {
                 prev.0
             };
-            return lower + (le - lower) * (rank - prev.1) / (count - prev.1);
+            let estimate = lower + (le - lower) * (rank - prev.1) / (count - prev.1);
+            return (estimate, lower, le);
         }
         prev = (le, count);
     }
-    prev.0
+    (prev.0, prev.0, prev.0)
 }
 
 #[cfg(test)]

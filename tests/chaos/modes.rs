@@ -60,17 +60,17 @@ fn chaos_at(name: &str, path: &str, args: &[&str], bound: Duration) -> Chaos {
     chaos(name, &all, bound)
 }
 
-/// Every measured request failed, all with `kind`.
+/// Every measured attempt failed, all with `kind`.
 fn all_failed_with(c: &Chaos, kind: &str) {
-    let requests = summary_u64(&c.record, "requests");
-    assert!(requests > 0, "{}", c.record["summary"]);
+    let attempts = summary_u64(&c.record, "attempts");
+    assert!(attempts > 0, "{}", c.record["summary"]);
     assert_eq!(
         errors_of(&c.record, kind),
-        requests,
+        attempts,
         "{}",
         c.record["summary"]
     );
-    assert_eq!(c.finished.code, Some(1), "every request failed: exit 1");
+    assert_eq!(c.finished.code, Some(1), "every attempt failed: exit 1");
 }
 
 #[test]
@@ -398,6 +398,7 @@ mod tls {
                     conn.discard();
                     kinds.push(match conn.phase() {
                         Phase::Connecting => ErrorKind::ConnectTimeout,
+                        Phase::Handshaking => ErrorKind::TlsHandshakeTimeout,
                         Phase::Exchanging => ErrorKind::Timeout,
                     });
                 }
@@ -463,7 +464,7 @@ mod tls {
     }
 
     #[tokio::test]
-    async fn a_handshake_never_answered_is_a_connect_timeout() {
+    async fn a_handshake_never_answered_is_a_tls_handshake_timeout() {
         // Reads the ClientHello and holds the connection without a word.
         let silent = raw_listener(|s| {
             std::thread::spawn(move || {
@@ -481,8 +482,8 @@ mod tls {
         .await;
         assert!(started.elapsed() < Duration::from_secs(2));
         assert!(
-            !kinds.is_empty() && kinds.iter().all(|k| *k == ErrorKind::ConnectTimeout),
-            "the TLS handshake is part of connecting: {kinds:?}"
+            !kinds.is_empty() && kinds.iter().all(|k| *k == ErrorKind::TlsHandshakeTimeout),
+            "TCP was accepted: the timeout is the TLS handshake's, not the connect's: {kinds:?}"
         );
     }
 }

@@ -82,6 +82,34 @@ pub fn run_volley(args: &[&str]) -> (Option<i32>, String, String) {
     )
 }
 
+/// Checks every invariant of the records `path` stands for (a record, a results folder, a
+/// folder of repeats, a suite folder; docs/measurement.md, "Invariants") with volley's own
+/// verifier, as `volley verify` does; fails the test with each violation. Every test that
+/// writes a record passes it through here (most through [`run_json`], [`valid_record`],
+/// [`assert_complete_results`] or [`run_repeats`]).
+pub fn verified(path: &Path) {
+    let checked = volley::analysis::verify::verify_path(path)
+        .unwrap_or_else(|e| panic!("{}: cannot verify: {e}", path.display()));
+    let broken: Vec<String> = checked
+        .iter()
+        .flat_map(|c| {
+            c.violations
+                .iter()
+                .map(move |v| format!("{}: {v}", c.file.display()))
+        })
+        .collect();
+    assert!(
+        broken.is_empty(),
+        "records that break their invariants:\n{}",
+        broken.join("\n")
+    );
+}
+
+/// The exit code a record says its run ended with (`outcome.exit_code`).
+pub fn recorded_exit_code(record: &Value) -> Option<i32> {
+    record["outcome"]["exit_code"].as_i64().map(|c| c as i32)
+}
+
 /// Runs volley with `args` plus `--json <dir>/run.json -q`, returns its output and the record.
 pub fn run_json(dir: &Path, args: &[&str]) -> (Output, Value) {
     let path = dir.join("run.json");
@@ -102,7 +130,15 @@ pub fn run_json(dir: &Path, args: &[&str]) -> (Output, Value) {
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    (out, serde_json::from_str(&text).expect("record is JSON"))
+    verified(&path);
+    let record: Value = serde_json::from_str(&text).expect("record is JSON");
+    assert_eq!(
+        out.status.code(),
+        recorded_exit_code(&record),
+        "the exit code and the record's outcome disagree: {}",
+        record["outcome"]
+    );
+    (out, record)
 }
 
 /// `record.summary[key]` as u64.
@@ -183,6 +219,7 @@ pub fn valid_record(path: &Path) -> Value {
     let errors = schema_errors(&record);
     assert!(errors.is_empty(), "{}: {errors:#?}", path.display());
     volley::record::read_record(path).unwrap();
+    verified(path);
     record
 }
 
@@ -387,5 +424,7 @@ pub fn run_repeats(dir: &Path, url: &str, n: u32, seconds: u32) -> (PathBuf, Str
         out.to_str().unwrap(),
     ]);
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
-    (only_subfolder(&out), stdout)
+    let folder = only_subfolder(&out);
+    verified(&folder);
+    (folder, stdout)
 }

@@ -58,25 +58,11 @@ pub(super) fn group_place(kind: GroupKind, name: &str, scenario: Option<&str>) -
     }
 }
 
-/// Whether a failure of this kind still got a response, and so is counted under its status too.
-/// These are exactly the kinds `proto::message::Response::error` gives a response: the other
-/// kinds are failures of the exchange itself (connect, timeout, reset, a broken response…),
-/// which never reach the status counts nor the latency histograms.
-fn has_response(kind: ErrorKind) -> bool {
-    matches!(
-        kind,
-        ErrorKind::Http4xx
-            | ErrorKind::Http5xx
-            | ErrorKind::GrpcClientError
-            | ErrorKind::GrpcServerError
-    )
-}
-
 /// Failures without a response in a place's error kinds.
 pub(super) fn without_response(errors_by_kind: &BTreeMap<ErrorKind, u64>) -> u64 {
     errors_by_kind
         .iter()
-        .filter(|(kind, _)| !has_response(**kind))
+        .filter(|(kind, _)| !kind.has_response())
         .map(|(_, n)| n)
         .sum()
 }

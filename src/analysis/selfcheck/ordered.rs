@@ -9,26 +9,12 @@ use crate::record::selfcheck::{SelfCheck, SelfCheckCode};
 /// differ from the exact order only by float rounding.
 const SLACK_MS: f64 = 1e-6;
 
-/// The ordered figures of a ladder: min, then every `pNN` field present (whichever the record
-/// type has: p10, p25, p50 … p99.99), by their quantile, then max. Read through serde so a
-/// percentile added to [`Percentiles`] is checked without changing this code.
+/// The ordered figures of a ladder that are present: min, p10 … p99.99, max.
 fn ladder(p: &Percentiles) -> Vec<(String, f64)> {
-    let Ok(serde_json::Value::Object(fields)) = serde_json::to_value(p) else {
-        return Vec::new();
-    };
-    let mut out: Vec<(f64, String, f64)> = fields
-        .into_iter()
-        .filter_map(|(name, v)| {
-            let rank = match name.as_str() {
-                "min" => -1.0,
-                "max" => 101.0,
-                other => other.strip_prefix('p')?.replace('_', ".").parse().ok()?,
-            };
-            Some((rank, name, v.as_f64()?))
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.total_cmp(&b.0));
-    out.into_iter().map(|(_, name, v)| (name, v)).collect()
+    p.ladder()
+        .iter()
+        .filter_map(|(name, v)| Some((name.to_string(), (*v)?)))
+        .collect()
 }
 
 /// The first disorder of a ladder: "p99 4.100 ms < p95 4.200 ms".

@@ -33,7 +33,8 @@ use crate::plan::Plan;
 use crate::plan::segment::Distributed;
 use crate::record::RunRecord;
 
-use super::merge::{Input, MergeError, merge};
+use super::merge::{Input, Lost, MergeError, merge_lost};
+use crate::record::shares::LostShare;
 pub use state::START_DELAY;
 use state::{CoordinatorState, Event, ShareStatus};
 
@@ -151,6 +152,22 @@ fn follow(shared: &http::Shared, say: &mut dyn FnMut(&str)) -> Result<(), Coordi
 
 /// The merged record of the shares that sent theirs; the others are named missing.
 fn collect(state: &mut CoordinatorState) -> Result<RunRecord, CoordinateError> {
+    let lost = Lost {
+        shares: state
+            .shares
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.record.is_none())
+            .map(|(i, s)| LostShare {
+                index: i as u32,
+                seconds: s.seconds,
+                requests: s.requests,
+                errors: s.errors,
+                connections_opened: s.connections,
+            })
+            .collect(),
+        whole: state.whole.clone(),
+    };
     let inputs: Vec<Input> = state
         .shares
         .iter_mut()
@@ -168,7 +185,7 @@ fn collect(state: &mut CoordinatorState) -> Result<RunRecord, CoordinateError> {
             .collect();
         return Err(CoordinateError::NoRecords(lost.join(", ")));
     }
-    Ok(merge(&inputs, true)?)
+    Ok(merge_lost(&inputs, &lost)?)
 }
 
 /// One line of the whole test's progress: the generators running, requests and errors so far,

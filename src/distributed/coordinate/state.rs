@@ -43,9 +43,12 @@ pub(super) struct ShareState {
     pub(super) asked: bool,
     pub(super) last_seen: Instant,
     pub(super) record: Option<RunRecord>,
-    /// Requests and errors in its snapshots so far.
+    /// Requests, errors and connections opened in its snapshots so far, and the seconds they
+    /// covered.
     pub(super) requests: u64,
     pub(super) errors: u64,
+    pub(super) connections: u64,
+    pub(super) seconds: u64,
 }
 
 /// Something worth telling the user.
@@ -103,6 +106,8 @@ pub struct CoordinatorState {
     /// Requests per second index, summed over the shares that reported it: (reporters, requests).
     pub(super) seconds: BTreeMap<u64, (u32, u64)>,
     events: Vec<Event>,
+    /// The whole test's configuration: the plan's, or the first generator's word for it.
+    pub(super) whole: Option<crate::record::model::RunConfig>,
 }
 
 impl CoordinatorState {
@@ -118,6 +123,7 @@ impl CoordinatorState {
         let plan_hash = plan
             .as_ref()
             .and_then(|p| p.share.as_ref().map(|s| s.plan_hash.clone()));
+        let whole = plan.as_deref().map(crate::run::run_config);
         let judge = plan.as_ref().map(|p| {
             let checks = crate::plan::check_list(p).len();
             LiveJudge::with_workers(p, checks, count as usize)
@@ -135,6 +141,8 @@ impl CoordinatorState {
                     record: None,
                     requests: 0,
                     errors: 0,
+                    connections: 0,
+                    seconds: 0,
                 })
                 .collect(),
             barrier_deadline: now + wait,
@@ -148,6 +156,7 @@ impl CoordinatorState {
             settings,
             seconds: BTreeMap::new(),
             events: Vec::new(),
+            whole,
         }
     }
 
@@ -247,6 +256,9 @@ impl CoordinatorState {
                 as u32,
         };
         self.plan_hash.get_or_insert_with(|| r.plan_hash.clone());
+        if self.whole.is_none() {
+            self.whole = r.whole.as_deref().cloned();
+        }
         let share = &mut self.shares[index as usize];
         share.status = ShareStatus::Running;
         share.asked = r.index.is_some();
@@ -360,6 +372,8 @@ impl CoordinatorState {
         let st = self.share_mut(share, now)?;
         st.requests += s.counters.requests;
         st.errors += s.counters.errors;
+        st.connections += s.counters.connections_opened;
+        st.seconds = st.seconds.max(s.second + 1);
         let second = self.seconds.entry(s.second).or_insert((0, 0));
         second.0 += 1;
         second.1 += s.counters.requests;

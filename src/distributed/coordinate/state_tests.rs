@@ -8,6 +8,7 @@ fn register(index: Option<u32>) -> Register {
         index,
         count: None,
         host: "h".into(),
+        whole: None,
     }
 }
 

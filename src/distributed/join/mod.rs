@@ -105,7 +105,11 @@ fn retrying<T>(
 
 impl Worker {
     /// Registers for a share of the test whose hash is `plan_hash`.
-    pub fn register(options: &JoinOptions, plan_hash: &str) -> Result<Self, JoinError> {
+    pub fn register(
+        options: &JoinOptions,
+        plan_hash: &str,
+        whole: Option<crate::record::model::RunConfig>,
+    ) -> Result<Self, JoinError> {
         let client = CoordinatorClient::new(&options.url, &options.token)?;
         let request = Register {
             plan_hash: plan_hash.to_string(),
@@ -113,6 +117,7 @@ impl Worker {
             index: options.index,
             count: options.count,
             host: host_name(),
+            whole: whole.map(Box::new),
         };
         let deadline = Instant::now() + options.wait;
         let registered: Registered = retrying(deadline, options.wait, || {

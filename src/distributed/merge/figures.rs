@@ -9,7 +9,7 @@ use super::{MergeError, Part};
 use crate::analysis::{latency_buckets, percentiles};
 use crate::record::model::{
     Arrival, Drain, Environment, Generator, Histograms, Percentiles, ProfileKind, RunConfig,
-    RunRecord, Summary, TimingSplit, TlsNegotiated,
+    RunRecord, Summary, TimingSplit, TlsNegotiated, error_rate,
 };
 use crate::record::{decode_histogram, encode_histogram};
 use crate::run::windows::per_sec;
@@ -26,7 +26,9 @@ pub(super) fn record(parts: &[Part], window: f64) -> Result<RunRecord, MergeErro
         "service_latency_us",
     )?;
     let lag = merged_histogram(parts, |r| r.histograms.lag_us.as_ref(), "lag_us")?;
-    let summary = summary(parts, window, &latency, service.as_ref());
+    let split = timing(parts)?;
+    let mut summary = summary(parts, window, &latency, service.as_ref());
+    summary.timing = split.figures;
     let mut command = vec!["volley".to_string(), "merge".to_string()];
     command.extend(parts.iter().map(|p| p.source.to_string()));
     Ok(RunRecord {
@@ -52,6 +54,9 @@ pub(super) fn record(parts: &[Part], window: f64) -> Result<RunRecord, MergeErro
             latency_us: encode_histogram(&latency),
             service_latency_us: service.as_ref().map(encode_histogram),
             lag_us: lag.as_ref().map(encode_histogram),
+            connect_us: split.connect.as_ref().map(encode_histogram),
+            tls_handshake_us: split.tls.as_ref().map(encode_histogram),
+            waiting_us: split.waiting.as_ref().map(encode_histogram),
         },
         warnings: Vec::new(),
         groups: Vec::new(),
@@ -63,6 +68,7 @@ pub(super) fn record(parts: &[Part], window: f64) -> Result<RunRecord, MergeErro
         merged: None,
         grouped: super::grouped::merged(parts)?,
         watch: None,
+        outcome: None,
     })
 }
 
@@ -151,20 +157,21 @@ fn summary(
         .map(|p| p.offset_s + s(p).duration_s + s(p).drain.duration_s)
         .fold(window, f64::max);
     let arrival = merged_arrival(parts.iter().map(|p| s(p).arrival), window);
+    let errors_by_kind = sum_maps(parts.iter().map(|p| &s(p).errors_by_kind));
     Summary {
         requests,
         errors,
         attempts,
         not_sent,
-        success_rate: if attempts == 0 {
-            0.0
-        } else {
-            attempts.saturating_sub(errors) as f64 / attempts as f64
-        },
+        success_rate: error_rate(attempts, errors, &errors_by_kind).map_or(0.0, |e| 1.0 - e),
         duration_s: window,
         rps: per_sec(requests - drained, window),
+        // Only when every scenario is open: the asked rate is then the whole run's.
         target_rps: arrival
-            .filter(|a| a.requests_per_iteration == Some(1))
+            .filter(|a| {
+                a.requests_per_iteration == Some(1)
+                    && parts[0].record.config.model == crate::record::model::Model::Open
+            })
             .map(|a| a.asked_per_sec),
         drain: Drain {
             duration_s: last_completion - window,
@@ -176,7 +183,7 @@ fn summary(
         service_latency_ms: service.map(percentiles),
         dropped: sum_some(parts.iter().map(|p| s(p).dropped)),
         status: sum_maps(parts.iter().map(|p| &s(p).status)),
-        errors_by_kind: sum_maps(parts.iter().map(|p| &s(p).errors_by_kind)),
+        errors_by_kind,
         bytes_sent: sum(parts, |r| r.summary.bytes_sent),
         bytes_received: sum(parts, |r| r.summary.bytes_received),
         connections_opened: sum(parts, |r| r.summary.connections_opened),
@@ -192,8 +199,9 @@ fn summary(
         },
         latency_buckets: latency_buckets(latency),
         warmup_requests: sum(parts, |r| r.summary.warmup_requests),
+        warmup_connections: sum(parts, |r| r.summary.warmup_connections),
         grpc_status: sum_maps(parts.iter().map(|p| &s(p).grpc_status)),
-        timing: timing(parts),
+        timing: TimingSplit::default(),
         tls_negotiated: tls(parts),
     }
 }
@@ -219,25 +227,72 @@ pub(super) fn merged_arrival(
     })
 }
 
-/// The time split: counts summed; min, max, mean and standard deviation combined exactly from
-/// each share's (weighted by its count). The records keep no histograms of these times, so
-/// their percentiles cannot be merged: they are left out (null).
-fn timing(parts: &[Part]) -> TimingSplit {
-    fn t<'a>(p: &'a Part<'_>) -> &'a TimingSplit {
-        &p.record.summary.timing
+/// The merged time split, with the histograms it was merged from.
+struct Split {
+    figures: TimingSplit,
+    connect: Option<Histogram<u64>>,
+    tls: Option<Histogram<u64>>,
+    waiting: Option<Histogram<u64>>,
+}
+
+type Pick = for<'r> fn(&'r RunRecord) -> Option<&'r String>;
+
+/// One time of the split: merged exactly from the shares' histograms when every share that
+/// measured it kept one; else (records of older versions kept none) min, max, mean and
+/// standard deviation combined from each share's figures, weighted by its count, and no
+/// percentile (null).
+fn split_time(
+    parts: &[Part],
+    pick: Pick,
+    figures: fn(&Summary) -> (Option<Percentiles>, u64),
+    name: &str,
+) -> Result<(Option<Percentiles>, Option<Histogram<u64>>), MergeError> {
+    let measured = |p: &&Part| figures(&p.record.summary).1 > 0;
+    if parts
+        .iter()
+        .filter(measured)
+        .all(|p| pick(p.record).is_some())
+    {
+        let h = merged_histogram(parts, pick, name)?.filter(|h| !h.is_empty());
+        return Ok((h.as_ref().map(percentiles), h));
     }
-    let responses = |p: &Part| p.record.summary.status.values().sum::<u64>();
-    TimingSplit {
-        connect_ms: combine(parts.iter().map(|p| (t(p).connect_ms, t(p).connects))),
-        tls_handshake_ms: combine(
-            parts
-                .iter()
-                .map(|p| (t(p).tls_handshake_ms, t(p).tls_handshakes)),
-        ),
-        waiting_ms: combine(parts.iter().map(|p| (t(p).waiting_ms, responses(p)))),
-        connects: parts.iter().map(|p| t(p).connects).sum(),
-        tls_handshakes: parts.iter().map(|p| t(p).tls_handshakes).sum(),
-    }
+    let combined = combine(parts.iter().map(|p| figures(&p.record.summary)));
+    Ok((combined, None))
+}
+
+/// The time split of the shares: counts summed, each time merged by [`split_time`].
+fn timing(parts: &[Part]) -> Result<Split, MergeError> {
+    let (connect_ms, connect) = split_time(
+        parts,
+        |r| r.histograms.connect_us.as_ref(),
+        |s| (s.timing.connect_ms, s.timing.connects),
+        "connect_us",
+    )?;
+    let (tls_handshake_ms, tls) = split_time(
+        parts,
+        |r| r.histograms.tls_handshake_us.as_ref(),
+        |s| (s.timing.tls_handshake_ms, s.timing.tls_handshakes),
+        "tls_handshake_us",
+    )?;
+    let (waiting_ms, waiting) = split_time(
+        parts,
+        |r| r.histograms.waiting_us.as_ref(),
+        |s| (s.timing.waiting_ms, s.status.values().sum()),
+        "waiting_us",
+    )?;
+    let t = |p: &Part| p.record.summary.timing.clone();
+    Ok(Split {
+        figures: TimingSplit {
+            connect_ms,
+            tls_handshake_ms,
+            waiting_ms,
+            connects: parts.iter().map(|p| t(p).connects).sum(),
+            tls_handshakes: parts.iter().map(|p| t(p).tls_handshakes).sum(),
+        },
+        connect,
+        tls,
+        waiting,
+    })
 }
 
 /// Min, max, mean and (population) standard deviation of the union of weighted parts.

@@ -30,7 +30,8 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use crate::record::RunRecord;
-use crate::record::shares::{Merged, ShareFigures};
+use crate::record::model::RunConfig;
+use crate::record::shares::{LostShare, Merged, ShareFigures};
 
 /// One record to merge.
 #[derive(Debug, Clone)]
@@ -147,10 +148,32 @@ pub(crate) struct Part<'a> {
     pub(crate) offset_s: f64,
 }
 
+/// What a coordinator knows of the generators it lost: what they reported before, and the
+/// whole test's configuration.
+#[derive(Debug, Clone, Default)]
+pub struct Lost {
+    /// The lost shares' reported figures.
+    pub shares: Vec<LostShare>,
+    /// The whole test as one generator would run it; the merged record states it when shares
+    /// are missing (their load is in no figure, but it was asked).
+    pub whole: Option<RunConfig>,
+}
+
 /// Merges the records of a test's shares. With `allow_missing`, shares without a record are
 /// named in `merged.missing` instead of refused (a coordinator with lost generators).
 pub fn merge(inputs: &[Input], allow_missing: bool) -> Result<RunRecord, MergeError> {
-    let (count, missing) = check(inputs, allow_missing)?;
+    merge_with(inputs, allow_missing.then(Lost::default).as_ref())
+}
+
+/// Merges what there is of a test whose generators were lost: the shares without a record are
+/// named in `merged.missing` with what they reported (`merged.lost`), their connections are in
+/// the summary, and the configuration is the whole test's, as asked.
+pub fn merge_lost(inputs: &[Input], lost: &Lost) -> Result<RunRecord, MergeError> {
+    merge_with(inputs, Some(lost))
+}
+
+fn merge_with(inputs: &[Input], lost: Option<&Lost>) -> Result<RunRecord, MergeError> {
+    let (count, missing) = check(inputs, lost.is_some())?;
     let mut anchors = Vec::with_capacity(inputs.len());
     for i in inputs {
         let share = i.record.share.as_ref().expect("checked");
@@ -179,7 +202,34 @@ pub fn merge(inputs: &[Input], allow_missing: bool) -> Result<RunRecord, MergeEr
         .map(|p| p.offset_s + p.record.summary.duration_s)
         .fold(0.0, f64::max);
     let mut merged = figures::record(&parts, window)?;
+    let lost = lost
+        .map(|l| Lost {
+            shares: l
+                .shares
+                .iter()
+                .filter(|s| missing.contains(&s.index))
+                .cloned()
+                .collect(),
+            whole: l.whole.clone(),
+        })
+        .unwrap_or_default();
+    if !missing.is_empty() {
+        // The load asked is the whole test's; the arrival figures cover only the shares there.
+        merged.summary.target_rps = None;
+        if let Some(whole) = &lost.whole {
+            merged.config = RunConfig {
+                threads: merged.config.threads,
+                ..whole.clone()
+            };
+        }
+    }
+    merged.summary.connections_opened += lost
+        .shares
+        .iter()
+        .map(|s| s.connections_opened)
+        .sum::<u64>();
     merged.series = parts::series(&parts);
+    crate::record::series::fit_to_window(&mut merged.series, window);
     merged.groups = parts::groups(&parts)?;
     merged.checks = parts::checks(&parts);
     merged.merged = Some(Merged {
@@ -194,6 +244,7 @@ pub fn merge(inputs: &[Input], allow_missing: bool) -> Result<RunRecord, MergeEr
         measure_started_at: humantime::format_rfc3339_micros(origin).to_string(),
         shares: parts.iter().map(share_figures).collect(),
         missing,
+        lost: lost.shares,
     });
     merged.thresholds = parts::thresholds(&parts, &merged)?;
     merged.self_checks = crate::analysis::selfcheck::run(
@@ -205,6 +256,7 @@ pub fn merge(inputs: &[Input], allow_missing: bool) -> Result<RunRecord, MergeEr
         ),
     );
     merged.warnings = parts::warnings(&parts, &merged, count);
+    crate::analysis::verdict::settle(&mut merged);
     Ok(merged)
 }
 

@@ -14,8 +14,10 @@ pub use limits::{
 /// Where an exchange was when it stopped; tells a connect timeout from a response timeout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnPhase {
-    /// Establishing the connection (TCP, then TLS when used).
+    /// Establishing the TCP connection.
     Connecting,
+    /// The TCP connection is open; its TLS handshake is under way.
+    Handshaking,
     /// Writing the request or reading the response.
     Exchanging,
 }

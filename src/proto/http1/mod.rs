@@ -222,7 +222,9 @@ impl<D: Dial> Http1Connection<D> {
             // Boxed: the dial future (a TLS handshake's is large) would otherwise sit inline in
             // every exchange's future, in each VU task, for the connection's whole life; this is
             // one allocation per connection, none per request.
-            let (stream, timing) = Box::pin(self.dialer.dial()).await?;
+            let (tcp, timing) = Box::pin(self.dialer.connect()).await?;
+            self.phase = ConnPhase::Handshaking;
+            let (stream, timing) = Box::pin(self.dialer.handshake(tcp, timing)).await?;
             self.opened += 1;
             self.stream = Some(stream);
             self.connect = timing;

@@ -12,8 +12,10 @@ use crate::record::error_kind::ErrorKind;
 
 mod config;
 mod grouped;
+mod outcome;
 pub use config::*;
 pub use grouped::{GroupedBy, GroupedValue, ValueRow, sort_rows};
+pub use outcome::*;
 
 /// Version of the record format written by this build.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -83,6 +85,11 @@ pub struct RunRecord {
     /// nothing was watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<super::watch::Watched>,
+    /// How the run ended, as the first line of every report and the exit code say it, decided
+    /// from the finished record's own figures (`analysis::verdict`); absent in records of older
+    /// versions. `volley verify` checks that it agrees with the figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<Outcome>,
 }
 
 /// What a [`Group`] breaks the results down by.
@@ -112,9 +119,11 @@ pub struct Group {
     /// comparison joins steps of different targets on it; see [`Group::operation_label`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub operation: Option<String>,
-    /// Phases: start, seconds since measuring began.
+    /// Start of the group's window, seconds since measuring began: a phase's own start; a
+    /// scenario's (and its steps') start (absent for those in records of older versions).
     pub start_s: Option<f64>,
-    /// Phases: end, seconds since measuring began.
+    /// End of the group's window, seconds since measuring began: a phase's own end; a
+    /// scenario's scheduled end, or its last completion when its iterations were done first.
     pub end_s: Option<f64>,
     /// Phases: the VU count held.
     pub target_vus: Option<u32>,
@@ -341,6 +350,26 @@ pub struct Percentiles {
     pub max: Option<f64>,
 }
 
+impl Percentiles {
+    /// The ordered figures of the ladder, by name: min, p10 … p99.99, max (each `None` when
+    /// absent). The order they must be in: each at most the next.
+    pub fn ladder(&self) -> [(&'static str, Option<f64>); 11] {
+        [
+            ("min", self.min),
+            ("p10", self.p10),
+            ("p25", self.p25),
+            ("p50", self.p50),
+            ("p75", self.p75),
+            ("p90", self.p90),
+            ("p95", self.p95),
+            ("p99", self.p99),
+            ("p99_9", self.p99_9),
+            ("p99_99", self.p99_99),
+            ("max", self.max),
+        ]
+    }
+}
+
 /// One bar of the latency histogram: responses with latency in (previous `le_ms`, `le_ms`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Bucket {
@@ -399,7 +428,9 @@ pub struct Summary {
     /// the request (`template_error`). Errors, never part of throughput.
     #[serde(default)]
     pub not_sent: u64,
-    /// Successful share of attempts, 0–1 (0 when there were none).
+    /// 1 − the error rate (docs/measurement.md, "Error rate"): the successful share of the
+    /// attempts charged to the target, leaving out those the generator itself could not make
+    /// (no port, no file descriptor, a request it could not build); 0 when there were none.
     pub success_rate: f64,
     /// The measured window, seconds: from the end of warm-up to the scheduled end of the load
     /// (or the stop; count-limited runs: the last completion). The drain is not in it.
@@ -444,6 +475,10 @@ pub struct Summary {
     pub latency_buckets: Vec<Bucket>,
     /// Requests sent during warm-up (not measured).
     pub warmup_requests: u64,
+    /// Connections opened during warm-up (not in `connections_opened`; measured requests may
+    /// reuse them); absent in records of older versions.
+    #[serde(default)]
+    pub warmup_connections: u64,
     /// gRPC calls by status name (`OK`, `UNAVAILABLE`, …); empty without gRPC steps.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub grpc_status: BTreeMap<String, u64>,
@@ -458,10 +493,32 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Failed share of attempts, 0–1; `None` when nothing was attempted.
+    /// The errors the target is charged with: every failed attempt but those the generator
+    /// itself could not make (the numerator of [`error_rate`](Self::error_rate)).
+    pub fn charged_errors(&self) -> u64 {
+        self.errors
+            .saturating_sub(generator_limited(&self.errors_by_kind))
+    }
+
+    /// The error rate (docs/measurement.md, "Error rate"), 0–1; `None` when no attempt was
+    /// charged to the target.
     pub fn error_rate(&self) -> Option<f64> {
-        let attempts = self.requests + self.not_sent;
-        (attempts > 0).then(|| self.errors as f64 / attempts as f64)
+        error_rate(
+            self.requests + self.not_sent,
+            self.errors,
+            &self.errors_by_kind,
+        )
+    }
+}
+
+impl Group {
+    /// The group's error rate, as [`Summary::error_rate`].
+    pub fn error_rate(&self) -> Option<f64> {
+        error_rate(
+            self.requests + self.not_sent,
+            self.errors,
+            &self.errors_by_kind,
+        )
     }
 }
 
@@ -507,6 +564,16 @@ pub struct Histograms {
     pub service_latency_us: Option<String>,
     /// Open model: send lag against the schedule.
     pub lag_us: Option<String>,
+    /// TCP connect times (as `summary.timing.connect_ms`); absent when none was measured and
+    /// in records of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connect_us: Option<String>,
+    /// TLS handshake times (as `summary.timing.tls_handshake_ms`); absent as above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tls_handshake_us: Option<String>,
+    /// Times to the first byte (as `summary.timing.waiting_ms`); absent as above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_us: Option<String>,
 }
 
 /// A warning about the run itself.

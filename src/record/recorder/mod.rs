@@ -114,6 +114,8 @@ pub struct Recorder {
     pub dropped: u64,
     /// Requests sent during warm-up (not measured).
     pub warmup_requests: u64,
+    /// Connections opened during warm-up (measured requests may reuse them).
+    pub warmup_connections: u64,
     /// Per result group (scenario, step, phase), by group id.
     pub groups: Vec<GroupStats>,
     /// Per check id: [passed, failed].
@@ -197,6 +199,7 @@ impl Recorder {
             counters: Counters::default(),
             dropped: 0,
             warmup_requests: 0,
+            warmup_connections: 0,
             grouped: Vec::new(),
             keeps_service: true,
             interval: SecondFigures::new(),
@@ -312,8 +315,9 @@ impl Recorder {
     /// Counts a request sent during warm-up (and what the TLS handshake of a connection it
     /// opened settled on: the warm-up is where a closed-model run opens its connections).
     #[inline]
-    pub fn record_warmup(&mut self, timing: &Timing) {
+    pub fn record_warmup(&mut self, timing: &Timing, connections_opened: u32) {
         self.warmup_requests += 1;
+        self.warmup_connections += u64::from(connections_opened);
         self.count_tls(timing);
     }
 
@@ -430,6 +434,7 @@ impl Recorder {
         }
         self.dropped += other.dropped;
         self.warmup_requests += other.warmup_requests;
+        self.warmup_connections += other.warmup_connections;
         for (a, b) in self.tls_negotiated.iter_mut().zip(other.tls_negotiated) {
             *a += b;
         }

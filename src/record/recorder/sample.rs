@@ -57,6 +57,9 @@ pub struct Counters {
     pub not_sent: u64,
     /// Failed attempts: transport errors, 4xx/5xx, and every attempt not sent.
     pub errors: u64,
+    /// Of the attempts not sent, those the generator itself could not make (see
+    /// [`ErrorKind::is_generator_limit`]): in no error rate.
+    pub generator_limited: u64,
     /// Of the requests, those that completed in a drain (after the window's scheduled end).
     pub drained: u64,
     /// Measured iterations started (tickets handed to VUs); scenario groups and totals only.
@@ -85,10 +88,20 @@ impl Counters {
         self.requests + self.not_sent
     }
 
+    /// The error rate of these counts (docs/measurement.md, "Error rate"), 0–1; `None` when no
+    /// attempt was charged to the target.
+    pub fn error_rate(&self) -> Option<f64> {
+        crate::record::model::error_share(
+            self.attempts() - self.generator_limited,
+            self.errors - self.generator_limited,
+        )
+    }
+
     #[inline]
     pub(super) fn add(&mut self, s: &RequestSample, drained: bool) {
         if s.error.is_some_and(ErrorKind::never_sent) {
             self.not_sent += 1;
+            self.generator_limited += u64::from(s.error.is_some_and(ErrorKind::is_generator_limit));
         } else {
             self.requests += 1;
             if drained {
@@ -109,6 +122,9 @@ impl Counters {
             requests: self.requests.saturating_sub(earlier.requests),
             not_sent: self.not_sent.saturating_sub(earlier.not_sent),
             errors: self.errors.saturating_sub(earlier.errors),
+            generator_limited: self
+                .generator_limited
+                .saturating_sub(earlier.generator_limited),
             drained: self.drained.saturating_sub(earlier.drained),
             iterations: self.iterations.saturating_sub(earlier.iterations),
             completed: self.completed.saturating_sub(earlier.completed),
@@ -132,6 +148,7 @@ impl Counters {
         self.requests += o.requests;
         self.not_sent += o.not_sent;
         self.errors += o.errors;
+        self.generator_limited += o.generator_limited;
         self.drained += o.drained;
         self.iterations += o.iterations;
         self.completed += o.completed;

@@ -272,6 +272,7 @@ impl Observed for State {
                     requests: a.requests + c.requests,
                     attempts: a.attempts + c.attempts,
                     errors: a.errors + c.errors,
+                    generator_limited: a.generator_limited + c.generator_limited,
                 }
             }),
         }

@@ -10,7 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use crate::record::watch::{
-    MetricKind, ProcessWatched, PromWatched, SeriesStat, SeriesStats, WatchedSeries,
+    MetricKind, ProcessWatched, PromWatched, QuantileBucket, SeriesStat, SeriesStats, WatchedSeries,
 };
 use crate::watch::PromTick;
 use crate::watch::process::ProcSample;
@@ -42,6 +42,15 @@ pub enum ProcOutcome {
     Failed(String),
 }
 
+/// One kept figure: its series, what it is, a value per second and, for a quantile, the
+/// bucket it lies in per second.
+struct Column {
+    series: usize,
+    stat: ReadingStat,
+    values: Vec<Option<f64>>,
+    buckets: Vec<Option<QuantileBucket>>,
+}
+
 /// The second that an interval starting at `t0_s` describes, if inside `0..seconds`.
 fn slot(t0_s: f64, seconds: usize) -> Option<usize> {
     let k = (t0_s + SLACK_S).floor();
@@ -53,7 +62,7 @@ fn slot(t0_s: f64, seconds: usize) -> Option<usize> {
 #[derive(Default)]
 pub(super) struct PromColumns {
     ids: Vec<SeriesId>,
-    columns: Vec<(usize, ReadingStat, Vec<Option<f64>>)>,
+    columns: Vec<Column>,
     index: HashMap<(usize, u64), usize>,
     over_cap: u64,
     scrapes: u64,
@@ -77,14 +86,28 @@ impl PromColumns {
             let key = (r.series, stat_key(r.stat));
             let columns = &mut self.columns;
             let c = *self.index.entry(key).or_insert_with(|| {
-                columns.push((r.series, r.stat, Vec::new()));
+                columns.push(Column {
+                    series: r.series,
+                    stat: r.stat,
+                    values: Vec::new(),
+                    buckets: Vec::new(),
+                });
                 columns.len() - 1
             });
-            let values = &mut self.columns[c].2;
-            if values.len() <= k {
-                values.resize(k + 1, None);
+            let column = &mut self.columns[c];
+            if column.values.len() <= k {
+                column.values.resize(k + 1, None);
             }
-            values[k] = Some(r.value);
+            column.values[k] = Some(r.value);
+            if let Some((lower, upper)) = r.bucket {
+                if column.buckets.len() <= k {
+                    column.buckets.resize(k + 1, None);
+                }
+                column.buckets[k] = Some(QuantileBucket {
+                    lower,
+                    upper: upper.is_finite().then_some(upper),
+                });
+            }
         }
     }
 
@@ -98,8 +121,8 @@ impl PromColumns {
     ) -> PromWatched {
         let mut columns = self.columns;
         columns.sort_by(|a, b| {
-            (a.0, stat_order(a.1))
-                .partial_cmp(&(b.0, stat_order(b.1)))
+            (a.series, stat_order(a.stat))
+                .partial_cmp(&(b.series, stat_order(b.stat)))
                 .unwrap_or(std::cmp::Ordering::Equal)
         });
         let mut failures: BTreeMap<String, u64> = FAILURE_KINDS
@@ -125,9 +148,14 @@ impl PromColumns {
             over_cap: self.over_cap,
             series: columns
                 .into_iter()
-                .filter_map(|(i, stat, mut values)| {
-                    values.resize(seconds, None);
-                    Some(series(ids.get(i)?, stat, values))
+                .filter_map(|mut c| {
+                    c.values.resize(seconds, None);
+                    if !c.buckets.is_empty() {
+                        c.buckets.resize(seconds, None);
+                    }
+                    let mut s = series(ids.get(c.series)?, c.stat, c.values);
+                    s.buckets = c.buckets;
+                    Some(s)
                 })
                 .collect(),
         }
@@ -154,6 +182,7 @@ fn series(id: &SeriesId, stat: ReadingStat, values: Vec<Option<f64>>) -> Watched
         quantile,
         stats: SeriesStats::of(&values),
         values,
+        buckets: Vec::new(),
     }
 }
 

@@ -1,0 +1,67 @@
+//! Percentiles: every latency ladder of a record is ordered and holds its mean.
+
+use super::{Findings, Rule};
+use crate::record::model::{Percentiles, RunRecord};
+
+/// Slack for two figures of one ladder, ms: they come from one histogram, so they differ from
+/// the exact order only by float rounding.
+const SLACK_MS: f64 = 1e-6;
+
+/// Every ladder of a record with its JSON path.
+fn ladders(r: &RunRecord) -> Vec<(String, &Percentiles)> {
+    let s = &r.summary;
+    let t = &s.timing;
+    let mut out = vec![("summary.latency_ms".to_string(), &s.latency_ms)];
+    let optional = [
+        ("summary.service_latency_ms", s.service_latency_ms.as_ref()),
+        ("summary.timing.connect_ms", t.connect_ms.as_ref()),
+        (
+            "summary.timing.tls_handshake_ms",
+            t.tls_handshake_ms.as_ref(),
+        ),
+        ("summary.timing.waiting_ms", t.waiting_ms.as_ref()),
+        ("generator.lag_ms", r.generator.lag_ms.as_ref()),
+    ];
+    out.extend(
+        optional
+            .into_iter()
+            .filter_map(|(path, p)| Some((path.to_string(), p?))),
+    );
+    out.extend(
+        r.groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (format!("groups[{i}].latency_ms"), &g.latency_ms)),
+    );
+    out
+}
+
+/// min ≤ p10 ≤ … ≤ p99.99 ≤ max and min ≤ mean ≤ max, for every ladder of `r`.
+pub(super) fn check(r: &RunRecord, f: &mut Findings) {
+    for (path, p) in ladders(r) {
+        let present: Vec<(&str, f64)> = p
+            .ladder()
+            .into_iter()
+            .filter_map(|(name, v)| Some((name, v?)))
+            .collect();
+        for pair in present.windows(2) {
+            let ((lo_name, lo), (hi_name, hi)) = (pair[0], pair[1]);
+            f.check(
+                hi >= lo - SLACK_MS,
+                Rule::PercentilesOrdered,
+                format!("{path}.{hi_name}"),
+                hi,
+                || format!("at least {path}.{lo_name} = {lo}"),
+            );
+        }
+        if let (Some(min), Some(mean), Some(max)) = (p.min, p.mean, p.max) {
+            f.check(
+                mean >= min - SLACK_MS && mean <= max + SLACK_MS,
+                Rule::PercentilesOrdered,
+                format!("{path}.mean"),
+                mean,
+                || format!("between {path}.min = {min} and {path}.max = {max}"),
+            );
+        }
+    }
+}

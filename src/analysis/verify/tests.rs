@@ -1,0 +1,178 @@
+//! The verifier names the figure that breaks a rule, with both sides of its equation.
+
+use super::*;
+use crate::analysis::selfcheck::testing;
+use crate::analysis::verdict::settle;
+use crate::record::fixture::record as fixture;
+use crate::record::model::{GroupKind, ThresholdResult};
+
+/// A consistent record, its outcome settled.
+fn consistent() -> RunRecord {
+    let mut r = fixture("ok", 4, 250, 2000, 3, 0.0);
+    settle(&mut r);
+    r
+}
+
+/// The (path, rule) of every violation.
+fn named(r: &RunRecord) -> Vec<(String, Rule)> {
+    record(r).into_iter().map(|v| (v.path, v.rule)).collect()
+}
+
+#[test]
+fn a_consistent_record_verifies() {
+    assert_eq!(record(&consistent()), vec![]);
+}
+
+#[test]
+fn a_rate_not_over_its_window_is_named_with_both_sides() {
+    let mut r = consistent();
+    r.summary.rps *= 2.0;
+    let v = record(&r);
+    assert_eq!(
+        (v[0].path.as_str(), v[0].rule),
+        ("summary.rps", Rule::RateOverWindow)
+    );
+    let text = v[0].to_string();
+    assert!(text.starts_with("summary.rps: 500 ≠ "), "{text}");
+    assert!(text.contains("(1000 − 0) / 4 s = 250"), "{text}");
+    // The first line quotes the throughput: it no longer agrees either.
+    assert_eq!(v[1].path, "outcome.headline", "{v:?}");
+}
+
+#[test]
+fn counts_that_do_not_add_up_are_named() {
+    let mut r = consistent();
+    r.summary.attempts += 1;
+    assert!(named(&r).contains(&("summary.attempts".into(), Rule::AttemptsAddUp)));
+    let mut r = consistent();
+    r.summary.errors += 1;
+    let n = named(&r);
+    assert!(
+        n.contains(&("summary.errors".into(), Rule::ErrorsAddUp)),
+        "{n:?}"
+    );
+    let mut r = consistent();
+    r.summary.success_rate = 1.0;
+    assert!(named(&r).contains(&("summary.success_rate".into(), Rule::SuccessRate)));
+}
+
+#[test]
+fn the_series_must_add_up_and_cover_the_window() {
+    let mut r = consistent();
+    r.series[1].requests += 5;
+    assert!(named(&r).contains(&("summary.requests".into(), Rule::SeriesAddsUp)));
+    let mut r = consistent();
+    r.series.pop();
+    let n = named(&r);
+    assert!(
+        n.contains(&("series[].span_s".into(), Rule::SeriesAddsUp)),
+        "{n:?}"
+    );
+}
+
+#[test]
+fn groups_must_add_up_and_stay_inside_the_run() {
+    let mut r = consistent();
+    let mut shop = testing::group(GroupKind::Scenario, "shop", None, 1000);
+    shop.window_s = 4.0;
+    shop.rps = 250.0;
+    shop.status.clear();
+    shop.status.insert("200".into(), 988);
+    shop.status.insert("500".into(), 12);
+    shop.errors = 12;
+    shop.errors_by_kind = r.summary.errors_by_kind.clone();
+    shop.histogram_us = r.histograms.latency_us.clone();
+    shop.latency_ms = r.summary.latency_ms;
+    r.groups = vec![shop];
+    assert_eq!(record(&r), vec![]);
+    r.groups[0].window_s = 5.0;
+    let n = named(&r);
+    assert!(
+        n.contains(&("groups[0].window_s".into(), Rule::WindowInsideRun)),
+        "{n:?}"
+    );
+    assert!(
+        n.contains(&("groups[0].rps".into(), Rule::RateOverWindow)),
+        "{n:?}"
+    );
+    r.groups[0].window_s = 4.0;
+    r.groups[0].requests -= 1;
+    let n = named(&r);
+    assert!(
+        n.contains(&("summary.requests".into(), Rule::GroupsAddUp)),
+        "{n:?}"
+    );
+}
+
+#[test]
+fn percentiles_out_of_order_are_named() {
+    let mut r = consistent();
+    r.summary.latency_ms.p99 = Some(r.summary.latency_ms.p95.unwrap() - 0.5);
+    assert!(named(&r).contains(&("summary.latency_ms.p99".into(), Rule::PercentilesOrdered)));
+    let mut r = consistent();
+    r.summary.latency_ms.mean = Some(1e6);
+    assert!(named(&r).contains(&("summary.latency_ms.mean".into(), Rule::PercentilesOrdered)));
+}
+
+#[test]
+fn an_outcome_that_contradicts_the_figures_is_named() {
+    let mut r = consistent();
+    r.thresholds.push(ThresholdResult::judged(
+        "errors".into(),
+        "rate < 0.1%".into(),
+        Some(0.012),
+        crate::record::model::ThresholdUnit::Ratio,
+        false,
+        None,
+    ));
+    let n = named(&r);
+    for path in [
+        "outcome.status",
+        "outcome.exit_code",
+        "outcome.level",
+        "outcome.headline",
+    ] {
+        assert!(
+            n.contains(&(path.into(), Rule::OutcomeAgrees)),
+            "{path}: {n:?}"
+        );
+    }
+    settle(&mut r);
+    assert_eq!(record(&r), vec![]);
+    assert_eq!(r.outcome.as_ref().map(|o| o.exit_code), Some(99));
+    r.outcome = None;
+    assert_eq!(named(&r), vec![("outcome".into(), Rule::OutcomeAgrees)]);
+}
+
+#[test]
+fn a_threshold_that_ended_the_run_cannot_have_passed() {
+    let mut r = consistent();
+    let mut t = ThresholdResult::judged(
+        "rps".into(),
+        "> 10".into(),
+        Some(250.0),
+        crate::record::model::ThresholdUnit::PerSecond,
+        true,
+        Some((1.0, Some(5.0))),
+    );
+    t.passed = true;
+    r.thresholds.push(t);
+    settle(&mut r);
+    assert_eq!(
+        named(&r),
+        vec![("thresholds[0].passed".into(), Rule::ThresholdsAgree)]
+    );
+}
+
+#[test]
+fn a_merged_record_must_equal_the_sum_of_its_shares() {
+    let a = consistent();
+    let b = consistent();
+    let mut whole = consistent();
+    whole.summary.requests = 2 * a.summary.requests;
+    let v = merged::shares(&whole, &[a.clone(), b.clone()]);
+    // Only the requests were doubled: every other count, and the histograms, are off.
+    assert!(v.iter().any(|v| v.path == "histograms.latency_us"), "{v:?}");
+    assert!(v.iter().any(|v| v.path == "summary.errors"), "{v:?}");
+    assert!(!v.iter().any(|v| v.path == "summary.requests"), "{v:?}");
+}
