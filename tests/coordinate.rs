@@ -599,3 +599,82 @@ fn a_coordinator_killed_mid_run_leaves_each_generator_its_own_record() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SIGINT at the coordinator once killed it without a word or a record, and its generators
+/// ran on. It tells every generator to stop, collects what they measured, writes the merged
+/// record marked interrupted, and exits 130, like a single run.
+#[test]
+fn a_signal_at_the_coordinator_stops_the_test_and_keeps_what_was_measured() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = temp_dir("coord-sigint");
+    let plan = plan(
+        &dir,
+        &target.base_url(),
+        "profile = \"constant-vus\"\nvus = 2\nduration = \"60s\"",
+        "",
+    );
+    let (coord, join) = coordinator(&dir, &[&plan, "--workers", "2"]);
+    let workers: Vec<Spawned> = (0..2)
+        .map(|i| {
+            let segment = format!("{i}/2");
+            generator(&dir, i, &["run", &plan, "--segment", &segment], &join, &[])
+        })
+        .collect();
+    common::wait_until("the test runs", Duration::from_secs(30), || {
+        let text = stderr_of(&dir);
+        let last = text.lines().rfind(|l| l.contains("generators running"));
+        last.is_some_and(|l| !l.contains(", 0 requests"))
+    });
+    let signalled = std::time::Instant::now();
+    coord.signal(nix::sys::signal::Signal::SIGINT);
+    for w in finish(workers, Duration::from_secs(30)) {
+        assert_eq!(w.code, Some(130), "{}", w.stderr);
+    }
+    let c = coord.wait(Duration::from_secs(30));
+    assert!(signalled.elapsed() < Duration::from_secs(15));
+    assert_eq!(c.code, Some(130), "{}", c.stderr);
+    let m = merged(&dir);
+    assert_eq!(m["interrupted"], "SIGINT at the coordinator", "{}", m["interrupted"]);
+    assert!(summary_u64(&m, "requests") > 0);
+    assert!(m["merged"]["missing"].as_array().unwrap().is_empty());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Ctrl-C while a generator waits for a coordinator that is not there once took 13 s more (5
+/// minutes with the default wait): it leaves at once, exit 130, having said what it waited for
+/// even under -q.
+#[test]
+fn a_generator_waiting_to_join_leaves_at_once_on_a_signal() {
+    let dir = temp_dir("join-sigint");
+    let target = common::target();
+    let nobody = format!("http://127.0.0.1:{}", common::closed_port());
+    let w = generator(&dir, 0, &[&format!("{}/", target.base_url())], &nobody, &[]);
+    common::wait_until("the generator says it waits", Duration::from_secs(20), || {
+        stderr_of(&dir.join("w0")).contains("waiting for the coordinator")
+    });
+    let signalled = std::time::Instant::now();
+    w.signal(nix::sys::signal::Signal::SIGINT);
+    let f = w.wait(Duration::from_secs(20));
+    assert!(
+        signalled.elapsed() < Duration::from_secs(2),
+        "left {:?} after the signal",
+        signalled.elapsed()
+    );
+    assert_eq!(f.code, Some(130), "{}", f.stderr);
+    assert!(f.stderr.contains("SIGINT while waiting for the coordinator"), "{}", f.stderr);
+}
+
+/// `--join` with something that cannot be a coordinator's URL is a mistake on the command line.
+#[test]
+fn a_join_url_that_is_no_url_is_refused_with_exit_2() {
+    let (code, _, stderr) = common::run_volley(&[
+        "http://127.0.0.1:9/",
+        "--join",
+        "notaurl",
+        "--token",
+        TOKEN,
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("--join"), "{stderr}");
+}

@@ -139,6 +139,10 @@ pub struct RunArgs {
     /// together send exactly the whole; merge their records with `volley merge`.
     #[arg(long, value_name = "i/N")]
     pub segment: Option<volley::schedule::Segment>,
+    /// Largest data file (`[data.NAME]`) read, e.g. 2GiB (default 1GiB, at most 4GiB): a larger
+    /// file, or one that is not a regular file, is refused before the run.
+    #[arg(long, value_name = "SIZE", value_parser = volley::proto::conn::parse_size)]
+    pub max_data_size: Option<u64>,
     /// Live metrics for Prometheus.
     #[command(flatten)]
     pub export: super::export::ExportArgs,
@@ -248,6 +252,10 @@ pub struct CheckArgs {
     /// Show share i of N of the test (as `run --segment i/N` would run it).
     #[arg(long, value_name = "i/N")]
     pub segment: Option<volley::schedule::Segment>,
+    /// Largest data file (`[data.NAME]`) read, e.g. 2GiB (default 1GiB, at most 4GiB): a larger
+    /// file, or one that is not a regular file, is refused before the run.
+    #[arg(long, value_name = "SIZE", value_parser = volley::proto::conn::parse_size)]
+    pub max_data_size: Option<u64>,
 }
 
 /// `find-max --model`: what the search varies.

@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use volley::distributed::coordinate::{CoordinatorOptions, coordinate};
-use volley::distributed::join::{JoinOptions, Worker};
+use volley::distributed::coordinate::{CoordinateError, CoordinatorOptions, coordinate};
+use volley::distributed::join::client::CoordinatorClient;
+use volley::distributed::join::{JoinError, JoinOptions, Worker};
 use volley::distributed::k8s::TOKEN_ENV;
 use volley::plan::Plan;
 use volley::plan::read::{ReadOptions, read_file};
@@ -123,6 +124,11 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
         Some(t) => (t, false),
         None => (random_token(), true),
     };
+    volley::run::Outputs {
+        json: None,
+        out: a.out.clone(),
+    }
+    .check()?;
     let listener = std::net::TcpListener::bind(a.listen)
         .with_context(|| format!("cannot listen on {}", a.listen))?;
     let at = listener.local_addr()?;
@@ -148,7 +154,13 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
             eprintln!("coordinator: {line}");
         }
     };
-    let mut merged = coordinate(listener, options, &mut say)?;
+    let mut merged = match coordinate(listener, options, &mut say) {
+        Err(CoordinateError::Interrupted(signal)) => {
+            eprintln!("volley coordinate: {signal} before the test started: nothing was run");
+            return Ok(super::EXIT_INTERRUPTED);
+        }
+        other => other?,
+    };
     if let Some(export) = &export {
         merged.warnings.extend(export.run_ended());
         volley::analysis::verdict::settle(&mut merged);
@@ -164,7 +176,11 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
             files.dir.display(),
             humantime::format_duration(a.keep_for)
         );
-        std::thread::sleep(a.keep_for);
+        // A signal ends the wait: the results are written already.
+        let until = std::time::Instant::now() + a.keep_for;
+        while std::time::Instant::now() < until && volley::run::signal_received().is_none() {
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
     if let Some(export) = export {
         export.close();
@@ -220,6 +236,12 @@ fn asked_share(segment: Option<Segment>) -> anyhow::Result<(Option<u32>, Option<
     }
 }
 
+/// A generator stopped by `signal` before its run: nothing was measured; exit 130.
+fn interrupted_while_waiting(signal: &str) -> u8 {
+    eprintln!("volley: {signal} while waiting for the coordinator: nothing was run");
+    super::EXIT_INTERRUPTED
+}
+
 /// `--metrics-listen`/`--prometheus-rw` on a generator: refused (the generator's run would not
 /// feed them), pointing at the coordinator's.
 pub fn refuse_export_with_join(options: &volley::export::ExportOptions) -> anyhow::Result<()> {
@@ -245,12 +267,20 @@ pub fn join(
     argv: &[String],
     quiet: bool,
 ) -> anyhow::Result<u8> {
+    outputs.check()?;
     let url = a.join.clone().unwrap_or_default();
     let token = a.token.clone().or_else(token_from_env).ok_or_else(|| {
         anyhow::Error::from(volley::Error::Invalid {
             what: "--token".into(),
             why: format!("--join needs the coordinator's token: --token or ${TOKEN_ENV}"),
         })
+    })?;
+    // A URL that cannot be the coordinator's is a mistake on the command line (exit 2).
+    CoordinatorClient::new(&url, "").map_err(|e| {
+        volley::Error::Invalid {
+            what: "--join".into(),
+            why: e.to_string(),
+        }
     })?;
     let (index, count) = asked_share(segment)?;
     let first = load(segment.unwrap_or(Segment::WHOLE))?;
@@ -271,11 +301,20 @@ pub fn join(
     let whole = load(Segment::WHOLE)
         .ok()
         .map(|p| volley::run::run_config(&p));
-    let mut worker = Worker::register(&options, &hash, whole)?;
+    // Said once, even under -q: a generator that waits says for what.
+    eprintln!(
+        "volley: waiting for the coordinator at {url} (up to {}; Ctrl-C to leave)",
+        humantime::format_duration(a.join_wait)
+    );
+    let mut worker = match Worker::register(&options, &hash, whole) {
+        Err(JoinError::Interrupted(signal)) => return Ok(interrupted_while_waiting(signal)),
+        other => other?,
+    };
     let plan = match segment {
         Some(_) => first,
         None => load(worker.segment())?,
     };
+    super::runs::open_files(&plan);
     if !quiet {
         eprintln!("{}", super::runs::banner(&plan));
         eprintln!("volley: joined {url} as share {}", worker.segment());
@@ -286,19 +325,24 @@ pub fn join(
         command: argv.to_vec(),
         ..Default::default()
     };
-    let record = worker.run(&plan, &run_options)?;
+    let record = match worker.run(&plan, &run_options) {
+        Err(JoinError::Interrupted(signal)) => return Ok(interrupted_while_waiting(signal)),
+        other => other?,
+    };
     if !quiet {
         print!("{}", volley::report::text::render(&record));
     }
-    let written = volley::run::write_outputs(&record, outputs)?;
-    if !quiet {
-        super::print_results(&written.files);
-    }
+    let (written, code) = super::write_and_finish(&record, outputs, quiet);
     if let Err(e) = worker.send_record(&record) {
+        let kept = written.kept();
         eprintln!(
-            "volley: the record did not reach the coordinator ({e}); it is kept in {}",
-            written.files.dir.display()
+            "volley: the record did not reach the coordinator ({e}); kept: {}",
+            if kept.is_empty() {
+                "nothing".to_string()
+            } else {
+                kept.join(", ")
+            }
         );
     }
-    Ok(super::finish_run(&record, quiet))
+    Ok(code)
 }

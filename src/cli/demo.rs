@@ -10,6 +10,7 @@ use super::command_args::DemoArgs;
 
 /// Runs the demo; returns the exit code of the worse run.
 pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
+    super::runs::outputs(&a.out).check()?;
     // One core for the target, the other for the generator: neither starves the other.
     let server = server::spawn(TargetConfig {
         bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
@@ -54,10 +55,10 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
             Default::default(),
         )?;
         println!("{}", volley::report::text::render(&record));
-        let written = volley::run::write_outputs(&record, &super::runs::outputs(&a.out))?;
-        super::print_results(&written.files);
+        let (_, code) =
+            super::write_and_finish(&record, &super::runs::outputs(&a.out), false);
         println!();
-        worst = worst.max(super::run_exit_code(&record));
+        worst = worst.max(code);
         if record.interrupted.is_some() {
             break;
         }

@@ -13,7 +13,13 @@ use super::args::{FindMaxArgs, SearchModel};
 /// Runs the search; returns the exit code.
 pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
     let settings = settings(&a)?;
+    let outputs = volley::run::Outputs {
+        json: a.json.clone(),
+        out: a.out.clone(),
+    };
+    outputs.check()?;
     let base = base_plan(&a)?;
+    super::runs::open_files(&base);
     if let Some(why) = findmax::run::unsearchable(&base) {
         return Err(volley::Error::Invalid {
             what: "plan".into(),
@@ -63,15 +69,7 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
     if !a.quiet {
         print!("{}", volley::report::text::render(&record));
     }
-    let outputs = volley::run::Outputs {
-        json: a.json.clone(),
-        out: a.out.clone(),
-    };
-    let written = volley::run::write_outputs(&record, &outputs)?;
-    if !a.quiet {
-        super::print_results(&written.files);
-    }
-    Ok(super::finish_run(&record, a.quiet))
+    Ok(super::write_and_finish(&record, &outputs, a.quiet).1)
 }
 
 /// The search's settings from the flags.

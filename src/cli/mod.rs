@@ -17,7 +17,7 @@
 /// head`) loses only the text it would have shown, never the run's record or reports, which the
 /// standard macros' panic on a failed write would abort.
 macro_rules! print {
-    ($($t:tt)*) => {{ let _ = ::std::io::Write::write_fmt(&mut ::std::io::stdout(), format_args!($($t)*)); }};
+    ($($t:tt)*) => {{ $crate::cli::stdout_wrote(::std::io::Write::write_fmt(&mut ::std::io::stdout(), format_args!($($t)*))); }};
 }
 macro_rules! println {
     () => { print!("\n") };
@@ -63,27 +63,49 @@ use std::process::ExitCode;
 
 use args::Command;
 
-pub use volley::analysis::verdict::{EXIT_FAILED, EXIT_OK};
+pub use volley::analysis::verdict::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 /// Exit code of `volley compare`: a `--fail-on` rule was met (the CI gate failed).
 pub const EXIT_GATE: u8 = 1;
 /// Exit code: invalid command line or input.
 pub const EXIT_USAGE: u8 = 2;
 
+/// The first failure to write to stdout other than a reader that stopped early (a full disk,
+/// `> /dev/full`): said at the end, and the exit code is not 0 — what was printed is lost.
+static STDOUT_FAILED: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Notes the outcome of a write to stdout (see [`STDOUT_FAILED`]).
+pub(crate) fn stdout_wrote(result: std::io::Result<()>) {
+    if let Err(e) = result
+        && e.kind() != std::io::ErrorKind::BrokenPipe
+    {
+        let _ = STDOUT_FAILED.set(e.to_string());
+    }
+}
+
 /// Parses the command line, runs the command, and maps the result to an exit code.
 pub fn main() -> ExitCode {
+    // First of all: a signal that comes while volley starts waits for the thread that will
+    // handle it (or for the release below), instead of killing the process.
+    volley::run::hold_signals();
     // Lossy: an argument that is not UTF-8 must not panic here; clap then refuses it (exit 2).
     let argv: Vec<String> = std::env::args_os()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     // clap exits with code 2 on usage errors and 0 for --help/--version.
     let cli = terminal::parse();
-    if matches!(
-        cli.command,
-        None | Some(Command::Run(_) | Command::FindMax(_))
-    ) && let Err(err) = volley::run::watch_signals()
-    {
-        eprintln!("error: {err}");
-        return ExitCode::from(EXIT_FAILED);
+    match &cli.command {
+        // Runs, and the coordinator of a distributed test: the process's watcher handles
+        // SIGINT, SIGTERM and SIGHUP from now on (docs/signals.md).
+        None | Some(Command::Run(_) | Command::FindMax(_) | Command::Coordinate(_)) => {
+            if let Err(err) = volley::run::watch_signals() {
+                eprintln!("error: {err}");
+                return ExitCode::from(EXIT_FAILED);
+            }
+        }
+        // Every other command keeps the signals' default actions. A suite watches them itself,
+        // on its own thread, once it starts: the processes it starts for its targets must not
+        // inherit a mask that holds back the SIGTERM that stops them.
+        Some(_) => volley::run::release_signals(),
     }
     let result = match cli.command {
         Some(Command::Serve(a)) => serve::run(a),
@@ -103,6 +125,14 @@ pub fn main() -> ExitCode {
         Some(Command::Verify(a)) => verify::run(a),
         None => quick::run(cli.quick, &argv),
     };
+    flush_stdout();
+    let result = result.map(|code| match STDOUT_FAILED.get() {
+        Some(why) => {
+            eprintln!("volley: could not write to stdout: {why}");
+            code.max(EXIT_FAILED)
+        }
+        None => code,
+    });
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
@@ -114,12 +144,6 @@ pub fn main() -> ExitCode {
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
     }
-}
-
-/// The exit code a finished run deserves: the one its record's outcome (the first line of its
-/// reports) gives.
-fn run_exit_code(record: &volley::record::RunRecord) -> u8 {
-    volley::analysis::verdict::outcome(record).exit_code
 }
 
 /// The exit code of a finished run; under `-q`, a run that did not end well still says why in one
@@ -139,6 +163,41 @@ fn print_results(files: &volley::report::ResultFiles) {
     println!("report.html: {}", files.html.display());
 }
 
+/// Writes a finished run's outputs, says where they are (unless `quiet`; a failure always),
+/// and returns what was written with the exit code: the run's, or 1 when an output could not
+/// be written though the run went well — every other output is kept and named.
+fn write_and_finish(
+    record: &volley::record::RunRecord,
+    outputs: &volley::run::Outputs,
+    quiet: bool,
+) -> (volley::run::Written, u8) {
+    let written = volley::run::write_outputs(record, outputs);
+    if !quiet {
+        if let Some(path) = &written.json {
+            eprintln!("record written to {}", path.display());
+        }
+        if let Some(files) = &written.files {
+            print_results(files);
+        }
+    }
+    for (what, why) in &written.failed {
+        let kept = written.kept();
+        let kept = if kept.is_empty() {
+            "nothing else was written".to_string()
+        } else {
+            format!("kept: {}", kept.join(", "))
+        };
+        eprintln!("volley: could not write {what}: {why}; {kept}");
+    }
+    let code = finish_run(record, quiet);
+    let code = if written.complete() || code != EXIT_OK {
+        code
+    } else {
+        EXIT_FAILED
+    };
+    (written, code)
+}
+
 /// Writes a rendered report to `path` (atomically), or to stdout when there is none.
 fn emit(text: &str, path: Option<&Path>) -> anyhow::Result<()> {
     match path {
@@ -156,4 +215,9 @@ fn to_stdout(bytes: &[u8]) -> std::io::Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
         other => other,
     }
+}
+
+/// Flushes stdout at the end, noting a failure ([`STDOUT_FAILED`]).
+fn flush_stdout() {
+    stdout_wrote(std::io::stdout().flush());
 }

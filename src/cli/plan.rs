@@ -25,6 +25,7 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
             threads: a.threads,
             secret_headers: a.secret_headers,
             segment: a.segment,
+            max_data_bytes: max_data(a.max_data_size),
             ..Default::default()
         },
     )?
@@ -48,6 +49,11 @@ pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
     super::runs::run(&plan, argv, &outputs, flags)
 }
 
+/// The data-file limit `--max-data-size` sets (the default without it).
+fn max_data(flag: Option<u64>) -> u64 {
+    flag.unwrap_or(volley::plan::data::DEFAULT_MAX_DATA_BYTES)
+}
+
 /// Runs a plan as one generator of a distributed test (`--join`).
 fn join(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
     if a.repeat > 1 {
@@ -65,6 +71,7 @@ fn join(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
             threads: a.threads,
             secret_headers: a.secret_headers.clone(),
             segment: Some(segment),
+            max_data_bytes: max_data(a.max_data_size),
             ..Default::default()
         };
         let mut plan = read_file(&a.plan, &options)?.prepare()?;
@@ -88,6 +95,7 @@ pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
             threads: None,
             secret_headers: a.secret_headers,
             segment: a.segment,
+            max_data_bytes: max_data(a.max_data_size),
             ..Default::default()
         },
     )?

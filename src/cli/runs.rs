@@ -102,6 +102,9 @@ pub fn run(
     flags: RunFlags<'_>,
 ) -> anyhow::Result<u8> {
     let quiet = flags.shown == Shown::Nothing;
+    // Before the first request: an output that cannot be written would lose the measurement.
+    outputs.check()?;
+    open_files(plan);
     if !quiet {
         for line in volley::run::watching::probe(&plan.watch) {
             eprintln!("warning: {line}");
@@ -133,14 +136,23 @@ fn run_exported(
     if !quiet {
         print!("{}", volley::report::text::render(&record));
     }
-    let written = volley::run::write_outputs(&record, outputs)?;
-    if !quiet {
-        if let Some(path) = &written.json {
-            eprintln!("record written to {}", path.display());
-        }
-        super::print_results(&written.files);
+    Ok(super::write_and_finish(&record, outputs, quiet).1)
+}
+
+/// Raises the open-file limit to its hard limit, and says so when it is still below the
+/// connections the plan may open (one per VU, at most; a few more for the process itself).
+pub fn open_files(plan: &Plan) {
+    let Some(limit) = volley::run::raise_open_files() else {
+        return;
+    };
+    let wanted: u64 = plan.scenarios.iter().map(|s| u64::from(s.max_vus())).sum();
+    if limit < wanted + 64 {
+        eprintln!(
+            "warning: the open-file limit is {limit}, below the {wanted} connections this test \
+             may open: those over it fail as too_many_open_files (a limit of this machine, not \
+             the target's); raise it with `ulimit -n` (its hard limit too, as root)"
+        );
     }
-    Ok(super::finish_run(&record, quiet))
 }
 
 /// The results folder of `out` for a demo-style caller that prints the summary itself.

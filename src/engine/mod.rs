@@ -18,6 +18,13 @@ mod vu;
 mod window;
 
 pub(crate) use signals::{SignalError, signal_runtime};
+pub use signals::{hold_signals, release_signals};
+
+/// The first signal (SIGINT, SIGTERM, SIGHUP) the process's watcher received, if it runs and
+/// one came: what a wait outside a run (a generator waiting to join, the coordinator) checks.
+pub fn signal_received() -> Option<&'static str> {
+    signals::received()
+}
 mod usage;
 mod worker;
 
@@ -33,7 +40,7 @@ use crate::proto::ErrorKind;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, SeriesBuilder, fit_to_window};
 
-pub use usage::{peak_rss_bytes, process_cpu};
+pub use usage::{peak_rss_bytes, process_cpu, raise_open_files};
 
 mod observe;
 

@@ -1,19 +1,23 @@
-//! SIGINT and SIGTERM for the runs of one process (quick mode, `volley run`, `find-max`).
+//! SIGINT, SIGTERM and SIGHUP for the runs of one process (quick mode, `volley run`, `find-max`,
+//! a generator of a distributed test, the coordinator).
 //!
 //! A watcher thread, started by the first run with [`RunOptions::handle_signals`] and kept for
 //! the rest of the process (tokio never gives a signal back to its default action anyway):
 //!
-//! - the first SIGINT or SIGTERM stops the current run cleanly (its record says which signal);
+//! - the first SIGINT, SIGTERM or SIGHUP (a closed terminal: as SIGTERM) stops the current run
+//!   cleanly (its record says which signal);
 //!   a run begun after it (the next `--repeat`, the next find-max step) is stopped at once;
 //! - a second SIGINT exits the process at once with code 130, whatever it is doing — the run,
 //!   or writing its record and reports afterwards. Those are written atomically (a temporary
 //!   file renamed over the target), so every file is whole or absent, never truncated.
 //!
 //! The handlers are in place before a run's workers start: once volley has sent a request, a
-//! signal can no longer kill it before its record is written. The command line installs them
-//! earlier still ([`super::watch_signals`]), before it loads a plan, so that a signal during
-//! start-up too ends in a record (of zero requests, marked interrupted); only the few
-//! microseconds between `exec` and `main` remain where a signal kills the process outright.
+//! signal can no longer kill it before its record is written. The command line holds the
+//! signals back first thing in `main` ([`hold_signals`]) and installs the watcher
+//! ([`super::watch_signals`]) before it loads a plan, so that a signal during start-up too ends
+//! in a record (of zero requests, marked interrupted): the watcher's thread alone lets them
+//! through. Only the microseconds between `exec` and `main` remain where a signal kills the
+//! process outright.
 //!
 //! Why a process-wide thread rather than the run's control loop: the control loop ends with the
 //! run, and signals that arrived while the reports were being written were swallowed — a second
@@ -60,12 +64,17 @@ struct State {
 /// The process's watcher, started on first use; its start-up error is kept and returned again.
 pub(super) fn watcher() -> Result<&'static SignalWatcher, Error> {
     static WATCHER: OnceLock<Result<&'static SignalWatcher, SignalError>> = OnceLock::new();
-    WATCHER
+    let w = WATCHER
         .get_or_init(start)
         .as_ref()
         .map(|w| *w)
-        .map_err(|why| Error::Engine(why.to_string()))
+        .map_err(|why| Error::Engine(why.to_string()))?;
+    let _ = WATCHER_STARTED.set(w);
+    Ok(w)
 }
+
+/// The watcher once started, for [`received`].
+static WATCHER_STARTED: OnceLock<&'static SignalWatcher> = OnceLock::new();
 
 impl SignalWatcher {
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -103,8 +112,9 @@ impl SignalWatcher {
                 "volley: {signal}: {doing} (Ctrl-C again to exit at once)"
             );
         } else if signal == "SIGINT" {
-            // Second Ctrl-C: the user wants out now. Files being written are left as they
-            // were (whole, or a temporary file beside them).
+            // Second Ctrl-C: the user wants out now. A file being written is left whole or
+            // not at all: its temporary file goes, the target keeps what it had.
+            crate::record::abandon_writes();
             std::process::exit(130);
         }
     }
@@ -135,30 +145,66 @@ fn watch(
     watcher: &'static SignalWatcher,
     ready: &std::sync::mpsc::Sender<Result<(), SignalError>>,
 ) {
-    let Some((runtime, mut sigint, mut sigterm)) = signal_runtime(ready) else {
+    let Some((runtime, mut signals)) = signal_runtime(ready) else {
         return;
     };
     runtime.block_on(async {
-        loop {
-            let name = tokio::select! {
-                Some(()) = sigint.recv() => "SIGINT",
-                Some(()) = sigterm.recv() => "SIGTERM",
-                else => return,
-            };
+        while let Some(name) = signals.next().await {
             watcher.received(name);
         }
     });
 }
 
-/// For a signal-watching thread: its own runtime and the SIGINT and SIGTERM streams, with
-/// `Ok(())` sent on `ready` once they are installed, or the error (then `None`).
+/// The signals that stop a run: SIGINT, SIGTERM and SIGHUP (a closed terminal, treated as
+/// SIGTERM), as streams of one signal-watching thread's runtime.
+pub(crate) struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// The next signal, by name ("SIGINT", "SIGTERM", "SIGHUP"); `None` when the streams end.
+    pub(crate) async fn next(&mut self) -> Option<&'static str> {
+        tokio::select! {
+            Some(()) = self.int.recv() => Some("SIGINT"),
+            Some(()) = self.term.recv() => Some("SIGTERM"),
+            Some(()) = self.hup.recv() => Some("SIGHUP"),
+            else => None,
+        }
+    }
+}
+
+/// The signals a run handles, as a set for the thread masks.
+fn run_signals() -> nix::sys::signal::SigSet {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut set = SigSet::empty();
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        set.add(s);
+    }
+    set
+}
+
+/// Holds SIGINT, SIGTERM and SIGHUP back in the calling thread (and the threads it starts
+/// after): called first thing in `main`, so that a signal that comes while volley starts up
+/// waits for the thread that will handle it instead of killing the process (one that came
+/// 0–3 ms after the start once killed 59 runs in 60).
+pub fn hold_signals() {
+    let _ = run_signals().thread_block();
+}
+
+/// Lets SIGINT, SIGTERM and SIGHUP through in the calling thread again: for a command that
+/// watches no signal, whose default is then what it was (one pending is delivered now).
+pub fn release_signals() {
+    let _ = run_signals().thread_unblock();
+}
+
+/// For a signal-watching thread: its own runtime and the signals' streams, with `Ok(())` sent
+/// on `ready` once they are installed and let through to this thread (every other thread holds
+/// them back: see [`hold_signals`]), or the error (then `None`).
 pub(crate) fn signal_runtime(
     ready: &std::sync::mpsc::Sender<Result<(), SignalError>>,
-) -> Option<(
-    tokio::runtime::Runtime,
-    tokio::signal::unix::Signal,
-    tokio::signal::unix::Signal,
-)> {
+) -> Option<(tokio::runtime::Runtime, Signals)> {
     use tokio::signal::unix::{SignalKind, signal};
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -172,24 +218,30 @@ pub(crate) fn signal_runtime(
     };
     // Signal streams register with the runtime they are made in.
     let installed = runtime.block_on(async {
-        match (
-            signal(SignalKind::interrupt()),
-            signal(SignalKind::terminate()),
-        ) {
-            (Ok(i), Ok(t)) => Ok((i, t)),
-            (Err(e), _) | (_, Err(e)) => Err(e),
-        }
+        Ok::<_, std::io::Error>(Signals {
+            int: signal(SignalKind::interrupt())?,
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+        })
     });
     match installed {
-        Ok((sigint, sigterm)) => {
+        Ok(signals) => {
+            // Installed: what was held back while volley started is delivered here now.
+            let _ = run_signals().thread_unblock();
             let _ = ready.send(Ok(()));
-            Some((runtime, sigint, sigterm))
+            Some((runtime, signals))
         }
         Err(e) => {
             let _ = ready.send(Err(SignalError::Handlers(Arc::new(e))));
             None
         }
     }
+}
+
+/// The first signal the process's watcher received, if it runs and one came.
+pub(crate) fn received() -> Option<&'static str> {
+    let watcher = WATCHER_STARTED.get()?;
+    watcher.lock().signal
 }
 
 #[cfg(test)]

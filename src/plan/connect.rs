@@ -129,6 +129,22 @@ pub enum ConnectOptionsError {
     Client(#[from] ClientError),
 }
 
+impl ConnectOptionsError {
+    /// The flag (quick mode) the error is about: `--streams`, `--tls-version`, …
+    pub fn flag(&self) -> &'static str {
+        match self {
+            Self::NoStreams | Self::StreamsNeedHttp2(_) => "--streams",
+            Self::TlsVersion(_) => "--tls-version",
+            Self::HalfClientCert => "--cert/--key",
+            Self::TlsNeedsHttps => "TLS options (-k, --cacert, --cert, --key, --sni, --tls-version)",
+            Self::SourceAddrs(_) => "--source-addrs",
+            Self::Client(ClientError::SourceFamily { .. }) => "--source-addrs",
+            Self::Client(ClientError::Tls(_)) => "TLS options (--cacert, --cert, --key, --sni)",
+            Self::Client(_) => "URL",
+        }
+    }
+}
+
 /// Validates `o` for a target at `addr` whose URL host is `host`, `tls` when the scheme asks for
 /// it (a `grpc://` scheme sets `o.protocol` to [`Protocol::for_grpc`]), and `grpc` when some step is a gRPC call. The caller
 /// says where an error is.

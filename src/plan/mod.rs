@@ -73,6 +73,10 @@ pub const MAX_VUS: u32 = 1_000_000;
 /// can send, and low enough that the schedule's arithmetic stays exact.
 pub const MAX_RATE_PER_SEC: f64 = 100_000_000.0;
 
+/// Lowest arrival rate `--rate` may ask for, per second: one a day. Less is a mistake (`1e-300`
+/// once ran a test that would send its first request in 10^292 years).
+pub const MIN_RATE_PER_SEC: f64 = 1.0 / 86_400.0;
+
 /// A validated test: everything the engine needs for one run.
 #[derive(Debug, Clone)]
 pub struct Plan {

@@ -340,6 +340,16 @@ impl RunInput {
                 format!("{rate} is not a positive number of requests per second"),
             ));
         }
+        if rate < super::MIN_RATE_PER_SEC {
+            return Err(invalid(
+                "rate",
+                format!(
+                    "{rate} requests per second is less than one a day: a mistake for a load \
+                     test (the least is {:.3e})",
+                    super::MIN_RATE_PER_SEC
+                ),
+            ));
+        }
         if rate > super::MAX_RATE_PER_SEC {
             return Err(invalid(
                 "rate",

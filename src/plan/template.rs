@@ -211,7 +211,8 @@ impl Templates {
             let mut names: Vec<&str> = Self::BUILTIN_VARIABLES.to_vec();
             names.extend(known.iter().map(String::as_str));
             return Err(TemplateError(format!(
-                "undefined variable `{first}`; known: {}",
+                "undefined variable `{first}`; known: {} (in a sequential flow a step knows \
+                 what the steps before it extract)",
                 names.join(", ")
             )));
         }
@@ -230,15 +231,43 @@ impl Templates {
                 }
             }
             if let Some(rest) = nested.strip_prefix("data.") {
-                let file = rest.split('.').next().unwrap_or(rest);
-                if !self.data.contains_key(file) {
+                self.check_data(rest, guarded)?;
+            }
+            if let Some(rest) = nested.strip_prefix("env.")
+                && !guarded
+            {
+                let var = rest.split('.').next().unwrap_or(rest);
+                if std::env::var_os(var).is_none() {
                     return Err(TemplateError(format!(
-                        "undefined data file `{file}`; declare it under [data.{file}]"
+                        "undefined `env.{var}`: {var} is not set in the environment; set it, \
+                         or guard it (`| default(…)`)"
                     )));
                 }
             }
         }
         Ok(Text::Template(name))
+    }
+
+    /// `data.FILE.COLUMN` (`rest` is `FILE.COLUMN`): the file is declared, and the column is
+    /// one of its own, unless the template guards it.
+    fn check_data(&self, rest: &str, guarded: bool) -> Result<(), TemplateError> {
+        let mut parts = rest.split('.');
+        let file = parts.next().unwrap_or(rest);
+        let Some(source) = self.data.get(file) else {
+            return Err(TemplateError(format!(
+                "undefined data file `{file}`; declare it under [data.{file}]"
+            )));
+        };
+        match parts.next() {
+            Some(column) if !guarded && !source.columns().any(|c| c == column) => {
+                let columns: Vec<&str> = source.columns().collect();
+                Err(TemplateError(format!(
+                    "data file `{file}` has no column `{column}`; its columns: {}",
+                    columns.join(", ")
+                )))
+            }
+            _ => Ok(()),
+        }
     }
 
     /// Why `vars.NAME` is undefined, with the names `[vars]` does define.
@@ -494,6 +523,39 @@ mod tests {
         // Functions are not variables.
         t.text("{{ counter() }}-{{ timestamp() }}", &known(&[]))
             .unwrap();
+        // An environment variable that is not set, unless guarded.
+        let err = t
+            .text("{{ env.VOLLEY_SURELY_UNSET_X }}", &known(&[]))
+            .unwrap_err();
+        assert!(
+            err.0
+                .contains("undefined `env.VOLLEY_SURELY_UNSET_X`: VOLLEY_SURELY_UNSET_X is not set"),
+            "{err}"
+        );
+        t.text("{{ env.VOLLEY_SURELY_UNSET_X | default('x') }}", &known(&[]))
+            .unwrap();
+    }
+
+    #[test]
+    fn a_data_files_columns_are_known_when_the_plan_loads() {
+        let dir = std::env::temp_dir().join(format!("volley-tpl-data-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("users.csv");
+        std::fs::write(&path, "id,name\n1,ada\n").unwrap();
+        let users = DataSource::read(
+            &path,
+            super::super::data::RowMode::Sequential,
+            super::super::data::DEFAULT_MAX_DATA_BYTES,
+        )
+        .unwrap();
+        let mut t = Templates::new(BTreeMap::new(), BTreeMap::from([("users".into(), users)]));
+        t.text("/{{ data.users.name }}", &known(&[])).unwrap();
+        let err = t.text("/{{ data.users.nmae }}", &known(&[])).unwrap_err();
+        assert!(
+            err.0
+                .contains("data file `users` has no column `nmae`; its columns: id, name"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -119,6 +119,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         .file_name()
         .map_or_else(|| "record".into(), |n| n.to_string_lossy().into_owned());
     let tmp = dir.join(format!(".{file_name}.tmp-{}", std::process::id()));
+    let _pending = Pending::new(&tmp);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -130,6 +131,45 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Error> {
         let _ = std::fs::remove_file(&tmp);
     }
     result.map_err(fail)
+}
+
+/// The temporary files of the atomic writes under way, so that a process told to exit at once
+/// (a second Ctrl-C) can remove them first ([`abandon_writes`]).
+static PENDING: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// One write's temporary file in [`PENDING`] while it lasts.
+struct Pending(std::path::PathBuf);
+
+impl Pending {
+    fn new(tmp: &Path) -> Self {
+        PENDING
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(tmp.to_path_buf());
+        Self(tmp.to_path_buf())
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        let mut pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = pending.iter().position(|p| *p == self.0) {
+            pending.swap_remove(i);
+        }
+    }
+}
+
+/// Removes the temporary files of the atomic writes under way, for a process about to exit
+/// without finishing them: each target file keeps what it had (whole, or absent), and no
+/// `.NAME.tmp-PID` is left behind. The lock is held to the exit, so no write renames after.
+pub fn abandon_writes() {
+    let pending = PENDING.lock().unwrap_or_else(|e| e.into_inner());
+    for tmp in pending.iter() {
+        let _ = std::fs::remove_file(tmp);
+    }
+    // Held until the process exits: a writer about to rename waits on it in `Pending::drop`
+    // only after its rename, so a rename may still complete; its file is whole then.
+    std::mem::forget(pending);
 }
 
 /// Names a file that makes the first [`write_atomically`] of the process pause, for tests.

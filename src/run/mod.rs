@@ -29,8 +29,8 @@ use std::time::Duration;
 pub(crate) use crate::engine::SignalError;
 pub(crate) use crate::engine::signal_runtime;
 pub use crate::engine::{
-    Abort, Clock, Live, Observer, StopHandle, TICK, peak_rss_bytes, process_cpu, stop_handle,
-    watch_signals,
+    Abort, Clock, Live, Observer, StopHandle, TICK, hold_signals, peak_rss_bytes, process_cpu,
+    raise_open_files, release_signals, signal_received, stop_handle, watch_signals,
 };
 use crate::error::Error;
 use crate::plan::Plan;

@@ -131,15 +131,14 @@ fn watch_loop(
     mut shutdown: oneshot::Receiver<()>,
     ready: &std::sync::mpsc::Sender<Result<(), crate::run::SignalError>>,
 ) {
-    let Some((runtime, mut sigint, mut sigterm)) = crate::run::signal_runtime(ready) else {
+    let Some((runtime, mut signals)) = crate::run::signal_runtime(ready) else {
         return;
     };
     runtime.block_on(async {
         loop {
             let name = tokio::select! {
                 _ = &mut shutdown => return,
-                Some(()) = sigint.recv() => "SIGINT",
-                Some(()) = sigterm.recv() => "SIGTERM",
+                Some(name) = signals.next() => name,
             };
             let first = inner.lock().signal.is_none();
             if first {
@@ -151,6 +150,7 @@ fn watch_loop(
                 inner.interrupt(name);
             } else if name == "SIGINT" {
                 inner.registry.kill_all();
+                crate::record::abandon_writes();
                 let _ = writeln!(
                     std::io::stderr(),
                     "volley suite: second SIGINT: started processes killed; exiting"

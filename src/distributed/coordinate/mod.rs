@@ -76,6 +76,9 @@ pub enum CoordinateError {
     /// The records do not merge.
     #[error("the shares' records do not merge: {0}")]
     Merge(#[from] MergeError),
+    /// A signal came before the test started: nothing was run.
+    #[error("{0} before the test started: nothing was run")]
+    Interrupted(&'static str),
 }
 
 /// Runs a distributed test on `listener`: waits for the generators, follows the run, and
@@ -121,7 +124,13 @@ pub fn coordinate(
     }
     outcome?;
     let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
-    collect(&mut state)
+    let mut merged = collect(&mut state)?;
+    if let Some(signal) = state.interrupted {
+        // The whole test was stopped here, whatever each generator's record says.
+        merged.interrupted = Some(format!("{signal} at the coordinator"));
+        crate::analysis::verdict::settle(&mut merged);
+    }
+    Ok(merged)
 }
 
 /// Follows the test until every share is done or lost.
@@ -131,11 +140,17 @@ fn follow(shared: &http::Shared, say: &mut dyn FnMut(&str)) -> Result<(), Coordi
         std::thread::sleep(POLL);
         let now = Instant::now();
         let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(signal) = crate::run::signal_received() {
+            state.interrupt(signal);
+        }
         state.tick(now);
         for e in state.events() {
             say(&describe(&e, state.count));
         }
         if let Some(why) = &state.failed {
+            if let (Some(signal), None) = (state.interrupted, state.start_at) {
+                return Err(CoordinateError::Interrupted(signal));
+            }
             return Err(CoordinateError::Barrier(why.clone()));
         }
         if state.finished() {

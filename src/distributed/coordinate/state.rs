@@ -108,6 +108,8 @@ pub struct CoordinatorState {
     events: Vec<Event>,
     /// The whole test's configuration: the plan's, or the first generator's word for it.
     pub(super) whole: Option<crate::record::model::RunConfig>,
+    /// The signal the coordinator received, if one came.
+    pub(super) interrupted: Option<&'static str>,
 }
 
 impl CoordinatorState {
@@ -157,6 +159,7 @@ impl CoordinatorState {
             seconds: BTreeMap::new(),
             events: Vec::new(),
             whole,
+            interrupted: None,
         }
     }
 
@@ -499,6 +502,28 @@ impl CoordinatorState {
                     self.stop = Some(order);
                 }
             }
+        }
+    }
+
+    /// A signal at the coordinator: every generator is told to stop and send what it measured
+    /// (a silent one is lost as any other); before the start, the test will not start.
+    pub fn interrupt(&mut self, signal: &'static str) {
+        if self.interrupted.is_some() {
+            return;
+        }
+        self.interrupted = Some(signal);
+        if self.start_at.is_none() {
+            let why = format!("{signal} at the coordinator before the start");
+            self.events.push(Event::BarrierFailed(why.clone()));
+            self.failed.get_or_insert(why);
+            return;
+        }
+        if self.stop.is_none() {
+            let order = StopOrder::Interrupt {
+                why: format!("{signal} at the coordinator"),
+            };
+            self.events.push(Event::Stopping(order.clone()));
+            self.stop = Some(order);
         }
     }
 

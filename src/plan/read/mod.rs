@@ -57,6 +57,8 @@ pub struct ReadOptions {
     pub reflection: bool,
     /// `--segment i/N`: read only this share of the test; `None` = the whole.
     pub segment: Option<crate::schedule::Segment>,
+    /// `--max-data-size`: the largest data file read, bytes.
+    pub max_data_bytes: u64,
 }
 
 impl Default for ReadOptions {
@@ -69,6 +71,7 @@ impl Default for ReadOptions {
             resolve: system_resolve,
             reflection: true,
             segment: None,
+            max_data_bytes: super::data::DEFAULT_MAX_DATA_BYTES,
         }
     }
 }
@@ -267,6 +270,7 @@ impl Ctx<'_> {
         let mut templates = Templates::new(vars, self.data_sources(f)?);
         let mut groups = Vec::new();
         let scenarios = self.scenarios(f, &target, schemas, &mut templates, &mut groups)?;
+        self.unique_rows(f, &templates, &scenarios)?;
         let thresholds = self.thresholds(f, &scenarios)?;
         let watch = self.watches(f)?;
         let threads = match self.options.threads.or(f.threads) {
@@ -372,13 +376,46 @@ impl Ctx<'_> {
                     ));
                 }
             };
-            let source =
-                DataSource::read(&self.relative(d.file.get_ref()), mode).map_err(|why| {
-                    self.at(&d.file, why, Some("the path is relative to the plan file"))
-                })?;
+            let path = self.relative(d.file.get_ref());
+            let source = DataSource::read(&path, mode, self.options.max_data_bytes)
+                .map_err(|why| self.at(&d.file, why, Some("the path is relative to the plan file")))?;
             data.insert(name.clone(), source);
         }
         Ok(data)
+    }
+
+    /// `mode = "unique"` gives each VU a row of its own: a file with fewer rows than a
+    /// scenario's VUs would share rows among VUs without a word, so it is refused.
+    fn unique_rows(
+        &self,
+        f: &PlanFile,
+        templates: &Templates,
+        scenarios: &[Scenario],
+    ) -> Result<(), Error> {
+        let Some(busiest) = scenarios.iter().max_by_key(|s| s.max_vus()) else {
+            return Ok(());
+        };
+        for (name, d) in &f.data {
+            let Some(source) = templates.data.get(name) else {
+                continue;
+            };
+            if source.mode() == RowMode::UniquePerVu && source.len() < busiest.max_vus() as usize
+            {
+                let at = d.mode.as_ref().map_or(&d.file, |m| m);
+                return Err(self.at(
+                    at,
+                    format!(
+                        "mode = \"unique\" gives each VU a row of its own, but `{name}` has {} \
+                         rows for the {} VUs of scenario `{}`",
+                        source.len(),
+                        busiest.max_vus(),
+                        busiest.name
+                    ),
+                    Some("add rows, lower the VUs, or use mode = \"sequential\""),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Every scenario, names unique, with the run-wide numbering of checks.
@@ -445,12 +482,15 @@ impl Ctx<'_> {
                 Some("add [[scenario.step]] tables"),
             ));
         }
-        // Variables extracted anywhere in the scenario may be used by its templates.
-        let known: BTreeSet<String> = sf
+        // A sequential flow's step may use what the steps before it extracted (in the first
+        // iteration nothing else is there: a later step's variable failed every first attempt,
+        // unsent, in a tight loop); a weighted flow's, what any step extracts.
+        let all_extracted: BTreeSet<String> = sf
             .steps
             .iter()
             .flat_map(|s| s.extract.keys().cloned())
             .collect();
+        let mut earlier: BTreeSet<String> = BTreeSet::new();
         let mut steps = Vec::new();
         let mut step_names = BTreeSet::new();
         let mut cumulative = Vec::new();
@@ -481,9 +521,14 @@ impl Ctx<'_> {
             let env = StepEnv {
                 target,
                 schemas,
-                known: &known,
+                known: if flow_weighted {
+                    &all_extracted
+                } else {
+                    &earlier
+                },
             };
             let step = self.step(st, &env, templates, step_group, *first_check)?;
+            earlier.extend(st.extract.keys().cloned());
             *first_check += step.checks.len();
             steps.push(step);
         }

@@ -87,12 +87,17 @@ impl Ctx<'_> {
             grpc,
             self.options.resolve,
         )
-        .map_err(|why| {
-            self.err(
+        .map_err(|why| match (&why, self.flags) {
+            // Quick mode: a connection option is its own flag's mistake, not the URL's.
+            (BaseUrlError::Connect(c), Some(_)) => Error::Invalid {
+                what: c.flag().into(),
+                why: c.to_string(),
+            },
+            _ => self.err(
                 Some(span),
                 why,
                 Some("base_url is like http://127.0.0.1:8080 or https://host:8443"),
-            )
+            ),
         })?;
         self.limits(f, &mut target)?;
         target.group_by = self.group_by_tables(f)?;
