@@ -114,3 +114,105 @@ fn check_renders_one_request_per_step() {
     assert!(stdout.contains("GET /tasks/<task_id> HTTP/1.1"), "{stdout}");
     assert!(stdout.contains(r#""title":"task 1-0""#), "{stdout}");
 }
+
+/// Plans that passed `volley check` and could not work: a variable only a later step extracts
+/// (the run once spun through 784,580 unsent attempts in 0.5 s), unique rows for more VUs than
+/// rows, a CSV column or an environment variable that is not there, a data file that is no
+/// file or too large. Each is refused at its line, before any load.
+#[test]
+fn plans_that_cannot_work_are_refused_at_their_line() {
+    let dir = temp_dir("cannot-work");
+    std::fs::write(dir.join("users.csv"), "id,name\n1,ada\n2,grace\n").unwrap();
+    let load = "[scenario.load]\nprofile = \"constant-vus\"\nvus = 5\nduration = \"1s\"\n";
+    let data =
+        |mode: &str, file: &str| format!("[data.users]\nfile = \"{file}\"\nmode = \"{mode}\"\n");
+    let cases: Vec<(&str, String, &str, &str, Vec<&str>)> = vec![
+        (
+            "extracted later",
+            format!(
+                "{GOOD_HEAD}[[scenario]]\nname = \"a\"\n{load}[[scenario.step]]\nname = \"read\"\n\
+                 path = \"/tasks/{{{{ id }}}}\"\n[[scenario.step]]\nname = \"create\"\npath = \"/\"\n\
+                 [scenario.step.extract]\nid = {{ json = \"/id\" }}\n"
+            ),
+            "11:8",
+            "undefined variable `id`",
+            vec![],
+        ),
+        (
+            "unique rows short",
+            format!(
+                "{GOOD_HEAD}{}[[scenario]]\nname = \"a\"\n{load}[[scenario.step]]\nname = \"s\"\n\
+                 path = \"/u/{{{{ data.users.id }}}}\"\n",
+                data("unique", "users.csv")
+            ),
+            "5:8",
+            "gives each VU a row of its own, but `users` has 2 rows for the 5 VUs",
+            vec![],
+        ),
+        (
+            "unknown column",
+            format!(
+                "{GOOD_HEAD}{}[[scenario]]\nname = \"a\"\n{load}[[scenario.step]]\nname = \"s\"\n\
+                 path = \"/u/{{{{ data.users.nmae }}}}\"\n",
+                data("sequential", "users.csv")
+            ),
+            "14:8",
+            "data file `users` has no column `nmae`; its columns: id, name",
+            vec![],
+        ),
+        (
+            "unset env",
+            format!(
+                "{GOOD_HEAD}[[scenario]]\nname = \"a\"\n{load}[[scenario.step]]\nname = \"s\"\n\
+                 path = \"/{{{{ env.VOLLEY_TEST_SURELY_UNSET }}}}\"\n"
+            ),
+            "11:8",
+            "VOLLEY_TEST_SURELY_UNSET is not set in the environment",
+            vec![],
+        ),
+        (
+            "data from a device",
+            format!(
+                "{GOOD_HEAD}{}[[scenario]]\nname = \"a\"\n{load}[[scenario.step]]\nname = \"s\"\n\
+                 path = \"/\"\n",
+                data("sequential", "/dev/zero")
+            ),
+            "4:8",
+            "is not a regular file",
+            vec![],
+        ),
+        (
+            "data over the limit",
+            format!(
+                "{GOOD_HEAD}{}[[scenario]]\nname = \"a\"\n{load}[[scenario.step]]\nname = \"s\"\n\
+                 path = \"/\"\n",
+                data("sequential", "users.csv")
+            ),
+            "4:8",
+            "over the limit of 10 bytes for a data file; raise it with --max-data-size",
+            vec!["--max-data-size", "10B"],
+        ),
+    ];
+    for (name, text, location, message, flags) in cases {
+        let path = dir.join(format!("{}.toml", name.replace(' ', "-")));
+        std::fs::write(&path, &text).unwrap();
+        let out = volley()
+            .arg("check")
+            .arg(&path)
+            .args(&flags)
+            .env_remove("VOLLEY_TEST_SURELY_UNSET")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+        let at = format!("{}:{location}: ", path.display());
+        assert!(
+            stderr.contains(&at),
+            "{name}: expected `{at}` in:\n{stderr}\n{text}"
+        );
+        assert!(
+            stderr.contains(message),
+            "{name}: expected `{message}` in:\n{stderr}"
+        );
+    }
+}

@@ -635,7 +635,11 @@ fn a_signal_at_the_coordinator_stops_the_test_and_keeps_what_was_measured() {
     assert!(signalled.elapsed() < Duration::from_secs(15));
     assert_eq!(c.code, Some(130), "{}", c.stderr);
     let m = merged(&dir);
-    assert_eq!(m["interrupted"], "SIGINT at the coordinator", "{}", m["interrupted"]);
+    assert_eq!(
+        m["interrupted"], "SIGINT at the coordinator",
+        "{}",
+        m["interrupted"]
+    );
     assert!(summary_u64(&m, "requests") > 0);
     assert!(m["merged"]["missing"].as_array().unwrap().is_empty());
     let _ = std::fs::remove_dir_all(&dir);
@@ -650,9 +654,11 @@ fn a_generator_waiting_to_join_leaves_at_once_on_a_signal() {
     let target = common::target();
     let nobody = format!("http://127.0.0.1:{}", common::closed_port());
     let w = generator(&dir, 0, &[&format!("{}/", target.base_url())], &nobody, &[]);
-    common::wait_until("the generator says it waits", Duration::from_secs(20), || {
-        stderr_of(&dir.join("w0")).contains("waiting for the coordinator")
-    });
+    common::wait_until(
+        "the generator says it waits",
+        Duration::from_secs(20),
+        || stderr_of(&dir.join("w0")).contains("waiting for the coordinator"),
+    );
     let signalled = std::time::Instant::now();
     w.signal(nix::sys::signal::Signal::SIGINT);
     let f = w.wait(Duration::from_secs(20));
@@ -662,19 +668,19 @@ fn a_generator_waiting_to_join_leaves_at_once_on_a_signal() {
         signalled.elapsed()
     );
     assert_eq!(f.code, Some(130), "{}", f.stderr);
-    assert!(f.stderr.contains("SIGINT while waiting for the coordinator"), "{}", f.stderr);
+    assert!(
+        f.stderr
+            .contains("SIGINT while waiting for the coordinator"),
+        "{}",
+        f.stderr
+    );
 }
 
 /// `--join` with something that cannot be a coordinator's URL is a mistake on the command line.
 #[test]
 fn a_join_url_that_is_no_url_is_refused_with_exit_2() {
-    let (code, _, stderr) = common::run_volley(&[
-        "http://127.0.0.1:9/",
-        "--join",
-        "notaurl",
-        "--token",
-        TOKEN,
-    ]);
+    let (code, _, stderr) =
+        common::run_volley(&["http://127.0.0.1:9/", "--join", "notaurl", "--token", TOKEN]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("--join"), "{stderr}");
 }

@@ -276,11 +276,9 @@ pub fn join(
         })
     })?;
     // A URL that cannot be the coordinator's is a mistake on the command line (exit 2).
-    CoordinatorClient::new(&url, "").map_err(|e| {
-        volley::Error::Invalid {
-            what: "--join".into(),
-            why: e.to_string(),
-        }
+    CoordinatorClient::new(&url, "").map_err(|e| volley::Error::Invalid {
+        what: "--join".into(),
+        why: e.to_string(),
     })?;
     let (index, count) = asked_share(segment)?;
     let first = load(segment.unwrap_or(Segment::WHOLE))?;

@@ -55,8 +55,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
             Default::default(),
         )?;
         println!("{}", volley::report::text::render(&record));
-        let (_, code) =
-            super::write_and_finish(&record, &super::runs::outputs(&a.out), false);
+        let (_, code) = super::write_and_finish(&record, &super::runs::outputs(&a.out), false);
         println!();
         worst = worst.max(code);
         if record.interrupted.is_some() {

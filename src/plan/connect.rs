@@ -136,7 +136,9 @@ impl ConnectOptionsError {
             Self::NoStreams | Self::StreamsNeedHttp2(_) => "--streams",
             Self::TlsVersion(_) => "--tls-version",
             Self::HalfClientCert => "--cert/--key",
-            Self::TlsNeedsHttps => "TLS options (-k, --cacert, --cert, --key, --sni, --tls-version)",
+            Self::TlsNeedsHttps => {
+                "TLS options (-k, --cacert, --cert, --key, --sni, --tls-version)"
+            }
             Self::SourceAddrs(_) => "--source-addrs",
             Self::Client(ClientError::SourceFamily { .. }) => "--source-addrs",
             Self::Client(ClientError::Tls(_)) => "TLS options (--cacert, --cert, --key, --sni)",

@@ -205,11 +205,14 @@ impl DataSource {
         };
         let mut record = csv::StringRecord::new();
         let mut row = 2;
-        while reader.read_record(&mut record).map_err(|e| DataError::Row {
-            path: file(),
-            row,
-            cause: e,
-        })? {
+        while reader
+            .read_record(&mut record)
+            .map_err(|e| DataError::Row {
+                path: file(),
+                row,
+                cause: e,
+            })?
+        {
             for cell in record.iter() {
                 table.text.push_str(cell);
                 table.ends.push(table.text.len() as u32);
@@ -306,22 +309,27 @@ mod tests {
         assert_eq!(d.columns().collect::<Vec<_>>(), ["id", "name"]);
         let env = minijinja::Environment::new();
         let render = |row: Value| {
-            env.render_str("{{ r.id }}/{{ r.name }}/{{ r.nope is defined }}", minijinja::context! { r => row })
-                .unwrap()
+            env.render_str(
+                "{{ r.id }}/{{ r.name }}/{{ r.nope is defined }}",
+                minijinja::context! { r => row },
+            )
+            .unwrap()
         };
         assert_eq!(render(d.row(0, 0)), "1/ada/false");
         assert_eq!(render(d.row(0, 1)), "22//false");
         assert_eq!(render(d.row(0, 2)), "333/grace/false");
         assert_eq!(render(d.row(0, 3)), "1/ada/false", "wraps");
-        let half = d.share(crate::schedule::Segment::new(1, 2).unwrap()).unwrap();
+        let half = d
+            .share(crate::schedule::Segment::new(1, 2).unwrap())
+            .unwrap();
         assert_eq!(half.len(), 1);
         assert_eq!(render(half.row(0, 0)), "22//false");
     }
 
     #[test]
     fn what_is_not_a_bounded_regular_file_is_refused() {
-        let err = DataSource::read(Path::new("/dev/zero"), RowMode::Sequential, 1 << 20)
-            .unwrap_err();
+        let err =
+            DataSource::read(Path::new("/dev/zero"), RowMode::Sequential, 1 << 20).unwrap_err();
         assert!(matches!(err, DataError::NotAFile { .. }), "{err}");
         let path = csv("big.csv", "id\n1\n2\n3\n");
         let err = DataSource::read(&path, RowMode::Sequential, 4).unwrap_err();

@@ -528,12 +528,16 @@ mod tests {
             .text("{{ env.VOLLEY_SURELY_UNSET_X }}", &known(&[]))
             .unwrap_err();
         assert!(
-            err.0
-                .contains("undefined `env.VOLLEY_SURELY_UNSET_X`: VOLLEY_SURELY_UNSET_X is not set"),
+            err.0.contains(
+                "undefined `env.VOLLEY_SURELY_UNSET_X`: VOLLEY_SURELY_UNSET_X is not set"
+            ),
             "{err}"
         );
-        t.text("{{ env.VOLLEY_SURELY_UNSET_X | default('x') }}", &known(&[]))
-            .unwrap();
+        t.text(
+            "{{ env.VOLLEY_SURELY_UNSET_X | default('x') }}",
+            &known(&[]),
+        )
+        .unwrap();
     }
 
     #[test]

@@ -377,8 +377,10 @@ impl Ctx<'_> {
                 }
             };
             let path = self.relative(d.file.get_ref());
-            let source = DataSource::read(&path, mode, self.options.max_data_bytes)
-                .map_err(|why| self.at(&d.file, why, Some("the path is relative to the plan file")))?;
+            let source =
+                DataSource::read(&path, mode, self.options.max_data_bytes).map_err(|why| {
+                    self.at(&d.file, why, Some("the path is relative to the plan file"))
+                })?;
             data.insert(name.clone(), source);
         }
         Ok(data)
@@ -399,8 +401,7 @@ impl Ctx<'_> {
             let Some(source) = templates.data.get(name) else {
                 continue;
             };
-            if source.mode() == RowMode::UniquePerVu && source.len() < busiest.max_vus() as usize
-            {
+            if source.mode() == RowMode::UniquePerVu && source.len() < busiest.max_vus() as usize {
                 let at = d.mode.as_ref().map_or(&d.file, |m| m);
                 return Err(self.at(
                     at,
