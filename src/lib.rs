@@ -19,7 +19,8 @@
 //! | 7 | [`report`] | the terminal summary, progress line, Markdown, HTML, comparisons, results folders |
 //! | 8 | [`analysis`] | figures read from records: verdicts, warnings, self-checks, comparisons |
 //! | 9 | [`record`] | the stable contract: `run.json`, recorders, error kinds, find-max and suite outcomes |
-//! | 10 | [`units`], [`redact`], [`location`], [`timer`], [`error`], [`color`], [`watch`] | leaves |
+//! | 9.5 | [`watch`] | watching the target: Prometheus scrapes and `/proc` samples (its URLs' user information redacted for display) |
+//! | 10 | [`units`], [`redact`], [`location`], [`timer`], [`error`], [`color`] | leaves |
 //!
 //! [`server`] (the built-in target, `volley serve`) is a program of its own beside the pipeline:
 //! it uses [`proto`], [`record`] and [`timer`] below it, and no module of the pipeline imports it;
@@ -83,8 +84,9 @@
 //!   a snapshot the run's exporter observer fills.
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
 //! - [`watch`]: watching the target during a run: its Prometheus metrics (scraped on a thread of
-//!   their own) and its process tree (`/proc`). A leaf: [`plan`] validates `[[watch]]` and
-//!   `--watch` with it, and the run's watcher observer (`run::watching`) drives it.
+//!   their own) and its process tree (`/proc`). Just above the leaves: [`plan`] validates
+//!   `[[watch]]` and `--watch` with it, and the run's watcher observer (`run::watching`) drives
+//!   it.
 //! - [`redact`]: which header values are secret, and their redaction wherever volley writes
 //!   headers or its command line.
 //! - [`units`]: formatting of counts, rates, sizes and durations.

@@ -23,11 +23,10 @@ const LAYERS: &[(f64, &[&str])] = &[
     (7.0, &["report"]),
     (8.0, &["analysis"]),
     (9.0, &["record"]),
+    (9.5, &["watch"]),
     (
         10.0,
-        &[
-            "units", "redact", "location", "timer", "error", "color", "watch",
-        ],
+        &["units", "redact", "location", "timer", "error", "color"],
     ),
 ];
 

@@ -55,7 +55,9 @@ fn generator(dir: &Path, i: usize, args: &[&str], url: &str, env: &[(&str, &str)
     let sub = dir.join(format!("w{i}"));
     std::fs::create_dir_all(&sub).unwrap();
     let mut all = args.to_vec();
-    all.extend(["--join", url, "--token", TOKEN]);
+    // `--token=T` here, `--token T` for the coordinator: both spellings are redacted.
+    let token = format!("--token={TOKEN}");
+    all.extend(["--join", url, &token]);
     spawn_volley(&sub, &all, env)
 }
 
@@ -64,8 +66,28 @@ fn stderr_of(dir: &Path) -> String {
 }
 
 /// The merged record the coordinator wrote.
+/// No file of the test holds the token: the merged results, the generators' output.
 fn merged(dir: &Path) -> Value {
-    valid_record(&common::only_subfolder(&dir.join("merged")).join("run.json"))
+    let folder = common::only_subfolder(&dir.join("merged"));
+    for entry in walk(dir) {
+        let text = String::from_utf8_lossy(&std::fs::read(&entry).unwrap()).into_owned();
+        assert!(!text.contains(TOKEN), "{} holds the token", entry.display());
+    }
+    valid_record(&folder.join("run.json"))
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }
 
 fn plan(dir: &Path, base_url: &str, load: &str, extra: &str) -> String {

@@ -193,6 +193,24 @@ fn the_metrics_page_is_served_while_the_run_lasts() {
         assert!(page.contains(family), "{family}\n{page}");
     }
     assert!(common::http_get(&page_url, "/").starts_with("HTTP/1.1 404"));
+    // Ten clients that send half a request and wait: a scrape is answered at once beside them
+    // (one such socket once held every scrape ~2 s; five made them time out).
+    let addr = page_url.trim_start_matches("http://").to_string();
+    let stalled: Vec<std::net::TcpStream> = (0..10)
+        .map(|_| {
+            let mut s = std::net::TcpStream::connect(&addr).unwrap();
+            std::io::Write::write_all(&mut s, b"GET /metr").unwrap();
+            s
+        })
+        .collect();
+    let asked = std::time::Instant::now();
+    assert!(common::http_get(&page_url, "/metrics").starts_with("HTTP/1.1 200 OK"));
+    assert!(
+        asked.elapsed() < Duration::from_millis(1500),
+        "a scrape waited {:?} behind half-sent requests",
+        asked.elapsed()
+    );
+    drop(stalled);
     let finished = run.wait(Duration::from_secs(60));
     assert_eq!(finished.code, Some(0), "{}", finished.stderr);
     let record = common::valid_record(&dir.join("run.json"));

@@ -121,6 +121,8 @@ fn thresholds_show_what_they_observed_in_their_own_unit() {
         line.unwrap_or_else(|| panic!("no {condition}: {text}"))
             .to_string()
     };
+    // Markdown shows `<` and `>` as entities (escaped as everything the user wrote).
+    let md = md.replace("&lt;", "<").replace("&gt;", ">");
     for text in [&summary, &md] {
         let errors = row(text, "rate < 0.5%");
         assert!(

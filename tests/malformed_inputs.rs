@@ -192,7 +192,7 @@ const BAD_PLANS: &[(&str, &str, &str)] = &[
         "binary.csv row 2: CSV parse error",
     ),
     ("csv-missing.toml", "4:8", "cannot read CSV file"),
-    ("csv-a-directory.toml", "4:8", "Is a directory"),
+    ("csv-a-directory.toml", "4:8", "is not a regular file"),
     (
         "secret-header-bad-name.toml",
         "3:18",

@@ -46,7 +46,7 @@ fn an_output_that_fails_keeps_the_others_and_says_where() {
     let json_dir = dir.join("records");
     let json = json_dir.join("run.json");
     let out = dir.join("results");
-    let mut child = common::volley()
+    let child = common::volley()
         .args([&url, "-d", "2s", "-c", "2", "-q", "--json"])
         .arg(&json)
         .arg("--out")

@@ -361,3 +361,89 @@ fn the_protocol_is_chosen_by_name_in_plans_and_flags() {
         "{err}"
     );
 }
+
+/// A TLS server whose certificate signed itself, made as `openssl req -x509` makes one (a CA
+/// certificate serving as the server's), valid for 127.0.0.1 from `not_before` to `not_after`
+/// (years); it answers every HTTP/1.1 request `200 ok`. Returns its port and the certificate's
+/// PEM.
+fn self_signed_server(not_before: i32, not_after: i32) -> (u16, String) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut params = rcgen::CertificateParams::new(vec!["127.0.0.1".to_string()]).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params.not_before = rcgen::date_time_ymd(2026 + not_before, 1, 1);
+    params.not_after = rcgen::date_time_ymd(2026 + not_after, 1, 1);
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(volley::proto::tls::provider())
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(
+            vec![cert.der().clone()],
+            rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+        )
+        .unwrap();
+    let config = std::sync::Arc::new(config);
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for tcp in listener.incoming().flatten() {
+            let config = config.clone();
+            std::thread::spawn(move || {
+                let tls = rustls::ServerConnection::new(config).unwrap();
+                let mut stream = BufReader::new(rustls::StreamOwned::new(tls, tcp));
+                let mut line = String::new();
+                // One answer per request head (its blank line), until the client leaves.
+                while stream.read_line(&mut line).is_ok_and(|n| n > 0) {
+                    if line == "\r\n" {
+                        let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                        if stream.get_mut().write_all(answer).is_err() {
+                            break;
+                        }
+                    }
+                    line.clear();
+                }
+            });
+        }
+    });
+    (port, cert.pem())
+}
+
+/// `--cacert` with the server's own self-signed certificate trusts it, as curl does; its name
+/// and dates still count.
+#[test]
+fn a_self_signed_certificate_given_with_cacert_is_trusted() {
+    let dir = temp_dir("proto-self-signed");
+    let (port, pem) = self_signed_server(-1, 5);
+    let cert = dir.join("server.pem");
+    std::fs::write(&cert, pem).unwrap();
+    let cert = cert.to_str().unwrap();
+    let url = format!("https://127.0.0.1:{port}/");
+    let (code, _, err) = run_volley(&[&url, "-n", "1", "-q"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains("or the certificate itself, if it signed itself"),
+        "{err}"
+    );
+    let (out, rec) = run_json(&dir, &[&url, "--cacert", cert, "-n", "20", "-c", "2"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(status_of(&rec, "200"), 20, "{}", rec["summary"]);
+
+    // Another name than the certificate's: refused.
+    let (code, _, err) = run_volley(&[&url, "--cacert", cert, "--sni", "example.com", "-n", "1"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("NotValidForName"), "{err}");
+    // Expired: refused.
+    let (port, pem) = self_signed_server(-3, -1);
+    std::fs::write(dir.join("expired.pem"), pem).unwrap();
+    let expired = dir.join("expired.pem");
+    let url = format!("https://127.0.0.1:{port}/");
+    let (code, _, err) = run_volley(&[&url, "--cacert", expired.to_str().unwrap(), "-n", "1"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("Expired"), "{err}");
+}

@@ -16,8 +16,10 @@ use serde_json::Value;
 const AUTH: &str = "Bearer vly-auth-5f1c0e";
 const COOKIE: &str = "session=vly-cookie-9a7e2b";
 const API_KEY: &str = "vly-apikey-33d0aa";
+/// A token given as a URL's user information (`http://TOKEN@host/`).
+const URL_TOKEN: &str = "vlytoken-77e1d4";
 /// Distinctive parts of the values: none may appear anywhere, in any form.
-const NEEDLES: [&str; 3] = ["5f1c0e", "9a7e2b", "33d0aa"];
+const NEEDLES: [&str; 4] = ["5f1c0e", "9a7e2b", "33d0aa", "77e1d4"];
 
 /// Asserts that no secret appears in `text`, which is `what`.
 fn assert_clean(what: &str, text: &str) {
@@ -192,6 +194,110 @@ json = {{ title = "{{{{ auth }}}}|{{{{ cookie }}}}|{{{{ key }}}}" }}
         tasks.contains(&format!("{AUTH}|{COOKIE}|{API_KEY}")),
         "{tasks}"
     );
+}
+
+/// Every spelling clap accepts is redacted, because redaction reads the command line as clap
+/// did: short flags clustered (`-qH VALUE`, as `-kqH` would be with https), a value attached (`-HVALUE`), `--flag=value`, a URL's user
+/// information. (`--token`, both spellings, is checked by every test of `tests/coordinate.rs`.)
+#[test]
+fn every_spelling_of_a_secret_is_redacted() {
+    let t = target();
+    let dir = temp_dir("redact-spellings");
+    let json = dir.join("run.json");
+    let results = dir.join("results");
+    let url = format!("{}/headers", t.base_url()).replacen("://", &format!("://{URL_TOKEN}@"), 1);
+    let out = volley()
+        .arg(&url)
+        .args(["-n", "20", "-c", "2", "--threads", "1"])
+        .args(["-qH", &format!("Authorization: {AUTH}")])
+        .arg(format!("-HCookie: {COOKIE}"))
+        .arg(format!("--header=X-Api-Key: {API_KEY}"))
+        .args(["--secret-header=x-api-key", "--json"])
+        .arg(&json)
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert_clean("stdout", &String::from_utf8_lossy(&out.stdout));
+    assert_clean("stderr", &stderr);
+    let text = std::fs::read_to_string(&json).unwrap();
+    assert_clean("--json run.json", &text);
+    common::verified(&json);
+    let record: Value = serde_json::from_str(&text).unwrap();
+    let command: Vec<&str> = record["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    for arg in [
+        "-qH",
+        "Authorization: [redacted]",
+        "-HCookie: [redacted]",
+        "--header=X-Api-Key: [redacted]",
+    ] {
+        assert!(command.contains(&arg), "{arg} not in {command:?}");
+    }
+    assert!(
+        command
+            .iter()
+            .any(|a| a.starts_with("http://[redacted]@127.0.0.1:")),
+        "{command:?}"
+    );
+    assert_results_clean(&results);
+}
+
+/// A URL's user information is sent as `Authorization: Basic`, a user alone (a token) too, as
+/// curl sends it; what the target received is read back through a group (the echo of
+/// `/headers`), which is why this test's record holds it.
+#[test]
+fn a_urls_user_information_is_sent() {
+    use base64::Engine as _;
+    let t = target();
+    let dir = temp_dir("redact-userinfo-sent");
+    for (userinfo, pair) in [("tok", "tok:"), ("u:p%40ss", "u:p@ss")] {
+        let url =
+            format!("{}/headers", t.base_url()).replacen("://", &format!("://{userinfo}@"), 1);
+        let (_, record) = run_json(
+            &dir,
+            &[
+                &url,
+                "-n",
+                "2",
+                "-c",
+                "1",
+                "--group-by",
+                "json:$.authorization",
+            ],
+        );
+        let expected = format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(pair)
+        );
+        let groups = record["grouped"][0]["values"].to_string();
+        assert!(groups.contains(&expected), "{expected} not in {groups}");
+    }
+}
+
+/// Grouping by a secret header would write its values into the record: refused, with why.
+#[test]
+fn grouping_by_a_secret_header_is_refused() {
+    let t = target();
+    for header in ["Set-Cookie", "authorization", "X-Api-Key"] {
+        let (code, _, stderr) = run_volley(&[
+            &t.base_url(),
+            "-n",
+            "1",
+            "--secret-header",
+            "x-api-key",
+            "--group-by",
+            &format!("header:{header}"),
+        ]);
+        assert_eq!(code, Some(2), "{header}: {stderr}");
+        assert!(stderr.contains("groups by a secret header"), "{stderr}");
+    }
 }
 
 #[test]

@@ -183,3 +183,46 @@ fn bad_records_are_refused_clearly_with_exit_code_2() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+/// What the target wrote (a grouped value) reaches `report.md` as text, never as raw HTML;
+/// `report.html` escapes it too.
+#[test]
+fn markup_from_the_target_is_escaped_in_every_report() {
+    let t = target();
+    let dir = temp_dir("report-markup");
+    let out = dir.join("results");
+    let markup = "<img src=x onerror=alert(1)>&";
+    let body = serde_json::json!({ "title": markup }).to_string();
+    let url = format!("{}/tasks", t.base_url());
+    let (code, _, stderr) = run_volley(&[
+        &url,
+        "-m",
+        "POST",
+        "-H",
+        "Content-Type: application/json",
+        "--body",
+        &body,
+        "-n",
+        "3",
+        "-c",
+        "1",
+        "--group-by",
+        "json:$.title",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let folder = only_subfolder(&out);
+    common::verified(&folder);
+    let record = read(&folder.join("run.json"));
+    assert!(record.contains("<img src=x onerror=alert(1)>&"), "{record}");
+    for file in ["report.md", "report.html"] {
+        let text = read(&folder.join(file));
+        assert!(!text.contains("<img"), "{file} holds raw markup:\n{text}");
+        assert!(
+            text.contains("&lt;img src=x onerror=alert(1)&gt;&amp;"),
+            "{file}:\n{text}"
+        );
+    }
+}

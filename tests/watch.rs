@@ -41,6 +41,9 @@ fn the_targets_request_rate_is_stored_next_to_volleys_and_agrees() {
     let dir = temp_dir("watch-prom");
     let t = common::target();
     let base = t.base_url();
+    // The watch URL carries credentials (sent as Basic auth), which nothing volley writes shows.
+    let password = "vly-watch-8b3f1a";
+    let watch_base = base.replacen("://", &format!("://watcher:{password}@"), 1);
     let (out, r) = run_json(
         &dir,
         &[
@@ -52,7 +55,7 @@ fn the_targets_request_rate_is_stored_next_to_volleys_and_agrees() {
             "--threads",
             "1",
             "--watch",
-            &format!("prom={base}/metrics"),
+            &format!("prom={watch_base}/metrics"),
             "--watch-metric",
             "volley_target_requests_total{path=\"/\"}",
             "--watch-metric",
@@ -102,10 +105,18 @@ fn the_targets_request_rate_is_stored_next_to_volleys_and_agrees() {
     let results = only_subfolder(&dir.join("results"));
     valid_record(&results.join("run.json"));
     let md = std::fs::read_to_string(results.join("report.md")).unwrap();
+    let shown = base.replacen("://", "://[redacted]@", 1);
     assert!(
-        md.contains(&format!("Target metrics: {base}/metrics")),
+        md.contains(&format!("Target metrics: {shown}/metrics")),
         "{md}"
     );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for file in ["run.json", "report.md", "report.html", "summary.txt"] {
+        let text = std::fs::read_to_string(results.join(file)).unwrap();
+        assert!(!text.contains(password), "{file} holds the password");
+    }
+    assert!(!stderr.contains(password), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(password));
     assert!(md.contains("| start | end | min | max | mean |"), "{md}");
     let html = std::fs::read_to_string(results.join("report.html")).unwrap();
     let throughput = html.find("id=\"chart-throughput\"").unwrap();

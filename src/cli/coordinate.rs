@@ -264,7 +264,7 @@ pub fn join(
     segment: Option<Segment>,
     load: impl Fn(Segment) -> anyhow::Result<Plan>,
     outputs: &Outputs,
-    argv: &[String],
+    argv: &volley::redact::Argv,
     quiet: bool,
 ) -> anyhow::Result<u8> {
     outputs.check()?;
@@ -320,7 +320,7 @@ pub fn join(
     let run_options = Options {
         progress: !quiet,
         handle_signals: true,
-        command: argv.to_vec(),
+        command: argv.clone(),
         ..Default::default()
     };
     let record = match worker.run(&plan, &run_options) {

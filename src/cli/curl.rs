@@ -485,22 +485,7 @@ fn parse_url(written: &str) -> Result<url::Url, CurlError> {
     }
 }
 
-/// `user:password` from the URL, percent-decoded, if it has any.
-fn userinfo(url: &url::Url) -> Option<String> {
-    if url.username().is_empty() {
-        return None;
-    }
-    let decode = |s: &str| {
-        url::form_urlencoded::parse(format!("x={}", s.replace('+', "%2B")).as_bytes())
-            .next()
-            .map_or_else(|| s.to_string(), |(_, v)| v.into_owned())
-    };
-    Some(format!(
-        "{}:{}",
-        decode(url.username()),
-        decode(url.password().unwrap_or_default())
-    ))
-}
+use volley::redact::url_userinfo as userinfo;
 
 /// `--data-urlencode`: `content`, `=content` or `name=content`, the content percent-encoded.
 fn urlencode_data(arg: &str, v: &str) -> Result<String, CurlError> {

@@ -11,7 +11,7 @@ use volley::plan::{Plan, RunInput};
 use super::args::{FindMaxArgs, SearchModel};
 
 /// Runs the search; returns the exit code.
-pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
+pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let settings = settings(&a)?;
     let outputs = volley::run::Outputs {
         json: a.json.clone(),
@@ -30,7 +30,7 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
     if !a.quiet {
         eprintln!(
             "volley find-max: {} — {} model, SLO {}, steps of {} + {} warm-up, budget {}",
-            volley::redact::redact_url_password(
+            volley::redact::redact_url_userinfo(
                 base.quick
                     .as_ref()
                     .map_or(base.target.base_url.as_str(), |q| q.url.as_str())
@@ -49,7 +49,7 @@ pub fn run(a: FindMaxArgs, argv: &[String]) -> anyhow::Result<u8> {
             let options = volley::run::Options {
                 progress: false,
                 handle_signals: true,
-                command: argv.to_vec(),
+                command: argv.clone(),
                 ..volley::run::Options::default()
             };
             volley::run::execute(plan, &options, &mut [])

@@ -87,12 +87,9 @@ pub fn main() -> ExitCode {
     // First of all: a signal that comes while volley starts waits for the thread that will
     // handle it (or for the release below), instead of killing the process.
     volley::run::hold_signals();
-    // Lossy: an argument that is not UTF-8 must not panic here; clap then refuses it (exit 2).
-    let argv: Vec<String> = std::env::args_os()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    // clap exits with code 2 on usage errors and 0 for --help/--version.
-    let cli = terminal::parse();
+    // clap exits with code 2 on usage errors and 0 for --help/--version. The command line is
+    // kept as clap read it, so that every secret in it is found wherever it is written.
+    let (cli, argv) = terminal::parse();
     match &cli.command {
         // Runs, and the coordinator of a distributed test: the process's watcher handles
         // SIGINT, SIGTERM and SIGHUP from now on (docs/signals.md).

@@ -11,7 +11,7 @@ use volley::plan::{DynamicRequest, Plan, Scenario, StaticRequest, Step, StepRequ
 use super::args::{CheckArgs, RunArgs};
 
 /// Runs a plan; returns the exit code.
-pub fn run(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
+pub fn run(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     if a.join.join.is_some() {
         return join(a, argv);
     }
@@ -55,7 +55,7 @@ fn max_data(flag: Option<u64>) -> u64 {
 }
 
 /// Runs a plan as one generator of a distributed test (`--join`).
-fn join(a: RunArgs, argv: &[String]) -> anyhow::Result<u8> {
+fn join(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     if a.repeat > 1 {
         anyhow::bail!(volley::Error::Invalid {
             what: "--repeat".into(),
@@ -141,7 +141,7 @@ fn target_line(plan: &Plan) -> String {
     let connect = &plan.target.connect;
     format!(
         "{} ({}), {}{}{}",
-        volley::redact::redact_url_password(&plan.target.base_url),
+        volley::redact::redact_url_userinfo(&plan.target.base_url),
         plan.target.addr,
         connect.protocol_name(),
         if connect.streams > 1 {

@@ -6,7 +6,7 @@ use volley::run::Outputs;
 use super::args::QuickArgs;
 
 /// Runs quick mode; returns the exit code.
-pub fn run(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
+pub fn run(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let (quiet, repeat, tuning) = (args.quiet, args.repeat, args.tuning);
     let export = args.export.options();
     let shown = super::runs::Shown::from_flags(quiet, args.no_tui);
@@ -67,7 +67,7 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
 }
 
 /// Quick mode as one generator of a distributed test (`--join`).
-fn join(args: QuickArgs, argv: &[String]) -> anyhow::Result<u8> {
+fn join(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     if args.repeat > 1 {
         anyhow::bail!(volley::Error::Invalid {
             what: "--repeat".into(),

@@ -8,7 +8,7 @@ use anyhow::Context;
 use volley::export::{Export, ExportOptions};
 use volley::plan::Plan;
 use volley::record::RunRecord;
-use volley::redact::redact_url_password;
+use volley::redact::redact_url_userinfo;
 use volley::run::{Options, Outputs};
 
 use super::tuning::TuningArgs;
@@ -38,13 +38,13 @@ impl Shown {
 
 /// The run options of one command: signal handling, what `shown` says, the open model's pacer
 /// tick `tuning` asks for.
-fn options(argv: &[String], shown: Shown, tuning: TuningArgs) -> Options {
+fn options(argv: &volley::redact::Argv, shown: Shown, tuning: TuningArgs) -> Options {
     Options {
         progress: shown != Shown::Nothing,
         live_view: shown == Shown::View,
         color: super::terminal::policy().stderr,
         handle_signals: true,
-        command: argv.to_vec(),
+        command: argv.clone(),
         send_grid: tuning.send_grid,
         remote_judge: false,
     }
@@ -53,7 +53,7 @@ fn options(argv: &[String], shown: Shown, tuning: TuningArgs) -> Options {
 /// Runs `plan` once with signal handling, showing what `shown` says.
 pub fn execute(
     plan: &Plan,
-    argv: &[String],
+    argv: &volley::redact::Argv,
     shown: Shown,
     tuning: TuningArgs,
 ) -> anyhow::Result<RunRecord> {
@@ -65,7 +65,7 @@ pub fn execute(
 /// warnings, after the run's final figures were pushed.
 fn execute_exported(
     plan: &Plan,
-    argv: &[String],
+    argv: &volley::redact::Argv,
     export: Option<&Export>,
     flags: &RunFlags<'_>,
 ) -> anyhow::Result<RunRecord> {
@@ -97,7 +97,7 @@ pub struct RunFlags<'a> {
 /// outputs; returns the exit code.
 pub fn run(
     plan: &Plan,
-    argv: &[String],
+    argv: &volley::redact::Argv,
     outputs: &Outputs,
     flags: RunFlags<'_>,
 ) -> anyhow::Result<u8> {
@@ -121,7 +121,7 @@ pub fn run(
 /// [`run`] once the exporters have started.
 fn run_exported(
     plan: &Plan,
-    argv: &[String],
+    argv: &volley::redact::Argv,
     outputs: &Outputs,
     export: Option<&Export>,
     flags: &RunFlags<'_>,
@@ -166,13 +166,13 @@ pub fn outputs(out: &Path) -> Outputs {
 /// One line that says what is about to happen.
 pub fn banner(plan: &Plan) -> String {
     let what = match &plan.quick {
-        Some(q) => format!("{} {}", q.method, redact_url_password(&q.url)),
+        Some(q) => format!("{} {}", q.method, redact_url_userinfo(&q.url)),
         None => format!(
             "plan {} against {}",
             plan.source
                 .as_ref()
                 .map_or_else(|| plan.name.clone(), |p| p.display().to_string()),
-            redact_url_password(&plan.target.base_url)
+            redact_url_userinfo(&plan.target.base_url)
         ),
     };
     let scenarios: Vec<String> = plan

@@ -6,7 +6,7 @@ use volley::server::{Backends, Capacity, Faults, Stall, TargetConfig};
 
 use super::command_args::ServeArgs;
 
-/// Runs the target until SIGINT/SIGTERM.
+/// Runs the target until SIGINT, SIGTERM or SIGHUP.
 pub fn run(a: ServeArgs) -> anyhow::Result<u8> {
     let capacity = match (a.capacity, a.service_time) {
         (Some(0), _) => {

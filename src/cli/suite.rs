@@ -8,7 +8,7 @@ use super::args::SuiteArgs;
 
 /// Runs a suite; returns the exit code: 0 every target ran, 1 one or more failed, 2 the suite
 /// file (or a plan it names) is invalid, 130 interrupted.
-pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
+pub fn run(a: SuiteArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let s = suite::read(
         &a.suite,
         &SuiteReadOptions {
@@ -61,7 +61,7 @@ pub fn run(a: SuiteArgs, argv: &[String]) -> anyhow::Result<u8> {
         &SuiteRunOptions {
             out: a.out,
             progress: !a.quiet,
-            command: argv.to_vec(),
+            command: argv.clone(),
             watch_signals: true,
         },
         &mut say,

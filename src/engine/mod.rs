@@ -355,17 +355,18 @@ pub fn run_with(
     }
     let collected = collected?;
 
+    // The last worker's finish, after its drain.
     let last = collected.last_finish.unwrap_or(measure_start);
-    let last = match run.held_until {
+    let ends_window = match run.held_until {
         // Timed scenarios hold the window: what ends it later is a counted scenario's last
-        // completion, not a timed one's drain.
+        // completion, not a timed one's drain (which still ends the run: `drain` below).
         Some(_) => {
             window::counted_finish(&run.plan, &collected.totals, measure_start).unwrap_or(last)
         }
         None => last,
     };
     let stopped = run.stop.at.get().copied();
-    let window_end = window::window_end(last, run.end, run.held_until, stopped);
+    let window_end = window::window_end(ends_window, run.end, run.held_until, stopped);
     let window = window_end.saturating_duration_since(measure_start);
     let mut series = collected.series;
     fit_to_window(&mut series, window.as_secs_f64());

@@ -50,6 +50,18 @@ fn vm_hwm_bytes(status: &str) -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// Raises the process's soft limit of open files to its hard limit (as most load tools do: a
+/// connection is a file descriptor, and the usual soft limit, 1,024, is below many tests) and
+/// returns the soft limit now in force; `None` when it cannot be read.
+pub fn raise_open_files() -> Option<u64> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
+    if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
+        return Some(hard);
+    }
+    Some(soft)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,16 +74,4 @@ mod tests {
         let peak = peak_rss_bytes();
         assert!(peak > 1 << 20 && peak < 1 << 40, "{peak}");
     }
-}
-
-/// Raises the process's soft limit of open files to its hard limit (as most load tools do: a
-/// connection is a file descriptor, and the usual soft limit, 1,024, is below many tests) and
-/// returns the soft limit now in force; `None` when it cannot be read.
-pub fn raise_open_files() -> Option<u64> {
-    use nix::sys::resource::{Resource, getrlimit, setrlimit};
-    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).ok()?;
-    if soft < hard && setrlimit(Resource::RLIMIT_NOFILE, hard, hard).is_ok() {
-        return Some(hard);
-    }
-    Some(soft)
 }

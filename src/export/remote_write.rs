@@ -119,6 +119,8 @@ pub struct RemoteWrite {
     addr: SocketAddr,
     host: String,
     path: String,
+    /// `Authorization` from the URL's user information (`http://user:password@host/…`).
+    authorization: Option<String>,
     /// Deadline of one push.
     pub timeout: Duration,
 }
@@ -126,7 +128,9 @@ pub struct RemoteWrite {
 impl RemoteWrite {
     /// The endpoint at `url` (`http://host:port/api/v1/write`), resolved now.
     pub fn new(url: &str) -> Result<Self, PushError> {
-        let fail = |why: &str| PushError::Url(url.to_string(), why.to_string());
+        // The URL's user information is secret: never in an error.
+        let fail =
+            |why: &str| PushError::Url(crate::redact::redact_url_userinfo(url), why.to_string());
         let parsed = url::Url::parse(url).map_err(|e| fail(&e.to_string()))?;
         if parsed.scheme() != "http" {
             return Err(fail("only http:// is supported"));
@@ -145,6 +149,7 @@ impl RemoteWrite {
             addr,
             host: format!("{host}:{port}"),
             path: parsed.path().to_string(),
+            authorization: crate::redact::url_basic_auth(&parsed),
             timeout: Duration::from_secs(2),
         })
     }
@@ -165,8 +170,13 @@ impl RemoteWrite {
         };
         let mut conn = TcpStream::connect_timeout(&self.addr, self.timeout).map_err(io)?;
         conn.set_write_timeout(Some(self.timeout)).map_err(io)?;
+        let authorization = self
+            .authorization
+            .as_ref()
+            .map(|a| format!("Authorization: {a}\r\n"))
+            .unwrap_or_default();
         let head = format!(
-            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\nX-Prometheus-Remote-Write-Version: 0.1.0\r\nUser-Agent: volley\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            "POST {} HTTP/1.1\r\nHost: {}\r\n{authorization}Content-Type: application/x-protobuf\r\nContent-Encoding: snappy\r\nX-Prometheus-Remote-Write-Version: 0.1.0\r\nUser-Agent: volley\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
             self.path,
             self.host,
             body.len()

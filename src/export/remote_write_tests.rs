@@ -130,3 +130,22 @@ fn a_push_posts_snappy_protobuf_and_fails_clearly() {
     assert!(matches!(err, PushError::Refused), "{err}");
     assert!(RemoteWrite::new("https://127.0.0.1:1/x").is_err());
 }
+
+#[test]
+fn a_urls_user_information_is_sent_as_basic_auth_and_never_shown() {
+    let (url, got) = endpoint("HTTP/1.1 204 No Content\r\n\r\n");
+    let with_auth = url.replacen("://", "://user:s3cret@", 1);
+    RemoteWrite::new(&with_auth)
+        .unwrap()
+        .push(&snapshot())
+        .unwrap();
+    let request = got.recv().unwrap();
+    let head = String::from_utf8_lossy(&request).to_ascii_lowercase();
+    // base64("user:s3cret")
+    assert!(
+        head.contains("authorization: basic dxnlcjpzm2nyzxq="),
+        "{head}"
+    );
+    let err = RemoteWrite::new("https://user:s3cret@127.0.0.1:1/x").unwrap_err();
+    assert!(!err.to_string().contains("s3cret"), "{err}");
+}

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::plan::Plan;
 use crate::record::model::Warning;
-use crate::redact::redact_url_password;
+use crate::redact::redact_url_userinfo;
 
 use super::ExportError;
 use super::live::{Exporter, Shared, shared};
@@ -66,7 +66,7 @@ impl Export {
             Some(url) => {
                 let rw = RemoteWrite::new(url)?;
                 let (pusher, first) = Pusher::start(rw, shared.clone());
-                (Some((pusher, redact_url_password(url))), first.err())
+                (Some((pusher, redact_url_userinfo(url))), first.err())
             }
             None => (None, None),
         };

@@ -310,20 +310,20 @@ mod tests {
         let env = minijinja::Environment::new();
         let render = |row: Value| {
             env.render_str(
-                "{{ r.id }}/{{ r.name }}/{{ r.nope is defined }}",
+                "{{ r.id }}/{{ r.name }}/{% if r.nope is defined %}nope{% else %}none{% endif %}",
                 minijinja::context! { r => row },
             )
             .unwrap()
         };
-        assert_eq!(render(d.row(0, 0)), "1/ada/false");
-        assert_eq!(render(d.row(0, 1)), "22//false");
-        assert_eq!(render(d.row(0, 2)), "333/grace/false");
-        assert_eq!(render(d.row(0, 3)), "1/ada/false", "wraps");
+        assert_eq!(render(d.row(0, 0)), "1/ada/none");
+        assert_eq!(render(d.row(0, 1)), "22//none");
+        assert_eq!(render(d.row(0, 2)), "333/grace/none");
+        assert_eq!(render(d.row(0, 3)), "1/ada/none", "wraps");
         let half = d
             .share(crate::schedule::Segment::new(1, 2).unwrap())
             .unwrap();
         assert_eq!(half.len(), 1);
-        assert_eq!(render(half.row(0, 0)), "22//false");
+        assert_eq!(render(half.row(0, 0)), "22//none");
     }
 
     #[test]

@@ -237,6 +237,11 @@ mod tests {
     use super::*;
 
     fn plan(load: &str, data_rows: usize) -> (tempdir::Dir, Plan) {
+        let (dir, plan) = try_plan(load, data_rows);
+        (dir, plan.unwrap())
+    }
+
+    fn try_plan(load: &str, data_rows: usize) -> (tempdir::Dir, Result<Plan, crate::Error>) {
         let dir = tempdir::Dir::new();
         let rows: String = (0..data_rows).map(|i| format!("{i}\n")).collect();
         std::fs::write(dir.0.join("users.csv"), format!("id\n{rows}")).unwrap();
@@ -248,9 +253,8 @@ mod tests {
         );
         let path = dir.0.join("plan.toml");
         std::fs::write(&path, &text).unwrap();
-        let plan = crate::plan::read::read_file(&path, &ReadOptions::default())
-            .and_then(|d| d.prepare())
-            .unwrap();
+        let plan =
+            crate::plan::read::read_file(&path, &ReadOptions::default()).and_then(|d| d.prepare());
         (dir, plan)
     }
 
@@ -313,11 +317,10 @@ mod tests {
             e.contains("--segment 2/3") && e.contains("gets no VU"),
             "{e}"
         );
-        let (_dir, whole) = plan("profile = \"constant-vus\"\nvus = 9\nduration = \"1s\"", 2);
-        let e = apply(whole.clone_fresh(), seg(2, 3), "h".into())
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("data `users` has 2 rows"), "{e}");
+        // Unique rows short of the VUs are refused when the plan is read, before any share.
+        let (_dir, e) = try_plan("profile = \"constant-vus\"\nvus = 9\nduration = \"1s\"", 2);
+        let e = e.expect_err("refused").to_string();
+        assert!(e.contains("`users` has 2 rows for the 9 VUs"), "{e}");
     }
 
     #[test]

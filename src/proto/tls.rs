@@ -3,7 +3,8 @@
 //! Built once per run into an `Arc<rustls::ClientConfig>`; each new connection then costs one
 //! handshake and nothing else here. Verification is on by default against the Mozilla roots
 //! (`webpki-roots`, compiled in: the same result on every machine); `ca_file` replaces them, as
-//! curl's `--cacert` does; `insecure` accepts any certificate but still checks the handshake
+//! curl's `--cacert` does, and a certificate in it that is the server's own (self-signed) is
+//! trusted as its own anchor ([`pinned`]); `insecure` accepts any certificate but still checks the handshake
 //! signatures, so the connection is encrypted, only not authenticated.
 
 use std::io;
@@ -17,6 +18,8 @@ use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, RootCertStore, SignatureScheme};
 
 use super::ErrorKind;
+
+mod pinned;
 
 /// Which TLS versions the client offers.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -88,6 +91,14 @@ pub enum TlsError {
         /// What rustls said.
         source: rustls::Error,
     },
+    /// No verifier could be built from a CA file's certificates.
+    #[error("{path}: cannot verify servers with these certificates: {why}")]
+    Verifier {
+        /// The file.
+        path: PathBuf,
+        /// What rustls said.
+        why: String,
+    },
     /// The server name is neither a DNS name nor an IP address.
     #[error("{0:?} is not a valid TLS server name (a DNS name or an IP address)")]
     ServerName(String),
@@ -119,19 +130,37 @@ pub fn client_config(
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(AcceptAnyCert(provider)))
     } else {
-        let mut roots = RootCertStore::empty();
         match &options.ca_file {
             Some(path) => {
-                for cert in read_certs(path)? {
-                    roots.add(cert).map_err(|source| TlsError::BadCa {
+                let certs = read_certs(path)?;
+                let mut roots = RootCertStore::empty();
+                for cert in &certs {
+                    roots.add(cert.clone()).map_err(|source| TlsError::BadCa {
                         path: path.clone(),
                         source,
                     })?;
                 }
+                let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                    Arc::new(roots),
+                    provider,
+                )
+                .build()
+                .map_err(|e| TlsError::Verifier {
+                    path: path.clone(),
+                    why: e.to_string(),
+                })?;
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(pinned::AnchorsOrPinned::new(
+                        webpki, certs,
+                    )))
             }
-            None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+            None => {
+                let mut roots = RootCertStore::empty();
+                roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+                builder.with_root_certificates(roots)
+            }
         }
-        builder.with_root_certificates(roots)
     };
     let mut config = match &options.client_cert {
         Some(client) => {
@@ -191,7 +220,7 @@ pub fn describe(err: &io::Error) -> String {
     match rustls_error(err) {
         Some(rustls::Error::InvalidCertificate(cert)) => format!(
             "the server's certificate was rejected ({cert:?}); {}",
-            "pass --cacert FILE with the CA that signed it, --sni NAME if it was issued to another name, or --insecure to skip verification"
+            "pass --cacert FILE with the CA that signed it (or the certificate itself, if it signed itself), --sni NAME if it was issued to another name, or --insecure to skip verification"
         ),
         Some(other) => format!("TLS handshake failed: {other}"),
         None if err.kind() == io::ErrorKind::UnexpectedEof => {

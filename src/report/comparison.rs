@@ -6,7 +6,7 @@ use serde::Serialize;
 
 mod grouped;
 
-use super::table::Table;
+use super::table::{Table, md_text};
 use crate::analysis::compare::{
     Change, ChangeVerdict, Comparison, Estimate, Method, Metric, MetricRow, RunsNeeded, Variant,
 };
@@ -377,7 +377,11 @@ drift in time, the report warns that order and drift are confounded.";
 /// Renders a comparison as Markdown.
 pub fn markdown(variants: &[Variant], c: &Comparison) -> String {
     let v = compare_view(variants, c);
-    format!("# volley comparison: {}\n\n{}", v.title, markdown_body(&v))
+    format!(
+        "# volley comparison: {}\n\n{}",
+        md_text(&v.title),
+        markdown_body(&v)
+    )
 }
 
 /// A comparison's Markdown under a title of the caller's: verdicts, warnings, notes, and the
@@ -385,7 +389,7 @@ pub fn markdown(variants: &[Variant], c: &Comparison) -> String {
 pub fn markdown_body(v: &CompareView) -> String {
     let mut o = String::new();
     for line in &v.verdicts {
-        o.push_str(&format!("- **{line}**\n"));
+        o.push_str(&format!("- **{}**\n", md_text(line)));
     }
     o.push('\n');
     if !v.mismatches.is_empty() {
@@ -393,13 +397,13 @@ pub fn markdown_body(v: &CompareView) -> String {
             "> **Not like-for-like** — these runs differ in more than the thing tested:\n>\n",
         );
         for m in &v.mismatches {
-            o.push_str(&format!("> - {m}\n"));
+            o.push_str(&format!("> - {}\n", md_text(m)));
         }
         o.push('\n');
     }
     if !v.notes.is_empty() {
         for n in &v.notes {
-            o.push_str(&format!("- Note: {n}\n"));
+            o.push_str(&format!("- Note: {}\n", md_text(n)));
         }
         o.push('\n');
     }
@@ -411,7 +415,7 @@ pub fn markdown_body(v: &CompareView) -> String {
     if !v.details.rows.is_empty() {
         o.push_str(&v.details.to_markdown("##"));
     }
-    o.push_str(&format!("## Method\n\n{}\n", v.method));
+    o.push_str(&format!("## Method\n\n{}\n", md_text(&v.method)));
     o
 }
 

@@ -6,14 +6,14 @@
 use crate::record::model::{
     LoadModel, Model, ProfileKind, RunRecord, ScenarioConfig, ScenarioLoad,
 };
-use crate::redact::redact_url_password;
+use crate::redact::redact_url_userinfo;
 use crate::units::{rate, seconds, thousands};
 
 /// What was tested, in one line: `GET URL — load, length` in quick mode, `plan PATH against
 /// URL — scenarios` for a plan.
 pub fn subtitle(r: &RunRecord) -> String {
     let c = &r.config;
-    let url = redact_url_password(&c.url);
+    let url = redact_url_userinfo(&c.url);
     match &c.plan {
         Some(plan) => format!("plan {plan} against {url} — {}", load_shape(r)),
         None => format!("{} {url} — {}, {}", c.method, load_shape(r), length(r)),

@@ -1,22 +1,23 @@
 //! `report.md`: the run report as Markdown that pastes into a pull request or a wiki.
 
+use super::table::md_text;
 use super::view::run_view;
 use crate::record::model::RunRecord;
 
 /// Renders the Markdown report of a run.
 pub fn render(r: &RunRecord) -> String {
     let v = run_view(r);
-    let mut o = format!("# volley report: {}\n\n", v.title);
+    let mut o = format!("# volley report: {}\n\n", md_text(&v.title));
     o.push_str(&format!("`{}`\n\n", v.subtitle.replace('`', "'")));
     o.push_str(&format!(
         "**{}** — {}\n\n",
         v.verdict.mark(),
-        v.verdict.headline
+        md_text(&v.verdict.headline)
     ));
     if !v.warnings.is_empty() {
         o.push_str("> **Warnings about the run itself**\n>\n");
         for w in &v.warnings {
-            o.push_str(&format!("> - {w}\n"));
+            o.push_str(&format!("> - {}\n", md_text(w)));
         }
         o.push('\n');
     }
@@ -131,7 +132,7 @@ mod tests {
             "| shop | get_task | 600 | 6 (1.00%) | 10.0 |",
             "## Phases",
             "| phase 2: 50 VUs | 50 VUs | 0–60 s | 600 |",
-            "| latency{step=get_task} | p95 < 5ms | 7.250 | FAIL |",
+            "| latency{step=get_task} | p95 &lt; 5ms | 7.250 | FAIL |",
             "| shop | get_task | status in [200, 201] | 99 | 1 | 99.00% |",
         ] {
             assert!(md.contains(expected), "missing {expected:?} in\n{md}");

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::comparison::{CompareView, compare_view, markdown_body, text_body};
 use super::suite_tables::{self, find_max_ranking, load_level};
-use super::table::Table;
+use super::table::{Table, md_text};
 use crate::analysis::compare::{CompareOptions, Comparison, Metric, Variant, compare};
 use crate::analysis::like_for_like::{TARGET_URL, mismatches_except};
 use crate::error::Error;
@@ -398,28 +398,32 @@ const ONE_TARGET: &str = "Only one target was measured: there is nothing to comp
 pub fn markdown(o: &SuiteOutcome) -> String {
     let p = parts(o);
     let v = &p.view;
-    let mut out = format!("# volley suite: {}\n\n{}\n\n", v.title, v.subtitle);
+    let mut out = format!(
+        "# volley suite: {}\n\n{}\n\n",
+        md_text(&v.title),
+        md_text(&v.subtitle)
+    );
     for line in &v.headline {
-        out.push_str(&format!("- **{line}**\n"));
+        out.push_str(&format!("- **{}**\n", md_text(line)));
     }
     out.push('\n');
     if !v.failures.is_empty() {
         out.push_str("> **Targets that did not run to their end:**\n>\n");
         for f in &v.failures {
-            out.push_str(&format!("> - {f}\n"));
+            out.push_str(&format!("> - {}\n", md_text(f)));
         }
         out.push('\n');
     }
     out.push_str(&v.targets.to_markdown("##"));
     for note in &v.notes {
-        out.push_str(&format!("> **Note:** {note}\n\n"));
+        out.push_str(&format!("> **Note:** {}\n\n", md_text(note)));
     }
     for t in v.results.iter().chain(&v.operations) {
         out.push_str(&t.to_markdown("##"));
     }
     match &p.compare {
         Some((cv, _)) if p.variants.len() > 1 => {
-            out.push_str(&format!("## Comparison: {}\n\n", cv.title));
+            out.push_str(&format!("## Comparison: {}\n\n", md_text(&cv.title)));
             out.push_str(&markdown_body(cv));
         }
         Some(_) => out.push_str(&format!("{ONE_TARGET}\n")),

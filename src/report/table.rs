@@ -48,14 +48,15 @@ impl Table {
         self.rows.push(row);
     }
 
-    /// GitHub-flavoured Markdown: `### title`, the note, the table. Pipes in cells are escaped.
+    /// GitHub-flavoured Markdown: `### title`, the note, the table. Text is escaped
+    /// ([`md_text`]); pipes in cells too.
     pub fn to_markdown(&self, heading: &str) -> String {
-        let mut o = format!("{heading} {}\n\n", self.title);
+        let mut o = format!("{heading} {}\n\n", md_text(&self.title));
         if let Some(note) = &self.note {
-            o.push_str(note);
+            o.push_str(&md_text(note));
             o.push_str("\n\n");
         }
-        let esc = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        let esc = |s: &str| md_text(s).replace('|', "\\|").replace('\n', " ");
         o.push('|');
         for h in &self.headers {
             o.push_str(&format!(" {} |", esc(h)));
@@ -115,6 +116,23 @@ impl Table {
         o.push('\n');
         o
     }
+}
+
+/// Text for a Markdown report with HTML's special characters as entities (`<` → `&lt;`, `>`,
+/// `&`): text from the record holds what the target and the user wrote (a grouped header's
+/// value, a URL, a scenario's name), and Markdown passes raw HTML through (`<script>`, `<img
+/// src=…>`) to whatever renders it. Markdown's own syntax (backticks, `**`) is kept.
+pub fn md_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

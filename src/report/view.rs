@@ -20,7 +20,7 @@ use super::table::Table;
 pub use crate::analysis::verdict::{Verdict, verdict};
 pub use crate::record::model::Level;
 use crate::record::model::{Group, GroupKind, Model, Percentiles, RunRecord, ThresholdResult};
-use crate::redact::{Secrets, redact_url_password};
+use crate::redact::{Secrets, redact_url_userinfo};
 use crate::units::{bytes, ms, rate, seconds, thousands};
 
 /// One key figure shown large at the top of the HTML report.
@@ -126,7 +126,7 @@ fn configuration(r: &RunRecord) -> Table {
     let mut t = Table::new("Configuration", &["<", "<"]);
     t.push([
         "Target",
-        &format!("{} {}", c.method, redact_url_password(&c.url)),
+        &format!("{} {}", c.method, redact_url_userinfo(&c.url)),
     ]);
     t.push(["Load", &load_shape(r)]);
     t.push(["Length", &length(r)]);

@@ -13,7 +13,7 @@ use crate::record::model::{
 };
 use crate::record::recorder::Recorder;
 use crate::record::{SCHEMA_VERSION, encode_histogram, env};
-use crate::redact::redact_url_password;
+use crate::redact::redact_url_userinfo;
 
 use super::load::{describe_scenario, scenario_load};
 use super::thresholds::RecordView;
@@ -51,7 +51,7 @@ fn measured_part(plan: &Plan, d: std::time::Duration) -> f64 {
 }
 
 /// Builds the run's record from the plan and what the engine measured.
-pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> RunRecord {
+pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &crate::redact::Argv) -> RunRecord {
     let t = &outcome.totals;
     let open = plan.has_open_scenario();
     let secrets = &plan.secrets;
@@ -67,7 +67,7 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &[String]) -> Ru
             version: env!("CARGO_PKG_VERSION").into(),
         },
         name: plan.name.clone(),
-        command: secrets.argv(command),
+        command: secrets.command(command),
         config,
         started_at: rfc3339(outcome.started_at),
         ended_at: rfc3339(outcome.ended_at),
@@ -136,7 +136,7 @@ pub fn run_config(plan: &Plan) -> RunConfig {
     // Secret header values never reach the record (nor, so, any report).
     let secrets = &plan.secrets;
     RunConfig {
-        url: redact_url_password(quick.map_or(plan.target.base_url.as_str(), |q| q.url.as_str())),
+        url: redact_url_userinfo(quick.map_or(plan.target.base_url.as_str(), |q| q.url.as_str())),
         method: quick.map_or_else(|| "(plan)".to_string(), |q| q.method.clone()),
         headers: quick
             .map_or(plan.target.headers.as_slice(), |q| q.headers.as_slice())

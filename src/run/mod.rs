@@ -55,7 +55,7 @@ pub struct Options {
     /// Stop cleanly on SIGINT/SIGTERM (see [`crate::engine::RunOptions::handle_signals`]).
     pub handle_signals: bool,
     /// The command line, as the record keeps it (secrets are redacted when written).
-    pub command: Vec<String>,
+    pub command: crate::redact::Argv,
     /// The tick of the open model's send grid (see [`crate::engine::RunOptions::send_grid`]);
     /// none: the default.
     pub send_grid: Option<Duration>,

@@ -421,12 +421,13 @@ pub fn serve_forever(
         .enable_all()
         .build()
         .map_err(TargetError::Runtime)?;
-    let (mut interrupt, mut terminate) = signals
+    let (mut interrupt, mut terminate, mut hangup) = signals
         .block_on(async {
             use tokio::signal::unix::{SignalKind, signal};
             Ok::<_, std::io::Error>((
                 signal(SignalKind::interrupt())?,
                 signal(SignalKind::terminate())?,
+                signal(SignalKind::hangup())?,
             ))
         })
         .map_err(TargetError::Signal)?;
@@ -449,6 +450,8 @@ pub fn serve_forever(
         tokio::select! {
             _ = interrupt.recv() => {}
             _ = terminate.recv() => {}
+            // A closed terminal: as SIGTERM.
+            _ = hangup.recv() => {}
         }
     });
     let _ = writeln!(std::io::stderr(), "volley serve: stopping");

@@ -34,7 +34,7 @@ pub struct SuiteRunOptions {
     /// Draw each run's progress line (when stderr is a terminal).
     pub progress: bool,
     /// The command line, for the records.
-    pub command: Vec<String>,
+    pub command: crate::redact::Argv,
     /// Handle SIGINT/SIGTERM for the suite's length (see [`super::signals`]); off, only the
     /// interrupts given to [`run_with`] stop it.
     pub watch_signals: bool,

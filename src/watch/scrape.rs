@@ -122,7 +122,7 @@ impl Scraper {
     /// A scraper of `url` (`http://host:port/path`), the host resolved now.
     pub fn new(url: &str) -> Result<Scraper, UrlError> {
         let fail = |why: String| UrlError {
-            url: url.to_string(),
+            url: crate::redact::redact_url_userinfo(url),
             why,
         };
         let parsed = check_url(url)?;
@@ -137,10 +137,16 @@ impl Scraper {
         if let Some(q) = parsed.query() {
             target = format!("{target}?{q}");
         }
-        let host_header = &url[url.find("//").map_or(0, |i| i + 2)..];
-        let host_header = host_header.split('/').next().unwrap_or(host);
+        // Host as written, without the user information (which goes as Basic credentials).
+        let host_header = match parsed.port() {
+            Some(p) => format!("{host}:{p}"),
+            None => host.to_string(),
+        };
+        let auth = crate::redact::url_basic_auth(&parsed)
+            .map(|a| format!("Authorization: {a}\r\n"))
+            .unwrap_or_default();
         let request = format!(
-            "GET {target} HTTP/1.1\r\nHost: {host_header}\r\nAccept: text/plain;version=0.0.4, application/openmetrics-text;q=0.5\r\nAccept-Encoding: identity\r\nConnection: close\r\nUser-Agent: volley-watch\r\n\r\n"
+            "GET {target} HTTP/1.1\r\nHost: {host_header}\r\n{auth}Accept: text/plain;version=0.0.4, application/openmetrics-text;q=0.5\r\nAccept-Encoding: identity\r\nConnection: close\r\nUser-Agent: volley-watch\r\n\r\n"
         );
         Ok(Scraper {
             addr,

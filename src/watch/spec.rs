@@ -184,7 +184,7 @@ impl Spec {
     /// The watch as a user writes it: `prom=URL` or `pid=N`.
     pub fn describe(&self) -> String {
         match &self.source {
-            Source::Prom(p) => format!("prom={}", p.url),
+            Source::Prom(p) => format!("prom={}", crate::redact::redact_url_userinfo(&p.url)),
             Source::Process(p) => format!("pid={}", p.pid),
         }
     }

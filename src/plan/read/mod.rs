@@ -453,6 +453,19 @@ impl Ctx<'_> {
         Ok(scenarios)
     }
 
+    /// Whether the scenario's flow is weighted (one step per iteration) or sequential.
+    fn flow_weighted(&self, sf: &ScenarioFile) -> Result<bool, Error> {
+        match sf.flow.as_ref().map(|f| f.get_ref().as_str()) {
+            None | Some("sequential") => Ok(false),
+            Some("weighted") => Ok(true),
+            Some(other) => Err(self.at(
+                sf.flow.as_ref().expect("matched Some"),
+                format!("unknown flow `{other}`"),
+                Some("use sequential or weighted"),
+            )),
+        }
+    }
+
     fn scenario(
         &self,
         sf: &ScenarioFile,
@@ -465,17 +478,7 @@ impl Ctx<'_> {
         let name = sf.name.get_ref().clone();
         let group = push_group(groups, GroupKind::Scenario, &name, None);
         let (profile, phase_specs) = self.profile(&sf.load)?;
-        let flow_weighted = match sf.flow.as_ref().map(|f| f.get_ref().as_str()) {
-            None | Some("sequential") => false,
-            Some("weighted") => true,
-            Some(other) => {
-                return Err(self.at(
-                    sf.flow.as_ref().expect("matched Some"),
-                    format!("unknown flow `{other}`"),
-                    Some("use sequential or weighted"),
-                ));
-            }
-        };
+        let flow_weighted = self.flow_weighted(sf)?;
         if sf.steps.is_empty() {
             return Err(self.at(
                 &sf.name,

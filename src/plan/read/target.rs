@@ -118,14 +118,41 @@ impl Ctx<'_> {
             .iter()
             .map(|s| (s, true))
             .chain(steps.flat_map(|st| st.group_by.iter().map(|s| (s, false))));
+        // Which headers are secret (their names checked with the rest of the secrets, later).
+        let secrets = crate::redact::Secrets::new(
+            f.target
+                .secret_headers
+                .as_ref()
+                .map(|l| l.get_ref().as_slice())
+                .unwrap_or_default()
+                .iter()
+                .chain(&self.options.secret_headers),
+        );
         let mut tables = Vec::new();
         for (text, every_step) in given {
-            GroupSelector::parse(text.get_ref())
-                .and_then(|sel| group_by::add_table(&mut tables, sel, every_step))
-                .map_err(|why| {
-                    let hint = self.flags.is_none().then_some(GROUP_BY_HINT);
-                    self.at_key(text, "group_by", why, hint)
-                })?;
+            let selector = GroupSelector::parse(text.get_ref()).map_err(|why| {
+                let hint = self.flags.is_none().then_some(GROUP_BY_HINT);
+                self.at_key(text, "group_by", why, hint)
+            })?;
+            if let GroupSelector::Header { written, .. } = &selector
+                && secrets.is_secret(written)
+            {
+                // Its values would land in the record and every report, where nothing secret
+                // goes (session cookies once did).
+                return Err(self.at_key(
+                    text,
+                    "group_by",
+                    format!(
+                        "`header:{written}` groups by a secret header: its values would be \
+                         written into run.json and every report"
+                    ),
+                    Some("group by a header that names the backend (X-Backend), or by status"),
+                ));
+            }
+            group_by::add_table(&mut tables, selector, every_step).map_err(|why| {
+                let hint = self.flags.is_none().then_some(GROUP_BY_HINT);
+                self.at_key(text, "group_by", why, hint)
+            })?;
         }
         Ok(tables)
     }
@@ -372,11 +399,27 @@ pub fn resolve_target_with(
         addr,
         host_header,
         base_path: url.path().trim_end_matches('/').to_string(),
-        headers,
+        headers: with_url_credentials(&url, headers),
         timeout,
         connect,
         group_by: Vec::new(),
     })
+}
+
+/// `headers` with the URL's user information sent as curl and browsers send it: `Authorization:
+/// Basic base64(user:password)` (a user alone: an empty password), unless the headers have an
+/// `Authorization` of their own. `Authorization` is always secret: the value is never written.
+fn with_url_credentials(
+    url: &url::Url,
+    mut headers: Vec<(String, String)>,
+) -> Vec<(String, String)> {
+    let has_auth = headers
+        .iter()
+        .any(|(n, _)| n.eq_ignore_ascii_case("authorization"));
+    if let (Some(auth), false) = (crate::redact::url_basic_auth(url), has_auth) {
+        headers.push(("Authorization".into(), auth));
+    }
+    headers
 }
 
 /// Resolves a URL's host (once, before any load) to an address, with `default_port` when the URL

@@ -13,7 +13,7 @@ use crate::plan::Scenario;
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::GroupKind;
 use crate::record::model::LoadModel;
-use crate::redact::redact_url_password;
+use crate::redact::redact_url_userinfo;
 use crate::units::{ms, rate, seconds, thousands};
 
 /// What one frame shows.
@@ -36,11 +36,11 @@ impl View<'_> {
     fn title(&self) -> String {
         let plan = &self.state.plan;
         match &plan.quick {
-            Some(q) => format!(" volley · {} {} ", q.method, redact_url_password(&q.url)),
+            Some(q) => format!(" volley · {} {} ", q.method, redact_url_userinfo(&q.url)),
             None => format!(
                 " volley · plan {} against {} ",
                 plan.name,
-                redact_url_password(&plan.target.base_url)
+                redact_url_userinfo(&plan.target.base_url)
             ),
         }
     }

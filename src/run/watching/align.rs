@@ -138,7 +138,7 @@ impl PromColumns {
         }
         let ids = self.ids;
         PromWatched {
-            url: spec.url.clone(),
+            url: crate::redact::redact_url_userinfo(&spec.url),
             metrics: spec.metrics.clone(),
             interval_s: interval.as_secs_f64(),
             max_series: spec.max_series,
