@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
 use volley::plan::read::{ReadOptions, ResolveError, read_bytes};
-use volley::plan::{Body, Plan, Profile, StepRequest};
+use volley::plan::{Body, Plan, StepRequest};
 
 fn loopback(host: &str, port: u16) -> Result<SocketAddr, ResolveError> {
     let ip = host
@@ -52,7 +52,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/plan.toml"));
-    if let Ok(plan) = read_bytes(data, path, &options) {
+    if let Ok(plan) = read_bytes(data, path, &options).and_then(|draft| draft.prepare()) {
         exercise(&plan);
     }
 });
@@ -62,12 +62,13 @@ fuzz_target!(|data: &[u8]| {
 fn exercise(plan: &Plan) {
     let extracted = BTreeMap::new();
     for sc in &plan.scenarios {
-        let _ = volley::analysis::describe_profile(&sc.profile);
         let _ = sc.duration();
         let _ = sc.max_vus();
-        let ramp = match &sc.profile {
-            Profile::Vus { ramp, .. } | Profile::Arrival { ramp, .. } => ramp,
-        };
+        let _ = sc.profile.kind(false);
+        let _ = sc.profile.iterations();
+        let _ = sc.profile.in_flight_cap();
+        let _ = sc.profile.workers(2);
+        let ramp = sc.profile.ramp();
         let end = ramp.total();
         for t in [
             Duration::ZERO,

@@ -3,7 +3,7 @@
 //! 200, says little about the targets; the header of every comparison says so.
 
 use super::variant::Variant;
-use crate::record::model::RunRecord;
+use crate::record::model::{RunRecord, WarningCode};
 use crate::units::seconds;
 
 /// Measured durations further apart than this share of the baseline's are flagged.
@@ -124,8 +124,8 @@ pub fn run_notes(variants: &[Variant]) -> Vec<String> {
             let codes: Vec<&str> = r
                 .warnings
                 .iter()
-                .map(|w| w.code.as_str())
-                .filter(|c| !matches!(*c, "interrupted" | "all_failed"))
+                .filter(|w| !matches!(w.code, WarningCode::Interrupted | WarningCode::AllFailed))
+                .map(|w| w.code.name())
                 .collect();
             if !codes.is_empty() {
                 out.push(format!("{who} warned: {}", codes.join(", ")));

@@ -2,7 +2,7 @@
 //! machine or the run's shape than about the target.
 
 use crate::record::error_kind::ErrorKind;
-use crate::record::model::{RunRecord, Warning};
+use crate::record::model::{RunRecord, Warning, WarningCode};
 
 /// A worker thread this busy (CPU over wall time) was likely the bottleneck.
 pub const SATURATED_UTILIZATION: f64 = 0.90;
@@ -15,11 +15,8 @@ pub const RATE_SHORTFALL: f64 = 0.99;
 /// One error kind this large a share of all errors is called out.
 pub const DOMINANT_ERROR_SHARE: f64 = 0.5;
 
-fn warn(code: &str, message: String) -> Warning {
-    Warning {
-        code: code.into(),
-        message,
-    }
+fn warn(code: WarningCode, message: String) -> Warning {
+    Warning::new(code, message)
 }
 
 /// What the open model counts: requests when each iteration is one, else iterations.
@@ -44,7 +41,7 @@ pub fn diagnose(r: &RunRecord) -> Vec<Warning> {
         r.self_checks
             .iter()
             .filter(|c| c.outcome.warns())
-            .map(|c| warn(c.code.name(), c.message.clone())),
+            .map(|c| warn(WarningCode::SelfCheck(c.code), c.message.clone())),
     );
     out
 }
@@ -54,7 +51,7 @@ fn how_it_ended(r: &RunRecord, out: &mut Vec<Warning>) {
     let s = &r.summary;
     if let Some(signal) = &r.interrupted {
         out.push(warn(
-            "interrupted",
+            WarningCode::Interrupted,
             format!(
                 "the run was interrupted ({signal}) after {:.1} s; the figures cover only that part",
                 s.duration_s
@@ -63,12 +60,12 @@ fn how_it_ended(r: &RunRecord, out: &mut Vec<Warning>) {
     }
     if s.requests + s.not_sent == 0 {
         out.push(warn(
-            "no_requests",
+            WarningCode::NoRequests,
             "no request completed in the measured part of the run".into(),
         ));
     } else if s.errors == s.requests + s.not_sent {
         out.push(warn(
-            "all_failed",
+            WarningCode::AllFailed,
             "every request failed; the figures describe failures, not the service".into(),
         ));
     }
@@ -87,7 +84,7 @@ fn generator(r: &RunRecord, out: &mut Vec<Warning>) {
         .fold(0.0, f64::max);
     if busiest >= SATURATED_UTILIZATION {
         out.push(warn(
-            "generator_saturated",
+            WarningCode::GeneratorSaturated,
             format!(
                 "a load-generator thread was {:.0}% busy: the generator, not the target, may have \
                  been the bottleneck; use more --threads, fewer connections, or another machine",
@@ -99,7 +96,7 @@ fn generator(r: &RunRecord, out: &mut Vec<Warning>) {
         && lag_p99 > LAG_P99_LIMIT_MS
     {
         out.push(warn(
-            "scheduling_lag",
+            WarningCode::SchedulingLag,
             format!(
                 "requests went out late against their schedule (lag p99 {lag_p99:.2} ms > \
                  {LAG_P99_LIMIT_MS} ms): the generator could not keep the rate; latencies include \
@@ -115,7 +112,7 @@ fn arrival(r: &RunRecord, out: &mut Vec<Warning>) {
     if let Some(a) = s.arrival.filter(|a| a.dropped > 0) {
         let what = unit(a.requests_per_iteration);
         out.push(warn(
-            "dropped_requests",
+            WarningCode::DroppedRequests,
             format!(
                 "{} {what} ({:.1}% of the {} due) were dropped because every VU was busy (the \
                  in-flight cap): the target did not keep up with the rate (raise -c or max_vus \
@@ -133,7 +130,7 @@ fn arrival(r: &RunRecord, out: &mut Vec<Warning>) {
     {
         let what = unit(a.requests_per_iteration);
         out.push(warn(
-            "rate_not_achieved",
+            WarningCode::RateNotAchieved,
             format!(
                 "achieved {:.1} {what}/s of the {:.1} {what}/s the schedule asked for over the \
                  window ({:.1}%: {} of {} due completed in it; {} started, {} dropped, {} not \
@@ -160,7 +157,7 @@ fn errors(r: &RunRecord, out: &mut Vec<Warning>) {
     {
         let hint = kind.hint();
         out.push(warn(
-            "dominant_error",
+            WarningCode::DominantError,
             format!(
                 "{count} of {} errors ({:.0}%) are {kind}: {hint}",
                 s.errors,
@@ -174,7 +171,7 @@ fn errors(r: &RunRecord, out: &mut Vec<Warning>) {
         .filter(|n| **n > 0)
     {
         out.push(warn(
-            "port_exhaustion",
+            WarningCode::PortExhaustion,
             format!(
                 "{n} attempts failed because the client ran out of ephemeral ports \
                  (EADDRNOTAVAIL): this is a limit of the load-generating machine, not a result \
@@ -211,7 +208,7 @@ mod tests {
             self_check(SelfCheckCode::HeavyTail, SelfCheckOutcome::Explained),
         ];
         let warnings = diagnose(&r);
-        let codes: Vec<&str> = warnings.iter().map(|w| w.code.as_str()).collect();
+        let codes: Vec<&str> = warnings.iter().map(|w| w.code.name()).collect();
         assert_eq!(codes, vec!["littles_law", "heavy_tail"]);
         assert_eq!(warnings[0].message, "littles_law is Failed");
     }
@@ -227,7 +224,9 @@ mod tests {
     fn saturated(threads: Vec<crate::record::model::ThreadStats>) -> bool {
         let mut r = record("threads", 3, 100, 2000, 0, 0.0);
         r.generator.threads = threads;
-        diagnose(&r).iter().any(|w| w.code == "generator_saturated")
+        diagnose(&r)
+            .iter()
+            .any(|w| w.code == WarningCode::GeneratorSaturated)
     }
 
     #[test]

@@ -2,14 +2,11 @@
 //! that matched nothing, series left out at the cap, processes that exited or could not be read.
 //! None of them says anything about volley's own figures, which stand as measured.
 
-use crate::record::model::{RunRecord, Warning};
+use crate::record::model::{RunRecord, Warning, WarningCode};
 use crate::record::watch::PromWatched;
 
-fn warn(code: &str, message: String) -> Warning {
-    Warning {
-        code: code.into(),
-        message,
-    }
+fn warn(code: WarningCode, message: String) -> Warning {
+    Warning::new(code, message)
 }
 
 /// The watch's warnings, in the order the watches were given.
@@ -28,7 +25,7 @@ pub fn warnings(r: &RunRecord, out: &mut Vec<Warning>) {
         };
         if let Some(at) = p.exited_at_s {
             out.push(warn(
-                "watch_pid_exited",
+                WarningCode::WatchPidExited,
                 format!(
                     "{what}: the process exited {at:.1} s into the measured window; it has no \
                      figures after that (volley's own figures are complete)"
@@ -37,7 +34,7 @@ pub fn warnings(r: &RunRecord, out: &mut Vec<Warning>) {
         }
         if let Some(e) = &p.error {
             out.push(warn(
-                "watch_process_unreadable",
+                WarningCode::WatchProcessUnreadable,
                 format!("{what}: could not be sampled: {e}"),
             ));
         }
@@ -56,7 +53,7 @@ fn prom(p: &PromWatched, out: &mut Vec<Warning>) {
             .map(|(k, n)| format!("{k} {n}"))
             .collect();
         out.push(warn(
-            "watch_scrape_failed",
+            WarningCode::WatchScrapeFailed,
             format!(
                 "{what}: {failed} of {} scrapes failed ({}){}; its series have gaps there, and \
                  the run went on",
@@ -71,7 +68,7 @@ fn prom(p: &PromWatched, out: &mut Vec<Warning>) {
     }
     if nothing > 0 {
         out.push(warn(
-            "watch_nothing_matched",
+            WarningCode::WatchNothingMatched,
             format!(
                 "{what}: {} matched no series on {nothing} of {} pages read{}",
                 selectors(&p.metrics),
@@ -86,7 +83,7 @@ fn prom(p: &PromWatched, out: &mut Vec<Warning>) {
     }
     if p.over_cap > 0 {
         out.push(warn(
-            "watch_series_capped",
+            WarningCode::WatchSeriesCapped,
             format!(
                 "{what}: {} series kept (max_series); {} more selected were left out: select \
                  fewer with --watch-metric or raise --watch-max-series",

@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use crate::plan::Plan;
-use crate::record::model::Warning;
+use crate::record::model::{Warning, WarningCode};
 use crate::redact::redact_url_userinfo;
 
 use super::ExportError;
@@ -132,7 +132,7 @@ pub fn warning(url: &str, stats: &PushStats) -> Option<Warning> {
         _ => String::new(),
     };
     Some(Warning {
-        code: "remote_write_failed".into(),
+        code: WarningCode::RemoteWriteFailed,
         message: format!(
             "remote write to {url}: {} of {} pushes failed (first: {}{last}); the run and this \
              record are complete, but Prometheus misses those pushes' samples",

@@ -3,7 +3,7 @@
 //! generator not the bottleneck).
 
 use crate::plan::threshold::{self, Threshold, ThresholdMetric};
-use crate::record::model::RunRecord;
+use crate::record::model::{RunRecord, WarningCode};
 use crate::run::RecordView;
 
 /// Why an SLO cannot be parsed.
@@ -95,7 +95,7 @@ pub fn judge(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> Judgem
     if let Some(w) = record
         .warnings
         .iter()
-        .find(|w| w.code == "generator_saturated")
+        .find(|w| w.code == WarningCode::GeneratorSaturated)
     {
         return Judgement::GeneratorLimited(w.message.clone());
     }

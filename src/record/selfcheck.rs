@@ -52,6 +52,11 @@ impl SelfCheckCode {
             Self::HeavyTail => "heavy_tail",
         }
     }
+
+    /// The check of `name` (as serialised), if there is one.
+    pub fn parse(name: &str) -> Option<Self> {
+        serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
+    }
 }
 
 /// What a self-check found.

@@ -38,7 +38,9 @@ pub fn render(r: &RunRecord) -> String {
 mod tests {
     use super::*;
     use crate::record::fixture::record;
-    use crate::record::model::{CheckResult, Group, GroupKind, ThresholdResult, Warning};
+    use crate::record::model::{
+        CheckResult, Group, GroupKind, ThresholdResult, Warning, WarningCode,
+    };
 
     #[test]
     fn has_every_section_with_figures() {
@@ -120,7 +122,7 @@ mod tests {
             observed_at_abort: None,
         }];
         r.warnings = vec![Warning {
-            code: "generator_saturated".into(),
+            code: WarningCode::GeneratorSaturated,
             message: "a load-generator thread was 97% busy".into(),
         }];
         let md = render(&r);

@@ -39,7 +39,7 @@ pub fn table(r: &RunRecord) -> Option<Table> {
                 .lag_ms
                 .as_ref()
                 .map_or("—".into(), |l| format!("{} ms", ms(l.p99)));
-            let mut warnings: Vec<&str> = s.warnings.iter().map(|w| w.code.as_str()).collect();
+            let mut warnings: Vec<&str> = s.warnings.iter().map(|w| w.code.name()).collect();
             if let Some(why) = &s.interrupted {
                 warnings.push(why);
             }

@@ -8,7 +8,9 @@ use super::{MergeError, Part};
 use crate::analysis::percentiles;
 use crate::plan::threshold::{self, Threshold};
 use crate::record::encode_histogram;
-use crate::record::model::{CheckResult, Group, GroupKind, RunRecord, ThresholdResult, Warning};
+use crate::record::model::{
+    CheckResult, Group, GroupKind, RunRecord, ThresholdResult, Warning, WarningCode,
+};
 use crate::record::series::SecondStats;
 use crate::run::{RecordView, windows::per_sec};
 
@@ -248,7 +250,7 @@ pub(super) fn warnings(parts: &[Part], merged: &RunRecord, count: u32) -> Vec<Wa
     let skew = parts.iter().map(|p| p.offset_s).fold(0.0, f64::max);
     if skew > SKEW_WARNING_S {
         out.push(Warning {
-            code: "shares_not_together".into(),
+            code: WarningCode::SharesNotTogether,
             message: format!(
                 "the shares began measuring up to {skew:.1} s apart: the merged window spans \
                  them all ({:.1} s), so the rates are what the generators achieved together \
@@ -260,7 +262,7 @@ pub(super) fn warnings(parts: &[Part], merged: &RunRecord, count: u32) -> Vec<Wa
     if let Some(m) = merged.merged.as_ref().filter(|m| !m.missing.is_empty()) {
         let names: Vec<String> = m.missing.iter().map(|i| format!("{i}/{count}")).collect();
         out.push(Warning {
-            code: "shares_missing".into(),
+            code: WarningCode::SharesMissing,
             message: format!(
                 "share(s) {} are missing: their load is in no figure",
                 names.join(", ")

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::record::fixture;
-use crate::record::model::ThresholdResult;
+use crate::record::model::{ThresholdResult, WarningCode};
 use crate::record::shares::Share;
 use crate::record::{decode_histogram, encode_histogram};
 
@@ -125,7 +125,9 @@ fn series_and_window_follow_the_wall_clock() {
     assert_eq!(m.series[11].requests, 100);
     assert_eq!(m.merged.as_ref().unwrap().shares[1].offset_s, 2.0);
     assert!(
-        m.warnings.iter().any(|w| w.code == "shares_not_together"),
+        m.warnings
+            .iter()
+            .any(|w| w.code == WarningCode::SharesNotTogether),
         "{:?}",
         m.warnings
     );
@@ -159,7 +161,11 @@ fn refusals_say_which_records() {
     );
     let m = merge(&inputs, true).unwrap();
     assert_eq!(m.merged.as_ref().unwrap().missing, vec![1]);
-    assert!(m.warnings.iter().any(|w| w.code == "shares_missing"));
+    assert!(
+        m.warnings
+            .iter()
+            .any(|w| w.code == WarningCode::SharesMissing)
+    );
     let mut inputs = three();
     inputs[0].record.share = None;
     assert!(err(&inputs).starts_with("share0/run.json: not the record of a share"));

@@ -13,9 +13,11 @@ use crate::record::error_kind::ErrorKind;
 mod config;
 mod grouped;
 mod outcome;
+mod warning;
 pub use config::*;
 pub use grouped::{GroupedBy, GroupedValue, ValueRow, sort_rows};
 pub use outcome::*;
+pub use warning::{Warning, WarningCode};
 
 /// Version of the record format written by this build.
 pub const SCHEMA_VERSION: u32 = 2;
@@ -574,13 +576,4 @@ pub struct Histograms {
     /// Times to the first byte (as `summary.timing.waiting_ms`); absent as above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_us: Option<String>,
-}
-
-/// A warning about the run itself.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct Warning {
-    /// Stable identifier (e.g. "generator_saturated").
-    pub code: String,
-    /// What happened and what it means for the figures.
-    pub message: String,
 }

@@ -11,7 +11,7 @@ use crate::engine::{Clock, Live};
 use crate::plan::threshold::{Counts, Filter, Observed, ThresholdMetric};
 use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
-use crate::record::model::GroupKind;
+use crate::record::model::{GroupKind, WarningCode};
 use crate::record::recorder::{Counters, IntervalSnapshot, new_histogram};
 use crate::record::series::SecondStats;
 
@@ -32,7 +32,7 @@ pub(super) struct Seen {
     pub message: String,
     /// Seconds it was seen in.
     pub times: u32,
-    code: &'static str,
+    code: WarningCode,
 }
 
 /// The live view's figures.
@@ -135,14 +135,14 @@ impl State {
         }
         if self.is_open() && lag_ms > LAG_LIMIT_MS {
             self.warn(
-                "scheduling_lag",
+                WarningCode::SchedulingLag,
                 format!("requests sent late: send lag p99 {lag_ms:.2} ms > {LAG_LIMIT_MS} ms"),
             );
         }
         if s.counters.dropped > 0 {
             let dropped = self.counts.dropped;
             self.warn(
-                "dropped",
+                WarningCode::DroppedRequests,
                 format!("{dropped} iterations dropped: every VU was busy (the in-flight cap)"),
             );
         }
@@ -170,7 +170,7 @@ impl State {
                 self.cpu_sample = Some((live.now, cpu));
                 if share >= BUSY_CPU {
                     self.warn(
-                        "generator_busy",
+                        WarningCode::GeneratorSaturated,
                         format!(
                             "generator CPU {:.0}% of its {} thread(s): it may be the bottleneck",
                             share * 100.0,
@@ -184,7 +184,7 @@ impl State {
         }
     }
 
-    fn warn(&mut self, code: &'static str, message: String) {
+    fn warn(&mut self, code: WarningCode, message: String) {
         let at_s = self.elapsed().as_secs_f64();
         match self.warnings.iter_mut().find(|w| w.code == code) {
             Some(w) => {
