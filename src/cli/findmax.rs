@@ -7,6 +7,7 @@ use volley::findmax;
 use volley::findmax::run::{Found, Settings};
 use volley::plan::read::{ReadOptions, read_file};
 use volley::plan::{Plan, RunInput};
+use volley::record::model::LoadModel;
 
 use super::args::{FindMaxArgs, SearchModel};
 
@@ -81,7 +82,10 @@ fn settings(a: &FindMaxArgs) -> anyhow::Result<Settings> {
     let settings = Settings {
         slo_text: a.slo.clone(),
         slo,
-        open: a.model == SearchModel::Open,
+        model: match a.model {
+            SearchModel::Open => LoadModel::Open,
+            SearchModel::Closed => LoadModel::Closed,
+        },
         budget: a.budget,
         step: a.step,
         warmup: a.warmup,

@@ -21,8 +21,7 @@ pub fn run(a: SuiteArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         let test = match &s.find_max {
             Some(f) => format!(
                 "a find-max search each ({} model, SLO {})",
-                f.model(),
-                f.slo_text
+                f.model, f.slo_text
             ),
             None => format!("{} run(s) each", s.repeats),
         };

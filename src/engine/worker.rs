@@ -71,7 +71,7 @@ async fn worker_main(
         recorder: RefCell::new(
             Recorder::with_groups(plan.groups.len(), run.check_count, run.live_groups)
                 .with_group_tables(plan.target.group_by.len())
-                .with_service(plan.has_open_scenario()),
+                .with_service(plan.model()),
         ),
         in_flight: Cell::new(0),
         next_second: Cell::new(0),

@@ -12,7 +12,7 @@ use hdrhistogram::Histogram;
 
 use crate::engine::{Clock, Live, Observer};
 use crate::plan::Plan;
-use crate::record::model::GroupKind;
+use crate::record::model::{GroupKind, LoadModel};
 use crate::record::recorder::{Counters, IntervalSnapshot, Tally};
 use crate::record::series::SecondStats;
 use crate::schedule::Ramp;
@@ -32,7 +32,7 @@ struct Schedule {
     start_after: Duration,
     duration: Option<Duration>,
     ramp: Ramp,
-    open: bool,
+    model: LoadModel,
 }
 
 impl Schedule {
@@ -46,7 +46,7 @@ impl Schedule {
             return (0, 0.0);
         }
         let level = self.ramp.level_at(rel).max(0.0);
-        if self.open {
+        if self.model == LoadModel::Open {
             (0, level)
         } else {
             ((level + 1e-9).floor() as u64, 0.0)
@@ -78,7 +78,7 @@ impl Exporter {
                 start_after: sc.start_after,
                 duration: sc.duration(),
                 ramp: sc.profile.ramp().clone(),
-                open: sc.is_open(),
+                model: sc.profile.model(),
             })
             .collect();
         let mut scopes = vec![scope("", "", true)];
@@ -145,7 +145,8 @@ impl Exporter {
             for s in from.iter().map(|&i| &self.schedules[i]) {
                 let (v, r) = t.map_or((0, 0.0), |t| s.at(t));
                 (vus, rate) = (vus + v, rate + r);
-                (closed, open) = (closed || !s.open, open || s.open);
+                let is_open = s.model == LoadModel::Open;
+                (closed, open) = (closed || !is_open, open || is_open);
             }
             scope.active_vus = closed.then_some(vus);
             scope.asked_per_s = open.then_some(rate);

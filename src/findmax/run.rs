@@ -66,8 +66,8 @@ pub struct Settings {
     pub slo_text: String,
     /// The SLO, parsed ([`slo::parse`]).
     pub slo: Vec<Threshold>,
-    /// Vary the arrival rate (open model) rather than the VUs (closed).
-    pub open: bool,
+    /// What the search varies: the arrival rate (open) or the VUs (closed).
+    pub model: LoadModel,
     /// Stop searching after this long.
     pub budget: Duration,
     /// Measured length of each step.
@@ -85,13 +85,9 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// Open (arrival rates) or closed (VUs).
-    pub fn model(&self) -> LoadModel {
-        if self.open {
-            LoadModel::Open
-        } else {
-            LoadModel::Closed
-        }
+    /// Whether the search varies the arrival rate (open model).
+    pub fn is_open(&self) -> bool {
+        self.model == LoadModel::Open
     }
 
     /// Why these settings cannot be searched with, in words: a step of 0, a start or maximum
@@ -100,7 +96,7 @@ impl Settings {
         if self.step.is_zero() {
             return Err(SettingsError::ZeroStep);
         }
-        let (limit, unit) = if self.open {
+        let (limit, unit) = if self.is_open() {
             (crate::plan::MAX_RATE_PER_SEC, "req/s")
         } else {
             (f64::from(crate::plan::MAX_VUS), "VUs")
@@ -138,13 +134,17 @@ impl Settings {
     /// The search's settings.
     pub fn config(&self) -> SearchConfig {
         SearchConfig {
-            start: self.start.unwrap_or(if self.open { 50.0 } else { 1.0 }),
+            start: self
+                .start
+                .unwrap_or(if self.is_open() { 50.0 } else { 1.0 }),
             growth: 2.0,
             resolution: 0.03,
-            integer: !self.open,
+            integer: !self.is_open(),
             budget: self.budget,
             step_time: self.warmup + self.step + STEP_OVERHEAD,
-            max_level: self.max.unwrap_or(if self.open { 1e6 } else { 10_000.0 }),
+            max_level: self
+                .max
+                .unwrap_or(if self.is_open() { 1e6 } else { 10_000.0 }),
         }
     }
 
@@ -175,7 +175,7 @@ impl Settings {
 
     /// A level in words: `400.0/s` or `32 VUs`.
     pub fn level_text(&self, level: f64) -> String {
-        if self.open {
+        if self.is_open() {
             format!("{level:.1}/s")
         } else {
             format!("{level:.0} VUs")
@@ -200,7 +200,7 @@ pub fn at_level(base: &Plan, level: f64, s: &Settings) -> Plan {
     let sc = &mut plan.scenarios[0];
     sc.start_after = Duration::ZERO;
     sc.phases.clear();
-    sc.profile = Profile::constant(s.model(), level, s.warmup + s.step, s.max_in_flight);
+    sc.profile = Profile::constant(s.model, level, s.warmup + s.step, s.max_in_flight);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     plan.fit_threads(s.threads.unwrap_or(cores));
     plan
@@ -249,7 +249,7 @@ pub fn run(
             interrupted = true;
             Judgement::Broke("interrupted".into())
         } else {
-            slo::judge(&record, &s.slo, s.open.then_some(level))
+            slo::judge(&record, &s.slo, s.is_open().then_some(level))
         };
         let r = &record.summary;
         let step = FindMaxStep {
@@ -268,7 +268,9 @@ pub fn run(
             rerun: false,
             doubtful: match &judgement {
                 Judgement::Held => false,
-                Judgement::Broke(_) => slo::tail_only(&record, &s.slo, s.open.then_some(level)),
+                Judgement::Broke(_) => {
+                    slo::tail_only(&record, &s.slo, s.is_open().then_some(level))
+                }
                 Judgement::GeneratorLimited(_) => true,
             },
         };
@@ -283,7 +285,7 @@ pub fn run(
     if let Some(e) = failure {
         return Err(e);
     }
-    let summary = FindMax::from_outcome(s.model(), &s.slo_text, &outcome, started.elapsed());
+    let summary = FindMax::from_outcome(s.model, &s.slo_text, &outcome, started.elapsed());
     let Some(mut record) = best.map(|(_, r)| r).or(first) else {
         return Ok(None);
     };

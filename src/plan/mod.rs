@@ -167,15 +167,28 @@ pub struct Scenario {
 }
 
 impl Plan {
+    /// The run's load model: every scenario closed, every one open, or some of each.
+    pub fn model(&self) -> crate::record::model::Model {
+        use crate::record::model::Model;
+        match (
+            self.scenarios.iter().any(Scenario::is_open),
+            self.scenarios.iter().all(Scenario::is_open),
+        ) {
+            (true, true) => Model::Open,
+            (true, false) => Model::Mixed,
+            (false, _) => Model::Closed,
+        }
+    }
+
     /// Whether some scenario runs the open model (so the run reports service latency and send
     /// lag).
     pub fn has_open_scenario(&self) -> bool {
-        self.scenarios.iter().any(Scenario::is_open)
+        self.model().has_open()
     }
 
     /// Whether the plan mixes the load models: an open-model scenario beside a closed one.
     pub fn mixes_models(&self) -> bool {
-        self.has_open_scenario() && !self.scenarios.iter().all(Scenario::is_open)
+        self.model() == crate::record::model::Model::Mixed
     }
 
     /// Sets [`Plan::threads`] to the worker threads a run uses out of `asked`: the most that any

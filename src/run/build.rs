@@ -53,13 +53,13 @@ fn measured_part(plan: &Plan, d: std::time::Duration) -> f64 {
 /// Builds the run's record from the plan and what the engine measured.
 pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &crate::redact::Argv) -> RunRecord {
     let t = &outcome.totals;
-    let open = plan.has_open_scenario();
+    let model = plan.model();
     let secrets = &plan.secrets;
     let scenarios = scenario_figures(plan, outcome);
     let config = run_config(plan);
     let summary = summary(plan, outcome, &scenarios);
-    let generator = generator(outcome, open);
-    let histograms = histograms(t, open);
+    let generator = generator(outcome, model);
+    let histograms = histograms(t, model);
     let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
@@ -117,7 +117,6 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &crate::redact::
 
 /// What the run was asked to do, as the record says it.
 pub fn run_config(plan: &Plan) -> RunConfig {
-    let open = plan.has_open_scenario();
     let single = plan.scenarios.first().filter(|_| plan.scenarios.len() == 1);
     let (connections, rate_per_sec, max_in_flight, duration_s, count) = match single {
         Some(s) => {
@@ -145,13 +144,7 @@ pub fn run_config(plan: &Plan) -> RunConfig {
             .collect(),
         secret_headers: secrets.marked().map(str::to_string).collect(),
         body_bytes: quick.map_or(0, |q| q.body_bytes),
-        model: if plan.scenarios.iter().all(|s| s.is_open()) {
-            Model::Open
-        } else if open {
-            Model::Mixed
-        } else {
-            Model::Closed
-        },
+        model: plan.model(),
         connections,
         rate_per_sec,
         max_in_flight,
@@ -252,7 +245,8 @@ fn summary(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival
 }
 
 /// What the generator itself did: CPU per thread, memory, send lag.
-fn generator(outcome: &RunOutcome, open: bool) -> Generator {
+fn generator(outcome: &RunOutcome, model: Model) -> Generator {
+    let open = model.has_open();
     Generator {
         threads: outcome
             .threads
@@ -271,7 +265,8 @@ fn generator(outcome: &RunOutcome, open: bool) -> Generator {
     }
 }
 
-fn histograms(t: &Recorder, open: bool) -> Histograms {
+fn histograms(t: &Recorder, model: Model) -> Histograms {
+    let open = model.has_open();
     Histograms {
         latency_us: encode_histogram(&t.latency),
         service_latency_us: open.then(|| encode_histogram(&t.service)),

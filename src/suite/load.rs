@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use crate::plan::{Iterations, Plan, Scenario};
-use crate::record::model::GroupKind;
+use crate::record::model::{GroupKind, LoadModel};
 use crate::run::describe_scenario;
 use crate::units::seconds;
 
@@ -15,7 +15,7 @@ struct ScenarioShape {
     /// The load in words, as the reports write it ("16 VUs for 10.0s").
     words: String,
     /// Open (arrival rate) or closed (VUs).
-    open: bool,
+    model: LoadModel,
     /// Delay after the run's start.
     start_after: Duration,
     /// The ramp: its start level, then each stage's (length, level reached).
@@ -38,7 +38,7 @@ fn shape(plan: &Plan, sc: &Scenario) -> ScenarioShape {
     let iterations = (!p.is_open()).then(|| (p.iterations(), p.max_duration()));
     ScenarioShape {
         words: describe_scenario(plan, sc),
-        open: sc.is_open(),
+        model: sc.profile.model(),
         start_after: sc.start_after,
         start: ramp.level_at(Duration::ZERO),
         stages: ramp

@@ -104,7 +104,7 @@ pub fn run_with(
         find_max: suite
             .find_max
             .as_ref()
-            .map(|f| format!("{} model, SLO {}", f.model(), f.slo_text)),
+            .map(|f| format!("{} model, SLO {}", f.model, f.slo_text)),
         folder: folder.clone(),
         started_at: rfc3339(started),
         ended_at: rfc3339(SystemTime::now()),

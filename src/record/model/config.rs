@@ -16,6 +16,12 @@ pub enum Model {
 }
 
 impl Model {
+    /// Whether some scenario runs the open model (open or mixed): the run then has a send lag
+    /// and a service latency.
+    pub fn has_open(self) -> bool {
+        self != Self::Closed
+    }
+
     /// The model's name as in `run.json`: `closed`, `open` or `mixed`.
     pub fn name(self) -> &'static str {
         match self {

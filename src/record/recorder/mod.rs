@@ -216,10 +216,10 @@ impl Recorder {
         self
     }
 
-    /// The same recorder, keeping the service latency only when `open` (some scenario of the run
-    /// is open): in a closed-model run it equals the latency and is not reported.
-    pub fn with_service(mut self, open: bool) -> Self {
-        self.keeps_service = open;
+    /// The same recorder, keeping the service latency only when some scenario of the run is
+    /// open (`model`): in a closed-model run it equals the latency and is not reported.
+    pub fn with_service(mut self, model: crate::record::model::Model) -> Self {
+        self.keeps_service = model.has_open();
         self
     }
 

@@ -19,6 +19,7 @@ use crate::error::Error;
 use crate::findmax::run::{Settings, unsearchable};
 use crate::plan::Plan;
 use crate::plan::read::{self as plan_read, parse_duration, resolve_target, scale_duration};
+use crate::record::model::LoadModel;
 use crate::watch::spec::Spec;
 
 /// Default time limit of a health check.
@@ -274,9 +275,9 @@ impl Ctx<'_> {
                 Some("e.g. slo = \"p99<50ms,errors<1%\""),
             )
         })?;
-        let open = match f.model.as_ref().map(|m| m.get_ref().as_str()) {
-            None | Some("open") => true,
-            Some("closed") => false,
+        let model = match f.model.as_ref().map(|m| m.get_ref().as_str()) {
+            None | Some("open") => LoadModel::Open,
+            Some("closed") => LoadModel::Closed,
             Some(other) => {
                 return Err(self.at(
                     f.model.as_ref().expect("matched Some"),
@@ -317,7 +318,7 @@ impl Ctx<'_> {
         let settings = Settings {
             slo_text: f.slo.get_ref().clone(),
             slo,
-            open,
+            model,
             budget,
             step,
             warmup,

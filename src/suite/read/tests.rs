@@ -94,7 +94,7 @@ fn find_max_settings_take_the_cli_defaults_and_the_time_scale() {
     )
     .unwrap();
     let f = s.find_max.unwrap();
-    assert!(!f.open);
+    assert_eq!(f.model, crate::record::model::LoadModel::Closed);
     assert_eq!(f.slo.len(), 2);
     assert_eq!(f.slo_text, "p99<50ms,errors<1%");
     assert_eq!(f.budget, Duration::from_secs(90));
