@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use volley::findmax;
-use volley::findmax::run::{Found, Settings};
+use volley::findmax::run::{SearchResult, Settings};
 use volley::plan::read::{ReadOptions, read_file};
 use volley::plan::{Plan, RunInput};
 use volley::record::model::LoadModel;
@@ -61,7 +61,7 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
             }
         },
     )?;
-    let Some(Found { record, .. }) = found else {
+    let Some(SearchResult { record, .. }) = found else {
         anyhow::bail!(
             "no step could run within the budget of {}",
             humantime::format_duration(a.budget)

@@ -208,7 +208,7 @@ pub fn at_level(base: &Plan, level: f64, s: &Settings) -> Plan {
 
 /// What a search found.
 #[derive(Debug, Clone)]
-pub struct Found {
+pub struct SearchResult {
     /// The headline figures and every step.
     pub summary: FindMax,
     /// The record to keep: the best step that held (else the first step), named
@@ -227,7 +227,7 @@ pub fn run(
     s: &Settings,
     mut run_step: impl FnMut(&Plan) -> Result<RunRecord, Error>,
     mut on_step: impl FnMut(&FindMaxStep),
-) -> Result<Option<Found>, Error> {
+) -> Result<Option<SearchResult>, Error> {
     let started = Instant::now();
     let mut best: Option<(f64, RunRecord)> = None;
     let mut first: Option<RunRecord> = None;
@@ -295,7 +295,7 @@ pub fn run(
         record.interrupted.get_or_insert_with(|| "SIGINT".into());
     }
     crate::analysis::verdict::settle(&mut record);
-    Ok(Some(Found {
+    Ok(Some(SearchResult {
         summary,
         record,
         interrupted,

@@ -371,7 +371,7 @@ async fn send_and_read(
     if head.headers.len() > MAX_HEADERS || head_bytes > limits.max_head_bytes {
         return Err(Failure::stream(ErrorKind::HeaderTooLarge));
     }
-    let mut kept = capture.any().then(|| Kept {
+    let mut kept = capture.any().then(|| Capturing {
         headers: if capture.headers {
             head.headers.clone()
         } else {
@@ -433,7 +433,7 @@ async fn send_and_read(
 }
 
 /// What a capturing exchange keeps while reading.
-struct Kept {
+struct Capturing {
     headers: HeaderMap,
     body: Vec<u8>,
     limit: usize,
@@ -446,7 +446,7 @@ async fn read_body(
     body: &mut RecvStream,
     max: u64,
     received: &mut u64,
-    mut kept: Option<&mut Kept>,
+    mut kept: Option<&mut Capturing>,
 ) -> Result<(), Failure> {
     let mut length = 0u64;
     while let Some(data) = poll_fn(|cx| body.poll_data(cx)).await {

@@ -27,18 +27,18 @@ pub struct LiveJudge {
     checks: Vec<[u64; 2]>,
     seconds: f64,
     /// Seconds not yet reported by every worker: how many have, and their figures so far.
-    pending: BTreeMap<u64, (usize, Box<Part>)>,
+    pending: BTreeMap<u64, (usize, Box<LiveFigures>)>,
 }
 
 /// The figures of one second (or of the run so far).
-struct Part {
+struct LiveFigures {
     total: (Histogram<u64>, Counters),
     groups: Vec<(Histogram<u64>, Counters)>,
     checks: Vec<[u64; 2]>,
     end_s: f64,
 }
 
-impl Part {
+impl LiveFigures {
     fn new(groups: usize, checks: usize) -> Self {
         Self {
             total: (new_histogram(), Counters::default()),
@@ -79,7 +79,7 @@ impl LiveJudge {
     pub fn with_workers(plan: &Plan, checks: usize, workers: usize) -> Self {
         let enabled = plan.thresholds.iter().any(|t| t.abort_on_fail);
         let groups = if enabled { plan.groups.len() } else { 0 };
-        let part = Part::new(groups, checks);
+        let part = LiveFigures::new(groups, checks);
         Self {
             enabled,
             workers: workers.max(1),
@@ -100,7 +100,7 @@ impl LiveJudge {
         let (reported, part) = self
             .pending
             .entry(s.second)
-            .or_insert_with(|| (0, Box::new(Part::new(groups, checks))));
+            .or_insert_with(|| (0, Box::new(LiveFigures::new(groups, checks))));
         part.add(s);
         *reported += 1;
         self.settle();

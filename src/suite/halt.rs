@@ -5,12 +5,12 @@
 use super::words::every_request_failed;
 use crate::analysis::verdict::{RunStatus, status, verdict};
 use crate::record::RunRecord;
-use crate::record::suite::{Status, SuiteStep as Step, TargetOutcome};
+use crate::record::suite::{Status, SuiteStep, TargetOutcome};
 
 /// Why a target's steps ended early.
 pub(super) enum Halt {
     /// A step failed.
-    Failed(Step, String),
+    Failed(SuiteStep, String),
     /// A signal arrived; the words say when ("during the run", "before the smoke run").
     Interrupted(String),
     /// An `abort_on_fail` threshold ended a run; the words say which run and why.
@@ -35,7 +35,7 @@ pub(super) fn halt_after(
     match run {
         RunStatus::Interrupted(_) => Some(Halt::Interrupted(format!("during {during}"))),
         _ if attempts == 0 || s.errors == attempts => Some(Halt::Failed(
-            Step::Run,
+            SuiteStep::Run,
             format!("{during}: {}", every_request_failed(record)),
         )),
         RunStatus::Aborted(_) => Some(Halt::Aborted(format!(

@@ -43,7 +43,7 @@ use std::time::Duration;
 use crate::plan::Plan;
 
 pub use read::{SuiteReadOptions, read, read_str};
-pub use run::{Say, SuiteRunOptions, run, run_with};
+pub use run::{Progress, SuiteRunOptions, run, run_with};
 
 /// The argv[0] that stands for the volley executable running the suite.
 pub const VOLLEY_ARGV0: &str = "volley";

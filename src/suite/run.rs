@@ -15,7 +15,7 @@ use crate::error::Error;
 use crate::findmax;
 use crate::findmax::run::Settings;
 use crate::plan::Plan;
-use crate::record::suite::{Status, SuiteOutcome, SuiteStep as Step, TargetOutcome};
+use crate::record::suite::{Status, SuiteOutcome, SuiteStep, TargetOutcome};
 use crate::record::{RunRecord, write_record};
 use crate::report::repeats::{repeat_dir, run_line, write_spread};
 use crate::report::{new_folder, write_results_into};
@@ -41,12 +41,16 @@ pub struct SuiteRunOptions {
 }
 
 /// Lines of news as the suite goes ("[1/3] eight: healthy after 0.2 s").
-pub type Say<'a> = &'a mut dyn FnMut(&str);
+pub type Progress<'a> = &'a mut dyn FnMut(&str);
 
 /// Runs `suite`: every target in turn, then `suite.json` and the report in the results folder.
 /// Target failures are part of the outcome, not errors; an error means the suite itself could not
 /// go on (its folder could not be written, signals could not be handled).
-pub fn run(suite: &Suite, options: &SuiteRunOptions, say: Say<'_>) -> Result<SuiteOutcome, Error> {
+pub fn run(
+    suite: &Suite,
+    options: &SuiteRunOptions,
+    say: Progress<'_>,
+) -> Result<SuiteOutcome, Error> {
     let registry = Registry::default();
     let interrupts = if options.watch_signals {
         Interrupts::watch(registry.clone())?
@@ -62,7 +66,7 @@ pub fn run_with(
     options: &SuiteRunOptions,
     interrupts: &Interrupts,
     registry: &Registry,
-    say: Say<'_>,
+    say: Progress<'_>,
 ) -> Result<SuiteOutcome, Error> {
     let started = SystemTime::now();
     let folder = new_folder(&options.out, &folder_name(&suite.name, started))?;
@@ -239,7 +243,7 @@ impl TargetRun<'_, '_> {
             // A server already answering would be measured in place of the one started here.
             if t.health.answers() {
                 return Err(Halt::Failed(
-                    Step::Start,
+                    SuiteStep::Start,
                     format!(
                         "something already answers at {} before `{}` was started: is its port \
                          taken by another process?",
@@ -249,7 +253,7 @@ impl TargetRun<'_, '_> {
                 ));
             }
             let p = Started::spawn(cmd, log, self.registry)
-                .map_err(|e| Halt::Failed(Step::Start, e.to_string()))?;
+                .map_err(|e| Halt::Failed(SuiteStep::Start, e.to_string()))?;
             out.pid = Some(p.pid());
             self.say(&format!(
                 "started `{}` (pid {}), output in {}",
@@ -287,14 +291,14 @@ impl TargetRun<'_, '_> {
             Err(HealthFailure::Exited(status)) => {
                 let command = server.as_ref().map_or("", Started::command);
                 return Err(Halt::Failed(
-                    Step::Start,
+                    SuiteStep::Start,
                     format!(
                         "`{command}` exited ({status}) before answering its health check{}",
                         last_output(log)
                     ),
                 ));
             }
-            Err(HealthFailure::TimedOut(why)) => return Err(Halt::Failed(Step::Health, why)),
+            Err(HealthFailure::TimedOut(why)) => return Err(Halt::Failed(SuiteStep::Health, why)),
             Err(HealthFailure::Stopped) => {
                 return Err(Halt::Interrupted("during the health check".into()));
             }
@@ -313,9 +317,9 @@ impl TargetRun<'_, '_> {
     ) -> Result<(), Halt> {
         self.go_on("before the smoke run")?;
         self.reset(dir)?;
-        let record = self.measure(plan, Step::Smoke, "the smoke run", server)?;
+        let record = self.measure(plan, SuiteStep::Smoke, "the smoke run", server)?;
         let path = dir.join("smoke.json");
-        write_record(&path, &record).map_err(|e| Halt::Failed(Step::Smoke, e.to_string()))?;
+        write_record(&path, &record).map_err(|e| Halt::Failed(SuiteStep::Smoke, e.to_string()))?;
         let gate = self
             .suite
             .smoke
@@ -342,9 +346,9 @@ impl TargetRun<'_, '_> {
             return Err(Halt::Interrupted("during the smoke run".into()));
         }
         if !passed {
-            return Err(Halt::Failed(Step::Smoke, smoke_cause(&record, out)));
+            return Err(Halt::Failed(SuiteStep::Smoke, smoke_cause(&record, out)));
         }
-        self.alive(server, "the smoke run", Step::Smoke, log)
+        self.alive(server, "the smoke run", SuiteStep::Smoke, log)
     }
 
     /// This turn's runs (all of them without interleaving, else one).
@@ -368,14 +372,14 @@ impl TargetRun<'_, '_> {
                 return Err(halt);
             }
             self.reset(dir)?;
-            let record = self.measure(&t.plan, Step::Run, &during, server)?;
+            let record = self.measure(&t.plan, SuiteStep::Run, &during, server)?;
             let run_dir = if n == 1 {
                 dir.to_path_buf()
             } else {
                 repeat_dir(dir, i)
             };
             let files = write_results_into(&run_dir, &record)
-                .map_err(|e| Halt::Failed(Step::Run, e.to_string()))?;
+                .map_err(|e| Halt::Failed(SuiteStep::Run, e.to_string()))?;
             self.say(&format!("run {i}/{n}: {}", run_line(&record)));
             out.records.push(relative(&files.record, self.folder));
             let halt = halt_after(&record, &during, out);
@@ -386,7 +390,7 @@ impl TargetRun<'_, '_> {
                 }
                 return Err(halt);
             }
-            self.alive(server, &during, Step::Run, log)?;
+            self.alive(server, &during, SuiteStep::Run, log)?;
         }
         if *self.runs.end() == n {
             self.spread(dir, out);
@@ -437,7 +441,7 @@ impl TargetRun<'_, '_> {
             Ok(Some(found)) => found,
             Ok(None) => {
                 return Err(Halt::Failed(
-                    Step::Run,
+                    SuiteStep::Run,
                     format!(
                         "no find-max step fits in the budget of {}",
                         humantime::format_duration(settings.budget)
@@ -451,13 +455,13 @@ impl TargetRun<'_, '_> {
                     .map(|s| format!(" (the process exited: {s})"))
                     .unwrap_or_default();
                 return Err(Halt::Failed(
-                    Step::Run,
+                    SuiteStep::Run,
                     format!("the find-max search could not be carried out: {e}{died}"),
                 ));
             }
         };
         let files = write_results_into(dir, &found.record)
-            .map_err(|e| Halt::Failed(Step::Run, e.to_string()))?;
+            .map_err(|e| Halt::Failed(SuiteStep::Run, e.to_string()))?;
         out.records.push(relative(&files.record, self.folder));
         self.say(&format!(
             "find-max: {}",
@@ -468,7 +472,7 @@ impl TargetRun<'_, '_> {
         if found.interrupted {
             return Err(Halt::Interrupted("during the find-max search".into()));
         }
-        self.alive(server, "the find-max search", Step::Run, log)
+        self.alive(server, "the find-max search", SuiteStep::Run, log)
     }
 
     /// Whether to go on to the next step: not once the suite has been interrupted.
@@ -505,7 +509,7 @@ impl TargetRun<'_, '_> {
             if self.interrupts.signal().is_some() {
                 Halt::Interrupted("during the reset command".into())
             } else {
-                Halt::Failed(Step::Reset, e.to_string())
+                Halt::Failed(SuiteStep::Reset, e.to_string())
             }
         })?;
         self.say(&format!("reset: `{}` done", cmd.display()));
@@ -516,7 +520,7 @@ impl TargetRun<'_, '_> {
     fn measure(
         &mut self,
         plan: &Plan,
-        step: Step,
+        step: SuiteStep,
         during: &str,
         server: &Option<Started>,
     ) -> Result<RunRecord, Halt> {
@@ -552,7 +556,7 @@ impl TargetRun<'_, '_> {
         &self,
         server: &Option<Started>,
         during: &str,
-        step: Step,
+        step: SuiteStep,
         log: &Path,
     ) -> Result<(), Halt> {
         match server.as_ref().and_then(Started::exited) {

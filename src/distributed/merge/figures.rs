@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::{MergeError, Part};
+use super::{MergeError, PlacedShare};
 use crate::analysis::{latency_buckets, percentiles};
 use crate::record::model::{
     Arrival, Drain, Environment, Generator, Histograms, Percentiles, ProfileKind, RunConfig,
@@ -16,7 +16,7 @@ use crate::run::windows::per_sec;
 
 /// The record of the merged figures (series, groups, checks, thresholds, warnings and
 /// self-checks are filled in after).
-pub(super) fn record(parts: &[Part], window: f64) -> Result<RunRecord, MergeError> {
+pub(super) fn record(parts: &[PlacedShare], window: f64) -> Result<RunRecord, MergeError> {
     let first = parts[0].record;
     let latency = merged_histogram(parts, |r| Some(&r.histograms.latency_us), "latency_us")?
         .expect("every record has one");
@@ -74,7 +74,7 @@ pub(super) fn record(parts: &[Part], window: f64) -> Result<RunRecord, MergeErro
 
 /// The sum of the histograms `field` picks (`None` when no record has one).
 pub(super) fn merged_histogram<'a>(
-    parts: &[Part<'a>],
+    parts: &[PlacedShare<'a>],
     field: impl Fn(&'a RunRecord) -> Option<&'a String>,
     name: &str,
 ) -> Result<Option<Histogram<u64>>, MergeError> {
@@ -108,7 +108,7 @@ fn latest<'a>(times: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// Sums `f` over the parts.
-fn sum(parts: &[Part], f: impl Fn(&RunRecord) -> u64) -> u64 {
+fn sum(parts: &[PlacedShare], f: impl Fn(&RunRecord) -> u64) -> u64 {
     parts.iter().map(|p| f(p.record)).sum()
 }
 
@@ -132,12 +132,12 @@ fn sum_some<T: std::iter::Sum<T>>(values: impl Iterator<Item = Option<T>>) -> Op
 }
 
 fn summary(
-    parts: &[Part],
+    parts: &[PlacedShare],
     window: f64,
     latency: &Histogram<u64>,
     service: Option<&Histogram<u64>>,
 ) -> Summary {
-    fn s<'a>(p: &'a Part<'_>) -> &'a Summary {
+    fn s<'a>(p: &'a PlacedShare<'_>) -> &'a Summary {
         &p.record.summary
     }
     let requests = sum(parts, |r| r.summary.requests);
@@ -242,12 +242,12 @@ type Pick = for<'r> fn(&'r RunRecord) -> Option<&'r String>;
 /// standard deviation combined from each share's figures, weighted by its count, and no
 /// percentile (null).
 fn split_time(
-    parts: &[Part],
+    parts: &[PlacedShare],
     pick: Pick,
     figures: fn(&Summary) -> (Option<Percentiles>, u64),
     name: &str,
 ) -> Result<(Option<Percentiles>, Option<Histogram<u64>>), MergeError> {
-    let measured = |p: &&Part| figures(&p.record.summary).1 > 0;
+    let measured = |p: &&PlacedShare| figures(&p.record.summary).1 > 0;
     if parts
         .iter()
         .filter(measured)
@@ -261,7 +261,7 @@ fn split_time(
 }
 
 /// The time split of the shares: counts summed, each time merged by [`split_time`].
-fn timing(parts: &[Part]) -> Result<Split, MergeError> {
+fn timing(parts: &[PlacedShare]) -> Result<Split, MergeError> {
     let (connect_ms, connect) = split_time(
         parts,
         |r| r.histograms.connect_us.as_ref(),
@@ -280,7 +280,7 @@ fn timing(parts: &[Part]) -> Result<Split, MergeError> {
         |s| (s.timing.waiting_ms, s.status.values().sum()),
         "waiting_us",
     )?;
-    let t = |p: &Part| p.record.summary.timing.clone();
+    let t = |p: &PlacedShare| p.record.summary.timing.clone();
     Ok(Split {
         figures: TimingSplit {
             connect_ms,
@@ -329,7 +329,7 @@ fn combine(parts: impl Iterator<Item = (Option<Percentiles>, u64)>) -> Option<Pe
     })
 }
 
-fn tls(parts: &[Part]) -> Vec<TlsNegotiated> {
+fn tls(parts: &[PlacedShare]) -> Vec<TlsNegotiated> {
     let mut by: BTreeMap<(String, Option<String>), u64> = BTreeMap::new();
     for p in parts {
         for t in &p.record.summary.tls_negotiated {
@@ -345,7 +345,7 @@ fn tls(parts: &[Part]) -> Vec<TlsNegotiated> {
         .collect()
 }
 
-fn generator(parts: &[Part], lag: Option<&Histogram<u64>>) -> Generator {
+fn generator(parts: &[PlacedShare], lag: Option<&Histogram<u64>>) -> Generator {
     let threads: Vec<_> = parts
         .iter()
         .flat_map(|p| p.record.generator.threads.iter().copied())
@@ -367,7 +367,7 @@ fn generator(parts: &[Part], lag: Option<&Histogram<u64>>) -> Generator {
 }
 
 /// The whole test's configuration: the first share's, with every divided figure summed.
-fn config(parts: &[Part]) -> RunConfig {
+fn config(parts: &[PlacedShare]) -> RunConfig {
     let mut c = parts[0].record.config.clone();
     let configs: Vec<&RunConfig> = parts.iter().map(|p| &p.record.config).collect();
     c.connections = sum_some(configs.iter().map(|c| c.connections));
@@ -395,7 +395,7 @@ fn config(parts: &[Part]) -> RunConfig {
 
 /// The generators' machines as one: the first's, with cores and memory summed and every
 /// field that differs listed.
-fn environment(parts: &[Part]) -> Environment {
+fn environment(parts: &[PlacedShare]) -> Environment {
     let envs: Vec<&Environment> = parts.iter().map(|p| &p.record.environment).collect();
     let join = |f: fn(&Environment) -> &String| {
         let mut seen: Vec<&str> = Vec::new();

@@ -8,18 +8,18 @@
 
 use std::collections::BTreeMap;
 
-use super::{MergeError, Part};
+use super::{MergeError, PlacedShare};
 use crate::analysis::percentiles;
 use crate::record::model::{GroupedBy, GroupedValue, sort_rows};
 use crate::record::recorder::new_histogram;
 use crate::record::{decode_histogram, encode_histogram};
 
 /// Every selector of the shares, its rows merged by value.
-pub(super) fn merged<'a>(parts: &[Part<'a>]) -> Result<Vec<GroupedBy>, MergeError> {
+pub(super) fn merged<'a>(parts: &[PlacedShare<'a>]) -> Result<Vec<GroupedBy>, MergeError> {
     let first = parts[0].record;
     let mut out = Vec::new();
     for (i, g) in first.grouped.iter().enumerate() {
-        let of_share = |p: &Part<'a>| -> Option<&'a GroupedBy> {
+        let of_share = |p: &PlacedShare<'a>| -> Option<&'a GroupedBy> {
             p.record.grouped.get(i).filter(|o| o.selector == g.selector)
         };
         let mut rows: BTreeMap<(u8, String), Vec<(&str, &GroupedValue)>> = BTreeMap::new();

@@ -140,7 +140,7 @@ fn have_list(have: &[u32], count: u32) -> String {
 }
 
 /// One share's record with its place in the merged window.
-pub(crate) struct Part<'a> {
+pub(crate) struct PlacedShare<'a> {
     pub(crate) source: &'a str,
     pub(crate) record: &'a RunRecord,
     pub(crate) index: u32,
@@ -186,10 +186,10 @@ fn merge_with(inputs: &[Input], lost: Option<&Lost>) -> Result<RunRecord, MergeE
         anchors.push((at, share.index));
     }
     let origin = anchors.iter().map(|a| a.0).min().expect("not empty");
-    let mut parts: Vec<Part> = inputs
+    let mut parts: Vec<PlacedShare> = inputs
         .iter()
         .zip(&anchors)
-        .map(|(i, &(at, index))| Part {
+        .map(|(i, &(at, index))| PlacedShare {
             source: &i.source,
             record: &i.record,
             index,
@@ -327,7 +327,7 @@ fn check(inputs: &[Input], allow_missing: bool) -> Result<(u32, Vec<u32>), Merge
     Ok((head.count, missing))
 }
 
-fn share_figures(p: &Part) -> ShareFigures {
+fn share_figures(p: &PlacedShare) -> ShareFigures {
     let r = p.record;
     ShareFigures {
         index: p.index,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::figures::{merged_arrival, merged_histogram, sum_maps};
-use super::{MergeError, Part};
+use super::{MergeError, PlacedShare};
 use crate::analysis::percentiles;
 use crate::plan::threshold::{self, Threshold};
 use crate::record::encode_histogram;
@@ -21,7 +21,7 @@ pub const SKEW_WARNING_S: f64 = 1.0;
 /// `k + round(offset)`. Counts are summed, requests in flight too; a merged second's span is
 /// the longest of its parts'. The records keep no per-second histograms, so a second's
 /// percentiles are merged only when one share alone has it, and are null otherwise.
-pub(super) fn series(parts: &[Part]) -> Vec<SecondStats> {
+pub(super) fn series(parts: &[PlacedShare]) -> Vec<SecondStats> {
     let mut by_second: BTreeMap<u64, (SecondStats, usize)> = BTreeMap::new();
     for p in parts {
         let shift = p.offset_s.round() as u64;
@@ -69,7 +69,7 @@ fn group_start(r: &RunRecord, g: &Group) -> f64 {
 
 /// The groups, merged by (kind, scenario, name) in the first share's order. A group's merged
 /// window runs from its earliest start to its latest end on the wall clock, like the run's.
-pub(super) fn groups(parts: &[Part]) -> Result<Vec<Group>, MergeError> {
+pub(super) fn groups(parts: &[PlacedShare]) -> Result<Vec<Group>, MergeError> {
     let first = parts[0].record;
     first
         .groups
@@ -77,7 +77,7 @@ pub(super) fn groups(parts: &[Part]) -> Result<Vec<Group>, MergeError> {
         .map(|g| {
             let same =
                 |o: &&Group| o.kind == g.kind && o.name == g.name && o.scenario == g.scenario;
-            let mine: Vec<(&Part, &Group)> = parts
+            let mine: Vec<(&PlacedShare, &Group)> = parts
                 .iter()
                 .filter_map(|p| p.record.groups.iter().find(same).map(|o| (p, o)))
                 .collect();
@@ -86,7 +86,7 @@ pub(super) fn groups(parts: &[Part]) -> Result<Vec<Group>, MergeError> {
         .collect()
 }
 
-fn merge_group(mine: &[(&Part, &Group)]) -> Result<Group, MergeError> {
+fn merge_group(mine: &[(&PlacedShare, &Group)]) -> Result<Group, MergeError> {
     let g = mine[0].1;
     let starts = mine
         .iter()
@@ -98,9 +98,9 @@ fn merge_group(mine: &[(&Part, &Group)]) -> Result<Group, MergeError> {
     let window = ends.fold(0.0, f64::max) - start;
     let sum = |f: fn(&Group) -> u64| mine.iter().map(|(_, o)| f(o)).sum::<u64>();
     let (requests, drained) = (sum(|o| o.requests), sum(|o| o.drained));
-    let parts: Vec<Part> = mine
+    let parts: Vec<PlacedShare> = mine
         .iter()
-        .map(|(p, _)| Part {
+        .map(|(p, _)| PlacedShare {
             source: p.source,
             record: p.record,
             index: p.index,
@@ -153,7 +153,7 @@ fn sum_opt<T: std::iter::Sum<T>>(values: impl Iterator<Item = Option<T>>) -> Opt
 }
 
 /// Checks summed by (scenario, step, check), in the first share's order.
-pub(super) fn checks(parts: &[Part]) -> Vec<CheckResult> {
+pub(super) fn checks(parts: &[PlacedShare]) -> Vec<CheckResult> {
     let key = |c: &CheckResult| (c.scenario.clone(), c.step.clone(), c.check.clone());
     let mut totals: BTreeMap<_, (u64, u64)> = BTreeMap::new();
     for c in parts.iter().flat_map(|p| &p.record.checks) {
@@ -179,7 +179,7 @@ pub(super) fn checks(parts: &[Part]) -> Vec<CheckResult> {
 /// The thresholds judged on the merged record. One that ended a share's run has failed: it
 /// says when (the earliest, on the merged clock) and with the value that share saw then.
 pub(super) fn thresholds(
-    parts: &[Part],
+    parts: &[PlacedShare],
     merged: &RunRecord,
 ) -> Result<Vec<ThresholdResult>, MergeError> {
     let view = RecordView::new(merged);
@@ -235,7 +235,7 @@ fn parse(t: &ThresholdResult) -> Result<Threshold, threshold::ThresholdError> {
 
 /// The merged record's warnings: those of the merged figures, then each share's own that
 /// the merged figures do not repeat (saying which share), then the merge's own.
-pub(super) fn warnings(parts: &[Part], merged: &RunRecord, count: u32) -> Vec<Warning> {
+pub(super) fn warnings(parts: &[PlacedShare], merged: &RunRecord, count: u32) -> Vec<Warning> {
     let mut out = crate::analysis::diagnose(merged);
     for p in parts {
         for w in &p.record.warnings {

@@ -28,7 +28,7 @@ pub use draft::Draft;
 pub(crate) use draft::Finish;
 use draft::{DraftKind, Pending};
 use step::StepEnv;
-pub use watch::{At, watch_spec};
+pub use watch::{ErrorAt, watch_spec};
 
 use super::data::{DataSource, RowMode};
 use super::file::{PlanFile, ScenarioFile};

@@ -13,14 +13,14 @@ use crate::watch::select::Selector;
 use crate::watch::spec::{Spec, SpecError, WatchOptions, WatchTarget};
 
 /// How a reader turns a span and a message into its own error (`file:line:col: why`).
-pub type At<'a> = &'a dyn Fn(Range<usize>, String, Option<&str>) -> Error;
+pub type ErrorAt<'a> = &'a dyn Fn(Range<usize>, String, Option<&str>) -> Error;
 
 const HINT: &str = "a [[watch]] has prom = \"http://HOST:PORT/metrics\" or pid = N, and optionally \
                     metrics = [\"name{label=\\\"v\\\"}\"], max_series, interval, timeout";
 
 /// One `[[watch]]` table, validated (the URL is not resolved, the process not looked up: both
 /// happen when the run starts).
-pub fn watch_spec(w: &Spanned<WatchFile>, at: At<'_>) -> Result<Spec, Error> {
+pub fn watch_spec(w: &Spanned<WatchFile>, at: ErrorAt<'_>) -> Result<Spec, Error> {
     let f = w.get_ref();
     let target = match (&f.prom, &f.pid) {
         (Some(url), None) => WatchTarget::Prom(url.get_ref().clone()),

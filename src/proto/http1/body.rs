@@ -10,13 +10,13 @@ use crate::proto::conn::{MAX_CAPTURE_BYTES, MAX_HEADERS};
 use crate::proto::message::{Capture, Captured};
 
 /// What a capturing exchange keeps while reading.
-pub(super) struct Kept {
+pub(super) struct Capturing {
     captured: Captured,
     body: Vec<u8>,
     limit: usize,
 }
 
-impl Kept {
+impl Capturing {
     pub(super) fn new(capture: Capture, head: &[u8]) -> Self {
         let mut captured = Captured::default();
         if capture.headers {
@@ -58,7 +58,7 @@ impl Kept {
 }
 
 /// Hands body bytes to whichever captures are on.
-fn keep(kept: &mut Option<&mut Kept>, raw: &mut Option<&mut Vec<u8>>, bytes: &[u8]) {
+fn keep(kept: &mut Option<&mut Capturing>, raw: &mut Option<&mut Vec<u8>>, bytes: &[u8]) {
     if let Some(kept) = kept.as_deref_mut() {
         kept.keep(bytes);
     }
@@ -76,7 +76,7 @@ pub(super) struct Body<'a, S> {
     /// The last read filled the buffer: the next one gets a bigger buffer.
     pub full: bool,
     pub received: &'a mut u64,
-    pub kept: Option<&'a mut Kept>,
+    pub kept: Option<&'a mut Capturing>,
     /// The engine's raw capture: body bytes up to [`MAX_CAPTURE_BYTES`].
     pub raw: Option<&'a mut Vec<u8>>,
     /// Largest body accepted, bytes ([`Limits::max_body_bytes`], `u64::MAX` for none).

@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
-use self::body::{Body, Kept};
+use self::body::{Body, Capturing};
 use self::parse::{Framing, Head, HeadCache, pick_headers};
 use super::ErrorKind;
 use super::conn::{ConnPhase, Limits};
@@ -278,7 +278,9 @@ impl<D: Dial> Http1Connection<D> {
         if !pick.is_empty() {
             pick_headers(&buf[..head.len], pick, picked);
         }
-        let mut kept = capture.any().then(|| Kept::new(capture, &buf[..head.len]));
+        let mut kept = capture
+            .any()
+            .then(|| Capturing::new(capture, &buf[..head.len]));
         if raw {
             head_out.extend_from_slice(&buf[..head.len]);
         }
@@ -306,7 +308,7 @@ impl<D: Dial> Http1Connection<D> {
                 wait_us,
                 tls: connect.tls,
             },
-            captured: kept.map(Kept::finish),
+            captured: kept.map(Capturing::finish),
         };
         Ok((response, reusable))
     }
