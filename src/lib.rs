@@ -59,19 +59,22 @@
 //!
 //! Modules:
 //! - [`plan`]: user input → a validated [`plan::read::Draft`] → prepared, a [`plan::Plan`]; quick
-//!   mode's flags desugar into the plan file's model and go through the same reader.
+//!   mode's flags desugar into the plan file's model and go through the same reader;
+//!   [`plan::import`] turns what users already have (a curl command line) into plans.
 //! - [`schedule`]: pure functions of time: which VU count or arrival rate is due at t.
 //! - [`engine`]: worker threads, each a current-thread runtime owning its connections; one request
 //!   loop for every load model; the control thread (series, observers, signals, deadline).
 //! - [`proto`]: the protocol-neutral client seam ([`proto::client`]): HTTP/1.1, HTTP/2 (h2c and
 //!   ALPN), unary gRPC from `.proto` files, TLS (rustls), source-address spreading.
 //! - [`run`]: runs a plan with observers and builds its record (windows, arrival figures,
-//!   thresholds, self-checks); writes a finished run's outputs.
+//!   thresholds, self-checks); writes a finished run's outputs; says what it is about to run
+//!   ([`run::show`]: the banner, `volley check`'s listing).
 //! - [`record`]: per-worker HDR recorders, the per-second series, the [`record::error_kind::ErrorKind`]
 //!   enum of failures, and `run.json` (reading it back, alone or as a folder of repeats).
 //! - [`findmax`]: the search for the maximum sustainable throughput (`volley find-max`).
 //! - [`analysis`]: the verdict of a run, warnings about the run itself, self-checks; comparisons
-//!   of runs with a noise-aware verdict ([`analysis::compare`], [`analysis::stats`]).
+//!   of runs with a noise-aware verdict ([`analysis::compare`], [`analysis::stats`]) and the
+//!   `--fail-on` rules that gate on them ([`analysis::gate`]).
 //! - [`report`]: the terminal summary and progress line, `report.md`, the self-contained
 //!   `report.html` with SVG charts, comparisons, and the results folder every run writes.
 //! - [`distributed`]: beyond one machine: the exact merge of the records of a test's shares

@@ -2,6 +2,7 @@
 //! the summary, and warnings about the run itself.
 
 pub mod compare;
+pub mod gate;
 pub mod like_for_like;
 pub mod metric;
 pub mod selfcheck;

@@ -100,8 +100,8 @@ pub struct CompareArgs {
     /// `pp` for `errors`), METRIC one of p50, p90, p95, p99, p99.9, mean, max, throughput,
     /// errors. Met only when the change is significant in that direction (verdict slower/faster
     /// after Holm's correction) and its estimate passes the amount. Repeatable.
-    #[arg(long = "fail-on", value_name = "RULE", value_parser = clap::value_parser!(super::gate::Rule))]
-    pub fail_on: Vec<super::gate::Rule>,
+    #[arg(long = "fail-on", value_name = "RULE", value_parser = clap::value_parser!(volley::analysis::gate::Rule))]
+    pub fail_on: Vec<volley::analysis::gate::Rule>,
     /// With --fail-on: also exit 1 when a metric a rule names is inconclusive (or has too little
     /// data to test).
     #[arg(long, requires = "fail_on")]

@@ -46,8 +46,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
             threshold_pct: a.threshold,
         },
     );
-    let gate =
-        (!a.fail_on.is_empty()).then(|| super::gate::judge(&c, &a.fail_on, a.fail_on_inconclusive));
+    let gate = (!a.fail_on.is_empty())
+        .then(|| volley::analysis::gate::judge(&c, &a.fail_on, a.fail_on_inconclusive));
     let first = |markdown: bool| {
         gate.as_ref()
             .map(|g| format!("{}\n\n", g.line(markdown)))

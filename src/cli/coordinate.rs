@@ -314,7 +314,7 @@ pub fn join(
     };
     super::runs::open_files(&plan);
     if !quiet {
-        eprintln!("{}", super::runs::banner(&plan));
+        eprintln!("{}", volley::run::show::banner(&plan));
         eprintln!("volley: joined {url} as share {}", worker.segment());
     }
     let run_options = Options {

@@ -46,7 +46,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
     ] {
         let spec = input.validate()?.prepare()?;
         eprintln!("== {title}");
-        eprintln!("{}", super::runs::banner(&spec));
+        eprintln!("{}", volley::run::show::banner(&spec));
         let argv = volley::redact::Argv::plain(vec!["volley".to_string(), "demo".to_string()]);
         let record = super::runs::execute(
             &spec,

@@ -21,7 +21,7 @@ pub fn run(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let mut plan = input_from(args)?.validate()?.prepare()?;
     plan.watch.extend(watch);
     if !quiet {
-        eprintln!("{}", super::runs::banner(&plan));
+        eprintln!("{}", volley::run::show::banner(&plan));
     }
     let flags = super::runs::RunFlags {
         repeat,
@@ -30,17 +30,6 @@ pub fn run(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         tuning,
     };
     super::runs::run(&plan, argv, &outputs, flags)
-}
-
-/// What a share of a test is, in words.
-pub fn share_line(s: &volley::plan::segment::PlanShare) -> String {
-    format!(
-        "share {} of {} shares (--segment {}; the load shown is this share's), test {}",
-        s.segment.index(),
-        s.segment.count(),
-        s.segment,
-        s.plan_hash
-    )
 }
 
 fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {

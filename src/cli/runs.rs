@@ -8,7 +8,6 @@ use anyhow::Context;
 use volley::export::{Export, ExportOptions};
 use volley::plan::Plan;
 use volley::record::RunRecord;
-use volley::redact::redact_url_userinfo;
 use volley::run::{Options, Outputs};
 
 use super::tuning::TuningArgs;
@@ -161,69 +160,4 @@ pub fn outputs(out: &Path) -> Outputs {
         json: None,
         out: out.to_path_buf(),
     }
-}
-
-/// One line that says what is about to happen.
-pub fn banner(plan: &Plan) -> String {
-    let what = match &plan.quick {
-        Some(q) => format!("{} {}", q.method, redact_url_userinfo(&q.url)),
-        None => format!(
-            "plan {} against {}",
-            plan.source
-                .as_ref()
-                .map_or_else(|| plan.name.clone(), |p| p.display().to_string()),
-            redact_url_userinfo(&plan.target.base_url)
-        ),
-    };
-    let scenarios: Vec<String> = plan
-        .scenarios
-        .iter()
-        .map(|sc| {
-            let load = volley::run::scenario_load(plan, sc);
-            if plan.quick.is_none() {
-                return volley::report::load::scenario_line(
-                    &sc.name,
-                    &volley::report::load::describe_load(&load),
-                    sc.start_after.as_secs_f64(),
-                );
-            }
-            // Quick mode says it as its reports do: "closed model, 4 connections × 16 streams (64
-            // in flight), 10.0s", "open model, 1,000.0 req/s, at most 200 in flight, 10.0s".
-            let shape = volley::report::load::quick_shape(
-                load.model,
-                load.connections.unwrap_or(0),
-                plan.target.connect.streams,
-                load.peak_rate_per_sec.unwrap_or(0.0),
-                load.max_vus.unwrap_or(0),
-            );
-            // The profile's timeline starts with the warm-up: say what is measured after it.
-            let length = match (load.duration_s, load.iterations) {
-                (Some(d), _) => volley::units::seconds(d - plan.warmup.as_secs_f64()),
-                (None, n) => format!("{} requests", volley::units::thousands(n.unwrap_or(0))),
-            };
-            format!("{shape}, {length}")
-        })
-        .collect();
-    let warmup = if plan.warmup.is_zero() {
-        String::new()
-    } else {
-        format!(
-            ", after {} warm-up",
-            humantime::format_duration(plan.warmup)
-        )
-    };
-    let share = plan.share.as_ref().map_or_else(String::new, |s| {
-        format!("\n{}", super::quick::share_line(s))
-    });
-    let watch = if plan.watch.is_empty() {
-        String::new()
-    } else {
-        let all: Vec<String> = plan.watch.iter().map(|w| w.describe()).collect();
-        format!("\nwatching {}", all.join(", "))
-    };
-    format!(
-        "volley: {what} — {}{warmup}, {} thread(s){share}{watch}",
-        scenarios.join("; "),
-        plan.threads
-    )
 }

@@ -14,6 +14,7 @@ pub mod data;
 pub mod file;
 pub mod group_by;
 pub mod header;
+pub mod import;
 pub mod presets;
 pub mod profile;
 pub mod quick;

@@ -19,6 +19,7 @@ pub mod load;
 mod no_connection;
 mod outputs;
 pub mod progress;
+pub mod show;
 pub mod thresholds;
 pub mod watching;
 pub mod windows;

@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 
-use volley::plan::read::{ReadOptions, read_file};
-use volley::plan::{Body, Plan, StepRequest};
+use crate::plan::read::{ReadOptions, read_file};
+use crate::plan::{Body, Plan, StepRequest};
 
 use super::*;
 
-fn loopback(_: &str, port: u16) -> Result<SocketAddr, volley::plan::read::ResolveError> {
+fn loopback(_: &str, port: u16) -> Result<SocketAddr, crate::plan::read::ResolveError> {
     Ok(SocketAddr::from(([127, 0, 0, 1], port)))
 }
 

@@ -485,7 +485,7 @@ fn parse_url(written: &str) -> Result<url::Url, CurlError> {
     }
 }
 
-use volley::redact::url_userinfo as userinfo;
+use crate::redact::url_userinfo as userinfo;
 
 /// `--data-urlencode`: `content`, `=content` or `name=content`, the content percent-encoded.
 fn urlencode_data(arg: &str, v: &str) -> Result<String, CurlError> {

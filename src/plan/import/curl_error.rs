@@ -1,7 +1,7 @@
 //! Why a curl command line cannot become a request (`--from-curl`).
 
+use super::super::shell::ShellError;
 use super::NO_FILES;
-use crate::cli::shell::ShellError;
 
 /// Why a curl command line cannot become a request: its shell quoting, an option volley does
 /// not take, a value that is missing or malformed, or something that would be read from a file.

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use volley::analysis::compare::{ChangeVerdict, Comparison, Metric};
+use crate::analysis::compare::{ChangeVerdict, Comparison, Metric};
 
 /// Which way a rule looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -322,7 +322,7 @@ mod tests {
 
     /// A comparison of two variants with one row per `(metric, base, new, change, verdict)`.
     fn comparison(rows: &[(Metric, f64, f64, f64, ChangeVerdict)]) -> Comparison {
-        use volley::analysis::compare::{Change, Estimate, MetricRow};
+        use crate::analysis::compare::{Change, Estimate, MetricRow};
         let estimate = |v: f64| Estimate {
             value: Some(v),
             ci: None,

@@ -1,0 +1,203 @@
+//! The starter plan `volley new` writes: one scenario with a ramp, one step with a check, two
+//! thresholds, commented, from a URL or a curl command line; `volley check` accepts it.
+
+use std::fmt::Write as _;
+
+use super::curl::{self, CurlRequest};
+
+impl CurlRequest {
+    /// A plain GET of `url` (`http://` assumed when it has no scheme).
+    pub fn get(url: &str) -> Result<Self, curl::CurlError> {
+        curl::parse(&format!("curl {}", quote(url)))
+    }
+}
+
+/// Where `volley serve` listens by default: the plan's URL when none is given.
+pub const DEFAULT_URL: &str = "http://127.0.0.1:8080/";
+
+/// `s` as one shell word (single-quoted).
+fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The plan's text.
+pub fn starter_plan(r: &CurlRequest, from_curl: Option<&str>) -> String {
+    let mut out = String::new();
+    let origin = r.url.origin().ascii_serialization();
+    let path = &r.url[url::Position::BeforePath..url::Position::AfterQuery];
+    let source = match from_curl {
+        Some(_) => "from a curl command line".to_string(),
+        None => format!("for {}", r.url),
+    };
+    // Writing to a String cannot fail.
+    let _ = write!(
+        out,
+        "\
+# A starter plan, written by `volley new` {source}.
+#   volley check plan.toml   # validates it and prints the request each step sends; sends nothing
+#   volley run plan.toml     # runs it (--time-scale 0.1: every stage ten times shorter)
+# Every key: README.md, \"Test plans\"; editors complete keys with schema/plan.schema.json.
+name = \"starter\"
+
+[target]
+base_url = {base}   # scheme, host and port; each step's path is appended
+timeout = {timeout}        # per request, connecting included
+",
+        base = toml_str(&origin),
+        timeout = toml_str(
+            &humantime::format_duration(r.timeout.unwrap_or(std::time::Duration::from_secs(10)))
+                .to_string()
+        ),
+    );
+    if r.http2 {
+        out.push_str("protocol = \"http2\"       # curl --http2\n");
+    }
+    if r.insecure {
+        out.push_str(
+            "\n[target.tls]\ninsecure = true          # curl -k: any certificate is accepted\n",
+        );
+    }
+    out.push_str(SCENARIO);
+    write_step(&mut out, r, path);
+    out.push_str(THRESHOLDS);
+    out
+}
+
+/// The scenario and its load profile: a closed-model ramp.
+const SCENARIO: &str = r#"
+[[scenario]]
+name = "starter"
+# Closed model: each virtual user (VU) sends its next request as soon as the previous answer is
+# in. For a fixed arrival rate instead (the open model), replace the load with e.g.
+#   profile = "ramping-arrival-rate", start_rate = 10, time_unit = "1s", max_vus = 200,
+#   stages = [{ duration = "30s", target = 100 }]        (target: iterations per time_unit)
+[scenario.load]
+profile = "ramping-vus"
+stages = [
+  { duration = "10s", target = 10 },   # ramp up from 0 to 10 VUs
+  { duration = "20s", target = 10 },   # hold 10 VUs
+  { duration = "5s", target = 0 },     # ramp down
+]
+"#;
+
+/// The thresholds: what makes the run pass (exit code 99 when one fails).
+const THRESHOLDS: &str = r#"
+[thresholds]
+# The run passes only if these hold; otherwise volley exits with code 99.
+latency = ["p95 < 500ms"]
+errors = ["rate < 1%"]
+"#;
+
+/// The one step: method, path, headers, body, and its check.
+fn write_step(out: &mut String, r: &CurlRequest, path: &str) {
+    let _ = write!(
+        out,
+        "
+[[scenario.step]]
+name = {name}
+method = {method}
+path = {path}
+",
+        name = toml_str(&step_name(&r.method, &r.url)),
+        method = toml_str(&r.method),
+        path = toml_str(&literal(path)),
+    );
+    match &r.body {
+        Some(body) => {
+            let _ = writeln!(out, "body = {}", toml_str(&literal(body)));
+        }
+        None => out.push_str(
+            "# body = '{\"id\": {{ vu }}}' or json = { id = \"{{ rand_int(1, 100) }}\" }: \
+             values may be templates\n",
+        ),
+    }
+    for note in &r.notes {
+        let _ = writeln!(out, "# note: {note}");
+    }
+    if !r.headers.is_empty() {
+        let secret: Vec<&str> = r
+            .headers
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .filter(|n| crate::redact::ALWAYS_SECRET.contains(&n.to_ascii_lowercase().as_str()))
+            .collect();
+        out.push_str("[scenario.step.headers]\n");
+        if !secret.is_empty() {
+            let _ = writeln!(
+                out,
+                "# {} hold(s) credentials copied as they were: volley redacts them in what it \
+                 writes, but not in this file. \"{{{{ env.NAME }}}}\" reads one from the \
+                 environment instead.",
+                secret.join(", ")
+            );
+        }
+        for (name, value) in &r.headers {
+            let _ = writeln!(out, "{} = {}", toml_str(name), toml_str(&literal(value)));
+        }
+    }
+    let _ = write!(
+        out,
+        "\
+[scenario.step.checks]
+status = [{status}]   # counted pass/fail per response, never stops the run; also what counts as success
+# latency_under = \"500ms\", body_contains = \"…\", json = {{ \"/id\" = 1 }}
+",
+        status = if r.method.eq_ignore_ascii_case("POST") && r.body.is_some() {
+            "200, 201"
+        } else {
+            "200"
+        },
+    );
+}
+
+/// A step name from the method and the last segment of the path: `home`, `users`,
+/// `post_cart`.
+fn step_name(method: &str, url: &url::Url) -> String {
+    let last = url
+        .path_segments()
+        .and_then(|mut s| s.rfind(|seg| !seg.is_empty()))
+        .unwrap_or("");
+    let mut name: String = last
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    if name.is_empty() {
+        name = "home".into();
+    }
+    if method.eq_ignore_ascii_case("GET") {
+        name
+    } else {
+        format!("{}_{name}", method.to_ascii_lowercase())
+    }
+}
+
+/// Text a plan must not read as a template: `{{`/`{%` (which would make it one) wrapped in a
+/// raw block.
+fn literal(text: &str) -> String {
+    if text.contains("{{") || text.contains("{%") || text.contains("{#") {
+        format!("{{% raw %}}{text}{{% endraw %}}")
+    } else {
+        text.to_string()
+    }
+}
+
+/// A TOML string: literal (`'…'`) when it can be, else basic with escapes.
+fn toml_str(s: &str) -> String {
+    let literal_ok = !s.contains('\'') && !s.chars().any(|c| c.is_control() && c != '\t');
+    if literal_ok {
+        format!("'{s}'")
+    } else {
+        toml::Value::String(s.to_string()).to_string()
+    }
+}
+
+#[cfg(test)]
+#[path = "starter_tests.rs"]
+mod tests;

@@ -1,0 +1,307 @@
+//! What volley says about a plan before it runs it: the one-line banner of a run, and `volley
+//! check`'s listing (the target, each scenario's load, each step's request as it is sent, with
+//! secret values redacted, its checks and extractions, the thresholds).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::error::Error;
+use crate::plan::render::{RenderError, RenderedRequest, render_owned};
+use crate::plan::segment::PlanShare;
+use crate::plan::{DynamicRequest, Plan, Scenario, StaticRequest, Step, StepRequest};
+use crate::redact::redact_url_userinfo;
+
+/// `volley check`'s listing of `plan`, read from `path`; an error when a step's request does not
+/// render (a mistake in the plan). Writing to a `String` cannot fail: those results are ignored.
+pub fn check_text(plan: &Plan, path: &Path) -> Result<String, Error> {
+    let mut out = String::new();
+    let _ = writeln!(out, "{}: valid", path.display());
+    if let Some(s) = &plan.share {
+        let _ = writeln!(out, "{}", share_line(s));
+    }
+    let _ = writeln!(out, "target: {}", target_line(plan));
+    if !plan.watch.is_empty() {
+        let all: Vec<String> = plan.watch.iter().map(|w| w.describe()).collect();
+        let _ = writeln!(out, "watch: {}", all.join(", "));
+    }
+    for sc in &plan.scenarios {
+        scenario(&mut out, plan, sc, path)?;
+    }
+    if !plan.thresholds.is_empty() {
+        let _ = writeln!(out, "\nthresholds:");
+        for t in &plan.thresholds {
+            let _ = writeln!(
+                out,
+                "  {}: {}{}",
+                t.metric_text,
+                t.condition_text,
+                if t.abort_on_fail {
+                    " (abort on fail)"
+                } else {
+                    ""
+                }
+            );
+        }
+    }
+    Ok(out)
+}
+
+/// One line that says what is about to happen.
+pub fn banner(plan: &Plan) -> String {
+    let what = match &plan.quick {
+        Some(q) => format!("{} {}", q.method, redact_url_userinfo(&q.url)),
+        None => format!(
+            "plan {} against {}",
+            plan.source
+                .as_ref()
+                .map_or_else(|| plan.name.clone(), |p| p.display().to_string()),
+            redact_url_userinfo(&plan.target.base_url)
+        ),
+    };
+    let scenarios: Vec<String> = plan
+        .scenarios
+        .iter()
+        .map(|sc| {
+            let load = crate::run::scenario_load(plan, sc);
+            if plan.quick.is_none() {
+                return crate::report::load::scenario_line(
+                    &sc.name,
+                    &crate::report::load::describe_load(&load),
+                    sc.start_after.as_secs_f64(),
+                );
+            }
+            // Quick mode says it as its reports do: "closed model, 4 connections × 16 streams (64
+            // in flight), 10.0s", "open model, 1,000.0 req/s, at most 200 in flight, 10.0s".
+            let shape = crate::report::load::quick_shape(
+                load.model,
+                load.connections.unwrap_or(0),
+                plan.target.connect.streams,
+                load.peak_rate_per_sec.unwrap_or(0.0),
+                load.max_vus.unwrap_or(0),
+            );
+            // The profile's timeline starts with the warm-up: say what is measured after it.
+            let length = match (load.duration_s, load.iterations) {
+                (Some(d), _) => crate::units::seconds(d - plan.warmup.as_secs_f64()),
+                (None, n) => format!("{} requests", crate::units::thousands(n.unwrap_or(0))),
+            };
+            format!("{shape}, {length}")
+        })
+        .collect();
+    let warmup = if plan.warmup.is_zero() {
+        String::new()
+    } else {
+        format!(
+            ", after {} warm-up",
+            humantime::format_duration(plan.warmup)
+        )
+    };
+    let share = plan
+        .share
+        .as_ref()
+        .map_or_else(String::new, |s| format!("\n{}", share_line(s)));
+    let watch = if plan.watch.is_empty() {
+        String::new()
+    } else {
+        let all: Vec<String> = plan.watch.iter().map(|w| w.describe()).collect();
+        format!("\nwatching {}", all.join(", "))
+    };
+    format!(
+        "volley: {what} — {}{warmup}, {} thread(s){share}{watch}",
+        scenarios.join("; "),
+        plan.threads
+    )
+}
+
+/// The line that says a run is one share of a distributed test.
+pub fn share_line(s: &PlanShare) -> String {
+    format!(
+        "share {} of {} shares (--segment {}; the load shown is this share's), test {}",
+        s.segment.index(),
+        s.segment.count(),
+        s.segment,
+        s.plan_hash
+    )
+}
+
+/// The target: its URL (password redacted), address, protocol and streams.
+fn target_line(plan: &Plan) -> String {
+    let connect = &plan.target.connect;
+    format!(
+        "{} ({}), {}{}{}",
+        redact_url_userinfo(&plan.target.base_url),
+        plan.target.addr,
+        connect.protocol_name(),
+        if connect.streams > 1 {
+            format!(", {} streams per connection", connect.streams)
+        } else {
+            String::new()
+        },
+        match &connect.grpc_client {
+            Some(grpc) => format!(
+                "; gRPC steps over {}",
+                grpc.protocol().wire_name(connect.tls.is_some())
+            ),
+            None => String::new(),
+        }
+    )
+}
+
+/// A scenario: its load, phases, and each step's rendered request, checks and extraction.
+fn scenario(out: &mut String, plan: &Plan, sc: &Scenario, path: &Path) -> Result<(), Error> {
+    let _ = writeln!(
+        out,
+        "\nscenario {}: {}{}",
+        sc.name,
+        crate::run::describe_scenario(plan, sc),
+        if sc.start_after.is_zero() {
+            String::new()
+        } else {
+            format!(
+                ", starting after {}",
+                humantime::format_duration(sc.start_after)
+            )
+        }
+    );
+    for p in &sc.phases {
+        let _ = writeln!(
+            out,
+            "  {} from {:.1}s to {:.1}s",
+            p.name,
+            p.start.as_secs_f64(),
+            p.end.as_secs_f64()
+        );
+    }
+    // Extracted variables are shown as placeholders: nothing is sent.
+    let mut extracted = BTreeMap::new();
+    for st in &sc.steps {
+        for e in &st.extract {
+            extracted.insert(
+                e.var.clone(),
+                minijinja::Value::from(format!("<{}>", e.var)),
+            );
+        }
+    }
+    let ctx = plan.templates.context(0, 0, &sc.name, &extracted);
+    for st in &sc.steps {
+        let _ = writeln!(out, "\n  step {}:", st.name);
+        let rendered = match &st.request {
+            StepRequest::Static(s) => show_static(st, s),
+            StepRequest::Dynamic(d) => {
+                // A template that cannot render (too long a loop, a failing filter), or
+                // renders what a run could not send, is a mistake in the plan: exit 2.
+                render_owned(&plan.templates, d, &ctx)
+                    .map(|r| show_dynamic(plan, st, d, &r))
+                    .map_err(|e| crate::Error::Plan {
+                        at: path.display().to_string(),
+                        why: format!("step `{}` of scenario `{}`: {}", st.name, sc.name, why(&e)),
+                        hint: (!extracted.is_empty()).then(|| {
+                            "extracted variables render as placeholders like <name> here".into()
+                        }),
+                    })?
+            }
+        };
+        // Header lines (after the request line, up to the blank line) with secret values
+        // redacted; the request sent carries them.
+        let mut in_head = true;
+        for (i, line) in rendered.split("\r\n").enumerate() {
+            if line.is_empty() {
+                in_head = false;
+            }
+            if i > 0 && in_head {
+                let _ = writeln!(out, "    {}", plan.secrets.header_line(line));
+            } else {
+                let _ = writeln!(out, "    {line}");
+            }
+        }
+        for c in &st.checks {
+            let _ = writeln!(out, "    check: {}", c.describe());
+        }
+        for e in &st.extract {
+            let _ = writeln!(out, "    extract: {}", e.var);
+        }
+    }
+    Ok(())
+}
+
+/// Why a step's request does not render, as `volley check` says it.
+fn why(e: &RenderError) -> String {
+    match e {
+        RenderError::Template(why) => why.clone(),
+        other => format!("{other} (a run counts it as template_error)"),
+    }
+}
+
+/// A request without templates: its HTTP/1.1 bytes, or its HTTP/2 head and body.
+fn show_static(st: &Step, s: &StaticRequest) -> String {
+    if let Some(bytes) = s.prepared.http1_bytes() {
+        return String::from_utf8_lossy(bytes).into_owned();
+    }
+    let r = &s.request;
+    let grpc = st.grpc.is_some();
+    let body = if grpc {
+        format!("({} bytes of protobuf)", r.body.len())
+    } else {
+        String::from_utf8_lossy(&r.body).into_owned()
+    };
+    describe_h2(
+        r.method.as_str(),
+        &r.path_and_query,
+        &r.authority,
+        &r.headers,
+        grpc,
+        &body,
+    )
+}
+
+/// A templated request, rendered: as HTTP/1.1 bytes, or its HTTP/2 head and body.
+fn show_dynamic(plan: &Plan, st: &Step, d: &DynamicRequest, r: &RenderedRequest) -> String {
+    let connect = &plan.target.connect;
+    if st.grpc.is_some() || !connect.client_for(false).protocol().sends_http1_bytes() {
+        return describe_h2(
+            &d.method,
+            &r.path,
+            &plan.target.host_header,
+            &r.headers,
+            st.grpc.is_some(),
+            &r.body,
+        );
+    }
+    let mut bytes = Vec::new();
+    crate::proto::http1::write_request(
+        &mut bytes,
+        &d.method,
+        &plan.target.host_header,
+        r.path.as_bytes(),
+        r.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
+        r.body.as_bytes(),
+        connect.keepalive,
+    );
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+/// An HTTP/2 request or gRPC call, for display: its head, then the body (a gRPC message as its
+/// JSON, or its size once encoded).
+fn describe_h2(
+    method: &str,
+    path: &str,
+    authority: &str,
+    headers: &[(String, String)],
+    grpc: bool,
+    body: &str,
+) -> String {
+    let mut out = if grpc {
+        format!("gRPC {path} (HTTP/2)")
+    } else {
+        format!("{method} {path} HTTP/2")
+    };
+    out.push_str(&format!("\r\n:authority: {authority}"));
+    for (n, v) in headers {
+        out.push_str(&format!("\r\n{n}: {v}"));
+    }
+    if !body.is_empty() {
+        out.push_str("\r\n\r\n");
+        out.push_str(body);
+    }
+    out
+}
