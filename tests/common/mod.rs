@@ -61,6 +61,19 @@ pub fn volley() -> Command {
     c
 }
 
+/// The README and every Markdown chapter of `docs/`, README first.
+pub fn documents() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut docs: Vec<PathBuf> = std::fs::read_dir(root.join("docs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "md"))
+        .collect();
+    docs.sort();
+    docs.insert(0, root.join("README.md"));
+    docs
+}
+
 /// The only subfolder of `dir` (a results folder written with `--out dir`).
 pub fn only_subfolder(dir: &Path) -> PathBuf {
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
