@@ -226,3 +226,26 @@ fn the_splitter_reads_the_docs_shell_as_a_shell_would() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Every chapter under `docs/` is linked from the README and named in `volley --help`.
+#[test]
+fn every_chapter_is_linked_from_the_readme_and_the_help() {
+    let docs = common::documents();
+    let readme = std::fs::read_to_string(&docs[0]).unwrap();
+    let out = common::volley().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for chapter in &docs[1..] {
+        let name = format!("docs/{}", chapter.file_name().unwrap().to_string_lossy());
+        assert!(
+            readme.contains(&format!("]({name}")),
+            "the README links no {name}"
+        );
+        assert!(
+            help.contains(&name),
+            "volley --help names no {name}:\n{help}"
+        );
+    }
+}

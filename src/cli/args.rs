@@ -20,7 +20,13 @@ use clap::{Args, Parser, Subcommand};
     subcommand_negates_reqs = true,
     after_help = "Exit codes: 0 ok; 1 every request failed or the run could not be done; \
                   2 invalid input; 99 a threshold failed (or ended the run: abort_on_fail); \
-                  130 interrupted (record still written)."
+                  130 interrupted (record still written).\n\n\
+                  Documentation (in the source tree, README.md first): docs/outputs.md (results, \
+                  run.json, live metrics, verify), docs/plans.md (run, check), docs/reports.md \
+                  (report, compare), docs/find-max.md, docs/suites.md (suite, --watch), \
+                  docs/target.md (serve), docs/protocols.md, docs/distributed.md (merge, \
+                  coordinate, k8s), docs/signals.md, docs/measurement.md (every figure), docs/architecture.md, \
+                  docs/benchmarks.md."
 )]
 pub struct Cli {
     /// A subcommand instead of quick mode.
