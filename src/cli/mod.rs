@@ -152,9 +152,21 @@ fn finish_run(record: &volley::record::RunRecord, quiet: bool) -> u8 {
 
 /// Prints where a run's results were written.
 fn print_results(files: &volley::report::ResultFiles) {
-    println!("results: {}", files.dir.display());
-    println!("report.md: {}", files.markdown.display());
-    println!("report.html: {}", files.html.display());
+    print_folder(&files.dir, &[]);
+}
+
+/// Prints a results folder, the files of its own first (`suite.json`), then its reports: the one
+/// listing of every command (runs, repeats, suites, find-max, the coordinator, the demo).
+fn print_folder(dir: &std::path::Path, own: &[&'static str]) {
+    use volley::report::Format;
+    println!("results: {}", dir.display());
+    let reports = Format::ALL
+        .into_iter()
+        .filter(|f| f.named_after_a_run())
+        .map(Format::file_name);
+    for name in own.iter().copied().chain(reports) {
+        println!("{name}: {}", dir.join(name).display());
+    }
 }
 
 /// Writes a finished run's outputs, says where they are (unless `quiet`; a failure always),

@@ -46,9 +46,7 @@ pub fn run(
     let text = write_spread(&dir, name, runs)?;
     if !quiet {
         println!("\n{text}");
-        println!("results: {}", dir.display());
-        println!("report.md: {}", dir.join("report.md").display());
-        println!("report.html: {}", dir.join("report.html").display());
+        super::print_folder(&dir, &[]);
         println!(
             "compare with another folder of repeats: volley compare {} OTHER",
             dir.display()

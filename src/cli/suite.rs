@@ -1,7 +1,5 @@
 //! `volley suite SUITE.toml`: one test against several targets, then their comparison.
 
-use std::path::PathBuf;
-
 use volley::suite::{self, SuiteReadOptions, SuiteRunOptions};
 
 use super::args::SuiteArgs;
@@ -67,14 +65,7 @@ pub fn run(a: SuiteArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     )?;
     if !a.quiet {
         println!("\n{}", volley::report::suite::text(&outcome));
-        let file = |name: &str| -> PathBuf { outcome.folder.join(name) };
-        println!("results: {}", outcome.folder.display());
-        println!(
-            "suite.json: {}",
-            file(volley::record::suite::SUITE_FILE).display()
-        );
-        println!("report.md: {}", file("report.md").display());
-        println!("report.html: {}", file("report.html").display());
+        super::print_folder(&outcome.folder, &[volley::record::suite::SUITE_FILE]);
     }
     Ok(outcome.exit_code())
 }

@@ -50,6 +50,28 @@ pub enum Format {
     Text,
 }
 
+impl Format {
+    /// Every format, in the order a results folder is written: each is one file of every
+    /// results folder (a run's, a folder of repeats', a suite's). A new format is a variant
+    /// here, its file name and its renderers.
+    pub const ALL: [Format; 3] = [Format::Text, Format::Markdown, Format::Html];
+
+    /// Its file in a results folder.
+    pub fn file_name(self) -> &'static str {
+        match self {
+            Self::Text => "summary.txt",
+            Self::Markdown => "report.md",
+            Self::Html => "report.html",
+        }
+    }
+
+    /// Whether the command line names its file after a run (the reports to open; the summary
+    /// was just printed).
+    pub fn named_after_a_run(self) -> bool {
+        self != Self::Text
+    }
+}
+
 impl std::str::FromStr for Format {
     type Err = Error;
 
@@ -154,14 +176,14 @@ pub fn write_results_into(dir: &Path, r: &RunRecord) -> Result<ResultFiles, Erro
     let files = ResultFiles {
         dir: dir.to_path_buf(),
         record: dir.join("run.json"),
-        summary: dir.join("summary.txt"),
-        markdown: dir.join("report.md"),
-        html: dir.join("report.html"),
+        summary: dir.join(Format::Text.file_name()),
+        markdown: dir.join(Format::Markdown.file_name()),
+        html: dir.join(Format::Html.file_name()),
     };
     write_record(&files.record, r)?;
-    write_atomically(&files.summary, text::render(r).as_bytes())?;
-    write_atomically(&files.markdown, markdown::render(r).as_bytes())?;
-    write_atomically(&files.html, html::render_run(r)?.as_bytes())?;
+    for format in Format::ALL {
+        write_atomically(&dir.join(format.file_name()), render(r, format)?.as_bytes())?;
+    }
     Ok(files)
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{comparison, html};
+use super::{Format, comparison, html};
 use crate::analysis::compare::{CompareOptions, Variant, compare};
 use crate::error::Error;
 use crate::record::{RunRecord, write_atomically};
@@ -23,17 +23,15 @@ pub fn write_spread(dir: &Path, label: &str, runs: Vec<RunRecord>) -> Result<Str
         runs,
     }];
     let c = compare(&variants, CompareOptions::default());
-    let text = comparison::text(&variants, &c);
-    write_atomically(&dir.join("summary.txt"), text.as_bytes())?;
-    write_atomically(
-        &dir.join("report.md"),
-        comparison::markdown(&variants, &c).as_bytes(),
-    )?;
-    write_atomically(
-        &dir.join("report.html"),
-        html::render_compare(&variants, &c)?.as_bytes(),
-    )?;
-    Ok(text)
+    for format in Format::ALL {
+        let rendered = match format {
+            Format::Text => comparison::text(&variants, &c),
+            Format::Markdown => comparison::markdown(&variants, &c),
+            Format::Html => html::render_compare(&variants, &c)?,
+        };
+        write_atomically(&dir.join(format.file_name()), rendered.as_bytes())?;
+    }
+    Ok(comparison::text(&variants, &c))
 }
 
 /// One line per finished run: `1,234 requests, 617.0 req/s, p50 1.20 ms, p99 3.40 ms, 0 errors`.

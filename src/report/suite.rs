@@ -7,6 +7,7 @@
 use minijinja::value::Serde;
 use serde::Serialize;
 
+use super::Format;
 use super::comparison::{CompareView, compare_view, markdown_body, text_body};
 use super::suite_tables::{self, find_max_ranking, load_level};
 use super::table::{Table, md_text};
@@ -493,11 +494,17 @@ pub fn html(o: &SuiteOutcome) -> Result<String, Error> {
     super::html::render_page("suite.html", "suite report", ctx)
 }
 
-/// Writes `summary.txt`, `report.md` and `report.html` into the suite's folder.
+/// Writes a file per [`Format`] (`summary.txt`, `report.md`, `report.html`) into the suite's
+/// folder.
 pub fn write(o: &SuiteOutcome) -> Result<(), Error> {
-    write_atomically(&o.folder.join("summary.txt"), text(o).as_bytes())?;
-    write_atomically(&o.folder.join("report.md"), markdown(o).as_bytes())?;
-    write_atomically(&o.folder.join("report.html"), html(o)?.as_bytes())?;
+    for format in Format::ALL {
+        let rendered = match format {
+            Format::Text => text(o),
+            Format::Markdown => markdown(o),
+            Format::Html => html(o)?,
+        };
+        write_atomically(&o.folder.join(format.file_name()), rendered.as_bytes())?;
+    }
     Ok(())
 }
 
