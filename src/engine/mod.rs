@@ -4,7 +4,7 @@
 //! connections and recorder (share-nothing, like wrk); the calling thread is the control thread. It
 //! merges the workers' per-second snapshots into the series, draws the progress line and enforces
 //! the hard deadline (duration + timeout) so a run always ends. SIGINT and SIGTERM are watched by
-//! a thread of their own ([`signals`]) that stops the run cleanly.
+//! a thread of their own (`signals`) that stops the run cleanly.
 
 mod backoff;
 mod clock;

@@ -4,7 +4,7 @@
 //! handshake and nothing else here. Verification is on by default against the Mozilla roots
 //! (`webpki-roots`, compiled in: the same result on every machine); `ca_file` replaces them, as
 //! curl's `--cacert` does, and a certificate in it that is the server's own (self-signed) is
-//! trusted as its own anchor ([`pinned`]); `insecure` accepts any certificate but still checks the handshake
+//! trusted as its own anchor (`pinned`); `insecure` accepts any certificate but still checks the handshake
 //! signatures, so the connection is encrypted, only not authenticated.
 
 use std::io;

@@ -6,7 +6,7 @@
 //! - [`html`]: `report.html`, one self-contained page with [`charts`] drawn in Rust as inline SVG;
 //! - [`comparison`]: `volley compare` as text, Markdown or HTML; [`suite`]: `volley suite`'s
 //!   report (its targets, then their comparison);
-//! - [`view`] and [`table`]: the content shared by every format; [`verdict`]: a run's first
+//! - [`view`] and [`table`]: the content shared by every format; `verdict`: a run's first
 //!   line, from the one status the exit code reads too; [`figures`]: shares and values in words;
 //!   [`load`]: the load a run asked for, in words; [`protocol`]: how it spoke to the target;
 //!   [`find_max`]: a search's result and steps;

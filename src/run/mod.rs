@@ -3,7 +3,7 @@
 //! caller asked for (the progress line, exporters, live views), then builds the run's record.
 //! [`write_outputs`] writes what a finished run leaves behind.
 //!
-//! Layout: [`build`] makes the record from the plan and the engine's outcome, with [`windows`]
+//! Layout: `build` makes the record from the plan and the engine's outcome, with [`windows`]
 //! (each group's measured window and arrival figures), [`load`] (the load each scenario was
 //! given), [`thresholds`] (thresholds judged on a record) and [`expected`] (the VU time the
 //! profile implies, for the Little's-law self-check); [`progress`] is the progress line as an

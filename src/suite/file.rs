@@ -95,7 +95,7 @@ pub struct SuiteTargetFile {
     /// `volley suite --set` overrides them.
     pub vars: Option<Spanned<BTreeMap<String, toml::Value>>>,
     /// Start this process before the target's tests (argv; no shell unless you write one, e.g.
-    /// `["sh", "-c", "…"]`). An argv[0] of exactly `"volley"` runs the volley executable that
+    /// `["sh", "-c", "…"]`). An argv\[0\] of exactly `"volley"` runs the volley executable that
     /// runs the suite. Without it, the target must already be running.
     pub command: Option<Spanned<Vec<String>>>,
     /// Working directory of `command` and `reset`, relative to the suite file (default: the

@@ -12,14 +12,14 @@
 //! failed step and on SIGINT/SIGTERM (which also stop the current run cleanly; what was measured
 //! is kept and reported).
 //!
-//! - [`file`]: the suite file as written; [`read()`]: validated into a [`Suite`], every error
+//! - `file`: the suite file as written; [`read()`]: validated into a [`Suite`], every error
 //!   with file:line:col, every target's plan read before anything starts.
 //! - [`load`]: like for like across targets with plans of their own: the same load, and which
 //!   operations (steps joined on their `operation` label) some targets lack.
 //! - [`process`]: starting, watching and stopping processes, and one-shot commands (`reset`).
 //! - [`health`]: the health check.
 //! - [`signals`]: SIGINT/SIGTERM for the whole suite.
-//! - [`run()`]: the orchestration; [`outcome`]: what happened (`suite.json`); the report is
+//! - [`run()`]: the orchestration; `outcome`: what happened (`suite.json`); the report is
 //!   [`crate::report::suite`].
 
 pub mod file;
@@ -45,10 +45,10 @@ use crate::plan::Plan;
 pub use read::{SuiteReadOptions, read, read_str};
 pub use run::{Progress, SuiteRunOptions, run, run_with};
 
-/// The argv[0] that stands for the volley executable running the suite.
+/// The argv\[0\] that stands for the volley executable running the suite.
 pub const VOLLEY_ARGV0: &str = "volley";
 /// Set in the environment of every command a suite starts: the path of the volley executable
-/// running the suite (for commands that name it elsewhere than in argv[0], e.g. in `sh -c`).
+/// running the suite (for commands that name it elsewhere than in argv\[0\], e.g. in `sh -c`).
 pub const VOLLEY_BIN_ENV: &str = "VOLLEY_BIN";
 
 /// A validated suite.
@@ -117,7 +117,7 @@ pub struct SuiteTarget {
 /// A command line to run: argv (no shell), working directory, extra environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandLine {
-    /// Program and arguments, as written (argv[0] `"volley"` is resolved when it is run).
+    /// Program and arguments, as written (argv\[0\] `"volley"` is resolved when it is run).
     pub argv: Vec<String>,
     /// Working directory.
     pub cwd: PathBuf,

@@ -60,7 +60,7 @@ pub fn run(
     run_with(suite, options, &interrupts, &registry, say)
 }
 
-/// [`run`] with the caller's interrupts and process registry.
+/// `run` with the caller's interrupts and process registry.
 pub fn run_with(
     suite: &Suite,
     options: &SuiteRunOptions,

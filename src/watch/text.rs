@@ -12,7 +12,7 @@
 //! Accepted: `# TYPE` and `# HELP` lines (other comments ignored), `# EOF`, label values with the
 //! escapes `\\`, `\"`, `\n`, values `+Inf`/`-Inf`/`NaN`, an optional timestamp (ignored: the
 //! scrape time is used), OpenMetrics exemplars (` # {…} v`, ignored). A line that does not parse
-//! is skipped and counted ([`Page::skipped`]).
+//! is skipped and counted (`Page::skipped`).
 
 /// The kind a `# TYPE` line declares for a metric family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,10 +6,10 @@
 //! Each failure is a [`Violation`]: the JSON path of the figure, the rule, and both sides of the
 //! equation ("summary.rps: 333.3 ≠ (1000 − 0) / 0.011 s = 90,909.1").
 //!
-//! Layout: [`counts`] (attempts, requests, errors, groups), [`rates`] (every rate over its
-//! window, windows inside the run, the series), [`ladder`] (percentiles ordered), [`outcome`]
-//! (status, first line and exit code), [`merged`] (a merged record against its shares),
-//! [`suite`] (a suite's statuses against its records), [`files`] (what a path stands for).
+//! Layout: `counts` (attempts, requests, errors, groups), `rates` (every rate over its
+//! window, windows inside the run, the series), `ladder` (percentiles ordered), `outcome`
+//! (status, first line and exit code), `merged` (a merged record against its shares),
+//! [`suite`] (a suite's statuses against its records), `files` (what a path stands for).
 
 mod counts;
 mod files;

@@ -16,9 +16,9 @@
 //!    missing shares named.
 //!
 //! 5. With `--metrics-listen` (or `--prometheus-rw`), the snapshots also feed one exporter
-//!    ([`metrics`]): the page shows the whole test under a single run's metric names.
+//!    (`metrics`): the page shows the whole test under a single run's metric names.
 //!
-//! Layout: [`state`] (what the coordinator knows, no I/O), [`http`] (the routes), [`metrics`]
+//! Layout: [`state`] (what the coordinator knows, no I/O), `http` (the routes), `metrics`
 //! (the whole test's live metrics).
 
 mod http;

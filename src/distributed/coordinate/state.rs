@@ -1,5 +1,5 @@
 //! What the coordinator knows, and how each request and each tick of its clock changes it. No
-//! I/O: the HTTP side ([`super::http`]) and the main loop ([`super::run`]) call these methods
+//! I/O: the HTTP side (`super::http`) and the main loop (`super::run`) call these methods
 //! under one lock.
 
 use std::collections::BTreeMap;

@@ -1,6 +1,6 @@
 //! One generator of a distributed test (`volley run PLAN --join URL`): registers with the
 //! coordinator for a share, waits for the common start, runs its share while streaming one
-//! snapshot per second ([`stream`]), and sends its record at the end (after the caller has
+//! snapshot per second (`stream`), and sends its record at the end (after the caller has
 //! written its own results folder: a dead coordinator loses nothing).
 //!
 //! Every wait is bounded: reaching the coordinator and its start barrier by

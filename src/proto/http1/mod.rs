@@ -8,7 +8,7 @@
 //! counted but never copied. Nothing on this path allocates after the connection's first request
 //! unless the request asks to [`Capture`] part of the response.
 //!
-//! [`Connection`] is generic over how it connects ([`Dial`]): plain TCP and TLS each get their own
+//! `Connection` is generic over how it connects ([`Dial`]): plain TCP and TLS each get their own
 //! compiled copy of the loop, so TLS costs plain TCP nothing.
 
 mod body;

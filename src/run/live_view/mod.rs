@@ -4,9 +4,9 @@
 //! warnings, the thresholds' state). `q` or Ctrl-C stops the run cleanly: its record is written.
 //!
 //! It is an [`Observer`]: on the control thread it only clones what it is handed and sends it
-//! over a channel; a thread of its own gathers the figures ([`state`]), reads the keys and
-//! redraws ([`draw`]) at most [`FRAMES_PER_SEC`] times a second. Nothing is done per request.
-//! The terminal is given back on every way out ([`terminal`]).
+//! over a channel; a thread of its own gathers the figures (`state`), reads the keys and
+//! redraws (`draw`) at most [`FRAMES_PER_SEC`] times a second. Nothing is done per request.
+//! The terminal is given back on every way out (`terminal`).
 
 mod draw;
 mod state;

@@ -7,7 +7,7 @@
 //! drains their channels (at each second and at the end). Nothing here touches a worker. A failed
 //! scrape is counted and the watch goes on; a process that exits is noted and no longer sampled.
 //!
-//! [`align`] turns the ticks into the record's per-second lists.
+//! `align` turns the ticks into the record's per-second lists.
 
 mod align;
 
