@@ -6,9 +6,7 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::Stdio;
 
 use common::*;
 use serde_json::Value;
@@ -29,6 +27,16 @@ fn assert_clean(what: &str, text: &str) {
             "{what} holds a secret ({needle}):\n{text}"
         );
     }
+}
+
+/// The command line a record holds, as written.
+fn recorded_command(record: &Value) -> Vec<&str> {
+    record["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect()
 }
 
 /// Every file of a results folder, and `volley report` in each format.
@@ -89,12 +97,7 @@ fn quick_mode_sends_secrets_and_writes_none() {
         record["config"]["secret_headers"],
         serde_json::json!(["x-api-key"])
     );
-    let command: Vec<&str> = record["command"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let command = recorded_command(&record);
     for arg in [
         "Authorization: [redacted]",
         "Cookie: [redacted]",
@@ -226,12 +229,7 @@ fn every_spelling_of_a_secret_is_redacted() {
     assert_clean("--json run.json", &text);
     common::verified(&json);
     let record: Value = serde_json::from_str(&text).unwrap();
-    let command: Vec<&str> = record["command"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a.as_str().unwrap())
-        .collect();
+    let command = recorded_command(&record);
     for arg in [
         "-qH",
         "Authorization: [redacted]",
@@ -302,16 +300,7 @@ fn grouping_by_a_secret_header_is_refused() {
 
 #[test]
 fn the_built_in_target_listens_on_loopback_unless_told_otherwise() {
-    let mut child = volley()
-        .args(["serve", "--port", "0", "--threads", "1"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
+    let (mut child, line) = serve_process();
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(

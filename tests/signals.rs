@@ -282,20 +282,9 @@ fn a_second_sigint_mid_run_exits_at_once() {
 /// SIGHUP once killed it by the default action.
 #[test]
 fn serve_stops_cleanly_on_each_signal() {
-    use std::io::{BufRead, BufReader};
-    use std::process::Stdio;
     for signal in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        let mut child = common::volley()
-            .args(["serve", "--port", "0", "--threads", "1"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
         // The banner is written once the handlers are in place.
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let (child, line) = common::serve_process();
         assert!(line.contains("listening on"), "{line}");
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
         let out = child.wait_with_output().unwrap();

@@ -2,6 +2,8 @@
 //! and reading its records.
 #![allow(dead_code)]
 
+pub mod coordinated;
+
 use std::net::{Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -59,6 +61,25 @@ pub fn volley() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_volley"));
     c.current_dir(scratch);
     c
+}
+
+/// `volley serve --port 0 --threads 1` as a process of its own (stdout read, stderr piped),
+/// once it has printed its first line (the address: its signal handlers are in place by then);
+/// returns it and that line.
+pub fn serve_process() -> (std::process::Child, String) {
+    use std::io::{BufRead, BufReader};
+    use std::process::Stdio;
+    let mut child = volley()
+        .args(["serve", "--port", "0", "--threads", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    (child, line)
 }
 
 /// The README and every Markdown chapter of `docs/`, README first.

@@ -123,8 +123,11 @@ fn groups_too(places: usize) -> String {
     }
 }
 
-/// Requests with a status in `range`, e.g. every 4xx.
-fn with_status(status: &BTreeMap<String, u64>, range: std::ops::RangeInclusive<u16>) -> u64 {
+/// Requests with a status in `range`, e.g. every 4xx (also for `volley verify`).
+pub(crate) fn with_status(
+    status: &BTreeMap<String, u64>,
+    range: std::ops::RangeInclusive<u16>,
+) -> u64 {
     status
         .iter()
         .filter(|(code, _)| code.parse::<u16>().is_ok_and(|c| range.contains(&c)))

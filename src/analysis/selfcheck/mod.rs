@@ -7,6 +7,7 @@
 //! made the VUs do ([`ExpectedLoad`], worked out from the plan when the record is built).
 
 mod counts;
+pub(crate) use counts::with_status;
 mod groups;
 mod littles_law;
 mod ordered;

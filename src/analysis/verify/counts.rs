@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use super::{Findings, Rule};
+use crate::analysis::selfcheck::with_status;
 use crate::record::decode_histogram;
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::{GroupKind, RunRecord, error_rate};
@@ -49,14 +50,6 @@ fn sum_where(by_kind: &BTreeMap<ErrorKind, u64>, keep: impl Fn(ErrorKind) -> boo
     by_kind
         .iter()
         .filter(|(k, _)| keep(**k))
-        .map(|(_, n)| n)
-        .sum()
-}
-
-fn with_status(status: &BTreeMap<String, u64>, range: std::ops::RangeInclusive<u16>) -> u64 {
-    status
-        .iter()
-        .filter(|(code, _)| code.parse::<u16>().is_ok_and(|c| range.contains(&c)))
         .map(|(_, n)| n)
         .sum()
 }
