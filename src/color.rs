@@ -40,6 +40,28 @@ impl ColorChoice {
             _ => None,
         }
     }
+
+    /// The value of the last `--color WHEN` / `--color=WHEN` before a `--` in a process's
+    /// arguments (the program's name first), read before clap parses them so that its own help
+    /// and errors follow it; auto when absent or not one of the three (clap then refuses it).
+    pub fn in_args(args: &[std::ffi::OsString]) -> Self {
+        let mut choice = Self::Auto;
+        let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
+        while let Some(word) = words.next() {
+            if word == "--" {
+                break;
+            }
+            let value = match word.strip_prefix("--color") {
+                Some("") => words.next().map(|v| v.into_owned()),
+                Some(rest) => rest.strip_prefix('=').map(str::to_owned),
+                None => None,
+            };
+            if let Some(parsed) = value.as_deref().and_then(Self::parse) {
+                choice = parsed;
+            }
+        }
+        choice
+    }
 }
 
 /// The environment variables the policy reads, as read at one moment (so that the decision is a
@@ -219,5 +241,36 @@ mod tests {
         assert_eq!(Style::Bad.paint("FAIL", false), "FAIL");
         assert_eq!(ColorChoice::parse("never"), Some(ColorChoice::Never));
         assert_eq!(ColorChoice::parse("sometimes"), None);
+    }
+
+    fn choice(args: &[&str]) -> ColorChoice {
+        let args: Vec<std::ffi::OsString> = args.iter().map(std::ffi::OsString::from).collect();
+        ColorChoice::in_args(&args)
+    }
+
+    #[test]
+    fn the_flag_is_found_in_every_spelling_and_position() {
+        assert_eq!(choice(&["volley", "--help"]), ColorChoice::Auto);
+        assert_eq!(
+            choice(&["volley", "--color", "never", "--help"]),
+            ColorChoice::Never
+        );
+        assert_eq!(
+            choice(&["volley", "run", "p.toml", "--color=always"]),
+            ColorChoice::Always
+        );
+        assert_eq!(
+            choice(&["volley", "--color=never", "--color", "always"]),
+            ColorChoice::Always
+        );
+        assert_eq!(
+            choice(&["volley", "--color", "sometimes"]),
+            ColorChoice::Auto
+        );
+        assert_eq!(
+            choice(&["volley", "--", "--color", "never"]),
+            ColorChoice::Auto
+        );
+        assert_eq!(choice(&["volley", "--colorful"]), ColorChoice::Auto);
     }
 }

@@ -12,7 +12,8 @@
 //! |---|---|---|
 //! | 1 | [`suite`] | one test against several targets, one after the other, and their comparison |
 //! | 2 | [`findmax`], [`distributed`] | the search for the maximum sustainable throughput; runs beyond one machine (merge, coordinator, generators, manifests) |
-//! | 3 | [`run`], [`export`] | the façade: `run::execute(plan, options, observers)` → the record, writing outputs; live metrics export (an observer) |
+//! | 3 | [`run`] | the façade: `run::execute(plan, options, outputs)` → the record; the output seam ([`run::output`]: results folder, `--json`, metrics page, remote write) |
+//! | 3.5 | [`export`] | volley's live figures (an observer filling one snapshot) and the Prometheus page and remote-write pushes made from them |
 //! | 4 | [`engine`] | worker threads, the VU loop, the pacer, gates, the control loop, [`engine::Observer`] |
 //! | 5 | [`plan`] | user input (files, flags) → a validated [`plan::Plan`]; every user error is found here |
 //! | 6 | [`proto`], [`schedule`] | HTTP/1.1 · HTTP/2 · gRPC · TLS clients; pure functions of time |
@@ -47,12 +48,18 @@
 //!   the engine and `volley check` ask it through its methods, and `tests/architecture.rs`
 //!   keeps its variants in `proto/client.rs`; the plan schema `UPDATE_SCHEMA=1` regenerates;
 //! - a new **report format**: a module under `report/` rendering from the record; in
-//!   `report/mod.rs` its `pub mod`, its [`report::Format`] variant, name and `render` arm; its
-//!   `--format` value in `cli/args.rs`; its arm for comparisons in `cli/compare.rs`;
-//! - a new **live output**: an exporter of volley's live metrics is a module under `export/`
-//!   reading the snapshot [`export::live`] fills, with its `pub mod` in `export/mod.rs`, its
-//!   option and start in `export/session.rs` (`ExportOptions`, `Export::start`) and its flag in
-//!   `cli/export.rs`. Another observer (a view, a watcher) is a type implementing
+//!   `report/mod.rs` its `pub mod`, its [`report::Format`] variant, file name and `render` arm
+//!   (every results folder, a run's, a series of repeats', a suite's, writes each format of
+//!   `Format::ALL`); its `--format` value in `cli/args.rs`; its arm for comparisons in
+//!   `cli/compare.rs`;
+//! - a new **output** (what a run leaves behind): one file under `run/output/` implementing
+//!   [`run::Output`] (started before the first request, reading the live figures each second
+//!   if it wants them, asked for its warnings after each run, given the complete record,
+//!   closed), its `mod` line in `run/output/mod.rs`, and its flag in `cli/export.rs`, which adds
+//!   it to the command's [`run::Outputs`]. Every command (runs, repeats, find-max, the
+//!   coordinator, its generators, merge, the demo, a suite's runs) ends in that façade;
+//!   `tests/architecture.rs` keeps every implementation under `run/output/`. Another observer
+//!   (a view, a watcher) is a type implementing
 //!   [`engine::Observer`] in its own module under `run/`, made and handed to the engine in
 //!   `run/mod.rs` (`execute_with`, from a `run::Options` field), that field set in `cli/runs.rs`
 //!   from a flag of the args every run command flattens and hands it (`cli/tuning.rs`).
@@ -66,9 +73,10 @@
 //!   loop for every load model; the control thread (series, observers, signals, deadline).
 //! - [`proto`]: the protocol-neutral client seam ([`proto::client`]): HTTP/1.1, HTTP/2 (h2c and
 //!   ALPN), unary gRPC from `.proto` files, TLS (rustls), source-address spreading.
-//! - [`run`]: runs a plan with observers and builds its record (windows, arrival figures,
-//!   thresholds, self-checks); writes a finished run's outputs; says what it is about to run
-//!   ([`run::show`]: the banner, `volley check`'s listing).
+//! - [`run`]: runs a plan with observers and builds its record once (windows, arrival figures,
+//!   thresholds, self-checks, warnings); the output seam ([`run::output`]) every command hands
+//!   a finished run to; says what it is about to run ([`run::show`]: the banner, `volley
+//!   check`'s listing).
 //! - [`record`]: per-worker HDR recorders, the per-second series, the [`record::error_kind::ErrorKind`]
 //!   enum of failures, and `run.json` (reading it back, alone or as a folder of repeats).
 //! - [`findmax`]: the search for the maximum sustainable throughput (`volley find-max`).
@@ -84,7 +92,7 @@
 //! - [`server`]: the built-in target server (`volley serve`): REST and gRPC on one port, plain or
 //!   TLS; used by the demo, tests and benches.
 //! - [`export`]: volley's own live metrics as a Prometheus page and as remote-write pushes, from
-//!   a snapshot the run's exporter observer fills.
+//!   a snapshot the run's exporter observer fills (started and ended by [`run::output`]).
 //! - [`timer`]: sub-millisecond sleeps (timerfd), shared by the open-model pacer and the target.
 //! - [`watch`]: watching the target during a run: its Prometheus metrics (scraped on a thread of
 //!   their own) and its process tree (`/proc`). Just above the leaves: [`plan`] validates

@@ -265,7 +265,7 @@ fn the_coordinators_metrics_page_shows_the_whole_test() {
     common::wait_until("the metrics address", Duration::from_secs(20), || {
         let found = stderr_of(&dir)
             .lines()
-            .find_map(|l| l.strip_prefix("volley coordinate: live metrics of the whole test at "))
+            .find_map(|l| l.strip_prefix("volley coordinate: live metrics at "))
             .map(|u| u.trim_end_matches("/metrics").to_string());
         page_url = found.unwrap_or_default();
         !page_url.is_empty()

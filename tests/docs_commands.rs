@@ -249,3 +249,88 @@ fn every_chapter_is_linked_from_the_readme_and_the_help() {
         );
     }
 }
+
+/// The documented quick-mode commands aimed at the built-in target (`http://127.0.0.1:8080`)
+/// really run, against a built-in target of this test: its address in place of 8080's, the
+/// load made small (durations 1 s, at most 300 requests, 300/s, 8 connections, 2 repeats), the
+/// metrics page on any free port, the results in a scratch folder. Each must end well (exit 0)
+/// and leave records that pass the verifier. (Commands for other hosts — a coordinator, a TLS
+/// port, `api` — and those that need files of an earlier step are parsed above, not run.)
+#[test]
+fn the_documented_quick_mode_commands_run_against_the_target() {
+    let target = common::target();
+    let addr = target.base_url().trim_start_matches("http://").to_string();
+    let scratch = common::temp_dir("docs-run");
+    let mut ran = 0;
+    for f in volley_commands() {
+        let runs_here = f
+            .words
+            .first()
+            .is_some_and(|w| w.starts_with("http://127.0.0.1:8080"));
+        if !runs_here || f.words.iter().any(|w| w == "--join") {
+            continue;
+        }
+        let out = scratch.join(format!("run-{ran}"));
+        let mut args = small(&f.words, &addr, &out);
+        if !args.iter().any(|w| w == "--out") {
+            args.extend(["--out".to_string(), out.display().to_string()]);
+        }
+        if !args.iter().any(|w| w == "-q" || w == "--quiet") {
+            args.push("-q".into());
+        }
+        let done = common::volley().args(&args).output().unwrap();
+        assert_eq!(
+            done.status.code(),
+            Some(0),
+            "{}: volley {}\n{}",
+            f.at,
+            args.join(" "),
+            String::from_utf8_lossy(&done.stderr)
+        );
+        let records = records_under(&out);
+        assert!(!records.is_empty(), "{}: no record written", f.at);
+        records.iter().for_each(|r| common::verified(r));
+        ran += 1;
+    }
+    assert!(ran >= 8, "only {ran} documented quick-mode commands ran");
+}
+
+/// `words` with the load made small and the target's address in (see the test above).
+fn small(words: &[String], addr: &str, out: &std::path::Path) -> Vec<String> {
+    let cap = |value: &str, most: f64| {
+        let (number, unit) = value.split_at(value.find('/').unwrap_or(value.len()));
+        let n: f64 = number.parse().unwrap_or(most);
+        format!("{}{unit}", n.min(most))
+    };
+    let mut args = Vec::with_capacity(words.len());
+    let mut flag: Option<&str> = None;
+    for word in words {
+        let value = match flag {
+            Some("-d" | "--duration") => "1s".to_string(),
+            Some("-n" | "--requests") => cap(word, 300.0),
+            Some("--rate") => cap(word, 300.0),
+            Some("-c" | "--connections") => cap(word, 8.0),
+            Some("--repeat") => cap(word, 2.0),
+            Some("--metrics-listen") => "127.0.0.1:0".to_string(),
+            Some("--out") => out.join(word).display().to_string(),
+            _ => word.replace("127.0.0.1:8080", addr),
+        };
+        flag = word.starts_with('-').then_some(word.as_str());
+        args.push(value);
+    }
+    args
+}
+
+/// Every `run.json` under `dir`.
+fn records_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(records_under(&path));
+        } else if path.file_name().is_some_and(|n| n == "run.json") {
+            found.push(path);
+        }
+    }
+    found
+}

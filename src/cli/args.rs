@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::command_args::{CompareArgs, DemoArgs, ReportArgs, ServeArgs};
 use super::proto_args::{ConnectArgs, GrpcArgs};
 use clap::{Args, Parser, Subcommand};
+pub use volley::plan::flags::{parse_duration, parse_rate, parse_set, parse_time_scale};
 
 /// volley — load testing and benchmarking for HTTP services, with honest numbers.
 ///
@@ -283,67 +284,11 @@ impl std::fmt::Display for SearchModel {
     }
 }
 
-/// `--format` of `report` and `compare`: `md`, `html` or `txt`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum FormatArg {
-    /// Markdown.
-    Md,
-    /// Self-contained HTML.
-    Html,
-    /// The terminal summary.
-    Txt,
-}
-
-impl From<FormatArg> for volley::report::Format {
-    fn from(f: FormatArg) -> Self {
-        match f {
-            FormatArg::Md => Self::Markdown,
-            FormatArg::Html => Self::Html,
-            FormatArg::Txt => Self::Text,
-        }
-    }
-}
-
-/// Why a flag's value is unusable (clap prints it after the flag's name).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum ArgError {
-    /// `--set` without `=`.
-    #[error("`{0}` is not KEY=VALUE")]
-    NotKeyValue(String),
-    /// `--set =VALUE`.
-    #[error("`{0}` has no key")]
-    NoKey(String),
-    /// A time scale that is not a positive, finite number.
-    #[error("`{0}` is not a positive factor like 0.1")]
-    NotAFactor(String),
-    /// A rate that is not a number (per second or per minute).
-    #[error("`{0}` is not a rate like 2000, 2000/s or 600/m")]
-    NotARate(String),
-    /// A rate of zero, below or infinite.
-    #[error("`{0}`: the rate must be greater than 0")]
-    RateNotPositive(String),
-    /// A duration, as plan files write them (the plan reader's message).
-    #[error("{0}")]
-    Duration(String),
-}
-
-/// Parses `KEY=VALUE`.
-pub fn parse_set(text: &str) -> Result<(String, String), ArgError> {
-    let (k, v) = text
-        .split_once('=')
-        .ok_or_else(|| ArgError::NotKeyValue(text.to_string()))?;
-    if k.trim().is_empty() {
-        return Err(ArgError::NoKey(text.to_string()));
-    }
-    Ok((k.trim().to_string(), v.to_string()))
-}
-
-/// Parses a positive, finite time scale.
-pub fn parse_time_scale(text: &str) -> Result<f64, ArgError> {
-    match text.parse::<f64>() {
-        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
-        _ => Err(ArgError::NotAFactor(text.to_string())),
-    }
+/// `--format` of `report` and `compare`: a report format by its name (`md`, `html`, `txt`).
+pub fn format_parser() -> impl clap::builder::TypedValueParser<Value = volley::report::Format> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new(volley::report::Format::ALL.map(volley::report::Format::name))
+        .map(|name| name.parse().expect("a listed name"))
 }
 
 /// Quick mode: one URL, flags like oha, wrk and hey.
@@ -454,50 +399,9 @@ pub struct QuickArgs {
     pub join: super::coordinate::JoinArgs,
 }
 
-/// Parses `10s`, `1m30s`, `500ms`, or a bare number of seconds, as plan files do (≥ 0, at most
-/// 366 days).
-pub fn parse_duration(text: &str) -> Result<Duration, ArgError> {
-    volley::plan::read::parse_duration(text).map_err(|why| ArgError::Duration(why.to_string()))
-}
-
-/// Parses a rate: `2000`, `2000/s`, `600/m`; must be finite and > 0.
-pub fn parse_rate(text: &str) -> Result<f64, ArgError> {
-    let t = text.trim();
-    let (number, per_secs) = if let Some(n) = t.strip_suffix("/s") {
-        (n, 1.0)
-    } else if let Some(n) = t.strip_suffix("/m") {
-        (n, 60.0)
-    } else {
-        (t, 1.0)
-    };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| ArgError::NotARate(text.to_string()))?;
-    let rate = value / per_secs;
-    if !rate.is_finite() || rate <= 0.0 {
-        return Err(ArgError::RateNotPositive(text.to_string()));
-    }
-    Ok(rate)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_and_rates() {
-        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
-        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
-        assert_eq!(parse_duration("2.5"), Ok(Duration::from_millis(2500)));
-        assert!(parse_duration("-1").is_err());
-        assert!(parse_duration("soon").is_err());
-        assert_eq!(parse_rate("2000"), Ok(2000.0));
-        assert_eq!(parse_rate("600/m"), Ok(10.0));
-        assert!(parse_rate("0").is_err());
-        assert!(parse_rate("-5").is_err());
-        assert!(parse_rate("fast").is_err());
-    }
 
     #[test]
     fn clap_definition_is_consistent() {

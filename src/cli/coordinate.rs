@@ -14,14 +14,12 @@ use volley::distributed::join::{JoinError, JoinOptions, Worker};
 use volley::distributed::k8s::TOKEN_ENV;
 use volley::plan::Plan;
 use volley::plan::read::{ReadOptions, read_file};
+use volley::run::output::ResultsFolder;
 use volley::run::{Options, Outputs};
 use volley::schedule::Segment;
 
 use super::args::{parse_duration, parse_set, parse_time_scale};
 use super::export::ExportArgs;
-
-/// The environment variable an Indexed Job's pod learns its index from.
-const JOB_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
 
 /// `volley coordinate`.
 #[derive(Debug, Args)]
@@ -92,22 +90,9 @@ pub struct JoinArgs {
     pub join_wait: Duration,
 }
 
-fn token_from_env() -> Option<String> {
-    std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty())
-}
-
 /// Runs the coordinator; returns the exit code of the merged run.
 pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
-    if a.workers == 0 || a.workers > volley::schedule::segment::MAX_SEGMENTS {
-        return Err(volley::Error::Invalid {
-            what: "--workers".into(),
-            why: format!(
-                "must be between 1 and {}",
-                volley::schedule::segment::MAX_SEGMENTS
-            ),
-        }
-        .into());
-    }
+    volley::distributed::coordinate::check_workers(a.workers)?;
     let plan = match &a.plan {
         Some(path) => {
             let options = ReadOptions {
@@ -120,15 +105,17 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
         }
         None => None,
     };
-    let (token, generated) = match a.token.clone().or_else(token_from_env) {
+    let (token, generated) = match a
+        .token
+        .clone()
+        .or_else(volley::distributed::k8s::token_from_env)
+    {
         Some(t) => (t, false),
-        None => (random_token(), true),
+        None => (volley::distributed::k8s::random_token(), true),
     };
-    volley::run::Outputs {
-        json: None,
-        out: a.out.clone(),
-    }
-    .check()?;
+    let mut outputs = a
+        .export
+        .add_to(volley::run::Outputs::none().with(ResultsFolder::new(&a.out)));
     let listener = std::net::TcpListener::bind(a.listen)
         .with_context(|| format!("cannot listen on {}", a.listen))?;
     let at = listener.local_addr()?;
@@ -139,14 +126,13 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
     if generated {
         eprintln!("volley coordinate: token (give it to the generators): {TOKEN_ENV}={token}");
     }
-    let export = start_export(&a.export, plan.as_deref())?;
+    super::export::start(&mut outputs, plan.as_deref(), "volley coordinate")?;
     let options = CoordinatorOptions {
         count: a.workers,
         settings: plan.as_ref().map(|p| p.distributed).unwrap_or_default(),
         plan,
         token,
         wait: a.wait,
-        metrics: export.as_ref().map(volley::export::Export::shared),
     };
     let quiet = a.quiet;
     let mut say = |line: &str| {
@@ -154,26 +140,18 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
             eprintln!("coordinator: {line}");
         }
     };
-    let mut merged = match coordinate(listener, options, &mut say) {
+    let merged = match coordinate(listener, options, &mut outputs, &mut say) {
         Err(CoordinateError::Interrupted(signal)) => {
             eprintln!("volley coordinate: {signal} before the test started: nothing was run");
             return Ok(super::EXIT_INTERRUPTED);
         }
         other => other?,
     };
-    if let Some(export) = &export {
-        merged.warnings.extend(export.run_ended());
-        volley::analysis::verdict::settle(&mut merged);
-    }
-    let files = volley::report::write_results(&a.out, &merged)?;
-    if !a.quiet {
-        print!("{}", volley::report::text::render(&merged));
-        super::print_results(&files);
-    }
+    let (written, code) = super::finish(&merged, &mut outputs, a.quiet);
     if !a.keep_for.is_zero() {
         eprintln!(
             "volley coordinate: keeping {} for {} (kubectl cp), then exiting",
-            files.dir.display(),
+            written.kept_text(),
             humantime::format_duration(a.keep_for)
         );
         // A signal ends the wait: the results are written already.
@@ -182,58 +160,8 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
-    if let Some(export) = export {
-        export.close();
-    }
-    Ok(super::finish_run(&merged, a.quiet))
-}
-
-/// Starts the coordinator's exporters, if asked for, and says where the page is.
-fn start_export(
-    args: &ExportArgs,
-    plan: Option<&Plan>,
-) -> anyhow::Result<Option<volley::export::Export>> {
-    let options = args.options();
-    if !options.any() {
-        return Ok(None);
-    }
-    let export = volley::export::Export::start_for(&options, plan)?;
-    if let Some(addr) = export.listening() {
-        eprintln!("volley coordinate: live metrics of the whole test at http://{addr}/metrics");
-    }
-    if let Some(e) = export.first_push_error() {
-        eprintln!("volley coordinate: warning: the first push failed: {e}; pushes are retried");
-    }
-    Ok(Some(export))
-}
-
-fn random_token() -> String {
-    format!(
-        "{}{}",
-        uuid::Uuid::new_v4().simple(),
-        uuid::Uuid::new_v4().simple()
-    )
-}
-
-/// The share a generator asks for: `--segment`, else `$JOB_COMPLETION_INDEX` (the count from
-/// the coordinator), else none.
-fn asked_share(segment: Option<Segment>) -> anyhow::Result<(Option<u32>, Option<u32>)> {
-    if let Some(s) = segment {
-        return Ok((Some(s.index()), Some(s.count())));
-    }
-    match std::env::var(JOB_INDEX_ENV) {
-        Ok(text) => {
-            let index = text
-                .trim()
-                .parse::<u32>()
-                .map_err(|_| volley::Error::Invalid {
-                    what: JOB_INDEX_ENV.into(),
-                    why: format!("`{text}` is not a share number (0, 1, 2, …)"),
-                })?;
-            Ok((Some(index), None))
-        }
-        Err(_) => Ok((None, None)),
-    }
+    outputs.close();
+    Ok(code)
 }
 
 /// A generator stopped by `signal` before its run: nothing was measured; exit 130.
@@ -244,8 +172,8 @@ fn interrupted_while_waiting(signal: &str) -> u8 {
 
 /// `--metrics-listen`/`--prometheus-rw` on a generator: refused (the generator's run would not
 /// feed them), pointing at the coordinator's.
-pub fn refuse_export_with_join(options: &volley::export::ExportOptions) -> anyhow::Result<()> {
-    if options.any() {
+pub fn refuse_export_with_join(export: &ExportArgs) -> anyhow::Result<()> {
+    if export.any() {
         anyhow::bail!(volley::Error::Invalid {
             what: "--metrics-listen/--prometheus-rw".into(),
             why: "a generator of a distributed test (--join) exports nothing itself: give them \
@@ -263,24 +191,28 @@ pub fn join(
     a: &JoinArgs,
     segment: Option<Segment>,
     load: impl Fn(Segment) -> anyhow::Result<Plan>,
-    outputs: &Outputs,
+    mut outputs: Outputs,
     argv: &volley::redact::Argv,
     quiet: bool,
 ) -> anyhow::Result<u8> {
-    outputs.check()?;
+    super::export::start(&mut outputs, None, "volley")?;
     let url = a.join.clone().unwrap_or_default();
-    let token = a.token.clone().or_else(token_from_env).ok_or_else(|| {
-        anyhow::Error::from(volley::Error::Invalid {
-            what: "--token".into(),
-            why: format!("--join needs the coordinator's token: --token or ${TOKEN_ENV}"),
-        })
-    })?;
+    let token = a
+        .token
+        .clone()
+        .or_else(volley::distributed::k8s::token_from_env)
+        .ok_or_else(|| {
+            anyhow::Error::from(volley::Error::Invalid {
+                what: "--token".into(),
+                why: format!("--join needs the coordinator's token: --token or ${TOKEN_ENV}"),
+            })
+        })?;
     // A URL that cannot be the coordinator's is a mistake on the command line (exit 2).
     CoordinatorClient::new(&url, "").map_err(|e| volley::Error::Invalid {
         what: "--join".into(),
         why: e.to_string(),
     })?;
-    let (index, count) = asked_share(segment)?;
+    let (index, count) = volley::distributed::join::asked_share(segment)?;
     let first = load(segment.unwrap_or(Segment::WHOLE))?;
     let hash = first
         .share
@@ -327,19 +259,11 @@ pub fn join(
         Err(JoinError::Interrupted(signal)) => return Ok(interrupted_while_waiting(signal)),
         other => other?,
     };
-    if !quiet {
-        print!("{}", volley::report::text::render(&record));
-    }
-    let (written, code) = super::write_and_finish(&record, outputs, quiet);
+    let (written, code) = super::finish(&record, &mut outputs, quiet);
     if let Err(e) = worker.send_record(&record) {
-        let kept = written.kept();
         eprintln!(
             "volley: the record did not reach the coordinator ({e}); kept: {}",
-            if kept.is_empty() {
-                "nothing".to_string()
-            } else {
-                kept.join(", ")
-            }
+            written.kept_text()
         );
     }
     Ok(code)

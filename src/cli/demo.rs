@@ -10,7 +10,8 @@ use super::command_args::DemoArgs;
 
 /// Runs the demo; returns the exit code of the worse run.
 pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
-    super::runs::outputs(&a.out).check()?;
+    let mut outputs = super::export::records(None, &a.out, 1, "");
+    super::export::start(&mut outputs, None, "volley demo")?;
     // One core for the target, the other for the generator: neither starves the other.
     let server = server::spawn(TargetConfig {
         bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
@@ -48,14 +49,9 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
         eprintln!("== {title}");
         eprintln!("{}", volley::run::show::banner(&spec));
         let argv = volley::redact::Argv::plain(vec!["volley".to_string(), "demo".to_string()]);
-        let record = super::runs::execute(
-            &spec,
-            &argv,
-            super::runs::Shown::Progress,
-            Default::default(),
-        )?;
-        println!("{}", volley::report::text::render(&record));
-        let (_, code) = super::write_and_finish(&record, &super::runs::outputs(&a.out), false);
+        let shown = super::runs::Shown::Progress;
+        let record = super::runs::execute(&spec, &argv, shown, Default::default(), &mut outputs)?;
+        let (_, code) = super::finish(&record, &mut outputs, false);
         println!();
         worst = worst.max(code);
         if record.interrupted.is_some() {

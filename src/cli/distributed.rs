@@ -3,8 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use volley::distributed::k8s::{Manifests, TOKEN_ENV, name_for};
+use volley::distributed::k8s::{Manifests, name_for};
 use volley::distributed::merge::{Input, merge};
+use volley::run::output::ResultsFolder;
 
 /// `volley merge`.
 #[derive(Debug, Args)]
@@ -80,23 +81,9 @@ pub fn merge_run(a: MergeArgs) -> anyhow::Result<u8> {
         });
     }
     let merged = merge(&inputs, false).map_err(|e| invalid("records", e))?;
-    if a.out.join("run.json").exists() {
-        return Err(invalid(
-            "--out",
-            format!("{} holds a run.json already", a.out.display()),
-        ));
-    }
-    std::fs::create_dir_all(&a.out).map_err(|cause| volley::Error::File {
-        action: volley::error::FileAction::Create,
-        path: a.out.clone(),
-        cause,
-    })?;
-    let files = volley::report::write_results_into(&a.out, &merged)?;
-    if !a.quiet {
-        print!("{}", volley::report::text::render(&merged));
-        super::print_results(&files);
-    }
-    Ok(super::finish_run(&merged, a.quiet))
+    let mut outputs = volley::run::Outputs::none().with(ResultsFolder::exact(&a.out));
+    super::export::start(&mut outputs, None, "volley merge")?;
+    Ok(super::finish(&merged, &mut outputs, a.quiet).1)
 }
 
 /// Prints the manifests of a distributed test.
@@ -114,20 +101,14 @@ pub fn k8s(a: K8sArgs) -> anyhow::Result<u8> {
         .map_err(|e| invalid("plan", format!("{}: {}", a.plan.display(), e.message())))?;
     let folder = a.plan.parent().unwrap_or(Path::new("."));
     let mut data = Vec::new();
-    for relative in shipped_files(&file, folder) {
+    for relative in volley::distributed::k8s::shipped_files(&file, folder) {
         let bytes = read(&folder.join(&relative))?;
         data.push((relative, bytes));
     }
     let token = a
         .token
-        .or_else(|| std::env::var(TOKEN_ENV).ok())
-        .unwrap_or_else(|| {
-            format!(
-                "{}{}",
-                uuid::Uuid::new_v4().simple(),
-                uuid::Uuid::new_v4().simple()
-            )
-        });
+        .or_else(volley::distributed::k8s::token_from_env)
+        .unwrap_or_else(volley::distributed::k8s::random_token);
     let manifests = Manifests {
         plan_name: "plan.toml".into(),
         plan_text,
@@ -149,48 +130,4 @@ pub fn k8s(a: K8sArgs) -> anyhow::Result<u8> {
     .map_err(|e| invalid("manifests", e))?;
     super::emit(&text, None)?;
     Ok(super::EXIT_OK)
-}
-
-/// The files a plan reads, relative to its folder, that travel with it in the ConfigMap: data
-/// files, request bodies (`body_file` without templates in its path), `.proto` files and the
-/// `.proto` files under `import_paths`.
-fn shipped_files(file: &volley::plan::file::PlanFile, folder: &Path) -> Vec<String> {
-    let mut files: Vec<String> = file
-        .data
-        .values()
-        .map(|d| d.file.get_ref().clone())
-        .collect();
-    for sc in &file.scenarios {
-        for st in &sc.steps {
-            if let Some(body) = &st.body_file
-                && !body.get_ref().contains("{{")
-            {
-                files.push(body.get_ref().clone());
-            }
-        }
-    }
-    files.extend(file.target.proto.iter().map(|p| p.get_ref().clone()));
-    for dir in &file.target.import_paths {
-        let mut found = Vec::new();
-        protos_under(&folder.join(dir), Path::new(dir), &mut found);
-        files.extend(found);
-    }
-    let mut seen = std::collections::BTreeSet::new();
-    files.retain(|f| seen.insert(f.trim_start_matches("./").to_string()));
-    files
-}
-
-/// The `.proto` files under `dir` (as `relative/...`), recursively.
-fn protos_under(dir: &Path, relative: &Path, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in entries.flatten() {
-        let (path, rel) = (e.path(), relative.join(e.file_name()));
-        if path.is_dir() {
-            protos_under(&path, &rel, out);
-        } else if path.extension().is_some_and(|x| x == "proto") {
-            out.push(rel.display().to_string());
-        }
-    }
 }

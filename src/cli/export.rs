@@ -1,12 +1,13 @@
-//! `--metrics-listen`, `--metrics-linger`, `--prometheus-rw`: volley's own live metrics for
-//! Prometheus, in quick mode and `volley run`.
+//! What a run leaves behind, from its flags: `--json`, the results folder (`--out`, `--repeat`),
+//! `--metrics-listen`, `--metrics-linger`, `--prometheus-rw` — one [`Outputs`] per command.
 
 use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Args;
-use volley::export::{Export, ExportOptions};
-use volley::plan::Plan;
+use volley::run::Outputs;
+use volley::run::output::{JsonFile, MetricsPage, RemoteWritePush, ResultsFolder};
 
 use super::args::parse_duration;
 
@@ -37,31 +38,45 @@ pub struct ExportArgs {
 }
 
 impl ExportArgs {
-    /// What to export.
-    pub fn options(&self) -> ExportOptions {
-        ExportOptions {
-            listen: self.metrics_listen,
-            linger: self.metrics_linger,
-            remote_write: self.prometheus_rw.clone(),
+    /// Whether anything is exported.
+    pub fn any(&self) -> bool {
+        self.metrics_listen.is_some() || self.prometheus_rw.is_some()
+    }
+
+    /// `outputs` with the live outputs asked for after them.
+    pub fn add_to(&self, mut outputs: Outputs) -> Outputs {
+        if let Some(url) = &self.prometheus_rw {
+            outputs = outputs.with(RemoteWritePush::new(url));
         }
+        if let Some(addr) = self.metrics_listen {
+            outputs = outputs.with(MetricsPage::new(addr, self.metrics_linger));
+        }
+        outputs
     }
 }
 
-/// Starts the exporters `options` asks for (none: `None`) and says on stderr where the page is
-/// and whether the first push failed.
-pub fn start(options: &ExportOptions, plan: &Plan) -> anyhow::Result<Option<Export>> {
-    if !options.any() {
-        return Ok(None);
+/// The record's outputs: `--json` first, then a new results folder in `out` per run (with
+/// `repeat` above 1, one folder for the series of the test `name`).
+pub fn records(json: Option<PathBuf>, out: &Path, repeat: u32, name: &str) -> Outputs {
+    let mut outputs = Outputs::none();
+    if let Some(path) = json {
+        outputs = outputs.with(JsonFile::new(path));
     }
-    let export = Export::start(options, plan)?;
-    if let Some(addr) = export.listening() {
-        eprintln!("volley: live metrics at http://{addr}/metrics");
+    outputs.with(match repeat > 1 {
+        true => ResultsFolder::repeats(out, name),
+        false => ResultsFolder::new(out),
+    })
+}
+
+/// Starts `outputs` before anything is measured and says on stderr, after `who`, what they
+/// say (where the page is, a first push that failed).
+pub fn start(
+    outputs: &mut Outputs,
+    plan: Option<&volley::plan::Plan>,
+    who: &str,
+) -> anyhow::Result<()> {
+    for line in outputs.start(plan)? {
+        eprintln!("{who}: {line}");
     }
-    if let Some(e) = export.first_push_error() {
-        eprintln!(
-            "volley: warning: the first push failed: {e}; the run goes on, pushes are retried \
-             every second and failures are counted in the record's warnings"
-        );
-    }
-    Ok(Some(export))
+    Ok(())
 }

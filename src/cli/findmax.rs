@@ -14,11 +14,8 @@ use super::args::{FindMaxArgs, SearchModel};
 /// Runs the search; returns the exit code.
 pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let settings = settings(&a)?;
-    let outputs = volley::run::Outputs {
-        json: a.json.clone(),
-        out: a.out.clone(),
-    };
-    outputs.check()?;
+    let mut outputs = super::export::records(a.json.clone(), &a.out, 1, "");
+    super::export::start(&mut outputs, None, "volley find-max")?;
     let base = base_plan(&a)?;
     super::runs::open_files(&base);
     if let Some(why) = findmax::run::unsearchable(&base) {
@@ -29,19 +26,7 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         .into());
     }
     if !a.quiet {
-        eprintln!(
-            "volley find-max: {} — {} model, SLO {}, steps of {} + {} warm-up, budget {}",
-            volley::redact::redact_url_userinfo(
-                base.quick
-                    .as_ref()
-                    .map_or(base.target.base_url.as_str(), |q| q.url.as_str())
-            ),
-            a.model,
-            a.slo,
-            humantime::format_duration(a.step),
-            humantime::format_duration(a.warmup),
-            humantime::format_duration(a.budget)
-        );
+        eprintln!("volley find-max: {}", settings.banner(&base));
     }
     let found = findmax::run::run(
         &base,
@@ -53,7 +38,7 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
                 command: argv.clone(),
                 ..volley::run::Options::default()
             };
-            volley::run::execute(plan, &options, &mut [])
+            volley::run::execute(plan, &options, &mut volley::run::Outputs::none())
         },
         |step| {
             if !a.quiet {
@@ -67,10 +52,7 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
             humantime::format_duration(a.budget)
         );
     };
-    if !a.quiet {
-        print!("{}", volley::report::text::render(&record));
-    }
-    Ok(super::write_and_finish(&record, &outputs, a.quiet).1)
+    Ok(super::finish(&record, &mut outputs, a.quiet).1)
 }
 
 /// The search's settings from the flags.

@@ -59,6 +59,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use args::Command;
+use volley::run::output::Kept;
 
 pub use volley::analysis::verdict::{EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK};
 /// Exit code of `volley compare`: a `--fail-on` rule was met (the CI gate failed).
@@ -134,25 +135,61 @@ pub fn main() -> ExitCode {
             let usage = err
                 .downcast_ref::<volley::Error>()
                 .is_some_and(volley::Error::is_input)
-                || err.downcast_ref::<volley::export::ExportError>().is_some();
+                || err
+                    .downcast_ref::<volley::run::OutputError>()
+                    .is_some_and(volley::run::OutputError::is_input);
             ExitCode::from(if usage { EXIT_USAGE } else { EXIT_FAILED })
         }
     }
 }
 
-/// The exit code of a finished run; under `-q`, a run that did not end well still says why in one
-/// line on stderr (the first line of its reports), since the exit code alone does not.
-fn finish_run(record: &volley::record::RunRecord, quiet: bool) -> u8 {
+/// Every command's end: shows the run's summary (unless `quiet`), gives the record to every
+/// output and says where each kept it (a failure always), and returns what was written with the
+/// exit code ([`exit_code`]).
+fn finish(
+    record: &volley::record::RunRecord,
+    outputs: &mut volley::run::Outputs,
+    quiet: bool,
+) -> (volley::run::Written, u8) {
+    if !quiet {
+        print!("{}", volley::report::text::render(record));
+    }
+    let written = outputs.finish(record);
+    if !quiet {
+        for kept in &written.kept {
+            match kept {
+                Kept::Record(path) => eprintln!("record written to {}", path.display()),
+                Kept::Folder(dir) => print_folder(dir, &[]),
+            }
+        }
+    }
+    let code = exit_code(record, &written, quiet);
+    (written, code)
+}
+
+/// The exit code of a finished run whose outputs were `written`: the run's, or 1 when an output
+/// could not keep it though the run went well. Says every output that failed, naming what was
+/// kept; under `-q`, a run that did not end well still says why in one line on stderr (the
+/// first line of its reports), since the exit code alone does not.
+fn exit_code(
+    record: &volley::record::RunRecord,
+    written: &volley::run::Written,
+    quiet: bool,
+) -> u8 {
+    for (what, why) in &written.failed {
+        eprintln!(
+            "volley: could not write {what}: {why}; kept: {}",
+            written.kept_text()
+        );
+    }
     let outcome = volley::analysis::verdict::outcome(record);
     if quiet && outcome.exit_code != EXIT_OK {
         eprintln!("volley: {}", outcome.headline);
     }
-    outcome.exit_code
-}
-
-/// Prints where a run's results were written.
-fn print_results(files: &volley::report::ResultFiles) {
-    print_folder(&files.dir, &[]);
+    match written.complete() || outcome.exit_code != EXIT_OK {
+        true => outcome.exit_code,
+        false => EXIT_FAILED,
+    }
 }
 
 /// Prints a results folder, the files of its own first (`suite.json`), then its reports: the one
@@ -167,41 +204,6 @@ fn print_folder(dir: &std::path::Path, own: &[&'static str]) {
     for name in own.iter().copied().chain(reports) {
         println!("{name}: {}", dir.join(name).display());
     }
-}
-
-/// Writes a finished run's outputs, says where they are (unless `quiet`; a failure always),
-/// and returns what was written with the exit code: the run's, or 1 when an output could not
-/// be written though the run went well — every other output is kept and named.
-fn write_and_finish(
-    record: &volley::record::RunRecord,
-    outputs: &volley::run::Outputs,
-    quiet: bool,
-) -> (volley::run::Written, u8) {
-    let written = volley::run::write_outputs(record, outputs);
-    if !quiet {
-        if let Some(path) = &written.json {
-            eprintln!("record written to {}", path.display());
-        }
-        if let Some(files) = &written.files {
-            print_results(files);
-        }
-    }
-    for (what, why) in &written.failed {
-        let kept = written.kept();
-        let kept = if kept.is_empty() {
-            "nothing else was written".to_string()
-        } else {
-            format!("kept: {}", kept.join(", "))
-        };
-        eprintln!("volley: could not write {what}: {why}; {kept}");
-    }
-    let code = finish_run(record, quiet);
-    let code = if written.complete() || code != EXIT_OK {
-        code
-    } else {
-        EXIT_FAILED
-    };
-    (written, code)
 }
 
 /// Writes a rendered report to `path` (atomically), or to stdout when there is none.

@@ -10,7 +10,6 @@ pub fn run(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     if a.join.join.is_some() {
         return join(a, argv);
     }
-    let export = a.export.options();
     let watch = a.watch.specs()?;
     let mut plan = read_file(
         &a.plan,
@@ -31,17 +30,13 @@ pub fn run(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     if !a.quiet {
         eprintln!("{}", volley::run::show::banner(&plan));
     }
-    let outputs = volley::run::Outputs {
-        json: a.json,
-        out: a.out,
-    };
+    let records = super::export::records(a.json, &a.out, a.repeat, &plan.name);
     let flags = super::runs::RunFlags {
         repeat: a.repeat,
         shown: super::runs::Shown::from_flags(a.quiet, a.no_tui),
-        export: &export,
         tuning: a.tuning,
     };
-    super::runs::run(&plan, argv, &outputs, flags)
+    super::runs::run(&plan, argv, a.export.add_to(records), flags)
 }
 
 /// The data-file limit `--max-data-size` sets (the default without it).
@@ -57,7 +52,7 @@ fn join(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
             why: "a generator of a distributed test (--join) runs once".into(),
         });
     }
-    super::coordinate::refuse_export_with_join(&a.export.options())?;
+    super::coordinate::refuse_export_with_join(&a.export)?;
     let watch = a.watch.specs()?;
     let load = |segment| -> anyhow::Result<Plan> {
         let options = ReadOptions {
@@ -73,11 +68,8 @@ fn join(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         plan.watch.extend(watch.iter().cloned());
         Ok(plan)
     };
-    let outputs = volley::run::Outputs {
-        json: a.json.clone(),
-        out: a.out.clone(),
-    };
-    super::coordinate::join(&a.join, a.segment, load, &outputs, argv, a.quiet)
+    let outputs = super::export::records(a.json.clone(), &a.out, 1, "");
+    super::coordinate::join(&a.join, a.segment, load, outputs, argv, a.quiet)
 }
 
 /// Validates a plan and prints one rendered request per step.

@@ -1,35 +1,30 @@
 //! Quick mode: one URL from flags → one run → summary and record.
 
 use volley::plan::RunInput;
-use volley::run::Outputs;
 
 use super::args::QuickArgs;
 
 /// Runs quick mode; returns the exit code.
 pub fn run(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let (quiet, repeat, tuning) = (args.quiet, args.repeat, args.tuning);
-    let export = args.export.options();
     let shown = super::runs::Shown::from_flags(quiet, args.no_tui);
-    let outputs = Outputs {
-        json: args.json.clone(),
-        out: args.out.clone(),
-    };
     if args.join.join.is_some() {
         return join(args, argv);
     }
+    let (json, out, export) = (args.json.clone(), args.out.clone(), args.export.clone());
     let watch = args.watch.specs()?;
     let mut plan = input_from(args)?.validate()?.prepare()?;
     plan.watch.extend(watch);
     if !quiet {
         eprintln!("{}", volley::run::show::banner(&plan));
     }
+    let outputs = export.add_to(super::export::records(json, &out, repeat, &plan.name));
     let flags = super::runs::RunFlags {
         repeat,
         shown,
-        export: &export,
         tuning,
     };
-    super::runs::run(&plan, argv, &outputs, flags)
+    super::runs::run(&plan, argv, outputs, flags)
 }
 
 fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
@@ -64,11 +59,8 @@ fn join(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         });
     }
     let (quiet, segment, join) = (args.quiet, args.segment, args.join.clone());
-    let outputs = Outputs {
-        json: args.json.clone(),
-        out: args.out.clone(),
-    };
-    super::coordinate::refuse_export_with_join(&args.export.options())?;
+    let outputs = super::export::records(args.json.clone(), &args.out, 1, "");
+    super::coordinate::refuse_export_with_join(&args.export)?;
     let watch = args.watch.specs()?;
     let input = input_from(args)?;
     let load = |segment| -> anyhow::Result<volley::plan::Plan> {
@@ -78,5 +70,5 @@ fn join(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         plan.watch.extend(watch.iter().cloned());
         Ok(plan)
     };
-    super::coordinate::join(&join, segment, load, &outputs, argv, quiet)
+    super::coordinate::join(&join, segment, load, outputs, argv, quiet)
 }

@@ -1,51 +1,48 @@
 //! `--repeat N`: the same test N times, back to back, each run a normal record in
-//! `<out>/<name>-<time>/repeat-<i>/`, and a summary of their spread at the top of the folder.
-
-use std::path::Path;
+//! `<out>/<name>-<time>/repeat-<i>/`, and a summary of their spread at the top of the folder
+//! (the results folder output in its repeats layout writes both).
 
 use volley::record::RunRecord;
-use volley::report::repeats::{repeat_dir, run_line, write_spread};
-use volley::report::{new_folder, write_results_into};
+use volley::report::repeats::{run_line, spread_text};
+use volley::run::Outputs;
+use volley::run::output::Kept;
 
-/// Runs the test named `name` `repeat` times, each run by `execute`; returns the worst exit
-/// code. An interrupted run ends the series.
+/// Runs the test named `name` `repeat` times, each run by `execute` and given to `outputs`;
+/// returns the worst exit code. An interrupted run ends the series.
 pub fn run(
     name: &str,
-    out: &Path,
     repeat: u32,
     quiet: bool,
-    mut execute: impl FnMut() -> anyhow::Result<RunRecord>,
+    outputs: &mut Outputs,
+    mut execute: impl FnMut(&mut Outputs) -> anyhow::Result<RunRecord>,
 ) -> anyhow::Result<u8> {
     let mut folder = None;
     let mut runs = Vec::new();
     let mut worst = super::EXIT_OK;
     for i in 1..=repeat {
-        let record = execute()?;
-        let dir = match &folder {
-            Some(dir) => dir,
-            None => folder.insert(new_folder(out, &volley::report::folder_name(&record))?),
-        };
-        let files = write_results_into(&repeat_dir(dir, i), &record)?;
-        if !quiet {
-            println!(
-                "repeat {i}/{repeat}: {}  → {}",
-                run_line(&record),
-                files.dir.display()
-            );
+        let record = execute(outputs)?;
+        let written = outputs.finish(&record);
+        for kept in &written.kept {
+            if let Kept::Folder(dir) = kept {
+                folder = dir.parent().map(std::path::Path::to_path_buf);
+                if !quiet {
+                    println!(
+                        "repeat {i}/{repeat}: {}  → {}",
+                        run_line(&record),
+                        dir.display()
+                    );
+                }
+            }
         }
-        worst = worst.max(super::finish_run(&record, quiet));
+        worst = worst.max(super::exit_code(&record, &written, quiet));
         let interrupted = record.interrupted.is_some();
         runs.push(record);
         if interrupted {
             break;
         }
     }
-    let Some(dir) = folder else {
-        return Ok(worst);
-    };
-    let text = write_spread(&dir, name, runs)?;
-    if !quiet {
-        println!("\n{text}");
+    if let Some(dir) = folder.filter(|_| !quiet) {
+        println!("\n{}", spread_text(&dir, name, &runs));
         super::print_folder(&dir, &[]);
         println!(
             "compare with another folder of repeats: volley compare {} OTHER",

@@ -1,13 +1,13 @@
 //! `volley report RUN.json --format md|html|txt [-o PATH]`: any report, from the record alone.
 
 use volley::record::set::read_runs;
-use volley::report::{self, Format};
+use volley::report;
 
 use super::command_args::ReportArgs;
 
 /// Renders the report; returns the exit code.
 pub fn run(a: ReportArgs) -> anyhow::Result<u8> {
-    let format = Format::from(a.format);
+    let format = a.format;
     let mut runs = read_runs(&a.record)?;
     if runs.len() != 1 {
         return Err(volley::Error::Invalid {

@@ -16,33 +16,7 @@ pub fn run(a: SuiteArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         },
     )?;
     if !a.quiet {
-        let test = match &s.find_max {
-            Some(f) => format!(
-                "a find-max search each ({} model, SLO {})",
-                f.model, f.slo_text
-            ),
-            None => format!("{} run(s) each", s.repeats),
-        };
-        let plans: Vec<String> = s.targets.iter().fold(Vec::new(), |mut v, t| {
-            let p = t.plan_path.display().to_string();
-            if !v.contains(&p) {
-                v.push(p);
-            }
-            v
-        });
-        eprintln!(
-            "volley suite {}: {} target(s), plan {}, {test}{}",
-            s.name,
-            s.targets.len(),
-            plans.join(" and "),
-            s.smoke
-                .as_ref()
-                .map(|sm| format!(
-                    ", after a smoke run (at most {}% errors)",
-                    sm.max_error_rate * 100.0
-                ))
-                .unwrap_or_default()
-        );
+        eprintln!("{}", s.banner());
     }
     for note in &s.notes {
         eprintln!("note: {note}");

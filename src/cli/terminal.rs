@@ -22,7 +22,7 @@ pub fn parse() -> (Cli, Argv) {
         .iter()
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    let choice = color_choice(&args);
+    let choice = ColorChoice::in_args(&args);
     POLICY.get_or_init(|| ColorPolicy::detect(choice));
     let clap_choice = match choice {
         ColorChoice::Auto => clap::ColorChoice::Auto,
@@ -78,61 +78,4 @@ pub fn policy() -> ColorPolicy {
 pub fn error_label() -> String {
     let on = policy().stderr;
     Style::Bold.paint(&Style::Bad.paint("error", on), on)
-}
-
-/// The value of the last `--color WHEN` / `--color=WHEN` before a `--` (auto when absent or not
-/// one of the three: clap then refuses it with the list).
-fn color_choice(args: &[OsString]) -> ColorChoice {
-    let mut choice = ColorChoice::Auto;
-    let mut words = args.iter().skip(1).map(|a| a.to_string_lossy());
-    while let Some(word) = words.next() {
-        if word == "--" {
-            break;
-        }
-        let value = match word.strip_prefix("--color") {
-            Some("") => words.next().map(|v| v.into_owned()),
-            Some(rest) => rest.strip_prefix('=').map(str::to_owned),
-            None => None,
-        };
-        if let Some(parsed) = value.as_deref().and_then(ColorChoice::parse) {
-            choice = parsed;
-        }
-    }
-    choice
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn choice(args: &[&str]) -> ColorChoice {
-        let args: Vec<OsString> = args.iter().map(OsString::from).collect();
-        color_choice(&args)
-    }
-
-    #[test]
-    fn the_flag_is_found_in_every_spelling_and_position() {
-        assert_eq!(choice(&["volley", "--help"]), ColorChoice::Auto);
-        assert_eq!(
-            choice(&["volley", "--color", "never", "--help"]),
-            ColorChoice::Never
-        );
-        assert_eq!(
-            choice(&["volley", "run", "p.toml", "--color=always"]),
-            ColorChoice::Always
-        );
-        assert_eq!(
-            choice(&["volley", "--color=never", "--color", "always"]),
-            ColorChoice::Always
-        );
-        assert_eq!(
-            choice(&["volley", "--color", "sometimes"]),
-            ColorChoice::Auto
-        );
-        assert_eq!(
-            choice(&["volley", "--", "--color", "never"]),
-            ColorChoice::Auto
-        );
-        assert_eq!(choice(&["volley", "--colorful"]), ColorChoice::Auto);
-    }
 }

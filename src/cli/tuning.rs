@@ -3,10 +3,7 @@
 use std::time::Duration;
 
 use clap::Args;
-
-/// The longest `--send-grid` accepted: a longer one would send a hundredth of a second's
-/// arrivals in one burst.
-const MAX_SEND_GRID: Duration = Duration::from_millis(10);
+use volley::plan::flags::parse_send_grid;
 
 /// Generator tuning.
 #[derive(Debug, Clone, Copy, Default, Args)]
@@ -21,48 +18,4 @@ pub struct TuningArgs {
         value_parser = parse_send_grid
     )]
     pub send_grid: Option<Duration>,
-}
-
-/// A `--send-grid` that cannot be used.
-#[derive(Debug, thiserror::Error)]
-pub enum GridError {
-    /// Not a duration (the plan reader's message).
-    #[error("{0}")]
-    Duration(String),
-    /// Above [`MAX_SEND_GRID`].
-    #[error("`{0}` is longer than the longest send grid, 10ms")]
-    TooLong(String),
-}
-
-/// Parses a send grid's tick: a duration from 0 to [`MAX_SEND_GRID`].
-pub fn parse_send_grid(text: &str) -> Result<Duration, GridError> {
-    let tick = volley::plan::read::parse_duration(text)
-        .map_err(|why| GridError::Duration(why.to_string()))?;
-    if tick > MAX_SEND_GRID {
-        return Err(GridError::TooLong(text.to_string()));
-    }
-    Ok(tick)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grids_parse_from_zero_to_ten_milliseconds() {
-        assert_eq!(parse_send_grid("0").unwrap(), Duration::ZERO);
-        assert_eq!(
-            parse_send_grid("250us").unwrap(),
-            Duration::from_micros(250)
-        );
-        assert_eq!(parse_send_grid("10ms").unwrap(), MAX_SEND_GRID);
-        assert!(matches!(
-            parse_send_grid("11ms"),
-            Err(GridError::TooLong(_))
-        ));
-        assert!(matches!(
-            parse_send_grid("fast"),
-            Err(GridError::Duration(_))
-        ));
-    }
 }

@@ -403,6 +403,64 @@ fn base64_of(bytes: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
 
+/// The shared token from the environment (`$VOLLEY_TOKEN`), unless empty.
+pub fn token_from_env() -> Option<String> {
+    std::env::var(TOKEN_ENV).ok().filter(|t| !t.is_empty())
+}
+
+/// A new random token: 256 bits from two v4 UUIDs, as hex.
+pub fn random_token() -> String {
+    format!(
+        "{}{}",
+        uuid::Uuid::new_v4().simple(),
+        uuid::Uuid::new_v4().simple()
+    )
+}
+
+/// The files a plan reads, relative to its folder, that travel with it in the ConfigMap: data
+/// files, request bodies (`body_file` without templates in its path), `.proto` files and the
+/// `.proto` files under `import_paths`.
+pub fn shipped_files(file: &crate::plan::file::PlanFile, folder: &Path) -> Vec<String> {
+    let mut files: Vec<String> = file
+        .data
+        .values()
+        .map(|d| d.file.get_ref().clone())
+        .collect();
+    for sc in &file.scenarios {
+        for st in &sc.steps {
+            if let Some(body) = &st.body_file
+                && !body.get_ref().contains("{{")
+            {
+                files.push(body.get_ref().clone());
+            }
+        }
+    }
+    files.extend(file.target.proto.iter().map(|p| p.get_ref().clone()));
+    for dir in &file.target.import_paths {
+        let mut found = Vec::new();
+        protos_under(&folder.join(dir), Path::new(dir), &mut found);
+        files.extend(found);
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    files.retain(|f| seen.insert(f.trim_start_matches("./").to_string()));
+    files
+}
+
+/// The `.proto` files under `dir` (as `relative/...`), recursively.
+fn protos_under(dir: &Path, relative: &Path, out: &mut Vec<String>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let (path, rel) = (e.path(), relative.join(e.file_name()));
+        if path.is_dir() {
+            protos_under(&path, &rel, out);
+        } else if path.extension().is_some_and(|x| x == "proto") {
+            out.push(rel.display().to_string());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,18 +20,16 @@
 //!
 //! docs/measurement.md ("Live metrics") defines them. Layout: [`live`] is the run's observer
 //! that fills the snapshot from the workers' interval snapshots; [`exposition`] and [`serve`]
-//! the page; [`remote_write`] and [`push`] the pushes; [`session`] starts and ends both for a
-//! command.
+//! the page; [`remote_write`] and [`push`] the pushes. The outputs that start and end them for
+//! a command are `run::output`'s (`MetricsPage`, `RemoteWritePush`), above this layer.
 
 pub mod exposition;
 pub mod live;
 pub mod push;
 pub mod remote_write;
 pub mod serve;
-pub mod session;
 
 pub use live::Exporter;
-pub use session::{Export, ExportOptions};
 
 use std::net::SocketAddr;
 

@@ -148,6 +148,24 @@ impl Settings {
         }
     }
 
+    /// What the search is about to do, for `plan`: `http://h/ — open model, SLO p99<50ms,
+    /// steps of 5s + 1s warm-up, budget 3m`.
+    pub fn banner(&self, plan: &Plan) -> String {
+        let target = plan
+            .quick
+            .as_ref()
+            .map_or(plan.target.base_url.as_str(), |q| q.url.as_str());
+        format!(
+            "{} — {} model, SLO {}, steps of {} + {} warm-up, budget {}",
+            crate::redact::redact_url_userinfo(target),
+            self.model,
+            self.slo_text,
+            humantime::format_duration(self.step),
+            humantime::format_duration(self.warmup),
+            humantime::format_duration(self.budget)
+        )
+    }
+
     /// One judged step: `✓   400.0/s →      398.2 req/s, p50     1.20 ms, p99     3.40 ms,
     /// errors 0.00%`, with the reason when it did not hold; a level run again to confirm a break
     /// says `(again)`.

@@ -12,6 +12,7 @@ pub mod check;
 pub mod connect;
 pub mod data;
 pub mod file;
+pub mod flags;
 pub mod group_by;
 pub mod header;
 pub mod import;

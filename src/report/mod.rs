@@ -70,6 +70,21 @@ impl Format {
     pub fn named_after_a_run(self) -> bool {
         self != Self::Text
     }
+
+    /// Its name in `--format`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Text => "txt",
+            Self::Markdown => "md",
+            Self::Html => "html",
+        }
+    }
+
+    /// Whether it is a page for a browser, not text a terminal shows (a CI gate's verdict is
+    /// then also said on stderr).
+    pub fn is_page(self) -> bool {
+        self == Self::Html
+    }
 }
 
 impl std::str::FromStr for Format {
@@ -95,6 +110,35 @@ pub fn render(r: &RunRecord, format: Format) -> Result<String, Error> {
         Format::Html => html::render_run(r),
         Format::Text => Ok(text::render(r)),
     }
+}
+
+/// Renders a comparison of `variants` (`volley compare`, a series of repeats' spread) in
+/// `format`, after `first` (a CI gate's verdict, in text and in Markdown; not on the HTML page,
+/// which shows its own verdict).
+pub fn render_comparison(
+    variants: &[crate::analysis::compare::Variant],
+    c: &crate::analysis::compare::Comparison,
+    format: Format,
+    first: Option<(&str, &str)>,
+) -> Result<String, Error> {
+    let lead = |line: Option<&str>| line.map(|l| format!("{l}\n\n")).unwrap_or_default();
+    Ok(match format {
+        Format::Markdown => lead(first.map(|f| f.1)) + &comparison::markdown(variants, c),
+        Format::Html => html::render_compare(variants, c)?,
+        Format::Text => lead(first.map(|f| f.0)) + &comparison::text(variants, c),
+    })
+}
+
+/// Renders a suite's report in `format`.
+pub fn render_suite(
+    o: &crate::record::suite::SuiteOutcome,
+    format: Format,
+) -> Result<String, Error> {
+    Ok(match format {
+        Format::Text => suite::text(o),
+        Format::Markdown => suite::markdown(o),
+        Format::Html => suite::html(o)?,
+    })
 }
 
 /// The files of a results folder.

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{Format, comparison, html};
+use super::{Format, comparison};
 use crate::analysis::compare::{CompareOptions, Variant, compare};
 use crate::error::Error;
 use crate::record::{RunRecord, write_atomically};
@@ -15,20 +15,26 @@ pub fn repeat_dir(dir: &Path, i: u32) -> PathBuf {
     dir.join(format!("repeat-{i}"))
 }
 
-/// Writes the spread of `runs` (one variant named `label`) into `dir`; returns the text summary.
-pub fn write_spread(dir: &Path, label: &str, runs: Vec<RunRecord>) -> Result<String, Error> {
-    let variants = [Variant {
+/// The spread of `runs` (one variant named `label`, kept in `dir`) as `summary.txt` says it.
+pub fn spread_text(dir: &Path, label: &str, runs: &[RunRecord]) -> String {
+    let variants = spread_of(dir, label, runs);
+    comparison::text(&variants, &compare(&variants, CompareOptions::default()))
+}
+
+fn spread_of(dir: &Path, label: &str, runs: &[RunRecord]) -> [Variant; 1] {
+    [Variant {
         label: label.to_string(),
         source: dir.to_path_buf(),
-        runs,
-    }];
+        runs: runs.to_vec(),
+    }]
+}
+
+/// Writes the spread of `runs` (one variant named `label`) into `dir`; returns the text summary.
+pub fn write_spread(dir: &Path, label: &str, runs: &[RunRecord]) -> Result<String, Error> {
+    let variants = spread_of(dir, label, runs);
     let c = compare(&variants, CompareOptions::default());
     for format in Format::ALL {
-        let rendered = match format {
-            Format::Text => comparison::text(&variants, &c),
-            Format::Markdown => comparison::markdown(&variants, &c),
-            Format::Html => html::render_compare(&variants, &c)?,
-        };
+        let rendered = super::render_comparison(&variants, &c, format, None)?;
         write_atomically(&dir.join(format.file_name()), rendered.as_bytes())?;
     }
     Ok(comparison::text(&variants, &c))

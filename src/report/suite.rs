@@ -498,11 +498,7 @@ pub fn html(o: &SuiteOutcome) -> Result<String, Error> {
 /// folder.
 pub fn write(o: &SuiteOutcome) -> Result<(), Error> {
     for format in Format::ALL {
-        let rendered = match format {
-            Format::Text => text(o),
-            Format::Markdown => markdown(o),
-            Format::Html => html(o)?,
-        };
+        let rendered = super::render_suite(o, format)?;
         write_atomically(&o.folder.join(format.file_name()), rendered.as_bytes())?;
     }
     Ok(())

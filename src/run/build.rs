@@ -9,7 +9,7 @@ use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::{
     Arrival, CheckResult, Drain, Generator, Group, GroupKind, Histograms, RunConfig, RunRecord,
-    ScenarioConfig, Summary, ThreadStats, ThresholdResult, Tool,
+    ScenarioConfig, Summary, ThreadStats, ThresholdResult, Tool, Warning,
 };
 use crate::record::recorder::Recorder;
 use crate::record::{SCHEMA_VERSION, encode_histogram, env};
@@ -50,8 +50,24 @@ fn measured_part(plan: &Plan, d: std::time::Duration) -> f64 {
     d.saturating_sub(plan.warmup).as_secs_f64()
 }
 
-/// Builds the run's record from the plan and what the engine measured.
-pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &crate::redact::Argv) -> RunRecord {
+/// What a run's record holds besides the engine's measurement, all known before it is built.
+#[derive(Debug, Default)]
+pub struct Beside {
+    /// What was seen of the target (`--watch`, a suite's target process).
+    pub watch: Option<crate::record::watch::Watched>,
+    /// The outputs' warnings about the run (remote-write pushes that failed).
+    pub warnings: Vec<Warning>,
+}
+
+/// Builds the run's record from the plan, what the engine measured and what was seen beside
+/// it: the one place a run's record is made. Its judged parts (thresholds, self-checks,
+/// warnings, outcome) are derived here from its measured parts; nothing changes it afterwards.
+pub fn build_record(
+    plan: &Plan,
+    outcome: &RunOutcome,
+    command: &crate::redact::Argv,
+    beside: Beside,
+) -> RunRecord {
     let t = &outcome.totals;
     let model = plan.model();
     let secrets = &plan.secrets;
@@ -105,12 +121,13 @@ pub fn build_record(plan: &Plan, outcome: &RunOutcome, command: &crate::redact::
             .zip(&t.grouped)
             .map(|(g, table)| GroupedBy::from_table(g.selector.to_string(), table))
             .collect(),
-        watch: None,
+        watch: beside.watch,
         outcome: None,
     };
     record.thresholds = threshold_results(plan, outcome, &record);
     record.self_checks = selfcheck::run(&record, &expected::expected_load(plan, &record));
     record.warnings = diagnose(&record);
+    record.warnings.extend(beside.warnings);
     crate::analysis::verdict::settle(&mut record);
     record
 }

@@ -1,7 +1,7 @@
 //! The run façade: the one way to run a plan. Quick mode, `volley run`, `volley demo`, each
 //! find-max step and each suite run call [`execute`]: it runs the engine with the observers the
-//! caller asked for (the progress line, exporters, live views), then builds the run's record.
-//! [`write_outputs`] writes what a finished run leaves behind.
+//! caller asked for (the progress line, live views, the outputs' live figures), then builds the
+//! run's record once. [`output`] is the seam of what a run leaves behind ([`Outputs`]).
 //!
 //! Layout: `build` makes the record from the plan and the engine's outcome, with [`windows`]
 //! (each group's measured window and arrival figures), [`load`] (the load each scenario was
@@ -17,7 +17,7 @@ mod live;
 pub mod live_view;
 pub mod load;
 mod no_connection;
-mod outputs;
+pub mod output;
 pub mod progress;
 pub mod show;
 pub mod thresholds;
@@ -37,10 +37,10 @@ use crate::error::Error;
 use crate::plan::Plan;
 use crate::record::RunRecord;
 
-pub use build::{build_record, run_config};
+pub use build::{Beside, build_record, run_config};
 pub use live::LiveJudge;
 pub use load::{describe_scenario, scenario_load};
-pub use outputs::{Outputs, Written, write_outputs};
+pub use output::{Output, OutputError, Outputs, Written};
 pub use thresholds::RecordView;
 
 /// How to run: what is not part of the test itself.
@@ -65,21 +65,19 @@ pub struct Options {
     pub remote_judge: bool,
 }
 
-/// Runs `plan` with `observers` watching, and returns its record.
-pub fn execute(
-    plan: &Plan,
-    options: &Options,
-    observers: &mut [&mut dyn Observer],
-) -> Result<RunRecord, Error> {
-    execute_with(plan, options, stop_handle(), observers)
+/// Runs `plan`, `outputs` (started) reading its live figures, and returns its record. The
+/// record is not written: the caller hands it to [`Outputs::finish`] once it has shown it.
+pub fn execute(plan: &Plan, options: &Options, outputs: &mut Outputs) -> Result<RunRecord, Error> {
+    execute_with(plan, options, stop_handle(), &mut [], outputs)
 }
 
-/// Like [`execute`], stoppable through `stop`.
+/// Like [`execute`], stoppable through `stop`, with the caller's `observers` watching too.
 pub fn execute_with(
     plan: &Plan,
     options: &Options,
     stop: StopHandle,
     observers: &mut [&mut dyn Observer],
+    outputs: &mut Outputs,
 ) -> Result<RunRecord, Error> {
     let engine_options = crate::engine::RunOptions {
         handle_signals: options.handle_signals,
@@ -97,8 +95,12 @@ pub fn execute_with(
         && live_view::long_enough(plan))
     .then(|| live_view::LiveView::new(plan, stop.clone(), options.handle_signals, options.color));
     let mut dead = no_connection::NoConnection::default();
-    let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 5);
+    let mut live = outputs.observer(plan);
+    let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 6);
     all.push(&mut dead);
+    if let Some(live) = live.as_mut() {
+        all.push(live);
+    }
     if !options.remote_judge {
         all.push(&mut thresholds);
     }
@@ -115,11 +117,10 @@ pub fn execute_with(
     }
     let outcome = crate::engine::run_with(plan, &engine_options, stop, &mut all);
     drop(all);
-    let mut record = build_record(plan, &outcome?, &options.command);
-    if let Some(w) = watcher {
-        record.watch = Some(w.into_record(record.series.len()));
-        record.warnings = crate::analysis::diagnose(&record);
-        crate::analysis::verdict::settle(&mut record);
-    }
-    Ok(record)
+    let outcome = outcome?;
+    let beside = Beside {
+        watch: watcher.map(|w| w.into_record(outcome.series.len())),
+        warnings: outputs.run_ended(),
+    };
+    Ok(build_record(plan, &outcome, &options.command, beside))
 }

@@ -114,6 +114,40 @@ pub struct SuiteTarget {
     pub smoke_plan: Option<Plan>,
 }
 
+impl Suite {
+    /// What the suite is about to do, in one line: `volley suite NAME: 2 target(s), plan
+    /// p.toml, 3 run(s) each, after a smoke run (at most 1% errors)`.
+    pub fn banner(&self) -> String {
+        let test = match &self.find_max {
+            Some(f) => format!(
+                "a find-max search each ({} model, SLO {})",
+                f.model, f.slo_text
+            ),
+            None => format!("{} run(s) each", self.repeats),
+        };
+        let mut plans: Vec<String> = Vec::new();
+        for t in &self.targets {
+            let p = t.plan_path.display().to_string();
+            if !plans.contains(&p) {
+                plans.push(p);
+            }
+        }
+        let smoke = self.smoke.as_ref().map(|sm| {
+            format!(
+                ", after a smoke run (at most {}% errors)",
+                sm.max_error_rate * 100.0
+            )
+        });
+        format!(
+            "volley suite {}: {} target(s), plan {}, {test}{}",
+            self.name,
+            self.targets.len(),
+            plans.join(" and "),
+            smoke.unwrap_or_default()
+        )
+    }
+}
+
 /// A command line to run: argv (no shell), working directory, extra environment.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandLine {

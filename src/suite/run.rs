@@ -15,11 +15,13 @@ use crate::error::Error;
 use crate::findmax;
 use crate::findmax::run::Settings;
 use crate::plan::Plan;
+use crate::record::set::RECORD_FILE;
 use crate::record::suite::{Status, SuiteOutcome, SuiteStep, TargetOutcome};
 use crate::record::{RunRecord, write_record};
+use crate::report::new_folder;
 use crate::report::repeats::{repeat_dir, run_line, write_spread};
-use crate::report::{new_folder, write_results_into};
 use crate::run;
+use crate::run::output::ResultsFolder;
 use crate::units::thousands;
 
 use super::halt::{Halt, halt_after};
@@ -378,10 +380,10 @@ impl TargetRun<'_, '_> {
             } else {
                 repeat_dir(dir, i)
             };
-            let files = write_results_into(&run_dir, &record)
-                .map_err(|e| Halt::Failed(SuiteStep::Run, e.to_string()))?;
+            keep(&run_dir, &record)?;
             self.say(&format!("run {i}/{n}: {}", run_line(&record)));
-            out.records.push(relative(&files.record, self.folder));
+            out.records
+                .push(relative(&run_dir.join(RECORD_FILE), self.folder));
             let halt = halt_after(&record, &during, out);
             out.runs.push(record);
             if let Some(halt) = halt {
@@ -431,6 +433,7 @@ impl TargetRun<'_, '_> {
                     &options,
                     stop,
                     &mut [],
+                    &mut run::Outputs::none(),
                 );
                 interrupts.end_run();
                 record
@@ -460,9 +463,9 @@ impl TargetRun<'_, '_> {
                 ));
             }
         };
-        let files = write_results_into(dir, &found.record)
-            .map_err(|e| Halt::Failed(SuiteStep::Run, e.to_string()))?;
-        out.records.push(relative(&files.record, self.folder));
+        keep(dir, &found.record)?;
+        out.records
+            .push(relative(&dir.join(RECORD_FILE), self.folder));
         self.say(&format!(
             "find-max: {}",
             found_line(&found.summary, settings)
@@ -486,7 +489,7 @@ impl TargetRun<'_, '_> {
     /// With repeats, the spread of the runs at the top of the target's folder.
     fn spread(&mut self, dir: &Path, out: &TargetOutcome) {
         if self.suite.repeats > 1 && !out.runs.is_empty() {
-            if let Err(e) = write_spread(dir, &out.name, out.runs.clone()) {
+            if let Err(e) = write_spread(dir, &out.name, &out.runs) {
                 self.say(&format!("cannot write the spread of the repeats: {e}"));
             }
         }
@@ -536,6 +539,7 @@ impl TargetRun<'_, '_> {
             &options,
             stop,
             &mut [],
+            &mut run::Outputs::none(),
         );
         self.interrupts.end_run();
         record.map_err(|e| {
@@ -569,5 +573,16 @@ impl TargetRun<'_, '_> {
                 ),
             )),
         }
+    }
+}
+
+/// Writes a run's results folder into `dir`, through the output seam.
+fn keep(dir: &Path, record: &RunRecord) -> Result<(), Halt> {
+    let fail = |why: String| Halt::Failed(SuiteStep::Run, why);
+    let mut outputs = run::Outputs::none().with(ResultsFolder::exact(dir));
+    outputs.start(None).map_err(|e| fail(e.to_string()))?;
+    match outputs.finish(record).failed.into_iter().next() {
+        Some((_, e)) => Err(fail(e.to_string())),
+        None => Ok(()),
     }
 }

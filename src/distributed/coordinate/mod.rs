@@ -33,8 +33,9 @@ use crate::plan::Plan;
 use crate::plan::segment::Distributed;
 use crate::record::RunRecord;
 
-use super::merge::{Input, Lost, MergeError, merge_lost};
+use super::merge::{Beside, Input, Lost, MergeError, merge_lost};
 use crate::record::shares::LostShare;
+use crate::run::Outputs;
 pub use state::START_DELAY;
 use state::{CoordinatorState, Event, ShareStatus};
 
@@ -56,9 +57,18 @@ pub struct CoordinatorOptions {
     pub wait: Duration,
     /// Lost generators: after how long, and what then.
     pub settings: Distributed,
-    /// Where to publish the whole test's live figures (`--metrics-listen`, `--prometheus-rw`:
-    /// [`crate::export::Export::shared`]); `None`: nowhere.
-    pub metrics: Option<crate::export::live::Shared>,
+}
+
+/// `--workers N`: between 1 and [`crate::schedule::segment::MAX_SEGMENTS`] shares.
+pub fn check_workers(count: u32) -> Result<(), crate::error::Error> {
+    let most = crate::schedule::segment::MAX_SEGMENTS;
+    match (1..=most).contains(&count) {
+        true => Ok(()),
+        false => Err(crate::error::Error::Invalid {
+            what: "--workers".into(),
+            why: format!("must be between 1 and {most}"),
+        }),
+    }
 }
 
 /// Why a coordinated test has no merged record.
@@ -83,10 +93,13 @@ pub enum CoordinateError {
 
 /// Runs a distributed test on `listener`: waits for the generators, follows the run, and
 /// returns the merged record. `say` gets what a user follows (registrations, the start,
-/// progress once a second, lost generators).
+/// progress once a second, lost generators). `outputs` (started) get the whole test's live
+/// figures, the generators' snapshots summed, and say what the merged record must (failed
+/// pushes); the caller gives them the merged record.
 pub fn coordinate(
     listener: TcpListener,
     options: CoordinatorOptions,
+    outputs: &mut Outputs,
     say: &mut dyn FnMut(&str),
 ) -> Result<RunRecord, CoordinateError> {
     let now = Instant::now();
@@ -97,8 +110,8 @@ pub fn coordinate(
         options.settings,
         now,
     );
-    if let Some(shared) = options.metrics.clone() {
-        state = state.with_metrics(shared);
+    if let Some(live) = outputs.live() {
+        state = state.with_metrics(live);
     }
     let shared = Arc::new(http::Shared {
         state: Mutex::new(state),
@@ -124,13 +137,11 @@ pub fn coordinate(
     }
     outcome?;
     let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
-    let mut merged = collect(&mut state)?;
-    if let Some(signal) = state.interrupted {
-        // The whole test was stopped here, whatever each generator's record says.
-        merged.interrupted = Some(format!("{signal} at the coordinator"));
-        crate::analysis::verdict::settle(&mut merged);
-    }
-    Ok(merged)
+    let beside = Beside {
+        interrupted: state.interrupted.map(|s| format!("{s} at the coordinator")),
+        warnings: outputs.run_ended(),
+    };
+    collect(&mut state, beside)
 }
 
 /// Follows the test until every share is done or lost.
@@ -166,7 +177,7 @@ fn follow(shared: &http::Shared, say: &mut dyn FnMut(&str)) -> Result<(), Coordi
 }
 
 /// The merged record of the shares that sent theirs; the others are named missing.
-fn collect(state: &mut CoordinatorState) -> Result<RunRecord, CoordinateError> {
+fn collect(state: &mut CoordinatorState, beside: Beside) -> Result<RunRecord, CoordinateError> {
     let lost = Lost {
         shares: state
             .shares
@@ -200,7 +211,7 @@ fn collect(state: &mut CoordinatorState) -> Result<RunRecord, CoordinateError> {
             .collect();
         return Err(CoordinateError::NoRecords(lost.join(", ")));
     }
-    Ok(merge_lost(&inputs, &lost)?)
+    Ok(merge_lost(&inputs, &lost, beside)?)
 }
 
 /// One line of the whole test's progress: the generators running, requests and errors so far,

@@ -13,6 +13,7 @@ mod stream;
 use std::io::Write as _;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::error::Error;
 use crate::plan::Plan;
 use crate::record::RunRecord;
 use crate::run::{Options, stop_handle};
@@ -175,7 +176,13 @@ impl Worker {
             remote_judge: true,
             ..options.clone()
         };
-        let record = crate::run::execute_with(plan, &options, stop, &mut [&mut streamer])?;
+        let record = crate::run::execute_with(
+            plan,
+            &options,
+            stop,
+            &mut [&mut streamer],
+            &mut crate::run::Outputs::none(),
+        )?;
         Ok(record)
     }
 
@@ -221,5 +228,26 @@ impl Worker {
                 Err(_) => std::thread::sleep(RETRY),
             }
         }
+    }
+}
+
+/// The environment variable an Indexed Job's pod learns its index from.
+pub const JOB_INDEX_ENV: &str = "JOB_COMPLETION_INDEX";
+
+/// The share a generator asks for: `--segment`, else `$JOB_COMPLETION_INDEX` (the count from
+/// the coordinator), else none.
+pub fn asked_share(segment: Option<Segment>) -> Result<(Option<u32>, Option<u32>), Error> {
+    if let Some(s) = segment {
+        return Ok((Some(s.index()), Some(s.count())));
+    }
+    match std::env::var(JOB_INDEX_ENV) {
+        Ok(text) => {
+            let index = text.trim().parse::<u32>().map_err(|_| Error::Invalid {
+                what: JOB_INDEX_ENV.into(),
+                why: format!("`{text}` is not a share number (0, 1, 2, …)"),
+            })?;
+            Ok((Some(index), None))
+        }
+        Err(_) => Ok((None, None)),
     }
 }

@@ -162,17 +162,37 @@ pub struct Lost {
 /// Merges the records of a test's shares. With `allow_missing`, shares without a record are
 /// named in `merged.missing` instead of refused (a coordinator with lost generators).
 pub fn merge(inputs: &[Input], allow_missing: bool) -> Result<RunRecord, MergeError> {
-    merge_with(inputs, allow_missing.then(Lost::default).as_ref())
+    merge_with(
+        inputs,
+        allow_missing.then(Lost::default).as_ref(),
+        Beside::default(),
+    )
+}
+
+/// What a coordinator's merged record holds besides the shares' records, known before it is
+/// built.
+#[derive(Debug, Clone, Default)]
+pub struct Beside {
+    /// The whole test was stopped at the coordinator, by this signal (whatever each
+    /// generator's record says).
+    pub interrupted: Option<String>,
+    /// The coordinator's outputs' warnings (remote-write pushes that failed).
+    pub warnings: Vec<crate::record::model::Warning>,
 }
 
 /// Merges what there is of a test whose generators were lost: the shares without a record are
 /// named in `merged.missing` with what they reported (`merged.lost`), their connections are in
 /// the summary, and the configuration is the whole test's, as asked.
-pub fn merge_lost(inputs: &[Input], lost: &Lost) -> Result<RunRecord, MergeError> {
-    merge_with(inputs, Some(lost))
+/// `beside` is what the coordinator adds (its signal, its outputs' warnings).
+pub fn merge_lost(inputs: &[Input], lost: &Lost, beside: Beside) -> Result<RunRecord, MergeError> {
+    merge_with(inputs, Some(lost), beside)
 }
 
-fn merge_with(inputs: &[Input], lost: Option<&Lost>) -> Result<RunRecord, MergeError> {
+fn merge_with(
+    inputs: &[Input],
+    lost: Option<&Lost>,
+    beside: Beside,
+) -> Result<RunRecord, MergeError> {
     let (count, missing) = check(inputs, lost.is_some())?;
     let mut anchors = Vec::with_capacity(inputs.len());
     for i in inputs {
@@ -246,6 +266,9 @@ fn merge_with(inputs: &[Input], lost: Option<&Lost>) -> Result<RunRecord, MergeE
         missing,
         lost: lost.shares,
     });
+    if let Some(signal) = beside.interrupted {
+        merged.interrupted = Some(signal);
+    }
     merged.thresholds = parts::thresholds(&parts, &merged)?;
     merged.self_checks = crate::analysis::selfcheck::run(
         &merged,
@@ -256,6 +279,7 @@ fn merge_with(inputs: &[Input], lost: Option<&Lost>) -> Result<RunRecord, MergeE
         ),
     );
     merged.warnings = parts::warnings(&parts, &merged, count);
+    merged.warnings.extend(beside.warnings);
     crate::analysis::verdict::settle(&mut merged);
     Ok(merged)
 }

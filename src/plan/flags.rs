@@ -1,0 +1,127 @@
+//! The values of command-line flags that are not plain numbers or names: durations as plan
+//! files write them, rates (`2000/s`, `600/m`), `KEY=VALUE` settings and time scales. Quick
+//! mode's flags desugar into a plan through these, so a flag and a plan key read the same.
+
+use std::time::Duration;
+
+/// Why a flag's value is unusable (clap prints it after the flag's name).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ArgError {
+    /// `--set` without `=`.
+    #[error("`{0}` is not KEY=VALUE")]
+    NotKeyValue(String),
+    /// `--set =VALUE`.
+    #[error("`{0}` has no key")]
+    NoKey(String),
+    /// A time scale that is not a positive, finite number.
+    #[error("`{0}` is not a positive factor like 0.1")]
+    NotAFactor(String),
+    /// A rate that is not a number (per second or per minute).
+    #[error("`{0}` is not a rate like 2000, 2000/s or 600/m")]
+    NotARate(String),
+    /// A rate of zero, below or infinite.
+    #[error("`{0}`: the rate must be greater than 0")]
+    RateNotPositive(String),
+    /// A duration, as plan files write them (the plan reader's message).
+    #[error("{0}")]
+    Duration(String),
+    /// A send grid above [`MAX_SEND_GRID`].
+    #[error("`{0}` is longer than the longest send grid, 10ms")]
+    GridTooLong(String),
+}
+
+/// The longest `--send-grid` accepted: a longer one would send a hundredth of a second's
+/// arrivals in one burst.
+pub const MAX_SEND_GRID: Duration = Duration::from_millis(10);
+
+/// Parses a send grid's tick: a duration from 0 to [`MAX_SEND_GRID`].
+pub fn parse_send_grid(text: &str) -> Result<Duration, ArgError> {
+    let tick = parse_duration(text)?;
+    if tick > MAX_SEND_GRID {
+        return Err(ArgError::GridTooLong(text.to_string()));
+    }
+    Ok(tick)
+}
+
+/// Parses `KEY=VALUE`.
+pub fn parse_set(text: &str) -> Result<(String, String), ArgError> {
+    let (k, v) = text
+        .split_once('=')
+        .ok_or_else(|| ArgError::NotKeyValue(text.to_string()))?;
+    if k.trim().is_empty() {
+        return Err(ArgError::NoKey(text.to_string()));
+    }
+    Ok((k.trim().to_string(), v.to_string()))
+}
+
+/// Parses a positive, finite time scale.
+pub fn parse_time_scale(text: &str) -> Result<f64, ArgError> {
+    match text.parse::<f64>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(ArgError::NotAFactor(text.to_string())),
+    }
+}
+
+/// Parses `10s`, `1m30s`, `500ms`, or a bare number of seconds, as plan files do (≥ 0, at most
+/// 366 days).
+pub fn parse_duration(text: &str) -> Result<Duration, ArgError> {
+    super::read::parse_duration(text).map_err(|why| ArgError::Duration(why.to_string()))
+}
+
+/// Parses a rate: `2000`, `2000/s`, `600/m`; must be finite and > 0.
+pub fn parse_rate(text: &str) -> Result<f64, ArgError> {
+    let t = text.trim();
+    let (number, per_secs) = if let Some(n) = t.strip_suffix("/s") {
+        (n, 1.0)
+    } else if let Some(n) = t.strip_suffix("/m") {
+        (n, 60.0)
+    } else {
+        (t, 1.0)
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| ArgError::NotARate(text.to_string()))?;
+    let rate = value / per_secs;
+    if !rate.is_finite() || rate <= 0.0 {
+        return Err(ArgError::RateNotPositive(text.to_string()));
+    }
+    Ok(rate)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_rates() {
+        assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
+        assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_duration("2.5"), Ok(Duration::from_millis(2500)));
+        assert!(parse_duration("-1").is_err());
+        assert!(parse_duration("soon").is_err());
+        assert_eq!(parse_rate("2000"), Ok(2000.0));
+        assert_eq!(parse_rate("600/m"), Ok(10.0));
+        assert!(parse_rate("0").is_err());
+        assert!(parse_rate("-5").is_err());
+        assert!(parse_rate("fast").is_err());
+        assert_eq!(parse_set("a.b=c=d"), Ok(("a.b".into(), "c=d".into())));
+        assert!(parse_set("=x").is_err());
+        assert!(parse_time_scale("0").is_err());
+    }
+
+    #[test]
+    fn grids_parse_from_zero_to_ten_milliseconds() {
+        assert_eq!(parse_send_grid("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_send_grid("250us"), Ok(Duration::from_micros(250)));
+        assert_eq!(parse_send_grid("10ms"), Ok(MAX_SEND_GRID));
+        assert!(matches!(
+            parse_send_grid("11ms"),
+            Err(ArgError::GridTooLong(_))
+        ));
+        assert!(matches!(
+            parse_send_grid("fast"),
+            Err(ArgError::Duration(_))
+        ));
+    }
+}
