@@ -48,10 +48,10 @@
 //!   the engine and `volley check` ask it through its methods, and `tests/architecture.rs`
 //!   keeps its variants in `proto/client.rs`; the plan schema `UPDATE_SCHEMA=1` regenerates;
 //! - a new **report format**: a module under `report/` rendering from the record; in
-//!   `report/mod.rs` its `pub mod`, its [`report::Format`] variant, file name and `render` arm
-//!   (every results folder, a run's, a series of repeats', a suite's, writes each format of
-//!   `Format::ALL`); its `--format` value in `cli/args.rs`; its arm for comparisons in
-//!   `cli/compare.rs`;
+//!   `report/mod.rs` its `pub mod`, its [`report::Format`] variant in `Format::ALL`, its name
+//!   (`--format` reads formats by it), file name, and its arms in `render`,
+//!   `render_comparison` and `render_suite`. Two files: every results folder (a run's, a series
+//!   of repeats', a suite's) then holds it, and `volley report`/`compare` offer it;
 //! - a new **output** (what a run leaves behind): one file under `run/output/` implementing
 //!   [`run::Output`] (started before the first request, reading the live figures each second
 //!   if it wants them, asked for its warnings after each run, given the complete record,
