@@ -239,9 +239,25 @@ fn a_wrong_token_is_refused_and_missing_generators_are_named() {
 
 /// `volley_requests_total` of the whole run on a metrics page, if it is there.
 fn requests_on(page: &str) -> Option<u64> {
+    let id = run_id_on(page)?;
+    let line = format!("volley_requests_total{{run_id=\"{id}\",scenario=\"\",step=\"\"}} ");
     page.lines()
-        .find_map(|l| l.strip_prefix("volley_requests_total{scenario=\"\",step=\"\"} "))
+        .find_map(|l| l.strip_prefix(line.as_str()))
         .and_then(|n| n.parse().ok())
+}
+
+/// The `run_id` label of a metrics page's series.
+fn run_id_on(page: &str) -> Option<String> {
+    let line = page
+        .lines()
+        .find(|l| l.starts_with("volley_requests_total{"))?;
+    Some(
+        line.split("run_id=\"")
+            .nth(1)?
+            .split('"')
+            .next()?
+            .to_string(),
+    )
 }
 
 #[test]
@@ -300,10 +316,10 @@ fn the_coordinators_metrics_page_shows_the_whole_test() {
         requests_on(&page).is_some_and(|n| n > 0)
     });
     for family in [
-        "volley_in_flight{scenario=\"\",step=\"\"} ",
-        "volley_responses_total{scenario=\"\",status=\"200\",step=\"\"} ",
-        "volley_latency_seconds_count{scenario=\"\",step=\"\"} ",
-        "volley_rate_achieved_per_second{scenario=\"\",step=\"\"} ",
+        "volley_in_flight{run_id=",
+        ",scenario=\"\",status=\"200\",step=\"\"} ",
+        "volley_latency_seconds_count{run_id=",
+        "volley_rate_achieved_per_second{run_id=",
     ] {
         assert!(page.contains(family), "{family}\n{page}");
     }
@@ -319,6 +335,11 @@ fn the_coordinators_metrics_page_shows_the_whole_test() {
         })
     });
     let m = merged(&dir);
+    // The page's series carry the merged record's id: the whole test is one run.
+    assert_eq!(
+        Some(m["run_id"].as_str().unwrap().to_string()),
+        run_id_on(&page)
+    );
     let sum: u64 = (0..2)
         .map(|i| {
             summary_u64(
@@ -344,6 +365,8 @@ fn the_coordinators_metrics_page_shows_the_whole_test() {
     }
     let page = common::http_get(&page_url, "/metrics");
     assert_eq!(requests_on(&page), Some(sum), "{page}");
+    // The rest without the run's id, which every series carries.
+    let page = page.replace(&format!("run_id=\"{}\",", run_id_on(&page).unwrap()), "");
     let latency_count = page
         .lines()
         .find_map(|l| l.strip_prefix("volley_latency_seconds_count{scenario=\"\",step=\"\"} "))

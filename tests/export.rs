@@ -157,6 +157,8 @@ fn the_metrics_page_is_served_while_the_run_lasts() {
             "1",
             "--metrics-listen",
             "127.0.0.1:0",
+            "--tag",
+            "testid=page",
         ],
         &[],
     );
@@ -172,9 +174,20 @@ fn the_metrics_page_is_served_while_the_run_lasts() {
         }
         found.is_some()
     });
+    // Every series carries the run's id (the record's, below) and its tag.
+    let whole = "scenario=\"\",step=\"\",testid=\"page\"";
+    let run_id = |page: &str| -> Option<String> {
+        let line = page
+            .lines()
+            .find(|l| l.starts_with("volley_requests_total{"))?;
+        let id = line.split("run_id=\"").nth(1)?.split('"').next()?;
+        Some(id.to_string())
+    };
     let requests = |page: &str| -> Option<u64> {
+        let id = run_id(page)?;
+        let line = format!("volley_requests_total{{run_id=\"{id}\",{whole}}} ");
         page.lines()
-            .find_map(|l| l.strip_prefix("volley_requests_total{scenario=\"\",step=\"\"} "))
+            .find_map(|l| l.strip_prefix(line.as_str()))
             .and_then(|n| n.parse().ok())
     };
     let mut page = String::new();
@@ -184,13 +197,16 @@ fn the_metrics_page_is_served_while_the_run_lasts() {
     });
     assert!(page.starts_with("HTTP/1.1 200 OK"), "{page}");
     assert!(page.contains("text/plain; version=0.0.4"), "{page}");
+    let id = run_id(&page).unwrap();
     for family in [
-        "# TYPE volley_latency_seconds histogram",
-        "volley_in_flight{scenario=\"\",step=\"\"} ",
-        "volley_active_vus{scenario=\"\",step=\"\"} ",
-        "volley_responses_total{scenario=\"\",status=\"200\",step=\"\"} ",
+        "# TYPE volley_latency_seconds histogram".to_string(),
+        format!("volley_in_flight{{run_id=\"{id}\",{whole}}} "),
+        format!("volley_active_vus{{run_id=\"{id}\",{whole}}} "),
+        format!(
+            "volley_responses_total{{run_id=\"{id}\",scenario=\"\",status=\"200\",step=\"\",testid=\"page\"}} "
+        ),
     ] {
-        assert!(page.contains(family), "{family}\n{page}");
+        assert!(page.contains(&family), "{family}\n{page}");
     }
     assert!(common::http_get(&page_url, "/").starts_with("HTTP/1.1 404"));
     // Ten clients that send half a request and wait: a scrape is answered at once beside them
@@ -215,6 +231,8 @@ fn the_metrics_page_is_served_while_the_run_lasts() {
     assert_eq!(finished.code, Some(0), "{}", finished.stderr);
     let record = common::valid_record(&dir.join("run.json"));
     assert!(requests(&page).unwrap() <= common::summary_u64(&record, "requests"));
+    assert_eq!(record["run_id"], id.as_str());
+    assert_eq!(record["tags"]["testid"], "page");
 }
 
 #[test]

@@ -256,6 +256,74 @@ fn prometheus_holds_the_totals_of_the_record_scraped_and_pushed() {
         }
         // Scraped and pushed after the run: nothing runs any more.
         prometheus.expect(&format!("volley_active_vus{{{run}}}"), 0.0);
+        // Every series carries the run's id, the record's.
+        let id = record["run_id"].as_str().unwrap();
+        prometheus.expect(
+            &format!("volley_requests_total{{{run},run_id=\"{id}\"}}"),
+            requests as f64,
+        );
     }
     prometheus.expect("up{job=\"volley\"}", 1.0);
+}
+
+/// Two runs pushing to one Prometheus at the same time land in two sets of series, each
+/// labelled with its run's id and its tags, each holding its own run's totals (before run ids,
+/// both wrote one series: 0, 100, 300, 200, 600, … and Prometheus refused duplicate samples).
+#[test]
+fn concurrent_runs_stay_apart_in_prometheus() {
+    let Some(binary) = prometheus_binary() else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI is set and no prometheus binary was found"
+        );
+        eprintln!("\n\n*** SKIPPED: no `prometheus` in PATH ***\n\n");
+        return;
+    };
+    let _serial = common::serial();
+    let target = common::target();
+    let prometheus = Prometheus::start(&binary, "prom-concurrent-server", "");
+    let write_url = format!("{}/api/v1/write", prometheus.base);
+    let dir = common::temp_dir("prom-concurrent");
+    let url = format!("{}/delay?ms=2", target.base_url());
+    let start = |name: &str, requests: &str| {
+        let json = dir.join(format!("{name}.json"));
+        let child = common::volley()
+            .args([
+                url.as_str(),
+                "-c",
+                "2",
+                "-n",
+                requests,
+                "-q",
+                "--prometheus-rw",
+            ])
+            .arg(&write_url)
+            .args(["--tag", &format!("testid={name}"), "--tag", "team=perf"])
+            .arg("--json")
+            .arg(&json)
+            .arg("--out")
+            .arg(dir.join("results"))
+            .spawn()
+            .unwrap();
+        (child, json)
+    };
+    let runs = [start("a", "600"), start("b", "900")];
+    for (mut child, json) in runs {
+        assert!(child.wait().unwrap().success());
+        let record = common::valid_record(&json);
+        let id = record["run_id"].as_str().unwrap().to_string();
+        let testid = record["tags"]["testid"].as_str().unwrap();
+        assert_eq!(record["tags"]["team"], "perf");
+        let requests = common::summary_u64(&record, "requests");
+        let whole = "scenario=\"\",step=\"\"";
+        prometheus.expect(
+            &format!("volley_requests_total{{{whole},run_id=\"{id}\",testid=\"{testid}\"}}"),
+            requests as f64,
+        );
+        prometheus.expect(
+            &format!("max_over_time(volley_requests_total{{{whole},testid=\"{testid}\"}}[5m])"),
+            requests as f64,
+        );
+    }
+    prometheus.expect("count(volley_requests_total{scenario=\"\",step=\"\"})", 2.0);
 }

@@ -7,6 +7,7 @@ use super::command_args::{CompareArgs, DemoArgs, ReportArgs, ServeArgs};
 use super::proto_args::{ConnectArgs, GrpcArgs};
 use clap::{Args, Parser, Subcommand};
 pub use volley::plan::flags::{parse_duration, parse_rate, parse_set, parse_time_scale};
+use volley::record::model::LoadModel;
 
 /// volley — load testing and benchmarking for HTTP services, with honest numbers.
 ///
@@ -125,6 +126,10 @@ pub struct RunArgs {
     /// `target.base_url=URL`, `target.timeout=5s` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub sets: Vec<(String, String)>,
+    /// Tag the run, `KEY=VALUE` (repeatable): in run.json, the reports and every exported
+    /// series' labels (with `run_id`), e.g. --tag testid=pr-123. Adds to the plan's `[tags]`.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = volley::plan::flags::parse_tag)]
+    pub tags: Vec<(String, String)>,
     /// A header whose value is secret (repeatable): redacted in the summary, run.json and the
     /// reports, as Authorization, Proxy-Authorization, Cookie and Set-Cookie always are.
     #[arg(long = "secret-header", value_name = "NAME")]
@@ -183,8 +188,8 @@ pub struct FindMaxArgs {
     #[arg(long)]
     pub slo: String,
     /// Vary the arrival rate (open, the default) or the number of VUs (closed).
-    #[arg(long, value_enum, default_value = "open")]
-    pub model: SearchModel,
+    #[arg(long, value_parser = model_parser(), default_value = "open")]
+    pub model: LoadModel,
     /// Stop searching after this long.
     #[arg(long, value_parser = parse_duration, default_value = "3m")]
     pub budget: Duration,
@@ -265,23 +270,15 @@ pub struct CheckArgs {
     pub max_data_size: Option<u64>,
 }
 
-/// `find-max --model`: what the search varies.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum SearchModel {
-    /// The arrival rate (open model).
-    Open,
-    /// The number of VUs (closed model).
-    Closed,
-}
-
-impl std::fmt::Display for SearchModel {
-    /// `open` or `closed`, as the flag is written.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Self::Open => "open",
-            Self::Closed => "closed",
-        })
-    }
+/// `find-max --model`: what the search varies, the arrival rate (`open`) or the VUs (`closed`).
+pub fn model_parser() -> impl clap::builder::TypedValueParser<Value = LoadModel> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    PossibleValuesParser::new([LoadModel::Open.name(), LoadModel::Closed.name()]).map(|name| {
+        [LoadModel::Open, LoadModel::Closed]
+            .into_iter()
+            .find(|m| m.name() == name)
+            .expect("listed")
+    })
 }
 
 /// `--format` of `report` and `compare`: a report format by its name (`md`, `html`, `txt`).
@@ -320,6 +317,10 @@ pub struct QuickArgs {
     /// reports, as Authorization, Proxy-Authorization, Cookie and Set-Cookie always are.
     #[arg(long = "secret-header", value_name = "NAME")]
     pub secret_headers: Vec<String>,
+    /// Tag the run, `KEY=VALUE` (repeatable): in run.json, the reports and every exported
+    /// series' labels (with `run_id`), e.g. --tag testid=pr-123.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = volley::plan::flags::parse_tag)]
+    pub tags: Vec<(String, String)>,
     /// Request body.
     #[arg(long, conflicts_with = "body_file")]
     pub body: Option<String>,

@@ -9,7 +9,7 @@ use volley::plan::read::{ReadOptions, read_file};
 use volley::plan::{Plan, RunInput};
 use volley::record::model::LoadModel;
 
-use super::args::{FindMaxArgs, SearchModel};
+use super::args::FindMaxArgs;
 
 /// Runs the search; returns the exit code.
 pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
@@ -64,10 +64,7 @@ fn settings(a: &FindMaxArgs) -> anyhow::Result<Settings> {
     let settings = Settings {
         slo_text: a.slo.clone(),
         slo,
-        model: match a.model {
-            SearchModel::Open => LoadModel::Open,
-            SearchModel::Closed => LoadModel::Closed,
-        },
+        model: a.model,
         budget: a.budget,
         step: a.step,
         warmup: a.warmup,
@@ -110,7 +107,7 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     input.connect = a.connect.options();
     input.grpc = a.grpc.input();
     input.duration = Some(a.step);
-    if a.model == SearchModel::Open {
+    if a.model == LoadModel::Open {
         input.rate_per_sec = Some(1.0);
     }
     Ok(input.validate()?.prepare()?)

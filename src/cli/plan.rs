@@ -18,6 +18,7 @@ pub fn run(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
             time_scale: a.time_scale,
             threads: a.threads,
             secret_headers: a.secret_headers,
+            tags: a.tags,
             segment: a.segment,
             max_data_bytes: max_data(a.max_data_size),
             ..Default::default()
@@ -60,6 +61,7 @@ fn join(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
             time_scale: a.time_scale,
             threads: a.threads,
             secret_headers: a.secret_headers.clone(),
+            tags: a.tags.clone(),
             segment: Some(segment),
             max_data_bytes: max_data(a.max_data_size),
             ..Default::default()

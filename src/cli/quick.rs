@@ -32,6 +32,7 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.method = a.method;
     input.headers = a.headers;
     input.secret_headers = a.secret_headers;
+    input.tags = a.tags;
     input.body = a.body.unwrap_or_default();
     input.body_file = a.body_file;
     input.concurrency = a.connections;

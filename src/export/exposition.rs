@@ -90,6 +90,7 @@ mod tests {
         LiveSnapshot {
             unix_ms: 1_700_000_000_000,
             scopes: vec![whole, step],
+            labels: Vec::new(),
         }
     }
 
@@ -115,6 +116,24 @@ mod tests {
         }
         // No asked rate for the step (closed model): the series is left out, not zero.
         assert!(!page.contains("volley_rate_asked_per_second{scenario=\"browse"));
+    }
+
+    #[test]
+    fn every_series_carries_the_runs_id_and_tags_in_label_order() {
+        let mut s = snapshot();
+        s.labels = vec![
+            ("run_id".into(), "ab12".into()),
+            ("testid".into(), "pr-1".into()),
+        ];
+        let page = render(&s);
+        let samples: Vec<&str> = page.lines().filter(|l| !l.starts_with('#')).collect();
+        assert!(
+            samples
+                .iter()
+                .all(|l| l.contains("run_id=\"ab12\"") && l.contains("testid=\"pr-1\""))
+        );
+        assert!(page.lines().any(|l| l
+            == "volley_errors_total{kind=\"timeout\",run_id=\"ab12\",scenario=\"\",step=\"\",testid=\"pr-1\"} 1"));
     }
 
     #[test]

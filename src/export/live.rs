@@ -157,11 +157,9 @@ impl Exporter {
         let unix_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64);
-        let snapshot = LiveSnapshot {
-            unix_ms,
-            scopes: self.scopes.clone(),
-        };
-        *self.shared.lock().unwrap_or_else(|e| e.into_inner()) = snapshot;
+        let mut snapshot = self.shared.lock().unwrap_or_else(|e| e.into_inner());
+        snapshot.unix_ms = unix_ms;
+        snapshot.scopes.clone_from(&self.scopes);
     }
 
     /// Adds one scope's interval figures; counts its completed iterations under `second`.

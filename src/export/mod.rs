@@ -130,6 +130,9 @@ pub struct LiveSnapshot {
     pub unix_ms: i64,
     /// The scopes: the whole run first, then scenarios and steps.
     pub scopes: Vec<ScopeFigures>,
+    /// Labels every series carries, sorted by name: the run's id (`run_id`) and its tags (set by
+    /// the outputs' façade for each run).
+    pub labels: Vec<(String, String)>,
 }
 
 /// Whether a series is a counter, a gauge, or part of a histogram (for `# TYPE`).
@@ -153,7 +156,7 @@ pub struct Series {
     /// The sample's name.
     pub name: String,
     /// Labels, sorted by name (as remote write requires).
-    pub labels: Vec<(&'static str, String)>,
+    pub labels: Vec<(String, String)>,
     /// The value.
     pub value: f64,
 }
@@ -212,18 +215,31 @@ pub fn series(snapshot: &LiveSnapshot) -> Vec<Series> {
     let mut out = Vec::new();
     for (family, kind, _) in FAMILIES {
         for scope in &snapshot.scopes {
-            scope_series(family, kind, scope, &mut out);
+            scope_series(family, kind, scope, &snapshot.labels, &mut out);
         }
     }
     out
 }
 
-fn scope_series(family: &'static str, kind: SeriesType, s: &ScopeFigures, out: &mut Vec<Series>) {
-    let base = || vec![("scenario", s.scenario.clone()), ("step", s.step.clone())];
+fn scope_series(
+    family: &'static str,
+    kind: SeriesType,
+    s: &ScopeFigures,
+    every: &[(String, String)],
+    out: &mut Vec<Series>,
+) {
+    let base = || {
+        let mut labels = vec![
+            ("scenario".to_string(), s.scenario.clone()),
+            ("step".to_string(), s.step.clone()),
+        ];
+        labels.extend_from_slice(every);
+        labels
+    };
     let mut push = |name: &str, extra: Option<(&'static str, String)>, value: f64| {
         let mut labels = base();
-        labels.extend(extra);
-        labels.sort_by(|a, b| a.0.cmp(b.0));
+        labels.extend(extra.map(|(k, v)| (k.to_string(), v)));
+        labels.sort_by(|a, b| a.0.cmp(&b.0));
         out.push(Series {
             family,
             kind,

@@ -63,10 +63,7 @@ pub fn write_request(snapshot: &LiveSnapshot) -> WriteRequest {
             let mut labels: Vec<Label> = s
                 .labels
                 .into_iter()
-                .map(|(name, value)| Label {
-                    name: name.to_string(),
-                    value,
-                })
+                .map(|(name, value)| Label { name, value })
                 .collect();
             labels.push(Label {
                 name: "__name__".into(),

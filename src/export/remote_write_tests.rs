@@ -19,6 +19,7 @@ fn snapshot() -> LiveSnapshot {
             },
             ..ScopeFigures::default()
         }],
+        labels: vec![("run_id".into(), "ab12".into())],
     }
 }
 
@@ -82,6 +83,11 @@ fn the_body_decodes_back_to_every_series_with_sorted_labels() {
         }]
     );
     for ts in &back.timeseries {
+        assert!(
+            ts.labels
+                .iter()
+                .any(|l| l.name == "run_id" && l.value == "ab12")
+        );
         let names: Vec<&str> = ts.labels.iter().map(|l| l.name.as_str()).collect();
         let mut sorted = names.clone();
         sorted.sort();

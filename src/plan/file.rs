@@ -46,6 +46,11 @@ pub struct PlanFile {
     pub watch: Vec<Spanned<WatchFile>>,
     /// `[distributed]`: how a coordinated test (`volley coordinate`) treats its generators.
     pub distributed: Option<DistributedFile>,
+    /// `[tags]`: `KEY = "VALUE"` pairs naming the run (e.g. `testid = "pr-123"`), kept in the
+    /// record and attached to every exported series; `--tag KEY=VALUE` adds or replaces one.
+    /// At most 16; keys are label names (`[A-Za-z_][A-Za-z0-9_]*`) other than volley's own.
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
     /// Quick mode's `--warmup`: the first part of the run, whose requests are sent but not
     /// recorded (the profile's length includes it). Not a key of plan files.
     #[serde(skip)]

@@ -25,6 +25,9 @@ pub enum ArgError {
     /// A duration, as plan files write them (the plan reader's message).
     #[error("{0}")]
     Duration(String),
+    /// A tag whose key is not one a tag may have.
+    #[error("{0}")]
+    Tag(String),
     /// A send grid above [`MAX_SEND_GRID`].
     #[error("`{0}` is longer than the longest send grid, 10ms")]
     GridTooLong(String),
@@ -52,6 +55,15 @@ pub fn parse_set(text: &str) -> Result<(String, String), ArgError> {
         return Err(ArgError::NoKey(text.to_string()));
     }
     Ok((k.trim().to_string(), v.to_string()))
+}
+
+/// Parses a tag, `KEY=VALUE`, its key a label name of its own (see [`super::tags`]).
+pub fn parse_tag(text: &str) -> Result<(String, String), ArgError> {
+    let (key, value) = parse_set(text)?;
+    match super::tags::key_problem(&key) {
+        Some(why) => Err(ArgError::Tag(why)),
+        None => Ok((key, value)),
+    }
 }
 
 /// Parses a positive, finite time scale.

@@ -22,6 +22,7 @@ pub mod quick;
 pub mod read;
 pub mod render;
 pub mod segment;
+pub mod tags;
 pub mod template;
 pub mod threshold;
 
@@ -110,6 +111,9 @@ pub struct Plan {
     pub watch: Vec<crate::watch::spec::Spec>,
     /// `[distributed]`: how a coordinated test treats lost generators.
     pub distributed: segment::Distributed,
+    /// The run's tags (`[tags]`, `--tag`): in the record, the reports and every exported
+    /// series' labels.
+    pub tags: tags::Tags,
 }
 
 /// The request of a quick-mode run, as the user gave it.

@@ -62,6 +62,8 @@ pub struct RunInput {
     pub segment: Option<crate::schedule::Segment>,
     /// `--group-by` selectors as written (`header:X-Backend`, `json:$.path`, `status`).
     pub group_by: Vec<String>,
+    /// `--tag KEY=VALUE`: the run's tags.
+    pub tags: Vec<(String, String)>,
 }
 
 /// A quick-mode gRPC call: `--proto`, `--import-path`, `--call`, `--data`.
@@ -150,6 +152,7 @@ impl RunInput {
             max_body_bytes: None,
             segment: None,
             group_by: Vec::new(),
+            tags: Vec::new(),
         }
     }
 
@@ -198,6 +201,7 @@ impl RunInput {
             thresholds: Default::default(),
             watch: Vec::new(),
             distributed: None,
+            tags: self.tags.iter().cloned().collect(),
             warmup: self.warmup,
         };
         let quick = QuickSource {

@@ -35,6 +35,8 @@ pub fn record(
             version: "0.1.0".into(),
         },
         name: name.into(),
+        run_id: format!("{:032x}", seconds),
+        tags: Default::default(),
         command: vec!["volley".into(), "http://127.0.0.1:8080/".into()],
         config: config(duration),
         started_at: "2026-01-02T03:04:05.678Z".into(),

@@ -4,6 +4,11 @@ pub mod env;
 pub mod error_kind;
 pub mod figures;
 pub mod find_max;
+/// A new run id: 128 random bits as 32 hex digits ([`RunRecord::run_id`]).
+pub fn new_run_id() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
 #[cfg(test)]
 pub(crate) mod fixture;
 pub mod group;

@@ -119,18 +119,23 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
     }
 }
 
-/// The variants: label, source, runs, what was tested, requests.
+/// The variants: label, source, runs, what was tested, requests, and their tags when any has
+/// some (tags name runs; they are no part of the like-for-like checks).
 fn variants_table(variants: &[Variant]) -> Table {
-    let mut vt = Table::new(
-        "Variants",
-        &[
-            "<Variant",
-            "<Source",
-            "Runs",
-            "<Test",
-            "Requests (all runs)",
-        ],
-    );
+    let tagged = variants
+        .iter()
+        .any(|v| v.runs.iter().any(|r| !r.tags.is_empty()));
+    let mut headers = vec![
+        "<Variant",
+        "<Source",
+        "Runs",
+        "<Test",
+        "Requests (all runs)",
+    ];
+    if tagged {
+        headers.push("<Tags");
+    }
+    let mut vt = Table::new("Variants", &headers);
     for (i, v) in variants.iter().enumerate() {
         let label = if i == 0 {
             format!("{} (baseline)", v.label)
@@ -147,12 +152,15 @@ fn variants_table(variants: &[Variant]) -> Table {
             )
         });
         let requests: u64 = v.runs.iter().map(|r| r.summary.requests).sum();
+        let mut tags: Vec<String> = v.runs.iter().map(super::view::tags_text).collect();
+        tags.dedup();
         vt.push([
             label,
             v.source.display().to_string(),
             v.runs.len().to_string(),
             test,
             crate::units::thousands(requests),
+            tags.join(" | "),
         ]);
     }
     vt

@@ -15,6 +15,10 @@ pub fn render(r: &RunRecord) -> String {
     let v = super::view::verdict(r);
     let _ = writeln!(o, "{} — {}", v.mark(), v.headline);
     let _ = writeln!(o, "{}", super::load::subtitle(r));
+    if !r.tags.is_empty() {
+        let tags = super::view::tags_text(r);
+        let _ = writeln!(o, "tags: {tags} (run_id {})", r.run_id);
+    }
     let _ = writeln!(o);
     summary(&mut o, r);
     let _ = writeln!(o);

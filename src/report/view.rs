@@ -148,6 +148,12 @@ fn configuration(r: &RunRecord) -> Table {
     }
     t.push(["Generator threads", &c.threads.to_string()]);
     t.push(["Command", &secrets.argv(&r.command).join(" ")]);
+    if !r.tags.is_empty() {
+        t.push(["Tags", &tags_text(r)]);
+    }
+    if !r.run_id.is_empty() {
+        t.push(["Run id", &r.run_id]);
+    }
     t.push(["Started", &r.started_at]);
     t.push(["Ended", &r.ended_at]);
     t
@@ -510,4 +516,10 @@ pub fn plan_tables(r: &RunRecord) -> Vec<Table> {
             )
         })
         .collect()
+}
+
+/// A run's tags as `key=value, key=value` (empty when it has none).
+pub fn tags_text(r: &RunRecord) -> String {
+    let pairs: Vec<String> = r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    pairs.join(", ")
 }

@@ -53,6 +53,8 @@ fn measured_part(plan: &Plan, d: std::time::Duration) -> f64 {
 /// What a run's record holds besides the engine's measurement, all known before it is built.
 #[derive(Debug, Default)]
 pub struct Beside {
+    /// The run's id, as its exported series were labelled.
+    pub run_id: String,
     /// What was seen of the target (`--watch`, a suite's target process).
     pub watch: Option<crate::record::watch::Watched>,
     /// The outputs' warnings about the run (remote-write pushes that failed).
@@ -83,6 +85,8 @@ pub fn build_record(
             version: env!("CARGO_PKG_VERSION").into(),
         },
         name: plan.name.clone(),
+        run_id: beside.run_id,
+        tags: plan.tags.clone(),
         command: secrets.command(command),
         config,
         started_at: rfc3339(outcome.started_at),

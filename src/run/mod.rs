@@ -119,6 +119,7 @@ pub fn execute_with(
     drop(all);
     let outcome = outcome?;
     let beside = Beside {
+        run_id: outputs.run_id().to_string(),
         watch: watcher.map(|w| w.into_record(outcome.series.len())),
         warnings: outputs.run_ended(),
     };

@@ -65,8 +65,16 @@ pub fn stderr_of(dir: &Path) -> String {
 /// No file of the test holds the token: the merged results, the generators' output.
 pub fn merged(dir: &Path) -> Value {
     let folder = super::only_subfolder(&dir.join("merged"));
+    // The record is written first, the reports after it: wait for the last of them.
+    super::wait_until("the merged reports", std::time::Duration::from_secs(30), || {
+        folder.join("report.html").exists()
+    });
     for entry in walk(dir) {
-        let text = String::from_utf8_lossy(&std::fs::read(&entry).unwrap()).into_owned();
+        // A temporary file of an atomic write may be renamed away between listing and reading.
+        let Ok(bytes) = std::fs::read(&entry) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         assert!(!text.contains(TOKEN), "{} holds the token", entry.display());
     }
     valid_record(&folder.join("run.json"))

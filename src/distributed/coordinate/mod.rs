@@ -138,6 +138,7 @@ pub fn coordinate(
     outcome?;
     let mut state = shared.state.lock().unwrap_or_else(|e| e.into_inner());
     let beside = Beside {
+        run_id: Some(outputs.run_id().to_string()),
         interrupted: state.interrupted.map(|s| format!("{s} at the coordinator")),
         warnings: outputs.run_ended(),
     };

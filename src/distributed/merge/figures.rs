@@ -35,6 +35,8 @@ pub(super) fn record(parts: &[PlacedShare], window: f64) -> Result<RunRecord, Me
         schema_version: first.schema_version,
         tool: first.tool.clone(),
         name: first.name.clone(),
+        run_id: crate::record::new_run_id(),
+        tags: first.tags.clone(),
         command,
         config: config(parts),
         started_at: earliest(parts.iter().map(|p| p.record.started_at.as_str())),

@@ -173,6 +173,9 @@ pub fn merge(inputs: &[Input], allow_missing: bool) -> Result<RunRecord, MergeEr
 /// built.
 #[derive(Debug, Clone, Default)]
 pub struct Beside {
+    /// The merged record's id, as the coordinator's exported series were labelled (none: a new
+    /// one).
+    pub run_id: Option<String>,
     /// The whole test was stopped at the coordinator, by this signal (whatever each
     /// generator's record says).
     pub interrupted: Option<String>,
@@ -268,6 +271,9 @@ fn merge_with(
     });
     if let Some(signal) = beside.interrupted {
         merged.interrupted = Some(signal);
+    }
+    if let Some(id) = beside.run_id {
+        merged.run_id = id;
     }
     merged.thresholds = parts::thresholds(&parts, &merged)?;
     merged.self_checks = crate::analysis::selfcheck::run(

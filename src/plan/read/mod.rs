@@ -59,6 +59,8 @@ pub struct ReadOptions {
     pub segment: Option<crate::schedule::Segment>,
     /// `--max-data-size`: the largest data file read, bytes.
     pub max_data_bytes: u64,
+    /// `--tag KEY=VALUE`: tags added to (or replacing) the plan's `[tags]`.
+    pub tags: Vec<(String, String)>,
 }
 
 impl Default for ReadOptions {
@@ -72,6 +74,7 @@ impl Default for ReadOptions {
             reflection: true,
             segment: None,
             max_data_bytes: super::data::DEFAULT_MAX_DATA_BYTES,
+            tags: Vec::new(),
         }
     }
 }
@@ -303,9 +306,24 @@ impl Ctx<'_> {
             share: None,
             watch,
             distributed: self.distributed(f)?,
+            tags: self.tags(f)?,
         };
         plan.fit_threads(threads);
         Ok(plan)
+    }
+
+    /// `[tags]` with `--tag`'s added, validated.
+    fn tags(&self, f: &PlanFile) -> Result<crate::plan::tags::Tags, Error> {
+        let mut tags = f.tags.clone();
+        tags.extend(self.options.tags.iter().cloned());
+        match crate::plan::tags::problem(&tags) {
+            None => Ok(tags),
+            Some(why) => Err(Error::Plan {
+                at: self.path.display().to_string(),
+                why: format!("tags: {why}"),
+                hint: None,
+            }),
+        }
     }
 
     /// `[distributed]`, validated.

@@ -31,6 +31,14 @@ pub struct RunRecord {
     pub tool: Tool,
     /// Name of the run.
     pub name: String,
+    /// The run's own id (32 hex digits, random), also the `run_id` label of every series it
+    /// exported; a merged record has its own. Absent in records of older versions.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub run_id: String,
+    /// The run's tags (`--tag`, a plan's `[tags]`), also labels of every series it exported;
+    /// absent when it has none.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tags: std::collections::BTreeMap<String, String>,
     /// The command line that started the run (argv), with secrets redacted: the values of secret
     /// headers given with `-H`, `--set` values a secret header uses, URL passwords.
     pub command: Vec<String>,

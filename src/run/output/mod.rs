@@ -21,8 +21,9 @@ use crate::error::Error;
 use crate::export::ExportError;
 use crate::export::live::{Exporter, Shared, shared};
 use crate::plan::Plan;
-use crate::record::RunRecord;
+use crate::plan::tags::Tags;
 use crate::record::model::Warning;
+use crate::record::{RunRecord, new_run_id};
 
 pub use folder::ResultsFolder;
 pub use json::JsonFile;
@@ -128,23 +129,40 @@ impl Written {
     }
 }
 
-/// The façade every command hands its outputs to (see the module doc).
-#[derive(Default)]
+/// The façade every command hands its outputs to (see the module doc). It also names each
+/// run: the id its record and its exported series carry, a new one after each
+/// [`finish`](Self::finish).
 pub struct Outputs {
     list: Vec<Box<dyn Output>>,
     live: Option<Shared>,
+    run_id: String,
+}
+
+impl Default for Outputs {
+    fn default() -> Self {
+        Self::new(Vec::new())
+    }
 }
 
 impl Outputs {
     /// The outputs, in the order they are written: the record first (`--json`, the results
     /// folder), so that a failing report never loses the measurement.
     pub fn new(list: Vec<Box<dyn Output>>) -> Self {
-        Self { list, live: None }
+        Self {
+            list,
+            live: None,
+            run_id: new_run_id(),
+        }
     }
 
     /// No output: a run whose caller keeps the record itself (a find-max step).
     pub fn none() -> Self {
         Self::default()
+    }
+
+    /// The id of the run under way (or the next): its record's `run_id`, its series' label.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
     }
 
     /// Adds `output` after the others.
@@ -159,6 +177,7 @@ impl Outputs {
     pub fn start(&mut self, plan: Option<&Plan>) -> Result<Vec<String>, OutputError> {
         let live = shared();
         if self.list.iter().any(|o| o.reads_live_figures()) {
+            self.label(&live, plan.map(|p| &p.tags));
             match plan {
                 Some(plan) => drop(Exporter::new(plan, live.clone())),
                 None => drop(Exporter::whole_run(live.clone())),
@@ -182,9 +201,21 @@ impl Outputs {
     /// counters start again, which Prometheus reads as a counter reset), when an output reads
     /// them.
     pub fn observer(&self, plan: &Plan) -> Option<Exporter> {
-        self.live
-            .as_ref()
-            .map(|live| Exporter::new(plan, live.clone()))
+        let live = self.live.as_ref()?;
+        self.label(live, Some(&plan.tags));
+        Some(Exporter::new(plan, live.clone()))
+    }
+
+    /// Sets the labels every series of `live` carries: the run's id and `tags`.
+    fn label(&self, live: &Shared, tags: Option<&Tags>) {
+        let mut labels = vec![("run_id".to_string(), self.run_id.clone())];
+        labels.extend(
+            tags.into_iter()
+                .flatten()
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
+        labels.sort();
+        live.lock().unwrap_or_else(|e| e.into_inner()).labels = labels;
     }
 
     /// After a run, before its record is built: every output's warnings.
@@ -193,7 +224,9 @@ impl Outputs {
     }
 
     /// Gives the complete record to every output; one that fails does not stop the others.
+    /// The next run gets a new id.
     pub fn finish(&mut self, record: &RunRecord) -> Written {
+        self.run_id = new_run_id();
         let mut written = Written::default();
         for output in &mut self.list {
             match output.finish(record) {
