@@ -62,6 +62,16 @@ pub fn problem(tags: &Tags) -> Option<String> {
     })
 }
 
+/// `base` with `more` added (replacing those of the same key), checked ([`problem`]).
+pub fn merged(base: &Tags, more: &[(String, String)]) -> Result<Tags, String> {
+    let mut tags = base.clone();
+    tags.extend(more.iter().cloned());
+    match problem(&tags) {
+        None => Ok(tags),
+        Some(why) => Err(why),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

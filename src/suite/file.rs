@@ -41,6 +41,10 @@ pub struct SuiteFile {
     /// target's `command` starts, which is always watched.
     #[serde(default)]
     pub watch: Vec<Spanned<WatchFile>>,
+    /// `[tags]`: added to every run's tags (replacing a plan's own of the same key), as a
+    /// plan's `[tags]` (see there).
+    #[serde(default)]
+    pub tags: std::collections::BTreeMap<String, String>,
 }
 
 /// `[find_max]`: the flags of `volley find-max`.

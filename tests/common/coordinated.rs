@@ -66,9 +66,11 @@ pub fn stderr_of(dir: &Path) -> String {
 pub fn merged(dir: &Path) -> Value {
     let folder = super::only_subfolder(&dir.join("merged"));
     // The record is written first, the reports after it: wait for the last of them.
-    super::wait_until("the merged reports", std::time::Duration::from_secs(30), || {
-        folder.join("report.html").exists()
-    });
+    super::wait_until(
+        "the merged reports",
+        std::time::Duration::from_secs(30),
+        || folder.join("report.html").exists(),
+    );
     for entry in walk(dir) {
         // A temporary file of an atomic write may be renamed away between listing and reading.
         let Ok(bytes) = std::fs::read(&entry) else {

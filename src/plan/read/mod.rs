@@ -306,24 +306,11 @@ impl Ctx<'_> {
             share: None,
             watch,
             distributed: self.distributed(f)?,
-            tags: self.tags(f)?,
+            tags: crate::plan::tags::merged(&f.tags, &self.options.tags)
+                .map_err(|why| self.err(None, format!("tags: {why}"), None))?,
         };
         plan.fit_threads(threads);
         Ok(plan)
-    }
-
-    /// `[tags]` with `--tag`'s added, validated.
-    fn tags(&self, f: &PlanFile) -> Result<crate::plan::tags::Tags, Error> {
-        let mut tags = f.tags.clone();
-        tags.extend(self.options.tags.iter().cloned());
-        match crate::plan::tags::problem(&tags) {
-            None => Ok(tags),
-            Some(why) => Err(Error::Plan {
-                at: self.path.display().to_string(),
-                why: format!("tags: {why}"),
-                hint: None,
-            }),
-        }
     }
 
     /// `[distributed]`, validated.

@@ -199,6 +199,7 @@ impl Ctx<'_> {
                 let mut target = self.target(t, plan_path.as_deref(), smoke.as_ref())?;
                 target.plan.watch.extend(watch.iter().cloned());
                 target.plan.watch.extend(self.watches(&t.get_ref().watch)?);
+                self.tag(&mut target, &f.tags)?;
                 targets.push((t, target));
             }
         }
@@ -466,6 +467,16 @@ impl Ctx<'_> {
             .iter()
             .map(|w| plan_read::watch_spec(w, &at))
             .collect()
+    }
+
+    /// The suite's `[tags]` added to a target's plans (replacing their own of the same key).
+    fn tag(&self, target: &mut SuiteTarget, tags: &crate::plan::tags::Tags) -> Result<(), Error> {
+        let more: Vec<(String, String)> = tags.clone().into_iter().collect();
+        for plan in std::iter::once(&mut target.plan).chain(target.smoke_plan.as_mut()) {
+            plan.tags = crate::plan::tags::merged(&plan.tags, &more)
+                .map_err(|why| self.err(None, format!("tags: {why}"), None))?;
+        }
+        Ok(())
     }
 
     /// A plan read with `sets` (the target's `vars`, the suite's `--set`, its `base_url`), named

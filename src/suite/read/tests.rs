@@ -408,3 +408,15 @@ fn only_names_targets_and_every_target_needs_a_plan() {
         .to_string();
     assert!(e.contains("the suite has no test for target `a`"), "{e}");
 }
+
+#[test]
+fn the_suites_tags_tag_every_targets_runs() {
+    let text = format!("{GOOD}\n[tags]\ntestid = \"suite-1\"\n");
+    let s = read_text(&text).unwrap();
+    for t in &s.targets {
+        assert_eq!(t.plan.tags["testid"], "suite-1");
+        assert_eq!(t.smoke_plan.as_ref().unwrap().tags["testid"], "suite-1");
+    }
+    let bad = read_text(&format!("{GOOD}\n[tags]\nrun_id = \"x\"\n")).unwrap_err();
+    assert!(bad.to_string().contains("volley's own"), "{bad}");
+}
