@@ -197,9 +197,8 @@ impl Outputs {
         self.live.clone()
     }
 
-    /// The observer that keeps the live figures of one run of `plan` (from zero: a repeat's
-    /// counters start again, which Prometheus reads as a counter reset), when an output reads
-    /// them.
+    /// The observer that keeps the live figures of one run of `plan` (from zero, under the
+    /// run's own `run_id` label: a repeat is a series of its own), when an output reads them.
     pub fn observer(&self, plan: &Plan) -> Option<Exporter> {
         let live = self.live.as_ref()?;
         self.label(live, Some(&plan.tags));
