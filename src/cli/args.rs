@@ -321,6 +321,9 @@ pub struct QuickArgs {
     /// series' labels (with `run_id`), e.g. --tag testid=pr-123.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = volley::plan::flags::parse_tag)]
     pub tags: Vec<(String, String)>,
+    /// Statuses that are a success, e.g. 2xx,422 (k6's expected statuses): a check; no error.
+    #[arg(long, value_name = "LIST", value_parser = volley::plan::flags::parse_statuses)]
+    pub expect_status: Option<volley::plan::flags::Statuses>,
     /// Request body.
     #[arg(long, conflicts_with = "body_file")]
     pub body: Option<String>,

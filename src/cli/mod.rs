@@ -192,8 +192,7 @@ fn exit_code(
     }
 }
 
-/// Prints a results folder, the files of its own first (`suite.json`), then its reports: the one
-/// listing of every command (runs, repeats, suites, find-max, the coordinator, the demo).
+/// Prints a results folder, its own files first (`suite.json`), then its reports (every command).
 fn print_folder(dir: &std::path::Path, own: &[&'static str]) {
     use volley::report::Format;
     println!("results: {}", dir.display());

@@ -33,6 +33,7 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.headers = a.headers;
     input.secret_headers = a.secret_headers;
     input.tags = a.tags;
+    input.expect_status = a.expect_status.map_or_else(Vec::new, |s| s.0);
     input.body = a.body.unwrap_or_default();
     input.body_file = a.body_file;
     input.concurrency = a.connections;

@@ -26,14 +26,30 @@ pub enum Check {
     LatencyUnder(Duration),
 }
 
+/// Codes as a list with runs of three or more written as ranges: `200–299, 422`.
+fn status_ranges(codes: &[u16]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < codes.len() {
+        let mut j = i;
+        while j + 1 < codes.len() && codes[j + 1] == codes[j] + 1 {
+            j += 1;
+        }
+        match j - i {
+            0 => parts.push(codes[i].to_string()),
+            1 => parts.extend([codes[i].to_string(), codes[j].to_string()]),
+            _ => parts.push(format!("{}–{}", codes[i], codes[j])),
+        }
+        i = j + 1;
+    }
+    parts.join(", ")
+}
+
 impl Check {
     /// The check as shown in reports.
     pub fn describe(&self) -> String {
         match self {
-            Check::StatusIn(codes) => {
-                let codes: Vec<String> = codes.iter().map(u16::to_string).collect();
-                format!("status in [{}]", codes.join(", "))
-            }
+            Check::StatusIn(codes) => format!("status in [{}]", status_ranges(codes)),
             Check::BodyContains(text) => format!("body contains {text:?}"),
             Check::JsonEquals { pointer, expected } => format!("json {pointer} == {expected}"),
             Check::HeaderPresent(name) => format!("header {name} present"),

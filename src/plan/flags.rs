@@ -25,6 +25,9 @@ pub enum ArgError {
     /// A duration, as plan files write them (the plan reader's message).
     #[error("{0}")]
     Duration(String),
+    /// Not a list of statuses and classes.
+    #[error("`{0}` is not a list of statuses like 2xx,422 (codes 100–999, classes 1xx–9xx)")]
+    NotStatuses(String),
     /// A tag whose key is not one a tag may have.
     #[error("{0}")]
     Tag(String),
@@ -64,6 +67,34 @@ pub fn parse_tag(text: &str) -> Result<(String, String), ArgError> {
         Some(why) => Err(ArgError::Tag(why)),
         None => Ok((key, value)),
     }
+}
+
+/// Expected statuses (`--expect-status`), sorted, each once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Statuses(pub Vec<u16>);
+
+/// Parses expected statuses, `2xx,422`: codes (100–999) and classes (`2xx`: 200–299).
+pub fn parse_statuses(text: &str) -> Result<Statuses, ArgError> {
+    let bad = || ArgError::NotStatuses(text.to_string());
+    let mut codes = Vec::new();
+    for item in text.split(',').map(str::trim) {
+        match item.to_ascii_lowercase().strip_suffix("xx") {
+            Some(class) => {
+                let c: u16 = class.parse().map_err(|_| bad())?;
+                if !(1..=9).contains(&c) || class.len() != 1 {
+                    return Err(bad());
+                }
+                codes.extend(c * 100..c * 100 + 100);
+            }
+            None => match item.parse::<u16>() {
+                Ok(code) if (100..=999).contains(&code) => codes.push(code),
+                _ => return Err(bad()),
+            },
+        }
+    }
+    codes.sort_unstable();
+    codes.dedup();
+    Ok(Statuses(codes))
 }
 
 /// Parses a positive, finite time scale.
@@ -120,6 +151,17 @@ mod tests {
         assert_eq!(parse_set("a.b=c=d"), Ok(("a.b".into(), "c=d".into())));
         assert!(parse_set("=x").is_err());
         assert!(parse_time_scale("0").is_err());
+    }
+
+    #[test]
+    fn statuses_and_classes() {
+        let codes = parse_statuses("2xx, 422").unwrap().0;
+        assert_eq!(codes.len(), 101);
+        assert_eq!((codes[0], codes[99], codes[100]), (200, 299, 422));
+        assert_eq!(parse_statuses("404,200,404"), Ok(Statuses(vec![200, 404])));
+        for bad in ["", "2x", "10xx", "0xx", "99", "1000", "ok"] {
+            assert!(parse_statuses(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -11,7 +11,8 @@ use toml::Spanned;
 
 use super::connect::ConnectOptions;
 use super::file::{
-    HeaderList, LoadFile, PlanFile, ScenarioFile, SizeText, StepFile, TargetFile, TlsFile,
+    ChecksFile, HeaderList, LoadFile, PlanFile, ScenarioFile, SizeText, StepFile, TargetFile,
+    TlsFile,
 };
 use super::header::parse_header;
 use super::read::{Draft, Finish, ReadOptions};
@@ -64,6 +65,9 @@ pub struct RunInput {
     pub group_by: Vec<String>,
     /// `--tag KEY=VALUE`: the run's tags.
     pub tags: Vec<(String, String)>,
+    /// `--expect-status`: the statuses that are a success (the step's `checks.status`: others
+    /// fail the check, and these are no error even when ≥ 400). Empty: 4xx/5xx are errors.
+    pub expect_status: Vec<u16>,
 }
 
 /// A quick-mode gRPC call: `--proto`, `--import-path`, `--call`, `--data`.
@@ -89,7 +93,7 @@ pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 /// The flag each desugared value comes from: a value's span starts at its flag's index, so the
 /// reader's errors say `invalid FLAG: …`. `load`, `timeout` and `request` name no flag of their own: the load
 /// (`-c`, `--rate`, `-d`, `-n`), the timeout and the step.
-static FLAGS: [&str; 13] = [
+static FLAGS: [&str; 14] = [
     "URL",
     "method",
     "header (-H)",
@@ -103,6 +107,7 @@ static FLAGS: [&str; 13] = [
     "timeout",
     "request",
     "--group-by",
+    "--expect-status",
 ];
 const URL: usize = 0;
 const METHOD: usize = 1;
@@ -117,6 +122,7 @@ const LOAD: usize = 9;
 const TIMEOUT: usize = 10;
 const STEP: usize = 11;
 const GROUP_BY: usize = 12;
+const EXPECT: usize = 13;
 
 /// A value from the flag at `index`.
 fn from<T>(index: usize, value: T) -> Spanned<T> {
@@ -153,6 +159,7 @@ impl RunInput {
             segment: None,
             group_by: Vec::new(),
             tags: Vec::new(),
+            expect_status: Vec::new(),
         }
     }
 
@@ -280,7 +287,13 @@ impl RunInput {
             think: None,
             weight: None,
             extract: Default::default(),
-            checks: None,
+            checks: (!self.expect_status.is_empty()).then(|| ChecksFile {
+                status: Some(from(EXPECT, self.expect_status.clone())),
+                body_contains: None,
+                json: None,
+                headers: None,
+                latency_under: None,
+            }),
             group_by: Vec::new(),
         };
         if let Some(g) = &self.grpc {
