@@ -117,16 +117,7 @@ fn coordinator_cost_per_generator() {
         .stderr(log)
         .spawn()
         .unwrap();
-    let mut url = String::new();
-    common::wait_until("the coordinator listens", Duration::from_secs(20), || {
-        let text = std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default();
-        url = text
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_default()
-            .to_string();
-        !url.is_empty()
-    });
+    let url = common::coordinated::listening_url(&dir);
     let pid = coordinator.id();
     let (cpu0, rss0) = usage(pid);
     let threads: Vec<_> = (0..workers)

@@ -33,16 +33,7 @@ pub fn coordinator(dir: &Path, args: &[&str]) -> (Spawned, String) {
         dir: dir.to_path_buf(),
         started: std::time::Instant::now(),
     };
-    let mut url = String::new();
-    super::wait_until("the coordinator listens", Duration::from_secs(20), || {
-        let text = std::fs::read_to_string(dir.join("stderr.txt")).unwrap_or_default();
-        url = text
-            .split_whitespace()
-            .find(|w| w.starts_with("http://"))
-            .unwrap_or_default()
-            .to_string();
-        !url.is_empty()
-    });
+    let url = listening_url(dir);
     (spawned, url)
 }
 
@@ -55,6 +46,20 @@ pub fn generator(dir: &Path, i: usize, args: &[&str], url: &str, env: &[(&str, &
     let token = format!("--token={TOKEN}");
     all.extend(["--join", url, &token]);
     spawn_volley(&sub, &all, env)
+}
+
+/// The URL a coordinator whose stderr goes to `dir/stderr.txt` says it listens on, once it does.
+pub fn listening_url(dir: &Path) -> String {
+    let mut url = String::new();
+    super::wait_until("the coordinator listens", Duration::from_secs(20), || {
+        url = stderr_of(dir)
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_default()
+            .to_string();
+        !url.is_empty()
+    });
+    url
 }
 
 pub fn stderr_of(dir: &Path) -> String {
