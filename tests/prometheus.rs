@@ -5,135 +5,20 @@
 //! equals the run's record: requests, errors, each status code, per step too, and the latency
 //! histogram's count.
 //!
-//! The harness ([`Prometheus`]) starts the server on 127.0.0.1 with a temporary config and
-//! storage folder and `--web.enable-remote-write-receiver`, waits for `/-/ready`, and stops it by
-//! its PID when dropped. Without a `prometheus` binary the test says so loudly and passes, unless
-//! `CI` is set (where `.ci/run` installs it): then it fails.
+//! The harness is `common::query_api` (shared with the OTLP and dashboard tests).
 
 mod common;
 
-use std::io::{Read, Write};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
-
+use common::query_api::{Store, binary};
 use serde_json::Value;
 
-/// The `prometheus` binary: `$VOLLEY_PROMETHEUS`, else the first in `PATH`.
-fn prometheus_binary() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("VOLLEY_PROMETHEUS") {
-        return Some(PathBuf::from(path));
-    }
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("prometheus"))
-        .find(|p| p.is_file())
-}
-
-/// A Prometheus server for one test.
-struct Prometheus {
-    child: Child,
-    base: String,
-    log: PathBuf,
-}
-
-impl Prometheus {
-    /// Starts it with `scrape_configs` (YAML, may be empty) and waits until it is ready.
-    fn start(binary: &PathBuf, name: &str, scrape_configs: &str) -> Prometheus {
-        let dir = common::temp_dir(name);
-        let config = dir.join("prometheus.yml");
-        let yaml =
-            format!("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n{scrape_configs}");
-        std::fs::write(&config, yaml).unwrap();
-        let port = common::closed_port();
-        let log = dir.join("prometheus.log");
-        let child = Command::new(binary)
-            .arg(format!("--config.file={}", config.display()))
-            .arg(format!(
-                "--storage.tsdb.path={}",
-                dir.join("data").display()
-            ))
-            .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-            .arg("--web.enable-remote-write-receiver")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
-            .spawn()
-            .expect("prometheus starts");
-        let server = Prometheus {
-            child,
-            base: format!("http://127.0.0.1:{port}"),
-            log,
-        };
-        common::wait_until("Prometheus ready", Duration::from_secs(60), || {
-            get(&server.base, "/-/ready").is_some_and(|r| r.starts_with("HTTP/1.1 200"))
-        });
-        server
-    }
-
-    /// The value of an instant query with a single result, now (`None`: no single result yet).
-    fn value(&self, query: &str) -> Option<f64> {
-        let path = format!("/api/v1/query?query={}", url_encode(query));
-        get(&self.base, &path).and_then(|r| single_value(&r))
-    }
-
-    /// Polls `query` until it answers `expected` (30 s at most; then fails with the last answer
-    /// and Prometheus's log).
-    fn expect(&self, query: &str, expected: f64) {
-        let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        let mut last = None;
-        common::wait_until(query, Duration::from_secs(31), || {
-            last = self.value(query);
-            last == Some(expected) || std::time::Instant::now() > deadline
-        });
-        assert_eq!(
-            last,
-            Some(expected),
-            "{query}\nPrometheus log:\n{}",
-            std::fs::read_to_string(&self.log).unwrap_or_default()
-        );
-    }
-}
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A GET; the whole response, or `None` if nothing answers yet.
-fn get(base: &str, path: &str) -> Option<String> {
-    let addr = base.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(addr).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+/// The `prometheus` binary (`$VOLLEY_PROMETHEUS`, else `PATH`).
+fn prometheus_binary() -> Option<std::path::PathBuf> {
+    binary(
+        "VOLLEY_PROMETHEUS",
+        "prometheus",
+        "apt-get update && apt-get install -y prometheus",
     )
-    .ok()?;
-    let mut out = String::new();
-    s.read_to_string(&mut out).ok()?;
-    Some(out)
-}
-
-/// The value of a query answer with exactly one series.
-fn single_value(response: &str) -> Option<f64> {
-    let body = &response[response.find("\r\n\r\n")? + 4..];
-    let json: Value = serde_json::from_str(body).ok()?;
-    let result = json["data"]["result"].as_array()?;
-    match result.as_slice() {
-        [one] => one["value"][1].as_str()?.parse().ok(),
-        _ => None,
-    }
-}
-
-fn url_encode(s: &str) -> String {
-    s.bytes()
-        .map(|b| match b {
-            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'_' | b'.' | b'-' => (b as char).to_string(),
-            _ => format!("%{b:02X}"),
-        })
-        .collect()
 }
 
 /// A step group's field in the record.
@@ -150,15 +35,6 @@ fn step(record: &Value, name: &str, field: &str) -> u64 {
 #[test]
 fn prometheus_holds_the_totals_of_the_record_scraped_and_pushed() {
     let Some(binary) = prometheus_binary() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set and no prometheus binary was found; .ci/run installs it \
-             (apt-get install -y prometheus)"
-        );
-        eprintln!(
-            "\n\n*** SKIPPED: no `prometheus` in PATH; install it with \
-             apt-get update && apt-get install -y prometheus ***\n\n"
-        );
         return;
     };
     let _serial = common::serial();
@@ -180,7 +56,7 @@ fn prometheus_holds_the_totals_of_the_record_scraped_and_pushed() {
     let scrape = format!(
         "scrape_configs:\n  - job_name: volley\n    static_configs:\n      - targets: ['{listen}']\n"
     );
-    let prometheus = Prometheus::start(&binary, "prom-live-server", &scrape);
+    let prometheus = Store::prometheus(&binary, "prom-live-server", &scrape);
     let write_url = format!("{}/api/v1/write", prometheus.base);
     // The page stays up 4 s after the run: Prometheus (scraping every second) reads the final
     // figures.
@@ -272,16 +148,11 @@ fn prometheus_holds_the_totals_of_the_record_scraped_and_pushed() {
 #[test]
 fn concurrent_runs_stay_apart_in_prometheus() {
     let Some(binary) = prometheus_binary() else {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set and no prometheus binary was found"
-        );
-        eprintln!("\n\n*** SKIPPED: no `prometheus` in PATH ***\n\n");
         return;
     };
     let _serial = common::serial();
     let target = common::target();
-    let prometheus = Prometheus::start(&binary, "prom-concurrent-server", "");
+    let prometheus = Store::prometheus(&binary, "prom-concurrent-server", "");
     let write_url = format!("{}/api/v1/write", prometheus.base);
     let dir = common::temp_dir("prom-concurrent");
     let url = format!("{}/delay?ms=2", target.base_url());

@@ -87,29 +87,37 @@ async fn latencies(addr: SocketAddr, conns: usize, rounds: usize, target: &str) 
 async fn delay_p50_is_precise_under_20_connections() {
     let _alone = EXCLUSIVE.write().await;
     let target = start(None);
-    let samples = latencies(target.addr(), 20, 20, "/delay?ms=10").await;
-    let min = *samples.iter().min().unwrap();
-    let p50 = median(samples);
-    // The same load without a delay: what the server and this (debug-built,
-    // same-machine) client cost by themselves.
-    let overhead = median(latencies(target.addr(), 20, 20, "/delay?ms=0").await);
-    eprintln!("/delay?ms=10 with 20 connections: p50 {p50:?}, min {min:?}; ms=0 p50 {overhead:?}");
-    assert!(min >= Duration::from_millis(10), "answered early: {min:?}");
-    // The delay itself adds at most 0.5 ms to the median (tokio's 1 ms timer
-    // alone adds 1-2 ms); release builds see p50 within 10.0-10.3 ms.
-    assert!(
-        p50 <= Duration::from_micros(10_500) + overhead,
-        "p50 {p50:?}, overhead {overhead:?}"
-    );
-    // Absolute: below the 11+ ms that a 1 ms-granular timer gives, with room for a busy machine
-    // (10.65 ms seen with a fuzzer on the other core; a quiet one gives 10.0-10.3 ms).
-    let bound = if cfg!(debug_assertions) {
+    // Absolute: below the 11+ ms that a 1 ms-granular timer gives in every try; a quiet machine
+    // gives 10.0-10.3 ms. A busy one (the other test binaries, a fuzzer on the other core) pushed
+    // single tries to 10.8-11.2 ms, so the best of three tries is judged: a coarse timer fails
+    // all three, noise rarely spoils all three.
+    let bound = Duration::from_micros(if cfg!(debug_assertions) {
         12_000
     } else {
         10_950
-    };
-    assert!(p50 <= Duration::from_micros(bound), "p50 {p50:?}");
-    target.stop();
+    });
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let samples = latencies(target.addr(), 20, 20, "/delay?ms=10").await;
+        let min = *samples.iter().min().unwrap();
+        assert!(min >= Duration::from_millis(10), "answered early: {min:?}");
+        let p50 = median(samples);
+        // The same load without a delay: what the server and this same-machine client cost by
+        // themselves. The delay itself adds at most 0.5 ms to the median (tokio's 1 ms timer
+        // alone adds 1-2 ms).
+        let overhead = median(latencies(target.addr(), 20, 20, "/delay?ms=0").await);
+        eprintln!(
+            "/delay?ms=10 with 20 connections: p50 {p50:?}, min {min:?}; ms=0 p50 {overhead:?}"
+        );
+        if p50 <= Duration::from_micros(10_500) + overhead && p50 <= bound {
+            target.stop();
+            return;
+        }
+        tries.push((p50, overhead));
+    }
+    panic!(
+        "p50 above 10.5 ms + overhead or {bound:?} in all three tries (p50, overhead): {tries:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

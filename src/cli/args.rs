@@ -188,7 +188,7 @@ pub struct FindMaxArgs {
     #[arg(long)]
     pub slo: String,
     /// Vary the arrival rate (open, the default) or the number of VUs (closed).
-    #[arg(long, value_parser = model_parser(), default_value = "open")]
+    #[arg(long, value_parser = volley::plan::flags::model_parser(), default_value = "open")]
     pub model: LoadModel,
     /// Stop searching after this long.
     #[arg(long, value_parser = parse_duration, default_value = "3m")]
@@ -268,24 +268,6 @@ pub struct CheckArgs {
     /// file, or one that is not a regular file, is refused before the run.
     #[arg(long, value_name = "SIZE", value_parser = volley::proto::conn::parse_size)]
     pub max_data_size: Option<u64>,
-}
-
-/// `find-max --model`: what the search varies, the arrival rate (`open`) or the VUs (`closed`).
-pub fn model_parser() -> impl clap::builder::TypedValueParser<Value = LoadModel> {
-    use clap::builder::{PossibleValuesParser, TypedValueParser};
-    PossibleValuesParser::new([LoadModel::Open.name(), LoadModel::Closed.name()]).map(|name| {
-        [LoadModel::Open, LoadModel::Closed]
-            .into_iter()
-            .find(|m| m.name() == name)
-            .expect("listed")
-    })
-}
-
-/// `--format` of `report` and `compare`: a report format by its name (`md`, `html`, `txt`).
-pub fn format_parser() -> impl clap::builder::TypedValueParser<Value = volley::report::Format> {
-    use clap::builder::{PossibleValuesParser, TypedValueParser};
-    PossibleValuesParser::new(volley::report::Format::ALL.map(volley::report::Format::name))
-        .map(|name| name.parse().expect("a listed name"))
 }
 
 /// Quick mode: one URL, flags like oha, wrk and hey.

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::args::{format_parser, parse_duration};
+use super::args::parse_duration;
 
 /// `volley serve`.
 #[derive(Debug, Args)]
@@ -78,7 +78,7 @@ pub struct ReportArgs {
     #[arg(value_name = "RUN.json")]
     pub record: PathBuf,
     /// Output format: md, html or txt.
-    #[arg(short = 'f', long, value_parser = format_parser(), default_value = "txt")]
+    #[arg(short = 'f', long, value_parser = volley::report::Format::parser(), default_value = "txt")]
     pub format: volley::report::Format,
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long, value_name = "PATH")]
@@ -111,7 +111,7 @@ pub struct CompareArgs {
     #[arg(long, value_delimiter = ',', value_name = "A,B,…")]
     pub labels: Vec<String>,
     /// Output format: md, html or txt.
-    #[arg(short = 'f', long, value_parser = format_parser(), default_value = "txt")]
+    #[arg(short = 'f', long, value_parser = volley::report::Format::parser(), default_value = "txt")]
     pub format: volley::report::Format,
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long, value_name = "PATH")]

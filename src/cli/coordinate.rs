@@ -170,12 +170,12 @@ fn interrupted_while_waiting(signal: &str) -> u8 {
     super::EXIT_INTERRUPTED
 }
 
-/// `--metrics-listen`/`--prometheus-rw` on a generator: refused (the generator's run would not
+/// `--metrics-listen`/`--prometheus-rw`/`--otlp` on a generator: refused (the generator's run would not
 /// feed them), pointing at the coordinator's.
 pub fn refuse_export_with_join(export: &ExportArgs) -> anyhow::Result<()> {
     if export.any() {
         anyhow::bail!(volley::Error::Invalid {
-            what: "--metrics-listen/--prometheus-rw".into(),
+            what: "--metrics-listen/--prometheus-rw/--otlp".into(),
             why: "a generator of a distributed test (--join) exports nothing itself: give them \
                   to `volley coordinate`, whose page shows the whole test"
                 .into(),

@@ -1,5 +1,6 @@
 //! What a run leaves behind, from its flags: `--json`, the results folder (`--out`, `--repeat`),
-//! `--metrics-listen`, `--metrics-linger`, `--prometheus-rw` — one [`Outputs`] per command.
+//! `--metrics-listen`, `--metrics-linger`, `--prometheus-rw`, `--otlp` — one [`Outputs`] per
+//! command.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -7,11 +8,11 @@ use std::time::Duration;
 
 use clap::Args;
 use volley::run::Outputs;
-use volley::run::output::{JsonFile, MetricsPage, RemoteWritePush, ResultsFolder};
+use volley::run::output::{JsonFile, MetricsPage, Pushes, ResultsFolder};
 
 use super::args::parse_duration;
 
-/// Live metrics for Prometheus.
+/// Live metrics for Prometheus and OpenTelemetry.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Live metrics")]
 pub struct ExportArgs {
@@ -35,18 +36,27 @@ pub struct ExportArgs {
     /// warnings; the run goes on.
     #[arg(long, value_name = "URL")]
     pub prometheus_rw: Option<String>,
+    /// Push them as OpenTelemetry metrics (OTLP/HTTP protobuf), e.g. http://127.0.0.1:4318
+    /// (/v1/metrics added to a URL without a path); without a URL, from
+    /// OTEL_EXPORTER_OTLP_[METRICS_]ENDPOINT, else localhost:4318. OTEL_RESOURCE_ATTRIBUTES,
+    /// OTEL_SERVICE_NAME and OTEL_EXPORTER_OTLP_HEADERS are honoured.
+    #[arg(long, value_name = "URL", num_args = 0..=1, default_missing_value = "")]
+    pub otlp: Option<String>,
 }
 
 impl ExportArgs {
     /// Whether anything is exported.
     pub fn any(&self) -> bool {
-        self.metrics_listen.is_some() || self.prometheus_rw.is_some()
+        self.metrics_listen.is_some() || self.prometheus_rw.is_some() || self.otlp.is_some()
     }
 
     /// `outputs` with the live outputs asked for after them.
     pub fn add_to(&self, mut outputs: Outputs) -> Outputs {
         if let Some(url) = &self.prometheus_rw {
-            outputs = outputs.with(RemoteWritePush::new(url));
+            outputs = outputs.with(Pushes::remote_write(url));
+        }
+        if let Some(url) = &self.otlp {
+            outputs = outputs.with(Pushes::otlp((!url.is_empty()).then_some(url.as_str())));
         }
         if let Some(addr) = self.metrics_listen {
             outputs = outputs.with(MetricsPage::new(addr, self.metrics_linger));

@@ -40,7 +40,7 @@ use crate::proto::ErrorKind;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, SeriesBuilder, fit_to_window};
 
-pub use usage::{peak_rss_bytes, process_cpu, raise_open_files};
+pub use usage::{CpuShare, peak_rss_bytes, process_cpu, raise_open_files};
 
 mod observe;
 

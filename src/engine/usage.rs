@@ -27,6 +27,38 @@ pub fn process_cpu() -> Duration {
     cpu_of(UsageWho::RUSAGE_SELF)
 }
 
+/// The process's CPU share of its worker threads, sampled about once a second: the CPU time
+/// (every thread) between two samples at least 900 ms apart, over that wall time, over the
+/// number of worker threads (0–1, above 1 when other threads are busy too). The live view's
+/// "CPU" and the exported `volley_generator_cpu_ratio` (docs/measurement.md).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpuShare {
+    last: Option<(std::time::Instant, Duration)>,
+}
+
+impl CpuShare {
+    /// Takes a sample of `cpu` (the process's CPU time so far) at `now`: the share since the
+    /// previous sample once 900 ms have passed, else `None`.
+    pub fn sample(
+        &mut self,
+        now: std::time::Instant,
+        cpu: Duration,
+        threads: usize,
+    ) -> Option<f64> {
+        let Some((at, before)) = self.last else {
+            self.last = Some((now, cpu));
+            return None;
+        };
+        let wall = now.saturating_duration_since(at);
+        if wall < Duration::from_millis(900) {
+            return None;
+        }
+        self.last = Some((now, cpu));
+        let busy = cpu.saturating_sub(before).as_secs_f64();
+        Some(busy / wall.as_secs_f64() / threads.max(1) as f64)
+    }
+}
+
 /// Peak resident set size of the process so far, bytes.
 ///
 /// Read from `VmHWM` in `/proc/self/status`, the high-water mark of this program's own memory.

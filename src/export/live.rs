@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hdrhistogram::Histogram;
 
-use crate::engine::{Clock, Live, Observer};
+use crate::engine::{Clock, CpuShare, Live, Observer, process_cpu};
 use crate::plan::Plan;
 use crate::record::model::{GroupKind, LoadModel};
 use crate::record::recorder::{Counters, IntervalSnapshot, Tally};
@@ -66,6 +66,9 @@ pub struct Exporter {
     origin: Option<Instant>,
     /// Completed iterations per second not yet merged, per scope.
     completed: BTreeMap<u64, Vec<u64>>,
+    /// The process's CPU share and the plan's worker threads (`None`: the figures are not
+    /// this process's, a coordinator's).
+    cpu: Option<(CpuShare, usize)>,
 }
 
 impl Exporter {
@@ -111,6 +114,7 @@ impl Exporter {
             schedules,
             origin: None,
             completed: BTreeMap::new(),
+            cpu: Some((CpuShare::default(), plan.threads)),
         };
         exporter.gauges(None);
         exporter.publish();
@@ -128,6 +132,7 @@ impl Exporter {
             schedules: Vec::new(),
             origin: None,
             completed: BTreeMap::new(),
+            cpu: None,
         };
         exporter.publish();
         exporter
@@ -235,6 +240,11 @@ impl Observer for Exporter {
     }
 
     fn tick(&mut self, live: &Live) {
+        if let Some((share, threads)) = self.cpu.as_mut()
+            && let Some(now) = share.sample(live.now, process_cpu(), *threads)
+        {
+            self.scopes[0].generator_cpu = Some(now);
+        }
         self.gauges(Some(live.now));
         self.publish();
     }

@@ -16,15 +16,18 @@
 //! | `volley_active_vus` | gauge | VUs the closed-model schedule runs now |
 //! | `volley_rate_asked_per_second` | gauge | the rate the open-model schedule asks for now, iterations/s |
 //! | `volley_rate_achieved_per_second` | gauge | iterations completed in the last second every worker reported (run, scenarios) |
+//! | `volley_generator_cpu_ratio` | gauge | volley's process CPU over the last second, per worker thread, 0–1 (whole run) |
 //! | `volley_latency_seconds` | histogram | latency of the responses, seconds, fixed buckets [`LATENCY_BUCKETS_S`] |
 //!
 //! docs/measurement.md ("Live metrics") defines them. Layout: [`live`] is the run's observer
 //! that fills the snapshot from the workers' interval snapshots; [`exposition`] and [`serve`]
 //! the page; [`remote_write`] and [`push`] the pushes. The outputs that start and end them for
-//! a command are `run::output`'s (`MetricsPage`, `RemoteWritePush`), above this layer.
+//! a command are `run::output`'s (`MetricsPage`, `Pushes`), above this layer.
 
 pub mod exposition;
+pub mod http_post;
 pub mod live;
+pub mod otlp;
 pub mod push;
 pub mod remote_write;
 pub mod serve;
@@ -46,7 +49,10 @@ pub enum ExportError {
     },
     /// The remote-write URL is not one volley can push to.
     #[error("--prometheus-rw: {0}")]
-    RemoteWrite(#[from] remote_write::PushError),
+    RemoteWrite(#[from] http_post::PushError),
+    /// The OTLP endpoint or settings are not ones volley can push with.
+    #[error("--otlp: {0}")]
+    Otlp(http_post::PushError),
 }
 
 use hdrhistogram::Histogram;
@@ -119,6 +125,9 @@ pub struct ScopeFigures {
     /// Achieved rate over the last second, iterations/s (`None`: not counted for this scope, a
     /// step).
     pub achieved_per_s: Option<f64>,
+    /// The generator's CPU share over the last second ([`crate::engine::CpuShare`]), 0–1
+    /// (`None`: not known for this scope; only the whole run of a run in this process has it).
+    pub generator_cpu: Option<f64>,
     /// Latency of the responses since the start (cumulative).
     pub latency: LatencyBuckets,
 }
@@ -162,7 +171,7 @@ pub struct Series {
 }
 
 /// HELP text of each family, in the order they are written.
-pub const FAMILIES: [(&str, SeriesType, &str); 9] = [
+pub const FAMILIES: [(&str, SeriesType, &str); 10] = [
     (
         "volley_requests_total",
         SeriesType::Counter,
@@ -202,6 +211,11 @@ pub const FAMILIES: [(&str, SeriesType, &str); 9] = [
         "volley_rate_achieved_per_second",
         SeriesType::Gauge,
         "Iterations completed over the last second, per second.",
+    ),
+    (
+        "volley_generator_cpu_ratio",
+        SeriesType::Gauge,
+        "CPU of volley's process over the last second, per worker thread (0-1).",
     ),
     (
         "volley_latency_seconds",
@@ -283,6 +297,11 @@ fn scope_series(
         "volley_rate_achieved_per_second" => {
             if let Some(rate) = s.achieved_per_s {
                 push(family, None, rate);
+            }
+        }
+        "volley_generator_cpu_ratio" => {
+            if let Some(share) = s.generator_cpu {
+                push(family, None, share);
             }
         }
         _ => {

@@ -1,14 +1,24 @@
-//! The remote-write pusher (`--prometheus-rw URL`): a thread of its own that pushes the latest
-//! [`LiveSnapshot`](super::LiveSnapshot) every second, and at once when asked (the end of a run),
-//! each push bounded by [`RemoteWrite::timeout`]. Failures are counted, never fatal: the run
-//! neither waits for the endpoint nor loses anything it measured.
+//! The pusher of remote write (`--prometheus-rw URL`) and OTLP (`--otlp`): a thread of its own
+//! that pushes the latest [`LiveSnapshot`] to a [`Sink`] every second, and at once when asked
+//! (the end of a run), each push bounded by the sink's timeout. Failures are counted, never
+//! fatal: the run neither waits for the endpoint nor loses anything it measured.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::LiveSnapshot;
+use super::http_post::PushError;
 use super::live::Shared;
-use super::remote_write::{PushError, RemoteWrite};
+
+/// Where snapshots are pushed: one protocol's encoding and endpoint.
+pub trait Sink: Send + 'static {
+    /// Pushes one snapshot, stamped with the time of the push (blocking, at most
+    /// [`timeout`](Sink::timeout)).
+    fn push(&mut self, snapshot: &LiveSnapshot) -> Result<(), PushError>;
+    /// The longest one push takes.
+    fn timeout(&self) -> Duration;
+}
 
 /// How often the pusher pushes.
 pub const PUSH_EVERY: Duration = Duration::from_secs(1);
@@ -70,15 +80,15 @@ pub struct Pusher {
 impl Pusher {
     /// Pushes `shared` once now (the answer is returned: a down endpoint is known at the start),
     /// then every [`PUSH_EVERY`] on a thread of its own.
-    pub fn start(rw: RemoteWrite, shared: Shared) -> (Self, Result<(), PushError>) {
+    pub fn start(mut sink: impl Sink, shared: Shared) -> (Self, Result<(), PushError>) {
         let inner = Arc::new(Inner::default());
-        let first = push(&rw, &shared);
+        let first = push(&mut sink, &shared);
         inner.lock().stats.count(&first);
-        let flush_wait = rw.timeout * 2 + Duration::from_secs(1);
+        let flush_wait = sink.timeout() * 2 + Duration::from_secs(1);
         let worker = inner.clone();
         let thread = std::thread::Builder::new()
-            .name("volley-remote-write".into())
-            .spawn(move || run(&rw, &shared, &worker))
+            .name("volley-push".into())
+            .spawn(move || run(&mut sink, &shared, &worker))
             .ok();
         let pusher = Self {
             inner,
@@ -126,7 +136,7 @@ impl Drop for Pusher {
     }
 }
 
-fn run(rw: &RemoteWrite, shared: &Shared, inner: &Inner) {
+fn run(sink: &mut impl Sink, shared: &Shared, inner: &Inner) {
     loop {
         let (closing, asked) = {
             let state = inner.lock();
@@ -138,7 +148,7 @@ fn run(rw: &RemoteWrite, shared: &Shared, inner: &Inner) {
                 .unwrap_or_else(|e| e.into_inner());
             (state.closing, state.flush_asked)
         };
-        let result = push(rw, shared);
+        let result = push(sink, shared);
         let mut state = inner.lock();
         state.stats.count(&result);
         state.flush_done = asked;
@@ -150,10 +160,10 @@ fn run(rw: &RemoteWrite, shared: &Shared, inner: &Inner) {
 }
 
 /// Pushes the latest snapshot, stamped now (each push's samples are newer than the last's).
-fn push(rw: &RemoteWrite, shared: &Shared) -> Result<(), PushError> {
+fn push(sink: &mut impl Sink, shared: &Shared) -> Result<(), PushError> {
     let mut snapshot = shared.lock().unwrap_or_else(|e| e.into_inner()).clone();
     snapshot.unix_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64);
-    rw.push(&snapshot)
+    sink.push(&snapshot)
 }

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use crate::record::model::LoadModel;
+
 /// Why a flag's value is unusable (clap prints it after the flag's name).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ArgError {
@@ -109,6 +111,14 @@ pub fn parse_time_scale(text: &str) -> Result<f64, ArgError> {
 /// 366 days).
 pub fn parse_duration(text: &str) -> Result<Duration, ArgError> {
     super::read::parse_duration(text).map_err(|why| ArgError::Duration(why.to_string()))
+}
+
+/// `find-max --model`: what the search varies, the arrival rate (`open`) or the VUs (`closed`).
+pub fn model_parser() -> impl clap::builder::TypedValueParser<Value = LoadModel> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    let models = [LoadModel::Open, LoadModel::Closed];
+    PossibleValuesParser::new(models.map(LoadModel::name))
+        .map(move |name| *models.iter().find(|m| m.name() == name).expect("listed"))
 }
 
 /// Parses a rate: `2000`, `2000/s`, `600/m`; must be finite and > 0.

@@ -80,6 +80,13 @@ impl Format {
         }
     }
 
+    /// `--format` of `report` and `compare`: a format by its [`name`](Self::name).
+    pub fn parser() -> impl clap::builder::TypedValueParser<Value = Format> {
+        use clap::builder::{PossibleValuesParser, TypedValueParser};
+        PossibleValuesParser::new(Self::ALL.map(Self::name))
+            .map(|name| name.parse().expect("a listed name"))
+    }
+
     /// Whether it is a page for a browser, not text a terminal shows (a CI gate's verdict is
     /// then also said on stderr).
     pub fn is_page(self) -> bool {

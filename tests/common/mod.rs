@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod coordinated;
+pub mod query_api;
 pub mod source;
 
 use std::net::{Ipv4Addr, SocketAddr};

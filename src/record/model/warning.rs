@@ -60,6 +60,8 @@ pub enum WarningCode {
     WatchSeriesCapped,
     /// Pushes to the remote-write endpoint failed.
     RemoteWriteFailed,
+    /// Pushes to the OTLP receiver failed.
+    OtlpFailed,
     /// Merged shares did not run together.
     SharesNotTogether,
     /// Shares of the test are missing from a merge.
@@ -71,7 +73,7 @@ pub enum WarningCode {
 }
 
 /// The named codes with their names (the self-checks' come from [`SelfCheckCode::name`]).
-const NAMES: [(WarningCode, &str); 17] = [
+const NAMES: [(WarningCode, &str); 18] = [
     (WarningCode::Interrupted, "interrupted"),
     (WarningCode::NoRequests, "no_requests"),
     (WarningCode::AllFailed, "all_failed"),
@@ -90,6 +92,7 @@ const NAMES: [(WarningCode, &str); 17] = [
     (WarningCode::WatchNothingMatched, "watch_nothing_matched"),
     (WarningCode::WatchSeriesCapped, "watch_series_capped"),
     (WarningCode::RemoteWriteFailed, "remote_write_failed"),
+    (WarningCode::OtlpFailed, "otlp_failed"),
     (WarningCode::SharesNotTogether, "shares_not_together"),
     (WarningCode::SharesMissing, "shares_missing"),
 ];

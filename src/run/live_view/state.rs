@@ -61,7 +61,7 @@ pub(super) struct State {
     pub lag_p99_ms: Option<(u64, f64)>,
     /// Process CPU over wall time over the worker threads, since the last sample (0–1).
     pub cpu: Option<f64>,
-    cpu_sample: Option<(Instant, Duration)>,
+    cpu_share: crate::engine::CpuShare,
     /// Warnings as they happened.
     pub warnings: Vec<Seen>,
     /// Seconds covered by the merged seconds so far (the rates' denominator).
@@ -86,7 +86,7 @@ impl State {
             checks,
             lag_p99_ms: None,
             cpu: None,
-            cpu_sample: None,
+            cpu_share: crate::engine::CpuShare::default(),
             warnings: Vec::new(),
             measured_s: 0.0,
         }
@@ -161,26 +161,19 @@ impl State {
     pub(super) fn tick(&mut self, live: &Live, cpu: Duration) {
         self.now = live.now;
         self.live = Some(*live);
-        match self.cpu_sample {
-            Some((at, before)) if live.now.duration_since(at) >= Duration::from_millis(900) => {
-                let wall = live.now.duration_since(at).as_secs_f64();
-                let threads = self.plan.threads.max(1) as f64;
-                let share = cpu.saturating_sub(before).as_secs_f64() / wall / threads;
-                self.cpu = Some(share);
-                self.cpu_sample = Some((live.now, cpu));
-                if share >= BUSY_CPU {
-                    self.warn(
-                        WarningCode::GeneratorSaturated,
-                        format!(
-                            "generator CPU {:.0}% of its {} thread(s): it may be the bottleneck",
-                            share * 100.0,
-                            self.plan.threads
-                        ),
-                    );
-                }
-            }
-            Some(_) => {}
-            None => self.cpu_sample = Some((live.now, cpu)),
+        let Some(share) = self.cpu_share.sample(live.now, cpu, self.plan.threads) else {
+            return;
+        };
+        self.cpu = Some(share);
+        if share >= BUSY_CPU {
+            self.warn(
+                WarningCode::GeneratorSaturated,
+                format!(
+                    "generator CPU {:.0}% of its {} thread(s): it may be the bottleneck",
+                    share * 100.0,
+                    self.plan.threads
+                ),
+            );
         }
     }
 

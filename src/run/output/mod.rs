@@ -1,6 +1,6 @@
 //! The output seam: what a run leaves behind. Every output — the results folder
 //! ([`ResultsFolder`]), `--json` ([`JsonFile`]), the metrics page ([`MetricsPage`]), remote
-//! write ([`RemoteWritePush`]) — implements [`Output`], and every command hands its outputs to
+//! write and OTLP ([`Pushes`]) — implements [`Output`], and every command hands its outputs to
 //! one façade, [`Outputs`]: started once before the first request (nothing is measured that
 //! could not be kept), fed the live figures each second off the hot path (one exporter observer
 //! for all of them, see [`crate::export::live`]), asked after each run for what the record must
@@ -13,7 +13,7 @@ mod checks;
 mod folder;
 mod json;
 mod metrics;
-mod remote_write;
+mod push;
 
 use std::path::PathBuf;
 
@@ -28,7 +28,7 @@ use crate::record::{RunRecord, new_run_id};
 pub use folder::ResultsFolder;
 pub use json::JsonFile;
 pub use metrics::MetricsPage;
-pub use remote_write::RemoteWritePush;
+pub use push::Pushes;
 
 /// Why an output could not start.
 #[derive(Debug, thiserror::Error)]
