@@ -92,6 +92,31 @@ fn the_dashboard_is_one_grafana_imports() {
     }
 }
 
+/// docs/measurement.md's table lists every exported metric once, with its OTLP name and unit.
+#[test]
+fn every_exported_metric_is_documented_once_with_both_names() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/measurement.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    for (family, name, unit) in volley::export::otlp::OTLP_NAMES {
+        let rows: Vec<&str> = doc
+            .lines()
+            .filter(|l| l.starts_with(&format!("| `{family}` |")))
+            .collect();
+        assert_eq!(rows.len(), 1, "{family}: {rows:?}");
+        assert!(
+            rows[0].contains(&format!("`{name}`, `{unit}`")),
+            "{family}: {}",
+            rows[0]
+        );
+    }
+    let families: Vec<&str> = volley::export::FAMILIES.iter().map(|f| f.0).collect();
+    let named: Vec<&str> = volley::export::otlp::OTLP_NAMES
+        .iter()
+        .map(|n| n.0)
+        .collect();
+    assert_eq!(families, named, "every family has its OTLP name, in order");
+}
+
 #[test]
 fn every_panel_returns_data_from_a_real_prometheus() {
     let Some(binary) = binary(

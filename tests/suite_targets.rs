@@ -215,11 +215,20 @@ fn set_only_and_a_targets_vars_change_what_runs() {
     assert!(p50(&folder, "slow") >= 40.0, "{}", p50(&folder, "slow"));
     assert!(p50(&folder, "fast") < 20.0, "{}", p50(&folder, "fast"));
 
-    // --only runs one target; --set overrides every plan's variable, the target's vars too.
+    // --only runs one target; --set overrides every plan's variable, the target's vars too;
+    // --tag tags its runs.
     let (code, out, err) = suite(
         &file,
         &dir.join("only"),
-        &["-q", "--only", "fast", "--set", "ms=30"],
+        &[
+            "-q",
+            "--only",
+            "fast",
+            "--set",
+            "ms=30",
+            "--tag",
+            "testid=s1",
+        ],
     );
     assert_eq!(code, Some(0), "{out}\n{err}");
     let folder = only_subfolder(&dir.join("only/results"));
@@ -233,6 +242,8 @@ fn set_only_and_a_targets_vars_change_what_runs() {
     assert_eq!(names, ["fast"]);
     assert!(!folder.join("slow").exists());
     assert!(p50(&folder, "fast") >= 30.0, "{}", p50(&folder, "fast"));
+    let fast = read_json(&folder.join("fast/run.json"));
+    assert_eq!(fast["tags"]["testid"], "s1", "{}", fast["tags"]);
     // A comma list takes several; vars.NAME is the same variable.
     let (code, out, err) = suite(
         &file,

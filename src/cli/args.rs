@@ -106,6 +106,9 @@ pub struct SuiteArgs {
     /// variable, over the target's own `vars`), `target.timeout=5s` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub sets: Vec<(String, String)>,
+    /// Tag every run (repeatable), e.g. --tag testid=pr-123; adds to the suite's `[tags]`.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = volley::plan::flags::parse_tag)]
+    pub tags: Vec<(String, String)>,
     /// Run only this target (repeatable, or a comma-separated list).
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     pub only: Vec<String>,

@@ -13,6 +13,7 @@ pub fn run(a: SuiteArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
             time_scale: a.time_scale,
             sets: a.sets.clone(),
             only: a.only.clone(),
+            tags: a.tags.clone(),
         },
     )?;
     if !a.quiet {

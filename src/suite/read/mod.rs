@@ -53,6 +53,9 @@ pub struct SuiteReadOptions {
     /// `--only NAME`: run only these targets (every name must be a target of the suite); empty:
     /// all of them.
     pub only: Vec<String>,
+    /// `--tag KEY=VALUE`: added to every run's tags after the suite's `[tags]` (replacing either's
+    /// of the same key).
+    pub tags: Vec<(String, String)>,
 }
 
 impl Default for SuiteReadOptions {
@@ -61,6 +64,7 @@ impl Default for SuiteReadOptions {
             time_scale: 1.0,
             sets: Vec::new(),
             only: Vec::new(),
+            tags: Vec::new(),
         }
     }
 }
@@ -469,9 +473,11 @@ impl Ctx<'_> {
             .collect()
     }
 
-    /// The suite's `[tags]` added to a target's plans (replacing their own of the same key).
+    /// The suite's `[tags]`, then `--tag`, added to a target's plans (replacing their own of the
+    /// same key).
     fn tag(&self, target: &mut SuiteTarget, tags: &crate::plan::tags::Tags) -> Result<(), Error> {
-        let more: Vec<(String, String)> = tags.clone().into_iter().collect();
+        let mut more: Vec<(String, String)> = tags.clone().into_iter().collect();
+        more.extend(self.options.tags.iter().cloned());
         for plan in std::iter::once(&mut target.plan).chain(target.smoke_plan.as_mut()) {
             plan.tags = crate::plan::tags::merged(&plan.tags, &more)
                 .map_err(|why| self.err(None, format!("tags: {why}"), None))?;
