@@ -17,16 +17,6 @@ fn victoria_metrics() -> Option<std::path::PathBuf> {
     binary("VOLLEY_VICTORIA_METRICS", "victoria-metrics", INSTALL)
 }
 
-/// A step group's `requests` in the record.
-fn step_requests(record: &Value, name: &str) -> u64 {
-    let groups = record["groups"].as_array().unwrap();
-    let step = groups
-        .iter()
-        .find(|g| g["kind"] == "step" && g["name"] == name);
-    step.and_then(|g| g["requests"].as_u64())
-        .unwrap_or_else(|| panic!("no step {name}: {}", record["groups"]))
-}
-
 #[test]
 fn otlp_totals_equal_the_record() {
     let Some(binary) = victoria_metrics() else {
@@ -114,7 +104,7 @@ fn otlp_totals_equal_the_record() {
     for name in ["home", "busy"] {
         let q =
             format!("volley_requests_total{{run_id=\"{id}\",scenario=\"browse\",step=\"{name}\"}}");
-        store.expect(&q, step_requests(&record, name) as f64);
+        store.expect(&q, common::step_u64(&record, name, "requests") as f64);
     }
     store.expect(&format!("volley_active_vus{{{run}}}"), 0.0);
     // The resource's attributes are labels too.

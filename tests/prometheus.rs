@@ -21,17 +21,6 @@ fn prometheus_binary() -> Option<std::path::PathBuf> {
     )
 }
 
-/// A step group's field in the record.
-fn step(record: &Value, name: &str, field: &str) -> u64 {
-    record["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["kind"] == "step" && g["name"] == name)
-        .and_then(|g| g[field].as_u64())
-        .unwrap_or_else(|| panic!("no step {name} with {field}: {}", record["groups"]))
-}
-
 #[test]
 fn prometheus_holds_the_totals_of_the_record_scraped_and_pushed() {
     let Some(binary) = prometheus_binary() else {
@@ -127,7 +116,7 @@ fn prometheus_holds_the_totals_of_the_record_scraped_and_pushed() {
                 &format!(
                     "volley_requests_total{{job=\"{job}\",scenario=\"browse\",step=\"{name}\"}}"
                 ),
-                step(&record, name, "requests") as f64,
+                common::step_u64(&record, name, "requests") as f64,
             );
         }
         // Scraped and pushed after the run: nothing runs any more.

@@ -106,4 +106,20 @@ mod tests {
         let peak = peak_rss_bytes();
         assert!(peak > 1 << 20 && peak < 1 << 40, "{peak}");
     }
+
+    #[test]
+    fn the_cpu_share_is_cpu_over_wall_over_threads_at_most_once_a_second() {
+        let t0 = std::time::Instant::now();
+        let ms = Duration::from_millis;
+        let mut share = CpuShare::default();
+        assert_eq!(
+            share.sample(t0, ms(100), 2),
+            None,
+            "the first sample is a start"
+        );
+        assert_eq!(share.sample(t0 + ms(500), ms(400), 2), None, "under 900 ms");
+        // 1 s of CPU over 2 s of wall over 2 threads: a quarter.
+        assert_eq!(share.sample(t0 + ms(2000), ms(1100), 2), Some(0.25));
+        assert_eq!(share.sample(t0 + ms(3000), ms(1100), 4), Some(0.0));
+    }
 }

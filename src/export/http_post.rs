@@ -95,11 +95,6 @@ impl Endpoint {
         })
     }
 
-    /// The URL's path (and query).
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
     /// Adds a header sent with every push (names and values checked by the caller).
     pub fn header(mut self, name: &str, value: &str) -> Self {
         self.headers.push_str(&format!("{name}: {value}\r\n"));

@@ -198,6 +198,16 @@ pub fn errors_of(record: &Value, kind: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// A step group's `field` in the record (`requests`, `errors`, …).
+pub fn step_u64(record: &Value, name: &str, field: &str) -> u64 {
+    let groups = record["groups"].as_array().unwrap();
+    let step = groups
+        .iter()
+        .find(|g| g["kind"] == "step" && g["name"] == name);
+    step.and_then(|g| g[field].as_u64())
+        .unwrap_or_else(|| panic!("no step {name} with {field}: {}", record["groups"]))
+}
+
 /// `record.summary.status[code]`, 0 when absent.
 pub fn status_of(record: &Value, code: &str) -> u64 {
     record["summary"]["status"][code].as_u64().unwrap_or(0)
