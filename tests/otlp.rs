@@ -8,7 +8,6 @@
 mod common;
 
 use common::query_api::{Store, binary};
-use serde_json::Value;
 
 const INSTALL: &str =
     "go install github.com/VictoriaMetrics/VictoriaMetrics/app/victoria-metrics@v1.151.0";

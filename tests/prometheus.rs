@@ -10,7 +10,6 @@
 mod common;
 
 use common::query_api::{Store, binary};
-use serde_json::Value;
 
 /// The `prometheus` binary (`$VOLLEY_PROMETHEUS`, else `PATH`).
 fn prometheus_binary() -> Option<std::path::PathBuf> {
