@@ -289,6 +289,9 @@ fn run_and_compare_reports_render_in_chromium() {
             status: Default::default(),
             errors_by_kind: Default::default(),
             histogram_us: record.histograms.latency_us.clone(),
+            ramp_from: None,
+            think_s: 0.0,
+            pacing_s: 0.0,
         })
         .collect();
     record.thresholds = vec![ThresholdResult {

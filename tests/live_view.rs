@@ -259,3 +259,43 @@ fn no_tui_and_ci_keep_the_progress_line() {
         assert_eq!(code.trim(), "0", "{name}: {}", tmux.screen());
     }
 }
+
+#[test]
+fn a_scenario_that_has_done_its_iterations_says_finished() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = common::temp_dir("live-view-finished");
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[target]\nbase_url = \"http://{}\"\n\
+             [[scenario]]\nname = \"quick\"\n[scenario.load]\nprofile = \"iterations\"\n\
+             vus = 1\niterations = 5\n[[scenario.step]]\nname = \"a\"\npath = \"/\"\n\
+             [[scenario]]\nname = \"long\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
+             vus = 1\nduration = \"60s\"\n[[scenario.step]]\nname = \"b\"\npath = \"/\"\n",
+            target.addr()
+        ),
+    )
+    .unwrap();
+    let command = pane_command(
+        &dir,
+        &format!("run {}", plan.display()),
+        "TERM=xterm-256color",
+    );
+    let Some(tmux) = Tmux::start(&dir, &command) else {
+        return;
+    };
+    let mut screen = String::new();
+    common::wait_until("the finished scenario", Duration::from_secs(30), || {
+        screen = tmux.screen();
+        screen.contains("quick: finished (5 iterations)")
+    });
+    assert!(screen.contains("long: 1 VUs (closed model)"), "{screen}");
+    tmux.keys("q");
+    let exit = dir.join("exit");
+    common::wait_until("volley to exit after q", Duration::from_secs(30), || {
+        exit.exists()
+    });
+    common::valid_record(&dir.join("run.json"));
+}

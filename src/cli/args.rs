@@ -26,7 +26,7 @@ use volley::record::model::LoadModel;
                   Documentation (in the source tree, README.md first): docs/outputs.md (results, \
                   run.json, live metrics, verify), docs/plans.md (run, check), docs/reports.md \
                   (report, compare), docs/find-max.md, docs/suites.md (suite, --watch), \
-                  docs/target.md (serve), docs/protocols.md, docs/distributed.md (merge, \
+                  docs/target.md (serve), docs/flags.md (which command takes which flag), docs/protocols.md, docs/distributed.md (merge, \
                   coordinate, k8s), docs/signals.md, docs/measurement.md (every figure), docs/architecture.md, \
                   docs/benchmarks.md."
 )]
@@ -40,7 +40,7 @@ pub struct Cli {
     /// Colour in terminal output: auto (only into a terminal, and not when NO_COLOR is set),
     /// always or never.
     #[arg(long, global = true, value_name = "WHEN", default_value = "auto",
-          value_parser = ["auto", "always", "never"])]
+          value_parser = ["auto", "always", "never"], help_heading = "Terminal")]
     pub color: String,
 }
 
@@ -140,6 +140,9 @@ pub struct RunArgs {
     /// Multiply every profile duration (stages, phases, durations) by this factor, e.g. 0.1.
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,
+    /// Seed of the Poisson arrivals (`arrivals = "poisson"`), over the plan's `seed`.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
     /// Worker threads at most (default: the plan's, or one per core). A run starts only those its
     /// scenarios use: one per VU at most, and for an open-model scenario one per 10 000 req/s.
     #[arg(long)]
@@ -161,6 +164,9 @@ pub struct RunArgs {
     /// Live metrics for Prometheus.
     #[command(flatten)]
     pub export: super::export::ExportArgs,
+    /// Success statuses, groups and buckets.
+    #[command(flatten)]
+    pub results: ResultArgs,
     /// Run the plan N times, back to back (repeat-1/ … repeat-N/), for `volley compare`.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
@@ -242,6 +248,9 @@ pub struct FindMaxArgs {
     /// Only the results.
     #[arg(short = 'q', long)]
     pub quiet: bool,
+    /// Success statuses, groups and buckets.
+    #[command(flatten)]
+    pub results: ResultArgs,
     /// Protocol, TLS and connections (URL targets).
     #[command(flatten)]
     pub connect: ConnectArgs,
@@ -292,6 +301,12 @@ pub struct QuickArgs {
     /// Open model: requests per second, e.g. 2000, 2000/s, 600/m.
     #[arg(long, value_parser = parse_rate, allow_negative_numbers = true)]
     pub rate: Option<f64>,
+    /// Open model: arrivals evenly spaced (uniform) or a Poisson process of the rate.
+    #[arg(long, value_parser = volley::plan::flags::arrivals_parser())]
+    pub arrivals: Option<volley::schedule::ArrivalProcess>,
+    /// Seed of the Poisson arrivals (default: drawn, and recorded to run it again).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
     /// HTTP method.
     #[arg(short = 'm', long, default_value = "GET")]
     pub method: String,
@@ -306,9 +321,6 @@ pub struct QuickArgs {
     /// series' labels (with `run_id`), e.g. --tag testid=pr-123.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = volley::plan::flags::parse_tag)]
     pub tags: Vec<(String, String)>,
-    /// Statuses that are a success, e.g. 2xx,422 (k6's expected statuses): a check; no error.
-    #[arg(long, value_name = "LIST", value_parser = volley::plan::flags::parse_statuses)]
-    pub expect_status: Option<volley::plan::flags::Statuses>,
     /// Request body.
     #[arg(long, conflicts_with = "body_file")]
     pub body: Option<String>,
@@ -374,9 +386,9 @@ pub struct QuickArgs {
     /// together send exactly the whole; merge their records with `volley merge`.
     #[arg(long, value_name = "i/N")]
     pub segment: Option<volley::schedule::Segment>,
-    /// Group responses by header:NAME, json:$.path or status (repeatable): figures per value.
-    #[arg(long = "group-by", value_name = "SELECTOR")]
-    pub group_by: Vec<String>,
+    /// Success statuses, groups and buckets.
+    #[command(flatten)]
+    pub results: ResultArgs,
     /// Generator tuning: the open model's send grid.
     #[command(flatten)]
     pub tuning: super::tuning::TuningArgs,
@@ -386,6 +398,32 @@ pub struct QuickArgs {
     /// One generator of a distributed test.
     #[command(flatten)]
     pub join: super::coordinate::JoinArgs,
+}
+
+/// What counts as a success and how results are cut: quick mode, `run` and `find-max`.
+#[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Results")]
+pub struct ResultArgs {
+    /// Statuses that are a success, e.g. 2xx,422 (k6's expected statuses): a check; no error.
+    /// Plans: every HTTP step without a `checks.status` of its own.
+    #[arg(long, value_name = "LIST", value_parser = volley::plan::flags::parse_statuses)]
+    pub expect_status: Option<volley::plan::flags::Statuses>,
+    /// Group responses by header:NAME, json:$.path or status (repeatable): figures per value.
+    #[arg(long = "group-by", value_name = "SELECTOR")]
+    pub group_by: Vec<String>,
+    /// Latency buckets' upper bounds, e.g. 25ms,50ms,100ms,500ms (one more above the last;
+    /// default 1-2-5). Plans: over `[report] buckets`.
+    #[arg(long, value_name = "BOUNDS", value_parser = volley::plan::flags::parse_buckets)]
+    pub buckets: Option<volley::plan::flags::Buckets>,
+}
+
+impl ResultArgs {
+    /// Into the plan reader's options.
+    pub fn apply(self, o: &mut volley::plan::read::ReadOptions) {
+        o.expect_status = self.expect_status.map_or_else(Vec::new, |s| s.0);
+        o.group_by = self.group_by;
+        o.latency_buckets = self.buckets.map_or_else(Vec::new, |b| b.0);
+    }
 }
 
 #[cfg(test)]

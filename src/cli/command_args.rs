@@ -83,6 +83,10 @@ pub struct ReportArgs {
     /// Write to this file instead of stdout.
     #[arg(short = 'o', long, value_name = "PATH")]
     pub output: Option<PathBuf>,
+    /// Cut the latency buckets again at these upper bounds, e.g. 25ms,50ms,100ms,500ms (from
+    /// the record's histogram; one more above the last).
+    #[arg(long, value_name = "BOUNDS", value_parser = volley::plan::flags::parse_buckets)]
+    pub buckets: Option<volley::plan::flags::Buckets>,
 }
 
 /// `volley compare`.

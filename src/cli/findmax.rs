@@ -84,17 +84,14 @@ fn settings(a: &FindMaxArgs) -> anyhow::Result<Settings> {
 fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     let target = &a.target;
     if Path::new(target).is_file() {
-        return Ok(read_file(
-            Path::new(target),
-            &ReadOptions {
-                sets: a.sets.clone(),
-                time_scale: 1.0,
-                threads: a.threads,
-                secret_headers: a.secret_headers.clone(),
-                ..Default::default()
-            },
-        )?
-        .prepare()?);
+        let mut options = ReadOptions {
+            sets: a.sets.clone(),
+            threads: a.threads,
+            secret_headers: a.secret_headers.clone(),
+            ..Default::default()
+        };
+        a.results.clone().apply(&mut options);
+        return Ok(read_file(Path::new(target), &options)?.prepare()?);
     }
     let mut input = RunInput::new(target.clone());
     input.name = "find-max".into();
@@ -107,6 +104,13 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     input.connect = a.connect.options();
     input.grpc = a.grpc.input();
     input.duration = Some(a.step);
+    input.expect_status = a
+        .results
+        .expect_status
+        .clone()
+        .map_or_else(Vec::new, |s| s.0);
+    input.group_by = a.results.group_by.clone();
+    input.latency_buckets = a.results.buckets.clone().map_or_else(Vec::new, |b| b.0);
     if a.model == LoadModel::Open {
         input.rate_per_sec = Some(1.0);
     }

@@ -11,22 +11,22 @@ pub fn run(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         return join(a, argv);
     }
     let watch = a.watch.specs()?;
-    let mut plan = read_file(
-        &a.plan,
-        &ReadOptions {
-            sets: a.sets,
-            time_scale: a.time_scale,
-            threads: a.threads,
-            secret_headers: a.secret_headers,
-            tags: a.tags,
-            segment: a.segment,
-            max_data_bytes: max_data(a.max_data_size),
-            ..Default::default()
-        },
-    )?
-    // Run preparation: the one place the target may be contacted before the run (gRPC
-    // schemas by server reflection).
-    .prepare()?;
+    let mut options = ReadOptions {
+        sets: a.sets,
+        time_scale: a.time_scale,
+        threads: a.threads,
+        secret_headers: a.secret_headers,
+        tags: a.tags,
+        segment: a.segment,
+        max_data_bytes: max_data(a.max_data_size),
+        seed: a.seed,
+        ..Default::default()
+    };
+    a.results.apply(&mut options);
+    let mut plan = read_file(&a.plan, &options)?
+        // Run preparation: the one place the target may be contacted before the run (gRPC
+        // schemas by server reflection).
+        .prepare()?;
     plan.watch.extend(watch);
     if !a.quiet {
         eprintln!("{}", volley::run::show::banner(&plan));
@@ -56,7 +56,7 @@ fn join(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     super::coordinate::refuse_export_with_join(&a.export)?;
     let watch = a.watch.specs()?;
     let load = |segment| -> anyhow::Result<Plan> {
-        let options = ReadOptions {
+        let mut options = ReadOptions {
             sets: a.sets.clone(),
             time_scale: a.time_scale,
             threads: a.threads,
@@ -64,8 +64,10 @@ fn join(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
             tags: a.tags.clone(),
             segment: Some(segment),
             max_data_bytes: max_data(a.max_data_size),
+            seed: a.seed,
             ..Default::default()
         };
+        a.results.clone().apply(&mut options);
         let mut plan = read_file(&a.plan, &options)?.prepare()?;
         plan.watch.extend(watch.iter().cloned());
         Ok(plan)

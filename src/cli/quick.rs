@@ -33,11 +33,13 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.headers = a.headers;
     input.secret_headers = a.secret_headers;
     input.tags = a.tags;
-    input.expect_status = a.expect_status.map_or_else(Vec::new, |s| s.0);
+    input.expect_status = a.results.expect_status.map_or_else(Vec::new, |s| s.0);
+    input.latency_buckets = a.results.buckets.map_or_else(Vec::new, |b| b.0);
     input.body = a.body.unwrap_or_default();
     input.body_file = a.body_file;
     input.concurrency = a.connections;
     input.rate_per_sec = a.rate;
+    (input.arrivals, input.seed) = (a.arrivals, a.seed);
     input.duration = a.duration;
     input.requests = a.requests;
     input.warmup = a.warmup.unwrap_or_default();
@@ -48,7 +50,7 @@ fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.max_header_bytes = a.max_header_size;
     input.max_body_bytes = a.max_body_size;
     input.segment = a.segment;
-    input.group_by = a.group_by;
+    input.group_by = a.results.group_by;
     Ok(input)
 }
 

@@ -21,7 +21,11 @@ pub fn run(a: ReportArgs) -> anyhow::Result<u8> {
         }
         .into());
     }
-    let (_, record) = runs.remove(0);
+    let (_, mut record) = runs.remove(0);
+    if let Some(b) = a.buckets {
+        let ms: Vec<f64> = b.0.iter().map(|d| d.as_secs_f64() * 1000.0).collect();
+        volley::record::figures::rebucket(&mut record, &ms)?;
+    }
     super::emit(&report::render(&record, format)?, a.output.as_deref())?;
     Ok(super::EXIT_OK)
 }

@@ -30,9 +30,17 @@ pub fn parse() -> (Cli, Argv) {
         ColorChoice::Never => clap::ColorChoice::Never,
     };
     let mut cmd = Cli::command().color(clap_choice);
-    let matches = cmd
-        .try_get_matches_from_mut(args)
-        .unwrap_or_else(|e| e.exit());
+    let matches =
+        cmd.try_get_matches_from_mut(args).unwrap_or_else(
+            |e| match volley::plan::peer_flags::hint(&plain).filter(|_| e.use_stderr()) {
+                Some(hint) => {
+                    let _ = e.print();
+                    eprintln!("\n{hint}");
+                    std::process::exit(e.exit_code())
+                }
+                None => e.exit(),
+            },
+        );
     let mut argv = Argv::plain(plain);
     mark_roles(&matches, &mut argv);
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit());

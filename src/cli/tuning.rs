@@ -7,6 +7,7 @@ use volley::plan::flags::parse_send_grid;
 
 /// Generator tuning.
 #[derive(Debug, Clone, Copy, Default, Args)]
+#[command(next_help_heading = "Generator tuning")]
 pub struct TuningArgs {
     /// Open model: each worker sends its arrivals on a grid of this tick, all of a tick's
     /// together at its point, and latency is measured from the point (default 1ms; 0: each at

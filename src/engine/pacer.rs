@@ -23,7 +23,7 @@ use super::connections::VuConnections;
 use super::gate::{Gate, HandOut, Ticket};
 use super::vu::{Vu, vu_loop};
 use super::worker::WorkerState;
-use crate::schedule::{Grid, Interleave, Ramp};
+use crate::schedule::{ArrivalProcess, Grid, Interleave, PoissonStream, Ramp, stream_id};
 
 /// How long after a scenario's end the open model still sends iterations that fell due before it.
 pub(super) const LATE_LIMIT: Duration = Duration::from_secs(1);
@@ -55,6 +55,11 @@ pub(super) struct Arrivals<'a> {
     k: u64,
     /// When item `k` arrives and is due (none: the share is done).
     next: Option<Due>,
+    /// Poisson arrivals: this share's own stream, and how many of its arrivals fell in the
+    /// warm-up (the count limit counts those after it).
+    poisson: Option<(PoissonStream, u64)>,
+    /// The count limit of Poisson arrivals: measured arrivals over all workers.
+    limit: Option<u64>,
 }
 
 /// When an arrival falls and when it is due.
@@ -80,6 +85,8 @@ impl<'a> Arrivals<'a> {
     ) -> Self {
         let warmup_count = ramp.count_before(measure_start.saturating_duration_since(start));
         let mut arrivals = Self {
+            poisson: None,
+            limit,
             ramp,
             share,
             grid,
@@ -94,7 +101,30 @@ impl<'a> Arrivals<'a> {
         arrivals
     }
 
-    fn due(&self, k: u64) -> Option<Due> {
+    /// Spaces the arrivals as `process`: a Poisson process takes its own stream, number
+    /// `stream` (unique to the scenario, the share of the test and the worker).
+    pub(super) fn with_process(mut self, process: ArrivalProcess, stream: u64) -> Self {
+        if let ArrivalProcess::Poisson { seed } = process {
+            let s = PoissonStream::new(seed, stream, self.share.workers);
+            self.poisson = Some((s, 0));
+            self.bound = None;
+            self.next = self.due(0);
+        }
+        self
+    }
+
+    fn due(&mut self, k: u64) -> Option<Due> {
+        if let Some((stream, warm)) = &mut self.poisson {
+            let offset = self.ramp.due_area(stream.next_area())?;
+            let arrival = self.start + offset;
+            if arrival < self.measure_start {
+                *warm += 1;
+            } else if self.limit.is_some_and(|n| self.share.index(k - *warm) >= n) {
+                return None;
+            }
+            let due = self.start + self.grid.due(offset);
+            return Some(Due { arrival, due });
+        }
         let n = self.share.index(k);
         if self.bound.is_some_and(|b| n >= b) {
             return None;
@@ -201,6 +231,8 @@ pub(super) async fn pacer(
     };
     let profile = &run.plan.scenarios[scenario].profile;
     let (ramp, limit) = (profile.ramp(), profile.arrival_limit());
+    let process = profile.arrival_process().unwrap_or_default();
+    let segment = run.plan.share.as_ref().map_or(0, |s| s.segment.index());
     let share = Interleave {
         worker: state.index,
         workers: stride,
@@ -214,7 +246,8 @@ pub(super) async fn pacer(
         run.measure_start,
         timing.end,
         limit,
-    );
+    )
+    .with_process(process, stream_id(scenario, segment, state.index));
     let group = run.plan.scenarios[scenario].group;
     let mut vus = Vec::new();
     let clock = PreciseClock::new();

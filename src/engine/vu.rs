@@ -108,6 +108,7 @@ pub(super) async fn vu_loop(
     };
     let mut backoff = Backoff::default();
     while let Some(ticket) = gate.next(who.vu, who.slot, vu.iteration).await {
+        let began = Instant::now();
         vu.iteration_at = ticket.arrival;
         if ticket.measured {
             state.recorder.borrow_mut().record_iteration(scenario.group);
@@ -140,7 +141,28 @@ pub(super) async fn vu_loop(
             state.recorder.borrow_mut().record_completed(scenario.group);
         }
         vu.iteration += 1;
+        if let Some(pace) = scenario.pace {
+            keep_pace(&vu, began + pace, ticket.measured).await;
+        }
     }
+}
+
+/// Waits until `next` (not past the scenario's end), the start a VU's `pace` allows its next
+/// iteration; the wait is counted when the iteration was measured.
+async fn keep_pace(vu: &VuRun<'_>, next: Instant, measured: bool) {
+    let until = vu.end.map_or(next, |end| next.min(end));
+    let now = Instant::now();
+    if until <= now {
+        return;
+    }
+    if measured {
+        let us = (until - now).as_micros() as u64;
+        vu.state
+            .recorder
+            .borrow_mut()
+            .record_pacing(vu.scenario.group, us);
+    }
+    tokio::time::sleep_until(until.into()).await;
 }
 
 /// What one exchange came to, as recorded.
@@ -241,8 +263,14 @@ async fn run_step(
     if !step.checks.is_empty() || !step.extract.is_empty() {
         check_and_extract(vu, step, measured, response.as_ref(), &outcome, done - sent);
     }
-    if !step.think.is_zero() {
-        tokio::time::sleep(step.think).await;
+    if !step.think.is_none() {
+        let think = step.think.draw();
+        if measured && sample.is_some() {
+            let groups = [step.group, vu.scenario.group];
+            let us = think.as_micros() as u64;
+            vu.state.recorder.borrow_mut().record_think(groups, us);
+        }
+        tokio::time::sleep(think).await;
     }
     outcome.error
 }

@@ -46,6 +46,12 @@ pub struct PlanFile {
     pub watch: Vec<Spanned<WatchFile>>,
     /// `[distributed]`: how a coordinated test (`volley coordinate`) treats its generators.
     pub distributed: Option<DistributedFile>,
+    /// `[report]`: how the results are cut (latency buckets).
+    pub report: Option<ReportFile>,
+    /// The seed of the Poisson arrivals (`arrivals = "poisson"`): the same seed gives the same
+    /// arrivals (with the same threads and segment); drawn at random and recorded when absent.
+    /// `--seed` replaces it.
+    pub seed: Option<u64>,
     /// `[tags]`: `KEY = "VALUE"` pairs naming the run (e.g. `testid = "pr-123"`), kept in the
     /// record and attached to every exported series; `--tag KEY=VALUE` adds or replaces one.
     /// At most 16; keys are label names (`[A-Za-z_][A-Za-z0-9_]*`) other than volley's own.
@@ -56,6 +62,17 @@ pub struct PlanFile {
     #[serde(skip)]
     #[schemars(skip)]
     pub warmup: Duration,
+}
+
+/// `[report]`: how the run's results are cut.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportFile {
+    /// The latency buckets' upper bounds, ascending, e.g. `["25ms", "50ms", "100ms", "500ms"]`:
+    /// one bucket up to each and one above the last (default: 1-2-5 buckets spanning the
+    /// latencies). `--buckets` replaces them.
+    #[schemars(with = "Option<Vec<String>>")]
+    pub buckets: Option<Spanned<Vec<DurationText>>>,
 }
 
 /// `[distributed]`: a coordinated test's handling of generators that die or go silent.
@@ -218,6 +235,32 @@ pub struct ScenarioFile {
     /// The steps (`[[scenario.step]]`).
     #[serde(rename = "step")]
     pub steps: Vec<StepFile>,
+    /// Closed model: a VU starts an iteration no sooner than this after its last one started
+    /// (Gatling's `pace`), e.g. `"1s"`.
+    #[schemars(with = "Option<String>")]
+    pub pace: Option<DurationText>,
+}
+
+/// A step's `think` as written: a duration, or a distribution of them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ThinkFile {
+    /// `"100ms"`.
+    Fixed(String),
+    /// `{ uniform = ["50ms", "150ms"] }` and the other distributions.
+    Drawn(ThinkDistribution),
+}
+
+/// A think-time distribution, one key.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThinkDistribution {
+    /// Between two durations.
+    pub uniform: Option<[String; 2]>,
+    /// Exponential with this mean.
+    pub exponential: Option<String>,
+    /// Normal: mean and standard deviation.
+    pub normal: Option<[String; 2]>,
 }
 
 /// `[scenario.load]`: the load profile, chosen by `profile`; each profile takes some of the keys.
@@ -258,6 +301,10 @@ pub struct LoadFile {
     pub preset: Option<String>,
     /// Ladder: phases `{ vus | rate, duration, name }`.
     pub phases: Option<Vec<PhaseFile>>,
+    /// Open model: how arrivals are spaced, `"uniform"` (evenly, the default) or `"poisson"`
+    /// (exponential gaps at the rate, from the plan's `seed`).
+    #[schemars(with = "Option<String>")]
+    pub arrivals: Option<Spanned<String>>,
 }
 
 /// One stage of a ramping profile.
@@ -322,9 +369,11 @@ pub struct StepFile {
     /// JSON body; string values may be templates (`"{{ rand_int(1, 9) }}"` stays a number).
     #[schemars(with = "Option<serde_json::Value>")]
     pub json: Option<Spanned<toml::Value>>,
-    /// Pause after the request.
-    #[schemars(with = "Option<String>")]
-    pub think: Option<DurationText>,
+    /// Pause after the request: `"100ms"`, `{ uniform = ["50ms", "150ms"] }`,
+    /// `{ exponential = "100ms" }` (the mean) or `{ normal = ["100ms", "20ms"] }` (mean,
+    /// standard deviation), drawn per request.
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub think: Option<Spanned<ThinkFile>>,
     /// Weight in a `weighted` flow (default 1).
     pub weight: Option<u32>,
     /// Variables taken from the response: `name = { json = "/id" }`, `{ header = "Location" }`
@@ -389,13 +438,33 @@ pub struct ExtractFile {
     pub regex: Option<String>,
 }
 
+/// One entry of `checks.status`: a code, or a class written `"2xx"`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum StatusEntry {
+    /// A status code, 100–599.
+    Code(u16),
+    /// A class (`"2xx"`: 200–299) or a code written as text (`"422"`).
+    Text(String),
+}
+
+impl std::fmt::Display for StatusEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Code(c) => write!(f, "{c}"),
+            Self::Text(t) => f.write_str(t),
+        }
+    }
+}
+
 /// `[scenario.step.checks]`: each key is one or more checks.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChecksFile {
-    /// The status is one of these.
-    #[schemars(with = "Option<Vec<u16>>")]
-    pub status: Option<Spanned<Vec<u16>>>,
+    /// The status is one of these: codes (`201`) and classes (`"2xx"`), as quick mode's
+    /// `--expect-status 2xx,422`. Listed statuses are no error.
+    #[schemars(with = "Option<Vec<StatusEntry>>")]
+    pub status: Option<Spanned<Vec<StatusEntry>>>,
     /// The body contains this text (or each of these).
     pub body_contains: Option<OneOrMany>,
     /// JSON pointer/path → expected value.

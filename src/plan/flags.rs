@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+use crate::schedule::ArrivalProcess;
+
 use crate::record::model::LoadModel;
 
 /// Why a flag's value is unusable (clap prints it after the flag's name).
@@ -28,11 +30,14 @@ pub enum ArgError {
     #[error("{0}")]
     Duration(String),
     /// Not a list of statuses and classes.
-    #[error("`{0}` is not a list of statuses like 2xx,422 (codes 100–999, classes 1xx–9xx)")]
+    #[error("`{0}` is not a list of statuses like 2xx,422 (codes 100–599, classes 1xx–5xx)")]
     NotStatuses(String),
     /// A tag whose key is not one a tag may have.
     #[error("{0}")]
     Tag(String),
+    /// Latency bucket bounds that are not ascending, or too many.
+    #[error("{0}")]
+    Buckets(String),
     /// A send grid above [`MAX_SEND_GRID`].
     #[error("`{0}` is longer than the longest send grid, 10ms")]
     GridTooLong(String),
@@ -75,28 +80,73 @@ pub fn parse_tag(text: &str) -> Result<(String, String), ArgError> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Statuses(pub Vec<u16>);
 
-/// Parses expected statuses, `2xx,422`: codes (100–999) and classes (`2xx`: 200–299).
+/// Parses expected statuses, `2xx,422`: codes (100–599) and classes (`2xx`: 200–299).
 pub fn parse_statuses(text: &str) -> Result<Statuses, ArgError> {
-    let bad = || ArgError::NotStatuses(text.to_string());
+    expand_statuses(text.split(','))
+        .map(Statuses)
+        .ok_or_else(|| ArgError::NotStatuses(text.to_string()))
+}
+
+/// Codes (100–599) and classes (`2xx`: 200–299) → the codes they name, sorted, each once;
+/// `None` when an item is neither. Quick mode's `--expect-status` and a plan's `checks.status`
+/// both read their lists here.
+pub fn expand_statuses<'a>(items: impl IntoIterator<Item = &'a str>) -> Option<Vec<u16>> {
     let mut codes = Vec::new();
-    for item in text.split(',').map(str::trim) {
+    for item in items.into_iter().map(str::trim) {
         match item.to_ascii_lowercase().strip_suffix("xx") {
             Some(class) => {
-                let c: u16 = class.parse().map_err(|_| bad())?;
-                if !(1..=9).contains(&c) || class.len() != 1 {
-                    return Err(bad());
+                let c: u16 = class.parse().ok()?;
+                if !(1..=5).contains(&c) || class.len() != 1 {
+                    return None;
                 }
                 codes.extend(c * 100..c * 100 + 100);
             }
             None => match item.parse::<u16>() {
-                Ok(code) if (100..=999).contains(&code) => codes.push(code),
-                _ => return Err(bad()),
+                Ok(code) if (100..=599).contains(&code) => codes.push(code),
+                _ => return None,
             },
         }
     }
     codes.sort_unstable();
     codes.dedup();
-    Ok(Statuses(codes))
+    (!codes.is_empty()).then_some(codes)
+}
+
+/// Latency bucket bounds (`--buckets 25ms,50ms,100ms,500ms`), ascending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Buckets(pub Vec<Duration>);
+
+/// The most latency buckets a run may ask for.
+pub const MAX_BUCKETS: usize = 32;
+
+/// Parses latency bucket bounds, `25ms,50ms,100ms,500ms`: durations, ascending, above 0.
+pub fn parse_buckets(text: &str) -> Result<Buckets, ArgError> {
+    let bounds = text
+        .split(',')
+        .map(|t| parse_duration(t.trim()))
+        .collect::<Result<Vec<_>, _>>()?;
+    match bucket_problem(&bounds) {
+        Some(why) => Err(ArgError::Buckets(why)),
+        None => Ok(Buckets(bounds)),
+    }
+}
+
+/// What is wrong with latency bucket bounds, if anything: they must be 1 to [`MAX_BUCKETS`]
+/// durations above 0 (µs are the histogram's unit), strictly ascending.
+pub fn bucket_problem(bounds: &[Duration]) -> Option<String> {
+    if bounds.is_empty() || bounds.len() > MAX_BUCKETS {
+        return Some(format!("give 1 to {MAX_BUCKETS} bucket bounds"));
+    }
+    if bounds[0] < Duration::from_micros(1) {
+        return Some("a bucket bound must be at least 1µs".into());
+    }
+    bounds.windows(2).find(|w| w[1] <= w[0]).map(|w| {
+        format!(
+            "bucket bounds go up: {} is not above {}",
+            humantime::format_duration(w[1]),
+            humantime::format_duration(w[0])
+        )
+    })
 }
 
 /// Parses a positive, finite time scale.
@@ -119,6 +169,15 @@ pub fn model_parser() -> impl clap::builder::TypedValueParser<Value = LoadModel>
     let models = [LoadModel::Open, LoadModel::Closed];
     PossibleValuesParser::new(models.map(LoadModel::name))
         .map(move |name| *models.iter().find(|m| m.name() == name).expect("listed"))
+}
+
+/// `--arrivals`: how the open model's arrivals are spaced, `uniform` or `poisson` (its seed is
+/// set when the plan is read).
+pub fn arrivals_parser() -> impl clap::builder::TypedValueParser<Value = ArrivalProcess> {
+    use clap::builder::{PossibleValuesParser, TypedValueParser};
+    let all = [ArrivalProcess::Uniform, ArrivalProcess::Poisson { seed: 0 }];
+    PossibleValuesParser::new(all.map(ArrivalProcess::name))
+        .map(move |name| *all.iter().find(|a| a.name() == name).expect("listed"))
 }
 
 /// Parses a rate: `2000`, `2000/s`, `600/m`; must be finite and > 0.

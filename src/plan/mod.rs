@@ -16,6 +16,7 @@ pub mod flags;
 pub mod group_by;
 pub mod header;
 pub mod import;
+pub mod peer_flags;
 pub mod presets;
 pub mod profile;
 pub mod quick;
@@ -24,6 +25,7 @@ pub mod render;
 pub mod segment;
 pub mod tags;
 pub mod template;
+pub mod think;
 pub mod threshold;
 
 use std::net::SocketAddr;
@@ -114,6 +116,9 @@ pub struct Plan {
     /// The run's tags (`[tags]`, `--tag`): in the record, the reports and every exported
     /// series' labels.
     pub tags: tags::Tags,
+    /// The latency buckets' upper bounds (`--buckets`, `[report] buckets`), ascending; empty:
+    /// volley's 1-2-5 buckets.
+    pub latency_buckets: Vec<Duration>,
 }
 
 /// The request of a quick-mode run, as the user gave it.
@@ -170,9 +175,18 @@ pub struct Scenario {
     pub phases: Vec<Phase>,
     /// The scenario's result group (none in quick mode, where it would equal the totals).
     pub group: Option<usize>,
+    /// Closed model: each VU starts an iteration no sooner than this after its last one
+    /// started (Gatling's `pace`); `None`: at once.
+    pub pace: Option<Duration>,
 }
 
 impl Plan {
+    /// The latency buckets' upper bounds in ms, as the record writes them.
+    pub fn latency_buckets_ms(&self) -> Vec<f64> {
+        let ms = |d: &Duration| d.as_secs_f64() * 1000.0;
+        self.latency_buckets.iter().map(ms).collect()
+    }
+
     /// The run's load model: every scenario closed, every one open, or some of each.
     pub fn model(&self) -> crate::record::model::Model {
         use crate::record::model::Model;
@@ -227,6 +241,11 @@ impl Scenario {
     pub fn is_open(&self) -> bool {
         self.profile.is_open()
     }
+
+    /// Whether the scenario is a ladder (its phases are a ladder's, not a ramp's stages).
+    pub fn is_ladder(&self) -> bool {
+        self.phases.iter().any(|p| p.origin == PhaseOrigin::Ladder)
+    }
 }
 
 /// A ladder phase: a load held for a while, with its own results.
@@ -244,6 +263,21 @@ pub struct Phase {
     pub rate: Option<f64>,
     /// The phase's result group.
     pub group: usize,
+    /// A ladder's phase, or a stage of a ramping profile.
+    pub origin: PhaseOrigin,
+}
+
+/// Where a [`Phase`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PhaseOrigin {
+    /// A phase of a ladder: it holds one level.
+    Ladder,
+    /// A stage of `ramping-vus` or `ramping-arrival-rate`: it holds its target, or ramps to it
+    /// from `ramp_from` (the level at its start; its figures then mix levels).
+    Stage {
+        /// The level at the stage's start when it ramps (VUs or per second); `None`: it holds.
+        ramp_from: Option<f64>,
+    },
 }
 
 /// What one iteration does.
@@ -264,8 +298,8 @@ pub struct Step {
     pub request: StepRequest,
     /// A gRPC call: the method (the request's body is its JSON message). `None`: HTTP.
     pub grpc: Option<Arc<GrpcMethod>>,
-    /// Pause after the request, before the next step.
-    pub think: Duration,
+    /// Pause after the request, before the next step (drawn per request).
+    pub think: think::Think,
     /// Values taken from the response into variables.
     pub extract: Vec<Extract>,
     /// Conditions on the response, counted pass/fail.

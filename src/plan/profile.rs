@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use super::segment::ShareError;
 use crate::record::model::{LoadModel, ProfileKind};
-use crate::schedule::{Ramp, Segment};
+use crate::schedule::{ArrivalProcess, Ramp, Segment};
 
 /// The most arrivals per second an open scenario gives each worker thread before it takes one
 /// more. One worker sends them on its send grid, several per wake-up; spread over many workers, a
@@ -40,6 +40,8 @@ pub enum Profile {
         max_vus: u32,
         /// Stop after this many iterations have fallen due (quick mode `-n`).
         limit: Option<u64>,
+        /// How the arrivals are spaced: evenly, or as a Poisson process.
+        process: ArrivalProcess,
     },
 }
 
@@ -64,6 +66,7 @@ impl Profile {
                 ramp,
                 max_vus: max_in_flight,
                 limit: None,
+                process: ArrivalProcess::Uniform,
             },
             LoadModel::Closed => Self::Vus {
                 ramp,
@@ -78,6 +81,21 @@ impl Profile {
         match self {
             Self::Vus { .. } => LoadModel::Closed,
             Self::Arrival { .. } => LoadModel::Open,
+        }
+    }
+
+    /// How an open profile's arrivals are spaced (`None` for the closed model).
+    pub fn arrival_process(&self) -> Option<ArrivalProcess> {
+        match self {
+            Self::Vus { .. } => None,
+            Self::Arrival { process, .. } => Some(*process),
+        }
+    }
+
+    /// Spaces an open profile's arrivals as `process` (a closed profile is left as it is).
+    pub fn set_arrival_process(&mut self, to: ArrivalProcess) {
+        if let Self::Arrival { process, .. } = self {
+            *process = to;
         }
     }
 
@@ -245,6 +263,7 @@ impl Profile {
                 ramp,
                 max_vus,
                 limit,
+                ..
             } => {
                 // The measured arrivals are the whole's, after those due in the warm-up.
                 let first = ramp.count_before(warmup_in);

@@ -11,8 +11,8 @@ use toml::Spanned;
 
 use super::connect::ConnectOptions;
 use super::file::{
-    ChecksFile, HeaderList, LoadFile, PlanFile, ScenarioFile, SizeText, StepFile, TargetFile,
-    TlsFile,
+    ChecksFile, HeaderList, LoadFile, PlanFile, ScenarioFile, SizeText, StatusEntry, StepFile,
+    TargetFile, TlsFile,
 };
 use super::header::parse_header;
 use super::read::{Draft, Finish, ReadOptions};
@@ -68,6 +68,12 @@ pub struct RunInput {
     /// `--expect-status`: the statuses that are a success (the step's `checks.status`: others
     /// fail the check, and these are no error even when ≥ 400). Empty: 4xx/5xx are errors.
     pub expect_status: Vec<u16>,
+    /// `--buckets`: the latency buckets' upper bounds; empty: 1-2-5.
+    pub latency_buckets: Vec<Duration>,
+    /// `--arrivals`: how the open model's arrivals are spaced (`None`: evenly).
+    pub arrivals: Option<crate::schedule::ArrivalProcess>,
+    /// `--seed`: the Poisson arrivals' seed (`None`: drawn and recorded).
+    pub seed: Option<u64>,
 }
 
 /// A quick-mode gRPC call: `--proto`, `--import-path`, `--call`, `--data`.
@@ -93,7 +99,7 @@ pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 /// The flag each desugared value comes from: a value's span starts at its flag's index, so the
 /// reader's errors say `invalid FLAG: …`. `load`, `timeout` and `request` name no flag of their own: the load
 /// (`-c`, `--rate`, `-d`, `-n`), the timeout and the step.
-static FLAGS: [&str; 14] = [
+static FLAGS: [&str; 15] = [
     "URL",
     "method",
     "header (-H)",
@@ -108,6 +114,7 @@ static FLAGS: [&str; 14] = [
     "request",
     "--group-by",
     "--expect-status",
+    "--arrivals",
 ];
 const URL: usize = 0;
 const METHOD: usize = 1;
@@ -123,6 +130,7 @@ const TIMEOUT: usize = 10;
 const STEP: usize = 11;
 const GROUP_BY: usize = 12;
 const EXPECT: usize = 13;
+const ARRIVALS: usize = 14;
 
 /// A value from the flag at `index`.
 fn from<T>(index: usize, value: T) -> Spanned<T> {
@@ -160,6 +168,9 @@ impl RunInput {
             group_by: Vec::new(),
             tags: Vec::new(),
             expect_status: Vec::new(),
+            latency_buckets: Vec::new(),
+            arrivals: None,
+            seed: None,
         }
     }
 
@@ -172,6 +183,8 @@ impl RunInput {
         let options = ReadOptions {
             threads: self.threads,
             secret_headers: self.secret_headers.clone(),
+            latency_buckets: self.latency_buckets.clone(),
+            seed: self.seed,
             ..ReadOptions::default()
         };
         let finish = Finish {
@@ -197,6 +210,7 @@ impl RunInput {
             start_after: None,
             load: from(LOAD, self.desugar_profile()?),
             steps: vec![step],
+            pace: None,
         };
         let file = PlanFile {
             name: Some(self.name.clone()),
@@ -208,6 +222,8 @@ impl RunInput {
             thresholds: Default::default(),
             watch: Vec::new(),
             distributed: None,
+            report: None,
+            seed: None,
             tags: self.tags.iter().cloned().collect(),
             warmup: self.warmup,
         };
@@ -288,7 +304,13 @@ impl RunInput {
             weight: None,
             extract: Default::default(),
             checks: (!self.expect_status.is_empty()).then(|| ChecksFile {
-                status: Some(from(EXPECT, self.expect_status.clone())),
+                status: Some(from(
+                    EXPECT,
+                    self.expect_status
+                        .iter()
+                        .map(|&c| StatusEntry::Code(c))
+                        .collect(),
+                )),
                 body_contains: None,
                 json: None,
                 headers: None,
@@ -338,8 +360,15 @@ impl RunInput {
             max_duration: None,
             preset: None,
             phases: None,
+            arrivals: None,
         };
         let Some(rate) = self.rate_per_sec else {
+            if self.arrivals.is_some() {
+                return Err(invalid(
+                    "--arrivals",
+                    "spaces the open model's arrivals: give --rate too".into(),
+                ));
+            }
             let connections =
                 positive_u32("connections (-c)", self.concurrency, DEFAULT_CONNECTIONS)?;
             let profile = if self.requests.is_some() {
@@ -378,6 +407,7 @@ impl RunInput {
         }
         load.profile = from(LOAD, "constant-arrival-rate".into());
         load.rate = Some(rate);
+        load.arrivals = self.arrivals.map(|a| from(ARRIVALS, a.name().into()));
         load.max_vus = Some(positive_u32(
             "max in-flight (-c)",
             self.concurrency,

@@ -162,8 +162,18 @@ pub fn apply(mut plan: Plan, segment: Segment, plan_hash: String) -> Result<Plan
             .share(segment, warmup_in)
             .map_err(|why| invalid(format!("scenario `{}`: {why}", sc.name)))?;
         for p in &mut sc.phases {
+            let per_vu = p.vus.is_some();
             p.vus = p.vus.map(|v| segment.vus(v));
             p.rate = p.rate.map(|r| segment.rate(r));
+            if let crate::plan::PhaseOrigin::Stage {
+                ramp_from: Some(from),
+            } = &mut p.origin
+            {
+                *from = match per_vu {
+                    true => f64::from(segment.vus(from.round() as u32)),
+                    false => segment.rate(*from),
+                };
+            }
         }
     }
     let templates = Arc::get_mut(&mut plan.templates)

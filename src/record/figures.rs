@@ -1,8 +1,10 @@
-//! Figures of a histogram as the record writes them: the percentile ladder and 1-2-5 buckets.
+//! Figures of a histogram as the record writes them: the percentile ladder and the latency
+//! buckets (1-2-5, or the run's own bounds).
 
 use hdrhistogram::Histogram;
 
-use super::model::{Bucket, Percentiles};
+use super::HistogramError;
+use super::model::{Bucket, Percentiles, RunRecord};
 use super::series::us_to_ms;
 
 /// Percentile figures of a histogram of microseconds, in milliseconds (see docs/measurement.md,
@@ -48,30 +50,46 @@ fn bucket_bounds_us(min_us: u64, max_us: u64) -> Vec<u64> {
     bounds
 }
 
-/// The latency histogram in 1-2-5 buckets (ms bounds), covering every recorded value.
-pub fn latency_buckets(h: &Histogram<u64>) -> Vec<Bucket> {
-    if h.is_empty() {
+/// The latency histogram in buckets (ms bounds), covering every recorded value: 1-2-5 buckets
+/// spanning the latencies when `bounds_ms` is empty, else one bucket per bound (ascending)
+/// and one above the last (`le_ms: None`), each shown even when empty.
+pub fn latency_buckets(h: &Histogram<u64>, bounds_ms: &[f64]) -> Vec<Bucket> {
+    if bounds_ms.is_empty() && h.is_empty() {
         return Vec::new();
     }
-    let bounds = bucket_bounds_us(h.min(), h.lowest_equivalent(h.max()));
-    let mut counts = vec![0u64; bounds.len()];
+    let bounds: Vec<u64> = if bounds_ms.is_empty() {
+        bucket_bounds_us(h.min(), h.lowest_equivalent(h.max()))
+    } else {
+        bounds_ms
+            .iter()
+            .map(|ms| (ms * 1000.0).round() as u64)
+            .collect()
+    };
+    let open = !bounds_ms.is_empty();
+    let mut counts = vec![0u64; bounds.len() + usize::from(open)];
     for v in h.iter_recorded() {
         // The bin's lowest value: a recorded 10 000 µs belongs in "≤ 10 ms".
         let value = h.lowest_equivalent(v.value_iterated_to());
         let i = bounds
             .iter()
             .position(|&b| value <= b)
-            .unwrap_or(bounds.len() - 1);
+            .unwrap_or(counts.len() - 1);
         counts[i] += v.count_since_last_iteration();
     }
-    bounds
-        .into_iter()
+    let les = bounds.into_iter().map(|b| Some(us_to_ms(b)));
+    les.chain(open.then_some(None))
         .zip(counts)
-        .map(|(b, count)| Bucket {
-            le_ms: us_to_ms(b),
-            count,
-        })
+        .map(|(le_ms, count)| Bucket { le_ms, count })
         .collect()
+}
+
+/// Cuts the record's latency buckets again at `bounds_ms` (ascending; empty: 1-2-5) from its
+/// latency histogram, as if the run had asked for them (`volley report --buckets`).
+pub fn rebucket(r: &mut RunRecord, bounds_ms: &[f64]) -> Result<(), HistogramError> {
+    let h = super::decode_histogram(&r.histograms.latency_us)?;
+    r.summary.latency_buckets = latency_buckets(&h, bounds_ms);
+    r.config.latency_buckets_ms = bounds_ms.to_vec();
+    Ok(())
 }
 
 #[cfg(test)]
@@ -92,16 +110,30 @@ mod tests {
         for v in [150, 180, 400, 950, 10_000] {
             h.record(v).unwrap();
         }
-        let b = latency_buckets(&h);
+        let b = latency_buckets(&h, &[]);
         assert_eq!(b.iter().map(|b| b.count).sum::<u64>(), 5);
         assert_eq!(
             b[0],
             Bucket {
-                le_ms: 0.2,
+                le_ms: Some(0.2),
                 count: 2
             }
         );
-        assert_eq!(b.last().unwrap().le_ms, 10.0);
+        assert_eq!(b.last().unwrap().le_ms, Some(10.0));
+    }
+
+    #[test]
+    fn own_bounds_have_a_bucket_above_the_last() {
+        let mut h = new_histogram();
+        for v in [10_000, 25_000, 30_000, 600_000] {
+            h.record(v).unwrap();
+        }
+        let b = latency_buckets(&h, &[25.0, 50.0, 100.0, 500.0]);
+        let counts: Vec<u64> = b.iter().map(|b| b.count).collect();
+        assert_eq!(counts, [2, 1, 0, 0, 1]);
+        assert_eq!(b[4].le_ms, None);
+        // Asked-for buckets are there even with nothing measured.
+        assert_eq!(latency_buckets(&new_histogram(), &[25.0]).len(), 2);
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! 3.0s" for a plan.
 
 use crate::record::model::{
-    LoadModel, Model, ProfileKind, RunRecord, ScenarioConfig, ScenarioLoad,
+    ArrivalSchedule, LoadModel, Model, ProfileKind, RunRecord, ScenarioConfig, ScenarioLoad,
 };
 use crate::redact::redact_url_userinfo;
 use crate::units::{rate, seconds, thousands};
@@ -22,8 +22,25 @@ pub fn subtitle(r: &RunRecord) -> String {
 
 /// The load in words. Quick mode: "closed model, 32 connections", "closed model, 4 connections ×
 /// 16 streams (64 in flight)", "open model, 1,000.0 req/s, at most 200 in flight". A plan: each
-/// scenario's profile, "smoke: 10 VUs for 3.0s; …".
+/// scenario's profile, "smoke: 10 VUs for 3.0s; …". Poisson arrivals say so, with their seed.
 pub fn load_shape(r: &RunRecord) -> String {
+    let poisson = r
+        .config
+        .scenarios
+        .iter()
+        .filter_map(|s| s.load.as_ref())
+        .find(|l| l.arrivals == Some(ArrivalSchedule::Poisson));
+    match poisson {
+        Some(l) => format!(
+            "{}, Poisson arrivals (seed {})",
+            shape(r),
+            l.seed.map_or_else(|| "?".into(), |s| s.to_string())
+        ),
+        None => shape(r),
+    }
+}
+
+fn shape(r: &RunRecord) -> String {
     let c = &r.config;
     if c.plan.is_none() || c.scenarios.is_empty() {
         let model = if c.model == Model::Open {
@@ -165,6 +182,8 @@ mod tests {
             iterations: None,
             stages: 4,
             connections: None,
+            arrivals: None,
+            seed: None,
         }
     }
 

@@ -98,6 +98,9 @@ mod tests {
             status: Default::default(),
             errors_by_kind: Default::default(),
             histogram_us: r.histograms.latency_us.clone(),
+            think_s: 0.0,
+            ramp_from: None,
+            pacing_s: 0.0,
         };
         r.groups = vec![
             group(GroupKind::Scenario, "shop"),

@@ -137,12 +137,11 @@ fn histogram(o: &mut String, buckets: &[Bucket]) {
     let _ = writeln!(o, "Latency histogram");
     let total: u64 = buckets.iter().map(|b| b.count).sum();
     let most = buckets.iter().map(|b| b.count).max().unwrap_or(1).max(1);
-    for b in buckets {
+    for (b, label) in buckets.iter().zip(super::figures::bucket_labels(buckets)) {
         let bar = (b.count as f64 / most as f64 * BAR_WIDTH as f64).round() as usize;
         let _ = writeln!(
             o,
-            "  ≤ {:>9} ms  {:<width$}  {:>12}  {:5.1}%",
-            ms(Some(b.le_ms)),
+            "  {label:>17} ms  {:<width$}  {:>12}  {:5.1}%",
             "■".repeat(bar),
             thousands(b.count),
             100.0 * b.count as f64 / total.max(1) as f64,
@@ -220,10 +219,10 @@ fn generator(o: &mut String, r: &RunRecord) {
 fn latency_table(o: &mut String, label: &str, p: &Percentiles) {
     let _ = writeln!(o, "{label}");
     let heads = [
-        "min", "mean", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9", "max",
+        "min", "mean", "stdev", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9", "max",
     ];
     let values = [
-        p.min, p.mean, p.p10, p.p25, p.p50, p.p75, p.p90, p.p95, p.p99, p.p99_9, p.max,
+        p.min, p.mean, p.stdev, p.p10, p.p25, p.p50, p.p75, p.p90, p.p95, p.p99, p.p99_9, p.max,
     ];
     let mut head = String::from(" ");
     let mut row = String::from(" ");
@@ -267,6 +266,9 @@ mod tests {
             status: Default::default(),
             errors_by_kind: Default::default(),
             histogram_us: r.histograms.latency_us.clone(),
+            think_s: 0.0,
+            ramp_from: None,
+            pacing_s: 0.0,
         }];
         r.thresholds = vec![ThresholdResult {
             unit: None,

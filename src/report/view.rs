@@ -184,8 +184,11 @@ fn headline(r: &RunRecord) -> Table {
     if let Some(dropped) = s.dropped {
         t.push(["Dropped (in-flight cap)", &thousands(dropped)]);
     }
+    t.push([
+        "Latency mean ± stdev",
+        &format!("{} ± {} ms", ms(l.mean), ms(l.stdev)),
+    ]);
     for (name, v) in [
-        ("Latency mean", l.mean),
         ("Latency p50", l.p50),
         ("Latency p90", l.p90),
         ("Latency p95", l.p95),
@@ -221,13 +224,15 @@ fn headline(r: &RunRecord) -> Table {
     t
 }
 
-const LATENCY_HEADS: [&str; 13] = [
-    "<", "min", "mean", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9", "p99.99", "max",
+const LATENCY_HEADS: [&str; 14] = [
+    "<", "min", "mean", "stdev", "p10", "p25", "p50", "p75", "p90", "p95", "p99", "p99.9",
+    "p99.99", "max",
 ];
 
 fn latency_cells(label: &str, p: &Percentiles) -> Vec<String> {
     let values = [
-        p.min, p.mean, p.p10, p.p25, p.p50, p.p75, p.p90, p.p95, p.p99, p.p99_9, p.p99_99, p.max,
+        p.min, p.mean, p.stdev, p.p10, p.p25, p.p50, p.p75, p.p90, p.p95, p.p99, p.p99_9, p.p99_99,
+        p.max,
     ];
     std::iter::once(label.to_string())
         .chain(values.iter().map(|v| ms(*v)))
@@ -275,9 +280,14 @@ fn groups_table(kind: GroupKind, groups: &[&Group]) -> Table {
             }
             GroupKind::Phase => {
                 row.push(g.name.clone());
+                let from = |v: String| match g.ramp_from {
+                    Some(f) if g.target_vus.is_some() => format!("{}→{v} (ramp)", f.round()),
+                    Some(f) => format!("{}→{v} (ramp)", rate(f)),
+                    None => v,
+                };
                 row.push(match (g.target_vus, g.target_rps) {
-                    (Some(v), _) => format!("{v} VUs"),
-                    (None, Some(rps)) => format!("{} req/s", rate(rps)),
+                    (Some(v), _) => from(format!("{v} VUs")),
+                    (None, Some(rps)) => from(format!("{} req/s", rate(rps))),
                     _ => "-".into(),
                 });
                 row.push(match (g.start_s, g.end_s) {
@@ -301,7 +311,34 @@ fn groups_table(kind: GroupKind, groups: &[&Group]) -> Table {
         );
         t.push(row);
     }
-    t
+    match idle_note(groups) {
+        Some(note) => t.with_note(&note),
+        None => t,
+    }
+}
+
+/// The think time and pacing waits of groups that have them, which no latency includes.
+fn idle_note(groups: &[&Group]) -> Option<String> {
+    let idle: Vec<String> = groups
+        .iter()
+        .filter(|g| g.think_s > 0.0 || g.pacing_s > 0.0)
+        .map(|g| {
+            let mut parts = Vec::new();
+            if g.think_s > 0.0 {
+                parts.push(format!("think {}", seconds(g.think_s)));
+            }
+            if g.pacing_s > 0.0 {
+                parts.push(format!("pacing waits {}", seconds(g.pacing_s)));
+            }
+            format!("{}: {}", g.name, parts.join(", "))
+        })
+        .collect();
+    (!idle.is_empty()).then(|| {
+        format!(
+            "VU time not in any latency (summed over VUs): {}.",
+            idle.join("; ")
+        )
+    })
 }
 
 fn status(r: &RunRecord) -> Option<Table> {
@@ -357,13 +394,13 @@ fn buckets(r: &RunRecord) -> Option<Table> {
     let total: u64 = b.iter().map(|b| b.count).sum();
     let mut t = Table::new(
         "Latency distribution",
-        &["Latency ≤ (ms)", "Responses", "Share", "Cumulative"],
+        &["Latency (ms)", "Responses", "Share", "Cumulative"],
     );
     let mut cumulative = 0;
-    for bucket in b {
+    for (bucket, label) in b.iter().zip(super::figures::bucket_labels(b)) {
         cumulative += bucket.count;
         t.push([
-            ms(Some(bucket.le_ms)),
+            label,
             thousands(bucket.count),
             pct(error_pct(total, bucket.count)),
             pct(error_pct(total, cumulative)),

@@ -165,6 +165,7 @@ pub fn run_config(plan: &Plan) -> RunConfig {
             .collect(),
         secret_headers: secrets.marked().map(str::to_string).collect(),
         body_bytes: quick.map_or(0, |q| q.body_bytes),
+        latency_buckets_ms: plan.latency_buckets_ms(),
         model: plan.model(),
         connections,
         rate_per_sec,
@@ -240,7 +241,7 @@ fn summary(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival
         connections_opened: t.counters.connections_opened,
         sent_bytes_per_sec: per_sec(c.bytes_sent - c.drained_bytes_sent, window),
         received_bytes_per_sec: per_sec(c.bytes_received - c.drained_bytes_received, window),
-        latency_buckets: latency_buckets(&t.latency),
+        latency_buckets: latency_buckets(&t.latency, &plan.latency_buckets_ms()),
         warmup_requests: t.warmup_requests,
         warmup_connections: t.warmup_connections,
         grpc_status: t
@@ -390,6 +391,12 @@ fn groups(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>
                 status: stats.statuses().map(|(c, n)| (c.to_string(), n)).collect(),
                 errors_by_kind: stats.error_kinds().collect(),
                 histogram_us: encode_histogram(&stats.latency),
+                ramp_from: phase.and_then(|p| match p.origin {
+                    crate::plan::PhaseOrigin::Stage { ramp_from } => ramp_from,
+                    crate::plan::PhaseOrigin::Ladder => None,
+                }),
+                think_s: c.think_us as f64 / 1e6,
+                pacing_s: c.pacing_us as f64 / 1e6,
             }
         })
         .filter(|g| g.kind != GroupKind::Scenario || plan.scenarios.len() > 1 || g.requests > 0)

@@ -49,25 +49,22 @@ pub fn expected_load(plan: &Plan, r: &RunRecord) -> ExpectedLoad {
         .iter()
         .map(|s| active_vu_seconds(s, active(s)))
         .sum();
-    let mut think_vu_s = 0.0;
-    for sc in &plan.scenarios {
-        for step in sc.steps.iter().filter(|s| !s.think.is_zero()) {
-            let group = r.groups.iter().find(|g| {
-                g.kind == GroupKind::Step
-                    && g.name == step.name
-                    && g.scenario.as_deref() == Some(sc.name.as_str())
-            });
-            let Some(g) = group else {
-                return ExpectedLoad::NotApplicable(format!(
-                    "step {} thinks, but the record has no count of its requests",
-                    step.name
-                ));
-            };
-            // Attempts not sent (a request that could not be built) skip the think time; they
-            // are not in `requests`.
-            think_vu_s += step.think.as_secs_f64() * g.requests as f64;
-        }
-    }
+    // The think time and pacing waits the VUs recorded (drawn per request, so counted as they
+    // fell): in the scenario groups, or the totals' in quick mode.
+    let think_vu_s = match r.groups.iter().any(|g| g.kind == GroupKind::Scenario) {
+        true => r
+            .groups
+            .iter()
+            .filter(|g| g.kind == GroupKind::Scenario)
+            .map(|g| g.think_s + g.pacing_s)
+            .sum(),
+        false => r
+            .groups
+            .iter()
+            .filter(|g| g.kind == GroupKind::Step)
+            .map(|g| g.think_s)
+            .sum(),
+    };
     ExpectedLoad::Closed {
         active_vu_s,
         think_vu_s,
@@ -162,11 +159,12 @@ path = "/"
     }
 
     #[test]
-    fn think_time_counts_per_measured_request_that_was_sent() {
+    fn think_time_and_pacing_are_what_the_vus_recorded() {
         let p = plan(
             r#"
 [[scenario]]
 name = "shop"
+pace = "1s"
 [scenario.load]
 profile = "constant-vus"
 vus = 4
@@ -174,32 +172,21 @@ duration = "5s"
 [[scenario.step]]
 name = "browse"
 path = "/"
-think = "100ms"
-[[scenario.step]]
-name = "buy"
-path = "/"
+think = { exponential = "100ms" }
 "#,
         );
         let mut r = record("think", 5, 100, 2000, 0, 0.0);
-        // 10 attempts could not be built: not sent, no think time after them.
         let mut browse = testing::group(GroupKind::Step, "browse", Some("shop"), 50);
-        browse.not_sent = 10;
-        browse.errors = 10;
-        browse
-            .errors_by_kind
-            .insert(crate::record::error_kind::ErrorKind::Template, 10);
-        r.groups = vec![
-            browse,
-            testing::group(GroupKind::Step, "buy", Some("shop"), 50),
-        ];
+        browse.think_s = 4.0;
+        let mut shop = testing::group(GroupKind::Scenario, "shop", None, 50);
+        (shop.think_s, shop.pacing_s) = (4.0, 1.5);
+        r.groups = vec![shop, browse];
         let (vu_s, think) = active(expected_load(&p, &r));
         assert!((vu_s - 20.0).abs() < 0.01, "{vu_s}");
-        assert!((think - 5.0).abs() < 1e-9, "{think}");
+        assert!((think - 5.5).abs() < 1e-9, "{think}");
+        // Without scenario groups, the steps' think time.
         r.groups.remove(0);
-        assert!(matches!(
-            expected_load(&p, &r),
-            ExpectedLoad::NotApplicable(why) if why.contains("browse")
-        ));
+        assert!((active(expected_load(&p, &r)).1 - 4.0).abs() < 1e-9);
     }
 
     #[test]

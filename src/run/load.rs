@@ -2,8 +2,9 @@
 //! them are [`crate::report::load`]'s, so the banner, `volley check` and every report say the same.
 
 use crate::plan::{Plan, Scenario};
-use crate::record::model::{LoadModel, ScenarioLoad};
+use crate::record::model::{ArrivalSchedule, LoadModel, ScenarioLoad};
 use crate::report::load::describe_load;
+use crate::schedule::ArrivalProcess;
 
 /// The figures of `sc`'s load profile. In quick mode (`plan.quick`) they also say the
 /// connections: the VUs over the HTTP/2 streams per connection.
@@ -14,7 +15,7 @@ pub fn scenario_load(plan: &Plan, sc: &Scenario) -> ScenarioLoad {
     let closed = model == LoadModel::Closed;
     ScenarioLoad {
         model,
-        profile: p.kind(!sc.phases.is_empty()),
+        profile: p.kind(sc.is_ladder()),
         peak_vus: closed.then_some(peak.ceil() as u32),
         peak_rate_per_sec: (!closed).then_some(peak),
         max_vus: p.in_flight_cap(),
@@ -23,6 +24,11 @@ pub fn scenario_load(plan: &Plan, sc: &Scenario) -> ScenarioLoad {
         stages: stage_count(sc, p.ramp().stages().len()),
         connections: (closed && plan.quick.is_some())
             .then(|| (peak.ceil() as u32).div_ceil(plan.target.connect.streams.max(1))),
+        arrivals: p.arrival_process().map(|a| match a {
+            ArrivalProcess::Uniform => ArrivalSchedule::Uniform,
+            ArrivalProcess::Poisson { .. } => ArrivalSchedule::Poisson,
+        }),
+        seed: p.arrival_process().and_then(ArrivalProcess::seed),
     }
 }
 
@@ -34,7 +40,7 @@ pub fn describe_scenario(plan: &Plan, sc: &Scenario) -> String {
 
 /// A ladder's phases, else the ramp's stages.
 fn stage_count(sc: &Scenario, stages: usize) -> u32 {
-    let n = if sc.phases.is_empty() {
+    let n = if !sc.is_ladder() {
         stages
     } else {
         sc.phases.len()

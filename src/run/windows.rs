@@ -12,6 +12,7 @@ use crate::engine::RunOutcome;
 use crate::plan::{Flow, Plan, Scenario};
 use crate::record::model::Arrival;
 use crate::record::recorder::Counters;
+use crate::schedule::{ArrivalProcess, count_between};
 
 /// A span of the measured part, seconds since measuring began.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -97,7 +98,8 @@ pub fn requests_per_iteration(sc: &Scenario) -> Option<u32> {
     }
 }
 
-/// Open-model scenario `sc`: iterations due in its window by the schedule, against those started
+/// Open-model scenario `sc`: iterations due in its window by the schedule (Poisson arrivals:
+/// the realised count, replayed), against those started
 /// and dropped (its counters). `None` for closed-model scenarios.
 pub fn arrival(
     plan: &Plan,
@@ -113,9 +115,22 @@ pub fn arrival(
     // The span in the scenario's own time, where the schedule is defined.
     let origin = scenario_origin(plan, sc);
     let at = |t: f64| Duration::from_secs_f64((t - origin).max(0.0));
-    let mut due = ramp
-        .count_before(at(span.end))
-        .saturating_sub(ramp.count_before(at(span.start)));
+    let mut due = match sc.profile.arrival_process() {
+        Some(ArrivalProcess::Poisson { seed }) => {
+            let scenario = plan
+                .scenarios
+                .iter()
+                .position(|s| std::ptr::eq(s, sc))
+                .unwrap_or(0);
+            let segment = plan.share.as_ref().map_or(0, |s| s.segment.index());
+            let workers = sc.profile.workers(plan.threads);
+            let (from, to) = (at(span.start), at(span.end));
+            count_between(ramp, seed, (scenario, segment), workers, from, to)
+        }
+        _ => ramp
+            .count_before(at(span.end))
+            .saturating_sub(ramp.count_before(at(span.start))),
+    };
     if let Some(n) = limit {
         due = due.min(n);
     }

@@ -8,12 +8,14 @@
 //! coordinated omission).
 
 mod grid;
+mod poisson;
 mod ramp;
 pub mod segment;
 
 use std::time::Duration;
 
 pub use grid::Grid;
+pub use poisson::{ArrivalProcess, PoissonStream, count_between, stream_id};
 pub use ramp::{Ramp, Stage};
 pub use segment::Segment;
 

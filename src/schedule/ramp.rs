@@ -156,6 +156,13 @@ impl Ramp {
             }
             None => n as f64,
         };
+        self.due_area(n)
+    }
+
+    /// When the integral of the rate (the level read per second) first reaches `n`, from the
+    /// start; `None` if it never does before the end. [`Ramp::due`] at a fractional index: a
+    /// Poisson stream's arrivals ([`super::PoissonStream`]).
+    pub fn due_area(&self, n: f64) -> Option<Duration> {
         for (s, &(from, level, area)) in self.stages.iter().zip(&self.marks) {
             let d = s.duration.as_secs_f64();
             let stage_area = (level + s.target) / 2.0 * d;

@@ -38,6 +38,9 @@ pub fn group(kind: GroupKind, name: &str, scenario: Option<&str>, requests: u64)
         status,
         errors_by_kind: BTreeMap::new(),
         histogram_us: encode_histogram(&h),
+        think_s: 0.0,
+        ramp_from: None,
+        pacing_s: 0.0,
     }
 }
 

@@ -72,6 +72,7 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
     for p in places(r) {
         place(&p, f);
     }
+    buckets(r, f);
     let expected = s.error_rate().map_or(0.0, |e| 1.0 - e);
     f.close(
         Rule::SuccessRate,
@@ -88,6 +89,38 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         },
     );
     groups(r, f);
+}
+
+/// The latency buckets count every response, at the bounds the run asked for (and one above).
+fn buckets(r: &RunRecord, f: &mut Findings) {
+    let b = &r.summary.latency_buckets;
+    let responses: u64 = r.summary.status.values().sum();
+    let counted: u64 = b.iter().map(|b| b.count).sum();
+    f.equal(
+        Rule::HistogramCount,
+        "summary.latency_buckets",
+        counted,
+        responses,
+        || "one latency per response: Σ summary.status".into(),
+    );
+    let asked = &r.config.latency_buckets_ms;
+    if asked.is_empty() {
+        return;
+    }
+    let found: Vec<Option<f64>> = b.iter().map(|b| b.le_ms).collect();
+    let same = found.len() == asked.len() + 1
+        && found.last() == Some(&None)
+        && found
+            .iter()
+            .zip(asked)
+            .all(|(le, a)| le.is_some_and(|le| (le - a).abs() < 1e-3));
+    f.check(
+        same,
+        Rule::HistogramCount,
+        "summary.latency_buckets",
+        format!("{found:?}"),
+        || format!("one bucket per bound of config.latency_buckets_ms {asked:?}, and one above"),
+    );
 }
 
 /// The rules every place must hold.

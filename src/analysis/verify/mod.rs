@@ -39,7 +39,8 @@ pub enum Rule {
     ErrorsAddUp,
     /// success rate = 1 − error rate (the attempts the generator could not make left out).
     SuccessRate,
-    /// Each latency histogram holds one value per response.
+    /// Each latency histogram holds one value per response; the latency buckets count every
+    /// response, at the bounds the run asked for.
     HistogramCount,
     /// Scenarios add up to the run, steps to their scenario; phases never hold more than their
     /// scenario.

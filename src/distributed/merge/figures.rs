@@ -199,7 +199,7 @@ fn summary(
         } else {
             0.0
         },
-        latency_buckets: latency_buckets(latency),
+        latency_buckets: latency_buckets(latency, &parts[0].record.config.latency_buckets_ms),
         warmup_requests: sum(parts, |r| r.summary.warmup_requests),
         warmup_connections: sum(parts, |r| r.summary.warmup_connections),
         grpc_status: sum_maps(parts.iter().map(|p| &s(p).grpc_status)),

@@ -144,6 +144,9 @@ fn merge_group(mine: &[(&PlacedShare, &Group)]) -> Result<Group, MergeError> {
         status: sum_maps(mine.iter().map(|(_, o)| &o.status)),
         errors_by_kind: sum_maps(mine.iter().map(|(_, o)| &o.errors_by_kind)),
         histogram_us: encode_histogram(&latency),
+        ramp_from: sum_opt(mine.iter().map(|(_, o)| o.ramp_from)),
+        think_s: mine.iter().map(|(_, o)| o.think_s).sum(),
+        pacing_s: mine.iter().map(|(_, o)| o.pacing_s).sum(),
     })
 }
 

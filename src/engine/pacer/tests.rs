@@ -321,3 +321,53 @@ async fn on_a_grid_counts_late_limit_and_stop_are_unchanged() {
     let got = handed(&mut arrivals, || PausedClock.now() >= stop_at).await;
     assert_eq!(got.len(), 7, "arrivals at 0..=6 ms");
 }
+
+#[tokio::test(start_paused = true)]
+async fn poisson_arrivals_are_the_replayed_schedule_with_exponential_gaps() {
+    let ramp = Ramp::constant(1000.0, Duration::from_secs(4));
+    let start = PausedClock.now();
+    let end = start + ramp.total();
+    let process = ArrivalProcess::Poisson { seed: 42 };
+    let mut got = Vec::new();
+    for worker in 0..2 {
+        let share = Interleave { worker, workers: 2 };
+        let mut arrivals = Arrivals::new(&ramp, share, Grid::EXACT, start, start, Some(end), None)
+            .with_process(process, stream_id(0, 0, worker));
+        got.extend(handed(&mut arrivals, || false).await);
+    }
+    let n = got.len() as u64;
+    // The record's `due` replays exactly these.
+    let replayed =
+        crate::schedule::count_between(&ramp, 42, (0, 0), 2, Duration::ZERO, ramp.total());
+    assert_eq!(n, replayed);
+    // 4000 expected; a Poisson count's σ is 63.
+    assert!((3700..=4300).contains(&n), "{n}");
+    let mut at: Vec<Instant> = got.iter().map(|(t, _)| t.arrival).collect();
+    at.sort_unstable();
+    let gaps: Vec<f64> = at.windows(2).map(|w| (w[1] - w[0]).as_secs_f64()).collect();
+    let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
+    let sd = (gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64).sqrt();
+    // Exponential gaps: the standard deviation is the mean (evenly spaced: 0).
+    assert!((sd / mean - 1.0).abs() < 0.1, "mean {mean}, sd {sd}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_count_limit_counts_the_poisson_arrivals_after_the_warm_up() {
+    let ramp = Ramp::constant(1000.0, Duration::from_secs(10));
+    let start = PausedClock.now();
+    let measure = start + Duration::from_millis(300);
+    let mut measured = 0;
+    for worker in 0..3 {
+        let share = Interleave { worker, workers: 3 };
+        let mut arrivals =
+            Arrivals::new(&ramp, share, Grid::EXACT, start, measure, None, Some(500))
+                .with_process(ArrivalProcess::Poisson { seed: 9 }, stream_id(0, 0, worker));
+        let got = handed(&mut arrivals, || false).await;
+        measured += got.iter().filter(|(t, _)| t.measured).count();
+        assert!(
+            got.iter().any(|(t, _)| !t.measured),
+            "the warm-up has arrivals too"
+        );
+    }
+    assert_eq!(measured, 500);
+}

@@ -10,10 +10,13 @@ use std::time::Duration;
 use toml::Spanned;
 
 mod draft;
+mod options;
 mod profile;
+mod report;
 mod secrets;
 mod step;
 mod target;
+mod think;
 mod thresholds;
 mod values;
 mod watch;
@@ -27,6 +30,7 @@ pub use values::{
 pub use draft::Draft;
 pub(crate) use draft::Finish;
 use draft::{DraftKind, Pending};
+pub use options::ReadOptions;
 use step::StepEnv;
 pub use watch::{ErrorAt, watch_spec};
 
@@ -37,47 +41,6 @@ use super::{Flow, GroupDef, Plan, Scenario, Target};
 use crate::error::Error;
 use crate::proto::grpc::GrpcSchema;
 use crate::record::model::GroupKind;
-
-/// Choices from the command line that change a plan.
-#[derive(Debug, Clone)]
-pub struct ReadOptions {
-    /// `--set key=value`: `vars.NAME` (or a bare `NAME`), `target.base_url`, `target.timeout`.
-    pub sets: Vec<(String, String)>,
-    /// `--time-scale`: multiplies every duration of the load profiles (0.1 = ten times shorter).
-    pub time_scale: f64,
-    /// `--threads`.
-    pub threads: Option<usize>,
-    /// `--secret-header`: more headers whose values are secret (besides the plan's own).
-    pub secret_headers: Vec<String>,
-    /// How `target.base_url`'s host becomes an address: [`system_resolve`] unless a test or the
-    /// fuzzer needs one that never leaves the machine.
-    pub resolve: Resolve,
-    /// Whether gRPC steps without `[target] proto` may fetch their schema from the target by
-    /// server reflection while the plan is read (a network call). Off, such steps are an error.
-    pub reflection: bool,
-    /// `--segment i/N`: read only this share of the test; `None` = the whole.
-    pub segment: Option<crate::schedule::Segment>,
-    /// `--max-data-size`: the largest data file read, bytes.
-    pub max_data_bytes: u64,
-    /// `--tag KEY=VALUE`: tags added to (or replacing) the plan's `[tags]`.
-    pub tags: Vec<(String, String)>,
-}
-
-impl Default for ReadOptions {
-    fn default() -> Self {
-        Self {
-            sets: Vec::new(),
-            time_scale: 1.0,
-            threads: None,
-            secret_headers: Vec::new(),
-            resolve: system_resolve,
-            reflection: true,
-            segment: None,
-            max_data_bytes: super::data::DEFAULT_MAX_DATA_BYTES,
-            tags: Vec::new(),
-        }
-    }
-}
 
 /// Reads, validates and compiles the plan at `path`.
 pub fn read_file(path: &Path, options: &ReadOptions) -> Result<Draft, Error> {
@@ -153,6 +116,19 @@ pub(crate) fn read_flags(
         options,
     }
     .compile(file, finish)
+}
+
+/// Gives the Poisson arrivals of every scenario the run's seed: `seed`, or one drawn now (and
+/// recorded, so that the run can be made again).
+fn seed_arrivals(scenarios: &mut [Scenario], seed: Option<u64>) {
+    let seed = seed.unwrap_or_else(|| fastrand::u64(..));
+    for sc in scenarios {
+        if let Some(crate::schedule::ArrivalProcess::Poisson { .. }) = sc.profile.arrival_process()
+        {
+            sc.profile
+                .set_arrival_process(crate::schedule::ArrivalProcess::Poisson { seed });
+        }
+    }
 }
 
 /// The gRPC schema the steps are compiled against.
@@ -272,7 +248,8 @@ impl Ctx<'_> {
         let secrets = self.secrets(f, &vars)?;
         let mut templates = Templates::new(vars, self.data_sources(f)?);
         let mut groups = Vec::new();
-        let scenarios = self.scenarios(f, &target, schemas, &mut templates, &mut groups)?;
+        let mut scenarios = self.scenarios(f, &target, schemas, &mut templates, &mut groups)?;
+        seed_arrivals(&mut scenarios, self.options.seed.or(f.seed));
         self.unique_rows(f, &templates, &scenarios)?;
         let thresholds = self.thresholds(f, &scenarios)?;
         let watch = self.watches(f)?;
@@ -308,6 +285,7 @@ impl Ctx<'_> {
             distributed: self.distributed(f)?,
             tags: crate::plan::tags::merged(&f.tags, &self.options.tags)
                 .map_err(|why| self.err(None, format!("tags: {why}"), None))?,
+            latency_buckets: self.latency_buckets(f)?,
         };
         plan.fit_threads(threads);
         Ok(plan)
@@ -552,7 +530,9 @@ impl Ctx<'_> {
             Some(d) => self.duration(d, true)?,
             None => Duration::ZERO,
         };
+        let pace = self.pace(sf, &profile)?;
         Ok(Scenario {
+            pace,
             name,
             start_after,
             profile,

@@ -8,9 +8,9 @@ use toml::Spanned;
 use super::Ctx;
 use crate::error::Error;
 use crate::plan::file::{self, LoadFile};
-use crate::plan::{Iterations, MAX_RATE_PER_SEC, MAX_VUS, Phase, Profile};
+use crate::plan::{Iterations, MAX_RATE_PER_SEC, MAX_VUS, Phase, PhaseOrigin, Profile};
 use crate::record::model::ProfileKind;
-use crate::schedule::{Ramp, Stage};
+use crate::schedule::{ArrivalProcess, Ramp, Stage};
 
 /// A ladder phase as given: (vus, rate, duration, name).
 type PhaseSpec = (Option<u32>, Option<f64>, Duration, Option<String>);
@@ -25,15 +25,59 @@ fn keys(kind: ProfileKind) -> &'static [&'static str] {
     match kind {
         ProfileKind::ConstantVus => &["vus", "duration"],
         ProfileKind::RampingVus => &["start_vus", "stages"],
-        ProfileKind::ConstantArrivalRate => {
-            &["rate", "time_unit", "duration", "max_vus", "iterations"]
+        ProfileKind::ConstantArrivalRate => &[
+            "rate",
+            "time_unit",
+            "duration",
+            "max_vus",
+            "iterations",
+            "arrivals",
+        ],
+        ProfileKind::RampingArrivalRate => {
+            &["start_rate", "time_unit", "stages", "max_vus", "arrivals"]
         }
-        ProfileKind::RampingArrivalRate => &["start_rate", "time_unit", "stages", "max_vus"],
         ProfileKind::Iterations | ProfileKind::PerVuIterations => {
             &["vus", "iterations", "max_duration"]
         }
-        ProfileKind::Ladder => &["preset", "phases", "max_vus"],
+        ProfileKind::Ladder => &["preset", "phases", "max_vus", "arrivals"],
     }
+}
+
+/// A ramping profile's stages as phases, each with results of its own: those of the
+/// iterations that start in it (a jump, a stage of no length, has none).
+fn stage_phases(profile: &Profile) -> Vec<Phase> {
+    let ramp = profile.ramp();
+    let vus = !profile.is_open();
+    let word = |v: f64| match vus {
+        true => format!("{} VUs", v.round()),
+        false => format!("{} req/s", crate::units::rate(v)),
+    };
+    let (mut t, mut level) = (Duration::ZERO, ramp.level_at(Duration::ZERO));
+    let mut out = Vec::new();
+    for (i, s) in ramp.stages().iter().enumerate() {
+        let ramps = (s.target - level).abs() > 1e-9;
+        if !s.duration.is_zero() {
+            let from = match (ramps, vus) {
+                (false, _) => String::new(),
+                (true, true) => format!("{}→", level.round()),
+                (true, false) => format!("{}→", crate::units::rate(level)),
+            };
+            out.push(Phase {
+                name: format!("stage {}: {from}{}", i + 1, word(s.target)),
+                start: t,
+                end: t + s.duration,
+                vus: vus.then_some(s.target.round() as u32),
+                rate: (!vus).then_some(s.target),
+                group: 0,
+                origin: PhaseOrigin::Stage {
+                    ramp_from: ramps.then_some(level),
+                },
+            });
+        }
+        t += s.duration;
+        level = s.target;
+    }
+    out
 }
 
 impl Ctx<'_> {
@@ -116,10 +160,47 @@ impl Ctx<'_> {
                 self.iterations(load, kind)?
             }
             ProfileKind::Ladder => {
-                return self.ladder(load, l.preset.as_deref(), l.phases.as_deref(), l.max_vus);
+                let (mut profile, phases) =
+                    self.ladder(load, l.preset.as_deref(), l.phases.as_deref(), l.max_vus)?;
+                self.arrivals(l, &mut profile)?;
+                return Ok((profile, phases));
             }
         };
-        Ok((profile, Vec::new()))
+        let mut profile = profile;
+        self.arrivals(l, &mut profile)?;
+        let stages = match kind {
+            ProfileKind::RampingVus | ProfileKind::RampingArrivalRate => stage_phases(&profile),
+            _ => Vec::new(),
+        };
+        Ok((profile, stages))
+    }
+
+    /// `arrivals = "uniform" | "poisson"` of an open profile (a Poisson process's seed is the
+    /// plan's, set once the plan is read).
+    fn arrivals(&self, l: &LoadFile, profile: &mut Profile) -> Result<(), Error> {
+        let Some(text) = &l.arrivals else {
+            return Ok(());
+        };
+        let process = match text.get_ref().as_str() {
+            "uniform" => ArrivalProcess::Uniform,
+            "poisson" => ArrivalProcess::Poisson { seed: 0 },
+            other => {
+                return Err(self.at(
+                    text,
+                    format!("unknown arrivals `{other}`"),
+                    Some("arrivals = \"uniform\" (evenly spaced, the default) or \"poisson\""),
+                ));
+            }
+        };
+        if !profile.is_open() {
+            return Err(self.at(
+                text,
+                "`arrivals` spaces an open-model profile's arrivals; this profile runs VUs",
+                Some("use constant-arrival-rate, ramping-arrival-rate or a rate ladder"),
+            ));
+        }
+        profile.set_arrival_process(process);
+        Ok(())
     }
 
     /// Refuses a key the profile does not take.
@@ -133,6 +214,7 @@ impl Ctx<'_> {
             ("rate", l.rate.is_some()),
             ("start_rate", l.start_rate.is_some()),
             ("time_unit", l.time_unit.is_some()),
+            ("arrivals", l.arrivals.is_some()),
             ("max_vus", l.max_vus.is_some()),
             ("iterations", l.iterations.is_some()),
             ("max_duration", l.max_duration.is_some()),
@@ -283,6 +365,7 @@ impl Ctx<'_> {
             ramp: Ramp::constant(per_sec, d),
             max_vus: self.max_vus(load, kind)?,
             limit,
+            process: ArrivalProcess::Uniform,
         })
     }
 
@@ -317,6 +400,7 @@ impl Ctx<'_> {
             ramp,
             max_vus: self.max_vus(load, kind)?,
             limit: None,
+            process: ArrivalProcess::Uniform,
         })
     }
 
@@ -383,6 +467,7 @@ impl Ctx<'_> {
                 vus,
                 rate,
                 group: 0,
+                origin: PhaseOrigin::Ladder,
             });
             t += d;
         }
@@ -395,6 +480,7 @@ impl Ctx<'_> {
                 max_vus: self.vu_count(load, max_vus, "max_vus")?,
                 ramp,
                 limit: None,
+                process: ArrivalProcess::Uniform,
             }
         } else {
             Profile::Vus {

@@ -4,7 +4,6 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use super::{Ctx, Schemas};
 use crate::error::Error;
@@ -67,12 +66,17 @@ impl Ctx<'_> {
             headers,
             body,
         };
-        let think = match &st.think {
-            Some(d) => self.duration(d, false)?,
-            None => Duration::ZERO,
-        };
+        let think = self.think(st)?;
         let extract = self.extracts(st)?;
-        let checks = self.checks(st)?;
+        let mut checks = self.checks(st)?;
+        let expected = &self.options.expect_status;
+        if !is_grpc
+            && !expected.is_empty()
+            && !checks.iter().any(|c| matches!(c, Check::StatusIn(_)))
+        {
+            // `--expect-status`: for every HTTP step that does not say for itself.
+            checks.insert(0, Check::StatusIn(expected.clone()));
+        }
         let group_by = self.step_group_by(st, env.target)?;
         let reads_body = group_by
             .iter()
@@ -412,15 +416,16 @@ impl Ctx<'_> {
         };
         let mut out = Vec::new();
         if let Some(spanned) = &c.status {
-            let status = spanned.get_ref();
-            if status.is_empty() || status.iter().any(|s| !(100..=599).contains(s)) {
+            let texts: Vec<String> = spanned.get_ref().iter().map(|e| e.to_string()).collect();
+            let Some(codes) = crate::plan::flags::expand_statuses(texts.iter().map(String::as_str))
+            else {
                 return Err(self.at(
                     spanned,
-                    "checks.status lists HTTP status codes (100–599)",
+                    "checks.status lists HTTP status codes (100–599) and classes (\"2xx\")",
                     None,
                 ));
-            }
-            out.push(Check::StatusIn(status.clone()));
+            };
+            out.push(Check::StatusIn(codes));
         }
         match &c.body_contains {
             Some(file::OneOrMany::One(s)) => out.push(Check::BodyContains(s.clone())),

@@ -130,31 +130,46 @@ impl Ctx<'_> {
         );
         let mut tables = Vec::new();
         for (text, every_step) in given {
-            let selector = GroupSelector::parse(text.get_ref()).map_err(|why| {
-                let hint = self.flags.is_none().then_some(GROUP_BY_HINT);
-                self.at_key(text, "group_by", why, hint)
-            })?;
-            if let GroupSelector::Header { written, .. } = &selector
-                && secrets.is_secret(written)
-            {
-                // Its values would land in the record and every report, where nothing secret
-                // goes (session cookies once did).
-                return Err(self.at_key(
-                    text,
-                    "group_by",
-                    format!(
-                        "`header:{written}` groups by a secret header: its values would be \
-                         written into run.json and every report"
-                    ),
-                    Some("group by a header that names the backend (X-Backend), or by status"),
-                ));
-            }
-            group_by::add_table(&mut tables, selector, every_step).map_err(|why| {
-                let hint = self.flags.is_none().then_some(GROUP_BY_HINT);
-                self.at_key(text, "group_by", why, hint)
-            })?;
+            self.add_group_table(&mut tables, text.get_ref(), every_step, &secrets)
+                .map_err(|(why, hint)| {
+                    let hint = hint.or(self.flags.is_none().then_some(GROUP_BY_HINT));
+                    self.at_key(text, "group_by", why, hint)
+                })?;
+        }
+        for text in &self.options.group_by {
+            self.add_group_table(&mut tables, text, true, &secrets)
+                .map_err(|(why, _)| Error::Invalid {
+                    what: "--group-by".into(),
+                    why,
+                })?;
         }
         Ok(tables)
+    }
+
+    /// Adds the table `text` selects (once: a selector given twice is one table).
+    fn add_group_table(
+        &self,
+        tables: &mut Vec<GroupBy>,
+        text: &str,
+        every_step: bool,
+        secrets: &crate::redact::Secrets,
+    ) -> Result<(), (String, Option<&'static str>)> {
+        let selector = GroupSelector::parse(text).map_err(|why| (why.to_string(), None))?;
+        if let GroupSelector::Header { written, .. } = &selector
+            && secrets.is_secret(written)
+        {
+            // Its values would land in the record and every report, where nothing secret
+            // goes (session cookies once did).
+            return Err((
+                format!(
+                    "`header:{written}` groups by a secret header: its values would be \
+                     written into run.json and every report"
+                ),
+                Some("group by a header that names the backend (X-Backend), or by status"),
+            ));
+        }
+        group_by::add_table(tables, selector, every_step).map_err(|why| (why.to_string(), None))?;
+        Ok(())
     }
 
     /// The protocol `[target]` chooses: `protocol`, or the deprecated `http2` switch; both given,

@@ -54,6 +54,10 @@ pub struct RunConfig {
     pub secret_headers: Vec<String>,
     /// Request body size, bytes.
     pub body_bytes: u64,
+    /// The latency buckets asked for (`--buckets`, a plan's `[report] buckets`), upper bounds in
+    /// ms, ascending; empty: volley's 1-2-5 buckets.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub latency_buckets_ms: Vec<f64>,
     /// Closed, open, or (a plan with both kinds of scenario) mixed.
     pub model: Model,
     /// Closed model, quick mode and one-scenario plans: requests in flight at once (VUs): the
@@ -214,6 +218,22 @@ pub struct ScenarioLoad {
     /// Quick mode: the connections (`-c`); with HTTP/2 each carries `streams` VUs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connections: Option<u32>,
+    /// Open model: how the arrivals were spaced (absent in records of older versions: evenly).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arrivals: Option<ArrivalSchedule>,
+    /// Poisson arrivals: the seed they were drawn from (`--seed` makes the run again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// How an open scenario's arrivals were spaced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ArrivalSchedule {
+    /// Evenly, at the rate.
+    Uniform,
+    /// A Poisson process of the rate: exponential gaps.
+    Poisson,
 }
 
 /// The protocol HTTP requests were spoken in, as `run.json` names it.

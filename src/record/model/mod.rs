@@ -12,10 +12,12 @@ use crate::record::error_kind::ErrorKind;
 
 mod config;
 mod grouped;
+mod histograms;
 mod outcome;
 mod warning;
 pub use config::*;
 pub use grouped::{GroupedBy, GroupedValue, ValueRow, sort_rows};
+pub use histograms::Histograms;
 pub use outcome::*;
 pub use warning::{Warning, WarningCode};
 
@@ -171,6 +173,24 @@ pub struct Group {
     pub errors_by_kind: BTreeMap<ErrorKind, u64>,
     /// The group's latency histogram (HDR V2, base64, µs).
     pub histogram_us: String,
+    /// A stage of a ramping profile that ramps: the level at its start (VUs or per second; the
+    /// end's is `target_vus` / `target_rps`), its figures mixing the levels between; absent for
+    /// ladder phases and stages that hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ramp_from: Option<f64>,
+    /// Steps and scenarios: think time drawn after the measured requests, seconds (never part
+    /// of a latency); absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub think_s: f64,
+    /// Scenarios with a `pace`: time their VUs waited for it after measured iterations,
+    /// seconds; absent when none.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pacing_s: f64,
+}
+
+/// Whether a figure is 0 (left out of `run.json`).
+fn is_zero(v: &f64) -> bool {
+    *v == 0.0
 }
 
 impl Group {
@@ -383,8 +403,9 @@ impl Percentiles {
 /// One bar of the latency histogram: responses with latency in (previous `le_ms`, `le_ms`].
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Bucket {
-    /// Upper bound of the bucket, ms.
-    pub le_ms: f64,
+    /// Upper bound of the bucket, ms; `null` for the bucket above the last of the run's own
+    /// bounds (`config.latency_buckets_ms`), which has none.
+    pub le_ms: Option<f64>,
     /// Responses in the bucket.
     pub count: u64,
 }
@@ -481,7 +502,8 @@ pub struct Summary {
     pub sent_bytes_per_sec: f64,
     /// Bytes read by requests completed inside the window, over the window, per second.
     pub received_bytes_per_sec: f64,
-    /// Latency histogram in 1-2-5 buckets, ms.
+    /// Latency histogram, ms: in 1-2-5 buckets spanning the latencies, or in the run's own
+    /// (`config.latency_buckets_ms`) with one more above the last bound.
     pub latency_buckets: Vec<Bucket>,
     /// Requests sent during warm-up (not measured).
     pub warmup_requests: u64,
@@ -563,25 +585,4 @@ pub struct ThreadStats {
     pub wall_s: f64,
     /// CPU time over wall time, 0–1.
     pub utilization: f64,
-}
-
-/// Serialized HdrHistograms (V2 format, base64), values in microseconds.
-#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
-pub struct Histograms {
-    /// Latency as in `summary.latency_ms`.
-    pub latency_us: String,
-    /// Open model: latency from the actual send.
-    pub service_latency_us: Option<String>,
-    /// Open model: send lag against the schedule.
-    pub lag_us: Option<String>,
-    /// TCP connect times (as `summary.timing.connect_ms`); absent when none was measured and
-    /// in records of older versions.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub connect_us: Option<String>,
-    /// TLS handshake times (as `summary.timing.tls_handshake_ms`); absent as above.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tls_handshake_us: Option<String>,
-    /// Times to the first byte (as `summary.timing.waiting_ms`); absent as above.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub waiting_us: Option<String>,
 }

@@ -302,6 +302,25 @@ impl Recorder {
         }
     }
 
+    /// Counts the think time drawn after a measured request of `step_group` (of
+    /// `scenario_group`), µs.
+    #[inline]
+    pub fn record_think(&mut self, groups: [Option<usize>; 2], us: u64) {
+        self.counters.think_us += us;
+        for g in groups.into_iter().flatten() {
+            self.groups[g].counters.think_us += us;
+        }
+    }
+
+    /// Counts a VU's wait for its `pace` after a measured iteration, µs.
+    #[inline]
+    pub fn record_pacing(&mut self, scenario_group: Option<usize>, us: u64) {
+        self.counters.pacing_us += us;
+        if let Some(g) = scenario_group {
+            self.groups[g].counters.pacing_us += us;
+        }
+    }
+
     /// Counts one measured iteration that ended inside its scenario's window, in the totals
     /// and its scenario's group.
     #[inline]

@@ -80,6 +80,11 @@ pub struct Counters {
     pub bytes_received: u64,
     /// TCP connections opened.
     pub connections_opened: u64,
+    /// Think time drawn after measured requests, µs (steps, their scenario, the totals).
+    pub think_us: u64,
+    /// Time VUs waited for their `pace` after measured iterations, µs (scenario groups and
+    /// totals).
+    pub pacing_us: u64,
 }
 
 impl Counters {
@@ -140,6 +145,8 @@ impl Counters {
             connections_opened: self
                 .connections_opened
                 .saturating_sub(earlier.connections_opened),
+            think_us: self.think_us.saturating_sub(earlier.think_us),
+            pacing_us: self.pacing_us.saturating_sub(earlier.pacing_us),
         }
     }
 
@@ -158,5 +165,7 @@ impl Counters {
         self.bytes_sent += o.bytes_sent;
         self.bytes_received += o.bytes_received;
         self.connections_opened += o.connections_opened;
+        self.think_us += o.think_us;
+        self.pacing_us += o.pacing_us;
     }
 }

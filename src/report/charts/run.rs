@@ -265,7 +265,7 @@ fn histogram(r: &RunRecord) -> Result<Option<Chart>, Error> {
         return Ok(None);
     }
     let bars = Bars {
-        labels: b.iter().map(|b| format!("≤{}", short(b.le_ms))).collect(),
+        labels: crate::report::figures::bucket_labels(b),
         values: b.iter().map(|b| b.count as f64).collect(),
         color: BLUE,
         axes: Axes {
@@ -278,9 +278,15 @@ fn histogram(r: &RunRecord) -> Result<Option<Chart>, Error> {
     Ok(Some(Chart {
         id: "histogram".into(),
         title: "Latency histogram".into(),
-        note: "Responses per latency bucket (1-2-5 steps); each bar counts latencies above the \
-               previous bound up to its own."
-            .into(),
+        note: format!(
+            "Responses per latency bucket ({}); each bar counts latencies above the previous \
+             bound up to its own.",
+            if r.config.latency_buckets_ms.is_empty() {
+                "1-2-5 steps"
+            } else {
+                "the run's own bounds"
+            }
+        ),
         legend: vec![LegendItem {
             label: "responses".into(),
             color: css_color(BLUE),

@@ -110,9 +110,30 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
         .plan
         .scenarios
         .iter()
-        .map(|sc| Line::from(shape_now(sc, elapsed, warmup, s.plan.quick.is_none())))
+        .map(|sc| {
+            let counts = sc
+                .group
+                .and_then(|g| s.groups.get(g))
+                .map_or(&s.counts, |g| &g.0);
+            let shape = match finished(sc, counts) {
+                Some(n) if sc.group.is_some() => format!("{}: finished ({n} iterations)", sc.name),
+                Some(n) => format!("finished ({n} iterations)"),
+                None => shape_now(sc, elapsed, warmup, s.plan.quick.is_none()),
+            };
+            Line::from(shape)
+        })
         .collect();
     f.render_widget(Paragraph::new(load), lines[1]);
+}
+
+/// A scenario that ends by a count and has done it: its iterations, all ended (an open
+/// scenario's dropped ones included); `None` while it runs, and for scenarios that end by time.
+fn finished(sc: &Scenario, c: &crate::record::recorder::Counters) -> Option<u64> {
+    let p = &sc.profile;
+    let asked = p
+        .iteration_count()
+        .or_else(|| p.per_vu_iterations().map(|n| n * u64::from(sc.max_vus())))?;
+    (c.completed + c.dropped >= asked).then_some(asked)
 }
 
 /// The load a scenario is asked for now, and its phase.
