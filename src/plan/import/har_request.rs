@@ -63,12 +63,14 @@ impl Secrets {
                         }
                     })
                     .collect();
-                let n = 1 + self
-                    .seen
-                    .iter()
-                    .filter(|(w, _, _, _)| w.eq_ignore_ascii_case(what))
-                    .count();
-                let var = if n == 1 { base } else { format!("{base}_{n}") };
+                // Another value of the same name, or another secret named alike (a header and
+                // a query parameter): a variable of its own.
+                let mut var = base.clone();
+                let mut n = 1;
+                while self.seen.iter().any(|(_, _, v, _)| *v == var) {
+                    n += 1;
+                    var = format!("{base}_{n}");
+                }
                 self.seen
                     .push((what.into(), value.into(), var.clone(), vec![step.into()]));
                 var

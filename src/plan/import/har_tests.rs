@@ -93,6 +93,30 @@ fn secrets_of_the_recording_never_reach_the_plan_or_the_notes() {
 }
 
 #[test]
+fn secrets_named_alike_get_variables_of_their_own() {
+    let mut har: serde_json::Value = serde_json::from_str(&har_of(&[
+        ("GET", "http://h/a?api_key=two-val-5678", None, "{}"),
+        ("GET", "http://h/b", None, "{}"),
+    ]))
+    .unwrap();
+    for (i, v) in ["one-val-1234", "three-val-9012"].iter().enumerate() {
+        har["log"]["entries"][i]["request"]["headers"] =
+            serde_json::json!([{"name": "Api-Key", "value": v}]);
+    }
+    let plan = import(&har.to_string(), &HarOptions::default());
+    assert!(
+        plan.text.contains("path = '/a?api_key={{ env.API_KEY }}'"),
+        "{}",
+        plan.text
+    );
+    assert!(plan.text.contains("Api-Key = '{{ env.API_KEY_2 }}'"));
+    assert!(plan.text.contains("Api-Key = '{{ env.API_KEY_3 }}'"));
+    for value in ["one-val-1234", "two-val-5678", "three-val-9012"] {
+        assert!(!plan.text.contains(value), "{}", plan.text);
+    }
+}
+
+#[test]
 fn static_assets_are_left_out_unless_included() {
     let plan = import(RECORDING, &HarOptions::default());
     assert_eq!(

@@ -172,11 +172,19 @@ pub(super) fn step(
             "query" => query.push(format!("{}={encoded}", encode(pname))),
             _ if is_secret_name(pname) => {
                 let var = pname.to_ascii_uppercase().replace('-', "_");
-                ctx.marked.push(pname.to_string());
+                if !ctx.marked.iter().any(|m| m == pname) {
+                    ctx.marked.push(pname.to_string());
+                }
                 step.headers
                     .push((pname.to_string(), format!("{{{{ env.{var} }}}}")));
             }
-            _ => step.headers.push((pname.to_string(), literal(&value))),
+            _ => {
+                let value = match source {
+                    Source::Column => value,
+                    _ => literal(&value),
+                };
+                step.headers.push((pname.to_string(), value));
+            }
         }
     }
     if !query.is_empty() {

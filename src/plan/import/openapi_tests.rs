@@ -143,6 +143,17 @@ fn params_come_from_a_csv_column_of_the_same_name() {
     );
     assert!(get.contains("the --params column of its name"));
     assert!(step_of(&t, "get_order_by_id").contains("path = '/store/order/1'"));
+    let header = doc(
+        "  /t:\n    get:\n      parameters: [{name: tenant, in: header, required: true, \
+         schema: {type: string}}]\n      responses: {'200': {description: ok}}",
+        "  {}",
+    );
+    let params = Params {
+        file: "t.csv".into(),
+        columns: vec!["tenant".into()],
+    };
+    let t = import(&header, &OpenApiOptions::default(), Some(&params)).text;
+    assert!(t.contains("tenant = '{{ data.params.tenant }}'"), "{t}");
 }
 
 #[test]
