@@ -67,7 +67,8 @@
 //! Modules:
 //! - [`plan`]: user input → a validated [`plan::read::Draft`] → prepared, a [`plan::Plan`]; quick
 //!   mode's flags desugar into the plan file's model and go through the same reader;
-//!   [`plan::import`] turns what users already have (a curl command line) into plans.
+//!   [`plan::import`] turns what users already have (a curl command line, a HAR recording, an
+//!   OpenAPI document) into plans.
 //! - [`schedule`]: pure functions of time: which VU count or arrival rate is due at t.
 //! - [`engine`]: worker threads, each a current-thread runtime owning its connections; one request
 //!   loop for every load model; the control thread (series, observers, signals, deadline).

@@ -44,7 +44,7 @@ const SERVER_LAYER: f64 = 1.0;
 
 /// The command line (`src/cli/`) at most this many lines in all: argument definitions, dispatch,
 /// printing and exit codes; what decides anything lives in the library, under the layer rules.
-const CLI_MAX_LINES: usize = 2_560;
+const CLI_MAX_LINES: usize = 2_600;
 
 /// Files allowed over [`MAX_LINES`]: none today.
 const LONG_FILES: &[&str] = &[];

@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use super::curl::{self, CurlRequest};
+use super::text::{Imported, THRESHOLDS, literal, scenario, toml_str};
 
 impl CurlRequest {
     /// A plain GET of `url` (`http://` assumed when it has no scheme).
@@ -18,6 +19,16 @@ pub const DEFAULT_URL: &str = "http://127.0.0.1:8080/";
 /// `s` as one shell word (single-quoted).
 fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// The starter plan for `r` (from curl command line `from_curl`, if it came from one), with
+/// the notes of its reading.
+pub fn starter(r: CurlRequest, from_curl: Option<&str>) -> Imported {
+    Imported {
+        text: starter_plan(&r, from_curl),
+        notes: r.notes,
+        summary: "one scenario ramping to 10 VUs over 35 s, one step, two thresholds".into(),
+    }
 }
 
 /// The plan's text.
@@ -57,36 +68,11 @@ timeout = {timeout}        # per request, connecting included
             "\n[target.tls]\ninsecure = true          # curl -k: any certificate is accepted\n",
         );
     }
-    out.push_str(SCENARIO);
+    out.push_str(&scenario("starter"));
     write_step(&mut out, r, path);
     out.push_str(THRESHOLDS);
     out
 }
-
-/// The scenario and its load profile: a closed-model ramp.
-const SCENARIO: &str = r#"
-[[scenario]]
-name = "starter"
-# Closed model: each virtual user (VU) sends its next request as soon as the previous answer is
-# in. For a fixed arrival rate instead (the open model), replace the load with e.g.
-#   profile = "ramping-arrival-rate", start_rate = 10, time_unit = "1s", max_vus = 200,
-#   stages = [{ duration = "30s", target = 100 }]        (target: iterations per time_unit)
-[scenario.load]
-profile = "ramping-vus"
-stages = [
-  { duration = "10s", target = 10 },   # ramp up from 0 to 10 VUs
-  { duration = "20s", target = 10 },   # hold 10 VUs
-  { duration = "5s", target = 0 },     # ramp down
-]
-"#;
-
-/// The thresholds: what makes the run pass (exit code 99 when one fails).
-const THRESHOLDS: &str = r#"
-[thresholds]
-# The run passes only if these hold; otherwise volley exits with code 99.
-latency = ["p95 < 500ms"]
-errors = ["rate < 1%"]
-"#;
 
 /// The one step: method, path, headers, body, and its check.
 fn write_step(out: &mut String, r: &CurlRequest, path: &str) {
@@ -175,26 +161,6 @@ fn step_name(method: &str, url: &url::Url) -> String {
         name
     } else {
         format!("{}_{name}", method.to_ascii_lowercase())
-    }
-}
-
-/// Text a plan must not read as a template: `{{`/`{%` (which would make it one) wrapped in a
-/// raw block.
-fn literal(text: &str) -> String {
-    if text.contains("{{") || text.contains("{%") || text.contains("{#") {
-        format!("{{% raw %}}{text}{{% endraw %}}")
-    } else {
-        text.to_string()
-    }
-}
-
-/// A TOML string: literal (`'…'`) when it can be, else basic with escapes.
-fn toml_str(s: &str) -> String {
-    let literal_ok = !s.contains('\'') && !s.chars().any(|c| c.is_control() && c != '\t');
-    if literal_ok {
-        format!("'{s}'")
-    } else {
-        toml::Value::String(s.to_string()).to_string()
     }
 }
 
