@@ -269,7 +269,10 @@ fn a_plan_report_describes_its_scenarios_and_the_whole_ladder() {
         ladder.contains(" p10 ") && ladder.contains(" p25 "),
         "{summary}"
     );
-    assert!(md.contains("| min | mean | p10 | p25 | p50 |"), "{md}");
+    assert!(
+        md.contains("| min | mean | stdev | p10 | p25 | p50 |"),
+        "{md}"
+    );
     // Every group table has the mean.
     for table in ["## Scenarios", "## Steps", "## Phases"] {
         let at = md.find(table).unwrap_or_else(|| panic!("{table}: {md}"));

@@ -6,7 +6,14 @@
 use super::*;
 
 /// The committed recording.
-const RECORDING: &str = include_str!("../../../tests/import/volley-serve.har");
+/// The fixture, read when the tests run (the image's build copies no test files).
+fn recording() -> String {
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/import/volley-serve.har"
+    ))
+    .unwrap()
+}
 
 fn import(har: &str, options: &HarOptions) -> Imported {
     import_text("rec.har", "rec", har, options).unwrap_or_else(|e| panic!("{e}"))
@@ -15,7 +22,7 @@ fn import(har: &str, options: &HarOptions) -> Imported {
 /// The recording with one more secret header on every request and a secret query parameter
 /// on the GET of a task.
 fn with_injected_secrets() -> String {
-    let mut har: serde_json::Value = serde_json::from_str(RECORDING).unwrap();
+    let mut har: serde_json::Value = serde_json::from_str(&recording()).unwrap();
     for entry in har["log"]["entries"].as_array_mut().unwrap() {
         let headers = entry["request"]["headers"].as_array_mut().unwrap();
         headers.push(serde_json::json!({"name": "X-Auth-Token", "value": "inj3cted-s3cret"}));
@@ -118,7 +125,7 @@ fn secrets_named_alike_get_variables_of_their_own() {
 
 #[test]
 fn static_assets_are_left_out_unless_included() {
-    let plan = import(RECORDING, &HarOptions::default());
+    let plan = import(&recording(), &HarOptions::default());
     assert_eq!(
         plan.text.matches("[[scenario.step]]").count(),
         8,
@@ -132,7 +139,7 @@ fn static_assets_are_left_out_unless_included() {
             .any(|n| n.starts_with("left out 2 static asset(s)"))
     );
     let all = import(
-        RECORDING,
+        &recording(),
         &HarOptions {
             include_static: true,
             ..HarOptions::default()
@@ -144,7 +151,7 @@ fn static_assets_are_left_out_unless_included() {
 
 #[test]
 fn the_task_id_a_response_made_is_extracted_and_echoed_headers_are_not() {
-    let plan = import(RECORDING, &HarOptions::default());
+    let plan = import(&recording(), &HarOptions::default());
     assert!(
         plan.text.contains("task_id = { json = '/id' }"),
         "{}",
@@ -246,7 +253,7 @@ fn values_the_client_sent_first_are_its_own_and_numbers_keep_their_type() {
 
 #[test]
 fn think_times_come_from_the_gaps_and_times_with_offsets_are_read() {
-    let plan = import(RECORDING, &HarOptions::default());
+    let plan = import(&recording(), &HarOptions::default());
     let thinks = plan.text.matches("think = \"").count();
     assert!((3..=7).contains(&thinks), "{}", plan.text);
     // The recording pauses 150 ms after creating the task.
@@ -270,7 +277,7 @@ fn think_times_come_from_the_gaps_and_times_with_offsets_are_read() {
 #[test]
 fn base_url_retargets_the_plan_and_its_origin_headers() {
     let plan = import(
-        RECORDING,
+        &recording(),
         &HarOptions {
             base_url: Some("http://127.0.0.1:9/".into()),
             ..HarOptions::default()
@@ -286,7 +293,7 @@ fn base_url_retargets_the_plan_and_its_origin_headers() {
     let bad = import_text(
         "r.har",
         "r",
-        RECORDING,
+        &recording(),
         &HarOptions {
             base_url: Some("ftp://x".into()),
             ..HarOptions::default()

@@ -5,7 +5,14 @@
 
 use super::*;
 
-const PETSTORE: &str = include_str!("../../../tests/import/petstore-openapi.yaml");
+/// The fixture, read when the tests run (the image's build copies no test files).
+fn petstore() -> String {
+    std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/import/petstore-openapi.yaml"
+    ))
+    .unwrap()
+}
 
 fn options() -> OpenApiOptions {
     OpenApiOptions {
@@ -45,7 +52,7 @@ fn doc(paths: &str, components: &str) -> String {
 
 #[test]
 fn petstore_has_a_step_per_operation_with_examples_and_checks() {
-    let plan = import(PETSTORE, &options(), None);
+    let plan = import(&petstore(), &options(), None);
     let t = &plan.text;
     assert_eq!(t.matches("[[scenario.step]]").count(), 19, "{t}");
     assert_eq!(t.matches("status = [200]").count(), 19);
@@ -79,7 +86,7 @@ fn operations_are_chosen_by_id_in_the_order_given() {
         operations: vec!["placeOrder".into(), "getPetById".into()],
         ..options()
     };
-    let t = import(PETSTORE, &o, None).text;
+    let t = import(&petstore(), &o, None).text;
     let names: Vec<&str> = t.lines().filter(|l| l.starts_with("name = '")).collect();
     assert_eq!(
         names,
@@ -94,7 +101,7 @@ fn operations_are_chosen_by_id_in_the_order_given() {
         operations: vec!["getPetById".into(), "nope".into()],
         ..options()
     };
-    let e = err(PETSTORE, &o);
+    let e = err(&petstore(), &o);
     assert!(
         e.starts_with("api.yaml: no operation with operationId nope; it has: updatePet, addPet,"),
         "{e}"
@@ -103,12 +110,12 @@ fn operations_are_chosen_by_id_in_the_order_given() {
 
 #[test]
 fn the_server_url_is_the_base_unless_given() {
-    let t = import(PETSTORE, &OpenApiOptions::default(), None).text;
+    let t = import(&petstore(), &OpenApiOptions::default(), None).text;
     assert!(
         t.contains("base_url = 'https://petstore3.swagger.io/api/v3'"),
         "{t}"
     );
-    let relative = PETSTORE.replace("https://petstore3.swagger.io/api/v3", "/api/v3");
+    let relative = &petstore().replace("https://petstore3.swagger.io/api/v3", "/api/v3");
     let e = err(&relative, &OpenApiOptions::default());
     assert!(
         e.contains("first server's URL `/api/v3` is not an absolute")
@@ -134,7 +141,7 @@ fn params_come_from_a_csv_column_of_the_same_name() {
         file: "ids.csv".into(),
         columns: vec!["petId".into(), "other".into()],
     };
-    let t = import(PETSTORE, &options(), Some(&params)).text;
+    let t = import(&petstore(), &options(), Some(&params)).text;
     assert!(t.contains("[data.params]\nfile = 'ids.csv'"), "{t}");
     let get = step_of(&t, "get_pet_by_id");
     assert!(
@@ -263,7 +270,7 @@ fn what_is_not_openapi_3_or_malformed_is_refused_with_its_place() {
 #[test]
 fn the_petstore_plan_reads_with_the_plan_reader() {
     use crate::plan::read::{ReadOptions, read_file};
-    let text = import(PETSTORE, &options(), None).text;
+    let text = import(&petstore(), &options(), None).text;
     let dir = std::env::temp_dir().join(format!("volley-openapi-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("plan.toml");
