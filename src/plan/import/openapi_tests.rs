@@ -116,7 +116,7 @@ fn the_server_url_is_the_base_unless_given() {
         "{t}"
     );
     let relative = &petstore().replace("https://petstore3.swagger.io/api/v3", "/api/v3");
-    let e = err(&relative, &OpenApiOptions::default());
+    let e = err(relative, &OpenApiOptions::default());
     assert!(
         e.contains("first server's URL `/api/v3` is not an absolute")
             && e.ends_with("pass --base-url http://host:port"),
