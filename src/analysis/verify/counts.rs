@@ -229,6 +229,14 @@ fn groups(r: &RunRecord, f: &mut Findings) {
         let whole = [sc.requests, sc.errors, sc.not_sent];
         let mine = |kind| of(kind).filter(|g| g.scenario.as_deref() == Some(sc.name.as_str()));
         if mine(GroupKind::Step).next().is_some() {
+            let think: f64 = mine(GroupKind::Step).map(|g| g.think_s).sum();
+            f.close(
+                Rule::GroupsAddUp,
+                format!("groups[{si}].think_s"),
+                sc.think_s,
+                think,
+                || format!("Σ groups.think_s of the steps of scenario {}", sc.name),
+            );
             let parts = sum(mine(GroupKind::Step));
             for i in 0..3 {
                 f.equal(

@@ -96,6 +96,19 @@ fn groups_must_add_up_and_stay_inside_the_run() {
         "{n:?}"
     );
     r.groups[0].window_s = 4.0;
+    // A scenario's think time is its steps'.
+    let mut buy = r.groups[0].clone();
+    (buy.kind, buy.name, buy.scenario) = (GroupKind::Step, "buy".into(), Some("shop".into()));
+    (buy.think_s, r.groups[0].think_s) = (1.5, 1.5);
+    r.groups.push(buy);
+    assert_eq!(record(&r), vec![]);
+    r.groups[0].think_s = 2.0;
+    let n = named(&r);
+    assert!(
+        n.contains(&("groups[0].think_s".into(), Rule::GroupsAddUp)),
+        "{n:?}"
+    );
+    r.groups[0].think_s = 1.5;
     r.groups[0].requests -= 1;
     let n = named(&r);
     assert!(
