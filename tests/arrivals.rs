@@ -17,13 +17,7 @@ fn poisson_arrivals_are_seeded_recorded_and_counted_as_they_fell() {
         let dir = common::temp_dir(name);
         let mut args = vec![&url[..], "--rate", "400", "-d", "2s", "--threads", "1"];
         args.extend_from_slice(extra);
-        let (out, record) = common::run_json(&dir, &args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let record = common::run_json_ok(&dir, &args);
         (dir, record)
     };
     let (dir, a) = run("poisson-a", &["--arrivals", "poisson", "--seed", "7"]);

@@ -47,15 +47,6 @@ fn example(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
-fn group<'a>(rec: &'a Value, kind: &str, name: &str) -> &'a Value {
-    rec["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["kind"] == kind && g["name"] == name)
-        .unwrap_or_else(|| panic!("no {kind} group {name}: {}", rec["groups"]))
-}
-
 fn threshold<'a>(rec: &'a Value, metric: &str) -> &'a Value {
     rec["thresholds"]
         .as_array()
@@ -75,7 +66,7 @@ fn example_000_pools_ramps_and_passes() {
         &["--time-scale", "0.25", "--set", "pools=64"],
     );
     assert_eq!(code, Some(0), "{}", rec["thresholds"]);
-    let step = group(&rec, "step", "get_pool");
+    let step = common::group(&rec, "step", "get_pool");
     assert!(step["requests"].as_u64().unwrap() > 100);
     assert_eq!(step["errors"], 0);
     assert!(rec["checks"][0]["passed"].as_u64().unwrap() > 100);
@@ -101,8 +92,10 @@ fn example_001_load_balancer_fails_its_error_threshold_with_exit_99() {
         .unwrap_or_else(|| panic!("no threshold line in:\n{stdout}"));
     assert!(line.contains("FAIL"), "{line}");
     // The weighted flow: all three steps ran, in about their weights' proportions.
-    let light = group(&rec, "step", "light")["requests"].as_u64().unwrap();
-    let bad = group(&rec, "step", "bad_gateway")["requests"]
+    let light = common::group(&rec, "step", "light")["requests"]
+        .as_u64()
+        .unwrap();
+    let bad = common::group(&rec, "step", "bad_gateway")["requests"]
         .as_u64()
         .unwrap();
     assert!(light > bad * 10, "light {light}, bad {bad}");
@@ -136,7 +129,7 @@ fn example_002_ladder_keeps_results_per_phase() {
     let rps = |i: usize| phases[i]["rps"].as_f64().unwrap();
     assert!(rps(1) > rps(0) * 2.0, "{} vs {}", rps(1), rps(0));
     assert!(
-        group(&rec, "scenario", "smoke")["requests"]
+        common::group(&rec, "scenario", "smoke")["requests"]
             .as_u64()
             .unwrap()
             > 0
@@ -153,12 +146,12 @@ fn example_003_crud_flow_extracts_and_chains() {
         &["--time-scale", "0.4"],
     );
     assert_eq!(code, Some(0), "{}", rec["thresholds"]);
-    let created = group(&rec, "step", "create_task")["requests"]
+    let created = common::group(&rec, "step", "create_task")["requests"]
         .as_u64()
         .unwrap();
     assert!(created >= 250, "{created}");
     for step in ["get_task", "update_task", "delete_task"] {
-        let g = group(&rec, "step", step);
+        let g = common::group(&rec, "step", step);
         assert_eq!(g["requests"].as_u64().unwrap(), created, "{step}");
         assert_eq!(g["errors"], 0, "{step}: {g}");
     }
@@ -182,8 +175,8 @@ fn example_005_rest_and_grpc_run_one_after_the_other_at_equal_connections() {
         &["--time-scale", "0.15"],
     );
     assert_eq!(code, Some(0), "{}\n{}", rec["thresholds"], rec["summary"]);
-    let rest = group(&rec, "scenario", "rest");
-    let grpc = group(&rec, "scenario", "grpc");
+    let rest = common::group(&rec, "scenario", "rest");
+    let grpc = common::group(&rec, "scenario", "grpc");
     for g in [rest, grpc] {
         assert!(g["requests"].as_u64().unwrap() > 100, "{g}");
         assert_eq!(g["errors"], 0, "{g}");
@@ -205,8 +198,11 @@ fn example_004_transactions_counts_exact_iterations_and_expected_400s() {
     let t = target();
     let (code, rec, _) = run_plan(&example("004-transactions.toml"), &t.base_url(), &[]);
     assert_eq!(code, Some(0), "{}", rec["thresholds"]);
-    assert_eq!(group(&rec, "step", "post_transaction")["requests"], 2000);
-    assert_eq!(group(&rec, "step", "post_invalid")["requests"], 500);
+    assert_eq!(
+        common::group(&rec, "step", "post_transaction")["requests"],
+        2000
+    );
+    assert_eq!(common::group(&rec, "step", "post_invalid")["requests"], 500);
     assert_eq!(status_of(&rec, "400"), 500);
     assert_eq!(rec["summary"]["errors"], 0, "expected 400s are not errors");
 }

@@ -99,19 +99,13 @@ fn a_plan_takes_the_quick_modes_result_flags() {
         step,
         "[report]\nbuckets = [\"1ms\", \"1s\"]\n",
     );
-    let (out, record) = common::run_json(&dir, &["run", &plan]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let record = common::run_json_ok(&dir, &["run", &plan]);
     assert_eq!(common::summary_u64(&record, "errors"), 0);
     assert_eq!(record["checks"][0]["check"], "status in [200–299, 422]");
     assert_eq!(buckets(&record).0, [Some(1.0), Some(1000.0), None]);
     // The flags: buckets over the plan's, a status check for the step without one, groups.
     let bare = plan_without_checks(&dir, &base);
-    let (out, record) = common::run_json(
+    let record = common::run_json_ok(
         &dir,
         &[
             "run",
@@ -123,12 +117,6 @@ fn a_plan_takes_the_quick_modes_result_flags() {
             "--buckets",
             "2s",
         ],
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(record["checks"][0]["passed"], 20);
     assert_eq!(buckets(&record).0, [Some(2000.0), None]);
@@ -170,13 +158,7 @@ fn find_max_takes_expected_statuses() {
         "--expect-status",
         "422",
     ];
-    let (out, record) = common::run_json(&dir, &args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let record = common::run_json_ok(&dir, &args);
     assert_eq!(common::summary_u64(&record, "errors"), 0);
     assert!(
         record["find_max"]["max_sustainable_load"]

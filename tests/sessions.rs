@@ -3,17 +3,6 @@
 
 mod common;
 
-use serde_json::Value;
-
-fn group<'a>(record: &'a Value, kind: &str, name: &str) -> &'a Value {
-    record["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["kind"] == kind && g["name"] == name)
-        .unwrap_or_else(|| panic!("no {kind} {name}: {}", record["groups"]))
-}
-
 #[test]
 fn think_time_is_drawn_counted_and_kept_out_of_latency_and_pace_spaces_iterations() {
     let target = common::target();
@@ -33,14 +22,8 @@ fn think_time_is_drawn_counted_and_kept_out_of_latency_and_pace_spaces_iteration
         ),
     )
     .unwrap();
-    let (out, record) = common::run_json(&dir, &["run", plan.to_str().unwrap()]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let page = group(&record, "step", "page");
+    let record = common::run_json_ok(&dir, &["run", plan.to_str().unwrap()]);
+    let page = common::group(&record, "step", "page");
     let requests = page["requests"].as_f64().unwrap();
     let think = page["think_s"].as_f64().unwrap();
     // 30 ms on average after each request; the latency of `/` is far below 20 ms.
@@ -50,7 +33,7 @@ fn think_time_is_drawn_counted_and_kept_out_of_latency_and_pace_spaces_iteration
     );
     assert!(page["latency_ms"]["p50"].as_f64().unwrap() < 15.0);
     // Two VUs, one iteration per 250 ms each, for 2 s: about 16 iterations, not thousands.
-    let paced = group(&record, "scenario", "paced");
+    let paced = common::group(&record, "scenario", "paced");
     let iterations = paced["iterations"].as_u64().unwrap();
     assert!((12..=20).contains(&iterations), "{iterations}");
     let waits = paced["pacing_s"].as_f64().unwrap();

@@ -22,15 +22,6 @@ fn run_plan(dir: &Path, base: &str, plan: &str) -> Value {
     record
 }
 
-fn group<'a>(record: &'a Value, kind: &str, name: &str) -> &'a Value {
-    record["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["kind"] == kind && g["name"] == name)
-        .unwrap_or_else(|| panic!("no {kind} {name}: {}", record["groups"]))
-}
-
 /// Requests that hang until the timeout must not stretch the window: `-d 2s` is 2 s, the time
 /// spent waiting out the timeouts is the drain, reported on its own, and the throughput is that
 /// of the window (what the per-second series shows), not diluted by the drain.
@@ -149,7 +140,7 @@ path = "/delay?ms=5"
         ("phase", "phase 1: 2 VUs", 1.0),
         ("phase", "phase 2: 4 VUs", 1.0),
     ] {
-        let g = group(&record, kind, name);
+        let g = common::group(&record, kind, name);
         let w = g["window_s"].as_f64().unwrap();
         assert!((w - window).abs() < 0.05, "{kind} {name}: window {w}: {g}");
         let in_window = (g["requests"].as_u64().unwrap() - g["drained"].as_u64().unwrap()) as f64;
@@ -160,7 +151,9 @@ path = "/delay?ms=5"
         );
     }
     // 4 VUs at ~5 ms each: several hundred per second, whatever the plan's length.
-    let early = group(&record, "scenario", "early")["rps"].as_f64().unwrap();
+    let early = common::group(&record, "scenario", "early")["rps"]
+        .as_f64()
+        .unwrap();
     assert!(early > 300.0, "{early}");
     let phases = record["groups"].as_array().unwrap().iter();
     let starts: Vec<f64> = phases

@@ -32,14 +32,15 @@ fn scenario_figures(plan: &Plan, outcome: &RunOutcome) -> Vec<(Span, Option<Arri
     let t = &outcome.totals;
     plan.scenarios
         .iter()
-        .map(|sc| {
+        .enumerate()
+        .map(|(si, sc)| {
             // Quick mode has no scenario group: its one scenario is the whole run.
             let (counters, last_done) = match sc.group {
                 Some(g) => (&t.groups[g].counters, t.groups[g].last_done_us),
                 None => (&t.counters, u64::MAX),
             };
             let span = windows::scenario_span(plan, sc, outcome, last_done);
-            let arrival = windows::arrival(plan, sc, span, counters, counters.dropped);
+            let arrival = windows::arrival(plan, (si, sc), span, counters, counters.dropped);
             (span, arrival)
         })
         .collect()

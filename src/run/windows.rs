@@ -103,7 +103,7 @@ pub fn requests_per_iteration(sc: &Scenario) -> Option<u32> {
 /// and dropped (its counters). `None` for closed-model scenarios.
 pub fn arrival(
     plan: &Plan,
-    sc: &Scenario,
+    (scenario, sc): (usize, &Scenario),
     span: Span,
     counters: &Counters,
     dropped: u64,
@@ -117,11 +117,6 @@ pub fn arrival(
     let at = |t: f64| Duration::from_secs_f64((t - origin).max(0.0));
     let mut due = match sc.profile.arrival_process() {
         Some(ArrivalProcess::Poisson { seed }) => {
-            let scenario = plan
-                .scenarios
-                .iter()
-                .position(|s| std::ptr::eq(s, sc))
-                .unwrap_or(0);
             let segment = plan.share.as_ref().map_or(0, |s| s.segment.index());
             let workers = sc.profile.workers(plan.threads);
             let (from, to) = (at(span.start), at(span.end));

@@ -177,6 +177,28 @@ pub fn run_json(dir: &Path, args: &[&str]) -> (Output, Value) {
     (out, record)
 }
 
+/// Like [`run_json`], for a run that must end with exit code 0 (its stderr shown if not).
+pub fn run_json_ok(dir: &Path, args: &[&str]) -> Value {
+    let (out, record) = run_json(dir, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    record
+}
+
+/// The record's group of `kind` (`scenario`, `step`, `phase`) named `name`.
+pub fn group<'a>(record: &'a Value, kind: &str, name: &str) -> &'a Value {
+    record["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["kind"] == kind && g["name"] == name)
+        .unwrap_or_else(|| panic!("no {kind} group {name}: {}", record["groups"]))
+}
+
 /// `record.summary[key]` as u64.
 pub fn summary_u64(record: &Value, key: &str) -> u64 {
     record["summary"][key]
