@@ -9,6 +9,7 @@
 mod backoff;
 mod clock;
 mod connections;
+mod cookies;
 mod gate;
 mod grouping;
 mod pacer;

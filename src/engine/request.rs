@@ -1,7 +1,13 @@
 //! How one step's request goes out: prepared before the run, or rendered now from its templates
-//! into buffers the VU reuses (nothing allocated per request for HTTP/1.1).
+//! into buffers the VU reuses (nothing allocated per request for HTTP/1.1), with the VU's
+//! cookies when its jar has some for the request's URL.
+
+use std::borrow::Cow;
 
 use bytes::Bytes;
+use url::Url;
+
+use super::cookies::Jar;
 
 use crate::plan::read::step_capture;
 use crate::plan::{DynamicRequest, Plan, Step, StepRequest};
@@ -40,23 +46,73 @@ pub(super) struct Scratch {
     text: Vec<u8>,
     /// Per header: where its value lies in `text`.
     header_at: Vec<std::ops::Range<usize>>,
+    /// Where the last rendered path ends in `text`.
+    path_end: usize,
+}
+
+/// The URL of the request `step` last sent from `scratch`, for its cookies (`None`: the step
+/// uses no jar).
+pub(super) fn request_url<'a>(step: &'a Step, scratch: &Scratch) -> Option<Cow<'a, Url>> {
+    let rendered = scratch.text.get(..scratch.path_end).unwrap_or_default();
+    step.cookies.as_ref()?.resolve(rendered)
 }
 
 /// A template failed, or rendered something that cannot be sent: nothing is sent, the attempt
 /// counts as [`ErrorKind::Template`](crate::proto::ErrorKind::Template).
 pub(super) struct RenderFailed;
 
-/// The request of `step` for this send: its prepared form when static, else rendered with `ctx`.
+/// The request of `step` for this send: its prepared form when static, else rendered with `ctx`;
+/// with a `Cookie` header when `jar` holds cookies for its URL.
 pub(super) fn outgoing<'a>(
     plan: &Plan,
     step: &'a Step,
     ctx: Option<&minijinja::Value>,
     scratch: &mut Scratch,
+    jar: Option<&Jar>,
 ) -> Result<Outgoing<'a>, RenderFailed> {
+    let jar = jar.filter(|j| !j.is_empty() && step.cookies.is_some());
     match &step.request {
-        StepRequest::Static(s) => Ok(Outgoing::Prepared(&s.prepared)),
-        StepRequest::Dynamic(d) => build_dynamic(plan, step, d, ctx, scratch),
+        StepRequest::Static(s) => {
+            let cookie = jar.and_then(|j| j.header(&*request_url(step, scratch)?));
+            match cookie {
+                None => Ok(Outgoing::Prepared(&s.prepared)),
+                Some(c) => with_cookie(plan, step, s, &c, scratch),
+            }
+        }
+        StepRequest::Dynamic(d) => build_dynamic(plan, step, d, ctx, scratch, jar),
     }
+}
+
+/// A request without templates, with the VU's `cookie` header added: HTTP/1.1 bytes copied into
+/// [`Scratch::wire`] with the header line before the head's end; HTTP/2 prepared now.
+fn with_cookie<'a>(
+    plan: &Plan,
+    step: &Step,
+    s: &crate::plan::StaticRequest,
+    cookie: &str,
+    scratch: &mut Scratch,
+) -> Result<Outgoing<'a>, RenderFailed> {
+    if let Some(bytes) = s.prepared.http1_bytes() {
+        let head_end = bytes
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .ok_or(RenderFailed)?
+            + 2;
+        scratch.wire.clear();
+        scratch.wire.extend_from_slice(&bytes[..head_end]);
+        for part in [b"Cookie: ", cookie.as_bytes(), b"\r\n"] {
+            scratch.wire.extend_from_slice(part);
+        }
+        scratch.wire.extend_from_slice(&bytes[head_end..]);
+        return Ok(Outgoing::Bytes(s.request.method != http::Method::HEAD));
+    }
+    let mut request = s.request.clone();
+    request.headers.push(("cookie".into(), cookie.into()));
+    let client = plan.target.connect.client_for(step.grpc.is_some());
+    client
+        .prepare(&request)
+        .map(Outgoing::Owned)
+        .map_err(|_| RenderFailed)
 }
 
 /// Renders a templated request (every buffer reused across requests): HTTP/1.1 into
@@ -67,8 +123,11 @@ fn build_dynamic<'a>(
     d: &DynamicRequest,
     ctx: Option<&minijinja::Value>,
     scratch: &mut Scratch,
+    jar: Option<&Jar>,
 ) -> Result<Outgoing<'a>, RenderFailed> {
     let path_end = render_parts(plan, d, ctx, scratch)?;
+    scratch.path_end = path_end;
+    let cookie = jar.and_then(|j| j.header(&*request_url(step, scratch)?));
     let text = &scratch.text;
     let connect = &plan.target.connect;
     let client = connect.client_for(step.grpc.is_some());
@@ -82,7 +141,8 @@ fn build_dynamic<'a>(
             d.headers
                 .iter()
                 .zip(&scratch.header_at)
-                .map(|((n, _), at)| (n.as_str(), &text[at.clone()])),
+                .map(|((n, _), at)| (n.as_str(), &text[at.clone()]))
+                .chain(cookie.as_deref().map(|c| ("Cookie", c.as_bytes()))),
             &scratch.body,
             connect.keepalive,
         );
@@ -97,16 +157,18 @@ fn build_dynamic<'a>(
         }
         None => Bytes::copy_from_slice(&scratch.body),
     };
+    let mut headers: Vec<(String, String)> = d
+        .headers
+        .iter()
+        .zip(&scratch.header_at)
+        .map(|((n, _), at)| Ok((n.clone(), owned(&text[at.clone()])?)))
+        .collect::<Result<_, RenderFailed>>()?;
+    headers.extend(cookie.map(|c| ("cookie".to_string(), c)));
     let request = Request {
         method: http::Method::from_bytes(d.method.as_bytes()).map_err(|_| RenderFailed)?,
         authority: plan.target.host_header.clone(),
         path_and_query: owned(&text[..path_end])?,
-        headers: d
-            .headers
-            .iter()
-            .zip(&scratch.header_at)
-            .map(|((n, _), at)| Ok((n.clone(), owned(&text[at.clone()])?)))
-            .collect::<Result<_, RenderFailed>>()?,
+        headers,
         body,
         kind: if step.grpc.is_some() {
             RequestKind::Grpc

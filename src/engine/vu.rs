@@ -12,8 +12,9 @@ use tokio::time::Sleep;
 
 use super::RunShared;
 use super::backoff::Backoff;
+use super::cookies::Jar;
 use super::gate::Gate;
-use super::request::{Outgoing, RenderFailed, Scratch, outgoing};
+use super::request::{Outgoing, RenderFailed, Scratch, outgoing, request_url};
 use super::worker::WorkerState;
 use crate::plan::check::ResponseView;
 use crate::plan::read::step_capture;
@@ -62,6 +63,8 @@ struct VuRun<'a> {
     ctx: Option<minijinja::Value>,
     /// Templated requests are rendered here (reused).
     scratch: Scratch,
+    /// The VU's cookies (none when its scenario keeps none).
+    jar: Option<Jar>,
 }
 
 impl VuRun<'_> {
@@ -105,11 +108,15 @@ pub(super) async fn vu_loop(
         vars: BTreeMap::new(),
         ctx: None,
         scratch: Scratch::default(),
+        jar: Jar::new(scenario.cookies),
     };
     let mut backoff = Backoff::default();
     while let Some(ticket) = gate.next(who.vu, who.slot, vu.iteration).await {
         let began = Instant::now();
         vu.iteration_at = ticket.arrival;
+        if let Some(jar) = &mut vu.jar {
+            jar.new_iteration();
+        }
         if ticket.measured {
             state.recorder.borrow_mut().record_iteration(scenario.group);
         }
@@ -206,7 +213,8 @@ async fn run_step(
     measured: bool,
 ) -> Option<ErrorKind> {
     let run = vu.run;
-    let outgoing = match outgoing(&run.plan, step, vu.ctx.as_ref(), &mut vu.scratch) {
+    let jar = vu.jar.as_ref();
+    let outgoing = match outgoing(&run.plan, step, vu.ctx.as_ref(), &mut vu.scratch, jar) {
         Ok(o) => o,
         Err(RenderFailed) => {
             let now = Instant::now();
@@ -260,6 +268,14 @@ async fn run_step(
     };
     let sample = record(vu, step, measured, sent, done, due, &outcome);
     record_groups(vu, step, conn, response.as_ref(), sample.as_ref());
+    if let (Some(jar), Some(_)) = (vu.jar.as_mut(), &response) {
+        let mut set = conn.picked().set_cookies().peekable();
+        if set.peek().is_some()
+            && let Some(url) = request_url(step, &vu.scratch)
+        {
+            jar.store(set, &url);
+        }
+    }
     if !step.checks.is_empty() || !step.extract.is_empty() {
         check_and_extract(vu, step, measured, response.as_ref(), &outcome, done - sent);
     }

@@ -239,6 +239,11 @@ pub struct ScenarioFile {
     /// (Gatling's `pace`), e.g. `"1s"`.
     #[schemars(with = "Option<String>")]
     pub pace: Option<DurationText>,
+    /// The VUs' cookie jar: `true` or `"iteration"` (the default: `Set-Cookie` is honoured and
+    /// the cookies are sent on the VU's later requests, the jar emptied at each iteration's
+    /// start), `"vu"` (kept across the VU's iterations), `false` (no jar).
+    #[schemars(with = "Option<serde_json::Value>")]
+    pub cookies: Option<Spanned<toml::Value>>,
 }
 
 /// A step's `think` as written: a duration, or a distribution of them.

@@ -10,6 +10,7 @@
 
 pub mod check;
 pub mod connect;
+pub mod cookies;
 pub mod data;
 pub mod file;
 pub mod flags;
@@ -178,6 +179,8 @@ pub struct Scenario {
     /// Closed model: each VU starts an iteration no sooner than this after its last one
     /// started (Gatling's `pace`); `None`: at once.
     pub pace: Option<Duration>,
+    /// Whether its VUs keep the cookies the target sets, and for how long.
+    pub cookies: cookies::CookieJar,
 }
 
 impl Plan {
@@ -315,6 +318,9 @@ pub struct Step {
     pub first_check: usize,
     /// The tables of [`Target::group_by`] its responses are recorded in (indices).
     pub group_by: Vec<usize>,
+    /// The URL its requests match the VU's cookies against; `None` when the jar is not used
+    /// (its scenario has none, a gRPC call, or a step that sends its own `Cookie` header).
+    pub cookies: Option<cookies::CookieUrl>,
 }
 
 /// A step's request.

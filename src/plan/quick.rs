@@ -211,6 +211,7 @@ impl RunInput {
             load: from(LOAD, self.desugar_profile()?),
             steps: vec![step],
             pace: None,
+            cookies: None,
         };
         let file = PlanFile {
             name: Some(self.name.clone()),

@@ -33,12 +33,18 @@ pub(crate) enum RouteId {
     Chaos,
     /// A gRPC call (any method).
     Grpc,
+    /// `/cookies`
+    Cookies,
+    /// `/cookies/set`
+    CookiesSet,
+    /// `/cookies/need`
+    CookiesNeed,
     /// Anything else (404).
     Unmatched,
 }
 
 impl RouteId {
-    const ALL: [RouteId; 13] = [
+    const ALL: [RouteId; 16] = [
         RouteId::Root,
         RouteId::Delay,
         RouteId::Status,
@@ -51,6 +57,9 @@ impl RouteId {
         RouteId::Stats,
         RouteId::Chaos,
         RouteId::Grpc,
+        RouteId::Cookies,
+        RouteId::CookiesSet,
+        RouteId::CookiesNeed,
         RouteId::Unmatched,
     ];
 
@@ -69,6 +78,9 @@ impl RouteId {
             RouteId::Stats => "/stats",
             RouteId::Chaos => "/chaos/{kind}",
             RouteId::Grpc => "grpc",
+            RouteId::Cookies => "/cookies",
+            RouteId::CookiesSet => "/cookies/set",
+            RouteId::CookiesNeed => "/cookies/need",
             RouteId::Unmatched => "unmatched",
         }
     }

@@ -11,6 +11,8 @@
 //! | `GET /bytes/N` | N bytes of body (at most 100 MiB) from a shared static buffer |
 //! | `POST /echo` | echoes the request body with the request's content-type |
 //! | `GET /headers` | the request's headers as a JSON object (names in lower case) |
+//! | `GET /cookies/set?NAME=VALUE&…` | a `Set-Cookie` per pair (`path`, `max_age`, `domain`, `secure` add attributes) |
+//! | `GET /cookies`, `GET /cookies/need?name=NAME` | the cookies received as JSON; 200 with cookie `NAME`, else 401 |
 //! | `/tasks`, `/tasks/{id}` | in-memory JSON CRUD |
 //! | `GET /stats[?reset=1]`, `POST /stats/reset` | the oracle: the distribution of the target's own handler times as JSON (see `oracle.rs`); `reset` takes the figures out |
 //! | `GET /metrics` | Prometheus text: `volley_target_requests_total{path,status}` (path is the route template), `volley_target_in_flight`, `volley_target_chaos_total{kind}`, `volley_target_connections_total` |
@@ -88,6 +90,7 @@
 mod backends;
 mod body;
 mod chaos;
+mod cookies;
 mod grpc;
 mod listen;
 mod metrics;

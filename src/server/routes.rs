@@ -12,6 +12,7 @@ use tokio::sync::{Notify, Semaphore};
 
 use super::backends::{Backends, Front, metrics_page};
 use super::body::TargetBody;
+use super::cookies::CookieRoute;
 use super::metrics::{Metrics, RouteId};
 use super::oracle::{HandlerTimer, HandlerTimes, TimedBody};
 use super::respond::{bad_request, empty, json, method_not_allowed, static_text, text, with_type};
@@ -121,6 +122,8 @@ enum Route {
     /// `POST /stats/reset`.
     StatsReset,
     Chaos,
+    /// `/cookies`, `/cookies/set`, `/cookies/need`.
+    Cookies(CookieRoute),
     /// A gRPC call (`content-type: application/grpc`), whatever its path.
     Grpc,
     Unmatched,
@@ -137,6 +140,9 @@ impl Route {
             "/metrics" => return Route::Metrics,
             "/stats" => return Route::Stats,
             "/stats/reset" => return Route::StatsReset,
+            "/cookies" => return Route::Cookies(CookieRoute::Show),
+            "/cookies/set" => return Route::Cookies(CookieRoute::Set),
+            "/cookies/need" => return Route::Cookies(CookieRoute::Need),
             _ => {}
         }
         if let Some(code) = path.strip_prefix("/status/") {
@@ -166,6 +172,9 @@ impl Route {
             Route::Stats | Route::StatsReset => RouteId::Stats,
             Route::Chaos => RouteId::Chaos,
             Route::Grpc => RouteId::Grpc,
+            Route::Cookies(CookieRoute::Show) => RouteId::Cookies,
+            Route::Cookies(CookieRoute::Set) => RouteId::CookiesSet,
+            Route::Cookies(CookieRoute::Need) => RouteId::CookiesNeed,
             Route::Unmatched => RouteId::Unmatched,
         }
     }
@@ -256,15 +265,19 @@ async fn respond(
         Route::Echo if *req.method() == Method::POST => echo(req),
         Route::Echo => method_not_allowed("POST"),
         Route::Headers if get => headers(&req),
+        Route::Cookies(c) if get => super::cookies::respond(c, &req),
         Route::Tasks => state.tasks.collection(req).await,
         Route::TaskById(id) => state.tasks.item(id, req).await,
         Route::Metrics if get => with_type(StatusCode::OK, PROMETHEUS, metrics_page(state)),
         Route::Stats if get => stats(state, wants_reset(req.uri().query())),
         Route::StatsReset if *req.method() == Method::POST => stats(state, true),
         Route::StatsReset => method_not_allowed("POST"),
-        Route::Root | Route::Bytes(_) | Route::Metrics | Route::Stats | Route::Headers => {
-            method_not_allowed("GET, HEAD")
-        }
+        Route::Root
+        | Route::Bytes(_)
+        | Route::Metrics
+        | Route::Stats
+        | Route::Headers
+        | Route::Cookies(_) => method_not_allowed("GET, HEAD"),
         Route::Chaos if req.version() == http::Version::HTTP_2 => {
             match super::chaos::big_head_h2(req.uri().path(), req.uri().query(), &state.metrics) {
                 Some(Ok(response)) => response,

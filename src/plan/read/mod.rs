@@ -14,9 +14,9 @@ mod options;
 mod profile;
 mod report;
 mod secrets;
+mod session;
 mod step;
 mod target;
-mod think;
 mod thresholds;
 mod values;
 mod watch;
@@ -462,6 +462,7 @@ impl Ctx<'_> {
         let group = push_group(groups, GroupKind::Scenario, &name, None);
         let (profile, phase_specs) = self.profile(&sf.load)?;
         let flow_weighted = self.flow_weighted(sf)?;
+        let cookies = self.cookies(sf)?;
         if sf.steps.is_empty() {
             return Err(self.at(
                 &sf.name,
@@ -513,6 +514,7 @@ impl Ctx<'_> {
                 } else {
                     &earlier
                 },
+                jar: cookies,
             };
             let step = self.step(st, &env, templates, step_group, *first_check)?;
             earlier.extend(st.extract.keys().cloned());
@@ -533,6 +535,7 @@ impl Ctx<'_> {
         let pace = self.pace(sf, &profile)?;
         Ok(Scenario {
             pace,
+            cookies,
             name,
             start_after,
             profile,

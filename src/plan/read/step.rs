@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::{Ctx, Schemas};
 use crate::error::Error;
 use crate::plan::check::{self, Check, Extract, ValueSource};
+use crate::plan::cookies::{CookieJar, CookieUrl};
 use crate::plan::file::{self, StepFile};
 use crate::plan::group_by::GroupSelector;
 use crate::plan::header::{is_token_byte, parse_header};
@@ -35,6 +36,8 @@ pub(super) struct StepEnv<'a> {
     pub schemas: &'a Schemas,
     /// Variables extracted anywhere in the scenario (its templates may use them).
     pub known: &'a BTreeSet<String>,
+    /// The scenario's cookie jar.
+    pub jar: CookieJar,
 }
 
 impl Ctx<'_> {
@@ -108,6 +111,7 @@ impl Ctx<'_> {
             .unwrap_or_default();
         Ok(Step {
             name: st.name.get_ref().clone(),
+            cookies: self.cookie_url(&request, env, is_grpc),
             request,
             grpc,
             think,
@@ -119,6 +123,37 @@ impl Ctx<'_> {
             first_check,
             group_by,
         })
+    }
+
+    /// The URL a step's requests match cookies against, when its scenario has a jar, it is an
+    /// HTTP step and it sends no `Cookie` header of its own (which then wins over the jar).
+    fn cookie_url(
+        &self,
+        request: &StepRequest,
+        env: &StepEnv<'_>,
+        grpc: bool,
+    ) -> Option<CookieUrl> {
+        if !env.jar.is_on() || grpc {
+            return None;
+        }
+        let base = &env.target.base_url;
+        match request {
+            StepRequest::Static(s) => {
+                let own = s
+                    .request
+                    .headers
+                    .iter()
+                    .any(|(n, _)| n.eq_ignore_ascii_case("cookie"));
+                (!own).then(|| CookieUrl::fixed(base, &s.request.path_and_query))?
+            }
+            StepRequest::Dynamic(d) => {
+                let own = d
+                    .headers
+                    .iter()
+                    .any(|(n, _)| n.eq_ignore_ascii_case("cookie"));
+                (!own).then(|| CookieUrl::origin(base))?
+            }
+        }
     }
 
     /// The group tables of the target this step's responses go to: the target's, then its own.

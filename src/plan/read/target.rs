@@ -101,11 +101,17 @@ impl Ctx<'_> {
         })?;
         self.limits(f, &mut target)?;
         target.group_by = self.group_by_tables(f)?;
-        let names = group_by::pick_names(&target.group_by);
-        target.connect = target
-            .connect
-            .with_limits(target.limits)
-            .with_pick(PickNames::new(names));
+        let mut pick = PickNames::new(group_by::pick_names(&target.group_by));
+        // Any scenario with a jar: every connection keeps the Set-Cookie values it receives.
+        let jars = f.scenarios.iter().map(|sc| self.cookies(sc));
+        if jars
+            .collect::<Result<Vec<_>, _>>()?
+            .iter()
+            .any(|j| j.is_on())
+        {
+            pick = pick.with_cookies();
+        }
+        target.connect = target.connect.with_limits(target.limits).with_pick(pick);
         Ok(target)
     }
 

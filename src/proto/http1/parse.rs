@@ -113,6 +113,11 @@ impl HeadCache {
 /// Picks the header values `names` asks for from a complete response head (parsed again:
 /// only connections that pick anything pay for it).
 pub(super) fn pick_headers(head: &[u8], names: &PickNames, picked: &mut Picked) {
+    // A cookie jar alone: most responses set no cookie, and a scan of the head's line starts
+    // costs less than parsing it again.
+    if names.names().is_empty() && !has_set_cookie(head) {
+        return;
+    }
     let mut slots = header_slots();
     let mut response = httparse::Response::new(&mut []);
     if let Ok(httparse::Status::Complete(_)) = parse_into(&mut response, head, &mut slots) {
@@ -124,6 +129,13 @@ pub(super) fn pick_headers(head: &[u8], names: &PickNames, picked: &mut Picked) 
                 .map(|h| (h.name.as_bytes(), h.value)),
         );
     }
+}
+
+/// Whether a response head has a line that starts with `Set-Cookie:` (any case).
+fn has_set_cookie(head: &[u8]) -> bool {
+    const NAME: &[u8] = b"set-cookie:";
+    head.split(|&b| b == b'\n')
+        .any(|line| line.len() > NAME.len() && line[..NAME.len()].eq_ignore_ascii_case(NAME))
 }
 
 /// Whether a comma-separated header value contains `token` (ASCII case-insensitive).
@@ -249,6 +261,23 @@ impl ChunkedDecoder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_jar_alone_skips_heads_without_set_cookie() {
+        let jar = PickNames::new(Vec::new()).with_cookies();
+        let mut picked = Picked::default();
+        let plain = b"HTTP/1.1 200 OK\r\nX-Set-Cookie: no\r\nContent-Length: 0\r\n\r\n";
+        assert!(!has_set_cookie(plain));
+        pick_headers(plain, &jar, &mut picked);
+        assert_eq!(picked.set_cookies().count(), 0);
+        let set = b"HTTP/1.1 200 OK\r\nSET-COOKIE: a=1\r\nset-cookie: b=2\r\n\r\n";
+        assert!(has_set_cookie(set));
+        pick_headers(set, &jar, &mut picked);
+        assert_eq!(
+            picked.set_cookies().collect::<Vec<_>>(),
+            [&b"a=1"[..], b"b=2"]
+        );
+    }
 
     #[test]
     fn head_parsing() {

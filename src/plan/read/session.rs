@@ -1,10 +1,12 @@
-//! A step's `think` (a duration or a distribution of them) and a scenario's `pace`.
+//! How a scenario's VUs behave like users: a step's `think` (a duration or a distribution of
+//! them), a scenario's `pace` and its cookie jar.
 
 use std::time::Duration;
 
 use super::Ctx;
 use crate::error::Error;
 use crate::plan::Profile;
+use crate::plan::cookies::CookieJar;
 use crate::plan::file::{ScenarioFile, StepFile, ThinkDistribution, ThinkFile};
 use crate::plan::think::Think;
 
@@ -60,5 +62,26 @@ impl Ctx<'_> {
             ));
         }
         Ok(Some(self.duration(text, false)?).filter(|d| !d.is_zero()))
+    }
+
+    /// The scenario's cookie jar: on (emptied per iteration) unless it says otherwise; never in
+    /// quick mode, which has no sessions.
+    pub(super) fn cookies(&self, sf: &ScenarioFile) -> Result<CookieJar, Error> {
+        if self.flags.is_some() {
+            return Ok(CookieJar::Off);
+        }
+        let Some(value) = &sf.cookies else {
+            return Ok(CookieJar::default());
+        };
+        CookieJar::parse(value.get_ref()).ok_or_else(|| {
+            self.at(
+                value,
+                format!("cookies = {} is not a cookie jar mode", value.get_ref()),
+                Some(
+                    "cookies = true or \"iteration\" (a jar per VU, emptied per iteration), \
+                     \"vu\" (kept across iterations) or false (none)",
+                ),
+            )
+        })
     }
 }
