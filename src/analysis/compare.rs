@@ -22,9 +22,14 @@
 //!   run-to-run variation (a warm cache, a noisy neighbour), so these verdicts are marked
 //!   **weak**. Metrics without a series (mean, p95, p99.9, max) get no verdict from single runs.
 //!
-//! Every p-value of one comparison (all metrics, all variants) is adjusted by **Holm's step-down
-//! correction**, so the chance that any metric is called a difference when none exists stays at
-//! α = 0.05 for the whole comparison, not per metric. Then, per metric, with T the practical
+//! The **max** is never judged ([`ChangeVerdict::NotJudged`]): one request per run sets it, so
+//! its change and interval are shown but it is kept out of the calls and the correction. A call
+//! on **p99 or p99.9** (tail figures one run's jump can carry) must also hold on every subset
+//! that leaves one run out of either side (`robust`), else it is inconclusive.
+//!
+//! Every other p-value of one comparison (all metrics, all variants) is adjusted by **Holm's
+//! step-down correction**, so the chance that any metric is called a difference when none
+//! exists stays at α = 0.05 for the whole comparison, not per metric. Then, per metric, with T the practical
 //! threshold (default ±2 %; ±0.1 percentage points for the error rate):
 //!
 //! - [`ChangeVerdict::Better`] / [`ChangeVerdict::Worse`] ("faster"/"slower", "fewer errors"/"more errors"):
@@ -66,6 +71,7 @@
 
 mod change;
 mod drift;
+mod robust;
 #[cfg(test)]
 pub(crate) mod tests;
 
@@ -141,6 +147,9 @@ pub enum ChangeVerdict {
     },
     /// Nothing to test (a figure missing, too little data).
     NotEnoughData,
+    /// Never judged: the max is one request per run (shown with its change and interval, not
+    /// in Holm's family).
+    NotJudged,
 }
 
 /// One variant against the baseline, for one metric.
@@ -181,6 +190,7 @@ impl Change {
             ChangeVerdict::Equivalent => "no significant difference",
             ChangeVerdict::Inconclusive { .. } => "inconclusive",
             ChangeVerdict::NotEnoughData => return "not enough data".into(),
+            ChangeVerdict::NotJudged => return "not judged (one request per run)".into(),
         };
         match self.method {
             Some(Method::PerSecond) => format!("{word} (weak)"),
@@ -258,21 +268,44 @@ pub fn compare(variants: &[Variant], options: CompareOptions) -> Comparison {
         .iter()
         .map(|&metric| change::row(variants, metric))
         .collect();
-    // Holm across every test of the comparison.
+    // Holm across every test of the comparison (the max is never judged).
     let ps: Vec<f64> = tested
         .iter()
+        .filter(|(row, _)| row.metric.judged())
         .flat_map(|(_, t)| t.iter().flatten().filter_map(change::Tested::p_value))
         .collect();
     let mut adjusted = stats::holm(&ps).into_iter();
     let family = ps.len();
     for (row, tests) in &mut tested {
         let metric = row.metric;
-        for (slot, t) in row.changes.iter_mut().zip(tests.iter()) {
-            if let Some(t) = t {
-                let p_adj = t.p_value().and_then(|_| adjusted.next());
-                let limit = threshold(metric, options.threshold_pct);
-                *slot = Some(t.conclude(metric, limit, p_adj, family));
+        let limit = threshold(metric, options.threshold_pct);
+        for (i, t) in tests.iter().enumerate() {
+            let Some(t) = t else { continue };
+            if !metric.judged() {
+                let shown = t.conclude(metric, limit, None, family);
+                row.changes[i] = Some(Change {
+                    verdict: ChangeVerdict::NotJudged,
+                    ..shown
+                });
+                continue;
             }
+            let p_adj = t.p_value().and_then(|_| adjusted.next());
+            let mut change = t.conclude(metric, limit, p_adj, family);
+            if robust::guarded(metric)
+                && change.is_called()
+                && change.method == Some(Method::Repeats)
+            {
+                let holm = match (change.p_value, p_adj) {
+                    (Some(p), Some(adj)) if p > 0.0 => adj / p,
+                    _ => family as f64,
+                };
+                let (a, b) = (&row.estimates[0].values, &row.estimates[i].values);
+                let above = change.ci.is_some_and(|(lo, _)| lo > 0.0);
+                if !robust::holds_without_any_one_run(metric, a, b, limit, holm, above) {
+                    change.verdict = ChangeVerdict::Inconclusive { runs_needed: None };
+                }
+            }
+            row.changes[i] = Some(change);
         }
     }
     let mut rows: Vec<MetricRow> = tested.into_iter().map(|(row, _)| row).collect();

@@ -234,7 +234,9 @@ pub fn judge(c: &Comparison, rules: &[Rule], fail_on_inconclusive: bool) -> Gate
             let rose = match change.verdict {
                 ChangeVerdict::Better => rule.metric.higher_is_better(),
                 ChangeVerdict::Worse => !rule.metric.higher_is_better(),
-                ChangeVerdict::Inconclusive { .. } | ChangeVerdict::NotEnoughData => {
+                ChangeVerdict::Inconclusive { .. }
+                | ChangeVerdict::NotEnoughData
+                | ChangeVerdict::NotJudged => {
                     inconclusive.push(shown);
                     continue;
                 }

@@ -64,6 +64,12 @@ impl Metric {
         }
     }
 
+    /// Whether `volley compare` calls a change of it at all: not the max, which is one
+    /// request per run (a figure that one slow request sets is shown, never judged).
+    pub fn judged(self) -> bool {
+        self != Self::Max
+    }
+
     /// Whether a larger value is an improvement.
     pub fn higher_is_better(self) -> bool {
         self == Self::Throughput

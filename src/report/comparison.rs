@@ -337,7 +337,7 @@ fn verdict_lines(c: &Comparison) -> Vec<String> {
                         unsure.push(format!("{label} ({change}{settle})"));
                     }
                     ChangeVerdict::Equivalent => quiet += 1,
-                    ChangeVerdict::NotEnoughData => {}
+                    ChangeVerdict::NotEnoughData | ChangeVerdict::NotJudged => {}
                 }
             }
             let mut parts = Vec::new();

@@ -142,7 +142,7 @@ pub(super) fn from_scale_change(metric: Metric, d: f64) -> f64 {
 }
 
 /// ±`limit` (% or pp) on the test's scale: (lower, upper).
-fn bounds(metric: Metric, limit: f64) -> (f64, f64) {
+pub(super) fn bounds(metric: Metric, limit: f64) -> (f64, f64) {
     if metric.relative() {
         let down = if limit < 100.0 {
             (-limit / 100.0).ln_1p()

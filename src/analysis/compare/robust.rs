@@ -1,0 +1,86 @@
+//! The tail metrics' guard: a call on p99 or p99.9 must survive leaving out any one run.
+//!
+//! A run's p99 rests on its slowest 1 % of requests, its p99.9 on its slowest 0.1 %: one run
+//! whose tail jumped (a GC pause, a noisy neighbour for a second) moves its figure far more than
+//! the others', and at 4 or 5 runs a side that one value can carry a t test past Holm's line.
+//! So a faster/slower call on these metrics stands only if the same test, on every subset that
+//! leaves one run out of either side, still gives a p below α once scaled by the metric's Holm
+//! factor, with the whole interval beyond the threshold on the same side. (A rank test cannot
+//! replace the t test at these sizes: see the module documentation of `compare`.)
+
+use super::change::{bounds, to_scale};
+use super::{ALPHA, LEVEL, MIN_REPEATS, Metric};
+use crate::analysis::stats;
+
+/// Whether `metric` is one whose calls must survive leaving out any one run.
+pub(super) fn guarded(metric: Metric) -> bool {
+    matches!(metric, Metric::P99 | Metric::P99_9)
+}
+
+/// Whether a call `above` the threshold (the change's interval beyond +T; else below −T) on the
+/// per-run values `a` (baseline) and `b` holds on every leave-one-out subset, its p-values scaled
+/// by `holm` (the metric's adjusted p over its raw p, ≥ 1) and the threshold `limit` (% or pp).
+pub(super) fn holds_without_any_one_run(
+    metric: Metric,
+    a: &[f64],
+    b: &[f64],
+    limit: f64,
+    holm: f64,
+    above: bool,
+) -> bool {
+    let xs: Vec<f64> = a.iter().map(|&x| to_scale(metric, x)).collect();
+    let ys: Vec<f64> = b.iter().map(|&x| to_scale(metric, x)).collect();
+    let (down, up) = bounds(metric, limit);
+    let holds = |xs: &[f64], ys: &[f64]| {
+        if xs.len() < MIN_REPEATS || ys.len() < MIN_REPEATS {
+            return false;
+        }
+        let Some(d) = stats::student(xs, ys) else {
+            return false;
+        };
+        let (lo, hi) = d.interval(LEVEL);
+        let beyond = if above { lo > up } else { hi < down };
+        beyond && d.p_value() * holm < ALPHA
+    };
+    let without = |v: &[f64], i: usize| -> Vec<f64> {
+        v.iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, &x)| x)
+            .collect()
+    };
+    (0..xs.len()).all(|i| holds(&without(&xs, i), &ys))
+        && (0..ys.len()).all(|i| holds(&xs, &without(&ys, i)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_outlying_run_cannot_carry_a_call_but_a_shift_of_all_runs_does() {
+        let a = [10.0, 10.2, 9.9, 10.1, 10.0];
+        // Every run of B 20 % slower: the call holds whichever run is left out.
+        let shifted = [12.0, 12.1, 11.9, 12.2, 12.0];
+        assert!(holds_without_any_one_run(
+            Metric::P99,
+            &a,
+            &shifted,
+            2.0,
+            9.0,
+            true
+        ));
+        // B like A but for two runs whose tail jumped: leaving one out leaves one jump, and
+        // the other subsets of B are no longer beyond the threshold.
+        let jumped = [10.1, 9.9, 10.0, 14.0, 14.5];
+        assert!(!holds_without_any_one_run(
+            Metric::P99,
+            &a,
+            &jumped,
+            2.0,
+            1.0,
+            true
+        ));
+        assert!(guarded(Metric::P99_9) && !guarded(Metric::P50));
+    }
+}
