@@ -29,8 +29,8 @@
 //!
 //! Every other p-value of one comparison (all metrics, all variants) is adjusted by **Holm's
 //! step-down correction**, so the chance that any metric is called a difference when none
-//! exists stays at α = 0.05 for the whole comparison, not per metric. Then, per metric, with T the practical
-//! threshold (default ±2 %; ±0.1 percentage points for the error rate):
+//! exists stays at α = 0.05 for the whole comparison, not per metric. Then, per metric, with T
+//! the practical threshold (default ±2 %; ±0.1 percentage points for the error rate):
 //!
 //! - [`ChangeVerdict::Better`] / [`ChangeVerdict::Worse`] ("faster"/"slower", "fewer errors"/"more errors"):
 //!   the adjusted p < α **and** the whole 95 % interval lies beyond ±T.
