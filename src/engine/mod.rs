@@ -41,7 +41,7 @@ use crate::proto::ErrorKind;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, SeriesBuilder, fit_to_window};
 
-pub use usage::{CpuShare, peak_rss_bytes, process_cpu, raise_open_files};
+pub use usage::{CpuShare, ThreadUsage, peak_rss_bytes, process_cpu, raise_open_files};
 
 mod observe;
 
@@ -95,26 +95,6 @@ impl StopHandle {
     /// Whether a stop was requested.
     pub fn is_interrupted(&self) -> bool {
         self.stop.is_aborted()
-    }
-}
-
-/// CPU use of one worker thread.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ThreadUsage {
-    /// CPU time used (user + system).
-    pub cpu: Duration,
-    /// Wall time the worker ran.
-    pub wall: Duration,
-}
-
-impl ThreadUsage {
-    /// CPU time over wall time, 0.0–1.0.
-    pub fn utilization(&self) -> f64 {
-        if self.wall.is_zero() {
-            0.0
-        } else {
-            (self.cpu.as_secs_f64() / self.wall.as_secs_f64()).min(1.0)
-        }
     }
 }
 
@@ -177,6 +157,8 @@ pub(crate) struct RunShared {
     check_count: usize,
     /// Keep per-group interval figures (thresholds judged during the run, exporters).
     live_groups: bool,
+    /// Give the `--group-by` tables' figures per value in each interval (a live view).
+    live_values: bool,
     stop: Arc<Stop>,
     live: Box<[LiveCounters]>,
     /// The tick of the open model's send grid (see `pacer::pace`).
@@ -318,9 +300,9 @@ pub fn run_with(
     let started_at = SystemTime::now();
     let cpu_before = process_cpu();
     let start = Instant::now() + START_LEAD;
-    let wants_groups = observers.iter().any(|o| o.wants_groups());
+    let wants = observe::Wants::of(observers);
     let tick = options.send_grid.unwrap_or(DEFAULT_SEND_GRID);
-    let run = Arc::new(RunShared::new(plan, start, &stop, wants_groups, tick));
+    let run = Arc::new(RunShared::new(plan, start, &stop, wants, tick));
     let (measure_start, end) = (run.measure_start, run.end);
     // Before any worker starts: from the first request on, a signal stops the run cleanly.
     let watcher = if options.handle_signals {
@@ -389,13 +371,13 @@ pub fn run_with(
 
 impl RunShared {
     /// The run's shared state: scenarios placed on the timeline that starts at `start`;
-    /// `wants_groups`: an observer needs the groups' interval figures; `send_grid`: the tick of
-    /// the open model's send grid.
+    /// `wants`: what the observers need in the snapshots; `send_grid`: the tick of the open
+    /// model's send grid.
     fn new(
         plan: &Plan,
         start: Instant,
         stop: &StopHandle,
-        wants_groups: bool,
+        wants: observe::Wants,
         send_grid: Duration,
     ) -> Self {
         let scenarios: Vec<ScenarioShared> = plan
@@ -429,7 +411,8 @@ impl RunShared {
             held_until,
             scenarios,
             check_count: crate::plan::check_list(plan).len(),
-            live_groups: wants_groups,
+            live_groups: wants.groups,
+            live_values: wants.values,
             stop: stop.stop.clone(),
             live: (0..plan.threads).map(|_| LiveCounters::default()).collect(),
             send_grid,

@@ -46,6 +46,14 @@ pub trait Observer {
     fn wants_groups(&self) -> bool {
         false
     }
+    /// Whether this observer needs the `--group-by` tables' figures per value in every interval
+    /// snapshot ([`Breakdown::grouped`](crate::record::recorder::Breakdown::grouped)); asked
+    /// once, before the workers start. Recording a request costs nothing more: each worker
+    /// takes them once a second as a difference, and keeps what it last reported (a histogram
+    /// per value).
+    fn wants_group_values(&self) -> bool {
+        false
+    }
     /// The workers are about to start.
     fn start(&mut self, _clock: &Clock) {}
     /// One worker's snapshot of one second (its last, partial one when it ends). Each worker's
@@ -64,6 +72,25 @@ pub trait Observer {
     }
     /// The run ended: every worker is done.
     fn finish(&mut self) {}
+}
+
+/// What the observers of a run need in the interval snapshots beyond the run's own figures.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Wants {
+    /// Each result group's interval figures ([`Observer::wants_groups`]).
+    pub(super) groups: bool,
+    /// The `--group-by` tables' figures per value ([`Observer::wants_group_values`]).
+    pub(super) values: bool,
+}
+
+impl Wants {
+    /// What any of `observers` needs.
+    pub(super) fn of(observers: &[&mut dyn Observer]) -> Self {
+        Self {
+            groups: observers.iter().any(|o| o.wants_groups()),
+            values: observers.iter().any(|o| o.wants_group_values()),
+        }
+    }
 }
 
 /// The observers of one run, called in order.

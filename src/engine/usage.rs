@@ -94,6 +94,26 @@ pub fn raise_open_files() -> Option<u64> {
     Some(soft)
 }
 
+/// CPU use of one worker thread.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ThreadUsage {
+    /// CPU time used (user + system).
+    pub cpu: Duration,
+    /// Wall time the worker ran.
+    pub wall: Duration,
+}
+
+impl ThreadUsage {
+    /// CPU time over wall time, 0.0–1.0.
+    pub fn utilization(&self) -> f64 {
+        if self.wall.is_zero() {
+            0.0
+        } else {
+            (self.cpu.as_secs_f64() / self.wall.as_secs_f64()).min(1.0)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

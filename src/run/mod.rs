@@ -94,6 +94,9 @@ pub fn execute_with(
         && live_view::possible()
         && live_view::long_enough(plan))
     .then(|| live_view::LiveView::new(plan, stop.clone(), options.handle_signals, options.color));
+    if let (Some(view), Some(watcher)) = (&view, &mut watcher) {
+        watcher.feed(view.watch_feed());
+    }
     let mut dead = no_connection::NoConnection::default();
     let mut live = outputs.observer(plan);
     let mut all: Vec<&mut dyn Observer> = Vec::with_capacity(observers.len() + 6);

@@ -1,5 +1,6 @@
 //! What an interval snapshot says beyond its counters and latency: responses by status, failures
-//! by kind, the send lag and each group's counters over the interval. Taken once a second by
+//! by kind, the send lag, each group's counters and (when asked) each `--group-by` value's
+//! figures over the interval. Taken once a second by
 //! each worker as the difference between its running totals and those it last reported, so
 //! recording a request does no extra work for them.
 
@@ -20,6 +21,9 @@ pub struct Breakdown {
     pub lag_p99_us: u64,
     /// Each result group's counters of the interval, by group id (empty without groups).
     pub groups: Vec<Counters>,
+    /// Per `--group-by` table, the rows that recorded exchanges in the interval, with what they
+    /// gained (only when a live view asks: [`super::Recorder::with_live_values`]; else empty).
+    pub grouped: Vec<Vec<super::ValueInterval>>,
 }
 
 /// The totals a worker last reported, to take the next interval's breakdown as a difference.

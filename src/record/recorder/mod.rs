@@ -16,6 +16,7 @@ mod second;
 mod tally;
 #[cfg(test)]
 mod tests;
+mod values;
 
 pub use group::{GroupInterval, GroupStats};
 pub use interval::Breakdown;
@@ -23,6 +24,8 @@ pub use sample::{Counters, RequestSample, Window};
 use second::SecondFigures;
 use tally::Reported;
 pub use tally::Tally;
+use values::ValuesReported;
+pub use values::{ValueInterval, ValueKey};
 
 /// Lowest latency a histogram tracks, microseconds.
 pub const HIST_LOW_US: u64 = 1;
@@ -148,6 +151,9 @@ pub struct Recorder {
     reported: Reported,
     /// The totals of the last interval taken, for its [`Breakdown`].
     broken_down: interval::Reported,
+    /// What the group-by tables' rows last reported, when a live view shows them per value
+    /// ([`Breakdown::grouped`]).
+    values_reported: Option<Box<ValuesReported>>,
 }
 
 /// Status codes with a non-zero count, ascending.
@@ -207,12 +213,21 @@ impl Recorder {
             ahead: SecondFigures::new(),
             reported: Reported::new(STATUS_SLOTS),
             broken_down: interval::Reported::new(groups),
+            values_reported: None,
         }
     }
 
     /// The same recorder with `tables` empty group-by tables (`--group-by`).
     pub fn with_group_tables(mut self, tables: usize) -> Self {
         self.grouped = (0..tables).map(|_| GroupTable::new()).collect();
+        self
+    }
+
+    /// The same recorder, giving each interval's [`Breakdown::grouped`] (the group-by tables'
+    /// figures per value) when `live`. Recording costs nothing more; taking an interval walks
+    /// the rows that gained exchanges.
+    pub fn with_live_values(mut self, live: bool) -> Self {
+        self.values_reported = live.then(Box::default);
         self
     }
 
@@ -367,6 +382,12 @@ impl Recorder {
         let tally = self
             .reported
             .take(&self.status, &self.errors, &self.counters);
+        let mut breakdown =
+            self.broken_down
+                .take(&self.status, &self.errors, &self.lag, &self.groups);
+        if let Some(values) = &mut self.values_reported {
+            breakdown.grouped = values.take(&self.grouped);
+        }
         let snapshot = IntervalSnapshot {
             second,
             span_s,
@@ -396,9 +417,7 @@ impl Recorder {
                 .collect(),
             checks: std::mem::replace(&mut self.interval_checks, vec![[0, 0]; self.checks.len()]),
             tally,
-            breakdown: self
-                .broken_down
-                .take(&self.status, &self.errors, &self.lag, &self.groups),
+            breakdown,
         };
         self.interval.reset();
         std::mem::swap(&mut self.interval, &mut self.ahead);

@@ -148,3 +148,26 @@ fn a_second_holds_the_responses_that_finished_in_it_even_when_taken_late() {
     assert_eq!(last.counters.requests, 2);
     assert_eq!(r.counters.requests, 5);
 }
+
+#[test]
+fn group_by_values_come_with_each_interval_only_when_asked() {
+    let mut off = Recorder::new().with_group_tables(1);
+    let mut on = Recorder::new().with_group_tables(1).with_live_values(true);
+    for r in [&mut off, &mut on] {
+        r.record_grouped(0, Some(b"b1"), &ok(1_000));
+        r.record_grouped(0, Some(b"b2"), &ok(2_000));
+        r.record_grouped(0, Some(b"b1"), &ok(1_000));
+    }
+    assert!(off.take_interval(0, 1.0, 0).breakdown.grouped.is_empty());
+    let first = on.take_interval(0, 1.0, 0).breakdown.grouped;
+    let counts: Vec<(ValueKey, u64)> = first[0]
+        .iter()
+        .map(|v| (v.key.clone(), v.exchanges))
+        .collect();
+    let key = |v: &[u8]| ValueKey::Value(v.into());
+    assert_eq!(counts, [(key(b"b1"), 2), (key(b"b2"), 1)]);
+    on.record_grouped(0, Some(b"b2"), &ok(2_000));
+    let next = on.take_interval(1, 1.0, 0).breakdown.grouped;
+    assert_eq!(next[0].len(), 1, "only b2 recorded anything: {next:?}");
+    assert_eq!((&next[0][0].key, next[0][0].exchanges), (&key(b"b2"), 1));
+}

@@ -9,6 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Gauge, Paragraph, Row, Sparkline, Table};
 
 use super::state::{SPARK_SECONDS, State};
+use super::{grouped, watched};
 use crate::plan::Scenario;
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::GroupKind;
@@ -46,14 +47,24 @@ impl View<'_> {
     }
 }
 
+/// Lines the generator and thresholds panels keep at least when the `--group-by` and `--watch`
+/// panels want room.
+const BOTTOM_MIN: u16 = 6;
+
 /// Draws one frame.
 pub(super) fn draw(f: &mut Frame, v: &View) {
-    let groups = v.state.plan.groups.len() as u16;
+    let s = v.state;
+    let groups = s.plan.groups.len() as u16;
+    let head = 3 + s.plan.scenarios.len() as u16;
+    let groups = if groups == 0 { 0 } else { groups.min(8) + 3 };
+    let (by_value, watch) = panel_heights(v, head + 6 + 7 + groups + 1, f.area().height);
     let rows = Layout::vertical([
-        Constraint::Length(3 + v.state.plan.scenarios.len() as u16),
+        Constraint::Length(head),
         Constraint::Length(6),
         Constraint::Length(7),
-        Constraint::Length(if groups == 0 { 0 } else { groups.min(8) + 3 }),
+        Constraint::Length(groups),
+        Constraint::Length(by_value),
+        Constraint::Length(watch),
         Constraint::Min(5),
         Constraint::Length(1),
     ])
@@ -72,11 +83,33 @@ pub(super) fn draw(f: &mut Frame, v: &View) {
     if groups > 0 {
         group_rows(f, rows[3], v);
     }
+    if by_value > 0 {
+        let latest = s.last_second().map(|l| (l.t_s, l.span_s));
+        grouped::draw(f, rows[4], &s.grouped, latest);
+    }
+    if watch > 0 {
+        watched::draw(f, rows[5], &s.plan, s.watched.as_ref());
+    }
     let bottom =
-        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).split(rows[4]);
+        Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)]).split(rows[6]);
     generator(f, bottom[0], v);
     thresholds(f, bottom[1], v);
-    footer(f, rows[5], v);
+    footer(f, rows[7], v);
+}
+
+/// Heights of the `--group-by` and `--watch` panels (0: the run has none): what each wants, as
+/// far as the `fixed` lines of the other panels and [`BOTTOM_MIN`] leave room in `total`.
+fn panel_heights(v: &View, fixed: u16, total: u16) -> (u16, u16) {
+    let s = v.state;
+    let mut free = total.saturating_sub(fixed + BOTTOM_MIN);
+    let watch = watched::height(&s.plan, s.watched.as_ref()).min(free);
+    free -= watch;
+    let by_value = if s.grouped.keys.is_empty() {
+        0
+    } else {
+        (s.grouped.rows_wanted() + 3).min(free)
+    };
+    (by_value, watch)
 }
 
 fn header(f: &mut Frame, area: Rect, v: &View) {
@@ -281,8 +314,7 @@ fn none_yet(f: &mut Frame, area: Rect) {
     f.render_widget(Paragraph::new("none"), inner);
 }
 
-/// A row per scenario, step and phase of a plan. (Per value of `--group-by`, when the run has
-/// one, rows go here too.)
+/// A row per scenario, step and phase of a plan (per value of `--group-by`: `grouped`).
 fn group_rows(f: &mut Frame, area: Rect, v: &View) {
     let s = v.state;
     let head = Row::new(["", "name", "requests", "req/s", "errors", "error %"])
@@ -412,3 +444,7 @@ fn footer(f: &mut Frame, area: Rect, v: &View) {
     let style = Style::default().add_modifier(Modifier::REVERSED);
     f.render_widget(Paragraph::new(text).style(style), area);
 }
+
+#[cfg(test)]
+#[path = "draw_tests.rs"]
+mod tests;

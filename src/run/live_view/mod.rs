@@ -1,7 +1,8 @@
 //! The live terminal view: a full-screen picture of the run while it goes (elapsed and load
 //! shape, requests/s and errors/s over the last minute, latency now and for the whole run, status
-//! codes and error kinds, per scenario and step, the generator's CPU and send lag with its
-//! warnings, the thresholds' state). `q` or Ctrl-C stops the run cleanly: its record is written.
+//! codes and error kinds, per scenario and step, per `--group-by` value (`grouped`), the
+//! target's watched figures (`watched`), the generator's CPU and send lag with its warnings, the
+//! thresholds' state). `q` or Ctrl-C stops the run cleanly: its record is written.
 //!
 //! It is an [`Observer`]: on the control thread it only clones what it is handed and sends it
 //! over a channel; a thread of its own gathers the figures (`state`), reads the keys and
@@ -9,8 +10,10 @@
 //! The terminal is given back on every way out (`terminal`).
 
 mod draw;
+mod grouped;
 mod state;
 mod terminal;
+mod watched;
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::thread::JoinHandle;
@@ -22,6 +25,7 @@ use crate::engine::{Clock, Live, Observer, StopHandle, process_cpu};
 use crate::plan::Plan;
 use crate::record::recorder::IntervalSnapshot;
 use crate::record::series::SecondStats;
+use crate::run::watching::WatchFeed;
 
 use state::State;
 
@@ -66,6 +70,8 @@ struct Control {
     /// Ctrl-C is raised as SIGINT for the process's signal watcher (see `engine::signals`).
     signals: bool,
     color: bool,
+    /// What the watcher of the run (`--watch`) last published.
+    watched: WatchFeed,
 }
 
 /// The live view as an observer of one run.
@@ -86,10 +92,17 @@ impl LiveView {
                 stop,
                 signals,
                 color,
+                watched: WatchFeed::default(),
             },
             tx: None,
             thread: None,
         }
+    }
+
+    /// Where the run's [`Watcher`](crate::run::watching::Watcher) leaves its latest figures
+    /// for the view's `--watch` panel ([`Watcher::feed`](crate::run::watching::Watcher::feed)).
+    pub fn watch_feed(&self) -> WatchFeed {
+        self.control.watched.clone()
     }
 
     fn send(&self, message: Message) {
@@ -109,6 +122,10 @@ impl LiveView {
 }
 
 impl Observer for LiveView {
+    fn wants_group_values(&self) -> bool {
+        !self.plan.target.group_by.is_empty()
+    }
+
     fn start(&mut self, clock: &Clock) {
         let (tx, rx) = channel();
         let state = State::new(self.plan.clone(), *clock);
@@ -175,6 +192,9 @@ fn show(mut state: State, rx: &Receiver<Message>, control: &Control) {
         let now = Instant::now();
         if now >= next_draw {
             next_draw = now + frame;
+            if let Some(watched) = control.watched.take() {
+                state.watched = Some(watched);
+            }
             let view = draw::View {
                 state: &state,
                 stopping,

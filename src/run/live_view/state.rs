@@ -14,6 +14,9 @@ use crate::record::error_kind::ErrorKind;
 use crate::record::model::{GroupKind, WarningCode};
 use crate::record::recorder::{Counters, IntervalSnapshot, new_histogram};
 use crate::record::series::SecondStats;
+use crate::run::watching::WatchNow;
+
+use super::grouped::Grouped;
 
 /// Seconds the sparklines cover.
 pub(super) const SPARK_SECONDS: usize = 60;
@@ -66,12 +69,17 @@ pub(super) struct State {
     pub warnings: Vec<Seen>,
     /// Seconds covered by the merged seconds so far (the rates' denominator).
     pub measured_s: f64,
+    /// Per `--group-by` key, its values' figures so far.
+    pub grouped: Grouped,
+    /// What the watches (`--watch`) said last, once they have said anything.
+    pub watched: Option<WatchNow>,
 }
 
 impl State {
     pub(super) fn new(plan: Plan, clock: Clock) -> Self {
         let groups = vec![(Counters::default(), Counters::default(), u64::MAX); plan.groups.len()];
         let checks = vec![[0, 0]; check_list(&plan).len()];
+        let grouped = Grouped::new(&plan);
         Self {
             plan,
             clock,
@@ -89,6 +97,8 @@ impl State {
             cpu_share: crate::engine::CpuShare::default(),
             warnings: Vec::new(),
             measured_s: 0.0,
+            grouped,
+            watched: None,
         }
     }
 
@@ -123,6 +133,7 @@ impl State {
             }
             g.1.merge(c);
         }
+        self.grouped.add(s.second, &s.breakdown.grouped);
         for (a, b) in self.checks.iter_mut().zip(&s.checks) {
             a[0] += b[0];
             a[1] += b[1];
@@ -334,6 +345,7 @@ mod tests {
                 },
                 lag_p99_us: 0,
                 groups,
+                grouped: Vec::new(),
             },
         }
     }

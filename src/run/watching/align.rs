@@ -111,6 +111,36 @@ impl PromColumns {
         }
     }
 
+    /// What the watch says now: scrapes, failures (`error`: its thread could not start) and
+    /// each kept figure's value in the latest second that has one, in the record's order.
+    pub(super) fn now(&self, spec: &Prom, error: Option<&str>) -> super::PromNow {
+        let mut figures: Vec<(usize, f64, String, f64)> = self
+            .columns
+            .iter()
+            .filter_map(|c| {
+                let value = c.values.iter().rev().find_map(|v| *v)?;
+                let id = self.ids.get(c.series)?;
+                let name = series(id, c.stat, Vec::new()).display_name();
+                Some((c.series, stat_order(c.stat), name, value))
+            })
+            .collect();
+        figures.sort_by(|a, b| {
+            (a.0, a.1)
+                .partial_cmp(&(b.0, b.1))
+                .unwrap_or(std::cmp::Ordering::Equal)
+        });
+        let failed: u64 = self.failures.by_kind.iter().sum();
+        super::PromNow {
+            url: crate::redact::redact_url_userinfo(&spec.url),
+            scrapes: self.scrapes,
+            failed: failed + u64::from(error.is_some()),
+            last_failure: error
+                .map(str::to_string)
+                .or_else(|| self.failures.last.clone()),
+            figures: figures.into_iter().map(|(_, _, n, v)| (n, v)).collect(),
+        }
+    }
+
     /// The record of the watch `spec`, for a run whose series has `seconds` entries.
     pub(super) fn record(
         self,

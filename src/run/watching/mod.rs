@@ -4,17 +4,20 @@
 //!
 //! Each watch runs on a thread of its own ([`crate::watch::spawn_ticks`]), on a grid of its
 //! interval from the start of measuring, so its seconds are the run's own; the control thread only
-//! drains their channels (at each second and at the end). Nothing here touches a worker. A failed
+//! drains their channels (at each second and at the end; at each tick too when a live view shows
+//! the latest figures). Nothing here touches a worker. A failed
 //! scrape is counted and the watch goes on; a process that exits is noted and no longer sampled.
 //!
-//! `align` turns the ticks into the record's per-second lists.
+//! `align` turns the ticks into the record's per-second lists; `latest` is what a live view is
+//! handed after each drain ([`Watcher::feed`]).
 
 mod align;
+mod latest;
 
 use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
-use crate::engine::{Clock, Observer};
+use crate::engine::{Clock, Live, Observer};
 use crate::error::Error;
 use crate::record::series::SecondStats;
 use crate::record::watch::Watched;
@@ -26,6 +29,7 @@ use crate::watch::{PromTick, PromWatcher, WatchThread, spawn_ticks};
 
 use align::PromColumns;
 pub use align::{ProcOutcome, ProcTick};
+pub use latest::{ProcessNow, ProcessState, PromNow, WatchFeed, WatchNow};
 
 /// A Prometheus watch: what it scrapes, and what its thread has sent so far.
 struct PromState {
@@ -54,6 +58,9 @@ pub struct Watcher {
     prom: Vec<PromState>,
     procs: Vec<ProcState>,
     threads: Vec<WatchThread>,
+    /// Where a live view takes the latest figures, if one shows them, and whether anything was
+    /// published there yet (then only news is).
+    feed: Option<(WatchFeed, bool)>,
 }
 
 impl Watcher {
@@ -64,6 +71,7 @@ impl Watcher {
             prom: Vec::new(),
             procs: Vec::new(),
             threads: Vec::new(),
+            feed: None,
         };
         for spec in specs {
             let invalid = |why: String| Error::Invalid {
@@ -105,18 +113,55 @@ impl Watcher {
         Ok(w)
     }
 
-    /// Takes what the threads have sent so far.
+    /// Hands the latest figures to `feed` after each drain, which then happens at every
+    /// [`TICK`](crate::engine::TICK) too (a live view shows them).
+    pub fn feed(&mut self, feed: WatchFeed) {
+        self.feed = Some((feed, false));
+    }
+
+    /// What every watch says now (see [`WatchNow`]).
+    pub fn now(&self) -> WatchNow {
+        WatchNow {
+            prom: self
+                .prom
+                .iter()
+                .map(|p| p.columns.now(&p.spec, p.error.as_deref()))
+                .collect(),
+            processes: self
+                .procs
+                .iter()
+                .map(|p| ProcessNow {
+                    pid: p.spec.pid,
+                    command: p.command.clone(),
+                    state: ProcessState::of(&p.ticks, p.error.as_deref()),
+                })
+                .collect(),
+        }
+    }
+
+    /// Takes what the threads have sent so far, and hands the latest figures to the feed.
     fn drain(&mut self) {
+        let mut new = false;
         for p in &mut self.prom {
             if let Some(rx) = &p.rx {
                 for tick in rx.try_iter() {
                     p.columns.add(tick);
+                    new = true;
                 }
             }
         }
         for p in &mut self.procs {
             if let Some(rx) = &p.rx {
+                let before = p.ticks.len();
                 p.ticks.extend(rx.try_iter());
+                new |= p.ticks.len() > before;
+            }
+        }
+        if matches!(&self.feed, Some((_, published)) if new || !*published) {
+            let now = self.now();
+            if let Some((feed, published)) = &mut self.feed {
+                feed.publish(now);
+                *published = true;
             }
         }
     }
@@ -191,6 +236,13 @@ impl Observer for Watcher {
 
     fn second(&mut self, _second: &SecondStats) {
         self.drain();
+    }
+
+    fn tick(&mut self, _live: &Live) {
+        // A live view shows the latest figures: taken as they come, not only at each second.
+        if self.feed.is_some() {
+            self.drain();
+        }
     }
 
     fn finish(&mut self) {

@@ -1,0 +1,141 @@
+//! The whole frame at the size the tests' terminal has (132×42), drawn into a buffer: the
+//! `--group-by` and `--watch` panels appear when the run has them, and the other panels keep
+//! their place.
+
+use std::time::{Duration, Instant};
+
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::{View, draw};
+use crate::engine::Clock;
+use crate::plan::Plan;
+use crate::plan::read::{ReadOptions, read_str};
+use crate::record::recorder::{IntervalSnapshot, ValueInterval, ValueKey};
+use crate::run::live_view::state::State;
+use crate::run::watching::{ProcessNow, ProcessState, WatchNow};
+
+fn plan(extra_target: &str, watch: &str) -> Plan {
+    let text = format!(
+        "[target]\nbase_url = \"http://127.0.0.1:9\"\n{extra_target}\n\
+         [[scenario]]\nname = \"s\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
+         vus = 4\nduration = \"8s\"\n[[scenario.step]]\nname = \"a\"\npath = \"/\"\n{watch}"
+    );
+    read_str(
+        &text,
+        std::path::Path::new("t.toml"),
+        &ReadOptions::default(),
+    )
+    .and_then(|d| d.prepare())
+    .unwrap()
+}
+
+fn state(plan: Plan) -> State {
+    let start = Instant::now();
+    let clock = Clock {
+        start,
+        measure_start: start,
+        measured: Some(Duration::from_secs(8)),
+    };
+    State::new(plan, clock)
+}
+
+fn screen(state: &State) -> String {
+    let mut term = Terminal::new(TestBackend::new(132, 42)).unwrap();
+    let view = View {
+        state,
+        stopping: false,
+        color: false,
+    };
+    term.draw(|f| draw(f, &view)).unwrap();
+    let buffer = term.backend().buffer();
+    (0..buffer.area.height)
+        .map(|y| {
+            (0..buffer.area.width)
+                .map(|x| buffer[(x, y)].symbol())
+                .collect::<String>()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn value(v: &[u8], exchanges: u64, latency_us: u64) -> ValueInterval {
+    ValueInterval {
+        key: ValueKey::Value(v.into()),
+        exchanges,
+        errors: 0,
+        latency_us: vec![(latency_us, exchanges)],
+    }
+}
+
+#[test]
+fn without_group_by_or_watch_nothing_changes() {
+    let text = screen(&state(plan("", "")));
+    assert!(!text.contains("grouped by"), "{text}");
+    assert!(!text.contains("--watch"), "{text}");
+    for panel in [
+        "status codes",
+        "scenarios, steps and phases",
+        "generator",
+        "thresholds",
+    ] {
+        assert!(text.contains(panel), "{panel}:\n{text}");
+    }
+}
+
+#[test]
+fn group_by_values_and_watched_figures_have_panels_of_their_own() {
+    let mut s = state(plan(
+        "group_by = [\"header:X-Backend\", \"status\"]",
+        "[[watch]]\npid = 1\n",
+    ));
+    let mut snapshot = IntervalSnapshot::of_requests(0, 100, 1_000);
+    snapshot.breakdown.grouped = vec![
+        vec![value(b"b1", 75, 1_000), value(b"b2", 25, 40_000)],
+        vec![value(b"200", 100, 1_000)],
+    ];
+    s.interval(&snapshot);
+    let mut second = crate::record::series::SecondStats::without_responses(0, 1.0, 0);
+    second.requests = 100;
+    s.second(&second);
+    s.watched = Some(WatchNow {
+        prom: Vec::new(),
+        processes: vec![ProcessNow {
+            pid: 1,
+            command: "init".into(),
+            state: ProcessState::Sampled {
+                cpu_cores: 0.5,
+                rss_bytes: 10 << 20,
+            },
+        }],
+    });
+    let text = screen(&s);
+    assert!(
+        text.contains("grouped by header:X-Backend · 2 value(s)"),
+        "{text}"
+    );
+    assert!(text.contains("grouped by status · 1 value(s)"), "{text}");
+    let row = |v: &str| {
+        text.lines()
+            .find(|l| l.contains(&format!("│{v} ")))
+            .unwrap_or_else(|| panic!("no row {v}:\n{text}"))
+            .to_string()
+    };
+    let b1 = row("b1");
+    let b1: Vec<&str> = b1.split_whitespace().collect();
+    // value, share %, req/s (the latest merged second's), p99 ms, errors
+    assert_eq!(&b1[..5], ["│b1", "75.0", "75", "1.00", "0"], "{text}");
+    assert!(row("b2").contains("40.0"), "b2's p99: {text}");
+    assert!(
+        text.contains("pid 1 (init): CPU 50.0% · RSS 10.0 MiB"),
+        "{text}"
+    );
+    for panel in [
+        "status codes",
+        "scenarios, steps and phases",
+        "generator",
+        "thresholds",
+    ] {
+        assert!(text.contains(panel), "{panel}:\n{text}");
+    }
+}
