@@ -3,6 +3,7 @@
 
 pub mod compare;
 pub mod gate;
+pub mod interval;
 pub mod like_for_like;
 pub mod metric;
 pub mod selfcheck;

@@ -415,14 +415,26 @@ pub struct ResultArgs {
     /// default 1-2-5). Plans: over `[report] buckets`.
     #[arg(long, value_name = "BOUNDS", value_parser = volley::plan::flags::parse_buckets)]
     pub buckets: Option<volley::plan::flags::Buckets>,
+    /// Run until FIGURE's 95 % interval is within SHARE of it, e.g. p99=2% (repeatable; rps,
+    /// mean, p50, p90, p99, p99.9); -d is the most it runs. Plans: over `[precision]`.
+    #[arg(long, value_name = "FIGURE=SHARE", value_parser = volley::plan::flags::parse_precision)]
+    pub precision: Vec<volley::record::model::PrecisionGoal>,
 }
 
 impl ResultArgs {
+    /// Into quick mode's input.
+    pub fn apply_quick(self, i: &mut volley::plan::RunInput) {
+        i.expect_status = self.expect_status.map_or_else(Vec::new, |s| s.0);
+        (i.group_by, i.precision) = (self.group_by, self.precision);
+        i.latency_buckets = self.buckets.map_or_else(Vec::new, |b| b.0);
+    }
+
     /// Into the plan reader's options.
     pub fn apply(self, o: &mut volley::plan::read::ReadOptions) {
         o.expect_status = self.expect_status.map_or_else(Vec::new, |s| s.0);
         o.group_by = self.group_by;
         o.latency_buckets = self.buckets.map_or_else(Vec::new, |b| b.0);
+        o.precision = self.precision;
     }
 }
 

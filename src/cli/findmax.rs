@@ -104,13 +104,7 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     input.connect = a.connect.options();
     input.grpc = a.grpc.input();
     input.duration = Some(a.step);
-    input.expect_status = a
-        .results
-        .expect_status
-        .clone()
-        .map_or_else(Vec::new, |s| s.0);
-    input.group_by = a.results.group_by.clone();
-    input.latency_buckets = a.results.buckets.clone().map_or_else(Vec::new, |b| b.0);
+    a.results.clone().apply_quick(&mut input);
     if a.model == LoadModel::Open {
         input.rate_per_sec = Some(1.0);
     }

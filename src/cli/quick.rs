@@ -29,28 +29,20 @@ pub fn run(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
 
 fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     let mut input = RunInput::new(a.url.unwrap_or_default());
-    input.method = a.method;
-    input.headers = a.headers;
+    (input.method, input.headers, input.tags) = (a.method, a.headers, a.tags);
     input.secret_headers = a.secret_headers;
-    input.tags = a.tags;
-    input.expect_status = a.results.expect_status.map_or_else(Vec::new, |s| s.0);
-    input.latency_buckets = a.results.buckets.map_or_else(Vec::new, |b| b.0);
-    input.body = a.body.unwrap_or_default();
-    input.body_file = a.body_file;
-    input.concurrency = a.connections;
-    input.rate_per_sec = a.rate;
+    a.results.apply_quick(&mut input);
+    (input.body, input.body_file) = (a.body.unwrap_or_default(), a.body_file);
+    (input.concurrency, input.rate_per_sec) = (a.connections, a.rate);
     (input.arrivals, input.seed) = (a.arrivals, a.seed);
-    input.duration = a.duration;
-    input.requests = a.requests;
+    (input.duration, input.requests) = (a.duration, a.requests);
     input.warmup = a.warmup.unwrap_or_default();
     input.timeout = a.timeout;
     input.connect = a.connect.options();
     input.grpc = a.grpc.input();
     input.threads = a.threads;
-    input.max_header_bytes = a.max_header_size;
-    input.max_body_bytes = a.max_body_size;
+    (input.max_header_bytes, input.max_body_bytes) = (a.max_header_size, a.max_body_size);
     input.segment = a.segment;
-    input.group_by = a.results.group_by;
     Ok(input)
 }
 

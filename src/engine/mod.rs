@@ -9,6 +9,7 @@
 mod backoff;
 mod clock;
 mod connections;
+mod control;
 mod cookies;
 mod gate;
 mod grouping;
@@ -38,8 +39,9 @@ use tokio::sync::{mpsc, watch};
 use crate::error::Error;
 use crate::plan::Plan;
 use crate::proto::ErrorKind;
+use crate::record::batches::Batches;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
-use crate::record::series::{SecondStats, SeriesBuilder, fit_to_window};
+use crate::record::series::{SecondStats, fit_to_window};
 
 pub use usage::{CpuShare, ThreadUsage, peak_rss_bytes, process_cpu, raise_open_files};
 
@@ -105,6 +107,11 @@ pub struct RunOutcome {
     pub totals: Recorder,
     /// The per-second series.
     pub series: Vec<SecondStats>,
+    /// The latency in batches of whole seconds (the uncertainty's input).
+    pub batches: Batches,
+    /// When a run asked to last until precise met its goals and stopped, since measuring
+    /// began.
+    pub precise_at: Option<Duration>,
     /// Wall-clock start of the run (warm-up included).
     pub started_at: SystemTime,
     /// Wall-clock end of the run.
@@ -329,7 +336,7 @@ pub fn run_with(
         measured: end.map(|e| e.saturating_duration_since(measure_start)),
     };
     all.each(|o| o.start(&clock));
-    let collected = control.block_on(control_loop(&run, &mut all, rx));
+    let collected = control.block_on(control::control_loop(&run, &mut all, rx));
     for h in handles {
         let _ = h.join();
     }
@@ -356,6 +363,8 @@ pub fn run_with(
     Ok(RunOutcome {
         totals: collected.totals,
         series,
+        batches: collected.batches,
+        precise_at: collected.precise_at,
         started_at,
         ended_at: SystemTime::now(),
         window,
@@ -434,150 +443,4 @@ fn spawn_workers(
                 .map_err(|e| Error::Engine(format!("cannot start worker thread: {e}")))
         })
         .collect()
-}
-
-struct Collected {
-    totals: Recorder,
-    series: Vec<SecondStats>,
-    threads: Vec<ThreadUsage>,
-    interrupted: Option<&'static str>,
-    last_finish: Option<Instant>,
-    abort: Option<Abort>,
-}
-
-async fn control_loop(
-    run: &RunShared,
-    observers: &mut observe::Observers<'_>,
-    mut rx: mpsc::UnboundedReceiver<WorkerMessage>,
-) -> Result<Collected, Error> {
-    let mut hard_deadline = run
-        .end
-        .map(|end| end + run.plan.target.timeout + Duration::from_secs(1));
-    let mut tick = tokio::time::interval(TICK);
-    let workers = run.plan.threads;
-    let mut c = Control {
-        series: SeriesBuilder::new(workers),
-        totals: Recorder::with_groups(run.plan.groups.len(), run.check_count, false),
-        abort: None,
-        threads: Vec::with_capacity(workers),
-        last_finish: None,
-    };
-    let mut failure = None;
-    let mut deadline_hit = false;
-    let mut done = 0;
-    while done < workers {
-        tokio::select! {
-            msg = rx.recv() => match msg {
-                Some(WorkerMessage::Interval(s)) => {
-                    c.interval(*s, observers);
-                    c.judge(run, observers);
-                }
-                Some(WorkerMessage::Done(result)) => {
-                    done += 1;
-                    c.worker_done(*result, observers);
-                    if done < workers {
-                        c.judge(run, observers);
-                    }
-                }
-                Some(WorkerMessage::Failed(why)) => {
-                    failure = Some(why);
-                    run.stop.abort();
-                }
-                None => break,
-            },
-            _ = tick.tick() => {
-                let live = live_totals(run);
-                observers.each(|o| o.tick(&live));
-            }
-            () = sleep_opt(hard_deadline) => {
-                // Every request has its own timeout, so this only fires if something is stuck.
-                deadline_hit = true;
-                hard_deadline = None;
-                run.stop.abort();
-            }
-        }
-    }
-    observers.each(|o| o.finish());
-    if let Some(why) = failure {
-        return Err(Error::Engine(why));
-    }
-    // A signal (see `signals`) or a stop request; not the hard deadline nor a threshold.
-    let interrupted = run.stop.signal.get().copied().or_else(|| {
-        (run.stop.is_aborted() && !deadline_hit && c.abort.is_none()).then_some("stop requested")
-    });
-    Ok(Collected {
-        totals: c.totals,
-        series: c.series.finish(),
-        threads: c.threads,
-        interrupted,
-        last_finish: c.last_finish,
-        abort: c.abort,
-    })
-}
-
-/// What the control loop gathers from the workers.
-struct Control {
-    series: SeriesBuilder,
-    totals: Recorder,
-    abort: Option<Abort>,
-    threads: Vec<ThreadUsage>,
-    last_finish: Option<Instant>,
-}
-
-impl Control {
-    /// One worker's second: to the observers, and into the series (a second every worker has
-    /// reported goes to the observers merged).
-    fn interval(&mut self, s: IntervalSnapshot, observers: &mut observe::Observers<'_>) {
-        observers.each(|o| o.interval(&s));
-        if let Some(second) = self.series.add(s) {
-            observers.each(|o| o.second(second));
-        }
-    }
-
-    fn worker_done(&mut self, result: WorkerResult, observers: &mut observe::Observers<'_>) {
-        self.totals.merge(&result.recorder);
-        for last in result.last_intervals {
-            self.interval(last, observers);
-        }
-        observers.each(|o| o.worker_done());
-        self.threads.push(ThreadUsage {
-            cpu: result.cpu,
-            wall: result.wall,
-        });
-        self.last_finish = self.last_finish.max(Some(result.finished));
-    }
-
-    /// Stops the run when an observer says so (an `abort_on_fail` threshold failing on the
-    /// seconds judged so far); the first such moment is kept.
-    fn judge(&mut self, run: &RunShared, observers: &mut observe::Observers<'_>) {
-        if self.abort.is_some() {
-            return;
-        }
-        let elapsed = Instant::now().saturating_duration_since(run.measure_start);
-        if let Some(abort) = observers.stop(elapsed) {
-            self.abort = Some(abort);
-            run.stop.abort();
-        }
-    }
-}
-
-fn live_totals(run: &RunShared) -> Live {
-    let (requests, errors) = run.live.iter().fold((0, 0), |(r, e), l| {
-        (
-            r + l.requests.load(Ordering::Relaxed),
-            e + l.errors.load(Ordering::Relaxed),
-        )
-    });
-    Live {
-        now: Instant::now(),
-        requests,
-        errors,
-    }
-}
-
-async fn sleep_opt(deadline: Option<Instant>) {
-    match deadline {
-        Some(d) => tokio::time::sleep_until(d.into()).await,
-        None => std::future::pending().await,
-    }
 }

@@ -5,6 +5,7 @@
 
 use std::time::{Duration, Instant};
 
+use crate::record::model::Ci95;
 use crate::record::recorder::IntervalSnapshot;
 use crate::record::series::SecondStats;
 
@@ -61,6 +62,14 @@ pub trait Observer {
     fn interval(&mut self, _snapshot: &IntervalSnapshot) {}
     /// A second every worker has reported, merged: the row the record's series gets.
     fn second(&mut self, _second: &SecondStats) {}
+    /// Whether this observer follows the run's 95 % intervals as they narrow
+    /// ([`ci95`](Self::ci95)); asked once, before the workers start.
+    fn wants_ci95(&self) -> bool {
+        false
+    }
+    /// The 95 % intervals of the run's figures over the seconds every worker has reported so
+    /// far, after each such second (only when [`wants_ci95`](Self::wants_ci95)).
+    fn ci95(&mut self, _ci: &Ci95) {}
     /// A worker ended.
     fn worker_done(&mut self) {}
     /// Every [`TICK`], with the running totals.
@@ -101,6 +110,11 @@ impl Observers<'_> {
         for o in &mut self.0 {
             f(&mut **o);
         }
+    }
+
+    /// Whether any observer follows the intervals.
+    pub(super) fn wants_ci95(&self) -> bool {
+        self.0.iter().any(|o| o.wants_ci95())
     }
 
     /// The first observer's reason to stop, if any.

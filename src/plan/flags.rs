@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::schedule::ArrivalProcess;
 
-use crate::record::model::LoadModel;
+use crate::record::model::{BoundFigure, LoadModel, PrecisionGoal};
 
 /// Why a flag's value is unusable (clap prints it after the flag's name).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -38,6 +38,9 @@ pub enum ArgError {
     /// Latency bucket bounds that are not ascending, or too many.
     #[error("{0}")]
     Buckets(String),
+    /// Not a precision goal like `p99=2%`.
+    #[error("{0}")]
+    Precision(String),
     /// A send grid above [`MAX_SEND_GRID`].
     #[error("`{0}` is longer than the longest send grid, 10ms")]
     GridTooLong(String),
@@ -110,6 +113,31 @@ pub fn expand_statuses<'a>(items: impl IntoIterator<Item = &'a str>) -> Option<V
     codes.sort_unstable();
     codes.dedup();
     (!codes.is_empty()).then_some(codes)
+}
+
+/// Parses a precision goal, `p99=2%`: a figure (rps, mean, p50, p90, p99, p99.9) and the
+/// largest half-width of its 95 % interval, as a share of the figure, above 0 % and up to 50 %.
+pub fn parse_precision(text: &str) -> Result<PrecisionGoal, ArgError> {
+    let (name, share) = text
+        .split_once('=')
+        .ok_or_else(|| ArgError::Precision(format!("`{text}` is not FIGURE=SHARE like p99=2%")))?;
+    precision_goal(name.trim(), share.trim()).map_err(ArgError::Precision)
+}
+
+/// A precision goal from a figure's name and a share like `2%`, or what is wrong with them.
+pub fn precision_goal(name: &str, share: &str) -> Result<PrecisionGoal, String> {
+    let names = BoundFigure::ALL.map(BoundFigure::name).join(", ");
+    let figure = BoundFigure::parse(name)
+        .ok_or_else(|| format!("`{name}` is not a figure with an interval ({names})"))?;
+    let pct = share
+        .strip_suffix('%')
+        .and_then(|n| n.trim().parse::<f64>().ok())
+        .filter(|p| p.is_finite() && *p > 0.0 && *p <= 50.0)
+        .ok_or_else(|| format!("`{share}` is not a share above 0% and up to 50%, like 2%"))?;
+    Ok(PrecisionGoal {
+        figure,
+        share: pct / 100.0,
+    })
 }
 
 /// Latency bucket bounds (`--buckets 25ms,50ms,100ms,500ms`), ascending.

@@ -120,6 +120,9 @@ pub struct Plan {
     /// The latency buckets' upper bounds (`--buckets`, `[report] buckets`), ascending; empty:
     /// volley's 1-2-5 buckets.
     pub latency_buckets: Vec<Duration>,
+    /// Run until each goal's figure is this precise (`[precision]`, `--precision`), the plan's
+    /// length being the most it runs; empty: run the whole length.
+    pub precision: Vec<crate::record::model::PrecisionGoal>,
 }
 
 /// The request of a quick-mode run, as the user gave it.

@@ -70,6 +70,8 @@ pub struct RunInput {
     pub expect_status: Vec<u16>,
     /// `--buckets`: the latency buckets' upper bounds; empty: 1-2-5.
     pub latency_buckets: Vec<Duration>,
+    /// `--precision`: run until these figures are this precise (`-d` the most it runs).
+    pub precision: Vec<crate::record::model::PrecisionGoal>,
     /// `--arrivals`: how the open model's arrivals are spaced (`None`: evenly).
     pub arrivals: Option<crate::schedule::ArrivalProcess>,
     /// `--seed`: the Poisson arrivals' seed (`None`: drawn and recorded).
@@ -169,6 +171,7 @@ impl RunInput {
             tags: Vec::new(),
             expect_status: Vec::new(),
             latency_buckets: Vec::new(),
+            precision: Vec::new(),
             arrivals: None,
             seed: None,
         }
@@ -184,6 +187,7 @@ impl RunInput {
             threads: self.threads,
             secret_headers: self.secret_headers.clone(),
             latency_buckets: self.latency_buckets.clone(),
+            precision: self.precision.clone(),
             seed: self.seed,
             ..ReadOptions::default()
         };
@@ -224,6 +228,7 @@ impl RunInput {
             watch: Vec::new(),
             distributed: None,
             report: None,
+            precision: None,
             seed: None,
             tags: self.tags.iter().cloned().collect(),
             warmup: self.warmup,

@@ -1,5 +1,6 @@
 //! Recording: per-worker recorders, the per-second series, and the `run.json` record.
 
+pub mod batches;
 pub mod env;
 pub mod error_kind;
 pub mod figures;

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
+use super::batches::Batches;
 use super::recorder::{Counters, IntervalSnapshot};
 
 /// The figures of one second of a run.
@@ -73,6 +74,7 @@ pub struct SeriesBuilder {
     workers: usize,
     pending: BTreeMap<u64, Pending>,
     done: Vec<SecondStats>,
+    batches: Batches,
 }
 
 impl SeriesBuilder {
@@ -82,6 +84,7 @@ impl SeriesBuilder {
             workers,
             pending: BTreeMap::new(),
             done: Vec::new(),
+            batches: Batches::new(),
         }
     }
 
@@ -102,18 +105,32 @@ impl SeriesBuilder {
         let _ = entry.latency.add(&s.latency);
         if entry.reported >= self.workers {
             let p = self.pending.remove(&s.second).expect("entry exists");
+            self.batches.add(s.second, &p.latency);
             self.done.push(reduce(s.second, p));
             return self.done.last();
         }
         None
     }
 
+    /// The seconds every worker has reported, in the order they completed.
+    pub fn done(&self) -> &[SecondStats] {
+        &self.done
+    }
+
+    /// The latency of the seconds every worker has reported, in batches.
+    pub fn batches(&self) -> &Batches {
+        &self.batches
+    }
+
     /// The series so far, including seconds not every worker reported (a worker that ended early
-    /// or was interrupted), in time order. Trailing empty partial intervals are left out.
-    pub fn finish(mut self) -> Vec<SecondStats> {
+    /// or was interrupted), in time order, and its latency in batches. Trailing empty partial
+    /// intervals are left out.
+    pub fn finish(mut self) -> (Vec<SecondStats>, Batches) {
         let rest = std::mem::take(&mut self.pending);
-        self.done
-            .extend(rest.into_iter().map(|(second, p)| reduce(second, p)));
+        for (second, p) in rest {
+            self.batches.add(second, &p.latency);
+            self.done.push(reduce(second, p));
+        }
         self.done.sort_by_key(|s| s.t_s);
         while self
             .done
@@ -122,7 +139,7 @@ impl SeriesBuilder {
         {
             self.done.pop();
         }
-        self.done
+        (self.done, self.batches)
     }
 }
 
@@ -182,7 +199,7 @@ mod tests {
         b.add(snap(0, 5, 3000));
         b.add(snap(1, 10, 2000));
         b.add(snap(2, 1, 500)); // the other worker never reports second 2
-        let s = b.finish();
+        let (s, _) = b.finish();
         assert_eq!(s.len(), 3);
         assert_eq!(s[0].t_s, 0);
         assert_eq!(s[0].requests, 10);
@@ -204,7 +221,7 @@ mod tests {
         let mut drain = snap(4, 1, 100);
         drain.span_s = 0.1;
         b.add(drain);
-        let mut s = b.finish();
+        let (mut s, _) = b.finish();
         fit_to_window(&mut s, 3.25);
         let spans: Vec<(u64, f64, u64)> = s.iter().map(|s| (s.t_s, s.span_s, s.requests)).collect();
         assert_eq!(
@@ -230,7 +247,7 @@ mod tests {
         let mut last = snap(1, 0, 0);
         last.span_s = 0.001;
         b.add(last);
-        let s = b.finish();
+        let (s, _) = b.finish();
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].p50_ms, Some(0.1));
     }

@@ -31,6 +31,7 @@ pub mod suite;
 pub mod suite_tables;
 pub mod table;
 pub mod text;
+pub mod uncertainty;
 pub mod view;
 pub mod watch;
 

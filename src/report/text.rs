@@ -120,6 +120,19 @@ fn latencies(o: &mut String, r: &RunRecord) {
         "Latency, ms"
     };
     latency_table(o, label, &s.latency_ms);
+    if let Some(ci) = &s.ci95 {
+        if let Some(line) = super::uncertainty::text_line(ci) {
+            let _ = writeln!(o, "95 % intervals (batch means): {line}");
+        }
+        if let Some(p) = &ci.precision {
+            let _ = writeln!(
+                o,
+                "Precision: {}",
+                super::uncertainty::precision_line(ci, p)
+            );
+        }
+        let _ = writeln!(o);
+    }
     if let Some(service) = &s.service_latency_ms {
         latency_table(
             o,

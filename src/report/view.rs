@@ -77,6 +77,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
         .map(find_max::tables)
         .unwrap_or_default();
     results.extend([headline(r), latency(r)]);
+    results.extend(super::uncertainty::table(r));
     for kind in [GroupKind::Scenario, GroupKind::Step, GroupKind::Phase] {
         let groups: Vec<&Group> = r.groups.iter().filter(|g| g.kind == kind).collect();
         if !groups.is_empty() {

@@ -8,10 +8,9 @@ use crate::engine::RunOutcome;
 use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::{
-    Arrival, CheckResult, Drain, Generator, Group, GroupKind, Histograms, RunConfig, RunRecord,
-    ScenarioConfig, Summary, ThreadStats, ThresholdResult, Tool, Warning,
+    Arrival, CheckResult, Ci95, Drain, Generator, Group, GroupKind, Histograms, PrecisionOutcome,
+    RunConfig, RunRecord, ScenarioConfig, Summary, ThreadStats, ThresholdResult, Tool, Warning,
 };
-use crate::record::recorder::Recorder;
 use crate::record::{SCHEMA_VERSION, encode_histogram, env};
 use crate::redact::redact_url_userinfo;
 
@@ -78,7 +77,7 @@ pub fn build_record(
     let config = run_config(plan);
     let summary = summary(plan, outcome, &scenarios);
     let generator = generator(outcome, model);
-    let histograms = histograms(t, model);
+    let histograms = histograms(outcome, model);
     let mut record = RunRecord {
         schema_version: SCHEMA_VERSION,
         tool: Tool {
@@ -233,6 +232,11 @@ fn summary(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival
         iterations: c.iterations,
         arrival,
         latency_ms: percentiles(&t.latency),
+        ci95: Some(uncertainty(
+            plan,
+            outcome,
+            per_sec(requests - c.drained, window),
+        )),
         service_latency_ms: open.then(|| percentiles(&t.service)),
         dropped: open.then_some(t.dropped),
         status,
@@ -288,7 +292,28 @@ fn generator(outcome: &RunOutcome, model: Model) -> Generator {
     }
 }
 
-fn histograms(t: &Recorder, model: Model) -> Histograms {
+/// The 95 % intervals of the headline figures (`rps`: the run's throughput, req/s), and what a
+/// run asked to last until precise got.
+fn uncertainty(plan: &Plan, outcome: &RunOutcome, rps: f64) -> Ci95 {
+    let batches = outcome.batches.histograms();
+    let mut ci = crate::analysis::interval::ci95(&crate::analysis::interval::Input {
+        window_s: outcome.window.as_secs_f64(),
+        series: &outcome.series,
+        batch_s: outcome.batches.batch_s(),
+        batches: &batches,
+        rps,
+        latency: &outcome.totals.latency,
+    });
+    ci.precision = (!plan.precision.is_empty()).then(|| PrecisionOutcome {
+        goals: plan.precision.clone(),
+        reached: outcome.precise_at.is_some(),
+        at_s: outcome.precise_at.map(|d| d.as_secs_f64()),
+    });
+    ci
+}
+
+fn histograms(outcome: &RunOutcome, model: Model) -> Histograms {
+    let (t, b) = (&outcome.totals, &outcome.batches);
     let open = model.has_open();
     Histograms {
         latency_us: encode_histogram(&t.latency),
@@ -297,6 +322,8 @@ fn histograms(t: &Recorder, model: Model) -> Histograms {
         connect_us: (!t.connect.is_empty()).then(|| encode_histogram(&t.connect)),
         tls_handshake_us: (!t.tls.is_empty()).then(|| encode_histogram(&t.tls)),
         waiting_us: (!t.wait.is_empty()).then(|| encode_histogram(&t.wait)),
+        batches_us: if b.is_empty() { Vec::new() } else { b.encode() },
+        batch_s: if b.is_empty() { 0 } else { b.batch_s() },
     }
 }
 

@@ -6,7 +6,7 @@
 //! | route | behaviour |
 //! | --- | --- |
 //! | `GET /` | 200, body `ok\n` |
-//! | `/delay?ms=N[&dist=fixed\|uniform\|exp][&stall_ms=S&every_ms=P]` | waits (precisely, see below), then 200; with a stall, the route freezes for S ms every P ms (see `stall.rs`) |
+//! | `/delay?ms=N[&dist=fixed\|uniform\|exp\|bimodal][&stall_ms=S&every_ms=P]` | waits (precisely, see below), then 200; with a stall, the route freezes for S ms every P ms (see `stall.rs`) |
 //! | `/status/CODE` | answers with that status (200..=599; 1xx is rejected, see below) |
 //! | `GET /bytes/N` | N bytes of body (at most 100 MiB) from a shared static buffer |
 //! | `POST /echo` | echoes the request body with the request's content-type |

@@ -361,6 +361,9 @@ fn wants_reset(query: Option<&str>) -> bool {
         .any(|pair| pair == "reset=1" || pair == "reset=true")
 }
 
+/// The share of `/delay?dist=bimodal` requests that take ten times `ms`.
+const BIMODAL_SLOW_SHARE: f64 = 0.1;
+
 /// Why a `/delay` query cannot be served (the text of its 400 answer).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 enum DelayError {
@@ -370,8 +373,8 @@ enum DelayError {
     /// No `ms`.
     #[error("/delay needs ?ms=MILLISECONDS")]
     NoDelay,
-    /// A `dist` other than `fixed`, `uniform` and `exp`.
-    #[error("unknown dist {0:?} (fixed, uniform or exp)")]
+    /// A `dist` other than `fixed`, `uniform`, `exp` and `bimodal`.
+    #[error("unknown dist {0:?} (fixed, uniform, exp or bimodal)")]
     UnknownDist(String),
     /// The stall the query asks for.
     #[error(transparent)]
@@ -379,7 +382,8 @@ enum DelayError {
 }
 
 /// What `/delay`'s query asks for: `ms` (float milliseconds) and `dist` (`fixed`, `uniform` in
-/// [0, 2ms], or `exp` with mean ms), and a stall of the endpoint, `stall_ms` every `every_ms`.
+/// [0, 2ms], `exp` with mean ms, or `bimodal`: ms for 90 % of the requests, 10·ms for the other
+/// 10 %, drawn independently), and a stall of the endpoint, `stall_ms` every `every_ms`.
 fn delay_of(query: Option<&str>) -> Result<(Duration, Option<Stall>), DelayError> {
     let mut ms = None;
     let mut dist = "fixed";
@@ -405,6 +409,8 @@ fn delay_of(query: Option<&str>) -> Result<(Duration, Option<Stall>), DelayError
         "uniform" => fastrand::f64() * 2.0 * ms,
         // Inverse transform sampling; 1 - U is in (0, 1], so ln is finite.
         "exp" => -ms * (1.0 - fastrand::f64()).ln(),
+        "bimodal" if fastrand::f64() < BIMODAL_SLOW_SHARE => ms * 10.0,
+        "bimodal" => ms,
         other => return Err(DelayError::UnknownDist(other.to_string())),
     };
     Ok((
@@ -457,6 +463,10 @@ mod tests {
         assert!(delay_of(Some("ms=NaN")).is_err());
         assert!(delay_of(Some("ms=inf")).is_err());
         assert!(delay_of(Some("ms=1&dist=gamma")).is_err());
+        let slow = (0..2000)
+            .filter(|_| delay_of(Some("ms=1&dist=bimodal")).unwrap().0 > Duration::from_millis(5))
+            .count();
+        assert!((100..=300).contains(&slow), "{slow} of 2000 slow");
         for _ in 0..1000 {
             let (d, _) = delay_of(Some("ms=10&dist=uniform")).unwrap();
             assert!(d <= Duration::from_millis(20));
@@ -476,7 +486,7 @@ mod tests {
         assert_eq!(message("x=1"), "/delay needs ?ms=MILLISECONDS");
         assert_eq!(
             message("ms=1&dist=gamma"),
-            "unknown dist \"gamma\" (fixed, uniform or exp)"
+            "unknown dist \"gamma\" (fixed, uniform, exp or bimodal)"
         );
         assert_eq!(
             message("ms=1&every_ms=5"),

@@ -8,11 +8,12 @@
 //!
 //! Layout: `counts` (attempts, requests, errors, groups), `rates` (every rate over its
 //! window, windows inside the run, the series), `ladder` (percentiles ordered), `outcome`
-//! (status, first line and exit code), `merged` (a merged record against its shares),
+//! (status, first line and exit code), `intervals` (the 95 % intervals from the batches), `merged` (a merged record against its shares),
 //! [`suite`] (a suite's statuses against its records), `files` (what a path stands for).
 
 mod counts;
 mod files;
+mod intervals;
 mod ladder;
 mod merged;
 mod outcome;
@@ -63,6 +64,9 @@ pub enum Rule {
     MergedAddsUp,
     /// A suite's per-target status agrees with that target's records.
     SuiteStatusAgrees,
+    /// The 95 % intervals are what the latency batches and the series give; the batches hold
+    /// every response.
+    IntervalsAgree,
 }
 
 impl Rule {
@@ -84,6 +88,7 @@ impl Rule {
             Self::ThresholdsAgree => "thresholds_agree",
             Self::MergedAddsUp => "merged_adds_up",
             Self::SuiteStatusAgrees => "suite_status_agrees",
+            Self::IntervalsAgree => "intervals_agree",
         }
     }
 }
@@ -183,6 +188,7 @@ pub fn record(r: &RunRecord) -> Vec<Violation> {
     counts::check(r, &mut f);
     rates::check(r, &mut f);
     ladder::check(r, &mut f);
+    intervals::check(r, &mut f);
     outcome::check(r, &mut f);
     merged::check(r, &mut f);
     f.into_vec()

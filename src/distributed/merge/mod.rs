@@ -29,9 +29,35 @@ mod tests;
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
+use crate::analysis::interval;
 use crate::record::RunRecord;
+use crate::record::batches::Batches;
 use crate::record::model::RunConfig;
 use crate::record::shares::{LostShare, Merged, ShareFigures};
+
+/// The merged record's latency batches and the intervals computed from them and its series.
+fn uncertainty(merged: &mut RunRecord, batches: &Batches) -> Result<(), MergeError> {
+    let latency = crate::record::decode_histogram(&merged.histograms.latency_us).map_err(|e| {
+        MergeError::Field {
+            record: "the merged record".into(),
+            why: format!("histograms.latency_us: {e}"),
+        }
+    })?;
+    let hs = batches.histograms();
+    merged.summary.ci95 = Some(interval::ci95(&interval::Input {
+        window_s: merged.summary.duration_s,
+        series: &merged.series,
+        batch_s: batches.batch_s(),
+        batches: &hs,
+        rps: merged.summary.rps,
+        latency: &latency,
+    }));
+    if !batches.is_empty() {
+        merged.histograms.batches_us = batches.encode();
+        merged.histograms.batch_s = batches.batch_s();
+    }
+    Ok(())
+}
 
 /// One record to merge.
 #[derive(Debug, Clone)]
@@ -253,6 +279,7 @@ fn merge_with(
         .sum::<u64>();
     merged.series = parts::series(&parts);
     crate::record::series::fit_to_window(&mut merged.series, window);
+    uncertainty(&mut merged, &parts::batches(&parts)?)?;
     merged.groups = parts::groups(&parts)?;
     merged.checks = parts::checks(&parts);
     merged.merged = Some(Merged {

@@ -7,6 +7,7 @@ use super::figures::{merged_arrival, merged_histogram, sum_maps};
 use super::{MergeError, PlacedShare};
 use crate::analysis::percentiles;
 use crate::plan::threshold::{self, Threshold};
+use crate::record::batches::Batches;
 use crate::record::encode_histogram;
 use crate::record::model::{
     CheckResult, Group, GroupKind, RunRecord, ThresholdResult, Warning, WarningCode,
@@ -16,6 +17,21 @@ use crate::run::{RecordView, windows::per_sec};
 
 /// Shares whose start of measuring differs by more than this are warned about, seconds.
 pub const SKEW_WARNING_S: f64 = 1.0;
+
+/// The latency batches aligned as the series are (a share's second `k` is merged second
+/// `k + round(offset)`), at the longest batch length of the shares.
+pub(super) fn batches(parts: &[PlacedShare]) -> Result<Batches, MergeError> {
+    let mut merged = Batches::new();
+    for p in parts {
+        let h = &p.record.histograms;
+        let own = Batches::decode(h.batch_s, &h.batches_us).map_err(|e| MergeError::Field {
+            record: p.source.to_string(),
+            why: format!("histograms.batches_us: {e}"),
+        })?;
+        merged.add_shifted(&own, p.offset_s.round() as u64);
+    }
+    Ok(merged)
+}
 
 /// The series aligned by wall-clock second: a share's second `k` is merged second
 /// `k + round(offset)`. Counts are summed, requests in flight too; a merged second's span is

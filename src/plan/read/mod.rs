@@ -286,6 +286,7 @@ impl Ctx<'_> {
             tags: crate::plan::tags::merged(&f.tags, &self.options.tags)
                 .map_err(|why| self.err(None, format!("tags: {why}"), None))?,
             latency_buckets: self.latency_buckets(f)?,
+            precision: self.precision(f)?,
         };
         plan.fit_threads(threads);
         Ok(plan)

@@ -36,6 +36,8 @@ pub struct ReadOptions {
     /// `--buckets`: the latency buckets' upper bounds, over the plan's `[report] buckets`;
     /// empty: the plan's (or volley's 1-2-5).
     pub latency_buckets: Vec<Duration>,
+    /// `--precision`: the precision goals, over the plan's `[precision]`; empty: the plan's.
+    pub precision: Vec<crate::record::model::PrecisionGoal>,
     /// `--seed`: the Poisson arrivals' seed, over the plan's `seed`.
     pub seed: Option<u64>,
 }
@@ -55,6 +57,7 @@ impl Default for ReadOptions {
             group_by: Vec::new(),
             expect_status: Vec::new(),
             latency_buckets: Vec::new(),
+            precision: Vec::new(),
             seed: None,
         }
     }

@@ -1,12 +1,32 @@
-//! `[report]`: the latency buckets a plan asks for (or `--buckets` replaces).
+//! `[report]` and `[precision]`: the latency buckets a plan asks for (or `--buckets` replaces)
+//! and how precise its figures must be before it stops (or `--precision` replaces).
 
 use std::time::Duration;
 
 use super::Ctx;
 use crate::error::Error;
 use crate::plan::file::PlanFile;
+use crate::record::model::PrecisionGoal;
 
 impl Ctx<'_> {
+    /// The precision goals: `--precision`, else `[precision]`, else none.
+    pub(super) fn precision(&self, f: &PlanFile) -> Result<Vec<PrecisionGoal>, Error> {
+        if !self.options.precision.is_empty() {
+            return Ok(self.options.precision.clone());
+        }
+        let Some(table) = &f.precision else {
+            return Ok(Vec::new());
+        };
+        table
+            .get_ref()
+            .iter()
+            .map(|(name, share)| {
+                crate::plan::flags::precision_goal(name, share)
+                    .map_err(|why| self.at_key(table, "precision:", why, Some("e.g. p99 = \"2%\"")))
+            })
+            .collect()
+    }
+
     /// The latency buckets' upper bounds: `--buckets`, else `[report] buckets`, else none (1-2-5).
     pub(super) fn latency_buckets(&self, f: &PlanFile) -> Result<Vec<Duration>, Error> {
         if !self.options.latency_buckets.is_empty() {

@@ -22,4 +22,16 @@ pub struct Histograms {
     /// Times to the first byte (as `summary.timing.waiting_ms`); absent as above.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_us: Option<String>,
+    /// The latency histogram cut in consecutive batches of `batch_s` seconds by completion time
+    /// (batch *j*: seconds [j·batch_s, (j+1)·batch_s) since measuring began), the uncertainty's
+    /// input (`summary.ci95`); their sum is `latency_us`. Empty in records of older versions.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub batches_us: Vec<String>,
+    /// Each batch's length, s; 0 without batches.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub batch_s: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -13,11 +13,13 @@ use crate::record::error_kind::ErrorKind;
 mod config;
 mod grouped;
 mod histograms;
+mod interval;
 mod outcome;
 mod warning;
 pub use config::*;
 pub use grouped::{GroupedBy, GroupedValue, ValueRow, sort_rows};
 pub use histograms::Histograms;
+pub use interval::{Bound, BoundFigure, Ci95, PrecisionGoal, PrecisionOutcome};
 pub use outcome::*;
 pub use warning::{Warning, WarningCode};
 
@@ -484,6 +486,11 @@ pub struct Summary {
     /// Latency, ms. Open model: from when each request was due (includes queueing in the
     /// generator, free of coordinated omission). Closed model: from when it was sent.
     pub latency_ms: Percentiles,
+    /// The 95 % confidence intervals of the headline figures (throughput, mean, p50 … p99.9),
+    /// by batch means over the run's seconds (docs/measurement.md, "Uncertainty"); absent in
+    /// records of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<Ci95>,
     /// Open model: latency from when each request was actually sent, ms (uncorrected).
     pub service_latency_ms: Option<Percentiles>,
     /// Open model: iterations that fell due while the in-flight cap was reached, not started.

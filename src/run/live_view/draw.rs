@@ -12,8 +12,8 @@ use super::state::{SPARK_SECONDS, State};
 use super::{grouped, watched};
 use crate::plan::Scenario;
 use crate::record::error_kind::ErrorKind;
-use crate::record::model::GroupKind;
 use crate::record::model::LoadModel;
+use crate::record::model::{BoundFigure, GroupKind};
 use crate::redact::redact_url_userinfo;
 use crate::units::{ms, rate, seconds, thousands};
 
@@ -255,6 +255,15 @@ fn latency(f: &mut Frame, area: Rect, v: &View) {
             ms(run(0.9)),
             ms(run(0.99)),
         ]),
+        Row::new(
+            [BoundFigure::P50, BoundFigure::P90, BoundFigure::P99]
+                .into_iter()
+                .fold(vec!["± 95 %".to_string()], |mut row, f| {
+                    let half = s.ci95.as_ref().and_then(|c| c.get(f)).map(|b| b.half_width);
+                    row.push(half.map_or_else(|| "-".into(), |h| format!("±{}", ms(Some(h)))));
+                    row
+                }),
+        ),
     ];
     let widths = [
         Constraint::Length(12),

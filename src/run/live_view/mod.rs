@@ -23,6 +23,7 @@ use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers
 
 use crate::engine::{Clock, Live, Observer, StopHandle, process_cpu};
 use crate::plan::Plan;
+use crate::record::model::Ci95;
 use crate::record::recorder::IntervalSnapshot;
 use crate::record::series::SecondStats;
 use crate::run::watching::WatchFeed;
@@ -61,6 +62,7 @@ enum Message {
     Interval(Box<IntervalSnapshot>),
     Second(Box<SecondStats>),
     Tick(Live),
+    Ci95(Box<Ci95>),
 }
 
 /// What the view needs besides the figures.
@@ -147,6 +149,14 @@ impl Observer for LiveView {
         self.send(Message::Second(Box::new(second.clone())));
     }
 
+    fn wants_ci95(&self) -> bool {
+        true
+    }
+
+    fn ci95(&mut self, ci: &Ci95) {
+        self.send(Message::Ci95(Box::new(ci.clone())));
+    }
+
     fn tick(&mut self, live: &Live) {
         self.send(Message::Tick(*live));
     }
@@ -212,6 +222,7 @@ fn apply(state: &mut State, message: Message) {
         Message::Interval(s) => state.interval(&s),
         Message::Second(s) => state.second(&s),
         Message::Tick(live) => state.tick(&live, process_cpu()),
+        Message::Ci95(ci) => state.ci95 = Some(*ci),
     }
 }
 

@@ -69,6 +69,8 @@ pub(super) struct State {
     pub warnings: Vec<Seen>,
     /// Seconds covered by the merged seconds so far (the rates' denominator).
     pub measured_s: f64,
+    /// The 95 % intervals over the merged seconds so far, narrowing as the run goes.
+    pub ci95: Option<crate::record::model::Ci95>,
     /// Per `--group-by` key, its values' figures so far.
     pub grouped: Grouped,
     /// What the watches (`--watch`) said last, once they have said anything.
@@ -97,6 +99,7 @@ impl State {
             cpu_share: crate::engine::CpuShare::default(),
             warnings: Vec::new(),
             measured_s: 0.0,
+            ci95: None,
             grouped,
             watched: None,
         }

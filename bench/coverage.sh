@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# bench/coverage.sh — are a run's 95 % intervals (summary.ci95) calibrated?
+#
+# Starts the built-in target (`volley serve --threads 1`) on 127.0.0.1, pinned to
+# SERVER_CPU, and for each configuration in CONFIGS takes RUNS runs of DURATION
+# seconds with one generator thread pinned to CLIENT_CPU. A configuration is
+# MODEL:DIST — MODEL closed (-c CONNECTIONS) or open (--rate RATE), DIST a
+# /delay distribution of volley serve: fixed, exp (exponential) or bimodal
+# (90 % at BASE_MS, 10 % at ten times that), mean parameter BASE_MS.
+#
+# For each configuration and figure (p50, p99, rps), the pooled figure is the
+# mean of the RUNS runs' figures (for rps with equal windows exactly the pooled
+# rate; for a percentile, the pooled estimate up to its small-sample bias), and
+# coverage is the share of runs whose interval value ± half_width holds it.
+# Goal: 90–98 % for p50, p99 and rps. Prints one line per configuration and
+# figure (coverage, median relative half-width, runs without an interval) and
+# PASS/FAIL; exit code 1 when a figure misses the goal. RECORDS=DIR reuses the
+# runs of an earlier call (KEEP=DIR keeps them).
+#
+# Knobs (environment variables):
+#   CONFIGS="closed:fixed closed:exp closed:bimodal open:exp"   RUNS=40 (>= 20)
+#   DURATION=6 (>= 5)   CONNECTIONS=8   RATE=1500   BASE_MS=2
+#   VOLLEY=path (default target/$PROFILE/volley)   PROFILE=release   BUILD=auto|always|never
+#   SERVER_CPU=1   CLIENT_CPU=0   RECORDS=dir   KEEP=dir
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/.." && pwd)
+BENCH_TAG=coverage-bench
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
+
+CONFIGS=${CONFIGS:-closed:fixed closed:exp closed:bimodal open:exp}
+RUNS=${RUNS:-40}
+DURATION=${DURATION:-6}
+CONNECTIONS=${CONNECTIONS:-8}
+RATE=${RATE:-1500}
+BASE_MS=${BASE_MS:-2}
+PROFILE=${PROFILE:-release}
+VOLLEY=${VOLLEY:-$repo/target/$PROFILE/volley}
+BUILD=${BUILD:-auto}
+SERVER_CPU=${SERVER_CPU:-1}
+CLIENT_CPU=${CLIENT_CPU:-0}
+RECORDS=${RECORDS:-}
+KEEP=${KEEP:-}
+
+case ${1:-} in
+  -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+  "") ;;
+  *) die "no arguments expected (got '$1'); configure with environment variables, see --help" ;;
+esac
+posint "$RUNS" RUNS
+posint "$DURATION" DURATION
+posint "$CONNECTIONS" CONNECTIONS
+posint "$RATE" RATE
+(( RUNS >= 20 )) || die "RUNS must be at least 20 (got $RUNS): a coverage needs room to differ from 95 %"
+(( DURATION >= 5 )) || die "DURATION must be at least 5 (got $DURATION): an interval needs 5 batches of a second"
+[[ $BASE_MS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "BASE_MS must be milliseconds like 2 (got '$BASE_MS')"
+for c in $CONFIGS; do
+  [[ $c =~ ^(closed|open):(fixed|exp|bimodal|uniform)$ ]] || die "bad configuration '$c' (MODEL:DIST, e.g. closed:exp)"
+done
+case $BUILD in auto|always|never) ;; *) die "BUILD must be auto, always or never (got '$BUILD')" ;; esac
+[[ -z $RECORDS || -d $RECORDS ]] || die "RECORDS=$RECORDS is not a folder of runs (make one with KEEP=DIR)"
+command -v taskset >/dev/null || die "taskset not found (apt-get install -y util-linux)"
+command -v python3 >/dev/null || die "python3 not found (apt-get install -y python3)"
+for cpu in "$SERVER_CPU" "$CLIENT_CPU"; do
+  taskset -c "$cpu" true 2>/dev/null || die "cannot pin to CPU $cpu; set SERVER_CPU / CLIENT_CPU"
+done
+
+if [[ $BUILD == always || ( $BUILD == auto && ! -x $VOLLEY && $VOLLEY == "$repo/target/$PROFILE/volley" ) ]]; then
+  note "building volley: cargo build --profile $PROFILE --bin volley (in $repo)"
+  (cd "$repo" && cargo build --profile "$PROFILE" --bin volley) >&2 || die "cargo build failed"
+fi
+[[ -x $VOLLEY ]] || die "no volley executable at $VOLLEY"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/volley-coverage-bench.XXXXXX")
+server_pid=
+run_pid=
+cleanup() {
+  local rc=$?
+  set +e
+  for pid in $run_pid $server_pid; do
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+    fi
+  done
+  rm -rf "$tmp"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo "volley coverage bench  $(date -u '+%Y-%m-%d %H:%M:%S UTC')  $(uname -sr)  $(nproc) CPUs"
+echo "volley: $("$VOLLEY" --version 2>&1 | head -n 1)  ($VOLLEY)"
+
+records=${RECORDS:-$tmp/records}
+if [[ -z $RECORDS ]]; then
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  taskset -c "$SERVER_CPU" "$VOLLEY" serve --port "$port" --threads 1 >"$tmp/serve.log" 2>&1 </dev/null &
+  server_pid=$!
+  for _ in $(seq 100); do
+    grep -q 'listening on' "$tmp/serve.log" 2>/dev/null && break
+    kill -0 "$server_pid" 2>/dev/null || die "the target exited: $(cat "$tmp/serve.log")"
+    sleep 0.1
+  done
+  grep -q 'listening on' "$tmp/serve.log" || die "the target did not start listening"
+  echo "runs: $RUNS x ${DURATION}s per configuration ($CONFIGS), /delay?ms=$BASE_MS, closed -c $CONNECTIONS," \
+       "open --rate $RATE, --threads 1 (CPU $CLIENT_CPU), target on CPU $SERVER_CPU"
+  echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
+  for (( i = 1; i <= RUNS; i++ )); do
+    # Configurations interleaved, so that a drift of the machine reaches them all alike.
+    for c in $CONFIGS; do
+      model=${c%%:*} dist=${c##*:}
+      load=(-c "$CONNECTIONS"); [[ $model == open ]] && load=(--rate "$RATE")
+      dir="$records/${model}-${dist}/run-$i"
+      mkdir -p "$dir"
+      timeout -k 5 "$((DURATION + 30))" taskset -c "$CLIENT_CPU" "$VOLLEY" \
+        "http://127.0.0.1:$port/delay?ms=$BASE_MS&dist=$dist" "${load[@]}" -d "${DURATION}s" --threads 1 -q \
+        --json "$dir/run.json" --out "$tmp/results" >"$tmp/run.log" 2>&1 </dev/null &
+      run_pid=$!
+      rc=0; wait "$run_pid" || rc=$?
+      run_pid=
+      (( rc == 0 )) || die "run $c $i failed ($rc): $(tail -5 "$tmp/run.log")"
+    done
+    printf '.' >&2
+  done
+  printf '\n' >&2
+  echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)"
+  if [[ -n $KEEP ]]; then
+    mkdir -p "$KEEP" && cp -r "$records"/. "$KEEP/" && note "records kept in $KEEP"
+  fi
+else
+  echo "runs: reused from $RECORDS"
+fi
+
+python3 - "$records" <<'PY'
+import json, os, statistics, sys
+
+records = sys.argv[1]
+FIGURES = (("p50", "p50_ms"), ("p99", "p99_ms"), ("rps", "rps"))
+LOW, HIGH = 0.90, 0.98
+failed = False
+print(f"{'configuration':<16} {'figure':<6} {'coverage':>9} {'runs':>5} {'median ±':>9} {'none':>5}  goal {LOW:.0%}–{HIGH:.0%}")
+for config in sorted(os.listdir(records)):
+    folder = os.path.join(records, config)
+    runs = []
+    for d in sorted(os.listdir(folder)):
+        path = os.path.join(folder, d, "run.json")
+        if os.path.isfile(path):
+            runs.append(json.load(open(path))["summary"])
+    for name, field in FIGURES:
+        bounds = [(s.get("ci95") or {}).get(field) for s in runs]
+        have = [b for b in bounds if b]
+        if not have:
+            print(f"{config:<16} {name:<6} {'-':>9} {len(runs):>5} {'-':>9} {len(runs):>5}  FAIL (no intervals)")
+            failed = True
+            continue
+        pooled = statistics.mean(b["value"] for b in have)
+        covered = sum(1 for b in have if abs(b["value"] - pooled) <= b["half_width"])
+        rate = covered / len(have)
+        rel = statistics.median(b["half_width"] / b["value"] for b in have if b["value"])
+        ok = LOW <= rate <= HIGH and len(have) == len(runs)
+        failed |= not ok
+        print(f"{config:<16} {name:<6} {rate:>8.1%} {len(have):>5} {rel:>8.1%} {len(runs) - len(have):>5}  {'PASS' if ok else 'FAIL'}")
+sys.exit(1 if failed else 0)
+PY

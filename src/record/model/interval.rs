@@ -1,0 +1,165 @@
+//! A run's figures with their uncertainty: 95 % confidence intervals by batch means
+//! (docs/measurement.md, "Uncertainty").
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One figure with its 95 % confidence interval: `value ± half_width`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Bound {
+    /// The figure itself, as the summary has it (ms for latencies, req/s for throughput).
+    pub value: f64,
+    /// Half the interval's width, in the figure's unit: the interval is `value ± half_width`.
+    pub half_width: f64,
+    /// The batches the interval was computed from.
+    pub batches: u32,
+    /// Each batch's length, s (the last one takes what follows it: the drain's responses).
+    pub batch_s: u64,
+    /// The batches' effective number, after their lag-1 autocorrelation: n·(1 − ρ)/(1 + ρ).
+    pub effective: f64,
+}
+
+impl Bound {
+    /// The half-width as a share of the figure (0.02 for ±2 %); `None` for a figure of 0.
+    pub fn relative(&self) -> Option<f64> {
+        (self.value != 0.0).then(|| self.half_width / self.value.abs())
+    }
+}
+
+/// The 95 % confidence intervals of a run's headline figures. A figure is absent when the run
+/// had too few batches for it (fewer than 5 of at least a second, or too few responses in each
+/// for its percentile).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Ci95 {
+    /// Throughput (`summary.rps`), req/s.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rps: Option<Bound>,
+    /// Mean latency (`summary.latency_ms.mean`), ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_ms: Option<Bound>,
+    /// Median latency, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p50_ms: Option<Bound>,
+    /// 90th percentile latency, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p90_ms: Option<Bound>,
+    /// 99th percentile latency, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ms: Option<Bound>,
+    /// 99.9th percentile latency, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_9_ms: Option<Bound>,
+    /// A run asked to last until precise (`--precision`, `[precision]`): what it asked and
+    /// whether it got there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<PrecisionOutcome>,
+}
+
+/// A figure an interval is kept for, by its name in `--precision` and `[precision]`.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum BoundFigure {
+    /// Throughput.
+    Rps,
+    /// Mean latency.
+    Mean,
+    /// Median latency.
+    P50,
+    /// 90th percentile latency.
+    P90,
+    /// 99th percentile latency.
+    P99,
+    /// 99.9th percentile latency.
+    #[serde(rename = "p99.9")]
+    P99_9,
+}
+
+impl BoundFigure {
+    /// Every figure, in the order reports show them.
+    pub const ALL: [Self; 6] = [
+        Self::Rps,
+        Self::Mean,
+        Self::P50,
+        Self::P90,
+        Self::P99,
+        Self::P99_9,
+    ];
+
+    /// Its name in flags, plans and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Rps => "rps",
+            Self::Mean => "mean",
+            Self::P50 => "p50",
+            Self::P90 => "p90",
+            Self::P99 => "p99",
+            Self::P99_9 => "p99.9",
+        }
+    }
+
+    /// The figure named `name` (as [`name`](Self::name) writes it).
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|f| f.name() == name)
+    }
+
+    /// A latency percentile's quantile (0.99 for p99); `None` for the rate and the mean.
+    pub fn quantile(self) -> Option<f64> {
+        match self {
+            Self::P50 => Some(0.5),
+            Self::P90 => Some(0.9),
+            Self::P99 => Some(0.99),
+            Self::P99_9 => Some(0.999),
+            Self::Rps | Self::Mean => None,
+        }
+    }
+}
+
+impl Ci95 {
+    /// The interval of `figure`, if the run had one.
+    pub fn get(&self, figure: BoundFigure) -> Option<&Bound> {
+        match figure {
+            BoundFigure::Rps => self.rps.as_ref(),
+            BoundFigure::Mean => self.mean_ms.as_ref(),
+            BoundFigure::P50 => self.p50_ms.as_ref(),
+            BoundFigure::P90 => self.p90_ms.as_ref(),
+            BoundFigure::P99 => self.p99_ms.as_ref(),
+            BoundFigure::P99_9 => self.p99_9_ms.as_ref(),
+        }
+    }
+
+    /// Sets the interval of `figure`.
+    pub fn set(&mut self, figure: BoundFigure, bound: Option<Bound>) {
+        let slot = match figure {
+            BoundFigure::Rps => &mut self.rps,
+            BoundFigure::Mean => &mut self.mean_ms,
+            BoundFigure::P50 => &mut self.p50_ms,
+            BoundFigure::P90 => &mut self.p90_ms,
+            BoundFigure::P99 => &mut self.p99_ms,
+            BoundFigure::P99_9 => &mut self.p99_9_ms,
+        };
+        *slot = bound;
+    }
+}
+
+/// A precision a run was asked to reach: `figure`'s half-width within `share` of it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PrecisionGoal {
+    /// The figure.
+    pub figure: BoundFigure,
+    /// The largest half-width asked, as a share of the figure (0.02 for 2 %).
+    pub share: f64,
+}
+
+/// What a run asked to last until precise got.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PrecisionOutcome {
+    /// The goals asked.
+    pub goals: Vec<PrecisionGoal>,
+    /// Every goal was met: the run stopped then (`at_s`), before its maximum length.
+    pub reached: bool,
+    /// When the goals were met, s since measuring began; null when they never were (the run
+    /// stopped at its maximum length).
+    pub at_s: Option<f64>,
+}

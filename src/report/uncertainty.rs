@@ -1,0 +1,82 @@
+//! The run's figures with their 95 % intervals (docs/measurement.md, "Uncertainty"), and what a
+//! run asked to last until precise got.
+
+use super::table::Table;
+use crate::record::model::{Bound, BoundFigure, Ci95, PrecisionOutcome, RunRecord};
+use crate::units::{ms, rate, seconds};
+
+/// `value ± half` in the figure's unit: `29.6 ± 1.9 ms`, `1,234.5 ± 12.3 req/s`.
+pub fn with_interval(figure: BoundFigure, b: &Bound) -> String {
+    match figure {
+        BoundFigure::Rps => format!("{} ± {} req/s", rate(b.value), rate(b.half_width)),
+        _ => format!("{} ± {} ms", ms(Some(b.value)), ms(Some(b.half_width))),
+    }
+}
+
+/// The half-width as a share of the figure: `±1.9 %`.
+fn share(b: &Bound) -> String {
+    b.relative()
+        .map_or_else(|| "-".into(), |r| format!("±{:.1} %", 100.0 * r))
+}
+
+/// The intervals in one line for the terminal: `p50 1.20 ± 0.01 ms · p99 29.6 ± 1.9 ms · …`.
+pub fn text_line(ci: &Ci95) -> Option<String> {
+    let parts: Vec<String> = BoundFigure::ALL
+        .into_iter()
+        .filter_map(|f| Some(format!("{} {}", f.name(), with_interval(f, ci.get(f)?))))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
+/// What the precision asked got: `precise at 6.0 s (p99 ±2 %)` or `stopped at the maximum
+/// length: p99 ±3.4 % (asked ±2 %)`.
+pub fn precision_line(ci: &Ci95, p: &PrecisionOutcome) -> String {
+    let asked: Vec<String> = p
+        .goals
+        .iter()
+        .map(|g| {
+            let got = ci.get(g.figure).map_or_else(|| "no interval".into(), share);
+            format!("{} {got} (asked ±{} %)", g.figure.name(), g.share * 100.0)
+        })
+        .collect();
+    match p.at_s {
+        Some(at) if p.reached => format!("precise at {}: {}", seconds(at), asked.join(", ")),
+        _ => format!("stopped at the maximum length: {}", asked.join(", ")),
+    }
+}
+
+/// The table of the run's intervals, for the reports; none without any.
+pub fn table(r: &RunRecord) -> Option<Table> {
+    let ci = r.summary.ci95.as_ref()?;
+    let mut t = Table::new(
+        "Uncertainty (95 % intervals)",
+        &["<Figure", "Value ± half-width", "Relative", "Batches"],
+    )
+    .with_note(
+        "How far each figure could move on a rerun of this configuration: batch means over \
+         the run's seconds, their autocorrelation taken out (docs/measurement.md, \
+         \"Uncertainty\"). A figure without enough batches has none.",
+    );
+    for f in BoundFigure::ALL {
+        if let Some(b) = ci.get(f) {
+            t.push([
+                f.name().to_string(),
+                with_interval(f, b),
+                share(b),
+                format!(
+                    "{} × {} s (effective {:.1})",
+                    b.batches, b.batch_s, b.effective
+                ),
+            ]);
+        }
+    }
+    if let Some(p) = &ci.precision {
+        t.push([
+            "precision".to_string(),
+            precision_line(ci, p),
+            String::new(),
+            String::new(),
+        ]);
+    }
+    (!t.rows.is_empty()).then_some(t)
+}
