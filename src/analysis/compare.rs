@@ -103,7 +103,7 @@ pub struct Estimate {
     /// in the metric's unit.
     pub value: Option<f64>,
     /// 95 % t interval of that figure (three runs or more; computed on the log scale for
-    /// relative metrics).
+    /// relative metrics); one run: the run's own batch-means interval (`summary.ci95`).
     pub ci: Option<(f64, f64)>,
     /// Per-run values (runs without the figure left out, and for relative metrics runs whose
     /// figure is 0).

@@ -1,6 +1,6 @@
 //! The figures a comparison looks at, what unit each has, and which way is better.
 
-use crate::record::model::RunRecord;
+use crate::record::model::{BoundFigure, RunRecord};
 use crate::record::series::SecondStats;
 
 /// A figure compared across variants.
@@ -104,6 +104,22 @@ impl Metric {
             Self::Max => l.max,
             Self::ErrorRate => r.summary.error_rate().map(|e| 100.0 * e),
         }
+    }
+
+    /// A run's own 95 % interval of the figure (batch means, `summary.ci95`): (low, high) in the
+    /// metric's unit; `None` for p95, max and the error rate, and for runs without one.
+    pub fn interval_of_run(self, r: &RunRecord) -> Option<(f64, f64)> {
+        let figure = match self {
+            Self::Throughput => BoundFigure::Rps,
+            Self::Mean => BoundFigure::Mean,
+            Self::P50 => BoundFigure::P50,
+            Self::P90 => BoundFigure::P90,
+            Self::P99 => BoundFigure::P99,
+            Self::P99_9 => BoundFigure::P99_9,
+            Self::P95 | Self::Max | Self::ErrorRate => return None,
+        };
+        let b = r.summary.ci95.as_ref()?.get(figure)?;
+        Some((b.value - b.half_width, b.value + b.half_width))
     }
 
     /// The value of one full second of the series; `None` for metrics the series does not hold,

@@ -34,7 +34,16 @@ pub struct SearchConfig {
     pub step_time: Duration,
     /// Highest level ever tried.
     pub max_level: f64,
+    /// Length of the validation run at the level found, in steps (0: none).
+    pub validation_steps: u32,
 }
+
+/// Why the search ended when the bisection brackets the maximum within the resolution.
+pub const STOPPED_CONVERGED: &str = "the bisection converged";
+
+/// The most validation runs: the level found, and as many steps down (each a resolution lower)
+/// when one fails.
+pub const MAX_VALIDATIONS: u32 = 3;
 
 /// What a probe reports for one level.
 #[derive(Debug, Clone, PartialEq)]
@@ -43,8 +52,12 @@ pub struct Probe {
     pub step: FindMaxStep,
 }
 
-/// Runs the search, calling `probe(level)` for each step.
-pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> FindMaxStep) -> SearchOutcome {
+/// Runs the search, calling `probe(level, validation)` for each step (`validation`: the run
+/// that validates the level found, [`SearchConfig::validation_steps`] steps long).
+pub fn search(
+    config: &SearchConfig,
+    mut probe: impl FnMut(f64, bool) -> FindMaxStep,
+) -> SearchOutcome {
     let started = Budget::new(config.budget, config.step_time);
     let mut steps: Vec<FindMaxStep> = Vec::new();
     let round = |l: f64| {
@@ -62,12 +75,12 @@ pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> FindMaxStep) 
         if !started.allows(probes) {
             break STOPPED_BUDGET.to_string();
         }
-        let mut step = probe(level);
+        let mut step = probe(level, false);
         probes += 1;
         if !step.held && step.doubtful && started.allows(probes) {
             // A tail-only break, or a generator that fell behind, may be a one-off pause of the
             // machine: believe it only if it happens again.
-            let mut again = probe(level);
+            let mut again = probe(level, false);
             again.rerun = true;
             probes += 1;
             let mut first = std::mem::replace(&mut step, again);
@@ -109,18 +122,101 @@ pub fn search(config: &SearchConfig, mut probe: impl FnMut(f64) -> FindMaxStep) 
             }
             (Some(g), Some(b)) => {
                 if (b - g) <= config.resolution * g || (config.integer && b - g <= 1.0) {
-                    break "the bisection converged".to_string();
+                    break STOPPED_CONVERGED.to_string();
                 }
                 let mid = round((g + b) / 2.0);
                 if mid <= g || mid >= b {
-                    break "the bisection converged".to_string();
+                    break STOPPED_CONVERGED.to_string();
                 }
                 mid
             }
             (None, None) => unreachable!("a step was just judged"),
         };
     };
+    let stopped = match good {
+        Some(g) if stopped == STOPPED_CONVERGED && config.validation_steps > 0 => {
+            let mut v = Validation {
+                config,
+                budget: &started,
+                probes,
+                steps: &mut steps,
+            };
+            v.run(g, &mut probe, round)
+        }
+        _ => stopped,
+    };
     SearchOutcome { steps, stopped }
+}
+
+/// The validation of the level found: a run [`SearchConfig::validation_steps`] steps long at
+/// it, whose figures are the ones reported; when it breaks the SLO, the level a resolution
+/// lower is validated, at most [`MAX_VALIDATIONS`] in all.
+struct Validation<'a> {
+    config: &'a SearchConfig,
+    budget: &'a Budget,
+    probes: u32,
+    steps: &'a mut Vec<FindMaxStep>,
+}
+
+impl Validation<'_> {
+    /// Validates `found` (and steps down); says how the search ended.
+    fn run(
+        &mut self,
+        found: f64,
+        probe: &mut impl FnMut(f64, bool) -> FindMaxStep,
+        round: impl Fn(f64) -> f64,
+    ) -> String {
+        let n = self.config.validation_steps;
+        let mut level = found;
+        for _ in 0..MAX_VALIDATIONS {
+            if !self.budget.allows(self.probes + n - 1) {
+                return format!(
+                    "{STOPPED_CONVERGED}; no time was left to validate {}",
+                    level_words(level)
+                );
+            }
+            let mut step = probe(level, true);
+            step.validation = true;
+            self.probes += n;
+            let (held, limited) = (step.held, step.generator_limited);
+            self.steps.push(step);
+            if held && level == found {
+                return format!(
+                    "{STOPPED_CONVERGED}; validated at {} over {n} steps",
+                    level_words(level)
+                );
+            }
+            if held {
+                return format!(
+                    "{STOPPED_CONVERGED}; the validation at {} failed, stepped down to {}, which \
+                     held over {n} steps",
+                    level_words(found),
+                    level_words(level)
+                );
+            }
+            if limited {
+                return "the load generator saturated before the target did".to_string();
+            }
+            let lower = round(level * (1.0 - self.config.resolution));
+            if lower >= level || lower < 1e-3 {
+                break;
+            }
+            level = lower;
+        }
+        format!(
+            "{STOPPED_CONVERGED}; the validation failed at {} and each step down",
+            level_words(found)
+        )
+    }
+}
+
+/// A level in the words of the stop reason: `400.0`, `32`.
+fn level_words(level: f64) -> String {
+    if level.fract() == 0.0 {
+        format!("{level:.0}")
+    } else {
+        format!("{level:.1}")
+    }
 }
 
 /// Whether another step fits in the budget.
@@ -148,17 +244,18 @@ mod tests {
         SearchConfig {
             start: 10.0,
             growth: 2.0,
-            resolution: 0.03,
+            resolution: 0.01,
             integer: false,
             budget: Duration::from_secs(180),
             step_time: Duration::from_secs(5),
             max_level: 1e6,
+            validation_steps: 3,
         }
     }
 
     /// A target that holds up to `capacity` req/s and serves at most that.
-    fn target(capacity: f64) -> impl FnMut(f64) -> FindMaxStep {
-        move |level| FindMaxStep {
+    fn target(capacity: f64) -> impl FnMut(f64, bool) -> FindMaxStep {
+        move |level, _| FindMaxStep {
             level,
             rps: level.min(capacity),
             p50_ms: Some(1.0),
@@ -169,6 +266,7 @@ mod tests {
             generator_limited: false,
             noise: false,
             rerun: false,
+            validation: false,
             doubtful: level > capacity,
         }
     }
@@ -178,8 +276,8 @@ mod tests {
         // The first probe of 50/s hits a pause of the machine; every later probe is honest.
         let mut honest = target(200.0);
         let mut first = true;
-        let out = search(&config_from(50.0), |level| {
-            let mut s = honest(level);
+        let out = search(&config_from(50.0), |level, _| {
+            let mut s = honest(level, false);
             if std::mem::take(&mut first) {
                 s.held = false;
                 s.reason = "latency p99<50ms failed (observed 67.5)".into();
@@ -198,8 +296,8 @@ mod tests {
     fn a_one_off_generator_stall_is_run_again() {
         let mut honest = target(400.0);
         let mut first = true;
-        let out = search(&config_from(50.0), |level| {
-            let mut s = honest(level);
+        let out = search(&config_from(50.0), |level, _| {
+            let mut s = honest(level, false);
             if std::mem::take(&mut first) {
                 s.held = false;
                 s.generator_limited = true;
@@ -217,9 +315,9 @@ mod tests {
 
     #[test]
     fn a_tail_break_seen_twice_is_believed() {
-        let out = search(&config_from(50.0), |level| FindMaxStep {
+        let out = search(&config_from(50.0), |level, _| FindMaxStep {
             doubtful: true,
-            ..target(100.0)(level)
+            ..target(100.0)(level, false)
         });
         let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
         assert!(out.steps.iter().all(|s| !s.noise));
@@ -227,7 +325,7 @@ mod tests {
         assert!((97.0..=100.0).contains(&found), "{found}");
         // Each break was run again at its level, and the second run says it is one.
         for pair in out.steps.windows(2) {
-            let twice = pair[0].level == pair[1].level;
+            let twice = pair[0].level == pair[1].level && !pair[1].validation;
             assert_eq!(pair[1].rerun, twice, "{:?}", out.steps);
             assert!(!twice || !pair[0].held, "{:?}", out.steps);
         }
@@ -245,14 +343,44 @@ mod tests {
             let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
             let found = f.max_sustainable_rps.unwrap();
             assert!(
-                found <= capacity && found >= capacity * 0.97,
+                found <= capacity && found >= capacity * 0.99,
                 "{capacity}: {found} ({})",
                 out.stopped
             );
             assert!(out.steps.len() as u64 * 5 <= 180);
-            assert_eq!(out.stopped, "the bisection converged");
+            assert!(
+                out.stopped
+                    .starts_with("the bisection converged; validated at")
+            );
+            // The reported figure is the validation's, the last step.
+            let last = out.steps.last().unwrap();
+            assert!(last.validation && last.held && f.max_sustainable_rps == Some(last.rps));
             assert!(f.breaking_load.unwrap() > capacity);
         }
+    }
+
+    #[test]
+    fn a_level_that_fails_its_validation_is_stepped_down_from() {
+        // Short steps hold up to 200/s; the target sustains only 197/s over a longer run.
+        let out = search(&config(), |level, validation| {
+            target(if validation { 197.0 } else { 200.0 })(level, validation)
+        });
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
+        let found = f.max_sustainable_rps.unwrap();
+        assert!(
+            (195.0..=197.0).contains(&found),
+            "{found} ({})",
+            out.stopped
+        );
+        assert!(
+            out.stopped.contains("failed, stepped down to"),
+            "{}",
+            out.stopped
+        );
+        let validations: Vec<&FindMaxStep> = out.steps.iter().filter(|s| s.validation).collect();
+        // 200 fails, 198 fails, 196.02 holds.
+        assert_eq!(validations.len(), 3, "{:?}", out.steps);
+        assert!(!validations[0].held && !validations[1].held && validations[2].held);
     }
 
     #[test]
@@ -266,9 +394,9 @@ mod tests {
 
     #[test]
     fn generator_saturation_ends_the_search_without_a_false_maximum() {
-        let out = search(&config(), |level| FindMaxStep {
+        let out = search(&config(), |level, v| FindMaxStep {
             generator_limited: level >= 160.0,
-            ..target(1e6)(level)
+            ..target(1e6)(level, v)
         });
         assert_eq!(
             out.stopped,

@@ -138,10 +138,11 @@ impl Settings {
                 .start
                 .unwrap_or(if self.is_open() { 50.0 } else { 1.0 }),
             growth: 2.0,
-            resolution: 0.03,
+            resolution: RESOLUTION,
             integer: !self.is_open(),
             budget: self.budget,
             step_time: self.warmup + self.step + STEP_OVERHEAD,
+            validation_steps: VALIDATION_STEPS,
             max_level: self
                 .max
                 .unwrap_or(if self.is_open() { 1e6 } else { 10_000.0 }),
@@ -168,16 +169,16 @@ impl Settings {
 
     /// One judged step: `✓   400.0/s →      398.2 req/s, p50     1.20 ms, p99     3.40 ms,
     /// errors 0.00%`, with the reason when it did not hold; a level run again to confirm a break
-    /// says `(again)`.
+    /// says `(again)`, the validation run `(validation, 3 steps)`.
     pub fn step_line(&self, step: &FindMaxStep) -> String {
         let level = self.level_text(step.level);
         format!(
             "{} {:>10} → {:>10.1} req/s, p50 {:>8} ms, p99 {:>8} ms, errors {:.2}%{}",
             if step.held { "✓" } else { "✗" },
-            if step.rerun {
-                format!("{level} (again)")
-            } else {
-                level
+            match (step.rerun, step.validation) {
+                (true, _) => format!("{level} (again)"),
+                (_, true) => format!("{level} (validation, {VALIDATION_STEPS} steps)"),
+                _ => level,
             },
             step.rps,
             crate::units::ms(step.p50_ms),
@@ -211,14 +212,23 @@ pub fn unsearchable(plan: &Plan) -> Option<String> {
     })
 }
 
-/// The base plan at one load level: a constant rate (open) or VU count (closed) for one step.
-pub fn at_level(base: &Plan, level: f64, s: &Settings) -> Plan {
+/// The search stops bisecting once the gap between the highest level that held and the lowest
+/// that broke is within this share of the former.
+pub const RESOLUTION: f64 = 0.01;
+
+/// The validation run at the level found lasts this many steps.
+pub const VALIDATION_STEPS: u32 = 3;
+
+/// The base plan at one load level: a constant rate (open) or VU count (closed) for `steps`
+/// steps (1, or [`VALIDATION_STEPS`] for the validation).
+pub fn at_level(base: &Plan, level: f64, s: &Settings, steps: u32) -> Plan {
     let mut plan = base.clone();
     plan.warmup = s.warmup;
     let sc = &mut plan.scenarios[0];
     sc.start_after = Duration::ZERO;
     sc.phases.clear();
-    sc.profile = Profile::constant(s.model, level, s.warmup + s.step, s.max_in_flight);
+    let length = s.warmup + s.step * steps;
+    sc.profile = Profile::constant(s.model, level, length, s.max_in_flight);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     plan.fit_threads(s.threads.unwrap_or(cores));
     plan
@@ -251,11 +261,12 @@ pub fn run(
     let mut first: Option<RunRecord> = None;
     let mut interrupted = false;
     let mut failure: Option<Error> = None;
-    let outcome = search(&s.config(), |level| {
+    let outcome = search(&s.config(), |level, validation| {
         if interrupted || failure.is_some() {
             return stopped_step(level, "not run: the search was stopped");
         }
-        let plan = at_level(base, level, s);
+        let steps = if validation { VALIDATION_STEPS } else { 1 };
+        let plan = at_level(base, level, s, steps);
         let record = match run_step(&plan) {
             Ok(record) => record,
             Err(e) => {
@@ -284,6 +295,7 @@ pub fn run(
             generator_limited: matches!(judgement, Judgement::GeneratorLimited(_)),
             noise: false,
             rerun: false,
+            validation,
             doubtful: match &judgement {
                 Judgement::Held => false,
                 Judgement::Broke(_) => {
@@ -293,7 +305,12 @@ pub fn run(
             },
         };
         on_step(&step);
-        if step.held && best.as_ref().is_none_or(|(l, _)| level > *l) {
+        // The validation's record is the one kept when it held (the search ends there); one
+        // that failed rules out the record of its level or above.
+        if validation && !step.held && best.as_ref().is_some_and(|(l, _)| *l >= level) {
+            best = None;
+        }
+        if step.held && (validation || best.as_ref().is_none_or(|(l, _)| level > *l)) {
             best = Some((level, record));
         } else if first.is_none() {
             first = Some(record);
@@ -342,6 +359,7 @@ fn stopped_step(level: f64, why: &str) -> FindMaxStep {
         generator_limited: true,
         noise: false,
         rerun: false,
+        validation: false,
         doubtful: false,
     }
 }

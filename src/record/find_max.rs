@@ -33,6 +33,10 @@ pub struct FindMaxStep {
     /// been a one-off (see `noise`): the same level twice is on purpose.
     #[serde(default)]
     pub rerun: bool,
+    /// The validation run at the level found (`SearchConfig::validation_steps` steps long):
+    /// when it held, its figures are the maximum reported.
+    #[serde(default)]
+    pub validation: bool,
     /// The break may be a one-off pause of the machine: only the latency tail broke (rate
     /// achieved, no errors, median within bounds), or the generator fell behind. Such a step is
     /// run again before it is believed.
@@ -94,11 +98,24 @@ impl FindMax {
         outcome: &SearchOutcome,
         elapsed: Duration,
     ) -> Self {
+        // A validation that held is the figure; one that failed rules its level and above out.
+        let failed = outcome
+            .steps
+            .iter()
+            .filter(|s| s.validation && !s.held)
+            .map(|s| s.level)
+            .min_by(f64::total_cmp);
         let best = outcome
             .steps
             .iter()
-            .filter(|s| s.held)
-            .max_by(|a, b| a.level.total_cmp(&b.level));
+            .find(|s| s.validation && s.held)
+            .or_else(|| {
+                outcome
+                    .steps
+                    .iter()
+                    .filter(|s| s.held && failed.is_none_or(|f| s.level < f))
+                    .max_by(|a, b| a.level.total_cmp(&b.level))
+            });
         let peak = outcome.steps.iter().max_by(|a, b| a.rps.total_cmp(&b.rps));
         let breaking = outcome
             .steps

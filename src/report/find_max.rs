@@ -116,6 +116,7 @@ mod tests {
             generator_limited: false,
             noise: false,
             rerun: false,
+            validation: false,
             doubtful: false,
         }
     }

@@ -524,6 +524,7 @@ mod tests {
             generator_limited: false,
             noise: false,
             rerun: false,
+            validation: false,
             doubtful: false,
         };
         let mut steps = vec![step(top / 2.0, true), step(top, true)];

@@ -122,7 +122,7 @@ fn latencies(o: &mut String, r: &RunRecord) {
     latency_table(o, label, &s.latency_ms);
     if let Some(ci) = &s.ci95 {
         if let Some(line) = super::uncertainty::text_line(ci) {
-            let _ = writeln!(o, "95 % intervals (batch means): {line}");
+            let _ = writeln!(o, "95 % intervals (within this run): {line}");
         }
         if let Some(p) = &ci.precision {
             let _ = writeln!(

@@ -53,9 +53,10 @@ pub fn table(r: &RunRecord) -> Option<Table> {
         &["<Figure", "Value ± half-width", "Relative", "Batches"],
     )
     .with_note(
-        "How far each figure could move on a rerun of this configuration: batch means over \
-         the run's seconds, their autocorrelation taken out (docs/measurement.md, \
-         \"Uncertainty\"). A figure without enough batches has none.",
+        "How precisely this run measured each figure: batch means over its seconds, their \
+         autocorrelation taken out (docs/measurement.md, \"Uncertainty\"). A machine whose \
+         speed drifts between runs moves a rerun further than this; repeated runs and \
+         volley compare measure that. A figure without enough batches has none.",
     );
     for f in BoundFigure::ALL {
         if let Some(b) = ci.get(f) {

@@ -175,6 +175,11 @@ fn estimate(v: &Variant, metric: Metric) -> Estimate {
             (lo.max(0.0), hi.min(100.0))
         }
     });
+    // One run: its own interval, from its batches.
+    let ci = ci.or_else(|| match v.runs.as_slice() {
+        [one] => metric.interval_of_run(one),
+        _ => None,
+    });
     Estimate {
         value: m.map(|m| from_scale(metric, m)),
         ci,
