@@ -23,6 +23,7 @@ use super::connections::VuConnections;
 use super::gate::{Gate, HandOut, Ticket};
 use super::vu::{Vu, vu_loop};
 use super::worker::WorkerState;
+use crate::record::recorder::Send;
 use crate::schedule::{ArrivalProcess, Grid, Interleave, PoissonStream, Ramp, stream_id};
 
 /// How long after a scenario's end the open model still sends iterations that fell due before it.
@@ -268,7 +269,19 @@ pub(super) async fn pacer(
                 run.clone(),
             ))),
             HandOut::Dropped if ticket.measured => {
-                state.recorder.borrow_mut().record_dropped(group);
+                let mut rec = state.recorder.borrow_mut();
+                rec.record_dropped(group);
+                if let Some(due) = ticket.due {
+                    let due_us = due.saturating_duration_since(run.measure_start);
+                    let due_us = due_us.as_micros() as u64;
+                    rec.record_send(
+                        scenario,
+                        Send {
+                            due_us,
+                            sent_us: None,
+                        },
+                    );
+                }
             }
             HandOut::Dropped => {}
         }

@@ -24,7 +24,7 @@ use crate::proto::client::Connection;
 use crate::proto::conn::ConnPhase;
 use crate::proto::grpc::GrpcCode;
 use crate::proto::message::{Response, Timing};
-use crate::record::recorder::{RequestSample, Window};
+use crate::record::recorder::{RequestSample, Send, Window};
 
 /// Which VU a task is.
 #[derive(Clone, Copy)]
@@ -42,6 +42,8 @@ struct VuRun<'a> {
     run: &'a RunShared,
     state: &'a WorkerState,
     scenario: &'a Scenario,
+    /// The scenario's index in the plan.
+    scenario_index: usize,
     /// Global VU number within the scenario (0-based).
     number: u32,
     /// Iterations started before the current one.
@@ -97,6 +99,7 @@ pub(super) async fn vu_loop(
         run: &run,
         state: &state,
         scenario,
+        scenario_index: who.scenario,
         number: who.vu,
         iteration: 0,
         start: timing.start,
@@ -438,6 +441,14 @@ fn record(
         vu.scenario.phases.get(i).map(|p| p.group)
     };
     rec.record_in(&sample, &[vu.scenario.group, step.group, phase]);
+    if let Some(due) = due {
+        let at = |t: Instant| micros(t.saturating_duration_since(run.measure_start));
+        let send = Send {
+            due_us: at(due),
+            sent_us: Some(at(sent)),
+        };
+        rec.record_send(vu.scenario_index, send);
+    }
     let live = &run.live[state.index];
     live.publish(rec.counters.requests, rec.counters.errors);
     Some(sample)

@@ -36,6 +36,9 @@ pub enum SelfCheckCode {
     /// The mean latency is not above the p95; when it is, the share of requests above the p95
     /// and the share of the total latency they carry explain it.
     HeavyTail,
+    /// Open model: the sends followed the schedule: the gaps between them match the planned
+    /// gaps (a Kolmogorov–Smirnov test on a sample, within half a tick of the send grid).
+    ScheduleKept,
 }
 
 impl SelfCheckCode {
@@ -50,6 +53,7 @@ impl SelfCheckCode {
             Self::PercentilesOrdered => "percentiles_ordered",
             Self::LittlesLaw => "littles_law",
             Self::HeavyTail => "heavy_tail",
+            Self::ScheduleKept => "schedule_kept",
         }
     }
 
@@ -121,6 +125,7 @@ mod tests {
             SelfCheckCode::PercentilesOrdered,
             SelfCheckCode::LittlesLaw,
             SelfCheckCode::HeavyTail,
+            SelfCheckCode::ScheduleKept,
         ] {
             assert_eq!(serde_json::to_value(code).unwrap(), code.name());
         }

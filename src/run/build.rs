@@ -129,7 +129,15 @@ pub fn build_record(
         outcome: None,
     };
     record.thresholds = threshold_results(plan, outcome, &record);
-    record.self_checks = selfcheck::run(&record, &expected::expected_load(plan, &record));
+    let gaps = t.sends.gaps();
+    let sends = match model.has_open() {
+        true => selfcheck::Sends::Sample(&gaps),
+        false => selfcheck::Sends::NotApplicable(
+            "closed model: requests go out when a VU is free, on no schedule".into(),
+        ),
+    };
+    let load = expected::expected_load(plan, &record);
+    record.self_checks = selfcheck::run(&record, &load, &sends);
     record.warnings = diagnose(&record);
     record.warnings.extend(beside.warnings);
     crate::analysis::verdict::settle(&mut record);

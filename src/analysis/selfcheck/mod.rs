@@ -11,6 +11,7 @@ pub(crate) use counts::with_status;
 mod groups;
 mod littles_law;
 mod ordered;
+mod schedule;
 mod tail;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -21,10 +22,11 @@ use crate::record::model::RunRecord;
 use crate::record::selfcheck::{SelfCheck, SelfCheckCode, SelfCheckOutcome};
 
 pub use littles_law::{ExpectedLoad, LITTLES_LAW_TOLERANCE};
+pub use schedule::{Sends, critical as ks_critical, distance as ks_distance};
 
 /// Runs every self-check on a finished record (thresholds included, warnings not needed), in a
-/// fixed order: counts, groups, percentiles, Little's law, heavy tail.
-pub fn run(r: &RunRecord, load: &ExpectedLoad) -> Vec<SelfCheck> {
+/// fixed order: counts, groups, percentiles, Little's law, heavy tail, the schedule kept.
+pub fn run(r: &RunRecord, load: &ExpectedLoad, sends: &Sends<'_>) -> Vec<SelfCheck> {
     vec![
         counts::requests_add_up(r),
         counts::errors_add_up(r),
@@ -34,6 +36,7 @@ pub fn run(r: &RunRecord, load: &ExpectedLoad) -> Vec<SelfCheck> {
         ordered::percentiles_ordered(r),
         littles_law::check(r, load),
         tail::heavy_tail(r),
+        schedule::check(r, sends),
     ]
 }
 
@@ -80,10 +83,12 @@ mod tests {
             active_vu_s: 2.0 * 5.0,
             think_vu_s: 0.0,
         };
-        let checks = run(&r, &load);
-        assert_eq!(checks.len(), 8);
+        let closed = Sends::NotApplicable("closed model".into());
+        let checks = run(&r, &load, &closed);
+        assert_eq!(checks.len(), 9);
         for c in &checks {
-            let expected = if c.code == SelfCheckCode::GroupsAddUp {
+            let na = [SelfCheckCode::GroupsAddUp, SelfCheckCode::ScheduleKept];
+            let expected = if na.contains(&c.code) {
                 SelfCheckOutcome::NotApplicable
             } else {
                 SelfCheckOutcome::Passed

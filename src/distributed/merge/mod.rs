@@ -310,7 +310,9 @@ fn merge_with(
              and the window are one generator's"
                 .into(),
         ),
+        &crate::analysis::selfcheck::Sends::NotApplicable(String::new()),
     );
+    parts::schedule_kept(&parts, &mut merged.self_checks);
     merged.warnings = parts::warnings(&parts, &merged, count);
     merged.warnings.extend(beside.warnings);
     crate::analysis::verdict::settle(&mut merged);

@@ -1,5 +1,5 @@
-//! The merged record's parts: the per-second series, the result groups, checks, thresholds
-//! and warnings.
+//! The merged record's parts: the per-second series, the result groups, checks, thresholds,
+//! the schedule check and warnings.
 
 use std::collections::BTreeMap;
 
@@ -12,6 +12,7 @@ use crate::record::encode_histogram;
 use crate::record::model::{
     CheckResult, Group, GroupKind, RunRecord, ThresholdResult, Warning, WarningCode,
 };
+use crate::record::selfcheck::{SelfCheck, SelfCheckCode, SelfCheckOutcome};
 use crate::record::series::SecondStats;
 use crate::run::{RecordView, windows::per_sec};
 
@@ -289,4 +290,37 @@ pub(super) fn warnings(parts: &[PlacedShare], merged: &RunRecord, count: u32) ->
         });
     }
     out
+}
+
+/// The merged record's schedule check: the shares' own (each tested its own sample of sends,
+/// which the records do not carry): the first share that failed it, else passed when some share
+/// passed it and none failed.
+pub(super) fn schedule_kept(parts: &[PlacedShare], checks: &mut [SelfCheck]) {
+    let Some(merged) = checks
+        .iter_mut()
+        .find(|c| c.code == SelfCheckCode::ScheduleKept)
+    else {
+        return;
+    };
+    let theirs = |p: &PlacedShare| -> Option<SelfCheck> {
+        let c = p
+            .record
+            .self_checks
+            .iter()
+            .find(|c| c.code == merged.code)?;
+        Some(SelfCheck {
+            message: format!("share {}: {}", p.index, c.message),
+            ..c.clone()
+        })
+    };
+    let found: Vec<SelfCheck> = parts.iter().filter_map(theirs).collect();
+    let pick = |o: SelfCheckOutcome| found.iter().find(|c| c.outcome == o);
+    match pick(SelfCheckOutcome::Failed).or_else(|| pick(SelfCheckOutcome::Passed)) {
+        Some(c) => *merged = c.clone(),
+        None => {
+            merged.message = "no share tested its schedule (closed model, or records of older \
+                              versions): each share's sample of sends stays in its own record"
+                .into();
+        }
+    }
 }

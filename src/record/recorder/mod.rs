@@ -13,6 +13,7 @@ mod group;
 mod interval;
 mod sample;
 mod second;
+mod sends;
 mod tally;
 #[cfg(test)]
 mod tests;
@@ -22,6 +23,7 @@ pub use group::{GroupInterval, GroupStats};
 pub use interval::Breakdown;
 pub use sample::{Counters, RequestSample, Window};
 use second::SecondFigures;
+pub use sends::{Send, SendGaps, SendSample};
 use tally::Reported;
 pub use tally::Tally;
 use values::ValuesReported;
@@ -136,6 +138,8 @@ pub struct Recorder {
     pub tls_negotiated: [u64; Negotiated::COUNT],
     /// Responses grouped by value, one table per `--group-by` selector (empty when none).
     pub grouped: Vec<GroupTable>,
+    /// Open model: a sample of measured iterations' due and send instants, per scenario.
+    pub sends: SendSample,
     /// Whether `service` is recorded (some scenario is open).
     keeps_service: bool,
     /// The current interval's figures.
@@ -207,6 +211,7 @@ impl Recorder {
             warmup_requests: 0,
             warmup_connections: 0,
             grouped: Vec::new(),
+            sends: SendSample::default(),
             keeps_service: true,
             interval: SecondFigures::new(),
             interval_second: 0,
@@ -364,6 +369,13 @@ impl Recorder {
         }
     }
 
+    /// Open model: records when a measured iteration of scenario `scenario` (index in the plan)
+    /// was due and when it went out (see [`SendSample`]).
+    #[inline]
+    pub fn record_send(&mut self, scenario: usize, send: Send) {
+        self.sends.record(scenario, send);
+    }
+
     /// Counts an iteration dropped because the in-flight cap was reached, in the totals and its
     /// scenario's group.
     #[inline]
@@ -456,6 +468,7 @@ impl Recorder {
             *a += b;
         }
         self.counters.merge(&other.counters);
+        self.sends.merge(&other.sends);
         for (a, b) in self.groups.iter_mut().zip(other.groups.iter()) {
             a.merge(b);
         }

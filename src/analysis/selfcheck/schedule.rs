@@ -1,0 +1,236 @@
+//! The schedule kept (open model): did the generator send when its schedule said?
+//!
+//! Two figures answer it (`docs/measurement.md`, "The schedule kept"): the distribution of
+//! (send − due), the send lag the record already carries, and a two-sample
+//! Kolmogorov–Smirnov test of the gaps between consecutive sends against the gaps between
+//! consecutive due times of the same iterations (a sample of blocks of consecutive iterations,
+//! [`crate::record::recorder::SendSample`]), at a tolerance of half the send grid's tick. The
+//! due times are the plan: a uniform grid, or exponential gaps for Poisson arrivals, quantised
+//! to the grid, ramps included. An iteration dropped at the in-flight cap is in the plan and not
+//! in what was sent, so drops show as longer gaps.
+//!
+//! The check fails when the distance D exceeds the test's critical value at α = 0.001, when the
+//! send lag's p99 exceeds [`LAG_LIMIT_MS`], or when iterations due were dropped at the in-flight
+//! cap or never sent (within a tick's burst a drop barely changes the gaps); it then names the
+//! cause the record shows: worker threads out of CPU, the in-flight cap, or none.
+
+use super::{failed, not_applicable, passed};
+use crate::record::model::RunRecord;
+use crate::record::recorder::SendGaps;
+use crate::record::selfcheck::{SelfCheck, SelfCheckCode};
+
+/// The test's level: the chance that a generator which kept its schedule fails the check.
+pub const ALPHA: f64 = 0.001;
+/// Fewest gaps, planned and achieved, for the test to say anything.
+const MIN_GAPS: usize = 50;
+/// Tolerance when the run has no send grid (every arrival at its own instant), µs.
+const EXACT_TOLERANCE_US: u64 = 500;
+/// Sends later than this at the p99 did not keep the schedule, ms (five ticks of the default
+/// send grid).
+pub const LAG_LIMIT_MS: f64 = 5.0;
+/// A worker thread busy this share of its wall time is out of CPU.
+const BUSY_WORKER: f64 = 0.9;
+
+/// What the check is given: the sample's gaps, or why there is none.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sends<'a> {
+    /// The gaps of the run's sample of sends.
+    Sample(&'a SendGaps),
+    /// The check does not apply: why.
+    NotApplicable(String),
+}
+
+/// The largest distance between the two gaps' distributions once each achieved gap may be off
+/// by `tolerance` either way: max over x of F_achieved(x − tol) − F_planned(x) (sends bunched
+/// closer than planned) and F_planned(x) − F_achieved(x + tol) (sends spread further apart), 0–1.
+/// Both slices sorted.
+pub fn distance(planned: &[u64], achieved: &[u64], tolerance: u64) -> f64 {
+    if planned.is_empty() || achieved.is_empty() {
+        return 0.0;
+    }
+    let (n, m) = (planned.len() as f64, achieved.len() as f64);
+    let at_most = |v: &[u64], x: u64| v.partition_point(|&g| g <= x) as f64;
+    let closer = achieved
+        .iter()
+        .map(|&a| at_most(achieved, a) / m - at_most(planned, a.saturating_add(tolerance)) / n);
+    let apart = planned
+        .iter()
+        .map(|&p| at_most(planned, p) / n - at_most(achieved, p.saturating_add(tolerance)) / m);
+    closer.chain(apart).fold(0.0, f64::max)
+}
+
+/// The two-sample test's critical distance for `n` and `m` gaps at level [`ALPHA`]:
+/// c(α)·√((n + m)/(n·m)), c(α) = √(−ln(α/2)/2).
+pub fn critical(n: usize, m: usize) -> f64 {
+    let c = (-(ALPHA / 2.0).ln() / 2.0).sqrt();
+    let (n, m) = (n as f64, m as f64);
+    c * ((n + m) / (n * m)).sqrt()
+}
+
+/// The check on record `r` with its sample of sends.
+pub fn check(r: &RunRecord, sends: &Sends<'_>) -> SelfCheck {
+    let code = SelfCheckCode::ScheduleKept;
+    let gaps = match sends {
+        Sends::NotApplicable(why) => return not_applicable(code, why.clone()),
+        Sends::Sample(gaps) => gaps,
+    };
+    let (n, m) = (gaps.planned_us.len(), gaps.achieved_us.len());
+    if n < MIN_GAPS || m < MIN_GAPS {
+        return not_applicable(
+            code,
+            format!("{m} gaps between sends in the sample: fewer than {MIN_GAPS} to test"),
+        );
+    }
+    let grid_ms = r.generator.send_grid_ms.unwrap_or(0.0);
+    let tolerance = match grid_ms > 0.0 {
+        true => (grid_ms * 500.0).round() as u64,
+        false => EXACT_TOLERANCE_US,
+    };
+    let d = distance(&gaps.planned_us, &gaps.achieved_us, tolerance);
+    let crit = critical(n, m);
+    let lag = r.generator.lag_ms;
+    let dropped = r.summary.arrival.map_or(0, |a| a.dropped);
+    let busiest = r
+        .generator
+        .threads
+        .iter()
+        .map(|t| t.utilization)
+        .fold(0.0, f64::max);
+    let figures = [
+        ("gaps_planned", n as f64),
+        ("gaps_sent", m as f64),
+        ("ks_distance", d),
+        ("ks_critical", crit),
+        ("tolerance_ms", tolerance as f64 / 1_000.0),
+        ("lag_p50_ms", lag.and_then(|l| l.p50).unwrap_or(f64::NAN)),
+        ("lag_p99_ms", lag.and_then(|l| l.p99).unwrap_or(f64::NAN)),
+        ("dropped", dropped as f64),
+        ("busiest_worker_cpu_pct", 100.0 * busiest),
+    ];
+    let test = format!(
+        "Kolmogorov–Smirnov distance {d:.3} between the {m} gaps between sends and the {n} \
+         planned (within ±{:.2} ms), critical {crit:.3} at α = {ALPHA}",
+        tolerance as f64 / 1_000.0
+    );
+    let lag_p99 = lag.and_then(|l| l.p99).unwrap_or(0.0);
+    let (unsent, due) = r.summary.arrival.map_or((0, 0), |a| (a.unsent, a.due));
+    let mut broken = Vec::new();
+    if d > crit {
+        broken.push(format!(
+            "the gaps between sends differ from the plan ({test})"
+        ));
+    }
+    if lag_p99 > LAG_LIMIT_MS {
+        broken.push(format!(
+            "sends went out late (lag p99 {lag_p99:.2} ms > {LAG_LIMIT_MS} ms)"
+        ));
+    }
+    if dropped > 0 {
+        broken.push(format!(
+            "{dropped} of {due} iterations due were dropped at the in-flight cap (every VU busy)"
+        ));
+    }
+    if unsent > 0 {
+        broken.push(format!(
+            "{unsent} iterations due were never sent (the generator fell over 1 s behind, or the \
+             run stopped first)"
+        ));
+    }
+    if broken.is_empty() {
+        let lag = format!("lag p99 {lag_p99:.2} ms ≤ {LAG_LIMIT_MS} ms");
+        return passed(
+            code,
+            &figures,
+            format!("the sends followed the schedule: {test}; {lag}; none dropped"),
+        );
+    }
+    let cause = match busiest >= BUSY_WORKER {
+        true => format!(
+            "CPU: the busiest worker thread ran {:.0} % of the time",
+            100.0 * busiest
+        ),
+        false if dropped > 0 => "the in-flight cap: the target was slower than the rate needs \
+                                 (raise -c or max_vus)"
+            .into(),
+        false => "none in the record (another process on the generator's CPUs?)".into(),
+    };
+    failed(
+        code,
+        &figures,
+        format!(
+            "the generator did not keep its schedule: {}; cause: {cause}; the offered load was \
+             not the one asked",
+            broken.join("; ")
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn grid(gap: u64, n: usize) -> Vec<u64> {
+        vec![gap; n]
+    }
+
+    #[test]
+    fn gaps_within_the_tolerance_are_the_plan() {
+        let planned = grid(2_000, 500);
+        let mut achieved: Vec<u64> = (0..500).map(|i| 2_000 + (i % 7) * 60 - 180).collect();
+        achieved.sort_unstable();
+        assert_eq!(distance(&planned, &achieved, 500), 0.0);
+        assert!(
+            distance(&planned, &achieved, 0) > 0.4,
+            "no tolerance: a point mass"
+        );
+    }
+
+    #[test]
+    fn bunched_and_stalled_sends_are_far_from_the_plan() {
+        let planned = grid(1_000, 1_000);
+        // A generator that stalls: every fifth gap is 5 ms, then four sends go at once.
+        let mut achieved: Vec<u64> = (0..1_000)
+            .map(|i| if i % 5 == 0 { 5_000 } else { 0 })
+            .collect();
+        achieved.sort_unstable();
+        let d = distance(&planned, &achieved, 500);
+        assert!(d > 0.75, "{d}");
+        assert!(d > critical(1_000, 1_000));
+    }
+
+    #[test]
+    fn drops_lengthen_the_gaps_sent() {
+        let planned = grid(1_000, 1_000);
+        // A tenth of the iterations dropped: a tenth of the gaps sent are doubled.
+        let mut achieved: Vec<u64> = (0..900)
+            .map(|i| if i % 9 == 0 { 2_000 } else { 1_000 })
+            .collect();
+        achieved.sort_unstable();
+        let d = distance(&planned, &achieved, 500);
+        assert!((d - 0.111).abs() < 0.01, "{d}");
+        assert!(d > critical(1_000, 900));
+    }
+
+    #[test]
+    fn exponential_gaps_drawn_twice_pass_and_a_grid_does_not_pass_as_poisson() {
+        let mut rng = fastrand::Rng::with_seed(7);
+        let mut draw = |n: usize| {
+            let mut v: Vec<u64> = (0..n)
+                .map(|_| (-(1.0 - rng.f64()).ln() * 1_000.0) as u64)
+                .collect();
+            v.sort_unstable();
+            v
+        };
+        let (a, b) = (draw(2_000), draw(2_000));
+        assert!(distance(&a, &b, 0) < critical(2_000, 2_000));
+        let uniform = grid(1_000, 2_000);
+        assert!(distance(&a, &uniform, 100) > critical(2_000, 2_000));
+    }
+
+    #[test]
+    fn the_critical_distance_follows_the_formula() {
+        // c(0.001) = 1.9495.
+        let c = critical(1_000, 1_000);
+        assert!((c - 1.9495 * (2.0f64 / 1_000.0).sqrt()).abs() < 1e-3, "{c}");
+    }
+}
