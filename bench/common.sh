@@ -152,3 +152,31 @@ if summ.get("errors"):
     print(f"volley errors: {summ['errors']}", file=sys.stderr)
 PY
 }
+
+# serve_start DIR CPU [PORT]: starts `volley serve --threads 1` ($VOLLEY) on 127.0.0.1, pinned to
+# CPU, logging to DIR/serve.log; sets server_pid and port (a free one unless given). Dies when
+# the port is taken (a bench loads only its own target) or the target does not start.
+serve_start() {
+  local dir=$1 cpu=$2
+  port=${3:-$(free_port)}
+  port_answers "$port" && die "something already listens on 127.0.0.1:$port; pick another PORT"
+  taskset -c "$cpu" "$VOLLEY" serve --port "$port" --threads 1 >"$dir/serve.log" 2>&1 </dev/null &
+  server_pid=$!
+  for _ in $(seq 100); do
+    grep -q 'listening on' "$dir/serve.log" 2>/dev/null && return 0
+    kill -0 "$server_pid" 2>/dev/null || die "the target exited: $(cat "$dir/serve.log")"
+    sleep 0.1
+  done
+  die "the target did not start listening: $(cat "$dir/serve.log")"
+}
+
+# stop_pids PID…: TERM and reap each that still runs (for the EXIT trap).
+stop_pids() {
+  local pid
+  for pid in "$@"; do
+    if kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid" 2>/dev/null
+      wait "$pid" 2>/dev/null
+    fi
+  done
+}

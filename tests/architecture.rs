@@ -44,7 +44,9 @@ const SERVER_LAYER: f64 = 1.0;
 
 /// The command line (`src/cli/`) at most this many lines in all: argument definitions, dispatch,
 /// printing and exit codes; what decides anything lives in the library, under the layer rules.
-const CLI_MAX_LINES: usize = 2_600;
+/// (2,600 until `volley ab`, whose ~100 lines are its flags, the refusal of flags it cannot
+/// honour and the two plans built from quick mode's flags; its loop is `suite::ab`.)
+const CLI_MAX_LINES: usize = 2_720;
 
 /// Files allowed over [`MAX_LINES`]: none today.
 const LONG_FILES: &[&str] = &[];

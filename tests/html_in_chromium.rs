@@ -380,6 +380,7 @@ fn run_and_compare_reports_render_in_chromium() {
         ended_at: "2026-01-02T03:05:05.678Z".into(),
         interrupted: None,
         notes: Vec::new(),
+        decided: Vec::new(),
         targets: vec![ran("closed", "closed"), ran("open", "open"), down],
         exit_code: None,
     };

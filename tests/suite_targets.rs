@@ -423,3 +423,74 @@ fn an_operation_one_target_lacks_is_listed_and_shown_as_missing() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn until_decided_stops_the_rounds_once_each_target_is_decided() {
+    let _serial = serial();
+    let t = common::target();
+    let dir = temp_dir("suite-until-decided");
+    std::fs::write(dir.join("plan.toml"), DELAY_PLAN).unwrap();
+    let file = dir.join("suite.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "plan = \"plan.toml\"\nrepeats = \"until-decided\"\n\
+             [until_decided]\nmetrics = [\"p50\"]\nmax_runs = 8\n\
+             [[target]]\nname = \"base\"\nbase_url = \"{url}\"\nvars = {{ ms = 2 }}\n\
+             [[target]]\nname = \"slower\"\nbase_url = \"{url}\"\nvars = {{ ms = 4 }}\n",
+            url = t.base_url()
+        ),
+    )
+    .unwrap();
+    let (code, out, err) = suite(&file, &dir.join("run"), &["-q"]);
+    assert_eq!(code, Some(0), "{out}\n{err}");
+    let folder = only_subfolder(&dir.join("run/results"));
+    let s = read_json(&folder.join("suite.json"));
+    let decided = s["decided"][0].as_str().unwrap_or_else(|| panic!("{s:#}"));
+    assert!(decided.starts_with("slower against base"), "{decided}");
+    assert!(decided.contains("latency p50 slower"), "{decided}");
+    assert!(decided.contains("every metric decided"), "{decided}");
+    // Stopped before its 8 rounds: each target ran as many runs as the rounds that were run.
+    let runs = |name: &str| {
+        std::fs::read_dir(folder.join(name))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("repeat-"))
+            .count()
+    };
+    assert_eq!(runs("base"), runs("slower"));
+    assert!((3..8).contains(&runs("base")), "{} rounds", runs("base"));
+    let md = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    assert!(md.contains("slower against base"), "{md}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn until_decided_needs_interleaved_turns_and_its_table() {
+    let dir = temp_dir("suite-until-decided-invalid");
+    std::fs::write(dir.join("plan.toml"), DELAY_PLAN).unwrap();
+    let targets = "[[target]]\nname = \"a\"\nbase_url = \"http://127.0.0.1:1\"\n\
+                   [[target]]\nname = \"b\"\nbase_url = \"http://127.0.0.1:1\"\n";
+    for (head, says) in [
+        (
+            "repeats = \"until-decided\"\norder = \"sequential\"\n",
+            "interleaved",
+        ),
+        ("repeats = \"sometimes\"\n", "neither a count nor a rule"),
+        ("[until_decided]\nmax_runs = 5\n", "without repeats"),
+        (
+            "repeats = \"until-decided\"\n[until_decided]\nmetrics = [\"max\"]\n",
+            "not one of",
+        ),
+    ] {
+        let file = dir.join("suite.toml");
+        std::fs::write(&file, format!("plan = \"plan.toml\"\n{head}{targets}")).unwrap();
+        let (code, out, err) = suite(&file, &dir.join("out"), &["-q"]);
+        assert_eq!(code, Some(2), "{head}: {out}\n{err}");
+        assert!(
+            err.contains(says) && err.contains("suite.toml:"),
+            "{head}: {err}"
+        );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -43,9 +43,11 @@ pub struct Rule {
     pub unit: Unit,
 }
 
-const METRICS: &str = "p50, p90, p95, p99, p99.9, mean, max, throughput, errors";
+/// The metric names rules and `--metric` take.
+pub const METRICS: &str = "p50, p90, p95, p99, p99.9, mean, max, throughput, errors";
 
-fn metric_named(name: &str) -> Option<Metric> {
+/// The metric a rule or `--metric` names (`p99`, `rps`, `errors`, …).
+pub fn metric_named(name: &str) -> Option<Metric> {
     Some(match name {
         "p50" | "median" => Metric::P50,
         "p90" => Metric::P90,

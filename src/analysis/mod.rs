@@ -7,6 +7,7 @@ pub mod interval;
 pub mod like_for_like;
 pub mod metric;
 pub mod selfcheck;
+pub mod sequential;
 pub mod spectrum;
 pub mod stats;
 pub mod variant;

@@ -85,6 +85,9 @@ pub enum Command {
     /// Check that records hold their invariants: counts add up, every rate is its count over
     /// its own window, percentiles are ordered, the verdict agrees with the figures.
     Verify(super::verify::VerifyArgs),
+    /// A/B until decided: short runs of A and B by turns until the chosen metrics are decided
+    /// (faster, slower or equivalent; a sequential test), then their comparison.
+    Ab(Box<super::ab::AbArgs>),
 }
 
 /// `volley suite`.
@@ -283,7 +286,7 @@ pub struct CheckArgs {
 }
 
 /// Quick mode: one URL, flags like oha, wrk and hey.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct QuickArgs {
     /// Target URL, e.g. http://127.0.0.1:8080/
     #[arg(required = true)]

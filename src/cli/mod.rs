@@ -31,6 +31,7 @@ macro_rules! eprintln {
     ($($t:tt)*) => {{ eprint!("{}\n", format_args!($($t)*)); }};
 }
 
+mod ab;
 mod args;
 mod command_args;
 mod compare;
@@ -91,7 +92,8 @@ pub fn main() -> ExitCode {
     match &cli.command {
         // Runs, and the coordinator of a distributed test: the process's watcher handles
         // SIGINT, SIGTERM and SIGHUP from now on (docs/signals.md).
-        None | Some(Command::Run(_) | Command::FindMax(_) | Command::Coordinate(_)) => {
+        None
+        | Some(Command::Run(_) | Command::FindMax(_) | Command::Coordinate(_) | Command::Ab(_)) => {
             if let Err(err) = volley::run::watch_signals() {
                 eprintln!("error: {err}");
                 return ExitCode::from(EXIT_FAILED);
@@ -118,6 +120,7 @@ pub fn main() -> ExitCode {
         Some(Command::K8s(a)) => distributed::k8s(a),
         Some(Command::Coordinate(a)) => coordinate::run(a),
         Some(Command::Verify(a)) => verify::run(a),
+        Some(Command::Ab(a)) => ab::run(*a, &argv),
         None => quick::run(cli.quick, &argv),
     };
     flush_stdout();

@@ -27,7 +27,8 @@ pub fn run(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     super::runs::run(&plan, argv, outputs, flags)
 }
 
-fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
+/// The run input quick mode's flags describe.
+pub fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     let mut input = RunInput::new(a.url.unwrap_or_default());
     (input.method, input.headers, input.tags) = (a.method, a.headers, a.tags);
     input.secret_headers = a.secret_headers;

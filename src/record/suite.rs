@@ -44,6 +44,11 @@ pub struct SuiteOutcome {
     /// (allowed by `allow_different_load`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// `repeats = "until-decided"`: what the sequential comparison of each target after the
+    /// first with it decided, after how many rounds, and why the rounds stopped (a block of
+    /// lines per target).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decided: Vec<String>,
     /// Per target, in the order they ran.
     pub targets: Vec<TargetOutcome>,
     /// The exit code of `volley suite` ([`SuiteOutcome::exit_code`]); absent in files of older

@@ -26,6 +26,7 @@ pub mod progress;
 pub mod protocol;
 pub mod repeats;
 pub mod selfcheck;
+pub mod sequential;
 pub mod shares;
 pub mod suite;
 pub mod suite_tables;

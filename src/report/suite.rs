@@ -101,6 +101,7 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
     };
     let plan_runs = o.find_max.is_none() && !variants.is_empty();
     let mut notes = o.notes.clone();
+    notes.extend(o.decided.iter().cloned());
     if plan_runs {
         notes.extend(suite_tables::duration_warning(variants));
     }
@@ -559,6 +560,7 @@ mod tests {
             ended_at: String::new(),
             interrupted: None,
             notes: Vec::new(),
+            decided: Vec::new(),
             exit_code: None,
             targets: vec![
                 searched("a", 400.0, "the bisection converged", true),

@@ -27,7 +27,11 @@ pub struct SuiteFile {
     pub find_max: Option<Spanned<FindMaxFile>>,
     /// Measured runs per target (default 1), in the `order` given; with 2 or more each target's folder
     /// holds `repeat-1/` … `repeat-N/` as `--repeat` writes them. Not with `[find_max]`.
-    pub repeats: Option<Spanned<i64>>,
+    /// `"until-decided"`: rounds (interleaved) until every target is decided against the first
+    /// on the metrics of `[until_decided]`, as `volley ab` decides.
+    pub repeats: Option<Spanned<RepeatsFile>>,
+    /// With `repeats = "until-decided"`: what to decide and the budget.
+    pub until_decided: Option<Spanned<UntilDecidedFile>>,
     /// With repeats: `"interleaved"` (the default: one run of each target per round, A B C A B C
     /// …) or `"sequential"` (every run of a target before the next, A A A B B B …).
     pub order: Option<Spanned<String>>,
@@ -45,6 +49,28 @@ pub struct SuiteFile {
     /// plan's `[tags]` (see there).
     #[serde(default)]
     pub tags: std::collections::BTreeMap<String, String>,
+}
+
+/// `repeats`: a count, or a rule (`"until-decided"`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub enum RepeatsFile {
+    /// Runs per target.
+    Count(i64),
+    /// `"until-decided"`.
+    Rule(String),
+}
+
+/// `[until_decided]`: `volley ab`'s flags.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UntilDecidedFile {
+    /// The metrics to decide (default: throughput in the closed model, p50 in the open).
+    pub metrics: Option<Vec<String>>,
+    /// The practical threshold, % (default 2).
+    pub threshold: Option<f64>,
+    /// Most runs per target (default 20).
+    pub max_runs: Option<i64>,
 }
 
 /// `[find_max]`: the flags of `volley find-max`.

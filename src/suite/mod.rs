@@ -22,6 +22,8 @@
 //! - [`run()`]: the orchestration; `outcome`: what happened (`suite.json`); the report is
 //!   [`crate::report::suite`].
 
+pub mod ab;
+mod decide;
 pub mod file;
 mod halt;
 pub mod health;
@@ -33,6 +35,7 @@ mod read;
 mod run;
 pub mod signals;
 mod stamp;
+pub mod until_decided;
 mod words;
 
 use std::borrow::Cow;
@@ -60,8 +63,10 @@ pub struct Suite {
     pub source: PathBuf,
     /// The suite's plan file: what targets without a plan of their own run.
     pub plan_path: Option<PathBuf>,
-    /// Measured runs per target.
+    /// Measured runs per target (with `until_decided`: at most).
     pub repeats: u32,
+    /// `repeats = "until-decided"`: rounds stop once every target is decided against the first.
+    pub until_decided: Option<crate::analysis::sequential::Design>,
     /// How the targets' runs are ordered (with repeats).
     pub order: order::Order,
     /// When set, each target gets a find-max search (with the plan as the request shape)

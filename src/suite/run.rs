@@ -7,6 +7,7 @@ use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use super::decide::Rounds;
 use super::health::HealthFailure;
 use super::process::{Registry, Started, run_to_end};
 use super::signals::Interrupts;
@@ -81,7 +82,9 @@ pub fn run_with(
         })
         .collect();
     let n = suite.targets.len();
+    let mut rounds = suite.until_decided.as_ref().map(|d| Rounds::new(d, n));
     for runs in super::order::turns(suite.order, suite.repeats) {
+        let round = *runs.end();
         for (i, t) in suite.targets.iter().enumerate() {
             // A target that failed, was interrupted or aborted takes no more turns.
             if !matches!(targets[i].status, Status::Ran | Status::ThresholdsFailed) {
@@ -100,7 +103,15 @@ pub fn run_with(
             };
             runner.run(&mut targets[i])?;
         }
+        if rounds
+            .as_mut()
+            .is_some_and(|r| r.after_round(round, &targets, &folder, &mut *say))
+        {
+            break;
+        }
     }
+    let interrupted = interrupts.signal().is_some();
+    let decided = rounds.map_or_else(Vec::new, |r| r.finish(interrupted, &targets));
     let outcome = SuiteOutcome {
         schema_version: crate::record::suite::SUITE_SCHEMA_VERSION,
         name: suite.name.clone(),
@@ -116,6 +127,7 @@ pub fn run_with(
         ended_at: rfc3339(SystemTime::now()),
         interrupted: interrupts.signal().map(str::to_string),
         notes: suite.notes.clone(),
+        decided,
         targets,
         exit_code: None,
     };

@@ -303,16 +303,7 @@ fn merge_with(
         merged.run_id = id;
     }
     merged.thresholds = parts::thresholds(&parts, &merged)?;
-    merged.self_checks = crate::analysis::selfcheck::run(
-        &merged,
-        &crate::analysis::selfcheck::ExpectedLoad::NotApplicable(
-            "a merged record: Little's law is judged in each share's own record, where the VUs \
-             and the window are one generator's"
-                .into(),
-        ),
-        &crate::analysis::selfcheck::Sends::NotApplicable(String::new()),
-    );
-    parts::schedule_kept(&parts, &mut merged.self_checks);
+    merged.self_checks = parts::self_checks(&parts, &merged);
     merged.warnings = parts::warnings(&parts, &merged, count);
     merged.warnings.extend(beside.warnings);
     crate::analysis::verdict::settle(&mut merged);

@@ -292,10 +292,25 @@ pub(super) fn warnings(parts: &[PlacedShare], merged: &RunRecord, count: u32) ->
     out
 }
 
+/// The merged record's self-checks: those its own figures allow (Little's law is judged in
+/// each share's own record, where the VUs and the window are one generator's), and the
+/// schedule check the shares made ([`schedule_kept`]).
+pub(super) fn self_checks(parts: &[PlacedShare], merged: &RunRecord) -> Vec<SelfCheck> {
+    use crate::analysis::selfcheck::{ExpectedLoad, Sends, run};
+    let load = ExpectedLoad::NotApplicable(
+        "a merged record: Little's law is judged in each share's own record, where the VUs and \
+         the window are one generator's"
+            .into(),
+    );
+    let mut checks = run(merged, &load, &Sends::NotApplicable(String::new()));
+    schedule_kept(parts, &mut checks);
+    checks
+}
+
 /// The merged record's schedule check: the shares' own (each tested its own sample of sends,
 /// which the records do not carry): the first share that failed it, else passed when some share
 /// passed it and none failed.
-pub(super) fn schedule_kept(parts: &[PlacedShare], checks: &mut [SelfCheck]) {
+fn schedule_kept(parts: &[PlacedShare], checks: &mut [SelfCheck]) {
     let Some(merged) = checks
         .iter_mut()
         .find(|c| c.code == SelfCheckCode::ScheduleKept)

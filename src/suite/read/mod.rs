@@ -14,6 +14,7 @@ use super::health::HealthCheck;
 use super::order::Order;
 use super::{CommandLine, Smoke, Suite, SuiteTarget};
 
+mod repeats;
 mod targets;
 use crate::error::Error;
 use crate::findmax::run::{Settings, unsearchable};
@@ -37,8 +38,6 @@ const FIND_MAX_BUDGET: Duration = Duration::from_secs(180);
 const FIND_MAX_STEP: Duration = Duration::from_secs(5);
 const FIND_MAX_WARMUP: Duration = Duration::from_secs(1);
 const FIND_MAX_IN_FLIGHT: u32 = 1000;
-/// Most repeats per target.
-const MAX_REPEATS: i64 = 1000;
 
 /// Choices from the command line that change a suite.
 #[derive(Debug, Clone)]
@@ -220,7 +219,7 @@ impl Ctx<'_> {
             }
         }
         let notes = self.like_for_like(&f, &targets)?;
-        let targets = targets.into_iter().map(|(_, t)| t).collect();
+        let targets: Vec<SuiteTarget> = targets.into_iter().map(|(_, t)| t).collect();
         let name = match &f.name {
             Some(n) if n.get_ref().trim().is_empty() => {
                 return Err(self.at(n, "the name is empty", None));
@@ -236,37 +235,13 @@ impl Ctx<'_> {
             source: self.path.to_path_buf(),
             plan_path,
             repeats,
+            until_decided: self.until_decided(&f, &targets, &order)?,
             order,
             find_max,
             smoke,
             targets,
             notes,
         })
-    }
-
-    /// `repeats`: 1 to [`MAX_REPEATS`], and 1 with `[find_max]`.
-    fn repeats(&self, f: &SuiteFile, searched: bool) -> Result<u32, Error> {
-        let repeats = match &f.repeats {
-            None => 1,
-            Some(r) if (1..=MAX_REPEATS).contains(r.get_ref()) => *r.get_ref() as u32,
-            Some(r) => {
-                return Err(self.at(
-                    r,
-                    format!("repeats = {} is out of range", r.get_ref()),
-                    Some("1 (the default) to 1000 measured runs per target"),
-                ));
-            }
-        };
-        if let (Some(r), true) = (&f.repeats, searched) {
-            if *r.get_ref() != 1 {
-                return Err(self.at(
-                    r,
-                    "repeats applies to plan runs; with [find_max] each target gets one search",
-                    None,
-                ));
-            }
-        }
-        Ok(repeats)
     }
 
     /// `[find_max]`: the settings of `volley find-max`, with its defaults; `--time-scale`

@@ -1,0 +1,356 @@
+//! A/B until decided (`volley ab`, a suite's `repeat = "until-decided"`): short runs A B A B …,
+//! and after each pair a look at the chosen metrics, stopping as soon as each is decided —
+//! better, worse, or equivalent within the threshold — or the budget is spent.
+//!
+//! # The design (`docs/measurement.md`, "A/B until decided")
+//!
+//! Looking after every pair and stopping at the first call inflates false calls: five looks at
+//! α = 0.05 each call an A/A difference about 14 % of the time. The looks therefore share one
+//! α = 0.05 by **alpha spending** (Lan & DeMets, 1983) with the Pocock-type function
+//! α(t) = α · ln(1 + (e − 1) · t), t = pairs / `max_pairs`: the looks up to pair j have spent
+//! α(t_j), and look j may use the increment α(t_j) − α(t_{j−1}) (nothing before
+//! [`MIN_PAIRS`], whose look takes what the earlier pairs left), divided among the k metrics
+//! (Bonferroni). A false call needs some look of some metric to reject at its own level, so by
+//! the union bound the chance of any false call over the whole sequence is at most
+//! Σ increments = α(1) = α, whatever the correlation of the looks (the bound is conservative:
+//! the looks of one sequence are strongly correlated). Stopping early, at the time budget or
+//! once decided, only removes looks, so it never raises that chance.
+//!
+//! Each look is a paired t test on the per-pair differences of the logarithms of the per-run
+//! figures (the error rate: of the values, in percentage points) — A and B of a pair ran back
+//! to back, so a slow drift of the machine's speed cancels — and its interval at 1 − a, with a
+//! the look's level. Better or
+//! worse: the whole interval lies beyond ±T; equivalent: the interval at 1 − 2a (two one-sided
+//! tests at a) lies within ±T. A metric once decided stays decided.
+
+use super::metric::Metric;
+use super::stats::{Difference, mean, variance};
+use crate::record::model::RunRecord;
+
+/// The false-call rate a whole sequence is held to.
+pub const ALPHA: f64 = 0.05;
+/// Pairs before the first look: a t test of two runs a side has two degrees of freedom.
+pub const MIN_PAIRS: u32 = 3;
+
+/// What a sequence is asked to decide, and its horizon.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Design {
+    /// The metrics to decide (each counts in the Bonferroni split of a look's α).
+    pub metrics: Vec<Metric>,
+    /// Most pairs (A and B runs) the sequence may take: the horizon the α is spent over.
+    pub max_pairs: u32,
+    /// Practical threshold, % (percentage points for the error rate: a twentieth of it, as
+    /// in `volley compare`).
+    pub threshold_pct: f64,
+    /// Variants compared with the baseline (1 for `volley ab`; a suite's targets after the
+    /// first): each look's α is split among metrics × comparisons.
+    pub comparisons: u32,
+}
+
+/// A metric's state after a look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// B better than A by more than the threshold (faster, fewer errors).
+    Better,
+    /// B worse than A by more than the threshold.
+    Worse,
+    /// Within ±threshold of each other.
+    Equivalent,
+    /// Not decided yet.
+    Undecided,
+}
+
+impl Call {
+    /// Whether the metric is decided.
+    pub fn decided(self) -> bool {
+        self != Self::Undecided
+    }
+
+    /// The call in words, for metric `m`: "faster", "slower", "equivalent", "undecided".
+    pub fn words(self, m: Metric) -> &'static str {
+        match self {
+            Self::Better => m.words().0,
+            Self::Worse => m.words().1,
+            Self::Equivalent => "equivalent",
+            Self::Undecided => "undecided",
+        }
+    }
+}
+
+/// One metric at one look.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Look {
+    /// The metric.
+    pub metric: Metric,
+    /// Pairs done at this look.
+    pub pairs: u32,
+    /// The change of B against A, % (percentage points for the error rate).
+    pub change: f64,
+    /// Its interval at the look's level, 1 − a, same unit (for an equivalence: at 1 − 2a, the
+    /// two one-sided tests that showed it).
+    pub interval: (f64, f64),
+    /// The look's level for this metric: the α it may spend.
+    pub level: f64,
+    /// What the look decided.
+    pub call: Call,
+}
+
+impl Design {
+    /// The α spent by the looks up to `pairs` pairs, over all metrics.
+    pub fn spent(&self, pairs: u32) -> f64 {
+        if pairs < MIN_PAIRS {
+            return 0.0;
+        }
+        let t = (f64::from(pairs) / f64::from(self.max_pairs.max(MIN_PAIRS))).min(1.0);
+        ALPHA * (1.0 + (std::f64::consts::E - 1.0) * t).ln()
+    }
+
+    /// The level of each metric's test at the look after `pairs` pairs.
+    pub fn level(&self, pairs: u32) -> f64 {
+        let k = (self.metrics.len() * self.comparisons.max(1) as usize).max(1) as f64;
+        (self.spent(pairs) - self.spent(pairs.saturating_sub(1))) / k
+    }
+
+    /// The threshold of `m` in its unit (% or percentage points).
+    fn threshold(&self, m: Metric) -> f64 {
+        match m.relative() {
+            true => self.threshold_pct,
+            false => self.threshold_pct / 20.0,
+        }
+    }
+
+    /// Looks at metric `m` after `pairs` pairs, from its per-run values on each side (`a` the
+    /// baseline); `None` while it cannot be tested (too few runs, a value missing or not
+    /// positive on a relative metric).
+    pub fn look(&self, m: Metric, a: &[f64], b: &[f64], pairs: u32) -> Option<Look> {
+        let level = self.level(pairs);
+        let relative = m.relative();
+        let usable = |v: &&f64| v.is_finite() && (!relative || **v > 0.0);
+        if level <= 0.0 || !a.iter().all(|v| usable(&v)) || !b.iter().all(|v| usable(&v)) {
+            return None;
+        }
+        let scale = |xs: &[f64]| -> Vec<f64> {
+            xs.iter()
+                .map(|&x| if relative { x.ln() } else { x })
+                .collect()
+        };
+        let d = paired(&scale(a), &scale(b))?;
+        let unit = |x: f64| if relative { 100.0 * x.exp_m1() } else { x };
+        let (lo, hi) = d.interval(1.0 - level);
+        let (lo2, hi2) = d.interval(1.0 - 2.0 * level);
+        let t = self.threshold(m);
+        let (lo, hi, lo2, hi2) = (unit(lo), unit(hi), unit(lo2), unit(hi2));
+        let up = |better: bool| if better { Call::Better } else { Call::Worse };
+        let call = if lo > t {
+            up(m.higher_is_better())
+        } else if hi < -t {
+            up(!m.higher_is_better())
+        } else if lo2 >= -t && hi2 <= t {
+            Call::Equivalent
+        } else {
+            Call::Undecided
+        };
+        // An equivalence is shown with the interval that showed it (1 − 2a).
+        let interval = match call {
+            Call::Equivalent => (lo2, hi2),
+            _ => (lo, hi),
+        };
+        Some(Look {
+            metric: m,
+            pairs,
+            change: unit(d.estimate),
+            interval,
+            level,
+            call,
+        })
+    }
+}
+
+/// Why a sequence stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// Every metric decided.
+    Decided,
+    /// `max_pairs` pairs run.
+    MaxRuns,
+    /// The time budget spent.
+    MaxTime,
+    /// A run was interrupted (Ctrl-C), or failed.
+    Interrupted,
+}
+
+/// A sequence so far: each side's per-run values of each metric, and each metric's latest
+/// look (the deciding one, once decided).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sequence {
+    /// The design it follows.
+    pub design: Design,
+    /// Per metric (in `design.metrics` order): the baseline's per-run values, then B's (NaN
+    /// where a run had none).
+    values: Vec<[Vec<f64>; 2]>,
+    /// Per metric: the latest look.
+    pub looks: Vec<Option<Look>>,
+    /// Pairs done.
+    pub pairs: u32,
+    /// Why it stopped, once it has.
+    pub stopped: Option<Stopped>,
+}
+
+impl Sequence {
+    /// A sequence of `design` with no pair yet.
+    pub fn new(design: Design) -> Self {
+        let k = design.metrics.len();
+        Self {
+            design,
+            values: vec![[Vec::new(), Vec::new()]; k],
+            looks: vec![None; k],
+            pairs: 0,
+            stopped: None,
+        }
+    }
+
+    /// Adds a pair of runs (A's and B's) and looks at every metric not decided yet; returns
+    /// whether every metric is now decided.
+    pub fn add_pair(&mut self, a: &RunRecord, b: &RunRecord) -> bool {
+        self.pairs += 1;
+        for (i, &m) in self.design.metrics.iter().enumerate() {
+            let value = |r: &RunRecord| m.of_run(r).unwrap_or(f64::NAN);
+            self.values[i][0].push(value(a));
+            self.values[i][1].push(value(b));
+            if self.looks[i].is_some_and(|l| l.call.decided()) {
+                continue;
+            }
+            let [va, vb] = &self.values[i];
+            if let Some(look) = self.design.look(m, va, vb, self.pairs) {
+                self.looks[i] = Some(look);
+            }
+        }
+        self.decided()
+    }
+
+    /// Whether every metric is decided.
+    pub fn decided(&self) -> bool {
+        self.looks
+            .iter()
+            .all(|l| l.is_some_and(|l| l.call.decided()))
+    }
+
+    /// Each metric with its call (undecided when never looked at).
+    pub fn calls(&self) -> impl Iterator<Item = (Metric, Call)> + '_ {
+        let call = |l: &Option<Look>| l.map_or(Call::Undecided, |l| l.call);
+        self.design
+            .metrics
+            .iter()
+            .copied()
+            .zip(self.looks.iter().map(call))
+    }
+}
+
+/// The paired test of `b − a`: the mean of the per-pair differences, its standard error
+/// sd/√n and n − 1 degrees of freedom. `None` for fewer than two pairs.
+fn paired(a: &[f64], b: &[f64]) -> Option<Difference> {
+    let d: Vec<f64> = a.iter().zip(b).map(|(a, b)| b - a).collect();
+    if d.len() < 2 {
+        return None;
+    }
+    let n = d.len() as f64;
+    Some(Difference {
+        estimate: mean(&d)?,
+        se: (variance(&d) / n).sqrt(),
+        df: n - 1.0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn design(metrics: Vec<Metric>) -> Design {
+        Design {
+            metrics,
+            max_pairs: 20,
+            threshold_pct: 2.0,
+            comparisons: 1,
+        }
+    }
+
+    #[test]
+    fn the_looks_spend_exactly_alpha_over_the_horizon() {
+        let d = design(vec![Metric::Throughput, Metric::P99]);
+        let total: f64 = (1..=20).map(|j| d.level(j) * 2.0).sum();
+        assert!((total - ALPHA).abs() < 1e-12, "{total}");
+        assert_eq!(d.level(2), 0.0);
+        // Pocock-type: the first look gets what three pairs' worth of the horizon spend.
+        assert!(d.level(3) > d.level(4) && d.level(4) > d.level(20));
+        assert_eq!(d.level(25), 0.0, "nothing left beyond the horizon");
+    }
+
+    #[test]
+    fn a_large_change_is_called_early_in_its_direction() {
+        let d = design(vec![Metric::Throughput, Metric::P50]);
+        let a = [1000.0, 1010.0, 990.0, 1005.0, 995.0];
+        let b = [1200.0, 1190.0, 1210.0, 1195.0, 1205.0];
+        let look = d.look(Metric::Throughput, &a, &b, 5).unwrap();
+        assert_eq!(look.call, Call::Better);
+        assert!((look.change - 20.0).abs() < 0.5, "{look:?}");
+        let la = [2.0, 2.02, 1.98, 2.01, 1.99];
+        let lb = [2.4, 2.42, 2.38, 2.41, 2.39];
+        assert_eq!(d.look(Metric::P50, &la, &lb, 5).unwrap().call, Call::Worse);
+    }
+
+    #[test]
+    fn equal_sides_are_equivalent_only_once_the_interval_is_inside_the_threshold() {
+        let d = design(vec![Metric::Throughput]);
+        let noisy_a = [1000.0, 1080.0, 940.0];
+        let noisy_b = [1010.0, 930.0, 1070.0];
+        let look = d.look(Metric::Throughput, &noisy_a, &noisy_b, 3).unwrap();
+        assert_eq!(look.call, Call::Undecided, "{look:?}");
+        let a: Vec<f64> = (0..12).map(|i| 1000.0 + f64::from(i % 3)).collect();
+        let b: Vec<f64> = (0..12).map(|i| 1001.0 - f64::from(i % 3)).collect();
+        let look = d.look(Metric::Throughput, &a, &b, 12).unwrap();
+        assert_eq!(look.call, Call::Equivalent, "{look:?}");
+    }
+
+    #[test]
+    fn too_few_pairs_or_unusable_values_are_not_looked_at() {
+        let d = design(vec![Metric::P99]);
+        assert!(d.look(Metric::P99, &[1.0, 2.0], &[1.0, 2.0], 2).is_none());
+        assert!(
+            d.look(Metric::P99, &[1.0, 0.0, 1.0], &[1.0, 2.0, 1.0], 3)
+                .is_none()
+        );
+        assert!(
+            d.look(Metric::ErrorRate, &[0.0; 3], &[0.0; 3], 3)
+                .is_some_and(|l| l.call == Call::Equivalent)
+        );
+    }
+
+    #[test]
+    fn simulated_a_a_sequences_make_few_false_calls() {
+        // Normal per-run noise of 3 %, 400 A/A sequences of up to 20 pairs: the union bound
+        // says at most 5 %.
+        let d = design(vec![Metric::Throughput]);
+        let mut rng = fastrand::Rng::with_seed(11);
+        let mut normal = move || {
+            let (u, v) = (rng.f64().max(1e-12), rng.f64());
+            (-2.0 * u.ln()).sqrt() * (std::f64::consts::TAU * v).cos()
+        };
+        let mut false_calls = 0;
+        for _ in 0..400 {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for pairs in 1..=20 {
+                a.push(1000.0 * (1.0 + 0.03 * normal()));
+                b.push(1000.0 * (1.0 + 0.03 * normal()));
+                let call = d.look(Metric::Throughput, &a, &b, pairs).map(|l| l.call);
+                if matches!(call, Some(Call::Better | Call::Worse)) {
+                    false_calls += 1;
+                    break;
+                }
+                if call.is_some_and(Call::decided) {
+                    break;
+                }
+            }
+        }
+        assert!(false_calls <= 20, "{false_calls} of 400");
+    }
+}

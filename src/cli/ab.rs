@@ -1,0 +1,100 @@
+//! `volley ab A B [test flags]`: short runs A B A B … until the comparison is decided
+//! (`volley::suite::ab`), then the comparison as `volley compare` writes it.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use volley::plan::Plan;
+
+use super::args::{QuickArgs, parse_duration, parse_set};
+
+/// `volley ab`.
+#[derive(Debug, clap::Args)]
+pub struct AbArgs {
+    /// The test, as quick mode takes it; its URL is A.
+    #[command(flatten)]
+    pub quick: QuickArgs,
+    /// B: a URL (the same test against it). With --plan, A and B are the plan's overrides,
+    /// `KEY=VALUE[,KEY=VALUE…]`; two folders of runs already made are replayed in order.
+    #[arg(value_name = "B")]
+    pub b: String,
+    /// A and B are variants of this plan.
+    #[arg(long, value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
+    /// Metric to decide (repeatable, comma-separated): p50, p90, p95, p99, p99.9, mean,
+    /// throughput, errors (default: throughput in the closed model, p50 in the open).
+    #[arg(long = "metric", value_delimiter = ',', value_name = "METRIC")]
+    pub decide: Vec<String>,
+    /// Practical threshold, %: a change is decided beyond ±PCT, equivalence within.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0)]
+    pub threshold: f64,
+    /// Most runs per side: the horizon the sequence's α is spent over.
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(3..=500))]
+    pub max_runs: u32,
+    /// Start no pair that would end after this long, e.g. 10m.
+    #[arg(long, value_parser = parse_duration)]
+    pub max_time: Option<Duration>,
+}
+
+/// Runs the sequence (or replays two folders of runs); returns the exit code.
+pub fn run(a: AbArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
+    let q = &a.quick;
+    let e = &q.export;
+    let outputs = q.json.is_some() || e.metrics_listen.is_some() || e.prometheus_rw.is_some();
+    if q.repeat > 1 || q.join.join.is_some() || q.segment.is_some() {
+        anyhow::bail!(volley::Error::Invalid {
+            what: "--repeat/--join/--segment".into(),
+            why: "the sequence decides how many runs (--max-runs bounds them), alone".into(),
+        });
+    }
+    if outputs || e.otlp.is_some() || !q.watch.targets.is_empty() {
+        anyhow::bail!(volley::Error::Invalid {
+            what: "--json/--metrics-listen/--prometheus-rw/--otlp/--watch".into(),
+            why: "not with `volley ab`: every run's record is kept under --out (ab-<time>/a, b)"
+                .into(),
+        });
+    }
+    let sides = [a.quick.url.clone().unwrap_or_default(), a.b.clone()];
+    let design = |open| volley::suite::ab::design(&a.decide, a.threshold, a.max_runs, open);
+    let outcome = if sides.iter().all(|s| Path::new(s).is_dir()) {
+        volley::suite::ab::replay(&sides.clone().map(PathBuf::from), design)?
+    } else {
+        let plans = [plan_of(&a, &sides[0])?, plan_of(&a, &sides[1])?];
+        let (quiet, tuning) = (a.quick.quiet, a.quick.tuning);
+        let execute = |plan: &Plan, outputs: &mut volley::run::Outputs| {
+            super::runs::execute(plan, argv, super::runs::Shown::Nothing, tuning, outputs)
+        };
+        let say = |line: &str| {
+            if !quiet {
+                eprintln!("{line}");
+            }
+        };
+        let budget = (a.quick.out.as_path(), a.max_time);
+        let design = design(plans[0].model().has_open())?;
+        volley::suite::ab::run(&plans, design, budget, execute, say)?
+    };
+    println!("{}", volley::suite::ab::comparison(&outcome, a.threshold)?);
+    if let Some(top) = &outcome.top {
+        println!("runs, sequence.txt and comparison.md: {}", top.display());
+    }
+    Ok(super::EXIT_OK)
+}
+
+/// The plan of one side: quick mode against URL `side`, or the plan with `side`'s overrides.
+fn plan_of(a: &AbArgs, side: &str) -> anyhow::Result<Plan> {
+    let Some(path) = &a.plan else {
+        let mut quick = a.quick.clone();
+        quick.url = Some(side.into());
+        return Ok(super::quick::input_from(quick)?.validate()?.prepare()?);
+    };
+    let mut sets = Vec::new();
+    for set in side.split(',').filter(|s| !s.trim().is_empty()) {
+        sets.push(parse_set(set.trim()).map_err(|e| anyhow::anyhow!("{side}: {e}"))?);
+    }
+    let options = volley::plan::read::ReadOptions {
+        sets,
+        threads: a.quick.threads,
+        ..Default::default()
+    };
+    Ok(volley::plan::read::read_file(path, &options)?.prepare()?)
+}

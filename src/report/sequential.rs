@@ -1,0 +1,72 @@
+//! `volley ab` in words: a line after each pair, and what the sequence decided.
+
+use std::fmt::Write;
+
+use crate::analysis::metric::Metric;
+use crate::analysis::sequential::{ALPHA, Call, Look, Sequence, Stopped};
+
+/// One metric's state: "throughput slower −9.8 % [−13.1, −6.4]".
+fn metric_state(m: Metric, look: Option<&Look>) -> String {
+    let Some(l) = look else {
+        return format!("{} not tested yet", m.label());
+    };
+    let unit = if m.relative() { " %" } else { " pp" };
+    format!(
+        "{} {} {:+.1}{unit} [{:+.1}, {:+.1}]",
+        m.label(),
+        l.call.words(m),
+        l.change,
+        l.interval.0,
+        l.interval.1
+    )
+}
+
+/// The line after pair `seq.pairs`: every metric's state.
+pub fn line(seq: &Sequence) -> String {
+    let states: Vec<String> = seq
+        .design
+        .metrics
+        .iter()
+        .zip(&seq.looks)
+        .map(|(&m, l)| metric_state(m, l.as_ref()))
+        .collect();
+    format!("pair {}: {}", seq.pairs, states.join("; "))
+}
+
+/// What the sequence decided, how many runs it took and why it stopped.
+pub fn text(seq: &Sequence) -> String {
+    let why = match seq.stopped {
+        Some(Stopped::Decided) => "every metric decided".to_string(),
+        Some(Stopped::MaxRuns) => format!("the run budget ({} pairs) spent", seq.design.max_pairs),
+        Some(Stopped::MaxTime) => "the time budget spent".to_string(),
+        Some(Stopped::Interrupted) => "a run was interrupted".to_string(),
+        None => "still running".to_string(),
+    };
+    let mut o = format!(
+        "A/B until decided: {} pair(s), {} runs; stopped: {why}\n",
+        seq.pairs,
+        2 * seq.pairs
+    );
+    for (&m, look) in seq.design.metrics.iter().zip(&seq.looks) {
+        let at = match look {
+            Some(l) if l.call != Call::Undecided => {
+                format!(
+                    " — decided at pair {} (its look's α {:.4})",
+                    l.pairs, l.level
+                )
+            }
+            _ => String::new(),
+        };
+        let _ = writeln!(o, "  {}{at}", metric_state(m, look.as_ref()));
+    }
+    let _ = writeln!(
+        o,
+        "Intervals at each look's own level a (1 − a; an equivalence's 1 − 2a). Sequential design: α = {ALPHA} over the whole \
+         sequence, spent over {} pairs (Pocock-type), split among {} metric(s), threshold \
+         ±{}% (docs/measurement.md, \"A/B until decided\").",
+        seq.design.max_pairs,
+        seq.design.metrics.len(),
+        seq.design.threshold_pct
+    );
+    o
+}

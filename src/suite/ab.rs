@@ -1,0 +1,170 @@
+//! `volley ab`: two plans (A, the baseline, and B) run by turns until the comparison is decided
+//! ([`super::until_decided`]), each side's runs a folder of repeats, then the comparison of the
+//! two folders as `volley compare` makes it, with what the sequence decided.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::until_decided::{Side, until_decided};
+use crate::analysis::compare::{CompareOptions, compare};
+use crate::analysis::gate::{METRICS, metric_named};
+use crate::analysis::metric::Metric;
+use crate::analysis::sequential::{Design, Sequence};
+use crate::analysis::variant::read_variants;
+use crate::error::Error;
+use crate::plan::Plan;
+use crate::record::model::RunRecord;
+use crate::report::{Format, new_folder, render_comparison, sequential};
+use crate::run::Outputs;
+use crate::run::output::{Kept, ResultsFolder};
+
+/// What a sequence of A/B runs did: the sequence, each side's folder of runs, and the folder
+/// that holds both (none for a replay of runs already made).
+#[derive(Debug)]
+pub struct AbOutcome {
+    /// What was decided, after how many pairs, and why it stopped.
+    pub sequence: Sequence,
+    /// A's folder of runs, then B's.
+    pub folders: [PathBuf; 2],
+    /// `<out>/ab-<UTC time>/`, holding `a/`, `b/`, `sequence.txt` and `comparison.md`.
+    pub top: Option<PathBuf>,
+}
+
+/// The design of `--metric` names (default: throughput in the closed model, p50 in the
+/// open), `threshold_pct` and `max_runs` per side.
+pub fn design(
+    names: &[String],
+    threshold_pct: f64,
+    max_runs: u32,
+    open: bool,
+) -> Result<Design, Error> {
+    let invalid = |why: String| Error::Invalid {
+        what: "--metric".into(),
+        why,
+    };
+    let mut metrics = Vec::new();
+    for n in names {
+        match metric_named(&n.trim().to_ascii_lowercase()).filter(|m| m.judged()) {
+            Some(m) if !metrics.contains(&m) => metrics.push(m),
+            Some(_) => {}
+            None => {
+                let one_of = METRICS.replace(", max", "");
+                return Err(invalid(format!("`{n}` is not one of {one_of}")));
+            }
+        }
+    }
+    if metrics.is_empty() {
+        metrics.push(if open {
+            Metric::P50
+        } else {
+            Metric::Throughput
+        });
+    }
+    if !(threshold_pct.is_finite() && threshold_pct > 0.0) {
+        return Err(Error::Invalid {
+            what: "--threshold".into(),
+            why: "must be a percentage > 0, e.g. 2".into(),
+        });
+    }
+    Ok(Design {
+        metrics,
+        max_pairs: max_runs,
+        threshold_pct,
+        comparisons: 1,
+    })
+}
+
+/// Runs `plans` (A, B) by turns under `design`, each run by `execute` into its side's folder
+/// of repeats under `<out>/ab-<UTC time>/`; `say` hears a line per run and per pair.
+pub fn run<E: From<Error>>(
+    plans: &[Plan; 2],
+    design: Design,
+    (out, max_time): (&Path, Option<Duration>),
+    mut execute: impl FnMut(&Plan, &mut Outputs) -> Result<RunRecord, E>,
+    say: impl Fn(&str),
+) -> Result<AbOutcome, E> {
+    let top = new_folder(out, &format!("ab-{}", stamp()))?;
+    let mut outputs =
+        ["a", "b"].map(|side| Outputs::none().with(ResultsFolder::repeats(&top.join(side), side)));
+    let mut folders: [Option<PathBuf>; 2] = [None, None];
+    let sequence = until_decided(
+        design,
+        max_time,
+        |side: Side, pair| -> Result<_, E> {
+            let i = side as usize;
+            let record = execute(&plans[i], &mut outputs[i])?;
+            for kept in outputs[i].finish(&record).kept {
+                if let Kept::Folder(dir) = kept {
+                    folders[i] = dir.parent().map(Path::to_path_buf);
+                }
+            }
+            let line = crate::report::repeats::run_line(&record);
+            say(&format!("{pair} {}: {line}", ["A", "B"][i]));
+            Ok(Some(record))
+        },
+        |seq| say(&sequential::line(seq)),
+    )?;
+    for o in outputs {
+        o.close();
+    }
+    let [Some(a), Some(b)] = folders else {
+        return Err(Error::Invalid {
+            what: "A/B".into(),
+            why: "no run of A and B finished".into(),
+        }
+        .into());
+    };
+    Ok(AbOutcome {
+        sequence,
+        folders: [a, b],
+        top: Some(top),
+    })
+}
+
+/// Replays two folders of runs already made (`dirs`: A's, B's), pair by pair in their order,
+/// under the design `design_of` gives for their model (open or not).
+pub fn replay(
+    dirs: &[PathBuf; 2],
+    design_of: impl FnOnce(bool) -> Result<Design, Error>,
+) -> Result<AbOutcome, Error> {
+    let variants = read_variants(dirs, &[])?;
+    let open = variants[0].runs.iter().any(|r| r.config.model.has_open());
+    let mut runs: Vec<_> = variants.iter().map(|v| v.runs.iter()).collect();
+    let next = |side: Side, _| -> Result<_, Error> { Ok(runs[side as usize].next().cloned()) };
+    let sequence = until_decided(design_of(open)?, None, next, |_| {})?;
+    Ok(AbOutcome {
+        sequence,
+        folders: dirs.clone(),
+        top: None,
+    })
+}
+
+/// What the sequence decided, then the comparison of its runs (text); both are also written
+/// to the outcome's folder (`sequence.txt`, `comparison.md`).
+pub fn comparison(o: &AbOutcome, threshold_pct: f64) -> Result<String, Error> {
+    let labels = ["A".to_string(), "B".to_string()];
+    let variants = read_variants(&o.folders, &labels)?;
+    let c = compare(&variants, CompareOptions { threshold_pct });
+    let words = sequential::text(&o.sequence);
+    let table = render_comparison(&variants, &c, Format::Text, None)?;
+    if let Some(top) = &o.top {
+        let md = render_comparison(&variants, &c, Format::Markdown, None)?;
+        write(&top.join("comparison.md"), &format!("{words}\n{md}"))?;
+        write(&top.join("sequence.txt"), &words)?;
+    }
+    Ok(format!("{words}\n{table}"))
+}
+
+fn write(path: &Path, text: &str) -> Result<(), Error> {
+    std::fs::write(path, text).map_err(|cause| Error::File {
+        action: crate::error::FileAction::Write,
+        path: path.to_path_buf(),
+        cause,
+    })
+}
+
+/// The UTC time now, `20260102T030405Z`.
+fn stamp() -> String {
+    let now = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    now.chars().filter(char::is_ascii_alphanumeric).collect()
+}

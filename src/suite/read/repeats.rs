@@ -1,0 +1,90 @@
+//! `repeats`: a count, or `"until-decided"` with its `[until_decided]` design.
+
+use super::Ctx;
+use crate::analysis::sequential::Design;
+use crate::error::Error;
+use crate::suite::SuiteTarget;
+use crate::suite::file::{RepeatsFile, SuiteFile};
+use crate::suite::order::Order;
+
+/// Most repeats per target.
+const MAX_REPEATS: i64 = 1000;
+/// `max_runs` of `[until_decided]` by default, as `volley ab --max-runs`.
+const UNTIL_DECIDED_MAX_RUNS: i64 = 20;
+
+impl Ctx<'_> {
+    /// `repeats`: 1 to [`MAX_REPEATS`], and 1 with `[find_max]`; `"until-decided"`: the
+    /// `max_runs` of `[until_decided]`.
+    pub(super) fn repeats(&self, f: &SuiteFile, searched: bool) -> Result<u32, Error> {
+        let Some(r) = &f.repeats else {
+            if let Some(u) = &f.until_decided {
+                return Err(self.at(
+                    u,
+                    "[until_decided] without repeats = \"until-decided\"",
+                    None,
+                ));
+            }
+            return Ok(1);
+        };
+        let (key, count) = match r.get_ref() {
+            RepeatsFile::Count(n) => ("repeats", *n),
+            RepeatsFile::Rule(rule) if rule == "until-decided" => {
+                let max = f.until_decided.as_ref().and_then(|u| u.get_ref().max_runs);
+                ("max_runs", max.unwrap_or(UNTIL_DECIDED_MAX_RUNS))
+            }
+            RepeatsFile::Rule(rule) => {
+                let why = format!("repeats = \"{rule}\" is neither a count nor a rule");
+                return Err(self.at(r, why, Some("a count, e.g. 5, or \"until-decided\"")));
+            }
+        };
+        if searched && count != 1 {
+            let why = "repeats applies to plan runs; with [find_max] each target gets one search";
+            return Err(self.at(r, why, None));
+        }
+        if !(1..=MAX_REPEATS).contains(&count) {
+            return Err(self.at(
+                r,
+                format!("{key} = {count} is out of range"),
+                Some("1 (the default) to 1000 measured runs per target"),
+            ));
+        }
+        Ok(count as u32)
+    }
+
+    /// `repeats = "until-decided"`: the design its rounds follow (the comparisons are every
+    /// target after the first against it), or none.
+    pub(super) fn until_decided(
+        &self,
+        f: &SuiteFile,
+        targets: &[SuiteTarget],
+        order: &Order,
+    ) -> Result<Option<Design>, Error> {
+        let Some(r) = f.repeats.as_ref() else {
+            return Ok(None);
+        };
+        if !matches!(r.get_ref(), RepeatsFile::Rule(_)) {
+            return Ok(None);
+        }
+        if *order != Order::Interleaved {
+            let why =
+                "repeats = \"until-decided\" takes the targets by turns: order = \"interleaved\"";
+            return Err(self.at(r, why, None));
+        }
+        let max_runs = self.repeats(f, false)?;
+        if max_runs < 3 || targets.len() < 2 {
+            let why = "until-decided compares two targets or more, over at least 3 runs each";
+            return Err(self.at(r, why, Some("max_runs = 3 or more, and two [[target]]s")));
+        }
+        let u = f.until_decided.as_ref().map(|u| u.get_ref());
+        let metrics = u.and_then(|u| u.metrics.clone()).unwrap_or_default();
+        let threshold = u.and_then(|u| u.threshold).unwrap_or(2.0);
+        let open = targets[0].plan.model().has_open();
+        let design = crate::suite::ab::design(&metrics, threshold, max_runs, open);
+        let mut design = design.map_err(|e| {
+            let at = f.until_decided.as_ref().map(|u| u.span());
+            self.err(at, e, None)
+        })?;
+        design.comparisons = targets.len() as u32 - 1;
+        Ok(Some(design))
+    }
+}

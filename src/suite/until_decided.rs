@@ -1,0 +1,114 @@
+//! Runs A and B by turns, A B A B …, until the comparison is decided
+//! ([`crate::analysis::sequential`]) or the budget is spent: `volley ab`.
+
+use std::time::{Duration, Instant};
+
+use crate::analysis::sequential::{Design, Sequence, Stopped};
+use crate::record::model::RunRecord;
+
+/// Which side a run is of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The baseline.
+    A,
+    /// The variant compared with it.
+    B,
+}
+
+/// Runs `run(side, pair)` by turns, A then B, pair after pair (from 1), and looks after each
+/// pair, until every metric of `design` is decided, `design.max_pairs` pairs are done, the next
+/// pair would end after `max_time` (judged by the last pair's length), or a run comes back
+/// `None` (interrupted) or interrupted. `after` sees the sequence after each pair.
+pub fn until_decided<E>(
+    design: Design,
+    max_time: Option<Duration>,
+    mut run: impl FnMut(Side, u32) -> Result<Option<RunRecord>, E>,
+    mut after: impl FnMut(&Sequence),
+) -> Result<Sequence, E> {
+    let started = Instant::now();
+    let mut seq = Sequence::new(design);
+    let mut last_pair = Duration::ZERO;
+    loop {
+        let pair_started = Instant::now();
+        let pair = seq.pairs + 1;
+        let Some(a) = run(Side::A, pair)?.filter(|r| r.interrupted.is_none()) else {
+            seq.stopped = Some(Stopped::Interrupted);
+            return Ok(seq);
+        };
+        let Some(b) = run(Side::B, pair)?.filter(|r| r.interrupted.is_none()) else {
+            seq.stopped = Some(Stopped::Interrupted);
+            return Ok(seq);
+        };
+        let decided = seq.add_pair(&a, &b);
+        after(&seq);
+        last_pair = last_pair.max(pair_started.elapsed());
+        seq.stopped = if decided {
+            Some(Stopped::Decided)
+        } else if seq.pairs >= seq.design.max_pairs {
+            Some(Stopped::MaxRuns)
+        } else if max_time.is_some_and(|max| started.elapsed() + last_pair > max) {
+            Some(Stopped::MaxTime)
+        } else {
+            None
+        };
+        if seq.stopped.is_some() {
+            return Ok(seq);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::metric::Metric;
+    use crate::record::fixture::record;
+
+    fn design(max_pairs: u32) -> Design {
+        Design {
+            metrics: vec![Metric::Throughput],
+            max_pairs,
+            threshold_pct: 2.0,
+            comparisons: 1,
+        }
+    }
+
+    /// A record whose throughput is `rps` (10 s, no errors).
+    fn at(rps: u32) -> RunRecord {
+        record("r", 10, u64::from(rps), 1000, 0, 0.0)
+    }
+
+    #[test]
+    fn a_clear_difference_stops_the_sequence_early() {
+        let mut order = Vec::new();
+        let seq = until_decided(
+            design(20),
+            None,
+            |side, pair| -> Result<_, ()> {
+                order.push(side);
+                let jitter = pair % 3;
+                Ok(Some(match side {
+                    Side::A => at(1000 + jitter),
+                    Side::B => at(1500 + jitter),
+                }))
+            },
+            |_| {},
+        )
+        .unwrap();
+        assert_eq!(seq.stopped, Some(Stopped::Decided));
+        assert!(seq.pairs < 20, "{}", seq.pairs);
+        assert_eq!(&order[..4], &[Side::A, Side::B, Side::A, Side::B]);
+    }
+
+    #[test]
+    fn an_interrupted_run_or_the_run_budget_ends_it() {
+        let noisy = |side, pair: u32| -> Result<_, ()> {
+            let odd = (pair + u32::from(side == Side::B)) % 2;
+            Ok(Some(at(1000 + odd * 200)))
+        };
+        let seq = until_decided(design(4), None, noisy, |_| {}).unwrap();
+        assert_eq!((seq.stopped, seq.pairs), (Some(Stopped::MaxRuns), 4));
+        let stop = |side, _| -> Result<_, ()> { Ok((side == Side::A).then(|| at(10))) };
+        let seq = until_decided(design(4), None, stop, |_| {}).unwrap();
+        assert_eq!((seq.stopped, seq.pairs), (Some(Stopped::Interrupted), 0));
+    }
+}

@@ -1,0 +1,169 @@
+//! `volley ab` (docs/measurement.md, "A/B until decided"): A and B by turns until the metric is
+//! decided. A large change is decided early, in its direction, with every run kept and
+//! verified; replayed A/A sequences seldom call a difference; bad flags are refused.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+/// Runs `volley ab` with `args`; returns its stdout (it must succeed).
+fn ab(args: &[&str]) -> String {
+    let (code, stdout, stderr) = common::run_volley(&[&["ab"], args].concat());
+    assert_eq!(code, Some(0), "{stderr}");
+    stdout
+}
+
+/// Every `run.json` under `dir`.
+fn records_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(records_under(&path));
+        } else if path.file_name().is_some_and(|n| n == "run.json") {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// The pairs a sequence used and the call on its one metric, from its first lines.
+fn outcome(stdout: &str) -> (u32, String) {
+    let first = stdout.lines().next().unwrap();
+    let pairs = first
+        .split("until decided: ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let call = ["faster", "slower", "equivalent", "undecided"]
+        .into_iter()
+        .find(|c| stdout.lines().nth(1).unwrap().contains(c))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    (pairs, call.to_string())
+}
+
+#[test]
+fn a_large_change_is_decided_early_and_every_run_is_kept() {
+    let target = common::target();
+    let dir = common::temp_dir("ab-live");
+    let a = format!("{}/delay?ms=2", target.base_url());
+    let b = format!("{}/delay?ms=4", target.base_url());
+    let out = dir.to_str().unwrap();
+    let stdout = ab(&[
+        &a,
+        &b,
+        "-c",
+        "4",
+        "-d",
+        "1s",
+        "--metric",
+        "p50",
+        "--max-runs",
+        "8",
+        "--out",
+        out,
+    ]);
+    let (pairs, call) = outcome(&stdout);
+    assert_eq!(call, "slower", "{stdout}");
+    assert!((3..=8).contains(&pairs), "{stdout}");
+    assert!(stdout.contains("decided at pair"), "{stdout}");
+    assert!(
+        stdout.contains("volley comparison"),
+        "the comparison follows: {stdout}"
+    );
+    let top = common::only_subfolder(&dir);
+    for file in ["sequence.txt", "comparison.md"] {
+        assert!(top.join(file).is_file(), "{file}");
+    }
+    let records = records_under(&top);
+    assert_eq!(records.len() as u32, 2 * pairs, "one record per run");
+    for r in &records {
+        common::verified(r);
+    }
+}
+
+#[test]
+fn replayed_a_a_sequences_seldom_call_a_difference_and_a_b_ones_decide() {
+    // A pool of real runs (A, A' and B with a +50 % delay), replayed in random orders, as
+    // bench/ab.sh does with a larger pool and a +10 % change (bench/README.md).
+    let target = common::target();
+    let dir = common::temp_dir("ab-replay");
+    let run_into = |side: &str, i: usize, ms: &str| {
+        let folder = dir.join(side).join(format!("repeat-{i}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        let url = format!("{}/delay?ms={ms}", target.base_url());
+        common::run_json_ok(&folder, &[&url, "-c", "4", "-d", "1s"]);
+    };
+    for i in 1..=8 {
+        run_into("a1", i, "2");
+        run_into("a2", i, "2");
+        run_into("b", i, "3");
+    }
+    let pool = |side: &str| -> Vec<PathBuf> {
+        (1..=8)
+            .map(|i| dir.join(side).join(format!("repeat-{i}")).join("run.json"))
+            .collect()
+    };
+    let (a1, a2, b) = (pool("a1"), pool("a2"), pool("b"));
+    let mut rng = fastrand::Rng::with_seed(5);
+    let replay = |n: usize, left: Vec<PathBuf>, right: Vec<PathBuf>| {
+        let seq = dir.join(format!("seq-{n}"));
+        for (side, runs) in [("a", left), ("b", right)] {
+            for (j, run) in runs.into_iter().enumerate() {
+                let folder = seq.join(side).join(format!("repeat-{}", j + 1));
+                std::fs::create_dir_all(&folder).unwrap();
+                std::fs::copy(run, folder.join("run.json")).unwrap();
+            }
+        }
+        let (sa, sb) = (seq.join("a"), seq.join("b"));
+        let args = ["--metric", "p50", "--max-runs", "5"];
+        outcome(&ab(&[
+            &[sa.to_str().unwrap(), sb.to_str().unwrap()][..],
+            &args,
+        ]
+        .concat()))
+    };
+    let mut false_calls = 0;
+    let mut decided = 0;
+    for n in 0..20 {
+        // The pool's rounds in a random order; a round's runs are a pair, as `volley ab` runs.
+        let mut rounds: Vec<usize> = (0..8).collect();
+        rng.shuffle(&mut rounds);
+        rounds.truncate(5);
+        let take = |side: &[PathBuf]| -> Vec<PathBuf> {
+            rounds.iter().map(|&i| side[i].clone()).collect()
+        };
+        let (_, call) = replay(n, take(&a1), take(&a2));
+        false_calls += usize::from(call == "faster" || call == "slower");
+        let (_, call) = replay(100 + n, take(&a1), take(&b));
+        decided += usize::from(call == "slower");
+    }
+    // The design holds false calls to 5 %; 20 sequences from one small pool are not
+    // independent, so the bound here is generous.
+    assert!(
+        false_calls <= 4,
+        "{false_calls} of 20 A/A sequences called a difference"
+    );
+    assert!(
+        decided >= 16,
+        "{decided} of 20 +50 % sequences decided slower"
+    );
+}
+
+#[test]
+fn bad_flags_are_refused_with_what_and_why() {
+    let target = common::target();
+    let url = format!("{}/", target.base_url());
+    for (args, says) in [
+        (vec!["--metric", "max"], "not one of"),
+        (vec!["--threshold", "0"], "--threshold"),
+        (vec!["--repeat", "2"], "--repeat"),
+        (vec!["--json", "x.json"], "not with `volley ab`"),
+    ] {
+        let all = [&["ab", url.as_str(), url.as_str(), "-d", "1s"][..], &args].concat();
+        let (code, _, stderr) = common::run_volley(&all);
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+}
