@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # bench/findmax.sh — how long `volley find-max` takes to answer, and how close the answer is,
 # against built-in targets of known capacity (volley serve --capacity W --service-time S: the
-# maximum is exactly W/S req/s). Uses the default search settings (budget 3m, steps of 5 s + 1 s
-# warm-up) unless STEP/WARMUP/BUDGET are set. Target pinned to CPU 1, generator to CPU 0.
+# maximum is W/S req/s by its settings, and W over the mean time a request really held a
+# worker by its own /metrics: the true capacity, below W/S by the target's own work per
+# request). Uses the default search settings (budget 3m, steps of 5 s + 1 s warm-up) unless
+# STEP/WARMUP/BUDGET are set. Target pinned to CPU 1, generator to CPU 0.
 #
 #   bench/findmax.sh                       # capacities 2×10ms, 4×10ms, 8×10ms
 #   CAPACITIES="16:10ms 4:2ms" bench/findmax.sh
@@ -23,7 +25,7 @@ trap cleanup EXIT INT TERM
 if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
   echo "port $PORT is in use; set PORT" >&2; exit 1
 fi
-printf '%-12s %12s %14s %8s %10s %6s\n' capacity "expected/s" "found/s" error "answer_s" steps
+printf '%-12s %10s %10s %10s %8s %8s %9s %6s\n' capacity "W/S" "true/s" "found/s" "vs W/S" "vs true" answer_s steps
 for c in $CAPACITIES; do
   workers=${c%%:*}; service=${c#*:}
   taskset -c 1 "$VOLLEY" serve --port "$PORT" --threads 1 --capacity "$workers" --service-time "$service" >"$tmp/serve.log" 2>&1 &
@@ -33,16 +35,23 @@ for c in $CAPACITIES; do
   taskset -c 0 "$VOLLEY" find-max "http://127.0.0.1:$PORT/" --slo "$SLO" --budget "$BUDGET" \
     --step "$STEP" --warmup "$WARMUP" --threads 1 -q --json "$tmp/run.json" --out "$tmp/results" || true
   end=$(date +%s.%N)
+  # The target's own count of how long requests held a worker over the whole search.
+  timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3" >"$tmp/metrics.txt" || true
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
-  python3 - "$tmp/run.json" "$workers" "$service" "$start" "$end" <<'PY'
+  python3 - "$tmp/run.json" "$workers" "$service" "$start" "$end" "$tmp/metrics.txt" <<'PY'
 import json, sys, re
 rec = json.load(open(sys.argv[1]))["find_max"]
 workers = int(sys.argv[2]); service = sys.argv[3]
 m = re.fullmatch(r"([0-9.]+)(ms|s|us)", service)
 secs = float(m.group(1)) * {"ms": 1e-3, "s": 1.0, "us": 1e-6}[m.group(2)]
 expected = workers / secs
+page = dict(l.split(" ", 1) for l in open(sys.argv[6]) if l.startswith("volley_target_capacity"))
+held = float(page["volley_target_capacity_held_seconds_total"])
+holds = float(page["volley_target_capacity_holds_total"])
+true = workers / (held / holds)
 found = rec["max_sustainable_rps"] or 0.0
-print(f"{workers}x{service:<9} {expected:12.1f} {found:14.1f} {100*(found-expected)/expected:+7.1f}% "
-      f"{float(sys.argv[5])-float(sys.argv[4]):10.1f} {len(rec['steps']):6d}")
+print(f"{workers}x{service:<9} {expected:10.1f} {true:10.1f} {found:10.1f} "
+      f"{100*(found-expected)/expected:+7.1f}% {100*(found-true)/true:+7.1f}% "
+      f"{float(sys.argv[5])-float(sys.argv[4]):9.1f} {len(rec['steps']):6d}")
 PY
 done

@@ -153,3 +153,28 @@ fn bad_slo_and_multi_scenario_plans_are_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("one scenario"));
 }
+
+/// A `/metrics` value of a capacity-mode target.
+fn metric(page: &str, name: &str) -> f64 {
+    page.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in\n{page}"))
+}
+
+#[test]
+fn a_capacity_target_reports_its_true_service_time() {
+    // The oracle of find-max's accuracy: the target counts how long each request held a
+    // worker (the service time plus its own work), so its true capacity is known.
+    let t = capacity_target(2, Duration::from_millis(10));
+    let dir = temp_dir("findmax-oracle");
+    let url = format!("{}/", t.base_url());
+    run_json_ok(&dir, &[&url, "-c", "2", "-n", "100"]);
+    let page = http_get(&t.base_url(), "/metrics");
+    assert_eq!(metric(&page, "volley_target_capacity_workers"), 2.0);
+    assert_eq!(metric(&page, "volley_target_capacity_holds_total"), 100.0);
+    let held = metric(&page, "volley_target_capacity_held_seconds_total") / 100.0;
+    assert!(
+        (0.010..0.030).contains(&held),
+        "mean hold {held} s for 10 ms"
+    );
+}

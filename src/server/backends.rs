@@ -123,10 +123,14 @@ pub(crate) fn describe(backends: &Backends) -> String {
     )
 }
 
-/// `/metrics`: the target's own counters, then the backends' (when it has some).
+/// `/metrics`: the target's own counters, its capacity's (in capacity mode), then the
+/// backends' (when it has some).
 pub(crate) fn metrics_page(state: &super::routes::ServerState) -> String {
     let mut page = state.metrics.render();
     super::oracle::prometheus(&state.handler_times.snapshot(false), &mut page);
+    if let Some(limiter) = &state.capacity {
+        limiter.render(&mut page);
+    }
     if let Some(front) = &state.front {
         front.render(&mut page);
     }

@@ -89,6 +89,7 @@
 
 mod backends;
 mod body;
+mod capacity;
 mod chaos;
 mod cookies;
 mod grpc;

@@ -8,10 +8,11 @@ use std::time::{Duration, Instant};
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Notify;
 
 use super::backends::{Backends, Front, metrics_page};
 use super::body::TargetBody;
+use super::capacity::Limiter;
 use super::cookies::CookieRoute;
 use super::metrics::{Metrics, RouteId};
 use super::oracle::{HandlerTimer, HandlerTimes, TimedBody};
@@ -36,7 +37,7 @@ pub(crate) struct ServerState {
     pub(crate) metrics: Metrics,
     /// The task collection, shared by REST `/tasks` and the gRPC Tasks service.
     pub(crate) tasks: TaskStore,
-    capacity: Option<Limiter>,
+    pub(crate) capacity: Option<Limiter>,
     /// [`super::Faults::close_after_requests`]: counts answers towards it.
     pub(crate) close_after: Option<RequestCountdown>,
     /// [`super::Faults::stall`]: freezes every route but `/metrics` and `/stats`.
@@ -67,13 +68,6 @@ impl RequestCountdown {
     }
 }
 
-/// Capacity mode: a FIFO semaphore of `workers` permits and the service time.
-#[derive(Debug)]
-struct Limiter {
-    permits: Semaphore,
-    service_time: Duration,
-}
-
 impl ServerState {
     /// Fresh state, its clock starting now; `capacity.workers` must be in
     /// 1..=`Semaphore::MAX_PERMITS`.
@@ -85,10 +79,7 @@ impl ServerState {
         ServerState {
             metrics: Metrics::default(),
             tasks: TaskStore::default(),
-            capacity: capacity.map(|c| Limiter {
-                permits: Semaphore::new(c.workers),
-                service_time: c.service_time,
-            }),
+            capacity: capacity.map(Limiter::new),
             close_after: faults.close_after_requests.map(|limit| RequestCountdown {
                 limit,
                 answered: AtomicU64::new(0),
@@ -203,12 +194,7 @@ pub(crate) async fn handle(
     }
     // Capacity mode: hold a worker for the service time plus the route's work.
     let _worker = match &state.capacity {
-        Some(limiter) if !route.observes() => {
-            // The semaphore is never closed, so this only fails in theory.
-            let permit = limiter.permits.acquire().await.ok();
-            crate::timer::sleep(limiter.service_time).await;
-            permit
-        }
+        Some(limiter) if !route.observes() => Some(limiter.hold().await),
         _ => None,
     };
     let visit = match &state.front {
