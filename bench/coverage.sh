@@ -79,12 +79,7 @@ run_pid=
 cleanup() {
   local rc=$?
   set +e
-  for pid in $run_pid $server_pid; do
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null
-      wait "$pid" 2>/dev/null
-    fi
-  done
+  stop_pids $run_pid $server_pid
   rm -rf "$tmp"
   exit "$rc"
 }
@@ -97,15 +92,7 @@ echo "volley: $("$VOLLEY" --version 2>&1 | head -n 1)  ($VOLLEY)"
 
 records=${RECORDS:-$tmp/records}
 if [[ -z $RECORDS ]]; then
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  taskset -c "$SERVER_CPU" "$VOLLEY" serve --port "$port" --threads 1 >"$tmp/serve.log" 2>&1 </dev/null &
-  server_pid=$!
-  for _ in $(seq 100); do
-    grep -q 'listening on' "$tmp/serve.log" 2>/dev/null && break
-    kill -0 "$server_pid" 2>/dev/null || die "the target exited: $(cat "$tmp/serve.log")"
-    sleep 0.1
-  done
-  grep -q 'listening on' "$tmp/serve.log" || die "the target did not start listening"
+  serve_start "$tmp" "$SERVER_CPU"
   echo "runs: $RUNS x ${DURATION}s per configuration ($CONFIGS), /delay?ms=$BASE_MS, closed -c $CONNECTIONS," \
        "open --rate $RATE, --threads 1 (CPU $CLIENT_CPU), target on CPU $SERVER_CPU"
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"

@@ -48,15 +48,18 @@ pub fn ci95(input: &Input<'_>) -> Ci95 {
         rps: rps_bound(input),
         ..Ci95::default()
     };
-    let latency = latency_batches(input);
     if input.latency.is_empty() {
         return ci;
     }
+    // The figures after the rate ask ever fewer responses above them per batch (mean, p50 …
+    // p99.9), so each coarsens the batches further from where the one before left them.
+    let mut batches = Some((latency_batches(input), input.batch_s));
     for figure in BoundFigure::ALL.into_iter().skip(1) {
+        batches = batches.and_then(|(hs, b)| coarsened(hs, b, figure));
         let value = figure_of(figure, input.latency);
-        let bound = coarsened(latency.clone(), input.batch_s, figure).and_then(|(hs, b)| {
+        let bound = batches.as_ref().and_then(|(hs, b)| {
             let values: Vec<f64> = hs.iter().map(|h| figure_of(figure, h)).collect();
-            bound(value, &values, b)
+            bound(value, &values, *b)
         });
         ci.set(figure, bound);
     }

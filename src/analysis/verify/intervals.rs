@@ -40,7 +40,7 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         latency: &latency,
     });
     for figure in BoundFigure::ALL {
-        let path = format!("summary.ci95.{}", field(figure));
+        let path = format!("summary.ci95.{}", figure.field());
         let (found, expected) = (recorded.get(figure), again.get(figure));
         let agree = match (found, expected) {
             (Some(a), Some(b)) => {
@@ -58,17 +58,6 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
 }
 
 /// The figure's field in `summary.ci95`.
-fn field(figure: BoundFigure) -> &'static str {
-    match figure {
-        BoundFigure::Rps => "rps",
-        BoundFigure::Mean => "mean_ms",
-        BoundFigure::P50 => "p50_ms",
-        BoundFigure::P90 => "p90_ms",
-        BoundFigure::P99 => "p99_ms",
-        BoundFigure::P99_9 => "p99_9_ms",
-    }
-}
-
 fn show(b: Option<&crate::record::model::Bound>) -> String {
     b.map_or_else(
         || "none".into(),

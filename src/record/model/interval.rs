@@ -99,6 +99,18 @@ impl BoundFigure {
         }
     }
 
+    /// Its field in `summary.ci95` of run.json: `rps`, `mean_ms`, `p50_ms`, … `p99_9_ms`.
+    pub fn field(self) -> &'static str {
+        match self {
+            Self::Rps => "rps",
+            Self::Mean => "mean_ms",
+            Self::P50 => "p50_ms",
+            Self::P90 => "p90_ms",
+            Self::P99 => "p99_ms",
+            Self::P99_9 => "p99_9_ms",
+        }
+    }
+
     /// The figure named `name` (as [`name`](Self::name) writes it).
     pub fn parse(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|f| f.name() == name)
