@@ -48,8 +48,9 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 RECORDS=${RECORDS:-}
 KEEP=${KEEP:-}
 
-note() { printf '[compare-bench] %s\n' "$*" >&2; }
-die() { printf '[compare-bench] error: %s\n' "$*" >&2; exit 1; }
+BENCH_TAG=compare-bench
+# shellcheck source=bench/common.sh
+. "$here/common.sh"
 
 case ${1:-} in
   -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -57,9 +58,6 @@ case ${1:-} in
   *) die "no arguments expected (got '$1'); configure with environment variables, see --help" ;;
 esac
 
-posint() {
-  [[ $1 =~ ^[0-9]+$ ]] && (( 10#$1 > 0 )) || die "$2 must be a positive integer (got '$1')"
-}
 posint "$REPEATS" REPEATS
 posint "$DURATION" DURATION
 posint "$CONNECTIONS" CONNECTIONS
@@ -94,12 +92,7 @@ run_pid=
 cleanup() {
   local rc=$?
   set +e
-  for pid in $run_pid $server_pid; do
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null
-      wait "$pid" 2>/dev/null
-    fi
-  done
+  stop_pids $run_pid $server_pid
   rm -rf "$tmp"
   exit "$rc"
 }
@@ -114,20 +107,8 @@ echo "volley: $("$VOLLEY" --version 2>&1 | head -n 1)  ($VOLLEY)"
 
 records=${RECORDS:-$tmp/records}
 if [[ -z $RECORDS ]]; then
-  if [[ -z $PORT ]]; then
-    PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  fi
-  if timeout 1 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT" 2>/dev/null; then
-    die "something already listens on 127.0.0.1:$PORT; pick another PORT (this script only loads its own target)"
-  fi
-  taskset -c "$SERVER_CPU" "$VOLLEY" serve --port "$PORT" --threads 1 >"$tmp/serve.log" 2>&1 </dev/null &
-  server_pid=$!
-  for _ in $(seq 100); do
-    grep -q 'listening on' "$tmp/serve.log" 2>/dev/null && break
-    kill -0 "$server_pid" 2>/dev/null || die "the target exited: $(cat "$tmp/serve.log")"
-    sleep 0.1
-  done
-  grep -q 'listening on' "$tmp/serve.log" || die "the target did not start listening: $(cat "$tmp/serve.log")"
+  serve_start "$tmp" "$SERVER_CPU" "$PORT"
+  PORT=$port
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
   echo "runs: ${REPEATS} x A (/delay?ms=$BASE_MS) and ${REPEATS} x B (/delay?ms=$CHANGED_MS), interleaved A B A B …," \
        "${DURATION}s each, -c $CONNECTIONS --threads 1 (CPU $CLIENT_CPU), target on CPU $SERVER_CPU"
