@@ -68,11 +68,8 @@ fn value(v: &[u8], exchanges: u64, latency_us: u64) -> ValueInterval {
     }
 }
 
-#[test]
-fn without_group_by_or_watch_nothing_changes() {
-    let text = screen(&state(plan("", "")));
-    assert!(!text.contains("grouped by"), "{text}");
-    assert!(!text.contains("--watch"), "{text}");
+/// The panels every run's screen has, with or without group-by tables and watches.
+fn assert_panels(text: &str) {
     for panel in [
         "status codes",
         "scenarios, steps and phases",
@@ -81,6 +78,14 @@ fn without_group_by_or_watch_nothing_changes() {
     ] {
         assert!(text.contains(panel), "{panel}:\n{text}");
     }
+}
+
+#[test]
+fn without_group_by_or_watch_nothing_changes() {
+    let text = screen(&state(plan("", "")));
+    assert!(!text.contains("grouped by"), "{text}");
+    assert!(!text.contains("--watch"), "{text}");
+    assert_panels(&text);
 }
 
 #[test]
@@ -130,12 +135,5 @@ fn group_by_values_and_watched_figures_have_panels_of_their_own() {
         text.contains("pid 1 (init): CPU 50.0% · RSS 10.0 MiB"),
         "{text}"
     );
-    for panel in [
-        "status codes",
-        "scenarios, steps and phases",
-        "generator",
-        "thresholds",
-    ] {
-        assert!(text.contains(panel), "{panel}:\n{text}");
-    }
+    assert_panels(&text);
 }
