@@ -4,27 +4,13 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// Runs `volley ab` with `args`; returns its stdout (it must succeed).
 fn ab(args: &[&str]) -> String {
     let (code, stdout, stderr) = common::run_volley(&[&["ab"], args].concat());
     assert_eq!(code, Some(0), "{stderr}");
     stdout
-}
-
-/// Every `run.json` under `dir`.
-fn records_under(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(records_under(&path));
-        } else if path.file_name().is_some_and(|n| n == "run.json") {
-            found.push(path);
-        }
-    }
-    found
 }
 
 /// The pairs a sequence used and the call on its one metric, from its first lines.
@@ -76,7 +62,7 @@ fn a_large_change_is_decided_early_and_every_run_is_kept() {
     for file in ["sequence.txt", "comparison.md"] {
         assert!(top.join(file).is_file(), "{file}");
     }
-    let records = records_under(&top);
+    let records = common::records_under(&top);
     assert_eq!(records.len() as u32, 2 * pairs, "one record per run");
     for r in &records {
         common::verified(r);

@@ -287,7 +287,7 @@ fn the_documented_quick_mode_commands_run_against_the_target() {
             args.join(" "),
             String::from_utf8_lossy(&done.stderr)
         );
-        let records = records_under(&out);
+        let records = common::records_under(&out);
         assert!(!records.is_empty(), "{}: no record written", f.at);
         records.iter().for_each(|r| common::verified(r));
         ran += 1;
@@ -324,18 +324,4 @@ fn small(words: &[String], addr: &str, out: &std::path::Path) -> Vec<String> {
         args.push(value);
     }
     args
-}
-
-/// Every `run.json` under `dir`.
-fn records_under(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(records_under(&path));
-        } else if path.file_name().is_some_and(|n| n == "run.json") {
-            found.push(path);
-        }
-    }
-    found
 }

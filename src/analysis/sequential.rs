@@ -234,16 +234,6 @@ impl Sequence {
             .iter()
             .all(|l| l.is_some_and(|l| l.call.decided()))
     }
-
-    /// Each metric with its call (undecided when never looked at).
-    pub fn calls(&self) -> impl Iterator<Item = (Metric, Call)> + '_ {
-        let call = |l: &Option<Look>| l.map_or(Call::Undecided, |l| l.call);
-        self.design
-            .metrics
-            .iter()
-            .copied()
-            .zip(self.looks.iter().map(call))
-    }
 }
 
 /// The paired test of `b − a`: the mean of the per-pair differences, its standard error

@@ -272,8 +272,8 @@ pub(super) async fn pacer(
                 let mut rec = state.recorder.borrow_mut();
                 rec.record_dropped(group);
                 if let Some(due) = ticket.due {
-                    let due_us = due.saturating_duration_since(run.measure_start);
-                    let due_us = due_us.as_micros() as u64;
+                    let due_us =
+                        super::vu::micros(due.saturating_duration_since(run.measure_start));
                     rec.record_send(
                         scenario,
                         Send {

@@ -497,3 +497,17 @@ pub fn run_repeats(dir: &Path, url: &str, n: u32, seconds: u32) -> (PathBuf, Str
     verified(&folder);
     (folder, stdout)
 }
+
+/// Every `run.json` under `dir`, at any depth.
+pub fn records_under(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(records_under(&path));
+        } else if path.file_name().is_some_and(|n| n == "run.json") {
+            found.push(path);
+        }
+    }
+    found
+}

@@ -173,11 +173,17 @@ mod tests {
         vec![gap; n]
     }
 
+    /// `n` gaps, the `i`th `gap(i)`, sorted.
+    fn sorted(n: u64, gap: impl Fn(u64) -> u64) -> Vec<u64> {
+        let mut v: Vec<u64> = (0..n).map(gap).collect();
+        v.sort_unstable();
+        v
+    }
+
     #[test]
     fn gaps_within_the_tolerance_are_the_plan() {
         let planned = grid(2_000, 500);
-        let mut achieved: Vec<u64> = (0..500).map(|i| 2_000 + (i % 7) * 60 - 180).collect();
-        achieved.sort_unstable();
+        let achieved = sorted(500, |i| 2_000 + (i % 7) * 60 - 180);
         assert_eq!(distance(&planned, &achieved, 500), 0.0);
         assert!(
             distance(&planned, &achieved, 0) > 0.4,
@@ -189,10 +195,7 @@ mod tests {
     fn bunched_and_stalled_sends_are_far_from_the_plan() {
         let planned = grid(1_000, 1_000);
         // A generator that stalls: every fifth gap is 5 ms, then four sends go at once.
-        let mut achieved: Vec<u64> = (0..1_000)
-            .map(|i| if i % 5 == 0 { 5_000 } else { 0 })
-            .collect();
-        achieved.sort_unstable();
+        let achieved = sorted(1_000, |i| if i % 5 == 0 { 5_000 } else { 0 });
         let d = distance(&planned, &achieved, 500);
         assert!(d > 0.75, "{d}");
         assert!(d > critical(1_000, 1_000));
@@ -202,10 +205,7 @@ mod tests {
     fn drops_lengthen_the_gaps_sent() {
         let planned = grid(1_000, 1_000);
         // A tenth of the iterations dropped: a tenth of the gaps sent are doubled.
-        let mut achieved: Vec<u64> = (0..900)
-            .map(|i| if i % 9 == 0 { 2_000 } else { 1_000 })
-            .collect();
-        achieved.sort_unstable();
+        let achieved = sorted(900, |i| if i % 9 == 0 { 2_000 } else { 1_000 });
         let d = distance(&planned, &achieved, 500);
         assert!((d - 0.111).abs() < 0.01, "{d}");
         assert!(d > critical(1_000, 900));
