@@ -56,7 +56,10 @@ fn latency_truth_against_a_known_delay() {
     let (out, rec) = run_json(&dir, &[&url, "-c", "20", "-d", "3s"]);
     assert!(out.status.success());
     let p50 = rec["summary"]["latency_ms"]["p50"].as_f64().unwrap();
-    assert!((10.0..=10.6).contains(&p50), "p50 {p50} ms");
+    // The target spins out the last ~2 ms of each delay, so on a 2-core CI runner 20 spinning
+    // handlers share the cores with the generator: 0.6 ms of slack was exceeded once (10.62 ms).
+    // 1.5 ms still catches a clock started late or a timer that rounds up a tick and more.
+    assert!((10.0..=11.5).contains(&p50), "p50 {p50} ms");
     let min = rec["summary"]["latency_ms"]["min"].as_f64().unwrap();
     assert!(min >= 10.0, "a 10 ms delay cannot be answered in {min} ms");
 }
