@@ -16,6 +16,7 @@ mod grouping;
 mod pacer;
 mod request;
 mod signals;
+mod stream;
 mod vu;
 mod window;
 

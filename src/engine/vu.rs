@@ -15,12 +15,13 @@ use super::backoff::Backoff;
 use super::cookies::Jar;
 use super::gate::Gate;
 use super::request::{Outgoing, RenderFailed, Scratch, outgoing, request_url};
+use super::stream::{self, Streams};
 use super::worker::WorkerState;
 use crate::plan::check::ResponseView;
 use crate::plan::read::step_capture;
 use crate::plan::{Flow, Scenario, Step, StepRequest};
 use crate::proto::ErrorKind;
-use crate::proto::client::Connection;
+use crate::proto::client::{Connection, Tappable};
 use crate::proto::conn::ConnPhase;
 use crate::proto::grpc::GrpcCode;
 use crate::proto::message::{Response, Timing};
@@ -67,9 +68,24 @@ struct VuRun<'a> {
     scratch: Scratch,
     /// The VU's cookies (none when its scenario keeps none).
     jar: Option<Jar>,
+    /// The parsers and traces of its streaming steps.
+    streams: Streams,
 }
 
 impl VuRun<'_> {
+    /// The result groups a request of `step` in the current iteration belongs to: its
+    /// scenario's, its own, and the ladder phase the iteration fell in.
+    fn groups(&self, step: &Step) -> [Option<usize>; 3] {
+        let phases = &self.scenario.phases;
+        let phase = if phases.is_empty() {
+            None
+        } else {
+            let t = self.iteration_at.saturating_duration_since(self.start);
+            phases.get(phases.partition_point(|p| p.end <= t)).map(|p| p.group)
+        };
+        [self.scenario.group, step.group, phase]
+    }
+
     /// Rebuilds the template context from the VU, the iteration and the variables.
     fn refresh_context(&mut self) {
         self.ctx = Some(self.run.plan.templates.context(
@@ -112,6 +128,7 @@ pub(super) async fn vu_loop(
         ctx: None,
         scratch: Scratch::default(),
         jar: Jar::new(scenario.cookies),
+        streams: Streams::default(),
     };
     let mut backoff = Backoff::default();
     while let Some(ticket) = gate.next(who.vu, who.slot, vu.iteration).await {
@@ -271,6 +288,18 @@ async fn run_step(
     };
     let sample = record(vu, step, measured, sent, done, due, &outcome);
     record_groups(vu, step, conn, response.as_ref(), sample.as_ref());
+    if let (Some(s), Some(sample)) = (&step.stream, &sample) {
+        let times = stream::Times {
+            due,
+            sent,
+            done,
+            ok: outcome.error.is_none(),
+            window: sample.window,
+        };
+        let groups = vu.groups(step);
+        let mut rec = vu.state.recorder.borrow_mut();
+        stream::record(&mut rec, &vu.streams, s, &times, &groups);
+    }
     if let (Some(jar), Some(_)) = (vu.jar.as_mut(), &response) {
         let mut set = conn.picked().set_cookies().peekable();
         if set.peek().is_some()
@@ -304,6 +333,7 @@ async fn exchange(vu: &mut VuRun<'_>, step: &Step, outgoing: &Outgoing<'_>) -> E
         _ => &mut vu.conn,
     };
     let wire = &vu.scratch.wire;
+    let mut tap = step.stream.as_ref().map(|s| vu.streams.start(s));
     let in_flight = &vu.state.in_flight;
     in_flight.set(in_flight.get() + 1);
     let sent = Instant::now();
@@ -311,11 +341,21 @@ async fn exchange(vu: &mut VuRun<'_>, step: &Step, outgoing: &Outgoing<'_>) -> E
     let result = tokio::select! {
         biased;
         r = async {
-            match outgoing {
-                Outgoing::Prepared(p) => conn.exchange(p).await,
-                Outgoing::Owned(p) => conn.exchange(p).await,
-                Outgoing::Bytes(expects_body) => {
+            match (outgoing, &mut tap) {
+                (Outgoing::Prepared(p), None) => conn.exchange(p).await,
+                (Outgoing::Owned(p), None) => conn.exchange(p).await,
+                (Outgoing::Bytes(expects_body), None) => {
                     conn.exchange_bytes(wire, *expects_body, capture).await
+                }
+                (Outgoing::Prepared(p), Some(tap)) => {
+                    conn.exchange_tapped(Tappable::Prepared(p), p.capture(), tap).await
+                }
+                (Outgoing::Owned(p), Some(tap)) => {
+                    conn.exchange_tapped(Tappable::Prepared(p), p.capture(), tap).await
+                }
+                (Outgoing::Bytes(expects_body), Some(tap)) => {
+                    let bytes = Tappable::Bytes(wire, *expects_body);
+                    conn.exchange_tapped(bytes, capture, tap).await
                 }
             }
         } => r,
@@ -433,14 +473,7 @@ fn record(
         window,
         done_us: micros(done.saturating_duration_since(run.measure_start)),
     };
-    let phase = if vu.scenario.phases.is_empty() {
-        None
-    } else {
-        let t = vu.iteration_at.saturating_duration_since(vu.start);
-        let i = vu.scenario.phases.partition_point(|p| p.end <= t);
-        vu.scenario.phases.get(i).map(|p| p.group)
-    };
-    rec.record_in(&sample, &[vu.scenario.group, step.group, phase]);
+    rec.record_in(&sample, &vu.groups(step));
     if let Some(due) = due {
         let at = |t: Instant| micros(t.saturating_duration_since(run.measure_start));
         let send = Send {

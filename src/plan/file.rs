@@ -366,6 +366,10 @@ pub struct StepFile {
     /// `headers`.
     #[schemars(with = "Option<String>")]
     pub grpc: Option<Spanned<String>>,
+    /// A streaming step: its response is a Server-Sent Events stream, measured per stream and
+    /// per message (`sse = {}` for the defaults; see docs/measurement.md, "Streams").
+    #[schemars(with = "Option<SseFile>")]
+    pub sse: Option<Spanned<SseFile>>,
     /// Headers (templated values); they replace the target's headers of the same name.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, String>")]
@@ -398,6 +402,37 @@ pub struct StepFile {
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
     pub group_by: Vec<Spanned<String>>,
+}
+
+/// `sse = { … }`: how a streaming step reads its Server-Sent Events.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SseFile {
+    /// The `data` of the event that ends the stream (default `"[DONE]"`; `""`: none, the
+    /// stream ends with its body).
+    pub done: Option<String>,
+    /// Stop reading after this many messages: the rest is left unread and the connection
+    /// closed (HTTP/2: the stream reset).
+    pub max_messages: Option<u64>,
+    /// Read each event as a chunk of this LLM API: `"openai"` (chat completions or
+    /// completions). Messages are then the events that carry output text, one token each, and
+    /// the stream's tokens and time per output token are measured.
+    pub llm: Option<String>,
+    /// Objectives for goodput, each optional: `{ ttft = "500ms", tpot = "50ms", e2e = "10s" }`
+    /// (time to first token, time per output token, the whole stream).
+    pub slo: Option<SloFile>,
+}
+
+/// A streaming step's objectives (`sse.slo`).
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SloFile {
+    /// Time to the first message (token) at most this, e.g. `"500ms"`.
+    pub ttft: Option<String>,
+    /// LLM mode: time per output token at most this, e.g. `"50ms"`.
+    pub tpot: Option<String>,
+    /// The whole stream, send to end, at most this, e.g. `"10s"`.
+    pub e2e: Option<String>,
 }
 
 /// Headers in order: a plan file's as its TOML table gives them (by name; a key cannot repeat),

@@ -24,6 +24,7 @@ pub mod quick;
 pub mod read;
 pub mod render;
 pub mod segment;
+pub mod stream;
 pub mod tags;
 pub mod template;
 pub mod think;
@@ -324,6 +325,8 @@ pub struct Step {
     /// The URL its requests match the VU's cookies against; `None` when the jar is not used
     /// (its scenario has none, a gRPC call, or a step that sends its own `Cookie` header).
     pub cookies: Option<cookies::CookieUrl>,
+    /// A streaming step: its response read as a stream of messages (`sse = { … }`).
+    pub stream: Option<stream::StreamStep>,
 }
 
 /// A step's request.

@@ -299,6 +299,7 @@ impl RunInput {
             method: Some(from(METHOD, self.method.clone())),
             path: Some(from(URL, path_and_query)),
             grpc: None,
+            sse: None,
             headers,
             body: (!self.body.is_empty()).then(|| from(DATA, self.body.clone())),
             body_file: self

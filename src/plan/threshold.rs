@@ -24,15 +24,33 @@ pub enum ThresholdMetric {
     Throughput,
     /// Number of requests.
     Requests,
+    /// Streams: time to the first message (ms).
+    Ttft,
+    /// Streams: each gap between consecutive messages (ms).
+    MessageGap,
+    /// LLM streams: time per output token (ms).
+    Tpot,
+    /// Streams that met their objectives, per second.
+    Goodput,
 }
 
 impl ThresholdMetric {
+    /// Whether its conditions are on a distribution of times (`p95 < 5ms`, `avg`, `max`).
+    pub fn is_distribution(self) -> bool {
+        matches!(self, Self::Latency | Self::Ttft | Self::MessageGap | Self::Tpot)
+    }
+
+    /// Whether it is a figure of streams (judged on the finished record only).
+    pub fn of_streams(self) -> bool {
+        matches!(self, Self::Ttft | Self::MessageGap | Self::Tpot | Self::Goodput)
+    }
+
     /// The unit of the metric's bounds and observed values.
     pub fn unit(self) -> ThresholdUnit {
         match self {
-            Self::Latency => ThresholdUnit::Ms,
+            Self::Latency | Self::Ttft | Self::MessageGap | Self::Tpot => ThresholdUnit::Ms,
             Self::ErrorRate | Self::CheckRate => ThresholdUnit::Ratio,
-            Self::Throughput => ThresholdUnit::PerSecond,
+            Self::Throughput | Self::Goodput => ThresholdUnit::PerSecond,
             Self::Requests => ThresholdUnit::Count,
         }
     }
@@ -215,6 +233,12 @@ pub fn parse_metric(text: &str) -> Result<(ThresholdMetric, Option<Filter>), Thr
         "checks" => ThresholdMetric::CheckRate,
         "rps" | "throughput" => ThresholdMetric::Throughput,
         "requests" => ThresholdMetric::Requests,
+        "ttft" | "ttft_ms" | "time_to_first_token" => ThresholdMetric::Ttft,
+        "message_gap" | "message_gap_ms" | "itl" | "inter_token_latency" => {
+            ThresholdMetric::MessageGap
+        }
+        "tpot" | "tpot_ms" | "time_per_output_token" => ThresholdMetric::Tpot,
+        "goodput" | "goodput_rps" => ThresholdMetric::Goodput,
         other => {
             return Err(ThresholdError::UnknownMetric(other.into()));
         }
@@ -261,12 +285,13 @@ pub fn parse_condition(
     .find_map(|(sym, op)| rest.strip_prefix(sym).map(|v| (op, v)))
     .ok_or_else(|| ThresholdError::UnknownComparison(text.into()))?;
     let stat_text = stat_text.trim();
+    let distribution = metric.is_distribution();
     let stat = match (metric, stat_text) {
-        (ThresholdMetric::Latency, "avg" | "mean") => Stat::Mean,
-        (ThresholdMetric::Latency, "min") => Stat::Min,
-        (ThresholdMetric::Latency, "max") => Stat::Max,
-        (ThresholdMetric::Latency, "med" | "median") => Stat::Percentile(50.0),
-        (ThresholdMetric::Latency, s) if s.starts_with('p') => {
+        (_, "avg" | "mean") if distribution => Stat::Mean,
+        (_, "min") if distribution => Stat::Min,
+        (_, "max") if distribution => Stat::Max,
+        (_, "med" | "median") if distribution => Stat::Percentile(50.0),
+        (_, s) if distribution && s.starts_with('p') => {
             let p = s[1..].trim().trim_start_matches('(').trim_end_matches(')');
             let p: f64 = p.parse().map_err(|_| ThresholdError::NotPercentile {
                 text: text.into(),
@@ -280,14 +305,16 @@ pub fn parse_condition(
             }
             Stat::Percentile(p)
         }
-        (ThresholdMetric::Latency, s) => {
+        (_, s) if distribution => {
             return Err(ThresholdError::NotLatencyStatistic {
                 text: text.into(),
                 stat: s.into(),
             });
         }
         (ThresholdMetric::ErrorRate | ThresholdMetric::CheckRate, "" | "rate") => Stat::Value,
-        (ThresholdMetric::Throughput, "" | "rate" | "rps") => Stat::Value,
+        (ThresholdMetric::Throughput | ThresholdMetric::Goodput, "" | "rate" | "rps") => {
+            Stat::Value
+        }
         (ThresholdMetric::Requests, "" | "count") => Stat::Value,
         (_, s) => {
             return Err(ThresholdError::StatisticNotApplicable {
@@ -305,7 +332,10 @@ pub fn parse_condition(
 
 fn parse_value(metric: ThresholdMetric, v: &str) -> Result<f64, BoundError> {
     match metric {
-        ThresholdMetric::Latency => {
+        ThresholdMetric::Latency
+        | ThresholdMetric::Ttft
+        | ThresholdMetric::MessageGap
+        | ThresholdMetric::Tpot => {
             let (number, scale) = if let Some(n) = v.strip_suffix("ms") {
                 (n, 1.0)
             } else if let Some(n) = v.strip_suffix("us").or_else(|| v.strip_suffix("µs")) {
@@ -336,7 +366,7 @@ fn parse_value(metric: ThresholdMetric, v: &str) -> Result<f64, BoundError> {
             }
             Ok(rate)
         }
-        ThresholdMetric::Throughput | ThresholdMetric::Requests => {
+        ThresholdMetric::Throughput | ThresholdMetric::Requests | ThresholdMetric::Goodput => {
             v.parse().map_err(|_| BoundError::NotNumber(v.into()))
         }
     }
@@ -353,6 +383,20 @@ pub trait Observed {
     /// Throughput of the filtered part over its own window, requests per second
     /// (docs/measurement.md, "Rates"); `None` when it has no window yet.
     fn throughput(&self, filter: Option<&Filter>) -> Option<f64>;
+    /// The streams of the filtered part, when it has streaming steps. Only a finished record
+    /// answers: stream thresholds are judged at the end, never live.
+    fn streams(&self, _filter: Option<&Filter>) -> Option<StreamsObserved> {
+        None
+    }
+}
+
+/// What a threshold reads of a part's streams.
+#[derive(Debug, Clone)]
+pub struct StreamsObserved {
+    /// Their histograms and counts.
+    pub stats: crate::record::recorder::StreamStats,
+    /// Their goodput, streams per second (none without objectives).
+    pub goodput_rps: Option<f64>,
 }
 
 /// What a threshold counts (docs/measurement.md, "Counts").
@@ -384,21 +428,13 @@ impl Threshold {
     /// The observed value in the condition's unit; `None` when nothing was measured.
     pub fn observe(&self, o: &dyn Observed) -> Option<f64> {
         let f = self.filter.as_ref();
+        let streams = || o.streams(f);
         match self.metric {
-            ThresholdMetric::Latency => {
-                let h = o.latency(f)?;
-                if h.is_empty() {
-                    return None;
-                }
-                let us = match self.stat {
-                    Stat::Percentile(p) => h.value_at_quantile(p / 100.0) as f64,
-                    Stat::Mean => h.mean(),
-                    Stat::Min => h.min() as f64,
-                    Stat::Max => h.max() as f64,
-                    Stat::Value => return None,
-                };
-                Some(us / 1000.0)
-            }
+            ThresholdMetric::Latency => self.of_distribution(&o.latency(f)?),
+            ThresholdMetric::Ttft => self.of_distribution(&streams()?.stats.first),
+            ThresholdMetric::MessageGap => self.of_distribution(&streams()?.stats.gap),
+            ThresholdMetric::Tpot => self.of_distribution(&streams()?.stats.per_token),
+            ThresholdMetric::Goodput => streams()?.goodput_rps,
             ThresholdMetric::ErrorRate => {
                 let c = o.counts(f);
                 crate::record::model::error_share(
@@ -413,6 +449,21 @@ impl Threshold {
             ThresholdMetric::Throughput => o.throughput(f),
             ThresholdMetric::Requests => Some(o.counts(f).requests as f64),
         }
+    }
+
+    /// The condition's statistic of `h` (µs), in ms; `None` when it is empty.
+    fn of_distribution(&self, h: &Histogram<u64>) -> Option<f64> {
+        if h.is_empty() {
+            return None;
+        }
+        let us = match self.stat {
+            Stat::Percentile(p) => h.value_at_quantile(p / 100.0) as f64,
+            Stat::Mean => h.mean(),
+            Stat::Min => h.min() as f64,
+            Stat::Max => h.max() as f64,
+            Stat::Value => return None,
+        };
+        Some(us / 1000.0)
     }
 
     /// Whether the threshold holds; nothing measured counts as failed (a threshold on a step

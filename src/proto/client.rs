@@ -27,7 +27,7 @@ use super::dial::{ConnectTiming, Dial, TcpDialer, TlsDialer};
 use super::grpc;
 use super::http1::{self, RequestBytes};
 use super::http2::{Http2Request, SharedConnection, StreamHandle};
-use super::message::{Capture, Request, RequestKind, Response};
+use super::message::{BodyTap, Capture, Request, RequestKind, Response};
 use super::pick::{PickNames, Picked};
 use super::source::SourceAddrs;
 use super::tls::{self, TlsError, TlsOptions};
@@ -460,6 +460,16 @@ fn check_header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), Cl
     Ok((name, value))
 }
 
+/// A request for [`Connection::exchange_tapped`]: prepared, or HTTP/1.1 bytes rendered now
+/// (with whether a body is expected: false for HEAD).
+#[derive(Debug, Clone, Copy)]
+pub enum Tappable<'a> {
+    /// Prepared by [`Client::prepare`].
+    Prepared(&'a PreparedRequest),
+    /// Serialised HTTP/1.1 bytes, and whether a body is expected.
+    Bytes(&'a [u8], bool),
+}
+
 /// One task's connection (HTTP/1.1) or stream handle (HTTP/2). See the module docs.
 #[derive(Debug)]
 pub enum Connection {
@@ -508,6 +518,36 @@ impl Connection {
         match self {
             Self::Http1(c) => c.exchange_bytes(req, expects_body, capture).await,
             Self::Http1Tls(c) => c.exchange_bytes(req, expects_body, capture).await,
+            Self::Http2(_) | Self::Http2Tls(_) => Err(ErrorKind::Protocol),
+        }
+    }
+
+    /// Like [`exchange`](Self::exchange) (`req`) or [`exchange_bytes`](Self::exchange_bytes)
+    /// (`bytes`, HTTP/1.1 only), handing the response body to `tap` as it arrives: a streaming
+    /// step. A body the tap stops early closes the HTTP/1.1 connection, or resets the HTTP/2
+    /// stream.
+    pub async fn exchange_tapped(
+        &mut self,
+        req: Tappable<'_>,
+        capture: Capture,
+        tap: &mut dyn BodyTap,
+    ) -> Result<Response, ErrorKind> {
+        let (bytes, expects_body) = match req {
+            Tappable::Prepared(p) => match &p.wire {
+                Wire::Http1(b) => (b.as_bytes(), b.expects_body()),
+                Wire::Http2(r) => {
+                    return match self {
+                        Self::Http2(h) => h.exchange_tapped(r, capture, Some(tap)).await,
+                        Self::Http2Tls(h) => h.exchange_tapped(r, capture, Some(tap)).await,
+                        _ => Err(ErrorKind::Protocol),
+                    };
+                }
+            },
+            Tappable::Bytes(b, expects_body) => (b, expects_body),
+        };
+        match self {
+            Self::Http1(c) => c.exchange_tapped(bytes, expects_body, capture, tap).await,
+            Self::Http1Tls(c) => c.exchange_tapped(bytes, expects_body, capture, tap).await,
             Self::Http2(_) | Self::Http2Tls(_) => Err(ErrorKind::Protocol),
         }
     }

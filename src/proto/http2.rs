@@ -32,7 +32,7 @@ use super::ErrorKind;
 use super::conn::{ConnPhase, Limits, MAX_HEADERS};
 use super::dial::{ConnectTiming, Dial, micros_since};
 use super::grpc::{self, GrpcCode};
-use super::message::{Capture, Captured, Response, Timing};
+use super::message::{BodyTap, Capture, Captured, Response, Tapped, Timing};
 
 /// Per-stream receive window the client announces, bytes (the protocol default, 64 KiB, stalls
 /// large bodies on a fast network).
@@ -238,6 +238,17 @@ impl<D: Dial> StreamHandle<D> {
         req: &Http2Request,
         capture: Capture,
     ) -> Result<Response, ErrorKind> {
+        self.exchange_tapped(req, capture, None).await
+    }
+
+    /// Like [`exchange`](Self::exchange), handing the body to `tap` as it arrives (a streaming
+    /// step); a body the tap stops early is cancelled (the stream is reset, the connection kept).
+    pub async fn exchange_tapped(
+        &mut self,
+        req: &Http2Request,
+        capture: Capture,
+        tap: Option<&mut dyn BodyTap>,
+    ) -> Result<Response, ErrorKind> {
         self.received = 0;
         self.opened = 0;
         if !self.pick.is_empty() {
@@ -275,6 +286,7 @@ impl<D: Dial> StreamHandle<D> {
             self.shared.limits,
             &mut self.received,
             picking,
+            tap,
         )
         .await
         .map(|mut response| {
@@ -350,6 +362,7 @@ async fn send_and_read(
     limits: Limits,
     received: &mut u64,
     picking: Option<(&PickNames, &mut Picked)>,
+    tap: Option<&mut dyn BodyTap>,
 ) -> Result<Response, Failure> {
     let sent = Instant::now();
     let end_of_stream = req.body.is_empty();
@@ -386,8 +399,12 @@ async fn send_and_read(
         },
         truncated: false,
     });
-    read_body(&mut body, limits.body_cap(), received, kept.as_mut()).await?;
-    let trailers = poll_fn(|cx| body.poll_trailers(cx)).await?;
+    let read = read_body(&mut body, limits.body_cap(), received, kept.as_mut(), tap).await?;
+    let trailers = match read {
+        Tapped::More => poll_fn(|cx| body.poll_trailers(cx)).await?,
+        // Stopped early: the stream is reset when `body` drops; there are no trailers to wait for.
+        Tapped::Stop => None,
+    };
     if let Some(trailers) = &trailers {
         *received += header_bytes(trailers) as u64;
     }
@@ -440,17 +457,20 @@ struct Capturing {
     truncated: bool,
 }
 
-/// Reads the body to its end, giving the window back as data arrives; fails once it is over
-/// `max` bytes (the stream is then reset as the caller drops it).
+/// Reads the body to its end (or until the tap says [`Tapped::Stop`], which it returns), giving
+/// the window back as data arrives; fails once it is over `max` bytes (the stream is then reset
+/// as the caller drops it).
 async fn read_body(
     body: &mut RecvStream,
     max: u64,
     received: &mut u64,
     mut kept: Option<&mut Capturing>,
-) -> Result<(), Failure> {
+    mut tap: Option<&mut dyn BodyTap>,
+) -> Result<Tapped, Failure> {
     let mut length = 0u64;
     while let Some(data) = poll_fn(|cx| body.poll_data(cx)).await {
         let data = data?;
+        let at = Instant::now();
         *received += data.len() as u64;
         length += data.len() as u64;
         if length > max {
@@ -464,8 +484,13 @@ async fn read_body(
             }
             kept.body.extend_from_slice(&data[..data.len().min(room)]);
         }
+        if let Some(tap) = tap.as_deref_mut()
+            && tap.data(&data, at) == Tapped::Stop
+        {
+            return Ok(Tapped::Stop);
+        }
     }
-    Ok(())
+    Ok(Tapped::More)
 }
 
 /// Decoded size of header names and values, bytes.

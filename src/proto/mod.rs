@@ -30,6 +30,8 @@ pub mod message;
 pub mod pick;
 pub mod reflection;
 pub mod source;
+pub mod sse;
+pub mod stream;
 pub mod tls;
 
 pub use crate::record::error_kind::ErrorKind;

@@ -20,6 +20,7 @@ pub mod selfcheck;
 pub mod series;
 pub mod set;
 pub mod shares;
+pub mod streams;
 pub mod suite;
 pub mod timing;
 pub mod watch;
@@ -294,6 +295,14 @@ fn check_histograms(r: &RunRecord) -> Result<(), BadHistogram> {
     for (field, text) in fields {
         if let Some(text) = text {
             decode_histogram(text).map_err(|why| BadHistogram { field, why })?;
+        }
+    }
+    if let Some(f) = &r.summary.streams {
+        streams::stats(f, "summary.streams")?;
+    }
+    for (i, g) in r.groups.iter().enumerate() {
+        if let Some(f) = &g.streams {
+            streams::stats(f, &format!("groups[{i}].streams"))?;
         }
     }
     Ok(())

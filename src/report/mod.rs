@@ -28,6 +28,7 @@ pub mod repeats;
 pub mod selfcheck;
 pub mod sequential;
 pub mod shares;
+pub mod streams;
 pub mod suite;
 pub mod suite_tables;
 pub mod table;

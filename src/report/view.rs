@@ -84,6 +84,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
             results.push(groups_table(kind, &groups));
         }
     }
+    results.extend(super::streams::tables(r));
     results.extend(status(r));
     results.extend(super::grouped::tables(r));
     results.extend(protocol_tables(r));
@@ -546,6 +547,8 @@ pub fn plan_tables(r: &RunRecord) -> Vec<Table> {
                 "Scenarios"
                     | "Steps"
                     | "Phases"
+                    | "Streams"
+                    | "LLM streams"
                     | "Thresholds"
                     | "Checks"
                     | "Maximum sustainable throughput"

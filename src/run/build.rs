@@ -276,6 +276,7 @@ fn summary(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival
                 connections,
             })
             .collect(),
+        streams: super::streams::whole(plan, t.streams.as_deref(), window),
     }
 }
 
@@ -433,6 +434,7 @@ fn groups(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>
                 }),
                 think_s: c.think_us as f64 / 1e6,
                 pacing_s: c.pacing_us as f64 / 1e6,
+                streams: super::streams::group(plan, i, stats.streams.as_deref(), span.len()),
             }
         })
         .filter(|g| g.kind != GroupKind::Scenario || plan.scenarios.len() > 1 || g.requests > 0)

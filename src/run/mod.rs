@@ -12,6 +12,7 @@
 //! target processes) and gives the record's `watch` section.
 
 mod build;
+mod streams;
 pub mod expected;
 mod live;
 pub mod live_view;

@@ -3,7 +3,7 @@
 
 use hdrhistogram::Histogram;
 
-use crate::plan::threshold::{Counts, Filter, Observed};
+use crate::plan::threshold::{Counts, Filter, Observed, StreamsObserved};
 use crate::record::decode_histogram;
 use crate::record::model::{Group, GroupKind, RunRecord, generator_limited};
 
@@ -103,5 +103,34 @@ impl Observed for RecordView<'_> {
                 (!groups.is_empty()).then(|| groups.iter().map(|g| g.rps).sum())
             }
         }
+    }
+
+    fn streams(&self, filter: Option<&Filter>) -> Option<StreamsObserved> {
+        let figures: Vec<&crate::record::model::StreamFigures> = match filter {
+            None => self.record.summary.streams.iter().collect(),
+            Some(f) => self
+                .matching(f)
+                .into_iter()
+                .filter_map(|g| g.streams.as_ref())
+                .collect(),
+        };
+        let mut stats: Option<crate::record::recorder::StreamStats> = None;
+        for f in &figures {
+            // Every histogram decoded when the record was read or built.
+            let s = crate::record::streams::stats(f, "streams").ok()?;
+            match &mut stats {
+                Some(t) => t.merge(&s),
+                None => stats = Some(s),
+            }
+        }
+        // Groups of one name run side by side: their goodputs add up.
+        let rates: Vec<f64> = figures
+            .iter()
+            .filter_map(|f| f.goodput.as_ref().map(|g| g.rps))
+            .collect();
+        Some(StreamsObserved {
+            stats: stats?,
+            goodput_rps: (!rates.is_empty()).then(|| rates.iter().sum()),
+        })
     }
 }

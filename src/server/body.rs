@@ -58,6 +58,8 @@ pub(crate) enum TargetBody {
     },
     /// A gRPC server-reflection call: answers as the questions arrive.
     Reflection(Box<super::grpc::reflection::Conversation>),
+    /// A stream's events, sent by a task on their schedule (`/sse`, `/v1/chat/completions`).
+    Events(tokio::sync::mpsc::Receiver<Bytes>),
 }
 
 impl TargetBody {
@@ -128,6 +130,7 @@ impl Body for TargetBody {
                 None => trailers.take().map(|t| Ok(Frame::trailers(t))),
             }),
             TargetBody::Reflection(conversation) => conversation.poll_frame(cx),
+            TargetBody::Events(rx) => rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
         }
     }
 
@@ -138,6 +141,7 @@ impl Body for TargetBody {
             TargetBody::Echo(incoming) => incoming.is_end_stream(),
             TargetBody::Grpc { message, trailers } => message.is_none() && trailers.is_none(),
             TargetBody::Reflection(conversation) => conversation.is_end_stream(),
+            TargetBody::Events(_) => false,
         }
     }
 
@@ -151,7 +155,7 @@ impl Body for TargetBody {
             TargetBody::Grpc { message, .. } => {
                 SizeHint::with_exact(message.as_ref().map_or(0, |m| m.len() as u64))
             }
-            TargetBody::Reflection(_) => SizeHint::default(),
+            TargetBody::Reflection(_) | TargetBody::Events(_) => SizeHint::default(),
         }
     }
 }

@@ -39,12 +39,16 @@ pub(crate) enum RouteId {
     CookiesSet,
     /// `/cookies/need`
     CookiesNeed,
+    /// `/sse`
+    Sse,
+    /// `/v1/chat/completions` and `/v1/completions`
+    Completions,
     /// Anything else (404).
     Unmatched,
 }
 
 impl RouteId {
-    const ALL: [RouteId; 16] = [
+    const ALL: [RouteId; 18] = [
         RouteId::Root,
         RouteId::Delay,
         RouteId::Status,
@@ -60,6 +64,8 @@ impl RouteId {
         RouteId::Cookies,
         RouteId::CookiesSet,
         RouteId::CookiesNeed,
+        RouteId::Sse,
+        RouteId::Completions,
         RouteId::Unmatched,
     ];
 
@@ -81,6 +87,8 @@ impl RouteId {
             RouteId::Cookies => "/cookies",
             RouteId::CookiesSet => "/cookies/set",
             RouteId::CookiesNeed => "/cookies/need",
+            RouteId::Sse => "/sse",
+            RouteId::Completions => "/v1/completions",
             RouteId::Unmatched => "unmatched",
         }
     }

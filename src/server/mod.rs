@@ -99,6 +99,7 @@ mod oracle;
 mod respond;
 mod routes;
 mod stall;
+mod streams;
 mod tasks;
 mod tls;
 

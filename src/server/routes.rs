@@ -115,6 +115,10 @@ enum Route {
     Chaos,
     /// `/cookies`, `/cookies/set`, `/cookies/need`.
     Cookies(CookieRoute),
+    /// `/sse` (a `text/event-stream`).
+    Sse,
+    /// `/v1/chat/completions` (`true`) or `/v1/completions`: an OpenAI-compatible stream.
+    Completions(bool),
     /// A gRPC call (`content-type: application/grpc`), whatever its path.
     Grpc,
     Unmatched,
@@ -134,6 +138,9 @@ impl Route {
             "/cookies" => return Route::Cookies(CookieRoute::Show),
             "/cookies/set" => return Route::Cookies(CookieRoute::Set),
             "/cookies/need" => return Route::Cookies(CookieRoute::Need),
+            "/sse" => return Route::Sse,
+            "/v1/chat/completions" => return Route::Completions(true),
+            "/v1/completions" => return Route::Completions(false),
             _ => {}
         }
         if let Some(code) = path.strip_prefix("/status/") {
@@ -163,6 +170,8 @@ impl Route {
             Route::Stats | Route::StatsReset => RouteId::Stats,
             Route::Chaos => RouteId::Chaos,
             Route::Grpc => RouteId::Grpc,
+            Route::Sse => RouteId::Sse,
+            Route::Completions(_) => RouteId::Completions,
             Route::Cookies(CookieRoute::Show) => RouteId::Cookies,
             Route::Cookies(CookieRoute::Set) => RouteId::CookiesSet,
             Route::Cookies(CookieRoute::Need) => RouteId::CookiesNeed,
@@ -203,6 +212,12 @@ pub(crate) async fn handle(
     };
     let mut response = match route {
         Route::Grpc => super::grpc::handle(&state, req).await,
+        Route::Sse if get(&req) => super::streams::sse(req.uri().query(), started),
+        Route::Sse => method_not_allowed("GET, HEAD"),
+        Route::Completions(chat) if req.method() == Method::POST => {
+            super::streams::chat(req, started, chat).await
+        }
+        Route::Completions(_) => method_not_allowed("POST"),
         _ => respond(&state, route, req).await,
     };
     if let Some(visit) = visit {
@@ -229,7 +244,7 @@ async fn respond(
     route: Route,
     req: Request<Incoming>,
 ) -> Response<TargetBody> {
-    let get = matches!(*req.method(), Method::GET | Method::HEAD);
+    let get = get(&req);
     match route {
         Route::Root if get => static_text(StatusCode::OK, b"ok\n"),
         Route::Delay => match delay_of(req.uri().query()) {
@@ -278,8 +293,15 @@ async fn respond(
             StatusCode::MISDIRECTED_REQUEST,
             b"/chaos/ paths must be the first request on a new connection\n",
         ),
-        Route::Grpc | Route::Unmatched => static_text(StatusCode::NOT_FOUND, b"not found\n"),
+        Route::Grpc | Route::Sse | Route::Completions(_) | Route::Unmatched => {
+            static_text(StatusCode::NOT_FOUND, b"not found\n")
+        }
     }
+}
+
+/// Whether the request is a GET or HEAD.
+fn get(req: &Request<Incoming>) -> bool {
+    matches!(*req.method(), Method::GET | Method::HEAD)
 }
 
 fn status(code: Option<u16>) -> Response<TargetBody> {

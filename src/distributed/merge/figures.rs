@@ -208,6 +208,14 @@ fn summary(
         grpc_status: sum_maps(parts.iter().map(|p| &s(p).grpc_status)),
         timing: TimingSplit::default(),
         tls_negotiated: tls(parts),
+        // Every share's histograms were decoded when it was read (`check_histograms`).
+        streams: crate::record::streams::merged(
+            parts.iter().filter_map(|p| s(p).streams.as_ref()),
+            window,
+            "summary.streams",
+        )
+        .ok()
+        .flatten(),
     }
 }
 

@@ -164,6 +164,15 @@ fn merge_group(mine: &[(&PlacedShare, &Group)]) -> Result<Group, MergeError> {
         ramp_from: sum_opt(mine.iter().map(|(_, o)| o.ramp_from)),
         think_s: mine.iter().map(|(_, o)| o.think_s).sum(),
         pacing_s: mine.iter().map(|(_, o)| o.pacing_s).sum(),
+        streams: crate::record::streams::merged(
+            mine.iter().filter_map(|(_, o)| o.streams.as_ref()),
+            window,
+            &format!("groups `{}`.streams", g.name),
+        )
+        .map_err(|e| MergeError::Field {
+            record: mine[0].0.source.to_string(),
+            why: e.to_string(),
+        })?,
     })
 }
 

@@ -16,6 +16,7 @@ mod report;
 mod secrets;
 mod session;
 mod step;
+mod stream;
 mod target;
 mod thresholds;
 mod values;

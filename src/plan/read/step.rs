@@ -51,6 +51,7 @@ impl Ctx<'_> {
     ) -> Result<Step, Error> {
         let method = self.step_method(st)?;
         let call = self.step_grpc(st, env.schemas)?;
+        let stream = self.step_stream(st)?;
         let path = match &call {
             GrpcCall::Method(m) => Text::Static(m.path().to_owned()),
             GrpcCall::Later(path) => Text::Static(path.clone()),
@@ -122,6 +123,7 @@ impl Ctx<'_> {
             group: Some(group),
             first_check,
             group_by,
+            stream,
         })
     }
 

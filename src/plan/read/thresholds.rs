@@ -62,6 +62,13 @@ impl Ctx<'_> {
                         (condition.clone(), *abort_on_fail, grace)
                     }
                 };
+                if abort_on_fail && metric.of_streams() {
+                    return Err(self.at(
+                        entry,
+                        format!("`{key}` is judged when the run ends, so it cannot abort it"),
+                        Some("drop abort_on_fail, or abort on latency or errors"),
+                    ));
+                }
                 let (stat, op, bound) =
                     threshold::parse_condition(metric, &condition).map_err(|why| {
                         self.at(

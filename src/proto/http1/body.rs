@@ -1,13 +1,15 @@
 //! Reading a response body by its framing (length, chunked, until close): counted and discarded
 //! through the connection's buffer, kept only where a capture asks for it.
 
+use std::time::Instant;
+
 use tokio::io::AsyncRead;
 
 use super::parse::{ChunkedDecoder, Feed, Framing};
 use super::{BODY_BUF_BYTES, READ_BUF_BYTES, read_some};
 use crate::proto::ErrorKind;
 use crate::proto::conn::{MAX_CAPTURE_BYTES, MAX_HEADERS};
-use crate::proto::message::{Capture, Captured};
+use crate::proto::message::{BodyTap, Capture, Captured, Tapped};
 
 /// What a capturing exchange keeps while reading.
 pub(super) struct Capturing {
@@ -57,6 +59,14 @@ impl Capturing {
     }
 }
 
+/// Hands body bytes read at `at` to the tap, if any; says whether it wants more.
+fn tap(tap: &mut Option<&mut dyn BodyTap>, bytes: &[u8], at: Option<Instant>) -> Tapped {
+    match (tap.as_deref_mut(), at) {
+        (Some(tap), Some(at)) if !bytes.is_empty() => tap.data(bytes, at),
+        _ => Tapped::More,
+    }
+}
+
 /// Hands body bytes to whichever captures are on.
 fn keep(kept: &mut Option<&mut Capturing>, raw: &mut Option<&mut Vec<u8>>, bytes: &[u8]) {
     if let Some(kept) = kept.as_deref_mut() {
@@ -81,11 +91,17 @@ pub(super) struct Body<'a, S> {
     pub raw: Option<&'a mut Vec<u8>>,
     /// Largest body accepted, bytes ([`Limits::max_body_bytes`], `u64::MAX` for none).
     pub max: u64,
+    /// A streaming step's parser, handed each read's body bytes as they arrive.
+    pub tap: Option<&'a mut dyn BodyTap>,
+    /// When the bytes in the buffer were read (the head's last read, then each body read);
+    /// taken only when there is a tap.
+    pub at: Option<Instant>,
 }
 
 impl<S: AsyncRead + Unpin> Body<'_, S> {
-    /// Reads the body, keeping it only when capturing. `buf[start..filled]` holds body bytes
-    /// already read. Returns true when bytes beyond the body were received.
+    /// Reads the body, keeping it only when capturing and handing it to the tap, if any.
+    /// `buf[start..filled]` holds body bytes already read. Returns true when the connection
+    /// cannot be reused: bytes beyond the body were received, or the tap stopped the read early.
     pub(super) async fn read(
         &mut self,
         start: usize,
@@ -99,6 +115,9 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
                 let buffered = (filled - start) as u64;
                 let end = start + buffered.min(len) as usize;
                 keep(&mut self.kept, &mut self.raw, &self.buf[start..end]);
+                if tap(&mut self.tap, &self.buf[start..end], self.at) == Tapped::Stop {
+                    return Ok(buffered < len);
+                }
                 if buffered >= len {
                     return Ok(buffered > len);
                 }
@@ -108,21 +127,25 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
                     if n == 0 {
                         return Err(ErrorKind::Closed);
                     }
-                    keep(
-                        &mut self.kept,
-                        &mut self.raw,
-                        &self.buf[..n.min(remaining as usize)],
-                    );
+                    let data = &self.buf[..n.min(remaining as usize)];
+                    keep(&mut self.kept, &mut self.raw, data);
+                    let tapped = tap(&mut self.tap, data, self.at);
                     if n as u64 > remaining {
                         return Ok(true);
                     }
                     remaining -= n as u64;
+                    if tapped == Tapped::Stop {
+                        return Ok(remaining > 0);
+                    }
                 }
                 Ok(false)
             }
             Framing::UntilClose => {
                 let mut total = (filled - start) as u64;
                 keep(&mut self.kept, &mut self.raw, &self.buf[start..filled]);
+                if tap(&mut self.tap, &self.buf[start..filled], self.at) == Tapped::Stop {
+                    return Ok(true);
+                }
                 loop {
                     if total > self.max {
                         return Err(ErrorKind::BodyTooLarge);
@@ -133,17 +156,28 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
                     }
                     total += n as u64;
                     keep(&mut self.kept, &mut self.raw, &self.buf[..n]);
+                    if tap(&mut self.tap, &self.buf[..n], self.at) == Tapped::Stop {
+                        return Ok(true);
+                    }
                 }
             }
             Framing::Chunked => {
                 let mut decoder = ChunkedDecoder::default();
                 let mut pending = start..filled;
                 loop {
-                    let fed = if self.kept.is_none() && self.raw.is_none() {
+                    let fed = if self.kept.is_none() && self.raw.is_none() && self.tap.is_none() {
                         decoder.feed(&self.buf[pending.clone()], |_| {})?
                     } else {
-                        let (kept, raw) = (&mut self.kept, &mut self.raw);
-                        decoder.feed(&self.buf[pending.clone()], |data| keep(kept, raw, data))?
+                        let (kept, raw, at) = (&mut self.kept, &mut self.raw, self.at);
+                        let (taps, mut stop) = (&mut self.tap, false);
+                        let fed = decoder.feed(&self.buf[pending.clone()], |data| {
+                            keep(kept, raw, data);
+                            stop |= !stop && tap(taps, data, at) == Tapped::Stop;
+                        })?;
+                        if stop {
+                            return Ok(true);
+                        }
+                        fed
                     };
                     if decoder.data_bytes() > self.max {
                         return Err(ErrorKind::BodyTooLarge);
@@ -178,6 +212,9 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
             self.buf.resize(len, 0);
         }
         let n = read_some(self.stream, &mut self.buf[at..]).await?;
+        if self.tap.is_some() {
+            self.at = Some(Instant::now());
+        }
         self.full = n == self.buf.len() - at;
         *self.received += n as u64;
         Ok(n)

@@ -25,7 +25,7 @@ use self::parse::{Framing, Head, HeadCache, pick_headers};
 use super::ErrorKind;
 use super::conn::{ConnPhase, Limits};
 use super::dial::{ConnectTiming, Dial, TcpDialer, micros_since};
-use super::message::{Capture, Response, Timing};
+use super::message::{BodyTap, Capture, Response, Timing};
 use super::pick::{PickNames, Picked};
 pub use request::{RequestBytes, write_request};
 
@@ -161,7 +161,7 @@ impl<D: Dial> Http1Connection<D> {
             self.head.clear();
             self.body.clear();
         }
-        self.exchange_with(req, expects_body, Capture::default(), capture)
+        self.exchange_with(req, expects_body, Capture::default(), capture, None)
             .await
     }
 
@@ -172,7 +172,7 @@ impl<D: Dial> Http1Connection<D> {
         req: &RequestBytes,
         capture: Capture,
     ) -> Result<Response, ErrorKind> {
-        self.exchange_with(req.as_bytes(), req.expects_body(), capture, false)
+        self.exchange_with(req.as_bytes(), req.expects_body(), capture, false, None)
             .await
     }
 
@@ -184,7 +184,21 @@ impl<D: Dial> Http1Connection<D> {
         expects_body: bool,
         capture: Capture,
     ) -> Result<Response, ErrorKind> {
-        self.exchange_with(req, expects_body, capture, false).await
+        self.exchange_with(req, expects_body, capture, false, None)
+            .await
+    }
+
+    /// Like [`exchange_bytes`](Self::exchange_bytes), handing the body to `tap` as it arrives
+    /// (a streaming step); the connection is closed after a body the tap stopped early.
+    pub async fn exchange_tapped(
+        &mut self,
+        req: &[u8],
+        expects_body: bool,
+        capture: Capture,
+        tap: &mut dyn BodyTap,
+    ) -> Result<Response, ErrorKind> {
+        self.exchange_with(req, expects_body, capture, false, Some(tap))
+            .await
     }
 
     async fn exchange_with(
@@ -193,6 +207,7 @@ impl<D: Dial> Http1Connection<D> {
         expects_body: bool,
         capture: Capture,
         raw: bool,
+        mut tap: Option<&mut dyn BodyTap>,
     ) -> Result<Response, ErrorKind> {
         self.received = 0;
         self.opened = 0;
@@ -201,10 +216,14 @@ impl<D: Dial> Http1Connection<D> {
             self.picked.clear();
         }
         let reused = self.stream.is_some();
-        match self.exchange_once(req, expects_body, capture, raw).await {
+        let first = self
+            .exchange_once(req, expects_body, capture, raw, reborrow(&mut tap))
+            .await;
+        match first {
             Err(ErrorKind::Reset | ErrorKind::Closed) if reused && self.received == 0 => {
                 self.stream = None;
-                self.exchange_once(req, expects_body, capture, raw).await
+                self.exchange_once(req, expects_body, capture, raw, tap)
+                    .await
             }
             other => other,
         }
@@ -216,6 +235,7 @@ impl<D: Dial> Http1Connection<D> {
         expects_body: bool,
         capture: Capture,
         raw: bool,
+        tap: Option<&mut dyn BodyTap>,
     ) -> Result<Response, ErrorKind> {
         if self.stream.is_none() {
             self.phase = ConnPhase::Connecting;
@@ -233,7 +253,9 @@ impl<D: Dial> Http1Connection<D> {
             }
         }
         self.phase = ConnPhase::Exchanging;
-        let result = self.write_and_read(req, expects_body, capture, raw).await;
+        let result = self
+            .write_and_read(req, expects_body, capture, raw, tap)
+            .await;
         match result {
             Ok((response, reusable)) => {
                 if !reusable || !self.keepalive {
@@ -256,6 +278,7 @@ impl<D: Dial> Http1Connection<D> {
         expects_body: bool,
         capture: Capture,
         raw: bool,
+        tap: Option<&mut dyn BodyTap>,
     ) -> Result<(Response, bool), ErrorKind> {
         let Self {
             stream,
@@ -293,6 +316,11 @@ impl<D: Dial> Http1Connection<D> {
             kept: kept.as_mut(),
             raw: raw.then_some(body_out),
             max: limits.body_cap(),
+            at: tap.is_some().then(Instant::now),
+            tap: match tap {
+                Some(t) => Some(t),
+                None => None,
+            },
         };
         if body.read(head.len, filled, framing).await? {
             // Bytes beyond the response: the server pipelined or misbehaved; start afresh.
@@ -311,6 +339,15 @@ impl<D: Dial> Http1Connection<D> {
             captured: kept.map(Capturing::finish),
         };
         Ok((response, reusable))
+    }
+}
+
+/// The tap again, for one more exchange (a trait object behind `&mut` shortens its lifetime
+/// only where it is coerced, never inside an `Option`).
+fn reborrow<'s>(tap: &'s mut Option<&mut dyn BodyTap>) -> Option<&'s mut dyn BodyTap> {
+    match tap {
+        Some(t) => Some(&mut **t),
+        None => None,
     }
 }
 

@@ -15,12 +15,17 @@ mod grouped;
 mod histograms;
 mod interval;
 mod outcome;
+mod streams;
 mod warning;
 pub use config::*;
 pub use grouped::{GroupedBy, GroupedValue, ValueRow, sort_rows};
 pub use histograms::Histograms;
 pub use interval::{Bound, BoundFigure, Ci95, PrecisionGoal, PrecisionOutcome};
 pub use outcome::*;
+pub use streams::{
+    Goodput, LlmFigures, StreamDrained, StreamEnds, StreamFigures, StreamHistograms, StreamSlo,
+    TokensFrom,
+};
 pub use warning::{Warning, WarningCode};
 
 /// Version of the record format written by this build.
@@ -188,6 +193,9 @@ pub struct Group {
     /// seconds; absent when none.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub pacing_s: f64,
+    /// The group's streams, when it has streaming steps (docs/measurement.md, "Streams").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<StreamFigures>,
 }
 
 /// Whether a figure is 0 (left out of `run.json`).
@@ -529,6 +537,9 @@ pub struct Summary {
     /// without TLS and in records of older versions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tls_negotiated: Vec<TlsNegotiated>,
+    /// The run's streams, when it has streaming steps (docs/measurement.md, "Streams").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streams: Option<StreamFigures>,
 }
 
 impl Summary {

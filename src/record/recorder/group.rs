@@ -22,6 +22,8 @@ pub struct GroupStats {
     pub errors: [u64; ErrorKind::COUNT],
     /// The latest measured completion, µs since measuring began (0: none).
     pub last_done_us: u64,
+    /// The group's streams, when it has streaming steps (made at the first stream).
+    pub streams: Option<Box<super::StreamStats>>,
     /// Since the last interval (kept only for live observers: thresholds, exporters).
     pub(super) interval: Option<(Histogram<u64>, Counters)>,
     /// The cumulative counts the last interval reported (live observers only).
@@ -36,6 +38,7 @@ impl GroupStats {
             status: vec![0; STATUS_SLOTS].into_boxed_slice(),
             errors: [0; ErrorKind::COUNT],
             last_done_us: 0,
+            streams: None,
             interval: live.then(|| (new_histogram(), Counters::default())),
             reported: live.then(|| Box::new(Reported::new(STATUS_SLOTS))),
         }
@@ -74,6 +77,7 @@ impl GroupStats {
         let _ = self.latency.add(&o.latency);
         self.counters.merge(&o.counters);
         self.last_done_us = self.last_done_us.max(o.last_done_us);
+        super::streams::merge_optional(&mut self.streams, &o.streams);
         for (a, b) in self.status.iter_mut().zip(o.status.iter()) {
             *a += b;
         }

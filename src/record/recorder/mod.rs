@@ -14,6 +14,7 @@ mod interval;
 mod sample;
 mod second;
 mod sends;
+mod streams;
 mod tally;
 #[cfg(test)]
 mod tests;
@@ -24,6 +25,7 @@ pub use interval::Breakdown;
 pub use sample::{Counters, RequestSample, Window};
 use second::SecondFigures;
 pub use sends::{Send, SendGaps, SendSample};
+pub use streams::{Ending, StreamCounts, StreamSample, StreamStats, TokenCount};
 use tally::Reported;
 pub use tally::Tally;
 use values::ValuesReported;
@@ -123,6 +125,8 @@ pub struct Recorder {
     pub warmup_connections: u64,
     /// Per result group (scenario, step, phase), by group id.
     pub groups: Vec<GroupStats>,
+    /// The run's streams, when it has streaming steps.
+    pub streams: Option<Box<StreamStats>>,
     /// Per check id: [passed, failed].
     pub checks: Vec<[u64; 2]>,
     /// TCP connect time of the requests that opened a connection, µs.
@@ -212,6 +216,7 @@ impl Recorder {
             warmup_connections: 0,
             grouped: Vec::new(),
             sends: SendSample::default(),
+            streams: None,
             keeps_service: true,
             interval: SecondFigures::new(),
             interval_second: 0,
@@ -302,6 +307,17 @@ impl Recorder {
         self.record(s);
         for g in groups.iter().flatten() {
             self.groups[*g].record(s);
+        }
+    }
+
+    /// Records one measured stream, in the run's stream figures and those of `groups` (ids).
+    pub fn record_stream(&mut self, s: &StreamSample<'_>, groups: &[Option<usize>]) {
+        self.streams.get_or_insert_with(Box::default).record(s);
+        for g in groups.iter().flatten() {
+            self.groups[*g]
+                .streams
+                .get_or_insert_with(Box::default)
+                .record(s);
         }
     }
 
@@ -469,6 +485,7 @@ impl Recorder {
         }
         self.counters.merge(&other.counters);
         self.sends.merge(&other.sends);
+        streams::merge_optional(&mut self.streams, &other.streams);
         for (a, b) in self.groups.iter_mut().zip(other.groups.iter()) {
             a.merge(b);
         }

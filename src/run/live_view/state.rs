@@ -219,14 +219,16 @@ impl State {
 
     /// Each threshold as written, with its value now (`None`: nothing measured for it yet),
     /// whether it holds now, and whether the view judges it at all (not the latency of one
-    /// scenario, step or phase: the view keeps no latency per group).
+    /// scenario, step or phase: the view keeps no latency per group; not a stream figure,
+    /// judged when the run ends).
     pub(super) fn thresholds(&self) -> Vec<(String, Option<f64>, bool, bool)> {
         self.plan
             .thresholds
             .iter()
             .map(|t| {
                 let observed = t.observe(self);
-                let live = !(t.metric == ThresholdMetric::Latency && t.filter.is_some());
+                let live = !(t.metric == ThresholdMetric::Latency && t.filter.is_some())
+                    && !t.metric.of_streams();
                 (
                     format!("{} {}", t.metric_text, t.condition_text),
                     observed,

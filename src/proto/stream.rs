@@ -1,0 +1,76 @@
+//! The protocol-neutral side of a streaming step: what one stream did, as its protocol's tap
+//! saw it ([`Trace`]), and how it ended ([`StreamEnd`]). A streaming protocol (today
+//! [`super::sse`]) fills a [`Trace`] from the bytes its connection hands it; the engine records
+//! it. One trace per VU, reused: nothing is allocated per message once its gap buffer has grown
+//! to the longest stream.
+
+use std::time::Instant;
+
+/// How a stream ended, as far as its protocol says (a failed exchange is an error instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StreamEnd {
+    /// The body ended (HTTP/1.1: its framing or the connection's close; HTTP/2: end of stream).
+    #[default]
+    Eof,
+    /// The end sentinel arrived (SSE: a `data: [DONE]` event).
+    Sentinel,
+    /// The step's message limit was reached; the rest was not read.
+    Limit,
+}
+
+/// Output tokens of an LLM stream, by both counts a server may give.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Tokens {
+    /// Messages that carried a content delta (one token each, as LLM servers stream them).
+    pub deltas: u64,
+    /// `usage.completion_tokens` of the stream's last usage report, when the server sent one.
+    pub usage: Option<u64>,
+}
+
+impl Tokens {
+    /// The output token count: the server's usage report when there is one, else the deltas.
+    pub fn count(&self) -> u64 {
+        self.usage.unwrap_or(self.deltas)
+    }
+}
+
+/// What one stream did. Times are when the connection's read returned the bytes.
+#[derive(Debug, Default)]
+pub struct Trace {
+    /// When the first message arrived.
+    pub first: Option<Instant>,
+    /// When the last message arrived.
+    pub last: Option<Instant>,
+    /// Messages received (SSE: events, not counting the end sentinel; LLM mode: content
+    /// deltas).
+    pub received: u64,
+    /// Each gap between consecutive messages received, µs, in order (`received − 1` of them).
+    pub gaps_us: Vec<u64>,
+    /// Output tokens (LLM mode).
+    pub tokens: Tokens,
+    /// How it ended.
+    pub end: StreamEnd,
+}
+
+impl Trace {
+    /// Forgets the last stream (its buffer kept).
+    pub fn reset(&mut self) {
+        self.first = None;
+        self.last = None;
+        self.received = 0;
+        self.gaps_us.clear();
+        self.tokens = Tokens::default();
+        self.end = StreamEnd::Eof;
+    }
+
+    /// Counts a message that arrived `at`.
+    pub fn message(&mut self, at: Instant) {
+        if let Some(last) = self.last {
+            let gap = at.saturating_duration_since(last).as_micros();
+            self.gaps_us.push(u64::try_from(gap).unwrap_or(u64::MAX));
+        }
+        self.first.get_or_insert(at);
+        self.last = Some(at);
+        self.received += 1;
+    }
+}

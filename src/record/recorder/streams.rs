@@ -1,0 +1,178 @@
+//! The figures of streaming steps (docs/measurement.md, "Streams"): per stream and per message,
+//! in histograms kept per worker beside the request figures and merged exactly.
+
+use hdrhistogram::Histogram;
+
+use super::{HIST_LOW_US, new_histogram};
+
+/// How a stream ended (its protocol's word; a failed exchange is counted as failed instead).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The body (or connection) ended.
+    Eof,
+    /// The end sentinel arrived (SSE: `data: [DONE]`).
+    Sentinel,
+    /// The step's message limit was reached.
+    Limit,
+}
+
+/// Output tokens of one LLM stream and where the count came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TokenCount {
+    /// Output tokens.
+    pub tokens: u64,
+    /// True when the server's `usage` report gave the count; false when the deltas were counted.
+    pub from_usage: bool,
+}
+
+/// One measured stream, as the engine hands it to the recorder.
+#[derive(Debug, Clone, Copy)]
+pub struct StreamSample<'a> {
+    /// Whether the exchange succeeded (a response with an accepted status, no transport error).
+    pub ok: bool,
+    /// How it ended, when it succeeded.
+    pub ending: Option<Ending>,
+    /// From the due time (open model) or the send (closed) to the first message, µs.
+    pub first_us: Option<u64>,
+    /// Each gap between consecutive messages, µs.
+    pub gaps_us: &'a [u64],
+    /// Messages received.
+    pub messages: u64,
+    /// From the send to the stream's end, µs.
+    pub stream_us: u64,
+    /// LLM mode: output tokens.
+    pub tokens: Option<TokenCount>,
+    /// LLM mode: (end − first token) / (tokens − 1), µs, when there were two tokens or more.
+    pub per_token_us: Option<u64>,
+    /// With service-level objectives: whether the stream met them all.
+    pub good: Option<bool>,
+    /// Whether it ended after its window's scheduled end (in a drain).
+    pub drained: bool,
+}
+
+/// Counts of a group's streams.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StreamCounts {
+    /// Streams measured (attempts of streaming steps that reached the network).
+    pub streams: u64,
+    /// Of them, failed ones.
+    pub failed: u64,
+    /// Streams that received at least one message.
+    pub with_messages: u64,
+    /// Messages received.
+    pub messages: u64,
+    /// Streams ended by the body's end, the sentinel, the limit.
+    pub ended: [u64; 3],
+    /// LLM mode: streams, and of them those whose token count came from `usage`.
+    pub llm_streams: u64,
+    /// LLM mode: of the streams, those whose count came from the server's `usage`.
+    pub usage_counted: u64,
+    /// LLM mode: output tokens.
+    pub tokens: u64,
+    /// With objectives: the streams judged, and those that met them.
+    pub judged: u64,
+    /// Of the judged streams, those that met every objective.
+    pub good: u64,
+    /// Of the streams, messages, tokens and good streams: those of streams ended in a drain.
+    pub drained: [u64; 4],
+}
+
+/// The figures of a group's streams.
+#[derive(Debug, Clone)]
+pub struct StreamStats {
+    /// Time to the first message, µs (streams with one).
+    pub first: Histogram<u64>,
+    /// Gaps between consecutive messages, µs.
+    pub gap: Histogram<u64>,
+    /// Stream durations, µs (every stream that did not fail).
+    pub duration: Histogram<u64>,
+    /// LLM mode: time per output token, µs (streams with two tokens or more).
+    pub per_token: Histogram<u64>,
+    /// The counts.
+    pub counts: StreamCounts,
+}
+
+impl Default for StreamStats {
+    fn default() -> Self {
+        Self {
+            first: new_histogram(),
+            gap: new_histogram(),
+            duration: new_histogram(),
+            per_token: new_histogram(),
+            counts: StreamCounts::default(),
+        }
+    }
+}
+
+impl StreamStats {
+    /// Records one stream.
+    pub fn record(&mut self, s: &StreamSample<'_>) {
+        let c = &mut self.counts;
+        c.streams += 1;
+        let drained = u64::from(s.drained);
+        c.drained[0] += drained;
+        if !s.ok {
+            c.failed += 1;
+        } else {
+            self.duration
+                .saturating_record(s.stream_us.max(HIST_LOW_US));
+        }
+        if let Some(ending) = s.ending {
+            c.ended[ending as usize] += 1;
+        }
+        if let Some(us) = s.first_us {
+            c.with_messages += 1;
+            self.first.saturating_record(us.max(HIST_LOW_US));
+        }
+        for &gap in s.gaps_us {
+            self.gap.saturating_record(gap.max(HIST_LOW_US));
+        }
+        c.messages += s.messages;
+        c.drained[1] += s.messages * drained;
+        if let Some(t) = s.tokens {
+            c.llm_streams += 1;
+            c.usage_counted += u64::from(t.from_usage);
+            c.tokens += t.tokens;
+            c.drained[2] += t.tokens * drained;
+        }
+        if let Some(us) = s.per_token_us {
+            self.per_token.saturating_record(us.max(HIST_LOW_US));
+        }
+        if let Some(good) = s.good {
+            c.judged += 1;
+            c.good += u64::from(good);
+            c.drained[3] += u64::from(good) * drained;
+        }
+    }
+
+    /// Adds another group's stream figures (exact).
+    pub fn merge(&mut self, o: &StreamStats) {
+        let _ = self.first.add(&o.first);
+        let _ = self.gap.add(&o.gap);
+        let _ = self.duration.add(&o.duration);
+        let _ = self.per_token.add(&o.per_token);
+        let (a, b) = (&mut self.counts, &o.counts);
+        a.streams += b.streams;
+        a.failed += b.failed;
+        a.with_messages += b.with_messages;
+        a.messages += b.messages;
+        for (x, y) in a.ended.iter_mut().zip(b.ended) {
+            *x += y;
+        }
+        a.llm_streams += b.llm_streams;
+        a.usage_counted += b.usage_counted;
+        a.tokens += b.tokens;
+        a.judged += b.judged;
+        a.good += b.good;
+        for (x, y) in a.drained.iter_mut().zip(b.drained) {
+            *x += y;
+        }
+    }
+}
+
+/// Merges `o` into `a`, either of which may have no streams.
+pub(super) fn merge_optional(a: &mut Option<Box<StreamStats>>, o: &Option<Box<StreamStats>>) {
+    if let Some(o) = o {
+        a.get_or_insert_with(Box::default).merge(o);
+    }
+}
