@@ -292,6 +292,7 @@ fn run_and_compare_reports_render_in_chromium() {
             ramp_from: None,
             think_s: 0.0,
             pacing_s: 0.0,
+            streams: None,
         })
         .collect();
     record.thresholds = vec![ThresholdResult {

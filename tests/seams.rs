@@ -1,7 +1,8 @@
-//! The seams, enforced: profile and protocol variants named only in their own files, every
-//! output one file of `src/run/output/`, and a run's tail (summary, record, results) written only
-//! by the command line's one `finish`. A new executor, protocol or output is then a file of its
-//! own, not an arm in every module that runs or reports.
+//! The seams, enforced: profile, protocol and streaming-protocol variants named only in their own
+//! files, every output one file of `src/run/output/`, and a run's tail (summary, record,
+//! results) written only by the command line's one `finish`. A new executor, protocol, streaming
+//! protocol or output is then a file of its own, not an arm in every module that runs or
+//! reports.
 
 mod common;
 
@@ -252,4 +253,39 @@ fn the_command_line_ends_every_run_in_one_place() {
         "a run's tail written outside {RUN_TAIL_FILES:?} (call cli::finish):\n{}",
         found.join("\n")
     );
+}
+
+/// The files that may name the variants of `proto::stream::Spec`: the stream seam, where a
+/// streaming protocol's state and tap are dispatched, and the plan's reading of its key. A new
+/// streaming protocol is its module under `proto/stream/` plus these two files and its key in
+/// `plan/file.rs`: three files outside its module. The engine, recorder, record, reports and
+/// thresholds ask a [`Spec`] through its methods or see only the protocol-neutral trace.
+const STREAM_FILES: &[&str] = &["proto/stream/mod.rs", "plan/read/stream.rs"];
+
+#[test]
+fn only_the_stream_seam_names_streaming_protocols() {
+    let found = variant_uses(&src(), STREAM_FILES, &["Spec::"]);
+    assert!(
+        found.is_empty(),
+        "streaming protocol variants named outside {STREAM_FILES:?} (ask the spec through its \
+         methods, or read the protocol-neutral trace):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn a_streaming_protocol_named_elsewhere_is_caught() {
+    let dir = std::env::temp_dir().join(format!("volley-stream-seam-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("engine")).unwrap();
+    std::fs::write(
+        dir.join("engine/stream.rs"),
+        "// Spec::Sse in a comment\nfn f(s: &SseSpec) -> bool { SseSpec::default() == *s }\n\
+         fn g(s: &Spec) -> bool {\n    matches!(s, Spec::Sse(_))\n}\n",
+    )
+    .unwrap();
+    let found = variant_uses(&dir, STREAM_FILES, &["Spec::"]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert!(found[0].starts_with("engine/stream.rs:4: "), "{found:#?}");
 }

@@ -15,7 +15,7 @@ use super::backoff::Backoff;
 use super::cookies::Jar;
 use super::gate::Gate;
 use super::request::{Outgoing, RenderFailed, Scratch, outgoing, request_url};
-use super::stream::{self, Streams};
+use super::stream;
 use super::worker::WorkerState;
 use crate::plan::check::ResponseView;
 use crate::plan::read::step_capture;
@@ -69,7 +69,7 @@ struct VuRun<'a> {
     /// The VU's cookies (none when its scenario keeps none).
     jar: Option<Jar>,
     /// The parsers and traces of its streaming steps.
-    streams: Streams,
+    streams: crate::proto::stream::State,
 }
 
 impl VuRun<'_> {
@@ -81,7 +81,9 @@ impl VuRun<'_> {
             None
         } else {
             let t = self.iteration_at.saturating_duration_since(self.start);
-            phases.get(phases.partition_point(|p| p.end <= t)).map(|p| p.group)
+            phases
+                .get(phases.partition_point(|p| p.end <= t))
+                .map(|p| p.group)
         };
         [self.scenario.group, step.group, phase]
     }
@@ -128,7 +130,7 @@ pub(super) async fn vu_loop(
         ctx: None,
         scratch: Scratch::default(),
         jar: Jar::new(scenario.cookies),
-        streams: Streams::default(),
+        streams: Default::default(),
     };
     let mut backoff = Backoff::default();
     while let Some(ticket) = gate.next(who.vu, who.slot, vu.iteration).await {
@@ -333,7 +335,7 @@ async fn exchange(vu: &mut VuRun<'_>, step: &Step, outgoing: &Outgoing<'_>) -> E
         _ => &mut vu.conn,
     };
     let wire = &vu.scratch.wire;
-    let mut tap = step.stream.as_ref().map(|s| vu.streams.start(s));
+    let mut tap = step.stream.as_ref().map(|s| vu.streams.start(&s.spec));
     let in_flight = &vu.state.in_flight;
     in_flight.set(in_flight.get() + 1);
     let sent = Instant::now();

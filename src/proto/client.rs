@@ -22,6 +22,7 @@ use http::header::{CONTENT_TYPE, HOST, TE, USER_AGENT};
 use http::{HeaderMap, HeaderName, HeaderValue, Uri};
 
 use super::ErrorKind;
+pub use super::client_errors::{ClientError, ConnectError};
 use super::conn::{ConnPhase, Limits};
 use super::dial::{ConnectTiming, Dial, TcpDialer, TlsDialer};
 use super::grpc;
@@ -30,7 +31,7 @@ use super::http2::{Http2Request, SharedConnection, StreamHandle};
 use super::message::{BodyTap, Capture, Request, RequestKind, Response};
 use super::pick::{PickNames, Picked};
 use super::source::SourceAddrs;
-use super::tls::{self, TlsError, TlsOptions};
+use super::tls::{self, TlsOptions};
 use crate::record::model::WireProtocol;
 
 /// The protocol requests are sent with; plans and flags name it by [`Protocol::name`].
@@ -198,44 +199,6 @@ impl ClientConfig {
             source_addrs: Vec::new(),
         }
     }
-}
-
-/// Why a client or a request could not be set up (before the run, so with details).
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    /// The TLS configuration failed.
-    #[error(transparent)]
-    Tls(#[from] TlsError),
-    /// A source address is of another family than the target.
-    #[error("source address {source_addr} cannot reach {target} (IPv4 and IPv6 mixed)")]
-    SourceFamily {
-        /// The source address.
-        source_addr: IpAddr,
-        /// The target.
-        target: SocketAddr,
-    },
-    /// A header name or value is not valid HTTP.
-    #[error("invalid header {name:?}")]
-    Header {
-        /// The header's name.
-        name: String,
-    },
-    /// The authority and path do not make a valid URI.
-    #[error("invalid request target {0:?}")]
-    Uri(String),
-    /// gRPC was asked of an HTTP/1.1 client.
-    #[error("gRPC needs HTTP/2")]
-    GrpcNeedsHttp2,
-}
-
-/// A failed [`Client::probe`]: the kind it would count as, and what happened in words.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct ConnectError {
-    /// How the failure counts.
-    pub kind: ErrorKind,
-    /// What went wrong and what to do.
-    pub message: String,
 }
 
 #[derive(Debug, Clone)]
@@ -605,26 +568,5 @@ impl Connection {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_protocol_is_read_and_described_by_its_name() {
-        let schema = serde_json::to_value(schemars::schema_for!(Protocol)).unwrap();
-        let names: Vec<&str> = Protocol::ALL.iter().map(|p| p.name()).collect();
-        // Documented variants are `oneOf` a `const` each.
-        let one_of = schema["oneOf"].as_array().unwrap();
-        let listed: Vec<&str> = one_of.iter().filter_map(|s| s["const"].as_str()).collect();
-        assert_eq!(listed, names, "{schema}");
-        for &p in Protocol::ALL {
-            assert_eq!(p.name().parse::<Protocol>(), Ok(p));
-            let read: Protocol = serde_json::from_value(p.name().into()).unwrap();
-            assert_eq!(read, p);
-        }
-        let err = serde_json::from_value::<Protocol>("spdy".into()).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("`spdy`: expected one of http1, http2")
-        );
-    }
-}
+#[path = "client_tests.rs"]
+mod tests;

@@ -135,7 +135,7 @@ impl Response {
 /// Receives a response body's bytes as they arrive: a streaming step's parser
 /// ([`crate::proto::sse`]). The connection calls it once per read, with the body bytes of that
 /// read (HTTP/1.1 chunked framing removed) and when the read returned.
-pub trait BodyTap {
+pub trait BodyTap: Send {
     /// Takes `data`, read at `at`; returns [`Tapped::Stop`] to stop reading the body early (the
     /// connection is then closed rather than reused: the rest of the body is unread).
     fn data(&mut self, data: &[u8], at: std::time::Instant) -> Tapped;

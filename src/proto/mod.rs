@@ -19,8 +19,11 @@
 //! - [`dial`]: opening TCP (and TLS) connections, with source-address spreading.
 //! - [`tls`]: rustls client configuration: verification, CA file, client certificate, versions.
 //! - [`source`]: parsing source-address lists and ranges (`127.0.0.2-127.0.0.40`).
+//! - [`stream`]: streaming steps: a response body read as messages as it arrives, traced per
+//!   stream and per message; its protocols ([`stream::sse`]) live under it.
 
 pub mod client;
+mod client_errors;
 pub mod conn;
 pub mod dial;
 pub mod grpc;
@@ -30,7 +33,6 @@ pub mod message;
 pub mod pick;
 pub mod reflection;
 pub mod source;
-pub mod sse;
 pub mod stream;
 pub mod tls;
 

@@ -101,6 +101,7 @@ mod tests {
             think_s: 0.0,
             ramp_from: None,
             pacing_s: 0.0,
+            streams: None,
         };
         r.groups = vec![
             group(GroupKind::Scenario, "shop"),

@@ -37,8 +37,17 @@ pub fn tables(r: &RunRecord) -> Vec<Table> {
     let mut streams = Table::new(
         "Streams",
         &[
-            "<Step", "Streams", "Failed", "streams/s", "msgs/s", "TTFT p50 ms", "TTFT p99 ms",
-            "gap p50 ms", "gap p99 ms", "stream p50 ms", "<Ended",
+            "<Step",
+            "Streams",
+            "Failed",
+            "streams/s",
+            "msgs/s",
+            "TTFT p50 ms",
+            "TTFT p99 ms",
+            "gap p50 ms",
+            "gap p99 ms",
+            "stream p50 ms",
+            "<Ended",
         ],
     )
     .with_note(
@@ -73,13 +82,17 @@ fn ended(f: &StreamFigures) -> String {
         (f.ended.eof, "end of body"),
         (f.ended.limit, "limit"),
     ];
-    ends.sort_by(|a, b| b.0.cmp(&a.0));
+    ends.sort_by_key(|e| std::cmp::Reverse(e.0));
     let parts: Vec<String> = ends
         .iter()
         .filter(|(n, _)| *n > 0)
         .map(|(n, what)| format!("{} {what}", thousands(*n)))
         .collect();
-    if parts.is_empty() { "-".into() } else { parts.join(", ") }
+    if parts.is_empty() {
+        "-".into()
+    } else {
+        parts.join(", ")
+    }
 }
 
 /// The LLM table, when some row read an LLM API.
@@ -94,8 +107,16 @@ fn llm(rows: &[(String, &StreamFigures)]) -> Option<Table> {
     let mut t = Table::new(
         "LLM streams",
         &[
-            "<Step", "Tokens", "<Counted from", "tokens/s", "TPOT p50 ms", "TPOT p99 ms",
-            "ITL p99 ms", "Good", "goodput req/s", "<Objectives",
+            "<Step",
+            "Tokens",
+            "<Counted from",
+            "tokens/s",
+            "TPOT p50 ms",
+            "TPOT p99 ms",
+            "ITL p99 ms",
+            "Good",
+            "goodput req/s",
+            "<Objectives",
         ],
     )
     .with_note(
@@ -116,7 +137,9 @@ fn llm(rows: &[(String, &StreamFigures)]) -> Option<Table> {
             ms(l.tpot_ms.p50),
             ms(l.tpot_ms.p99),
             ms(f.message_gap_ms.p99),
-            good.map_or("-".into(), |g| format!("{} of {}", thousands(g.good), thousands(g.judged))),
+            good.map_or("-".into(), |g| {
+                format!("{} of {}", thousands(g.good), thousands(g.judged))
+            }),
             good.map_or("-".into(), |g| rate(g.rps)),
             good.map_or("-".into(), |g| objectives(&g.slo)),
         ]);
@@ -126,9 +149,17 @@ fn llm(rows: &[(String, &StreamFigures)]) -> Option<Table> {
 
 /// Objectives in words: `TTFT ≤ 200 ms, TPOT ≤ 25 ms`.
 fn objectives(slo: &StreamSlo) -> String {
-    let parts: Vec<String> = [("TTFT", slo.ttft_ms), ("TPOT", slo.tpot_ms), ("stream", slo.e2e_ms)]
-        .iter()
-        .filter_map(|(name, v)| Some(format!("{name} ≤ {} ms", number((*v)?))))
-        .collect();
-    if parts.is_empty() { "(several)".into() } else { parts.join(", ") }
+    let parts: Vec<String> = [
+        ("TTFT", slo.ttft_ms),
+        ("TPOT", slo.tpot_ms),
+        ("stream", slo.e2e_ms),
+    ]
+    .iter()
+    .filter_map(|(name, v)| Some(format!("{name} ≤ {} ms", number((*v)?))))
+    .collect();
+    if parts.is_empty() {
+        "(several)".into()
+    } else {
+        parts.join(", ")
+    }
 }

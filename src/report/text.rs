@@ -282,6 +282,7 @@ mod tests {
             think_s: 0.0,
             ramp_from: None,
             pacing_s: 0.0,
+            streams: None,
         }];
         r.thresholds = vec![ThresholdResult {
             unit: None,

@@ -12,7 +12,6 @@
 //! target processes) and gives the record's `watch` section.
 
 mod build;
-mod streams;
 pub mod expected;
 mod live;
 pub mod live_view;
@@ -21,6 +20,7 @@ mod no_connection;
 pub mod output;
 pub mod progress;
 pub mod show;
+mod streams;
 pub mod thresholds;
 pub mod watching;
 pub mod windows;

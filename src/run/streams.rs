@@ -41,7 +41,11 @@ pub(super) fn group(
 }
 
 /// The figures of the whole run's streams over the measured window of `window_s` seconds.
-pub(super) fn whole(plan: &Plan, stats: Option<&StreamStats>, window_s: f64) -> Option<StreamFigures> {
+pub(super) fn whole(
+    plan: &Plan,
+    stats: Option<&StreamStats>,
+    window_s: f64,
+) -> Option<StreamFigures> {
     let slo = shared_slo(plan, |_, _| true);
     Some(crate::record::streams::figures(stats?, window_s, slo))
 }

@@ -17,6 +17,8 @@
 //! | `GET /stats[?reset=1]`, `POST /stats/reset` | the oracle: the distribution of the target's own handler times as JSON (see `oracle.rs`); `reset` takes the figures out |
 //! | `GET /metrics` | Prometheus text: `volley_target_requests_total{path,status}` (path is the route template), `volley_target_in_flight`, `volley_target_chaos_total{kind}`, `volley_target_connections_total` |
 //! | `/chaos/{reset,hang,garbage,close,slow,reset-body,headers,long-header,bad-chunked,deaf}` | broken behaviours, see `chaos.rs` |
+//! | `GET /sse?events=N&gap_ms=G[&ttft_ms=T][&done=1]` | a `text/event-stream` of N events on a known schedule (see `streams.rs`) |
+//! | `POST /v1/chat/completions`, `/v1/completions` | an OpenAI-compatible stream of `max_tokens` tokens after a TTFT, one per gap, then `usage` and `[DONE]` (see `streams.rs`) |
 //! | gRPC `volley.target.v1.Echo/Echo` | echoes `message` and `payload` after `delay_ms` |
 //! | gRPC `volley.target.v1.Tasks/*` | Create/Get/List/Update/DeleteTask over the `/tasks` store |
 //!

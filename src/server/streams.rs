@@ -58,7 +58,9 @@ fn millis(key: &str, text: &str) -> Result<Duration, String> {
         Ok(ms) if ms.is_finite() && (0.0..=MAX_MS).contains(&ms) => {
             Ok(Duration::from_secs_f64(ms / 1e3))
         }
-        _ => Err(format!("{key} must be a number of milliseconds in 0..={MAX_MS}")),
+        _ => Err(format!(
+            "{key} must be a number of milliseconds in 0..={MAX_MS}"
+        )),
     }
 }
 
@@ -78,7 +80,10 @@ pub(crate) fn sse(query: Option<&str>, started: Instant) -> Response<TargetBody>
             "events" => count(key, value).map(|n| events = Some(n)),
             "gap_ms" => millis(key, value).map(|d| gap = Some(d)),
             "ttft_ms" => millis(key, value).map(|d| ttft = Some(d)),
-            "done" => Ok(done = value == "1" || value == "true"),
+            "done" => {
+                done = value == "1" || value == "true";
+                Ok(())
+            }
             _ => Ok(()),
         };
         if let Err(why) = parsed {
@@ -111,8 +116,17 @@ struct ChatRequest {
 }
 
 /// `POST /v1/chat/completions` and `/v1/completions`.
-pub(crate) async fn chat(req: Request<Incoming>, started: Instant, chat: bool) -> Response<TargetBody> {
-    let header = |name: &str| req.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+pub(crate) async fn chat(
+    req: Request<Incoming>,
+    started: Instant,
+    chat: bool,
+) -> Response<TargetBody> {
+    let header = |name: &str| {
+        req.headers()
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned)
+    };
     let (mut ttft, mut gap) = (header("x-volley-ttft-ms"), header("x-volley-gap-ms"));
     for (key, value) in query_pairs(req.uri().query()) {
         match key {
@@ -121,15 +135,25 @@ pub(crate) async fn chat(req: Request<Incoming>, started: Instant, chat: bool) -
             _ => {}
         }
     }
-    let body = match http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BYTES).collect().await {
+    let body = match http_body_util::Limited::new(req.into_body(), MAX_REQUEST_BYTES)
+        .collect()
+        .await
+    {
         Ok(b) => b.to_bytes(),
-        Err(_) => return bad_request(format_args!("the request body is over {MAX_REQUEST_BYTES} bytes or broken")),
+        Err(_) => {
+            return bad_request(format_args!(
+                "the request body is over {MAX_REQUEST_BYTES} bytes or broken"
+            ));
+        }
     };
     let request: ChatRequest = match serde_json::from_slice(&body) {
         Ok(r) => r,
         Err(e) => return bad_request(format_args!("the body is not a completion request: {e}")),
     };
-    let tokens = request.max_completion_tokens.or(request.max_tokens).unwrap_or(16);
+    let tokens = request
+        .max_completion_tokens
+        .or(request.max_tokens)
+        .unwrap_or(16);
     let schedule = match (|| -> Result<Schedule, String> {
         Ok(Schedule {
             events: count("max_tokens", &tokens.to_string())?,
@@ -146,7 +170,11 @@ pub(crate) async fn chat(req: Request<Incoming>, started: Instant, chat: bool) -
         crate::timer::sleep_until(started + last).await;
         return json(StatusCode::OK, whole_completion(&model, tokens, chat));
     }
-    let kind = if chat { "chat.completion.chunk" } else { "text_completion" };
+    let kind = if chat {
+        "chat.completion.chunk"
+    } else {
+        "text_completion"
+    };
     let chunk = move |choice: String, usage: &str| {
         Bytes::from(format!(
             "data: {{\"id\":\"cmpl-volley\",\"object\":\"{kind}\",\"created\":0,\"model\":{model:?},\"choices\":[{choice}]{usage}}}\n\n"
@@ -175,9 +203,13 @@ pub(crate) async fn chat(req: Request<Incoming>, started: Instant, chat: bool) -
 
 /// A non-streamed completion of `tokens` tokens.
 fn whole_completion(model: &str, tokens: u64, chat: bool) -> String {
-    let text: String = (0..tokens).map(|k| if k == 0 { "tok" } else { " tok" }).collect();
+    let text: String = (0..tokens)
+        .map(|k| if k == 0 { "tok" } else { " tok" })
+        .collect();
     let choice = match chat {
-        true => serde_json::json!({"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"}),
+        true => {
+            serde_json::json!({"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "length"})
+        }
         false => serde_json::json!({"index": 0, "text": text, "finish_reason": "length"}),
     };
     serde_json::json!({

@@ -41,6 +41,7 @@ pub fn group(kind: GroupKind, name: &str, scenario: Option<&str>, requests: u64)
         think_s: 0.0,
         ramp_from: None,
         pacing_s: 0.0,
+        streams: None,
     }
 }
 

@@ -33,6 +33,21 @@ fn ladders(r: &RunRecord) -> Vec<(String, &Percentiles)> {
             .enumerate()
             .map(|(i, g)| (format!("groups[{i}].latency_ms"), &g.latency_ms)),
     );
+    let streams = std::iter::once(("summary.streams".to_string(), s.streams.as_ref())).chain(
+        r.groups
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (format!("groups[{i}].streams"), g.streams.as_ref())),
+    );
+    for (path, st) in streams {
+        let Some(st) = st else { continue };
+        out.push((format!("{path}.ttft_ms"), &st.ttft_ms));
+        out.push((format!("{path}.message_gap_ms"), &st.message_gap_ms));
+        out.push((format!("{path}.stream_ms"), &st.stream_ms));
+        if let Some(l) = &st.llm {
+            out.push((format!("{path}.llm.tpot_ms"), &l.tpot_ms));
+        }
+    }
     out
 }
 

@@ -18,6 +18,7 @@ mod ladder;
 mod merged;
 mod outcome;
 mod rates;
+mod streams;
 mod suite;
 
 use std::fmt;
@@ -67,6 +68,8 @@ pub enum Rule {
     /// The 95 % intervals are what the latency batches and the series give; the batches hold
     /// every response.
     IntervalsAgree,
+    /// Stream counts, histograms and rates agree; a scenario's streams are its steps'.
+    StreamsAddUp,
 }
 
 impl Rule {
@@ -89,6 +92,7 @@ impl Rule {
             Self::MergedAddsUp => "merged_adds_up",
             Self::SuiteStatusAgrees => "suite_status_agrees",
             Self::IntervalsAgree => "intervals_agree",
+            Self::StreamsAddUp => "streams_add_up",
         }
     }
 }
@@ -191,6 +195,7 @@ pub fn record(r: &RunRecord) -> Vec<Violation> {
     intervals::check(r, &mut f);
     outcome::check(r, &mut f);
     merged::check(r, &mut f);
+    streams::check(r, &mut f);
     f.into_vec()
 }
 

@@ -6,8 +6,9 @@ use super::Ctx;
 use super::values::parse_duration;
 use crate::error::Error;
 use crate::plan::file::{SloFile, StepFile};
-use crate::plan::stream::{StreamKind, StreamStep};
-use crate::proto::sse::{SseSpec, llm};
+use crate::plan::stream::StreamStep;
+use crate::proto::stream::Spec;
+use crate::proto::stream::sse::{SseSpec, llm};
 use crate::record::model::StreamSlo;
 
 impl Ctx<'_> {
@@ -32,7 +33,11 @@ impl Ctx<'_> {
                     .copied()
                     .find(|a| a.name() == name)
                     .ok_or_else(|| {
-                        self.at(sse, format!("unknown llm API `{name}`"), Some("llm = \"openai\""))
+                        self.at(
+                            sse,
+                            format!("unknown llm API `{name}`"),
+                            Some("llm = \"openai\""),
+                        )
                     })?,
             ),
         };
@@ -54,7 +59,7 @@ impl Ctx<'_> {
             llm,
         };
         Ok(Some(StreamStep {
-            kind: StreamKind::Sse(spec),
+            spec: Spec::Sse(spec),
             slo,
         }))
     }
@@ -81,7 +86,11 @@ impl Ctx<'_> {
             let d: Duration = parse_duration(text)
                 .map_err(|e| self.at(at, format!("sse.slo.{key}: {e}"), None))?;
             if d.is_zero() {
-                return Err(self.at(at, format!("sse.slo.{key} is 0: no stream could meet it"), None));
+                return Err(self.at(
+                    at,
+                    format!("sse.slo.{key} is 0: no stream could meet it"),
+                    None,
+                ));
             }
             Ok(Some(d.as_secs_f64() * 1e3))
         };

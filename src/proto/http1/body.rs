@@ -161,44 +161,48 @@ impl<S: AsyncRead + Unpin> Body<'_, S> {
                     }
                 }
             }
-            Framing::Chunked => {
-                let mut decoder = ChunkedDecoder::default();
-                let mut pending = start..filled;
-                loop {
-                    let fed = if self.kept.is_none() && self.raw.is_none() && self.tap.is_none() {
-                        decoder.feed(&self.buf[pending.clone()], |_| {})?
-                    } else {
-                        let (kept, raw, at) = (&mut self.kept, &mut self.raw, self.at);
-                        let (taps, mut stop) = (&mut self.tap, false);
-                        let fed = decoder.feed(&self.buf[pending.clone()], |data| {
-                            keep(kept, raw, data);
-                            stop |= !stop && tap(taps, data, at) == Tapped::Stop;
-                        })?;
-                        if stop {
-                            return Ok(true);
-                        }
-                        fed
-                    };
-                    if decoder.data_bytes() > self.max {
-                        return Err(ErrorKind::BodyTooLarge);
+            Framing::Chunked => self.read_chunked(start, filled).await,
+        }
+    }
+
+    /// Reads a chunked body; `buf[start..filled]` holds bytes already read. Returns true when
+    /// the connection cannot be reused (bytes beyond the body, or the tap stopped early).
+    async fn read_chunked(&mut self, start: usize, filled: usize) -> Result<bool, ErrorKind> {
+        let mut decoder = ChunkedDecoder::default();
+        let mut pending = start..filled;
+        loop {
+            let fed = if self.kept.is_none() && self.raw.is_none() && self.tap.is_none() {
+                decoder.feed(&self.buf[pending.clone()], |_| {})?
+            } else {
+                let (kept, raw, at) = (&mut self.kept, &mut self.raw, self.at);
+                let (taps, mut stop) = (&mut self.tap, false);
+                let fed = decoder.feed(&self.buf[pending.clone()], |data| {
+                    keep(kept, raw, data);
+                    stop |= !stop && tap(taps, data, at) == Tapped::Stop;
+                })?;
+                if stop {
+                    return Ok(true);
+                }
+                fed
+            };
+            if decoder.data_bytes() > self.max {
+                return Err(ErrorKind::BodyTooLarge);
+            }
+            match fed {
+                Feed::Done { consumed } => return Ok(consumed < pending.len()),
+                Feed::NeedMore { consumed } => {
+                    // Keep an unconsumed partial size line at the front of the buffer.
+                    let keep = pending.start + consumed..pending.end;
+                    let kept = keep.len();
+                    self.buf.copy_within(keep, 0);
+                    if kept == self.buf.len() && kept >= BODY_BUF_BYTES {
+                        return Err(ErrorKind::InvalidResponse);
                     }
-                    match fed {
-                        Feed::Done { consumed } => return Ok(consumed < pending.len()),
-                        Feed::NeedMore { consumed } => {
-                            // Keep an unconsumed partial size line at the front of the buffer.
-                            let keep = pending.start + consumed..pending.end;
-                            let kept = keep.len();
-                            self.buf.copy_within(keep, 0);
-                            if kept == self.buf.len() && kept >= BODY_BUF_BYTES {
-                                return Err(ErrorKind::InvalidResponse);
-                            }
-                            let n = self.read_more(kept).await?;
-                            if n == 0 {
-                                return Err(ErrorKind::Closed);
-                            }
-                            pending = 0..kept + n;
-                        }
+                    let n = self.read_more(kept).await?;
+                    if n == 0 {
+                        return Err(ErrorKind::Closed);
                     }
+                    pending = 0..kept + n;
                 }
             }
         }

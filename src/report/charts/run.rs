@@ -22,6 +22,7 @@ pub fn run_charts(r: &RunRecord) -> Result<Vec<Chart>, Error> {
     out.extend(latency_over_time(r)?);
     out.extend(in_flight(r)?);
     out.extend(spectrum_chart(r)?);
+    out.extend(streams_spectrum(r)?);
     out.extend(histogram(r)?);
     out.extend(super::grouped::grouped_charts(r)?);
     out.extend(phases(r)?);
@@ -215,6 +216,49 @@ fn spectrum_chart(r: &RunRecord) -> Result<Option<Chart>, Error> {
         "Latency by percentile",
         "Latency at each percentile, the x axis stretched towards the tail (log scale of \
          1/(1−p)), as HdrHistogram plots it: p50, p90, p99 and p99.9 are evenly spaced.",
+    )
+}
+
+/// The distribution of the run's stream figures by percentile: time to first message, the gaps
+/// between messages, and (LLM mode) time per output token.
+fn streams_spectrum(r: &RunRecord) -> Result<Option<Chart>, Error> {
+    let Some(st) = &r.summary.streams else {
+        return Ok(None);
+    };
+    let h = &st.histograms;
+    let llm = st.llm.is_some();
+    let figures = [
+        (
+            if llm { "TTFT" } else { "time to first message" },
+            BLUE,
+            Some(&h.ttft_us),
+        ),
+        (
+            if llm {
+                "inter-token gap"
+            } else {
+                "gap between messages"
+            },
+            ORANGE,
+            Some(&h.message_gap_us),
+        ),
+        ("time per output token", GREEN, h.tpot_us.as_ref()),
+    ];
+    let lines = figures
+        .into_iter()
+        .filter_map(|(label, color, encoded)| {
+            let h = decode_histogram(encoded?).ok()?;
+            let points = spectrum(&h).into_iter().map(|p| (p.x, Some(p.latency_ms)));
+            Some(ChartLine::new(label, color, points.collect()))
+        })
+        .collect();
+    spectrum_lines(
+        lines,
+        "streams",
+        "Streams by percentile",
+        "Time to the first message of each stream (from when it was due, in the open model), \
+         each gap between consecutive messages, and in LLM mode each stream's time per output \
+         token, at each percentile (the x axis stretched towards the tail).",
     )
 }
 

@@ -227,8 +227,8 @@ impl State {
             .iter()
             .map(|t| {
                 let observed = t.observe(self);
-                let live = !(t.metric == ThresholdMetric::Latency && t.filter.is_some())
-                    && !t.metric.of_streams();
+                let per_group_latency = t.metric == ThresholdMetric::Latency && t.filter.is_some();
+                let live = !(per_group_latency || t.metric.of_streams());
                 (
                     format!("{} {}", t.metric_text, t.condition_text),
                     observed,

@@ -151,9 +151,21 @@ mod tests {
         let role = r#"{"id":"x","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}"#;
         assert_eq!(chunk(role), Chunk::default());
         let token = r#"{"choices":[{"index":0,"delta":{"content":"Hel\"lo"}}],"usage":null}"#;
-        assert_eq!(chunk(token), Chunk { has_content: true, usage: None });
+        assert_eq!(
+            chunk(token),
+            Chunk {
+                has_content: true,
+                usage: None
+            }
+        );
         let usage = r#"{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":42,"total_tokens":47}}"#;
-        assert_eq!(chunk(usage), Chunk { has_content: false, usage: Some(42) });
+        assert_eq!(
+            chunk(usage),
+            Chunk {
+                has_content: false,
+                usage: Some(42)
+            }
+        );
         let completion = r#"{"choices":[{"text":" world","index":0},{"text":"x"}]}"#;
         assert!(chunk(completion).has_content);
         let reasoning = r#"{"choices":[{"delta":{"content":null,"reasoning_content":"hmm"}}]}"#;
@@ -162,7 +174,12 @@ mod tests {
 
     #[test]
     fn what_is_not_a_chunk_carries_nothing() {
-        for data in ["", "[DONE]", "{\"error\":{\"message\":\"overloaded\"}}", "{\"choices\":3}"] {
+        for data in [
+            "",
+            "[DONE]",
+            "{\"error\":{\"message\":\"overloaded\"}}",
+            "{\"choices\":3}",
+        ] {
             assert_eq!(chunk(data), Chunk::default(), "{data}");
         }
     }

@@ -9,8 +9,8 @@ pub mod parse;
 use std::time::Instant;
 
 pub use self::parse::{Event, Parser};
-use super::message::{BodyTap, Tapped};
-use super::stream::{StreamEnd, Trace};
+use super::{StreamEnd, Trace};
+use crate::proto::message::{BodyTap, Tapped};
 
 /// What a plan's `sse = { … }` asks of a step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,7 +63,9 @@ impl BodyTap for Tap<'_> {
     fn data(&mut self, data: &[u8], at: Instant) -> Tapped {
         let Self { spec, state } = self;
         let trace = &mut state.trace;
-        state.parser.feed(data, |event| on_event(spec, trace, event, at))
+        state
+            .parser
+            .feed(data, |event| on_event(spec, trace, event, at))
     }
 }
 

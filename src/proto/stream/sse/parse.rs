@@ -70,7 +70,11 @@ impl Parser {
 
     /// Parses `bytes`, calling `on_event` for each event they complete; stops early (and
     /// returns [`Tapped::Stop`]) when it does.
-    pub fn feed(&mut self, mut bytes: &[u8], mut on_event: impl FnMut(Event<'_>) -> Tapped) -> Tapped {
+    pub fn feed(
+        &mut self,
+        mut bytes: &[u8],
+        mut on_event: impl FnMut(Event<'_>) -> Tapped,
+    ) -> Tapped {
         if self.bom < 3 {
             bytes = self.skip_bom(bytes);
         }
@@ -211,7 +215,8 @@ mod tests {
 
     #[test]
     fn data_lines_join_and_fields_are_kept() {
-        let stream = b"\xEF\xBB\xBF: keep-alive\nevent: delta\nid: 7\nretry: 1500\ndata: one\ndata:two\n\n";
+        let stream =
+            b"\xEF\xBB\xBF: keep-alive\nevent: delta\nid: 7\nretry: 1500\ndata: one\ndata:two\n\n";
         let mut parser = Parser::default();
         let mut seen = None;
         parser.feed(stream, |e| {
@@ -219,7 +224,10 @@ mod tests {
             Tapped::More
         });
         let (event, data, id) = seen.unwrap();
-        assert_eq!((&event[..], &data[..], &id[..]), (&b"delta"[..], &b"one\ntwo"[..], &b"7"[..]));
+        assert_eq!(
+            (&event[..], &data[..], &id[..]),
+            (&b"delta"[..], &b"one\ntwo"[..], &b"7"[..])
+        );
         assert_eq!(parser.retry_ms(), Some(1500));
         assert_eq!(parser.comments(), 1);
     }
@@ -238,7 +246,11 @@ mod tests {
         let mut n = 0;
         let tapped = parser.feed(b"data: 1\n\ndata: [DONE]\n\ndata: 3\n\n", |e| {
             n += 1;
-            if e.data == b"[DONE]" { Tapped::Stop } else { Tapped::More }
+            if e.data == b"[DONE]" {
+                Tapped::Stop
+            } else {
+                Tapped::More
+            }
         });
         assert_eq!((tapped, n), (Tapped::Stop, 2));
     }
