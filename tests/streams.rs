@@ -365,3 +365,53 @@ fn example_007_llm_sse_runs_and_meets_its_objectives() {
         assert!(report.contains(table), "{table} missing from report.md");
     }
 }
+
+#[test]
+fn compare_judges_stream_figures_over_repeats_and_leaves_them_out_without_streams() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("sse-compare");
+    let load = "profile = \"iterations\"\nvus = 2\niterations = 12";
+    let mut folders = Vec::new();
+    for (name, ttft) in [("before", 20), ("after", 30)] {
+        let sub = dir.join(name);
+        std::fs::create_dir_all(&sub).unwrap();
+        let step = format!("path = \"/sse?events=4&ttft_ms={ttft}&gap_ms=2&done=1\"\nsse = {{}}");
+        let plan = plan(&sub, &t.base_url(), load, &step, "");
+        let out = sub.join("results");
+        let (code, _, stderr) = run_volley(&[
+            "run",
+            &plan,
+            "--repeat",
+            "3",
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        assert_eq!(code, Some(0), "{stderr}");
+        let folder = common::only_subfolder(&out);
+        verified(&folder);
+        folders.push(folder);
+    }
+    let (a, b) = (folders[0].to_str().unwrap(), folders[1].to_str().unwrap());
+    let (code, stdout, stderr) = run_volley(&["compare", a, b, "--format", "md"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let row = |label: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("| {label} (")))
+            .unwrap_or_else(|| panic!("no {label} row in:\n{stdout}"))
+            .to_string()
+    };
+    assert!(row("TTFT p50").contains("slower"), "{}", row("TTFT p50"));
+    assert!(row("message gap p99").contains("ms"), "{stdout}");
+    assert!(
+        !stdout.contains("| TPOT p50 ("),
+        "no LLM step, no TPOT row:\n{stdout}"
+    );
+    // Runs without streams have no stream rows at all.
+    let (plain, _) = common::run_repeats(&dir.join("plain"), &format!("{}/", t.base_url()), 2, 1);
+    let plain = plain.to_str().unwrap();
+    let (_, stdout, _) = run_volley(&["compare", plain, plain, "--format", "md"]);
+    assert!(!stdout.contains("TTFT"), "{stdout}");
+}

@@ -264,9 +264,13 @@ fn threshold(metric: Metric, threshold_pct: f64) -> f64 {
 
 /// Compares `variants` (the first is the baseline).
 pub fn compare(variants: &[Variant], options: CompareOptions) -> Comparison {
+    // Stream figures only where some run has them.
     let mut tested: Vec<(MetricRow, Vec<Option<change::Tested>>)> = Metric::ALL
         .iter()
         .map(|&metric| change::row(variants, metric))
+        .filter(|(row, _)| {
+            !row.metric.of_streams() || row.estimates.iter().any(|e| !e.values.is_empty())
+        })
         .collect();
     // Holm across every test of the comparison (the max is never judged).
     let ps: Vec<f64> = tested

@@ -44,7 +44,7 @@ pub struct Rule {
 }
 
 /// The metric names rules and `--metric` take.
-pub const METRICS: &str = "p50, p90, p95, p99, p99.9, mean, max, throughput, errors";
+pub const METRICS: &str = "p50, p90, p95, p99, p99.9, mean, max, throughput, errors, ttft, ttft-p99, gap-p99, tpot, goodput";
 
 /// The metric a rule or `--metric` names (`p99`, `rps`, `errors`, …).
 pub fn metric_named(name: &str) -> Option<Metric> {
@@ -58,6 +58,11 @@ pub fn metric_named(name: &str) -> Option<Metric> {
         "max" => Metric::Max,
         "throughput" | "rps" => Metric::Throughput,
         "errors" | "error-rate" | "error_rate" => Metric::ErrorRate,
+        "ttft" | "ttft-p50" => Metric::TtftP50,
+        "ttft-p99" => Metric::TtftP99,
+        "gap-p99" | "itl-p99" => Metric::GapP99,
+        "tpot" | "tpot-p50" => Metric::TpotP50,
+        "goodput" => Metric::Goodput,
         _ => return None,
     })
 }

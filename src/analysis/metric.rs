@@ -24,11 +24,21 @@ pub enum Metric {
     Max,
     /// Failed share of requests.
     ErrorRate,
+    /// Streams: median time to first message.
+    TtftP50,
+    /// Streams: 99th percentile time to first message.
+    TtftP99,
+    /// Streams: 99th percentile gap between messages.
+    GapP99,
+    /// LLM streams: median time per output token.
+    TpotP50,
+    /// Streams that met their objectives, per second.
+    Goodput,
 }
 
 impl Metric {
     /// Every metric, in table order.
-    pub const ALL: [Metric; 9] = [
+    pub const ALL: [Metric; 14] = [
         Self::Throughput,
         Self::Mean,
         Self::P50,
@@ -38,7 +48,20 @@ impl Metric {
         Self::P99_9,
         Self::Max,
         Self::ErrorRate,
+        Self::TtftP50,
+        Self::TtftP99,
+        Self::GapP99,
+        Self::TpotP50,
+        Self::Goodput,
     ];
+
+    /// Whether it is a figure of streams: compared only where the runs have streams.
+    pub fn of_streams(self) -> bool {
+        matches!(
+            self,
+            Self::TtftP50 | Self::TtftP99 | Self::GapP99 | Self::TpotP50 | Self::Goodput
+        )
+    }
 
     /// Name in tables.
     pub fn label(self) -> &'static str {
@@ -52,13 +75,18 @@ impl Metric {
             Self::P99_9 => "latency p99.9",
             Self::Max => "latency max",
             Self::ErrorRate => "error rate",
+            Self::TtftP50 => "TTFT p50",
+            Self::TtftP99 => "TTFT p99",
+            Self::GapP99 => "message gap p99",
+            Self::TpotP50 => "TPOT p50",
+            Self::Goodput => "goodput",
         }
     }
 
     /// Unit of the metric's values: "req/s", "ms" or "%".
     pub fn unit(self) -> &'static str {
         match self {
-            Self::Throughput => "req/s",
+            Self::Throughput | Self::Goodput => "req/s",
             Self::ErrorRate => "%",
             _ => "ms",
         }
@@ -72,7 +100,7 @@ impl Metric {
 
     /// Whether a larger value is an improvement.
     pub fn higher_is_better(self) -> bool {
-        self == Self::Throughput
+        matches!(self, Self::Throughput | Self::Goodput)
     }
 
     /// Whether changes are relative (%), or absolute percentage points (the error rate, whose
@@ -103,11 +131,17 @@ impl Metric {
             Self::P99_9 => l.p99_9,
             Self::Max => l.max,
             Self::ErrorRate => r.summary.error_rate().map(|e| 100.0 * e),
+            Self::TtftP50 => r.summary.streams.as_ref()?.ttft_ms.p50,
+            Self::TtftP99 => r.summary.streams.as_ref()?.ttft_ms.p99,
+            Self::GapP99 => r.summary.streams.as_ref()?.message_gap_ms.p99,
+            Self::TpotP50 => r.summary.streams.as_ref()?.llm.as_ref()?.tpot_ms.p50,
+            Self::Goodput => Some(r.summary.streams.as_ref()?.goodput.as_ref()?.rps),
         }
     }
 
     /// A run's own 95 % interval of the figure (batch means, `summary.ci95`): (low, high) in the
-    /// metric's unit; `None` for p95, max and the error rate, and for runs without one.
+    /// metric's unit; `None` for p95, max, the error rate and the stream figures, and for runs
+    /// without one.
     pub fn interval_of_run(self, r: &RunRecord) -> Option<(f64, f64)> {
         let figure = match self {
             Self::Throughput => BoundFigure::Rps,
@@ -116,7 +150,8 @@ impl Metric {
             Self::P90 => BoundFigure::P90,
             Self::P99 => BoundFigure::P99,
             Self::P99_9 => BoundFigure::P99_9,
-            Self::P95 | Self::Max | Self::ErrorRate => return None,
+            // The stream figures have no batch-means interval of their own.
+            _ => return None,
         };
         let b = r.summary.ci95.as_ref()?.get(figure)?;
         Some((b.value - b.half_width, b.value + b.half_width))
@@ -136,6 +171,8 @@ impl Metric {
             Self::ErrorRate => (s.requests + s.not_sent > 0)
                 .then(|| 100.0 * s.errors as f64 / (s.requests + s.not_sent) as f64),
             Self::Mean | Self::P95 | Self::P99_9 | Self::Max => None,
+            // The series holds no stream figures: streams are judged over repeats only.
+            _ => None,
         }
     }
 }

@@ -102,7 +102,7 @@ pub struct CompareArgs {
     pub baseline: Option<PathBuf>,
     /// Exit 1 when this rule is met: `METRIC > +N%` or `METRIC < -N%` (also `ms` for latency,
     /// `pp` for `errors`), METRIC one of p50, p90, p95, p99, p99.9, mean, max, throughput,
-    /// errors. Met only when the change is significant in that direction (verdict slower/faster
+    /// errors, ttft, ttft-p99, gap-p99, tpot, goodput. Met only when the change is significant in that direction (verdict slower/faster
     /// after Holm's correction) and its estimate passes the amount. Repeatable.
     #[arg(long = "fail-on", value_name = "RULE", value_parser = clap::value_parser!(volley::analysis::gate::Rule))]
     pub fail_on: Vec<volley::analysis::gate::Rule>,

@@ -43,7 +43,7 @@ fn value(metric: Metric, v: Option<f64>) -> String {
     match v {
         None => "-".into(),
         Some(v) => match metric {
-            Metric::Throughput => crate::units::rate(v),
+            Metric::Throughput | Metric::Goodput => crate::units::rate(v),
             Metric::ErrorRate => format!("{v:.2}%"),
             _ => crate::units::ms(Some(v)),
         },

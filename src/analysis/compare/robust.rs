@@ -14,7 +14,10 @@ use crate::analysis::stats;
 
 /// Whether `metric` is one whose calls must survive leaving out any one run.
 pub(super) fn guarded(metric: Metric) -> bool {
-    matches!(metric, Metric::P99 | Metric::P99_9)
+    matches!(
+        metric,
+        Metric::P99 | Metric::P99_9 | Metric::TtftP99 | Metric::GapP99
+    )
 }
 
 /// Whether a call `above` the threshold (the change's interval beyond +T; else below −T) on the
