@@ -415,3 +415,60 @@ fn compare_judges_stream_figures_over_repeats_and_leaves_them_out_without_stream
     let (_, stdout, _) = run_volley(&["compare", plain, plain, "--format", "md"]);
     assert!(!stdout.contains("TTFT"), "{stdout}");
 }
+
+/// A server volley did not write: `tests/peers/sse_llm_server.py` (Python's standard library),
+/// started on a free port and stopped by its PID.
+struct PythonPeer(std::process::Child, u16);
+
+impl PythonPeer {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/sse_llm_server.py");
+        let mut child = std::process::Command::new("python3")
+            .arg(script)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut line = String::new();
+        let stdout = child.stdout.take().unwrap();
+        std::io::BufReader::new(stdout).read_line(&mut line).unwrap();
+        let port = line.trim().parse().unwrap_or_else(|_| panic!("no port: {line:?}"));
+        Self(child, port)
+    }
+}
+
+impl Drop for PythonPeer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn llm_streams_of_a_python_server_are_counted_from_their_deltas() {
+    let _serial = serial();
+    let peer = PythonPeer::start();
+    let dir = temp_dir("sse-python");
+    let base = format!("http://127.0.0.1:{}", peer.1);
+    let load = "profile = \"iterations\"\nvus = 2\niterations = 6";
+    for path in ["/v1/chat/completions", "/v1/chat/completions?close"] {
+        let step = format!(
+            "method = \"POST\"\npath = \"{path}\"\n\
+             json = {{ model = \"m\", stream = true, max_tokens = 8, messages = [] }}\n\
+             sse = {{ llm = \"openai\" }}"
+        );
+        let plan = plan(&dir, &base, load, &step, "");
+        let (out, r) = run_json(&dir, &["run", &plan]);
+        assert!(out.status.success(), "{path}: {}", String::from_utf8_lossy(&out.stderr));
+        let s = step_streams(&r);
+        assert_eq!(s["streams"], 6, "{path}: {s:#}");
+        assert_eq!(s["llm"]["tokens"], 48, "{path}");
+        assert_eq!(s["llm"]["tokens_from"], "deltas", "{path}");
+        assert_eq!(s["ended"]["sentinel"], 6, "{path}");
+        // Python's sleeps are only roughly on time: generous bounds around 20 ms and 5 ms.
+        let ttft = s["ttft_ms"]["p50"].as_f64().unwrap();
+        assert!((20.0..40.0).contains(&ttft), "{path}: TTFT p50 {ttft}");
+        let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
+        assert!((4.5..8.0).contains(&gap), "{path}: gap p50 {gap}");
+    }
+}
