@@ -431,8 +431,13 @@ impl PythonPeer {
             .expect("python3 runs");
         let mut line = String::new();
         let stdout = child.stdout.take().unwrap();
-        std::io::BufReader::new(stdout).read_line(&mut line).unwrap();
-        let port = line.trim().parse().unwrap_or_else(|_| panic!("no port: {line:?}"));
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("no port: {line:?}"));
         Self(child, port)
     }
 }
@@ -459,7 +464,11 @@ fn llm_streams_of_a_python_server_are_counted_from_their_deltas() {
         );
         let plan = plan(&dir, &base, load, &step, "");
         let (out, r) = run_json(&dir, &["run", &plan]);
-        assert!(out.status.success(), "{path}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{path}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let s = step_streams(&r);
         assert_eq!(s["streams"], 6, "{path}: {s:#}");
         assert_eq!(s["llm"]["tokens"], 48, "{path}");
@@ -471,4 +480,56 @@ fn llm_streams_of_a_python_server_are_counted_from_their_deltas() {
         let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
         assert!((4.5..8.0).contains(&gap), "{path}: gap p50 {gap}");
     }
+}
+
+#[test]
+fn open_model_time_to_first_message_follows_the_stall_law() {
+    use std::net::{Ipv4Addr, SocketAddr};
+    use std::time::Duration;
+    use volley::server::{self, Faults, Stall, TargetConfig};
+    let _serial = serial();
+    let (stall, every) = (Duration::from_millis(500), Duration::from_secs(5));
+    let config = TargetConfig {
+        bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        threads: 2,
+        capacity: None,
+    };
+    let faults = Faults {
+        stall: Some(Stall::new(stall, every).unwrap()),
+        ..Faults::default()
+    };
+    let t = server::spawn_with_faults(config, faults).expect("target starts");
+    let dir = temp_dir("sse-stall");
+    // 20 s is 4 periods: whatever the phase the run starts at, 10 % of the streams fall due in
+    // a freeze, uniformly over its 500 ms, and wait out the rest of it before their first
+    // message, 10 ms after the target let them in.
+    let load = "profile = \"constant-arrival-rate\"\nrate = 200\nduration = \"20s\"\nmax_vus = 300";
+    let step = "path = \"/sse?events=1&gap_ms=10&done=1\"\nsse = {}";
+    let plan = plan(&dir, &t.base_url(), load, step, "");
+    let (out, r) = run_json(&dir, &["run", &plan]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = step_streams(&r);
+    assert_eq!(r["summary"]["dropped"], 0);
+    assert_eq!(s["failed"], 0, "{s:#}");
+    // P(TTFT − T > x) = (S − x) / P for 0 ≤ x < S: pN = T + S − (1 − N/100)·P.
+    let (t_ms, s_ms, p_ms) = (10.0, 500.0, 5000.0);
+    for (name, tail) in [("p95", 0.05), ("p99", 0.01), ("p99_9", 0.001)] {
+        let law = t_ms + s_ms - tail * p_ms;
+        let measured = s["ttft_ms"][name].as_f64().unwrap();
+        // Releasing a freeze's 100 held streams at once makes the target a few ms late.
+        let allowed = 0.10 * law + 5.0;
+        eprintln!("TTFT {name}: {measured} ms, law {law} ms, allowed ± {allowed} ms");
+        assert!(
+            (measured - law).abs() <= allowed,
+            "TTFT {name}: {measured} ms against the law's {law} ms (± {allowed})"
+        );
+    }
+    // Streams not held by a freeze keep their 10 ms (and the ~0.8 ms of send lag and the
+    // target's own time to its first byte, at this rate on 2 cores).
+    let p50 = s["ttft_ms"]["p50"].as_f64().unwrap();
+    assert!((10.0..12.0).contains(&p50), "TTFT p50 {p50} ms");
 }
