@@ -533,3 +533,39 @@ fn open_model_time_to_first_message_follows_the_stall_law() {
     let p50 = s["ttft_ms"]["p50"].as_f64().unwrap();
     assert!((10.0..12.0).contains(&p50), "TTFT p50 {p50} ms");
 }
+
+#[test]
+fn quick_mode_streams_with_sse_and_llm_flags() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("sse-quick");
+    let url = format!("{}/v1/chat/completions?ttft_ms=5&gap_ms=1", t.base_url());
+    let body = r#"{"stream": true, "max_tokens": 10}"#;
+    let args = [
+        &url, "-m", "POST", "--body", body, "--llm", "openai", "-n", "6", "-c", "2",
+    ];
+    let (out, r) = run_json(&dir, &args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let s = &r["summary"]["streams"];
+    assert_eq!(s["streams"], 6, "{s:#}");
+    assert_eq!(s["llm"]["tokens"], 60);
+    let sse = format!("{}/sse?events=3&gap_ms=1&done=1", t.base_url());
+    let (out, r) = run_json(&dir, &[&sse, "--sse", "-n", "4", "-c", "1"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(r["summary"]["streams"]["messages"], 12);
+    assert!(r["summary"]["streams"].get("llm").is_none());
+    let (code, _, stderr) = run_volley(&[&sse, "--llm", "claude", "-n", "1"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("--llm") && stderr.contains("unknown llm API `claude`"),
+        "{stderr}"
+    );
+}

@@ -330,6 +330,12 @@ pub struct QuickArgs {
     /// Request body read from a file.
     #[arg(long, value_name = "PATH")]
     pub body_file: Option<PathBuf>,
+    /// Read the response as a Server-Sent Events stream: time to first message, gaps, streams/s.
+    #[arg(long)]
+    pub sse: bool,
+    /// Read the stream as this LLM API's chunks (openai): tokens, TPOT; implies --sse.
+    #[arg(long, value_name = "API")]
+    pub llm: Option<String>,
     /// Per-request timeout, connect included, e.g. 5s, 500ms.
     #[arg(long, value_parser = parse_duration, default_value = "10s")]
     pub timeout: Duration,

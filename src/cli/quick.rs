@@ -34,6 +34,10 @@ pub fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
     input.secret_headers = a.secret_headers;
     a.results.apply_quick(&mut input);
     (input.body, input.body_file) = (a.body.unwrap_or_default(), a.body_file);
+    input.sse = (a.sse || a.llm.is_some()).then(|| volley::plan::file::SseFile {
+        llm: a.llm,
+        ..Default::default()
+    });
     (input.concurrency, input.rate_per_sec) = (a.connections, a.rate);
     (input.arrivals, input.seed) = (a.arrivals, a.seed);
     (input.duration, input.requests) = (a.duration, a.requests);

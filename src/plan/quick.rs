@@ -76,6 +76,8 @@ pub struct RunInput {
     pub arrivals: Option<crate::schedule::ArrivalProcess>,
     /// `--seed`: the Poisson arrivals' seed (`None`: drawn and recorded).
     pub seed: Option<u64>,
+    /// `--sse`, `--llm`: the request is a streaming step (`None`: an ordinary request).
+    pub sse: Option<crate::plan::file::SseFile>,
 }
 
 /// A quick-mode gRPC call: `--proto`, `--import-path`, `--call`, `--data`.
@@ -101,7 +103,7 @@ pub const DEFAULT_DURATION: Duration = Duration::from_secs(10);
 /// The flag each desugared value comes from: a value's span starts at its flag's index, so the
 /// reader's errors say `invalid FLAG: …`. `load`, `timeout` and `request` name no flag of their own: the load
 /// (`-c`, `--rate`, `-d`, `-n`), the timeout and the step.
-static FLAGS: [&str; 15] = [
+static FLAGS: [&str; 16] = [
     "URL",
     "method",
     "header (-H)",
@@ -117,6 +119,7 @@ static FLAGS: [&str; 15] = [
     "--group-by",
     "--expect-status",
     "--arrivals",
+    "--sse / --llm",
 ];
 const URL: usize = 0;
 const METHOD: usize = 1;
@@ -133,6 +136,7 @@ const STEP: usize = 11;
 const GROUP_BY: usize = 12;
 const EXPECT: usize = 13;
 const ARRIVALS: usize = 14;
+const SSE: usize = 15;
 
 /// A value from the flag at `index`.
 fn from<T>(index: usize, value: T) -> Spanned<T> {
@@ -174,6 +178,7 @@ impl RunInput {
             precision: Vec::new(),
             arrivals: None,
             seed: None,
+            sse: None,
         }
     }
 
@@ -299,7 +304,7 @@ impl RunInput {
             method: Some(from(METHOD, self.method.clone())),
             path: Some(from(URL, path_and_query)),
             grpc: None,
-            sse: None,
+            sse: self.sse.clone().map(|s| from(SSE, s)),
             headers,
             body: (!self.body.is_empty()).then(|| from(DATA, self.body.clone())),
             body_file: self
