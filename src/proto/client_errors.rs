@@ -33,7 +33,7 @@ pub enum ClientError {
     GrpcNeedsHttp2,
 }
 
-/// A failed [`Client::probe`]: the kind it would count as, and what happened in words.
+/// A failed [`super::client::Client::probe`]: the kind it would count as, and what happened in words.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct ConnectError {

@@ -133,7 +133,7 @@ impl Response {
 }
 
 /// Receives a response body's bytes as they arrive: a streaming step's parser
-/// ([`crate::proto::sse`]). The connection calls it once per read, with the body bytes of that
+/// ([`crate::proto::stream::sse`]). The connection calls it once per read, with the body bytes of that
 /// read (HTTP/1.1 chunked framing removed) and when the read returned.
 pub trait BodyTap: Send {
     /// Takes `data`, read at `at`; returns [`Tapped::Stop`] to stop reading the body early (the
