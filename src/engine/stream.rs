@@ -36,7 +36,9 @@ pub(super) fn record(
     let first_us = trace
         .first
         .map(|first| micros(first.saturating_duration_since(from)));
-    let stream_us = micros(t.done.saturating_duration_since(t.sent));
+    // The stream ends at its sentinel when it had one (the rest of the body is not the stream).
+    let end = trace.ended_at.unwrap_or(t.done);
+    let stream_us = micros(end.saturating_duration_since(t.sent));
     let llm = step.spec.is_llm();
     let tokens = llm.then(|| TokenCount {
         tokens: trace.tokens.count(),
@@ -44,7 +46,7 @@ pub(super) fn record(
     });
     let per_token_us = match (tokens, trace.first) {
         (Some(n), Some(first)) if n.tokens >= 2 => {
-            Some(micros(t.done.saturating_duration_since(first)) / (n.tokens - 1))
+            Some(micros(end.saturating_duration_since(first)) / (n.tokens - 1))
         }
         _ => None,
     };

@@ -8,6 +8,7 @@ chunked, or, on a path ending in `close`, delimited by the connection's close (H
 
 import http.server
 import json
+import socket
 import time
 
 
@@ -16,6 +17,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
+
+    def setup(self):
+        super().setup()
+        # As streaming servers do (uvicorn, hyper): without it, on a reused connection Nagle's
+        # algorithm holds the first chunk until the client's delayed ACK of the head, ~40 ms.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def do_POST(self):
         length = int(self.headers.get("content-length", 0))

@@ -12,7 +12,8 @@ pub enum StreamEnd {
     /// The body ended (HTTP/1.1: its framing or the connection's close; HTTP/2: end of stream).
     #[default]
     Eof,
-    /// The end sentinel arrived (SSE: a `data: [DONE]` event).
+    /// The end sentinel arrived (SSE: a `data: [DONE]` event); what follows it is read to the
+    /// body's end (so the connection can be reused) but not counted.
     Sentinel,
     /// The step's message limit was reached; the rest was not read.
     Limit,
@@ -50,6 +51,9 @@ pub struct Trace {
     pub tokens: Tokens,
     /// How it ended.
     pub end: StreamEnd,
+    /// When the end sentinel arrived (the stream's end; the body after it is read, not
+    /// counted).
+    pub ended_at: Option<Instant>,
 }
 
 impl Trace {
@@ -61,6 +65,7 @@ impl Trace {
         self.gaps_us.clear();
         self.tokens = Tokens::default();
         self.end = StreamEnd::Eof;
+        self.ended_at = None;
     }
 
     /// Counts a message that arrived `at`.

@@ -71,9 +71,16 @@ impl BodyTap for Tap<'_> {
 
 /// One event: the end sentinel, a message, or (LLM mode) a chunk without content.
 fn on_event(spec: &SseSpec, trace: &mut Trace, event: Event<'_>, at: Instant) -> Tapped {
+    if trace.ended_at.is_some() {
+        return Tapped::More;
+    }
     if spec.done.as_deref() == Some(event.data) {
+        // Read on to the body's end, as clients do (the OpenAI SDK drains the stream), so
+        // that the connection is reused: a new one per stream would put a connect (and a TLS
+        // handshake) into the next stream's time to first message.
         trace.end = StreamEnd::Sentinel;
-        return Tapped::Stop;
+        trace.ended_at = Some(at);
+        return Tapped::More;
     }
     let is_message = match spec.llm {
         None => true,
