@@ -73,7 +73,10 @@ fn sse_figures_match_the_schedule(load: &str, name: &str) {
     assert_eq!(s["ended"]["sentinel"].as_u64(), Some(streams));
     // The body after the sentinel is read to its end: the connections are reused.
     let opened = r["summary"]["connections_opened"].as_u64().unwrap();
-    assert!(opened * 2 <= streams, "{opened} connections for {streams} streams");
+    assert!(
+        opened * 2 <= streams,
+        "{opened} connections for {streams} streams"
+    );
     near_truth("TTFT p50", s["ttft_ms"]["p50"].as_f64().unwrap(), 50.0);
     near_truth(
         "gap p50",
