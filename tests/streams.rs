@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{run_json, run_volley, serial, target, temp_dir, valid_record, verified};
+use common::{run_json, run_json_ok, run_volley, serial, target, temp_dir, valid_record, verified};
 use serde_json::Value;
 
 /// Writes a plan against `base` with one scenario of `load` and one step of `step`.
@@ -54,12 +54,7 @@ fn sse_figures_match_the_schedule(load: &str, name: &str) {
     // 3 % covers; the gaps and the stream's length are the schedule's own.
     let step = "path = \"/sse?events=20&ttft_ms=50&gap_ms=10&done=1\"\nsse = {}";
     let plan = plan(&dir, &t.base_url(), load, step, "");
-    let (out, r) = run_json(&dir, &["run", &plan]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let r = run_json_ok(&dir, &["run", &plan]);
     let s = step_streams(&r);
     let streams = s["streams"].as_u64().unwrap();
     assert!(streams >= 8, "{s:#}");
@@ -121,12 +116,7 @@ fn llm_streams_report_tokens_tpot_and_goodput_against_the_truth() {
                       tpot = [\"p50 < 6ms\"]\ngoodput = [\"> 1\"]";
     let step = llm_step(", slo = { ttft = \"100ms\", tpot = \"10ms\" }");
     let plan = plan(&dir, &t.base_url(), OPEN, &step, thresholds);
-    let (out, r) = run_json(&dir, &["run", &plan]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let r = run_json_ok(&dir, &["run", &plan]);
     let s = step_streams(&r);
     let streams = s["streams"].as_u64().unwrap();
     let llm = &s["llm"];
@@ -182,12 +172,7 @@ fn a_message_limit_stops_reading_and_the_connection_is_not_reused() {
     let step = "path = \"/sse?events=50&gap_ms=2\"\nsse = { max_messages = 5 }";
     let load = "profile = \"iterations\"\nvus = 2\niterations = 10";
     let plan = plan(&dir, &t.base_url(), load, step, "");
-    let (out, r) = run_json(&dir, &["run", &plan]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let r = run_json_ok(&dir, &["run", &plan]);
     let s = step_streams(&r);
     assert_eq!(s["streams"], 10);
     assert_eq!(s["messages"], 50, "{s:#}");
@@ -211,12 +196,7 @@ fn sse_over_http2_is_measured_the_same() {
         text.replace("timeout = ", "protocol = \"http2\"\ntimeout = "),
     )
     .unwrap();
-    let (out, r) = run_json(&dir, &["run", &plan]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let r = run_json_ok(&dir, &["run", &plan]);
     assert_eq!(r["config"]["protocol"], "h2c");
     let s = step_streams(&r);
     assert_eq!(s["messages"], 120, "{s:#}");
@@ -240,12 +220,7 @@ fn stream_figures_of_shares_merge_exactly() {
     for i in 0..2 {
         let sub = dir.join(format!("s{i}"));
         std::fs::create_dir_all(&sub).unwrap();
-        let (out, _) = run_json(&sub, &["run", &plan, "--segment", &format!("{i}/2")]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        run_json_ok(&sub, &["run", &plan, "--segment", &format!("{i}/2")]);
         paths.push(sub.join("run.json"));
     }
     let merged_dir = dir.join("merged");
@@ -343,12 +318,7 @@ fn example_007_llm_sse_runs_and_meets_its_objectives() {
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/007-llm-sse.toml");
     let base = format!("target.base_url={}", t.base_url());
     let args = ["run", example, "--set", &base, "--time-scale", "0.3"];
-    let (out, r) = run_json(&dir, &args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let r = run_json_ok(&dir, &args);
     let s = &r["summary"]["streams"];
     let streams = s["streams"].as_u64().unwrap();
     assert!(streams >= 40, "20/s for 3 s: {s:#}");
@@ -469,12 +439,7 @@ fn llm_streams_of_a_python_server_are_counted_from_their_deltas() {
              sse = {{ llm = \"openai\" }}"
         );
         let plan = plan(&dir, &base, load, &step, "");
-        let (out, r) = run_json(&dir, &["run", &plan]);
-        assert!(
-            out.status.success(),
-            "{path}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let r = run_json_ok(&dir, &["run", &plan]);
         let s = step_streams(&r);
         assert_eq!(s["streams"], 6, "{path}: {s:#}");
         assert_eq!(s["llm"]["tokens"], 48, "{path}");
@@ -512,12 +477,7 @@ fn open_model_time_to_first_message_follows_the_stall_law() {
     let load = "profile = \"constant-arrival-rate\"\nrate = 200\nduration = \"20s\"\nmax_vus = 300";
     let step = "path = \"/sse?events=1&gap_ms=10&done=1\"\nsse = {}";
     let plan = plan(&dir, &t.base_url(), load, step, "");
-    let (out, r) = run_json(&dir, &["run", &plan]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let r = run_json_ok(&dir, &["run", &plan]);
     let s = step_streams(&r);
     assert_eq!(r["summary"]["dropped"], 0);
     assert_eq!(s["failed"], 0, "{s:#}");
@@ -550,22 +510,12 @@ fn quick_mode_streams_with_sse_and_llm_flags() {
     let args = [
         &url, "-m", "POST", "--body", body, "--llm", "openai", "-n", "6", "-c", "2",
     ];
-    let (out, r) = run_json(&dir, &args);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let r = run_json_ok(&dir, &args);
     let s = &r["summary"]["streams"];
     assert_eq!(s["streams"], 6, "{s:#}");
     assert_eq!(s["llm"]["tokens"], 60);
     let sse = format!("{}/sse?events=3&gap_ms=1&done=1", t.base_url());
-    let (out, r) = run_json(&dir, &[&sse, "--sse", "-n", "4", "-c", "1"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let r = run_json_ok(&dir, &[&sse, "--sse", "-n", "4", "-c", "1"]);
     assert_eq!(r["summary"]["streams"]["messages"], 12);
     assert!(r["summary"]["streams"].get("llm").is_none());
     let (code, _, stderr) = run_volley(&[&sse, "--llm", "claude", "-n", "1"]);

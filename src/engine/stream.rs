@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use super::vu::micros;
 use crate::plan::stream::StreamStep;
-use crate::proto::stream::{State, StreamEnd};
-use crate::record::recorder::{Ending, Recorder, StreamSample, TokenCount, Window};
+use crate::proto::stream::State;
+use crate::record::recorder::{Recorder, StreamSample, TokenCount, Window};
 
 /// When one stream was due, sent and done, and how its exchange went.
 pub(super) struct Times {
@@ -62,11 +62,7 @@ pub(super) fn record(
     });
     let sample = StreamSample {
         ok: t.ok,
-        ending: t.ok.then_some(match trace.end {
-            StreamEnd::Eof => Ending::Eof,
-            StreamEnd::Sentinel => Ending::Sentinel,
-            StreamEnd::Limit => Ending::Limit,
-        }),
+        ending: t.ok.then_some(trace.end),
         first_us,
         gaps_us: &trace.gaps_us,
         messages: trace.received,

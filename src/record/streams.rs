@@ -2,10 +2,7 @@
 //! histograms and counts ([`stats`]) for the exact merge of shares and the verifier.
 
 use super::figures::percentiles;
-use super::model::{
-    Goodput, LlmFigures, StreamDrained, StreamEnds, StreamFigures, StreamHistograms, StreamSlo,
-    TokensFrom,
-};
+use super::model::{Goodput, LlmFigures, StreamFigures, StreamHistograms, StreamSlo, TokensFrom};
 use super::recorder::{StreamCounts, StreamStats};
 use super::{BadHistogram, decode_histogram, encode_histogram};
 
@@ -22,7 +19,7 @@ fn per_sec(count: u64, window_s: f64) -> f64 {
 /// were judged against (none: several steps' different ones).
 pub fn figures(s: &StreamStats, window_s: f64, slo: Option<StreamSlo>) -> StreamFigures {
     let c = &s.counts;
-    let [d_streams, d_messages, d_tokens, d_good] = c.drained;
+    let d = c.drained;
     let llm = (c.llm_streams > 0).then(|| LlmFigures {
         streams: c.llm_streams,
         tokens: c.tokens,
@@ -32,7 +29,7 @@ pub fn figures(s: &StreamStats, window_s: f64, slo: Option<StreamSlo>) -> Stream
             _ => TokensFrom::Mixed,
         },
         usage_counted: c.usage_counted,
-        tokens_per_s: per_sec(c.tokens - d_tokens, window_s),
+        tokens_per_s: per_sec(c.tokens - d.tokens, window_s),
         tpot_ms: percentiles(&s.per_token),
     });
     StreamFigures {
@@ -40,19 +37,10 @@ pub fn figures(s: &StreamStats, window_s: f64, slo: Option<StreamSlo>) -> Stream
         failed: c.failed,
         with_messages: c.with_messages,
         messages: c.messages,
-        streams_per_s: per_sec(c.streams - d_streams, window_s),
-        messages_per_s: per_sec(c.messages - d_messages, window_s),
-        ended: StreamEnds {
-            eof: c.ended[0],
-            sentinel: c.ended[1],
-            limit: c.ended[2],
-        },
-        drained: StreamDrained {
-            streams: d_streams,
-            messages: d_messages,
-            tokens: d_tokens,
-            good: d_good,
-        },
+        streams_per_s: per_sec(c.streams - d.streams, window_s),
+        messages_per_s: per_sec(c.messages - d.messages, window_s),
+        ended: c.ended,
+        drained: d,
         ttft_ms: percentiles(&s.first),
         message_gap_ms: percentiles(&s.gap),
         stream_ms: percentiles(&s.duration),
@@ -61,7 +49,7 @@ pub fn figures(s: &StreamStats, window_s: f64, slo: Option<StreamSlo>) -> Stream
             slo: slo.unwrap_or_default(),
             judged: c.judged,
             good: c.good,
-            rps: per_sec(c.good - d_good, window_s),
+            rps: per_sec(c.good - d.good, window_s),
         }),
         histograms: StreamHistograms {
             ttft_us: encode_histogram(&s.first),
@@ -92,39 +80,49 @@ pub fn stats(f: &StreamFigures, field: &str) -> Result<StreamStats, BadHistogram
     }
     let llm = f.llm.as_ref();
     let goodput = f.goodput.as_ref();
-    let d = &f.drained;
     stats.counts = StreamCounts {
         streams: f.streams,
         failed: f.failed,
         with_messages: f.with_messages,
         messages: f.messages,
-        ended: [f.ended.eof, f.ended.sentinel, f.ended.limit],
+        ended: f.ended,
         llm_streams: llm.map_or(0, |l| l.streams),
         usage_counted: llm.map_or(0, |l| l.usage_counted),
         tokens: llm.map_or(0, |l| l.tokens),
         judged: goodput.map_or(0, |g| g.judged),
         good: goodput.map_or(0, |g| g.good),
-        drained: [d.streams, d.messages, d.tokens, d.good],
+        drained: f.drained,
     };
     Ok(stats)
 }
 
-/// The exact merge of several shares' stream figures (`field`: where they are, for errors),
-/// rates over `window_s`; none when no share has streams.
-pub fn merged<'a>(
+/// The histograms and counts of several groups' (or shares') stream figures added exactly
+/// (`field`: where they are, for errors); none when there are none.
+pub fn merged_stats<'a>(
     parts: impl IntoIterator<Item = &'a StreamFigures>,
-    window_s: f64,
     field: &str,
-) -> Result<Option<StreamFigures>, BadHistogram> {
+) -> Result<Option<StreamStats>, BadHistogram> {
     let mut total: Option<StreamStats> = None;
-    let mut slo = None;
     for f in parts {
         let s = stats(f, field)?;
-        slo = slo.or(f.goodput.as_ref().map(|g| g.slo));
         match &mut total {
             Some(t) => t.merge(&s),
             None => total = Some(s),
         }
     }
-    Ok(total.map(|t| figures(&t, window_s, slo)))
+    Ok(total)
+}
+
+/// The exact merge of several shares' stream figures (`field`: where they are, for errors),
+/// rates over `window_s`; none when no share has streams.
+pub fn merged<'a>(
+    parts: impl IntoIterator<Item = &'a StreamFigures> + Clone,
+    window_s: f64,
+    field: &str,
+) -> Result<Option<StreamFigures>, BadHistogram> {
+    let slo = parts
+        .clone()
+        .into_iter()
+        .find_map(|f| f.goodput.as_ref().map(|g| g.slo));
+    Ok(merged_stats(parts, field)?.map(|t| figures(&t, window_s, slo)))
 }

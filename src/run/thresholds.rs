@@ -114,15 +114,9 @@ impl Observed for RecordView<'_> {
                 .filter_map(|g| g.streams.as_ref())
                 .collect(),
         };
-        let mut stats: Option<crate::record::recorder::StreamStats> = None;
-        for f in &figures {
-            // Every histogram decoded when the record was read or built.
-            let s = crate::record::streams::stats(f, "streams").ok()?;
-            match &mut stats {
-                Some(t) => t.merge(&s),
-                None => stats = Some(s),
-            }
-        }
+        // Every histogram decoded when the record was read or built.
+        let stats =
+            crate::record::streams::merged_stats(figures.iter().copied(), "streams").ok()?;
         // Groups of one name run side by side: their goodputs add up.
         let rates: Vec<f64> = figures
             .iter()

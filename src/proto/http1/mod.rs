@@ -317,6 +317,8 @@ impl<D: Dial> Http1Connection<D> {
             raw: raw.then_some(body_out),
             max: limits.body_cap(),
             at: tap.is_some().then(Instant::now),
+            // Re-coerced to the body's shorter lifetime (see `reborrow`): `tap` as it is would
+            // tie every other borrow of the body to the caller's.
             tap: match tap {
                 Some(t) => Some(t),
                 None => None,

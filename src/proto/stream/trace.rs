@@ -1,23 +1,12 @@
 //! The protocol-neutral side of a streaming step: what one stream did, as its protocol's tap
-//! saw it ([`Trace`]), and how it ended ([`StreamEnd`]). A streaming protocol (today
+//! saw it ([`Trace`]), and how it ended ([`StreamEnd`], the recorder's own word for it). A streaming protocol (today
 //! [`super::sse`]) fills a [`Trace`] from the bytes its connection hands it; the engine records
 //! it. One trace per VU, reused: nothing is allocated per message once its gap buffer has grown
 //! to the longest stream.
 
 use std::time::Instant;
 
-/// How a stream ended, as far as its protocol says (a failed exchange is an error instead).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum StreamEnd {
-    /// The body ended (HTTP/1.1: its framing or the connection's close; HTTP/2: end of stream).
-    #[default]
-    Eof,
-    /// The end sentinel arrived (SSE: a `data: [DONE]` event); what follows it is read to the
-    /// body's end (so the connection can be reused) but not counted.
-    Sentinel,
-    /// The step's message limit was reached; the rest was not read.
-    Limit,
-}
+pub use crate::record::recorder::Ending as StreamEnd;
 
 /// Output tokens of an LLM stream, by both counts a server may give.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

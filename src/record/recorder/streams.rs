@@ -4,13 +4,17 @@
 use hdrhistogram::Histogram;
 
 use super::{HIST_LOW_US, new_histogram};
+use crate::record::model::{StreamDrained, StreamEnds};
 
-/// How a stream ended (its protocol's word; a failed exchange is counted as failed instead).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a stream ended, as its protocol's tap saw it (a failed exchange is counted as failed
+/// instead).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Ending {
     /// The body (or connection) ended.
+    #[default]
     Eof,
-    /// The end sentinel arrived (SSE: `data: [DONE]`).
+    /// The end sentinel arrived (SSE: `data: [DONE]`); what follows it is read to the body's
+    /// end (so the connection can be reused) but not counted.
     Sentinel,
     /// The step's message limit was reached.
     Limit,
@@ -61,8 +65,8 @@ pub struct StreamCounts {
     pub with_messages: u64,
     /// Messages received.
     pub messages: u64,
-    /// Streams ended by the body's end, the sentinel, the limit.
-    pub ended: [u64; 3],
+    /// How the streams that did not fail ended.
+    pub ended: StreamEnds,
     /// LLM mode: streams, and of them those whose token count came from `usage`.
     pub llm_streams: u64,
     /// LLM mode: of the streams, those whose count came from the server's `usage`.
@@ -73,8 +77,8 @@ pub struct StreamCounts {
     pub judged: u64,
     /// Of the judged streams, those that met every objective.
     pub good: u64,
-    /// Of the streams, messages, tokens and good streams: those of streams ended in a drain.
-    pub drained: [u64; 4],
+    /// The streams, messages, tokens and good streams of the streams ended in a drain.
+    pub drained: StreamDrained,
 }
 
 /// The figures of a group's streams.
@@ -110,15 +114,18 @@ impl StreamStats {
         let c = &mut self.counts;
         c.streams += 1;
         let drained = u64::from(s.drained);
-        c.drained[0] += drained;
+        c.drained.streams += drained;
         if !s.ok {
             c.failed += 1;
         } else {
             self.duration
                 .saturating_record(s.stream_us.max(HIST_LOW_US));
         }
-        if let Some(ending) = s.ending {
-            c.ended[ending as usize] += 1;
+        match s.ending {
+            Some(Ending::Eof) => c.ended.eof += 1,
+            Some(Ending::Sentinel) => c.ended.sentinel += 1,
+            Some(Ending::Limit) => c.ended.limit += 1,
+            None => {}
         }
         if let Some(us) = s.first_us {
             c.with_messages += 1;
@@ -128,12 +135,12 @@ impl StreamStats {
             self.gap.saturating_record(gap.max(HIST_LOW_US));
         }
         c.messages += s.messages;
-        c.drained[1] += s.messages * drained;
+        c.drained.messages += s.messages * drained;
         if let Some(t) = s.tokens {
             c.llm_streams += 1;
             c.usage_counted += u64::from(t.from_usage);
             c.tokens += t.tokens;
-            c.drained[2] += t.tokens * drained;
+            c.drained.tokens += t.tokens * drained;
         }
         if let Some(us) = s.per_token_us {
             self.per_token.saturating_record(us.max(HIST_LOW_US));
@@ -141,7 +148,7 @@ impl StreamStats {
         if let Some(good) = s.good {
             c.judged += 1;
             c.good += u64::from(good);
-            c.drained[3] += u64::from(good) * drained;
+            c.drained.good += u64::from(good) * drained;
         }
     }
 
@@ -156,17 +163,18 @@ impl StreamStats {
         a.failed += b.failed;
         a.with_messages += b.with_messages;
         a.messages += b.messages;
-        for (x, y) in a.ended.iter_mut().zip(b.ended) {
-            *x += y;
-        }
+        a.ended.eof += b.ended.eof;
+        a.ended.sentinel += b.ended.sentinel;
+        a.ended.limit += b.ended.limit;
         a.llm_streams += b.llm_streams;
         a.usage_counted += b.usage_counted;
         a.tokens += b.tokens;
         a.judged += b.judged;
         a.good += b.good;
-        for (x, y) in a.drained.iter_mut().zip(b.drained) {
-            *x += y;
-        }
+        a.drained.streams += b.drained.streams;
+        a.drained.messages += b.drained.messages;
+        a.drained.tokens += b.drained.tokens;
+        a.drained.good += b.drained.good;
     }
 }
 
