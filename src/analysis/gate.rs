@@ -62,6 +62,7 @@ pub fn metric_named(name: &str) -> Option<Metric> {
         "ttft-p99" => Metric::TtftP99,
         "gap-p99" | "itl-p99" => Metric::GapP99,
         "tpot" | "tpot-p50" => Metric::TpotP50,
+        "rtt" | "rtt-p50" | "round-trip" => Metric::RttP50,
         "goodput" => Metric::Goodput,
         _ => return None,
     })

@@ -32,13 +32,15 @@ pub enum Metric {
     GapP99,
     /// LLM streams: median time per output token.
     TpotP50,
+    /// Bidirectional streams: median round trip of a message to its reply.
+    RttP50,
     /// Streams that met their objectives, per second.
     Goodput,
 }
 
 impl Metric {
     /// Every metric, in table order.
-    pub const ALL: [Metric; 14] = [
+    pub const ALL: [Metric; 15] = [
         Self::Throughput,
         Self::Mean,
         Self::P50,
@@ -52,6 +54,7 @@ impl Metric {
         Self::TtftP99,
         Self::GapP99,
         Self::TpotP50,
+        Self::RttP50,
         Self::Goodput,
     ];
 
@@ -59,7 +62,12 @@ impl Metric {
     pub fn of_streams(self) -> bool {
         matches!(
             self,
-            Self::TtftP50 | Self::TtftP99 | Self::GapP99 | Self::TpotP50 | Self::Goodput
+            Self::TtftP50
+                | Self::TtftP99
+                | Self::GapP99
+                | Self::TpotP50
+                | Self::RttP50
+                | Self::Goodput
         )
     }
 
@@ -79,6 +87,7 @@ impl Metric {
             Self::TtftP99 => "TTFT p99",
             Self::GapP99 => "message gap p99",
             Self::TpotP50 => "TPOT p50",
+            Self::RttP50 => "round trip p50",
             Self::Goodput => "goodput",
         }
     }
@@ -135,6 +144,7 @@ impl Metric {
             Self::TtftP99 => r.summary.streams.as_ref()?.ttft_ms.p99,
             Self::GapP99 => r.summary.streams.as_ref()?.message_gap_ms.p99,
             Self::TpotP50 => r.summary.streams.as_ref()?.llm.as_ref()?.tpot_ms.p50,
+            Self::RttP50 => r.summary.streams.as_ref()?.sent.as_ref()?.round_trip_ms.p50,
             Self::Goodput => Some(r.summary.streams.as_ref()?.goodput.as_ref()?.rps),
         }
     }

@@ -26,10 +26,12 @@ pub(super) enum Outgoing<'a> {
 
 impl Outgoing<'_> {
     /// Bytes one send puts on the connection (see [`PreparedRequest::bytes_sent`]).
-    pub(super) fn bytes_sent(&self, scratch: &Scratch) -> u64 {
+    /// `messages` is how many times a streaming request side sent the body (1 otherwise).
+    pub(super) fn bytes_sent(&self, scratch: &Scratch, messages: u64) -> u64 {
+        let more = messages.saturating_sub(1);
         match self {
-            Outgoing::Prepared(p) => p.bytes_sent(),
-            Outgoing::Owned(p) => p.bytes_sent(),
+            Outgoing::Prepared(p) => p.bytes_sent() + more * p.body_len(),
+            Outgoing::Owned(p) => p.bytes_sent() + more * p.body_len(),
             Outgoing::Bytes(_) => scratch.wire.len() as u64,
         }
     }

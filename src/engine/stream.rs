@@ -71,6 +71,8 @@ pub(super) fn record(
         per_token_us,
         good,
         drained: t.window != Window::Inside,
+        sent: trace.sent,
+        round_trips_us: &trace.round_trips_us,
     };
     rec.record_stream(&sample, groups);
 }

@@ -253,7 +253,11 @@ async fn run_step(
     };
     let reached_server = exchanged.result.is_ok() || conn.phase() == ConnPhase::Exchanging;
     let bytes_sent = if reached_server {
-        outgoing.bytes_sent(&vu.scratch)
+        let messages = step
+            .stream
+            .as_ref()
+            .map_or(1, |s| vu.streams.trace(&s.spec).sent.max(1));
+        outgoing.bytes_sent(&vu.scratch, messages)
     } else {
         0
     };

@@ -370,6 +370,10 @@ pub struct StepFile {
     /// per message (`sse = {}` for the defaults; see docs/measurement.md, "Streams").
     #[schemars(with = "Option<SseFile>")]
     pub sse: Option<Spanned<SseFile>>,
+    /// How a streaming gRPC call (server, client or bidirectional streaming; `grpc` names it)
+    /// sends and reads its messages; the defaults when left out.
+    #[schemars(with = "Option<GrpcStreamFile>")]
+    pub grpc_stream: Option<Spanned<GrpcStreamFile>>,
     /// Headers (templated values); they replace the target's headers of the same name.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, String>")]
@@ -423,7 +427,27 @@ pub struct SseFile {
     pub slo: Option<SloFile>,
 }
 
-/// A streaming step's objectives (`sse.slo`).
+/// `grpc_stream = { … }`: how a streaming gRPC call sends and reads its messages.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GrpcStreamFile {
+    /// Client and bidirectional streaming: how many times the step's message is sent (default
+    /// 1).
+    pub count: Option<u64>,
+    /// Client and bidirectional streaming: message k is sent at the stream's start + k × this
+    /// (default `"0s"`: all at once). Not with `echo`.
+    pub interval: Option<String>,
+    /// Bidirectional streaming: send each message after the reply to the one before.
+    #[serde(default)]
+    pub echo: bool,
+    /// Stop reading after this many messages received: the stream is then cancelled.
+    pub max_messages: Option<u64>,
+    /// Objectives for goodput, each optional: `{ ttft = "100ms", e2e = "2s" }` (time to the
+    /// first message, the whole stream).
+    pub slo: Option<SloFile>,
+}
+
+/// A streaming step's objectives (`sse.slo`, `grpc_stream.slo`).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SloFile {

@@ -305,6 +305,7 @@ impl RunInput {
             path: Some(from(URL, path_and_query)),
             grpc: None,
             sse: self.sse.clone().map(|s| from(SSE, s)),
+            grpc_stream: None,
             headers,
             body: (!self.body.is_empty()).then(|| from(DATA, self.body.clone())),
             body_file: self

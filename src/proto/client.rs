@@ -158,6 +158,15 @@ impl PreparedRequest {
         self.bytes_sent
     }
 
+    /// The body's length, bytes (gRPC: the framed message, what each message of a streaming
+    /// request side carries).
+    pub fn body_len(&self) -> u64 {
+        match &self.wire {
+            Wire::Http1(_) => 0,
+            Wire::Http2(r) => r.body_len(),
+        }
+    }
+
     /// What the response keeps.
     pub fn capture(&self) -> Capture {
         self.capture

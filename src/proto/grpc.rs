@@ -1,4 +1,5 @@
-//! Unary gRPC without generated code.
+//! gRPC without generated code: unary calls, and the methods of streaming ones
+//! ([`crate::proto::stream::grpc`] measures those).
 //!
 //! `.proto` files are compiled in process ([`protox`]) into a descriptor pool; a method is looked
 //! up by `package.Service/Method`; the request is given as JSON (proto3 JSON mapping) and turned
@@ -75,9 +76,6 @@ pub enum GrpcError {
         /// The methods that exist.
         known: String,
     },
-    /// A streaming method was asked for.
-    #[error("{0} is a streaming method; only unary calls are supported")]
-    Streaming(String),
     /// The JSON payload does not fit the request message.
     #[error("the data does not fit {message}: {source}")]
     Payload {
@@ -169,9 +167,6 @@ impl GrpcSchema {
                 known: known.join(", "),
             });
         };
-        if desc.is_client_streaming() || desc.is_server_streaming() {
-            return Err(GrpcError::Streaming(desc.full_name().into()));
-        }
         Ok(GrpcMethod {
             path: format!("/{}/{}", svc.full_name(), desc.name()),
             desc,
@@ -179,7 +174,7 @@ impl GrpcSchema {
     }
 }
 
-/// One unary method: its path and message types.
+/// One method (unary or streaming): its path and message types.
 #[derive(Debug, Clone)]
 pub struct GrpcMethod {
     desc: MethodDescriptor,
@@ -190,6 +185,27 @@ impl GrpcMethod {
     /// The HTTP/2 path, `/package.Service/Method`.
     pub fn path(&self) -> &str {
         &self.path
+    }
+
+    /// Whether the client sends a stream of messages (client and bidirectional streaming).
+    pub fn client_streaming(&self) -> bool {
+        self.desc.is_client_streaming()
+    }
+
+    /// Whether the server answers with a stream of messages (server and bidirectional
+    /// streaming).
+    pub fn server_streaming(&self) -> bool {
+        self.desc.is_server_streaming()
+    }
+
+    /// Whether the call streams either way.
+    pub fn is_streaming(&self) -> bool {
+        self.client_streaming() || self.server_streaming()
+    }
+
+    /// The method's full name, `package.Service.Method`.
+    pub fn full_name(&self) -> &str {
+        self.desc.full_name()
     }
 
     /// The request message type's full name.

@@ -139,6 +139,35 @@ pub trait BodyTap: Send {
     /// Takes `data`, read at `at`; returns [`Tapped::Stop`] to stop reading the body early (the
     /// connection is then closed rather than reused: the rest of the body is unread).
     fn data(&mut self, data: &[u8], at: std::time::Instant) -> Tapped;
+
+    /// Whether the request side is a stream too (gRPC client and bidirectional streaming):
+    /// the request's body is then one message, sent as [`next_send`](Self::next_send) says,
+    /// while the response is read. Default: no (the body is sent once, whole).
+    fn duplex(&self) -> bool {
+        false
+    }
+
+    /// A duplex stream: when its next message is due, asked at `now` (after each send and
+    /// each read).
+    fn next_send(&mut self, _now: std::time::Instant) -> NextSend {
+        NextSend::Done
+    }
+
+    /// A duplex stream: a message was handed to the connection at `at`.
+    fn sent(&mut self, _at: std::time::Instant) {}
+}
+
+/// When a duplex stream's next message is due ([`BodyTap::next_send`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NextSend {
+    /// Now.
+    Now,
+    /// At this instant.
+    At(std::time::Instant),
+    /// After the next message received (echo).
+    AfterReply,
+    /// No more: close the request side.
+    Done,
 }
 
 /// What a [`BodyTap`] wants after a read.

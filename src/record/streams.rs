@@ -2,7 +2,9 @@
 //! histograms and counts ([`stats`]) for the exact merge of shares and the verifier.
 
 use super::figures::percentiles;
-use super::model::{Goodput, LlmFigures, StreamFigures, StreamHistograms, StreamSlo, TokensFrom};
+use super::model::{
+    Goodput, LlmFigures, SentFigures, StreamFigures, StreamHistograms, StreamSlo, TokensFrom,
+};
 use super::recorder::{StreamCounts, StreamStats};
 use super::{BadHistogram, decode_histogram, encode_histogram};
 
@@ -44,6 +46,12 @@ pub fn figures(s: &StreamStats, window_s: f64, slo: Option<StreamSlo>) -> Stream
         ttft_ms: percentiles(&s.first),
         message_gap_ms: percentiles(&s.gap),
         stream_ms: percentiles(&s.duration),
+        sent: (c.sent > 0).then(|| SentFigures {
+            messages: c.sent,
+            messages_per_s: per_sec(c.sent - d.sent, window_s),
+            round_trips: s.round_trip.len(),
+            round_trip_ms: percentiles(&s.round_trip),
+        }),
         llm,
         goodput: (c.judged > 0).then(|| Goodput {
             slo: slo.unwrap_or_default(),
@@ -56,6 +64,7 @@ pub fn figures(s: &StreamStats, window_s: f64, slo: Option<StreamSlo>) -> Stream
             message_gap_us: encode_histogram(&s.gap),
             stream_us: encode_histogram(&s.duration),
             tpot_us: (c.llm_streams > 0).then(|| encode_histogram(&s.per_token)),
+            round_trip_us: (c.sent > 0).then(|| encode_histogram(&s.round_trip)),
         },
     }
 }
@@ -78,6 +87,9 @@ pub fn stats(f: &StreamFigures, field: &str) -> Result<StreamStats, BadHistogram
     if let Some(t) = &h.tpot_us {
         stats.per_token = decode("tpot_us", t)?;
     }
+    if let Some(t) = &h.round_trip_us {
+        stats.round_trip = decode("round_trip_us", t)?;
+    }
     let llm = f.llm.as_ref();
     let goodput = f.goodput.as_ref();
     stats.counts = StreamCounts {
@@ -85,6 +97,7 @@ pub fn stats(f: &StreamFigures, field: &str) -> Result<StreamStats, BadHistogram
         failed: f.failed,
         with_messages: f.with_messages,
         messages: f.messages,
+        sent: f.sent.as_ref().map_or(0, |s| s.messages),
         ended: f.ended,
         llm_streams: llm.map_or(0, |l| l.streams),
         usage_counted: llm.map_or(0, |l| l.usage_counted),

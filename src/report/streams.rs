@@ -1,5 +1,6 @@
 //! The stream tables of a run report (docs/measurement.md, "Streams"): per streaming step, its
-//! streams and messages; in LLM mode, its tokens, time per output token and goodput.
+//! streams and messages; what streams sent and their round trips; in LLM mode, its tokens, time
+//! per output token and goodput.
 
 use super::figures::number;
 use super::table::Table;
@@ -71,8 +72,61 @@ pub fn tables(r: &RunRecord) -> Vec<Table> {
         ]);
     }
     let mut out = vec![streams];
+    out.extend(sends(&rows));
     out.extend(llm(&rows));
     out
+}
+
+/// The table of what streams sent (round trips of bidirectional ones) and, outside LLM mode,
+/// their goodput; when some row has either.
+fn sends(rows: &[(String, &StreamFigures)]) -> Option<Table> {
+    let picked: Vec<_> = rows
+        .iter()
+        .filter(|(_, f)| f.sent.is_some() || (f.goodput.is_some() && f.llm.is_none()))
+        .collect();
+    if picked.is_empty() {
+        return None;
+    }
+    let mut t = Table::new(
+        "Stream sends and goodput",
+        &[
+            "<Step",
+            "Sent",
+            "sent msgs/s",
+            "Round trips",
+            "RTT p50 ms",
+            "RTT p99 ms",
+            "RTT max ms",
+            "Good",
+            "goodput/s",
+            "<Objectives",
+        ],
+    )
+    .with_note(
+        "Sent: messages of streaming request sides (gRPC client and bidirectional streams); \
+         RTT: from a message's send to the reply matched to it in order (bidirectional \
+         streams); goodput: streams that met every objective, per second.",
+    );
+    for (name, f) in picked {
+        let sent = f.sent.as_ref();
+        let rtt = sent.filter(|s| s.round_trips > 0).map(|s| &s.round_trip_ms);
+        let good = f.goodput.as_ref().filter(|_| f.llm.is_none());
+        t.push([
+            name.clone(),
+            sent.map_or("-".into(), |s| thousands(s.messages)),
+            sent.map_or("-".into(), |s| rate(s.messages_per_s)),
+            sent.map_or("-".into(), |s| thousands(s.round_trips)),
+            rtt.map_or("-".into(), |p| ms(p.p50)),
+            rtt.map_or("-".into(), |p| ms(p.p99)),
+            rtt.map_or("-".into(), |p| ms(p.max)),
+            good.map_or("-".into(), |g| {
+                format!("{} of {}", thousands(g.good), thousands(g.judged))
+            }),
+            good.map_or("-".into(), |g| rate(g.rps)),
+            good.map_or("-".into(), |g| objectives(&g.slo)),
+        ]);
+    }
+    Some(t)
 }
 
 /// How the streams ended, the commonest first.

@@ -548,6 +548,7 @@ pub fn plan_tables(r: &RunRecord) -> Vec<Table> {
                     | "Steps"
                     | "Phases"
                     | "Streams"
+                    | "Stream sends and goodput"
                     | "LLM streams"
                     | "Thresholds"
                     | "Checks"

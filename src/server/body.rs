@@ -60,6 +60,8 @@ pub(crate) enum TargetBody {
     Reflection(Box<super::grpc::reflection::Conversation>),
     /// A stream's events, sent by a task on their schedule (`/sse`, `/v1/chat/completions`).
     Events(tokio::sync::mpsc::Receiver<Bytes>),
+    /// A streaming gRPC call's messages and then trailers, sent by its task.
+    Frames(tokio::sync::mpsc::Receiver<Frame<Bytes>>),
 }
 
 impl TargetBody {
@@ -131,6 +133,7 @@ impl Body for TargetBody {
             }),
             TargetBody::Reflection(conversation) => conversation.poll_frame(cx),
             TargetBody::Events(rx) => rx.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b)))),
+            TargetBody::Frames(rx) => rx.poll_recv(cx).map(|f| f.map(Ok)),
         }
     }
 
@@ -141,7 +144,7 @@ impl Body for TargetBody {
             TargetBody::Echo(incoming) => incoming.is_end_stream(),
             TargetBody::Grpc { message, trailers } => message.is_none() && trailers.is_none(),
             TargetBody::Reflection(conversation) => conversation.is_end_stream(),
-            TargetBody::Events(_) => false,
+            TargetBody::Events(_) | TargetBody::Frames(_) => false,
         }
     }
 
@@ -155,7 +158,9 @@ impl Body for TargetBody {
             TargetBody::Grpc { message, .. } => {
                 SizeHint::with_exact(message.as_ref().map_or(0, |m| m.len() as u64))
             }
-            TargetBody::Reflection(_) | TargetBody::Events(_) => SizeHint::default(),
+            TargetBody::Reflection(_) | TargetBody::Events(_) | TargetBody::Frames(_) => {
+                SizeHint::default()
+            }
         }
     }
 }

@@ -211,7 +211,7 @@ pub(crate) async fn handle(
         _ => None,
     };
     let mut response = match route {
-        Route::Grpc => super::grpc::handle(&state, req).await,
+        Route::Grpc => super::grpc::handle(&state, req, started).await,
         Route::Sse if get(&req) => super::streams::sse(req.uri().query(), started),
         Route::Sse => method_not_allowed("GET, HEAD"),
         Route::Completions(chat) if req.method() == Method::POST => {

@@ -80,6 +80,53 @@ fn one(s: &StreamFigures, path: &str, window_s: f64, f: &mut Findings) {
             || format!("at most streams = {}", s.streams),
         );
     }
+    sends_and_goodput(s, path, window_s, f);
+    let sent = s.sent.as_ref().map_or(0, |x| x.messages);
+    for (name, drained, total) in [
+        ("streams", d.streams, s.streams),
+        ("messages", d.messages, s.messages),
+        ("sent", d.sent, sent),
+    ] {
+        f.check(
+            drained <= total,
+            rule,
+            at(&format!("drained.{name}")),
+            drained,
+            || format!("at most {name} = {total}"),
+        );
+    }
+}
+
+/// What streams sent, and their goodput, over the window of `window_s` seconds.
+fn sends_and_goodput(s: &StreamFigures, path: &str, window_s: f64, f: &mut Findings) {
+    let rule = Rule::StreamsAddUp;
+    let at = |field: &str| format!("{path}.{field}");
+    let d = &s.drained;
+    let per_sec = |n: u64, drained: u64| {
+        if window_s > 0.0 {
+            n.saturating_sub(drained) as f64 / window_s
+        } else {
+            0.0
+        }
+    };
+    let how = |what: &'static str| move || format!("({what} − drained) / window {window_s} s");
+    if let Some(sent) = &s.sent {
+        f.close(
+            rule,
+            at("sent.messages_per_s"),
+            sent.messages_per_s,
+            per_sec(sent.messages, d.sent),
+            how("sent messages"),
+        );
+        let most = sent.messages.min(s.messages);
+        f.check(
+            sent.round_trips <= most,
+            rule,
+            at("sent.round_trips"),
+            sent.round_trips,
+            || format!("at most min(sent, received) = {most}"),
+        );
+    }
     if let Some(g) = &s.goodput {
         f.close(
             rule,
@@ -94,18 +141,6 @@ fn one(s: &StreamFigures, path: &str, window_s: f64, f: &mut Findings) {
             at("goodput.good"),
             g.good,
             || format!("at most judged = {} ≤ streams = {}", g.judged, s.streams),
-        );
-    }
-    for (name, drained, total) in [
-        ("streams", d.streams, s.streams),
-        ("messages", d.messages, s.messages),
-    ] {
-        f.check(
-            drained <= total,
-            rule,
-            at(&format!("drained.{name}")),
-            drained,
-            || format!("at most {name} = {total}"),
         );
     }
 }
@@ -125,6 +160,14 @@ fn histograms(h: &StreamStats, s: &StreamFigures, path: &str, f: &mut Findings) 
     f.equal(rule, at("stream_us"), h.duration.len(), finished, || {
         "streams − failed".into()
     });
+    let round_trips = s.sent.as_ref().map_or(0, |x| x.round_trips);
+    f.equal(
+        rule,
+        at("round_trip_us"),
+        h.round_trip.len(),
+        round_trips,
+        || "sent.round_trips".into(),
+    );
 }
 
 /// A scenario's streams are the sum of its steps'.

@@ -51,7 +51,10 @@ impl Ctx<'_> {
     ) -> Result<Step, Error> {
         let method = self.step_method(st)?;
         let call = self.step_grpc(st, env.schemas)?;
-        let stream = self.step_stream(st)?;
+        let stream = match &call {
+            GrpcCall::Method(m) => self.step_stream(st, Some(m))?,
+            _ => self.step_stream(st, None)?,
+        };
         let path = match &call {
             GrpcCall::Method(m) => Text::Static(m.path().to_owned()),
             GrpcCall::Later(path) => Text::Static(path.clone()),

@@ -1,21 +1,29 @@
-//! A streaming step's `sse = { … }` → [`StreamStep`], each error located.
+//! A streaming step's `sse = { … }`, or a streaming gRPC method and its `grpc_stream = { … }`,
+//! → [`StreamStep`], each error located.
 
 use std::time::Duration;
 
 use super::Ctx;
 use super::values::parse_duration;
 use crate::error::Error;
-use crate::plan::file::{SloFile, StepFile};
+use crate::plan::file::{GrpcStreamFile, SloFile, StepFile};
 use crate::plan::stream::StreamStep;
+use crate::proto::grpc::GrpcMethod;
 use crate::proto::stream::Spec;
+use crate::proto::stream::grpc::{GrpcStreamSpec, Pace};
 use crate::proto::stream::sse::{SseSpec, llm};
 use crate::record::model::StreamSlo;
 
 impl Ctx<'_> {
-    /// The step's stream, when it is a streaming step.
-    pub(super) fn step_stream(&self, st: &StepFile) -> Result<Option<StreamStep>, Error> {
+    /// The step's stream, when it is a streaming step: an SSE stream, or a call of a streaming
+    /// gRPC `method` (none: not a gRPC step, or its schema is not known yet).
+    pub(super) fn step_stream(
+        &self,
+        st: &StepFile,
+        method: Option<&GrpcMethod>,
+    ) -> Result<Option<StreamStep>, Error> {
         let Some(sse) = &st.sse else {
-            return Ok(None);
+            return self.grpc_stream(st, method);
         };
         let file = sse.get_ref();
         if st.grpc.is_some() {
@@ -23,6 +31,13 @@ impl Ctx<'_> {
                 sse,
                 "a gRPC step cannot be an SSE stream",
                 Some("drop `sse`, or make the step an HTTP request with a `path`"),
+            ));
+        }
+        if let Some(g) = &st.grpc_stream {
+            return Err(self.at(
+                g,
+                "`grpc_stream` is for gRPC steps; this step is an SSE stream",
+                Some("drop `grpc_stream`"),
             ));
         }
         let llm = match file.llm.as_deref() {
@@ -48,7 +63,7 @@ impl Ctx<'_> {
                 Some("max_messages = 100, or leave it out to read every message"),
             ));
         }
-        let slo = self.slo(sse, file.slo.as_ref(), llm.is_some())?;
+        let slo = self.slo(sse, file.slo.as_ref(), llm.is_some(), "sse")?;
         let spec = SseSpec {
             done: match file.done.as_deref() {
                 None => SseSpec::default().done,
@@ -64,12 +79,105 @@ impl Ctx<'_> {
         }))
     }
 
-    /// The objectives of `sse.slo`, in ms.
+    /// A gRPC step's stream: a call of a streaming method, as `grpc_stream` says.
+    fn grpc_stream(
+        &self,
+        st: &StepFile,
+        method: Option<&GrpcMethod>,
+    ) -> Result<Option<StreamStep>, Error> {
+        let Some(method) = method else {
+            return match (&st.grpc_stream, &st.grpc) {
+                (Some(g), None) => Err(self.at(
+                    g,
+                    "`grpc_stream` needs a gRPC step",
+                    Some("grpc = \"package.Service/Method\" (a streaming method)"),
+                )),
+                // The schema comes from the target (reflection): checked once it has come.
+                (Some(g), Some(_)) => self.grpc_spec(g, g.get_ref(), true, true).map(|_| None),
+                (None, _) => Ok(None),
+            };
+        };
+        let (client, server) = (method.client_streaming(), method.server_streaming());
+        let default = toml::Spanned::new(0..0, GrpcStreamFile::default());
+        let file = match (&st.grpc_stream, client || server) {
+            (None, false) => return Ok(None),
+            (Some(g), false) => {
+                return Err(self.at(
+                    g,
+                    format!("{} is a unary method: it has no stream", method.full_name()),
+                    Some("drop `grpc_stream`, or call a streaming method"),
+                ));
+            }
+            (Some(g), true) => g,
+            // Quick mode and plans without the key: the defaults.
+            (None, true) => &default,
+        };
+        let spec = self.grpc_spec(file, file.get_ref(), client, server)?;
+        let slo = self.slo(file, file.get_ref().slo.as_ref(), false, "grpc_stream")?;
+        Ok(Some(StreamStep {
+            spec: Spec::Grpc(spec),
+            slo,
+        }))
+    }
+
+    /// `grpc_stream`'s options for a method that streams as `client` and `server` say.
+    fn grpc_spec<T>(
+        &self,
+        at: &toml::Spanned<T>,
+        f: &GrpcStreamFile,
+        client: bool,
+        server: bool,
+    ) -> Result<GrpcStreamSpec, Error> {
+        let err = |what: &str, hint: &str| Err(self.at(at, what, Some(hint)));
+        if !client && (f.count.is_some() || f.interval.is_some() || f.echo) {
+            return err(
+                "grpc_stream.count, interval and echo pace a streaming request side; this method's client sends one message",
+                "drop them (a server-streaming call sends its one message and reads the replies)",
+            );
+        }
+        if f.echo && !server {
+            return err(
+                "grpc_stream.echo waits for the reply to each message; a client-streaming method replies once",
+                "interval = \"10ms\" to pace the messages instead",
+            );
+        }
+        if f.echo && f.interval.is_some() {
+            return err(
+                "grpc_stream has both `echo` and `interval`: pick one pace",
+                "echo = true (each after its reply) or interval = \"10ms\"",
+            );
+        }
+        if f.count == Some(0) || f.max_messages == Some(0) {
+            return err(
+                "grpc_stream.count and max_messages are at least 1",
+                "count = 10",
+            );
+        }
+        let every = match &f.interval {
+            None => Duration::ZERO,
+            Some(text) => parse_duration(text)
+                .map_err(|e| self.at(at, format!("grpc_stream.interval: {e}"), None))?,
+        };
+        Ok(GrpcStreamSpec {
+            client_streams: client,
+            server_streams: server,
+            count: f.count.unwrap_or(1),
+            pace: if f.echo {
+                Pace::AfterReply
+            } else {
+                Pace::Every(every)
+            },
+            max_messages: f.max_messages,
+        })
+    }
+
+    /// The objectives of `sse.slo` or `grpc_stream.slo`, in ms.
     fn slo<T>(
         &self,
         at: &toml::Spanned<T>,
         slo: Option<&SloFile>,
         llm: bool,
+        key: &str,
     ) -> Result<StreamSlo, Error> {
         let Some(slo) = slo else {
             return Ok(StreamSlo::default());
@@ -77,18 +185,18 @@ impl Ctx<'_> {
         if slo.tpot.is_some() && !llm {
             return Err(self.at(
                 at,
-                "sse.slo.tpot (time per output token) needs LLM mode",
+                format!("{key}.slo.tpot (time per output token) needs LLM mode (SSE)"),
                 Some("sse = { llm = \"openai\", slo = { tpot = \"50ms\" } }"),
             ));
         }
-        let ms = |key: &str, text: &Option<String>| -> Result<Option<f64>, Error> {
+        let ms = |name: &str, text: &Option<String>| -> Result<Option<f64>, Error> {
             let Some(text) = text else { return Ok(None) };
             let d: Duration = parse_duration(text)
                 .map_err(|e| self.at(at, format!("sse.slo.{key}: {e}"), None))?;
             if d.is_zero() {
                 return Err(self.at(
                     at,
-                    format!("sse.slo.{key} is 0: no stream could meet it"),
+                    format!("{key}.slo.{name} is 0: no stream could meet it"),
                     None,
                 ));
             }

@@ -30,6 +30,8 @@ pub enum ThresholdMetric {
     MessageGap,
     /// LLM streams: time per output token (ms).
     Tpot,
+    /// Bidirectional streams: each message's round trip to its reply (ms).
+    RoundTrip,
     /// Streams that met their objectives, per second.
     Goodput,
 }
@@ -39,7 +41,7 @@ impl ThresholdMetric {
     pub fn is_distribution(self) -> bool {
         matches!(
             self,
-            Self::Latency | Self::Ttft | Self::MessageGap | Self::Tpot
+            Self::Latency | Self::Ttft | Self::MessageGap | Self::Tpot | Self::RoundTrip
         )
     }
 
@@ -47,14 +49,16 @@ impl ThresholdMetric {
     pub fn of_streams(self) -> bool {
         matches!(
             self,
-            Self::Ttft | Self::MessageGap | Self::Tpot | Self::Goodput
+            Self::Ttft | Self::MessageGap | Self::Tpot | Self::RoundTrip | Self::Goodput
         )
     }
 
     /// The unit of the metric's bounds and observed values.
     pub fn unit(self) -> ThresholdUnit {
         match self {
-            Self::Latency | Self::Ttft | Self::MessageGap | Self::Tpot => ThresholdUnit::Ms,
+            Self::Latency | Self::Ttft | Self::MessageGap | Self::Tpot | Self::RoundTrip => {
+                ThresholdUnit::Ms
+            }
             Self::ErrorRate | Self::CheckRate => ThresholdUnit::Ratio,
             Self::Throughput | Self::Goodput => ThresholdUnit::PerSecond,
             Self::Requests => ThresholdUnit::Count,
@@ -244,6 +248,7 @@ pub fn parse_metric(text: &str) -> Result<(ThresholdMetric, Option<Filter>), Thr
             ThresholdMetric::MessageGap
         }
         "tpot" | "tpot_ms" | "time_per_output_token" => ThresholdMetric::Tpot,
+        "round_trip" | "round_trip_ms" | "rtt" => ThresholdMetric::RoundTrip,
         "goodput" | "goodput_rps" => ThresholdMetric::Goodput,
         other => {
             return Err(ThresholdError::UnknownMetric(other.into()));
@@ -341,7 +346,8 @@ fn parse_value(metric: ThresholdMetric, v: &str) -> Result<f64, BoundError> {
         ThresholdMetric::Latency
         | ThresholdMetric::Ttft
         | ThresholdMetric::MessageGap
-        | ThresholdMetric::Tpot => {
+        | ThresholdMetric::Tpot
+        | ThresholdMetric::RoundTrip => {
             let (number, scale) = if let Some(n) = v.strip_suffix("ms") {
                 (n, 1.0)
             } else if let Some(n) = v.strip_suffix("us").or_else(|| v.strip_suffix("µs")) {
@@ -440,6 +446,7 @@ impl Threshold {
             ThresholdMetric::Ttft => self.of_distribution(&streams()?.stats.first),
             ThresholdMetric::MessageGap => self.of_distribution(&streams()?.stats.gap),
             ThresholdMetric::Tpot => self.of_distribution(&streams()?.stats.per_token),
+            ThresholdMetric::RoundTrip => self.of_distribution(&streams()?.stats.round_trip),
             ThresholdMetric::Goodput => streams()?.goodput_rps,
             ThresholdMetric::ErrorRate => {
                 let c = o.counts(f);

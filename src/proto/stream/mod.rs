@@ -1,24 +1,30 @@
 //! Streaming steps: a response body read as a stream of messages as it arrives, traced per
 //! stream and per message ([`Trace`]) for the engine to record.
 //!
-//! The seam a streaming protocol plugs into. A new one is its module here (as [`sse`]), plus
-//! three files outside it: its `pub mod`, [`Spec`] variant and [`State`] arms in this file; its
-//! key in the plan file (`plan/file.rs`); its reading into a [`Spec`] (`plan/read/stream.rs`).
+//! The seam a streaming protocol plugs into. A new one is its module here (as [`sse`] and
+//! [`grpc`]), plus three files outside it: its `pub mod`, [`Spec`] variant, [`State`] and
+//! [`Tap`] arms in this file; its key in the plan file (`plan/file.rs`); its reading into a
+//! [`Spec`] (`plan/read/stream.rs`).
 //! The engine, the recorder, `run.json`, the reports and the thresholds see only [`Trace`] and
 //! [`Spec`]'s methods; `tests/seams.rs` keeps the variants in these files.
 
+pub mod grpc;
 pub mod sse;
 mod trace;
 
 pub use trace::{StreamEnd, Tokens, Trace};
 
-use super::message::BodyTap;
+use std::time::Instant;
+
+use super::message::{BodyTap, NextSend, Tapped};
 
 /// What a streaming step asks of its protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Spec {
     /// Server-Sent Events: the response body is a `text/event-stream`.
     Sse(sse::SseSpec),
+    /// A gRPC streaming call (server, client or bidirectional streaming).
+    Grpc(grpc::GrpcStreamSpec),
 }
 
 impl Spec {
@@ -26,6 +32,7 @@ impl Spec {
     pub fn name(&self) -> &'static str {
         match self {
             Self::Sse(_) => "sse",
+            Self::Grpc(_) => "grpc",
         }
     }
 
@@ -33,6 +40,7 @@ impl Spec {
     pub fn is_llm(&self) -> bool {
         match self {
             Self::Sse(s) => s.llm.is_some(),
+            Self::Grpc(_) => false,
         }
     }
 }
@@ -41,18 +49,26 @@ impl Spec {
 #[derive(Debug, Default)]
 pub struct State {
     sse: sse::SseState,
+    grpc: grpc::GrpcState,
 }
 
 impl State {
     /// Ready for a new stream of `spec`; returns the tap its body goes through.
-    pub fn start<'a>(&'a mut self, spec: &'a Spec) -> impl BodyTap + 'a {
+    pub fn start<'a>(&'a mut self, spec: &'a Spec) -> Tap<'a> {
         match spec {
             Spec::Sse(s) => {
                 self.sse.start();
-                sse::Tap {
+                Tap::Sse(sse::Tap {
                     spec: s,
                     state: &mut self.sse,
-                }
+                })
+            }
+            Spec::Grpc(s) => {
+                self.grpc.start();
+                Tap::Grpc(grpc::Tap {
+                    spec: s,
+                    state: &mut self.grpc,
+                })
             }
         }
     }
@@ -61,6 +77,45 @@ impl State {
     pub fn trace(&self, spec: &Spec) -> &Trace {
         match spec {
             Spec::Sse(_) => &self.sse.trace,
+            Spec::Grpc(_) => &self.grpc.trace,
+        }
+    }
+}
+
+/// The [`BodyTap`] of one stream, its protocol's.
+pub enum Tap<'a> {
+    /// Server-Sent Events.
+    Sse(sse::Tap<'a>),
+    /// A gRPC stream.
+    Grpc(grpc::Tap<'a>),
+}
+
+impl BodyTap for Tap<'_> {
+    fn data(&mut self, data: &[u8], at: Instant) -> Tapped {
+        match self {
+            Self::Sse(t) => t.data(data, at),
+            Self::Grpc(t) => t.data(data, at),
+        }
+    }
+
+    fn duplex(&self) -> bool {
+        match self {
+            Self::Sse(t) => t.duplex(),
+            Self::Grpc(t) => t.duplex(),
+        }
+    }
+
+    fn next_send(&mut self, now: Instant) -> NextSend {
+        match self {
+            Self::Sse(t) => t.next_send(now),
+            Self::Grpc(t) => t.next_send(now),
+        }
+    }
+
+    fn sent(&mut self, at: Instant) {
+        match self {
+            Self::Sse(t) => t.sent(at),
+            Self::Grpc(t) => t.sent(at),
         }
     }
 }

@@ -43,6 +43,11 @@ pub struct Trace {
     /// When the end sentinel arrived (the stream's end; the body after it is read, not
     /// counted).
     pub ended_at: Option<Instant>,
+    /// Messages sent on a streaming request side (gRPC client and bidirectional streams).
+    pub sent: u64,
+    /// Each round trip, µs: from a message's send to the reply matched to it (bidirectional
+    /// streams, matched in order).
+    pub round_trips_us: Vec<u64>,
 }
 
 impl Trace {
@@ -55,6 +60,8 @@ impl Trace {
         self.tokens = Tokens::default();
         self.end = StreamEnd::Eof;
         self.ended_at = None;
+        self.sent = 0;
+        self.round_trips_us.clear();
     }
 
     /// Counts a message that arrived `at`.

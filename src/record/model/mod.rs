@@ -25,8 +25,8 @@ pub use interval::{Bound, BoundFigure, Ci95, PrecisionGoal, PrecisionOutcome};
 pub use outcome::*;
 pub use percentiles::Percentiles;
 pub use streams::{
-    Goodput, LlmFigures, StreamDrained, StreamEnds, StreamFigures, StreamHistograms, StreamSlo,
-    TokensFrom,
+    Goodput, LlmFigures, SentFigures, StreamDrained, StreamEnds, StreamFigures, StreamHistograms,
+    StreamSlo, TokensFrom,
 };
 pub use warning::{Warning, WarningCode};
 

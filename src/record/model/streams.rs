@@ -1,5 +1,5 @@
 //! The stream figures of `run.json` (docs/measurement.md, "Streams"): a group's streaming steps
-//! (SSE today), per stream and per message, with the histograms that merge them exactly.
+//! (SSE and gRPC streams), per stream and per message, with the histograms that merge them exactly.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -50,6 +50,9 @@ pub struct StreamDrained {
     pub tokens: u64,
     /// Their good streams.
     pub good: u64,
+    /// Their messages sent.
+    #[serde(default)]
+    pub sent: u64,
 }
 
 /// Where an LLM group's output token counts came from.
@@ -107,6 +110,23 @@ pub struct StreamHistograms {
     /// LLM mode: time per output token.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tpot_us: Option<String>,
+    /// Round trips of bidirectional streams' messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_trip_us: Option<String>,
+}
+
+/// The request side of streams that send messages (gRPC client and bidirectional streaming).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SentFigures {
+    /// Messages sent.
+    pub messages: u64,
+    /// Messages sent by the streams that ended inside the window, over the window, messages/s.
+    pub messages_per_s: f64,
+    /// Round trips measured: replies of bidirectional streams matched, in order, to the
+    /// messages they answer (the count of `round_trip_ms`).
+    pub round_trips: u64,
+    /// From a message's send to the reply matched to it, ms.
+    pub round_trip_ms: Percentiles,
 }
 
 /// The stream figures of a group (or the whole run) with streaming steps.
@@ -135,6 +155,9 @@ pub struct StreamFigures {
     pub message_gap_ms: Percentiles,
     /// From the send to the stream's end, ms (streams that did not fail).
     pub stream_ms: Percentiles,
+    /// What streams with a streaming request side sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent: Option<SentFigures>,
     /// LLM mode's figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm: Option<LlmFigures>,

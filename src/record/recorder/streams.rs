@@ -52,6 +52,10 @@ pub struct StreamSample<'a> {
     pub good: Option<bool>,
     /// Whether it ended after its window's scheduled end (in a drain).
     pub drained: bool,
+    /// Messages sent on a streaming request side (gRPC client and bidirectional streams).
+    pub sent: u64,
+    /// Each round trip, µs: a message's send to the reply matched to it.
+    pub round_trips_us: &'a [u64],
 }
 
 /// Counts of a group's streams.
@@ -65,6 +69,8 @@ pub struct StreamCounts {
     pub with_messages: u64,
     /// Messages received.
     pub messages: u64,
+    /// Messages sent on streaming request sides.
+    pub sent: u64,
     /// How the streams that did not fail ended.
     pub ended: StreamEnds,
     /// LLM mode: streams, and of them those whose token count came from `usage`.
@@ -92,6 +98,8 @@ pub struct StreamStats {
     pub duration: Histogram<u64>,
     /// LLM mode: time per output token, µs (streams with two tokens or more).
     pub per_token: Histogram<u64>,
+    /// Round trips of bidirectional streams' messages, µs.
+    pub round_trip: Histogram<u64>,
     /// The counts.
     pub counts: StreamCounts,
 }
@@ -103,6 +111,7 @@ impl Default for StreamStats {
             gap: new_histogram(),
             duration: new_histogram(),
             per_token: new_histogram(),
+            round_trip: new_histogram(),
             counts: StreamCounts::default(),
         }
     }
@@ -136,6 +145,11 @@ impl StreamStats {
         }
         c.messages += s.messages;
         c.drained.messages += s.messages * drained;
+        c.sent += s.sent;
+        c.drained.sent += s.sent * drained;
+        for &rtt in s.round_trips_us {
+            self.round_trip.saturating_record(rtt.max(HIST_LOW_US));
+        }
         if let Some(t) = s.tokens {
             c.llm_streams += 1;
             c.usage_counted += u64::from(t.from_usage);
@@ -158,11 +172,13 @@ impl StreamStats {
         let _ = self.gap.add(&o.gap);
         let _ = self.duration.add(&o.duration);
         let _ = self.per_token.add(&o.per_token);
+        let _ = self.round_trip.add(&o.round_trip);
         let (a, b) = (&mut self.counts, &o.counts);
         a.streams += b.streams;
         a.failed += b.failed;
         a.with_messages += b.with_messages;
         a.messages += b.messages;
+        a.sent += b.sent;
         a.ended.eof += b.ended.eof;
         a.ended.sentinel += b.ended.sentinel;
         a.ended.limit += b.ended.limit;
@@ -173,6 +189,7 @@ impl StreamStats {
         a.good += b.good;
         a.drained.streams += b.drained.streams;
         a.drained.messages += b.drained.messages;
+        a.drained.sent += b.drained.sent;
         a.drained.tokens += b.drained.tokens;
         a.drained.good += b.drained.good;
     }

@@ -65,3 +65,38 @@ pub(crate) type UpdateTaskRequest = Task;
 /// `volley.target.v1.ListTasksRequest`, `DeleteTaskReply`: no fields.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct Empty {}
+
+/// `volley.target.v1.TicksRequest`
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct TicksRequest {
+    #[prost(uint64, tag = "1")]
+    pub(crate) count: u64,
+    /// Milliseconds.
+    #[prost(double, tag = "2")]
+    pub(crate) gap_ms: f64,
+    /// Milliseconds.
+    #[prost(double, tag = "3")]
+    pub(crate) first_ms: f64,
+    /// Bytes.
+    #[prost(uint32, tag = "4")]
+    pub(crate) payload_bytes: u32,
+}
+
+/// `volley.target.v1.Tick`
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct Tick {
+    #[prost(uint64, tag = "1")]
+    pub(crate) seq: u64,
+    #[prost(bytes = "bytes", tag = "2")]
+    pub(crate) payload: Bytes,
+}
+
+/// `volley.target.v1.CollectReply`
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct CollectReply {
+    #[prost(uint64, tag = "1")]
+    pub(crate) count: u64,
+    /// Bytes.
+    #[prost(uint64, tag = "2")]
+    pub(crate) bytes: u64,
+}

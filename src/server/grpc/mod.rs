@@ -1,12 +1,14 @@
 //! The target's gRPC services (`proto/volley_target.proto`), served by the same hyper service as
 //! REST: a request whose `content-type` starts with `application/grpc` comes here.
 //!
-//! Hand-written on hyper rather than tonic: five unary methods need only the 5-byte framing, a
+//! Hand-written on hyper rather than tonic: the unary methods need only the 5-byte framing, a
 //! `grpc-status` trailer and `prost` messages, and this keeps one server, one port and one
-//! capacity limiter for REST and gRPC alike. Server reflection ([`reflection`]) is served too.
+//! capacity limiter for REST and gRPC alike. The streaming methods are [`streams`]; server
+//! reflection ([`reflection`]) is served too.
 
 mod messages;
 pub(crate) mod reflection;
+mod streams;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
@@ -67,14 +69,21 @@ pub(crate) fn is_grpc<B>(req: &Request<B>) -> bool {
 /// A failed call: its status and message.
 struct Status(GrpcCode, &'static str);
 
-/// Serves one gRPC call.
-pub(crate) async fn handle(state: &ServerState, req: Request<Incoming>) -> Response<TargetBody> {
+/// Serves one gRPC call, which arrived at `started`.
+pub(crate) async fn handle(
+    state: &ServerState,
+    req: Request<Incoming>,
+    started: std::time::Instant,
+) -> Response<TargetBody> {
     if reflection::is_reflection(req.uri().path()) {
         let mut response = Response::new(TargetBody::Reflection(Box::new(
             reflection::Conversation::new(req.into_body()),
         )));
         response.headers_mut().insert(CONTENT_TYPE, GRPC);
         return response;
+    }
+    if let Some(method) = streams::StreamMethod::parse(req.uri().path()) {
+        return streams::handle(method, req.into_body(), started);
     }
     match call(state, req).await {
         Ok(message) => reply(message),

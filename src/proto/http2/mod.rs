@@ -22,10 +22,15 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use bytes::Bytes;
+use h2::Reason;
 use h2::client::SendRequest;
-use h2::{Reason, RecvStream};
 use http::{HeaderMap, Method, Uri};
 
+mod duplex;
+mod read;
+
+use self::duplex::{Sending, head_while_sending};
+use self::read::{Capturing, Reading, read_body};
 use super::pick::{PickNames, Picked};
 
 use super::ErrorKind;
@@ -70,6 +75,11 @@ impl Http2Request {
             + self.uri.authority().map_or(0, |a| a.as_str().len())
             + self.uri.scheme_str().map_or(0, str::len);
         (pseudo + header_bytes(&self.headers) + self.body.len()) as u64
+    }
+
+    /// The body's length, bytes.
+    pub fn body_len(&self) -> u64 {
+        self.body.len() as u64
     }
 
     fn head(&self) -> http::Request<()> {
@@ -362,16 +372,23 @@ async fn send_and_read(
     limits: Limits,
     received: &mut u64,
     picking: Option<(&PickNames, &mut Picked)>,
-    tap: Option<&mut dyn BodyTap>,
+    mut tap: Option<&mut dyn BodyTap>,
 ) -> Result<Response, Failure> {
     let sent = Instant::now();
-    let end_of_stream = req.body.is_empty();
+    let duplex = tap.as_deref().is_some_and(|t| t.duplex());
+    let end_of_stream = req.body.is_empty() && !duplex;
     let (response, mut body_out) = sender.send_request(req.head(), end_of_stream)?;
-    if !end_of_stream {
+    let mut sending = None;
+    if duplex {
+        sending = Some(Sending::new(body_out, req.body.clone()));
+    } else if !end_of_stream {
         // Beyond the peer's window h2 buffers the rest and sends it as the window opens.
         body_out.send_data(req.body.clone(), true)?;
     }
-    let response = response.await?;
+    let response = match (sending.as_mut(), tap.as_deref_mut()) {
+        (Some(sending), Some(tap)) => head_while_sending(response, sending, tap).await?,
+        _ => response.await?,
+    };
     let wait_us = micros_since(sent);
     let (head, mut body) = response.into_parts();
     let head_bytes = header_bytes(&head.headers);
@@ -399,7 +416,13 @@ async fn send_and_read(
         },
         truncated: false,
     });
-    let read = read_body(&mut body, limits.body_cap(), received, kept.as_mut(), tap).await?;
+    let reading = Reading {
+        max: limits.body_cap(),
+        kept: kept.as_mut(),
+        tap: tap.as_deref_mut(),
+        sending: sending.as_mut(),
+    };
+    let read = read_body(&mut body, reading, received).await?;
     let trailers = match read {
         Tapped::More => poll_fn(|cx| body.poll_trailers(cx)).await?,
         // Stopped early: the stream is reset when `body` drops; there are no trailers to wait for.
@@ -410,16 +433,7 @@ async fn send_and_read(
     }
     let status = head.status.as_u16();
     let grpc_status = if req.grpc {
-        // Trailers-only responses (errors, usually) carry grpc-status in the headers.
-        let code = trailers
-            .as_ref()
-            .and_then(grpc::status_of)
-            .or_else(|| grpc::status_of(&head.headers));
-        match code {
-            Some(code) => Some(code),
-            None if status != 200 => Some(GrpcCode::from_http_status(status)),
-            None => return Err(Failure::stream(ErrorKind::Protocol)),
-        }
+        grpc_status(trailers.as_ref(), &head.headers, status, read)?
     } else {
         None
     };
@@ -449,48 +463,24 @@ async fn send_and_read(
     })
 }
 
-/// What a capturing exchange keeps while reading.
-struct Capturing {
-    headers: HeaderMap,
-    body: Vec<u8>,
-    limit: usize,
-    truncated: bool,
-}
-
-/// Reads the body to its end (or until the tap says [`Tapped::Stop`], which it returns), giving
-/// the window back as data arrives; fails once it is over `max` bytes (the stream is then reset
-/// as the caller drops it).
-async fn read_body(
-    body: &mut RecvStream,
-    max: u64,
-    received: &mut u64,
-    mut kept: Option<&mut Capturing>,
-    mut tap: Option<&mut dyn BodyTap>,
-) -> Result<Tapped, Failure> {
-    let mut length = 0u64;
-    while let Some(data) = poll_fn(|cx| body.poll_data(cx)).await {
-        let data = data?;
-        let at = Instant::now();
-        *received += data.len() as u64;
-        length += data.len() as u64;
-        if length > max {
-            return Err(Failure::stream(ErrorKind::BodyTooLarge));
-        }
-        let _ = body.flow_control().release_capacity(data.len());
-        if let Some(kept) = kept.as_deref_mut().filter(|k| k.limit > 0) {
-            let room = kept.limit - kept.body.len();
-            if data.len() > room {
-                kept.truncated = true;
-            }
-            kept.body.extend_from_slice(&data[..data.len().min(room)]);
-        }
-        if let Some(tap) = tap.as_deref_mut()
-            && tap.data(&data, at) == Tapped::Stop
-        {
-            return Ok(Tapped::Stop);
-        }
+/// A gRPC call's status: from the trailers, or the headers of a trailers-only response
+/// (errors, usually), or the HTTP status; none for a stream stopped at its message limit
+/// (reset before its status came).
+fn grpc_status(
+    trailers: Option<&HeaderMap>,
+    headers: &HeaderMap,
+    status: u16,
+    read: Tapped,
+) -> Result<Option<GrpcCode>, Failure> {
+    let code = trailers
+        .and_then(grpc::status_of)
+        .or_else(|| grpc::status_of(headers));
+    match code {
+        Some(code) => Ok(Some(code)),
+        None if status != 200 => Ok(Some(GrpcCode::from_http_status(status))),
+        None if read == Tapped::Stop => Ok(None),
+        None => Err(Failure::stream(ErrorKind::Protocol)),
     }
-    Ok(Tapped::More)
 }
 
 /// Decoded size of header names and values, bytes.

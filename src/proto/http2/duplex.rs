@@ -1,0 +1,83 @@
+//! The request side of a duplex stream (gRPC client and bidirectional streaming): the request's
+//! one message sent as the stream's [`BodyTap`] says, while its response is read.
+
+use std::time::Instant;
+
+use bytes::Bytes;
+use h2::{RecvStream, SendStream};
+
+use super::Failure;
+use crate::proto::message::{BodyTap, NextSend};
+
+/// A duplex stream's request side.
+pub(super) struct Sending {
+    out: SendStream<Bytes>,
+    /// The message, framed; each send shares it.
+    message: Bytes,
+    /// When the next message is due, when one is timed.
+    due: Option<Instant>,
+    /// The request side is closed (its last message sent).
+    closed: bool,
+}
+
+impl Sending {
+    /// The request side of a stream whose head has been sent, open.
+    pub(super) fn new(out: SendStream<Bytes>, message: Bytes) -> Self {
+        Self {
+            out,
+            message,
+            due: None,
+            closed: false,
+        }
+    }
+
+    /// Sends every message `tap` says is due now (closing the side after the last) and
+    /// remembers when the next is due.
+    pub(super) fn pump(&mut self, tap: &mut dyn BodyTap) -> Result<(), h2::Error> {
+        self.due = None;
+        while !self.closed {
+            match tap.next_send(Instant::now()) {
+                NextSend::Now => {
+                    // Beyond the peer's window h2 buffers it and sends it as the window opens.
+                    self.out.send_data(self.message.clone(), false)?;
+                    tap.sent(Instant::now());
+                }
+                NextSend::Done => {
+                    self.out.send_data(Bytes::new(), true)?;
+                    self.closed = true;
+                }
+                NextSend::At(at) => {
+                    self.due = Some(at);
+                    return Ok(());
+                }
+                NextSend::AfterReply => return Ok(()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves when the next timed message is due; never when none is.
+    pub(super) async fn due(&self) {
+        match self.due {
+            Some(at) => tokio::time::sleep_until(at.into()).await,
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// Waits for the response head of a duplex stream, sending its messages as they fall due.
+pub(super) async fn head_while_sending(
+    response: h2::client::ResponseFuture,
+    sending: &mut Sending,
+    tap: &mut dyn BodyTap,
+) -> Result<http::Response<RecvStream>, Failure> {
+    let mut response = std::pin::pin!(response);
+    loop {
+        sending.pump(tap)?;
+        tokio::select! {
+            biased;
+            r = &mut response => return Ok(r?),
+            () = sending.due() => {}
+        }
+    }
+}

@@ -1,0 +1,331 @@
+//! gRPC streams (issue 27): server, client and bidirectional streaming against the built-in
+//! target's `volley.target.v1.Streams`, whose streams follow a known schedule (ticks after T ms,
+//! then one every G ms; each echo D ms after its message arrived). The measured time to first
+//! message, gaps and round trips must match that truth within max(0.2 ms, 3 %), in both load
+//! models; every record passes the verifier. Then interop: volley against a Python `grpcio`
+//! server, and `grpcurl` against volley's target.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use common::query_api::binary;
+use common::{run_json, run_json_ok, run_volley, serial, target, temp_dir};
+use serde_json::Value;
+
+const PROTO: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/proto/volley_target.proto");
+
+/// Writes a plan against `base` with one scenario of `load` and one step `stream` of `step`.
+fn plan(dir: &Path, base: &str, load: &str, step: &str, extra: &str) -> String {
+    let path = dir.join("plan.toml");
+    let text = format!(
+        "[target]\nbase_url = \"{base}\"\ntimeout = \"10s\"\nproto = [\"{PROTO}\"]\n\n\
+         [[scenario]]\nname = \"s\"\n[scenario.load]\n{load}\n\n\
+         [[scenario.step]]\nname = \"stream\"\n{step}\n{extra}"
+    );
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// The stream figures of the step group `stream`.
+fn step_streams(r: &Value) -> &Value {
+    let g = r["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["kind"] == "step" && g["name"] == "stream")
+        .expect("a step group `stream`");
+    &g["streams"]
+}
+
+/// Asserts a measured median is the truth within max(0.2 ms, 3 %).
+fn near_truth(what: &str, measured: f64, truth_ms: f64) {
+    let tolerance = (truth_ms * 0.03).max(0.2);
+    assert!(
+        (measured - truth_ms).abs() <= tolerance,
+        "{what}: measured {measured} ms against {truth_ms} ms (± {tolerance})"
+    );
+}
+
+const CLOSED: &str = "profile = \"constant-vus\"\nvus = 4\nduration = \"2s\"";
+const OPEN: &str =
+    "profile = \"constant-arrival-rate\"\nrate = 40\nduration = \"2s\"\nmax_vus = 50";
+
+fn server_streams_match_the_schedule(load: &str, name: &str) {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir(name);
+    // Time to the first tick holds the send lag and the call's way to the target's task; a
+    // 50 ms first tick's 3 % covers them. The gaps are the schedule's own.
+    let step = "grpc = \"volley.target.v1.Streams/Ticks\"\n\
+                json = { count = 10, gap_ms = 10, first_ms = 50 }";
+    let plan = plan(&dir, &t.base_url(), load, step, "");
+    let r = run_json_ok(&dir, &["run", &plan]);
+    let s = step_streams(&r);
+    let streams = s["streams"].as_u64().unwrap();
+    assert!(streams >= 8, "{s:#}");
+    assert_eq!(s["failed"], 0);
+    assert_eq!(s["messages"].as_u64(), Some(10 * streams), "{s:#}");
+    assert_eq!(s["ended"]["eof"].as_u64(), Some(streams));
+    assert!(s.get("sent").is_none(), "a server stream sends one message");
+    near_truth("TTFT p50", s["ttft_ms"]["p50"].as_f64().unwrap(), 50.0);
+    near_truth(
+        "gap p50",
+        s["message_gap_ms"]["p50"].as_f64().unwrap(),
+        10.0,
+    );
+    near_truth("stream p50", s["stream_ms"]["p50"].as_f64().unwrap(), 140.0);
+}
+
+#[test]
+fn server_streams_match_the_schedule_in_the_closed_model() {
+    server_streams_match_the_schedule(CLOSED, "grpc-ticks-closed");
+}
+
+#[test]
+fn server_streams_match_the_schedule_in_the_open_model() {
+    server_streams_match_the_schedule(OPEN, "grpc-ticks-open");
+}
+
+#[test]
+fn bidirectional_round_trips_are_the_echo_delay() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("grpc-chat");
+    // Each message after the reply to the one before; the target answers 20 ms after each
+    // arrives: every round trip is 20 ms plus the loopback's way there and back.
+    let step = "grpc = \"volley.target.v1.Streams/Chat\"\n\
+                json = { message = \"hi {{ vu }}\", delay_ms = 20 }\n\
+                grpc_stream = { count = 5, echo = true }";
+    let extra = "[thresholds]\nround_trip = [\"p50 < 30ms\"]";
+    let plan = plan(&dir, &t.base_url(), CLOSED, step, extra);
+    let r = run_json_ok(&dir, &["run", &plan]);
+    assert_eq!(r["thresholds"][0]["passed"], true, "{:#}", r["thresholds"]);
+    let s = step_streams(&r);
+    let streams = s["streams"].as_u64().unwrap();
+    assert!(streams >= 8, "{s:#}");
+    assert_eq!(s["failed"], 0);
+    assert_eq!(s["messages"].as_u64(), Some(5 * streams));
+    let sent = &s["sent"];
+    assert_eq!(sent["messages"].as_u64(), Some(5 * streams), "{s:#}");
+    assert_eq!(sent["round_trips"].as_u64(), Some(5 * streams));
+    near_truth(
+        "round trip p50",
+        sent["round_trip_ms"]["p50"].as_f64().unwrap(),
+        20.0,
+    );
+    // Echo: the replies are the round trips apart, and the stream is five of them.
+    near_truth(
+        "gap p50",
+        s["message_gap_ms"]["p50"].as_f64().unwrap(),
+        20.0,
+    );
+    near_truth("stream p50", s["stream_ms"]["p50"].as_f64().unwrap(), 100.0);
+}
+
+#[test]
+fn every_message_of_a_streaming_request_side_counts_in_the_bytes_sent() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("grpc-bytes");
+    let load = "profile = \"iterations\"\nvus = 2\niterations = 4";
+    let per_stream = |count: u64| {
+        let step = format!(
+            "grpc = \"volley.target.v1.Streams/Chat\"\n\
+             json = {{ message = \"hi\", delay_ms = 1 }}\n\
+             grpc_stream = {{ count = {count}, echo = true }}"
+        );
+        let r = run_json_ok(&dir, &["run", &plan(&dir, &t.base_url(), load, &step, "")]);
+        assert_eq!(r["summary"]["requests"], 4);
+        r["summary"]["bytes_sent"].as_u64().unwrap() / 4
+    };
+    // The framed EchoRequest: 5 bytes of frame header, "hi" (2 + 2) and delay_ms (1 + 8).
+    assert_eq!(per_stream(5) - per_stream(1), 4 * (5 + 4 + 9));
+}
+
+#[test]
+fn client_streams_send_on_their_schedule_and_read_one_reply() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("grpc-collect");
+    let step = "grpc = \"volley.target.v1.Streams/Collect\"\n\
+                json = { seq = 1 }\n\
+                grpc_stream = { count = 6, interval = \"10ms\" }";
+    let plan = plan(&dir, &t.base_url(), OPEN, step, "");
+    let r = run_json_ok(&dir, &["run", &plan]);
+    let s = step_streams(&r);
+    let streams = s["streams"].as_u64().unwrap();
+    assert!(streams >= 40, "{s:#}");
+    assert_eq!(s["messages"].as_u64(), Some(streams), "one reply each");
+    assert_eq!(s["sent"]["messages"].as_u64(), Some(6 * streams));
+    assert_eq!(s["sent"]["round_trips"], 0);
+    // The last of six messages 10 ms apart leaves at 50 ms; the reply follows the close.
+    near_truth("stream p50", s["stream_ms"]["p50"].as_f64().unwrap(), 50.0);
+}
+
+#[test]
+fn stream_thresholds_and_limits_apply_to_grpc_streams() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("grpc-limits");
+    let step = "grpc = \"volley.target.v1.Streams/Ticks\"\n\
+                json = { count = 100, gap_ms = 2 }\n\
+                grpc_stream = { max_messages = 4, slo = { ttft = \"1us\" } }";
+    let extra = "[thresholds]\nmessage_gap_ms = [\"p99 < 1us\"]";
+    let load = "profile = \"iterations\"\nvus = 2\niterations = 6";
+    let plan = plan(&dir, &t.base_url(), load, step, extra);
+    let (out, r) = run_json(&dir, &["run", &plan]);
+    assert_ne!(out.status.code(), Some(0), "the gap threshold fails");
+    let s = step_streams(&r);
+    assert_eq!(
+        s["failed"], 0,
+        "a stream stopped at its limit is no failure: {s:#}"
+    );
+    assert_eq!(s["ended"]["limit"], 6);
+    assert_eq!(s["messages"], 24);
+    assert_eq!(s["goodput"]["good"], 0, "nobody meets a 1 µs TTFT");
+    assert_eq!(s["goodput"]["judged"], 6);
+}
+
+#[test]
+fn grpc_stream_options_that_cannot_apply_are_refused_where_they_are() {
+    let t = target();
+    let dir = temp_dir("grpc-refused");
+    let cases = [
+        (
+            "grpc = \"volley.target.v1.Echo/Echo\"\ngrpc_stream = {}",
+            "is a unary method",
+        ),
+        (
+            "grpc = \"volley.target.v1.Streams/Ticks\"\ngrpc_stream = { count = 3 }",
+            "client sends one message",
+        ),
+        (
+            "grpc = \"volley.target.v1.Streams/Collect\"\ngrpc_stream = { echo = true }",
+            "replies once",
+        ),
+        (
+            "grpc = \"volley.target.v1.Streams/Chat\"\n\
+             grpc_stream = { echo = true, interval = \"1ms\" }",
+            "pick one pace",
+        ),
+        (
+            "grpc = \"volley.target.v1.Streams/Chat\"\ngrpc_stream = { count = 0 }",
+            "at least 1",
+        ),
+        ("path = \"/\"\ngrpc_stream = {}", "needs a gRPC step"),
+        (
+            "grpc = \"volley.target.v1.Streams/Ticks\"\ngrpc_stream = { slo = { tpot = \"5ms\" } }",
+            "grpc_stream.slo.tpot",
+        ),
+    ];
+    for (step, why) in cases {
+        let plan = plan(&dir, &t.base_url(), CLOSED, step, "");
+        let (code, _, err) = run_volley(&["check", &plan]);
+        assert_ne!(code, Some(0), "{step}");
+        assert!(err.contains(why), "{step}: {err}");
+        assert!(err.contains("plan.toml:"), "located: {err}");
+    }
+}
+
+/// A server volley did not write: `tests/peers/grpc_stream_server.py` (Python's `grpcio`),
+/// started on a free port and stopped by its PID.
+struct PythonPeer(Child, u16);
+
+impl PythonPeer {
+    fn start() -> Self {
+        use std::io::BufRead;
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/peers/grpc_stream_server.py"
+        );
+        let mut child = Command::new("python3")
+            .arg(script)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut line = String::new();
+        let stdout = child.stdout.take().unwrap();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().unwrap_or_else(|_| {
+            panic!("no port: {line:?} (is grpcio installed? `pip install grpcio`)")
+        });
+        Self(child, port)
+    }
+}
+
+impl Drop for PythonPeer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn streams_of_a_python_grpcio_server_are_measured() {
+    let _serial = serial();
+    let peer = PythonPeer::start();
+    let dir = temp_dir("grpc-python");
+    let base = format!("http://127.0.0.1:{}", peer.1);
+    let load = "profile = \"iterations\"\nvus = 2\niterations = 6";
+    let step = "grpc = \"volley.target.v1.Streams/Ticks\"\n\
+                json = { count = 5, gap_ms = 10, first_ms = 20 }";
+    let r = run_json_ok(&dir, &["run", &plan(&dir, &base, load, step, "")]);
+    let s = step_streams(&r);
+    assert_eq!(
+        (s["streams"].as_u64(), s["failed"].as_u64()),
+        (Some(6), Some(0))
+    );
+    assert_eq!(s["messages"], 30);
+    // Python's sleep is coarser than the target's timer: within a millisecond.
+    let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
+    assert!((gap - 10.0).abs() < 1.0, "gap p50 {gap} ms");
+    let step = "grpc = \"volley.target.v1.Streams/Chat\"\n\
+                json = { message = \"hi\" }\n\
+                grpc_stream = { count = 5, echo = true }";
+    let r = run_json_ok(&dir, &["run", &plan(&dir, &base, load, step, "")]);
+    let s = step_streams(&r);
+    assert_eq!(s["failed"], 0, "{s:#}");
+    assert_eq!(s["messages"], 30);
+    assert_eq!(s["sent"]["round_trips"], 30);
+}
+
+#[test]
+fn grpcurl_calls_every_streaming_method_of_the_target() {
+    let Some(grpcurl) = binary(
+        "VOLLEY_GRPCURL",
+        "grpcurl",
+        "go install github.com/fullstorydev/grpcurl/cmd/grpcurl@v1.9.3",
+    ) else {
+        return;
+    };
+    let t = target();
+    let addr = t.base_url().trim_start_matches("http://").to_string();
+    let call = |method: &str, data: &str| {
+        let out = Command::new(&grpcurl)
+            .args(["-plaintext", "-d", data, &addr])
+            .arg(format!("volley.target.v1.Streams/{method}"))
+            .output()
+            .expect("grpcurl runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Over server reflection: the target describes its streaming methods.
+    let ticks = call("Ticks", r#"{"count": 3, "gap_ms": 1}"#);
+    assert_eq!(ticks.matches('{').count(), 3, "{ticks}");
+    assert!(ticks.contains(r#""seq": "2""#), "{ticks}");
+    let collect = call("Collect", r#"{"seq": 1} {"seq": 2} {"seq": 3}"#);
+    assert!(collect.contains(r#""count": "3""#), "{collect}");
+    let chat = call(
+        "Chat",
+        r#"{"message": "a"} {"message": "b", "delay_ms": 1}"#,
+    );
+    assert!(chat.contains(r#""message": "a""#) && chat.contains(r#""message": "b""#));
+}
