@@ -12,12 +12,18 @@
 #
 # Prints per plan: messages, messages/s, worker CPU µs per message, gap p50 against GAP_MS (a
 # gap p50 near 0 in a spaced plan means the one-thread target fell behind its schedule and sent
-# events in bursts: lower VUS or raise GAP_MS). The
-# peers the issue names (ghz for gRPC streams, Artillery for WebSocket) stream protocols volley
-# does not speak yet; there is no SSE peer to hold these figures against.
+# events in bursts: lower VUS or raise GAP_MS).
+#
+# Then gRPC server streaming against ghz (the peer, `go install
+# github.com/bojand/ghz/cmd/ghz@v0.120.0`; skipped with a note when it is not found): the same
+# GRPC_STREAMS calls of volley.target.v1.Streams/Ticks, GRPC_MESSAGES ticks each sent at once,
+# GRPC_CONC at a time on one connection, by ghz and by volley in turn (A B A B), each pinned to
+# CLIENT_CPU; the CPU each process used (user + system, whole process, start-up included) over the
+# messages it read.
 #
 # Knobs: VUS=20  DURATION=5  EVENTS=200  GAP_MS=2  BULK_EVENTS=2000  PROFILE=release
-#        VOLLEY=path (default target/$PROFILE/volley)  SERVER_CPU=1  CLIENT_CPU=0
+#        GRPC_STREAMS=400  GRPC_MESSAGES=500  GRPC_CONC=10  ROUNDS=2
+#        VOLLEY=path (default target/$PROFILE/volley)  GHZ=path  SERVER_CPU=1  CLIENT_CPU=0
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -91,3 +97,62 @@ json = { model = \"m\", stream = true, max_tokens = $EVENTS, messages = [{ role 
 sse = { llm = \"openai\" }"
 measure sse-bulk "path = \"/sse?events=$BULK_EVENTS&gap_ms=0&ttft_ms=0\"
 sse = {}"
+
+# --- gRPC server streaming: volley against ghz, the same calls, alternated ---------------------
+GRPC_STREAMS=${GRPC_STREAMS:-400} GRPC_MESSAGES=${GRPC_MESSAGES:-500} GRPC_CONC=${GRPC_CONC:-10}
+ROUNDS=${ROUNDS:-2}
+posint "$GRPC_STREAMS" GRPC_STREAMS; posint "$GRPC_MESSAGES" GRPC_MESSAGES
+posint "$GRPC_CONC" GRPC_CONC; posint "$ROUNDS" ROUNDS
+GHZ=${GHZ:-$(command -v ghz || echo "$HOME/go/bin/ghz")}
+if [[ ! -x $GHZ ]]; then
+  echo "ghz: not found (go install github.com/bojand/ghz/cmd/ghz@v0.120.0); gRPC comparison skipped"
+  exit 0
+fi
+proto="$repo/proto/volley_target.proto"
+data="{\"count\": $GRPC_MESSAGES}"
+cat > "$tmp/grpc.toml" <<PLAN
+[target]
+base_url = "http://127.0.0.1:$port"
+timeout = "60s"
+proto = ["$proto"]
+
+[[scenario]]
+name = "ticks"
+[scenario.load]
+profile = "iterations"
+vus = $GRPC_CONC
+iterations = $GRPC_STREAMS
+
+[[scenario.step]]
+name = "stream"
+grpc = "volley.target.v1.Streams/Ticks"
+json = { count = $GRPC_MESSAGES }
+PLAN
+# cpu_of CMD…: runs CMD pinned to CLIENT_CPU; prints the CPU seconds it used (user + system).
+cpu_of() {
+  python3 - "$CLIENT_CPU" "$@" <<'PY'
+import resource, subprocess, sys
+cpu, cmd = sys.argv[1], sys.argv[2:]
+done = subprocess.run(["taskset", "-c", cpu] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+if done.returncode != 0:
+    sys.exit(f"{cmd[0]} failed: {done.stderr.decode()[-500:]}")
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{r.ru_utime + r.ru_stime:.3f}")
+PY
+}
+messages=$((GRPC_STREAMS * GRPC_MESSAGES))
+echo "gRPC server streaming: $GRPC_STREAMS streams of $GRPC_MESSAGES messages, $GRPC_CONC at a time, 1 connection"
+for round in $(seq "$ROUNDS"); do
+  ghz_s=$(cpu_of "$GHZ" --insecure --proto "$proto" --call volley.target.v1.Streams/Ticks \
+    -d "$data" -n "$GRPC_STREAMS" -c "$GRPC_CONC" --connections 1 "127.0.0.1:$port")
+  volley_s=$(cpu_of "$VOLLEY" run "$tmp/grpc.toml" --threads 1 -q --json "$tmp/grpc.json" \
+    --out "$tmp/results")
+  got=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['streams']['messages'])" "$tmp/grpc.json")
+  [[ $got == "$messages" ]] || die "volley read $got messages of $messages"
+  python3 - "$round" "$ghz_s" "$volley_s" "$messages" <<'PY'
+import sys
+rnd, ghz, vol, n = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+print(f"round {rnd}: ghz {ghz * 1e6 / n:6.2f} µs/msg   volley {vol * 1e6 / n:6.2f} µs/msg   "
+      f"volley/ghz {vol / ghz:.2f}")
+PY
+done

@@ -219,6 +219,10 @@ fn grpc_stream_options_that_cannot_apply_are_refused_where_they_are() {
             "grpc = \"volley.target.v1.Streams/Ticks\"\ngrpc_stream = { slo = { tpot = \"5ms\" } }",
             "grpc_stream.slo.tpot",
         ),
+        (
+            "grpc = \"volley.target.v1.Streams/Ticks\"\ngrpc_stream = { slo = { ttft = \"fast\" } }",
+            "grpc_stream.slo.ttft",
+        ),
     ];
     for (step, why) in cases {
         let plan = plan(&dir, &t.base_url(), CLOSED, step, "");
@@ -328,4 +332,51 @@ fn grpcurl_calls_every_streaming_method_of_the_target() {
         r#"{"message": "a"} {"message": "b", "delay_ms": 1}"#,
     );
     assert!(chat.contains(r#""message": "a""#) && chat.contains(r#""message": "b""#));
+}
+
+/// The streams of the scenario `scenario`'s group.
+fn scenario_streams<'a>(r: &'a Value, scenario: &str) -> &'a Value {
+    let g = r["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["kind"] == "scenario" && g["name"] == scenario)
+        .unwrap_or_else(|| panic!("no scenario {scenario}"));
+    &g["streams"]
+}
+
+#[test]
+fn example_006_grpc_streams_runs_and_reads_its_schedule() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("example-006");
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/006-grpc-streams.toml"
+    );
+    let base = format!("target.base_url={}", t.base_url());
+    let args = ["run", example, "--set", &base, "--time-scale", "0.4"];
+    let r = run_json_ok(&dir, &args);
+    let ticks = scenario_streams(&r, "ticks");
+    let streams = ticks["streams"].as_u64().unwrap();
+    assert_eq!(ticks["messages"].as_u64(), Some(20 * streams));
+    near_truth(
+        "ticks gap p50",
+        ticks["message_gap_ms"]["p50"].as_f64().unwrap(),
+        10.0,
+    );
+    assert_eq!(ticks["goodput"]["good"].as_u64(), Some(streams));
+    let collect = scenario_streams(&r, "collect");
+    let streams = collect["streams"].as_u64().unwrap();
+    assert_eq!(collect["sent"]["messages"].as_u64(), Some(10 * streams));
+    let chat = scenario_streams(&r, "chat");
+    let rtt = chat["sent"]["round_trip_ms"]["p50"].as_f64().unwrap();
+    // A 2 ms delay: the loopback's way there and back is above 3 % of it, so within 0.5 ms.
+    assert!((2.0..2.5).contains(&rtt), "round trip p50 {rtt} ms");
+    let report =
+        std::fs::read_to_string(common::only_subfolder(&dir.join("results")).join("report.md"))
+            .unwrap();
+    for table in ["## Streams", "## Stream sends and goodput", "TTFT ≤ 50 ms"] {
+        assert!(report.contains(table), "{table} missing from report.md");
+    }
 }

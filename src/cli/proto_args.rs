@@ -83,8 +83,9 @@ impl ConnectArgs {
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "gRPC")]
 pub struct GrpcArgs {
-    /// Call this unary method, package.Service/Method (HTTP/2; -H adds metadata). Without
-    /// --proto the schema comes from the server (gRPC server reflection).
+    /// Call this method, package.Service/Method (HTTP/2; -H adds metadata; a server stream is
+    /// measured per message). Without --proto the schema comes from the server (gRPC server
+    /// reflection).
     #[arg(long, value_name = "METHOD")]
     pub call: Option<String>,
     /// .proto file declaring the service (repeatable), compiled in process; leave it out to ask

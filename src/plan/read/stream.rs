@@ -192,7 +192,7 @@ impl Ctx<'_> {
         let ms = |name: &str, text: &Option<String>| -> Result<Option<f64>, Error> {
             let Some(text) = text else { return Ok(None) };
             let d: Duration = parse_duration(text)
-                .map_err(|e| self.at(at, format!("sse.slo.{key}: {e}"), None))?;
+                .map_err(|e| self.at(at, format!("{key}.slo.{name}: {e}"), None))?;
             if d.is_zero() {
                 return Err(self.at(
                     at,

@@ -419,7 +419,7 @@ async fn send_and_read(
     let reading = Reading {
         max: limits.body_cap(),
         kept: kept.as_mut(),
-        tap: tap.as_deref_mut(),
+        tap,
         sending: sending.as_mut(),
     };
     let read = read_body(&mut body, reading, received).await?;

@@ -243,6 +243,7 @@ fn streams_spectrum(r: &RunRecord) -> Result<Option<Chart>, Error> {
             Some(&h.message_gap_us),
         ),
         ("time per output token", GREEN, h.tpot_us.as_ref()),
+        ("round trip of a message", RED, h.round_trip_us.as_ref()),
     ];
     let lines = figures
         .into_iter()
@@ -257,8 +258,9 @@ fn streams_spectrum(r: &RunRecord) -> Result<Option<Chart>, Error> {
         "streams",
         "Streams by percentile",
         "Time to the first message of each stream (from when it was due, in the open model), \
-         each gap between consecutive messages, and in LLM mode each stream's time per output \
-         token, at each percentile (the x axis stretched towards the tail).",
+         each gap between consecutive messages, in LLM mode each stream's time per output \
+         token, and for bidirectional streams each message's round trip to its reply, at each \
+         percentile (the x axis stretched towards the tail).",
     )
 }
 
