@@ -146,6 +146,10 @@ fn bad_flags_are_refused_with_what_and_why() {
         (vec!["--threshold", "0"], "--threshold"),
         (vec!["--repeat", "2"], "--repeat"),
         (vec!["--json", "x.json"], "not with `volley ab`"),
+        // A stream figure of plans without streams: refused before any run, not run to
+        // --max-runs without a value.
+        (vec!["--metric", "ttft"], "TTFT p50 needs a streaming step"),
+        (vec!["--metric", "rtt"], "needs a bidirectional stream"),
     ] {
         let all = [&["ab", url.as_str(), url.as_str(), "-d", "1s"][..], &args].concat();
         let (code, _, stderr) = common::run_volley(&all);

@@ -74,6 +74,38 @@ pub fn design(
     })
 }
 
+/// Refuses a stream metric that `plan` cannot measure (it would run to `--max-runs` without a
+/// value to decide on).
+fn measures(plan: &Plan, metrics: &[Metric]) -> Result<(), Error> {
+    let streams = || {
+        plan.scenarios
+            .iter()
+            .flat_map(|sc| &sc.steps)
+            .filter_map(|s| s.stream.as_ref())
+    };
+    for &m in metrics.iter().filter(|m| m.of_streams()) {
+        let can = match m {
+            Metric::TpotP50 => streams().any(|s| s.spec.is_llm()),
+            Metric::RttP50 => streams().any(|s| s.spec.round_trips()),
+            Metric::Goodput => streams().any(|s| s.objectives().is_some()),
+            _ => streams().next().is_some(),
+        };
+        if !can {
+            let needs = match m {
+                Metric::TpotP50 => "an LLM streaming step (sse = { llm = \"openai\" })",
+                Metric::RttP50 => "a bidirectional stream (a gRPC bidi method)",
+                Metric::Goodput => "a streaming step with objectives (slo = { … })",
+                _ => "a streaming step (sse = { … } or a streaming gRPC method)",
+            };
+            return Err(Error::Invalid {
+                what: "--metric".into(),
+                why: format!("{} needs {needs}, and the plan has none", m.label()),
+            });
+        }
+    }
+    Ok(())
+}
+
 /// Runs `plans` (A, B) by turns under `design`, each run by `execute` into its side's folder
 /// of repeats under `<out>/ab-<UTC time>/`; `say` hears a line per run and per pair.
 pub fn run<E: From<Error>>(
@@ -83,6 +115,9 @@ pub fn run<E: From<Error>>(
     mut execute: impl FnMut(&Plan, &mut Outputs) -> Result<RunRecord, E>,
     say: impl Fn(&str),
 ) -> Result<AbOutcome, E> {
+    for plan in plans {
+        measures(plan, &design.metrics)?;
+    }
     let top = new_folder(out, &format!("ab-{}", stamp()))?;
     let mut outputs =
         ["a", "b"].map(|side| Outputs::none().with(ResultsFolder::repeats(&top.join(side), side)));

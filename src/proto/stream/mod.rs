@@ -36,6 +36,14 @@ impl Spec {
         }
     }
 
+    /// Whether its replies are matched to its messages as round trips (bidirectional streams).
+    pub fn round_trips(&self) -> bool {
+        match self {
+            Self::Sse(_) => false,
+            Self::Grpc(g) => g.round_trips(),
+        }
+    }
+
     /// Whether its messages are an LLM's output tokens (LLM mode).
     pub fn is_llm(&self) -> bool {
         match self {
