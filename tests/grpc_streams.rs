@@ -380,3 +380,54 @@ fn example_006_grpc_streams_runs_and_reads_its_schedule() {
         assert!(report.contains(table), "{table} missing from report.md");
     }
 }
+
+#[test]
+fn a_suite_compares_the_stream_figures_of_its_targets() {
+    let _serial = serial();
+    let dir = temp_dir("grpc-suite");
+    let step = "grpc = \"volley.target.v1.Streams/Chat\"\n\
+                json = { message = \"hi\", delay_ms = 2 }\n\
+                grpc_stream = { count = 5, echo = true }";
+    let load = "profile = \"constant-vus\"\nvus = 2\nduration = \"1s\"";
+    let plan = plan(&dir, "http://127.0.0.1:9", load, step, "");
+    let mut suite = format!("name = \"streams\"\nplan = \"{plan}\"\n");
+    for name in ["one", "two"] {
+        let port = common::closed_port();
+        suite += &format!(
+            "\n[[target]]\nname = \"{name}\"\nbase_url = \"http://127.0.0.1:{port}\"\n\
+             command = [\"volley\", \"serve\", \"--port\", \"{port}\", \"--threads\", \"1\"]\n\
+             health_timeout = \"10s\"\n"
+        );
+    }
+    let file = dir.join("suite.toml");
+    std::fs::write(&file, suite).unwrap();
+    let results = dir.join("results");
+    let out = common::volley()
+        .arg("suite")
+        .arg(&file)
+        .arg("--out")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let folder = common::only_subfolder(&results);
+    for name in ["one", "two"] {
+        common::verified(&folder.join(name).join("run.json"));
+    }
+    let md = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    for row in [
+        "| TTFT p50 (ms) |",
+        "| message gap p99 (ms) |",
+        "| round trip p50 (ms) |",
+    ] {
+        assert!(
+            md.contains(row),
+            "{row} missing from the suite's comparison:\n{md}"
+        );
+    }
+    assert!(
+        !md.contains("| TPOT p50"),
+        "no LLM stream, no TPOT row:\n{md}"
+    );
+}
