@@ -190,6 +190,7 @@ fn stream_thresholds_and_limits_apply_to_grpc_streams() {
 
 #[test]
 fn grpc_stream_options_that_cannot_apply_are_refused_where_they_are() {
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("grpc-refused");
     let cases = [
@@ -306,6 +307,7 @@ fn grpcurl_calls_every_streaming_method_of_the_target() {
     ) else {
         return;
     };
+    let _serial = serial();
     let t = target();
     let addr = t.base_url().trim_start_matches("http://").to_string();
     let call = |method: &str, data: &str| {
@@ -430,4 +432,51 @@ fn a_suite_compares_the_stream_figures_of_its_targets() {
         !md.contains("| TPOT p50"),
         "no LLM stream, no TPOT row:\n{md}"
     );
+}
+
+#[test]
+fn paced_bidirectional_messages_are_each_answered_after_the_delay() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("grpc-chat-paced");
+    // Five messages 5 ms apart, each answered 20 ms after it arrived: the replies overlap the
+    // sends, and no reply waits for the one before it.
+    let step = "grpc = \"volley.target.v1.Streams/Chat\"\n\
+                json = { message = \"hi\", delay_ms = 20 }\n\
+                grpc_stream = { count = 5, interval = \"5ms\" }";
+    let load = "profile = \"iterations\"\nvus = 2\niterations = 10";
+    let r = run_json_ok(&dir, &["run", &plan(&dir, &t.base_url(), load, step, "")]);
+    let s = step_streams(&r);
+    assert_eq!(s["sent"]["round_trips"], 50, "{s:#}");
+    let rtt = &s["sent"]["round_trip_ms"];
+    near_truth("round trip p50", rtt["p50"].as_f64().unwrap(), 20.0);
+    let max = rtt["max"].as_f64().unwrap();
+    assert!(
+        max < 30.0,
+        "a reply waited for the one before: max {max} ms"
+    );
+    // The replies come 5 ms apart, as the messages went: on the generator's 1 ms send grid.
+    let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
+    assert!((gap - 5.0).abs() < 1.0, "gap p50 {gap} ms");
+}
+
+#[test]
+fn a_server_that_answers_before_the_client_is_done_decides_with_its_status() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("grpc-early-status");
+    // The first message is refused (delay_ms out of range): the target ends the call with
+    // INVALID_ARGUMENT while the client still has four messages to send.
+    let step = "grpc = \"volley.target.v1.Streams/Chat\"\n\
+                json = { message = \"hi\", delay_ms = -1 }\n\
+                grpc_stream = { count = 5, interval = \"20ms\" }";
+    let load = "profile = \"iterations\"\nvus = 1\niterations = 3";
+    let (out, r) = run_json(&dir, &["run", &plan(&dir, &t.base_url(), load, step, "")]);
+    assert_ne!(out.status.code(), None);
+    let s = step_streams(&r);
+    assert_eq!(s["failed"], 3, "{s:#}");
+    // The call's own status (INVALID_ARGUMENT, a client error), not a protocol error.
+    let kinds = &r["summary"]["errors_by_kind"];
+    assert_eq!(kinds["grpc_client_error"], 3, "{kinds:#}");
+    assert!(kinds.get("protocol").is_none(), "{kinds:#}");
 }

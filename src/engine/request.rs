@@ -28,10 +28,11 @@ impl Outgoing<'_> {
     /// Bytes one send puts on the connection (see [`PreparedRequest::bytes_sent`]).
     /// `messages` is how many times a streaming request side sent the body (1 otherwise).
     pub(super) fn bytes_sent(&self, scratch: &Scratch, messages: u64) -> u64 {
-        let more = messages.saturating_sub(1);
+        // The head, then the body `messages` times.
+        let times = |p: &PreparedRequest| p.bytes_sent() - p.body_len() + messages * p.body_len();
         match self {
-            Outgoing::Prepared(p) => p.bytes_sent() + more * p.body_len(),
-            Outgoing::Owned(p) => p.bytes_sent() + more * p.body_len(),
+            Outgoing::Prepared(p) => times(p),
+            Outgoing::Owned(p) => times(p),
             Outgoing::Bytes(_) => scratch.wire.len() as u64,
         }
     }

@@ -253,11 +253,7 @@ async fn run_step(
     };
     let reached_server = exchanged.result.is_ok() || conn.phase() == ConnPhase::Exchanging;
     let bytes_sent = if reached_server {
-        let messages = step
-            .stream
-            .as_ref()
-            .map_or(1, |s| vu.streams.trace(&s.spec).sent.max(1));
-        outgoing.bytes_sent(&vu.scratch, messages)
+        outgoing.bytes_sent(&vu.scratch, messages_sent(vu, step))
     } else {
         0
     };
@@ -327,6 +323,15 @@ async fn run_step(
         tokio::time::sleep(think).await;
     }
     outcome.error
+}
+
+/// How many times the step's last exchange sent its body: a streaming request side counts the
+/// messages it sent (none, when it failed first); any other exchange once.
+fn messages_sent(vu: &VuRun<'_>, step: &Step) -> u64 {
+    match &step.stream {
+        Some(s) if s.spec.streams_request() => vu.streams.trace(&s.spec).sent,
+        _ => 1,
+    }
 }
 
 /// Sends `outgoing` on the step's connection and waits for the response, at most the target's

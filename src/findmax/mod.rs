@@ -43,7 +43,7 @@ pub const STOPPED_CONVERGED: &str = "the bisection converged";
 
 /// The most validation runs: the level found, and as many steps down when one fails (the first a
 /// resolution lower, each next twice as far: 1 %, 2 %, 4 %).
-pub const MAX_VALIDATIONS: u32 = 3;
+pub const MAX_VALIDATIONS: u32 = 4;
 
 /// What a probe reports for one level.
 #[derive(Debug, Clone, PartialEq)]

@@ -251,7 +251,7 @@ fn volley_serve_names_its_real_grpc_services_and_its_stall() {
         .find(|l| l.contains("gRPC"))
         .unwrap_or_else(|| panic!("{text}"));
     let services = proto_services();
-    assert_eq!(services.len(), 2, "{services:?}");
+    assert_eq!(services.len(), 3, "{services:?}");
     for service in services {
         assert!(
             grpc.contains(&format!("{service},")) || grpc.contains(&format!("{service} ")),

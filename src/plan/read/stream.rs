@@ -14,6 +14,10 @@ use crate::proto::stream::grpc::{GrpcStreamSpec, Pace};
 use crate::proto::stream::sse::{SseSpec, llm};
 use crate::record::model::StreamSlo;
 
+/// Most messages a streaming request side sends (each stream's are held by the connection until
+/// its window lets them go).
+const MAX_SENDS: u64 = 1_000_000;
+
 impl Ctx<'_> {
     /// The step's stream, when it is a streaming step: an SSE stream, or a call of a streaming
     /// gRPC `method` (none: not a gRPC step, or its schema is not known yet).
@@ -151,6 +155,12 @@ impl Ctx<'_> {
             return err(
                 "grpc_stream.count and max_messages are at least 1",
                 "count = 10",
+            );
+        }
+        if f.count.is_some_and(|n| n > MAX_SENDS) {
+            return err(
+                "grpc_stream.count is at most 1000000 messages a stream",
+                "count = 10000",
             );
         }
         let every = match &f.interval {

@@ -1,10 +1,12 @@
 //! The request side of a duplex stream (gRPC client and bidirectional streaming): the request's
 //! one message sent as the stream's [`BodyTap`] says, while its response is read.
 
+use std::pin::Pin;
 use std::time::Instant;
 
 use bytes::Bytes;
 use h2::{RecvStream, SendStream};
+use tokio::time::{Sleep, sleep_until};
 
 use super::Failure;
 use crate::proto::message::{BodyTap, NextSend};
@@ -18,6 +20,8 @@ pub(super) struct Sending {
     due: Option<Instant>,
     /// The request side is closed (its last message sent).
     closed: bool,
+    /// The timer of timed sends, made once a stream and re-armed only when the due time moves.
+    timer: Option<(Pin<Box<Sleep>>, Instant)>,
 }
 
 impl Sending {
@@ -28,40 +32,56 @@ impl Sending {
             message,
             due: None,
             closed: false,
+            timer: None,
         }
     }
 
     /// Sends every message `tap` says is due now (closing the side after the last) and
     /// remembers when the next is due.
-    pub(super) fn pump(&mut self, tap: &mut dyn BodyTap) -> Result<(), h2::Error> {
+    ///
+    /// A send the stream refuses ends the request side without failing the call: a server may
+    /// answer and reset (`NO_ERROR`) before the client is done sending, and then its status,
+    /// read on, decides the call.
+    pub(super) fn pump(&mut self, tap: &mut dyn BodyTap) {
         self.due = None;
         while !self.closed {
             match tap.next_send(Instant::now()) {
                 NextSend::Now => {
                     // Beyond the peer's window h2 buffers it and sends it as the window opens.
-                    self.out.send_data(self.message.clone(), false)?;
+                    if self.out.send_data(self.message.clone(), false).is_err() {
+                        self.closed = true;
+                        return;
+                    }
                     tap.sent(Instant::now());
                 }
                 NextSend::Done => {
-                    self.out.send_data(Bytes::new(), true)?;
+                    let _ = self.out.send_data(Bytes::new(), true);
                     self.closed = true;
                 }
                 NextSend::At(at) => {
                     self.due = Some(at);
-                    return Ok(());
+                    return;
                 }
-                NextSend::AfterReply => return Ok(()),
+                NextSend::AfterReply => return,
             }
         }
-        Ok(())
     }
 
     /// Resolves when the next timed message is due; never when none is.
-    pub(super) async fn due(&self) {
-        match self.due {
-            Some(at) => tokio::time::sleep_until(at.into()).await,
-            None => std::future::pending().await,
-        }
+    pub(super) async fn due(&mut self) {
+        let Some(at) = self.due else {
+            return std::future::pending().await;
+        };
+        let sleep = match &mut self.timer {
+            Some((sleep, armed)) if *armed == at => sleep,
+            Some((sleep, armed)) => {
+                sleep.as_mut().reset(at.into());
+                *armed = at;
+                sleep
+            }
+            None => &mut self.timer.insert((Box::pin(sleep_until(at.into())), at)).0,
+        };
+        sleep.as_mut().await;
     }
 }
 
@@ -73,7 +93,7 @@ pub(super) async fn head_while_sending(
 ) -> Result<http::Response<RecvStream>, Failure> {
     let mut response = std::pin::pin!(response);
     loop {
-        sending.pump(tap)?;
+        sending.pump(tap);
         tokio::select! {
             biased;
             r = &mut response => return Ok(r?),

@@ -53,7 +53,7 @@ pub(super) async fn read_body(
                 d = poll_fn(|cx| body.poll_data(cx)) => d,
                 () = s.due() => {
                     if let Some(tap) = tap.as_deref_mut() {
-                        s.pump(tap)?;
+                        s.pump(tap);
                     }
                     continue;
                 }
@@ -80,7 +80,7 @@ pub(super) async fn read_body(
                 return Ok(Tapped::Stop);
             }
             if let Some(s) = sending.as_deref_mut() {
-                s.pump(tap)?;
+                s.pump(tap);
             }
         }
     }

@@ -36,6 +36,15 @@ impl Spec {
         }
     }
 
+    /// Whether its request side is a stream of messages (gRPC client and bidirectional
+    /// streams).
+    pub fn streams_request(&self) -> bool {
+        match self {
+            Self::Sse(_) => false,
+            Self::Grpc(g) => g.client_streams,
+        }
+    }
+
     /// Whether its replies are matched to its messages as round trips (bidirectional streams).
     pub fn round_trips(&self) -> bool {
         match self {

@@ -57,10 +57,17 @@ pub(super) fn handle(
     let out = Out(tx);
     tokio::spawn(async move {
         let mut incoming = Messages::new(body);
-        let result = match method {
-            StreamMethod::Ticks => ticks(&mut incoming, &out, started).await,
-            StreamMethod::Collect => collect(&mut incoming, &out).await,
-            StreamMethod::Chat => chat(&mut incoming, &out).await,
+        let call = async {
+            match method {
+                StreamMethod::Ticks => ticks(&mut incoming, &out, started).await,
+                StreamMethod::Collect => collect(&mut incoming, &out).await,
+                StreamMethod::Chat => chat(incoming, &out).await,
+            }
+        };
+        // A client that goes away ends the call at once, not at its next due message.
+        let result = tokio::select! {
+            result = call => result,
+            () = out.0.closed() => return,
         };
         let Status(code, message) = result.err().unwrap_or(Status(GrpcCode::Ok, ""));
         out.end(code, message).await;
@@ -224,20 +231,44 @@ async fn collect(incoming: &mut Messages, out: &Out) -> Result<(), Status> {
     out.send(&reply).await
 }
 
-/// `Chat`: each message echoed `delay_ms` after it arrived, in order.
-async fn chat(incoming: &mut Messages, out: &Out) -> Result<(), Status> {
-    let timer = crate::timer::PreciseTimer::new().ok();
-    while let Some((message, arrived)) = incoming.next().await? {
-        let req = EchoRequest::decode(message).map_err(|_| INVALID)?;
-        let delay = millis(req.delay_ms, "delay_ms must be in 0..=600000")?;
-        if !delay.is_zero() {
-            sleep_until(timer.as_ref(), arrived + delay).await;
+/// `Chat`: each message echoed `delay_ms` after it arrived, in order. A reader stamps each
+/// message as it arrives, so that a reply waiting for its time does not delay the next
+/// message's stamp.
+async fn chat(mut incoming: Messages, out: &Out) -> Result<(), Status> {
+    let (tx, mut rx) = mpsc::channel(1024);
+    let reader = async move {
+        loop {
+            let next = incoming.next().await;
+            let end = !matches!(next, Ok(Some(_)));
+            if tx.send(next).await.is_err() || end {
+                return;
+            }
         }
-        let reply = EchoReply {
-            message: req.message,
-            payload: req.payload,
-        };
-        out.send(&reply).await?;
+    };
+    let writer = async {
+        let timer = crate::timer::PreciseTimer::new().ok();
+        while let Some(next) = rx.recv().await {
+            let Some((message, arrived)) = next? else {
+                return Ok(());
+            };
+            let req = EchoRequest::decode(message).map_err(|_| INVALID)?;
+            let delay = millis(req.delay_ms, "delay_ms must be in 0..=600000")?;
+            if !delay.is_zero() {
+                sleep_until(timer.as_ref(), arrived + delay).await;
+            }
+            let reply = EchoReply {
+                message: req.message,
+                payload: req.payload,
+            };
+            out.send(&reply).await?;
+        }
+        Ok(())
+    };
+    let (mut reader, mut writer) = (std::pin::pin!(reader), std::pin::pin!(writer));
+    // The writer's error ends the call at once; the client's close, once the replies due are
+    // sent.
+    tokio::select! {
+        written = &mut writer => written,
+        () = &mut reader => writer.await,
     }
-    Ok(())
 }
