@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use common::query_api::binary;
+use common::streams::{near_truth, step_streams};
 use common::{run_json, run_json_ok, run_volley, serial, target, temp_dir};
 use serde_json::Value;
 
@@ -26,26 +27,6 @@ fn plan(dir: &Path, base: &str, load: &str, step: &str, extra: &str) -> String {
     );
     std::fs::write(&path, text).unwrap();
     path.to_str().unwrap().to_string()
-}
-
-/// The stream figures of the step group `stream`.
-fn step_streams(r: &Value) -> &Value {
-    let g = r["groups"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|g| g["kind"] == "step" && g["name"] == "stream")
-        .expect("a step group `stream`");
-    &g["streams"]
-}
-
-/// Asserts a measured median is the truth within max(0.2 ms, 3 %).
-fn near_truth(what: &str, measured: f64, truth_ms: f64) {
-    let tolerance = (truth_ms * 0.03).max(0.2);
-    assert!(
-        (measured - truth_ms).abs() <= tolerance,
-        "{what}: measured {measured} ms against {truth_ms} ms (± {tolerance})"
-    );
 }
 
 const CLOSED: &str = "profile = \"constant-vus\"\nvus = 4\nduration = \"2s\"";

@@ -5,6 +5,7 @@
 pub mod coordinated;
 pub mod query_api;
 pub mod source;
+pub mod streams;
 pub mod tmux;
 
 use std::net::{Ipv4Addr, SocketAddr};

@@ -42,13 +42,7 @@ fn one(s: &StreamFigures, path: &str, window_s: f64, f: &mut Findings) {
         histograms(&stats, s, path, f);
     }
     let d = &s.drained;
-    let per_sec = |n: u64, drained: u64| {
-        if window_s > 0.0 {
-            n.saturating_sub(drained) as f64 / window_s
-        } else {
-            0.0
-        }
-    };
+    let per_sec = |n: u64, drained: u64| in_window(n, drained, window_s);
     let how = |what: &'static str| move || format!("({what} − drained) / window {window_s} s");
     f.close(
         rule,
@@ -102,13 +96,7 @@ fn sends_and_goodput(s: &StreamFigures, path: &str, window_s: f64, f: &mut Findi
     let rule = Rule::StreamsAddUp;
     let at = |field: &str| format!("{path}.{field}");
     let d = &s.drained;
-    let per_sec = |n: u64, drained: u64| {
-        if window_s > 0.0 {
-            n.saturating_sub(drained) as f64 / window_s
-        } else {
-            0.0
-        }
-    };
+    let per_sec = |n: u64, drained: u64| in_window(n, drained, window_s);
     let how = |what: &'static str| move || format!("({what} − drained) / window {window_s} s");
     if let Some(sent) = &s.sent {
         f.close(
@@ -142,6 +130,15 @@ fn sends_and_goodput(s: &StreamFigures, path: &str, window_s: f64, f: &mut Findi
             g.good,
             || format!("at most judged = {} ≤ streams = {}", g.judged, s.streams),
         );
+    }
+}
+
+/// What ended inside a window of `window_s` seconds (`n` less its `drained`), per second.
+fn in_window(n: u64, drained: u64, window_s: f64) -> f64 {
+    if window_s > 0.0 {
+        n.saturating_sub(drained) as f64 / window_s
+    } else {
+        0.0
     }
 }
 
