@@ -461,3 +461,40 @@ fn a_server_that_answers_before_the_client_is_done_decides_with_its_status() {
     assert_eq!(kinds["grpc_client_error"], 3, "{kinds:#}");
     assert!(kinds.get("protocol").is_none(), "{kinds:#}");
 }
+
+#[test]
+fn round_trips_of_shares_merge_exactly() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("grpc-merge");
+    let step = "grpc = \"volley.target.v1.Streams/Chat\"\n\
+                json = { message = \"hi\", delay_ms = 1 }\n\
+                grpc_stream = { count = 3, echo = true }";
+    let load = "profile = \"iterations\"\nvus = 2\niterations = 8";
+    let plan = plan(&dir, &t.base_url(), load, step, "");
+    let mut paths = Vec::new();
+    for i in 0..2 {
+        let sub = dir.join(format!("s{i}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        run_json_ok(&sub, &["run", &plan, "--segment", &format!("{i}/2")]);
+        paths.push(sub.join("run.json"));
+    }
+    let merged = dir.join("merged");
+    let (code, _, stderr) = run_volley(&[
+        "merge",
+        paths[0].to_str().unwrap(),
+        paths[1].to_str().unwrap(),
+        "-o",
+        merged.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    common::verified(&merged.join("run.json"));
+    let r: Value =
+        serde_json::from_str(&std::fs::read_to_string(merged.join("run.json")).unwrap()).unwrap();
+    let sent = &step_streams(&r)["sent"];
+    // 8 streams of 3 messages, each answered: every share's round trips, exactly.
+    assert_eq!(sent["messages"], 24, "{sent:#}");
+    assert_eq!(sent["round_trips"], 24, "{sent:#}");
+    assert_eq!(r["summary"]["streams"]["sent"]["round_trips"], 24);
+}
