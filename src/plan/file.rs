@@ -374,6 +374,10 @@ pub struct StepFile {
     /// sends and reads its messages; the defaults when left out.
     #[schemars(with = "Option<GrpcStreamFile>")]
     pub grpc_stream: Option<Spanned<GrpcStreamFile>>,
+    /// A WebSocket stream: the step's `GET` of its `path` upgrades the connection, and its
+    /// body is the message sent (`websocket = {}` for one message and its reply).
+    #[schemars(with = "Option<WsFile>")]
+    pub websocket: Option<Spanned<WsFile>>,
     /// Headers (templated values); they replace the target's headers of the same name.
     #[serde(default)]
     #[schemars(with = "BTreeMap<String, String>")]
@@ -447,7 +451,27 @@ pub struct GrpcStreamFile {
     pub slo: Option<SloFile>,
 }
 
-/// A streaming step's objectives (`sse.slo`, `grpc_stream.slo`).
+/// `websocket = { … }`: how a WebSocket stream sends and reads its messages.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WsFile {
+    /// How many times the step's body is sent as a message (default 1).
+    pub count: Option<u64>,
+    /// Message k is sent at the stream's start + k × this (default `"0s"`). Not with `echo`.
+    pub interval: Option<String>,
+    /// Send each message after the reply to the one before.
+    #[serde(default)]
+    pub echo: bool,
+    /// Read until this many messages arrived (default: one reply per message sent).
+    pub max_messages: Option<u64>,
+    /// Binary frames (default: text frames, the body then UTF-8).
+    #[serde(default)]
+    pub binary: bool,
+    /// Objectives for goodput, as `grpc_stream.slo`.
+    pub slo: Option<SloFile>,
+}
+
+/// A streaming step's objectives (`sse.slo`, `grpc_stream.slo`, `websocket.slo`).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SloFile {

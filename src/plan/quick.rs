@@ -306,6 +306,7 @@ impl RunInput {
             grpc: None,
             sse: self.sse.clone().map(|s| from(SSE, s)),
             grpc_stream: None,
+            websocket: None,
             headers,
             body: (!self.body.is_empty()).then(|| from(DATA, self.body.clone())),
             body_file: self

@@ -155,6 +155,34 @@ pub trait BodyTap: Send {
 
     /// A duplex stream: a message was handed to the connection at `at`.
     fn sent(&mut self, _at: std::time::Instant) {}
+
+    /// A stream that asks the HTTP/1.1 connection to switch protocols (WebSocket): what runs
+    /// on the connection after a `101 Switching Protocols`. Default: none (a 101 is then a
+    /// protocol error).
+    fn upgrade(&mut self) -> Option<&mut dyn Upgrade> {
+        None
+    }
+}
+
+/// A connection's byte stream, whatever is under it (TCP or TLS), for an [`Upgrade`].
+pub trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin {}
+
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin> Io for T {}
+
+/// What an upgraded HTTP/1.1 connection runs (a WebSocket session): the connection hands it
+/// over after the `101` response head and closes it afterwards.
+pub trait Upgrade {
+    /// Checks the `101` response `head` (its bytes, e.g. `Sec-WebSocket-Accept`) and runs the
+    /// protocol on `io` to its end; `early` are bytes the connection read after the head.
+    /// Adds every byte it reads to `received` as it reads it (a session cut short still
+    /// counts them).
+    fn run<'a>(
+        &'a mut self,
+        io: &'a mut dyn Io,
+        head: &'a [u8],
+        early: &'a [u8],
+        received: &'a mut u64,
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<(), ErrorKind>> + 'a>>;
 }
 
 /// When a duplex stream's next message is due ([`BodyTap::next_send`]).

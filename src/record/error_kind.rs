@@ -56,11 +56,14 @@ pub enum ErrorKind {
     TlsHandshakeTimeout,
     /// The response's status code is outside 100–599: not an HTTP status.
     InvalidStatus,
+    /// The WebSocket peer closed the stream with a code other than 1000 (normal closure) or
+    /// 1001 (going away), or with none before the stream was done.
+    WebSocketClose,
 }
 
 impl ErrorKind {
     /// Number of kinds: the length of per-kind counter arrays.
-    pub const COUNT: usize = 23;
+    pub const COUNT: usize = 24;
 
     /// Every kind, in discriminant order.
     pub const ALL: [ErrorKind; Self::COUNT] = [
@@ -87,6 +90,7 @@ impl ErrorKind {
         Self::BodyTooLarge,
         Self::TlsHandshakeTimeout,
         Self::InvalidStatus,
+        Self::WebSocketClose,
     ];
 
     /// Whether an attempt that failed this way was never sent: the generator could not make it
@@ -184,6 +188,7 @@ impl ErrorKind {
             Self::BodyTooLarge => "body_too_large",
             Self::TlsHandshakeTimeout => "tls_handshake_timeout",
             Self::InvalidStatus => "invalid_status",
+            Self::WebSocketClose => "websocket_close",
         }
     }
 
@@ -255,6 +260,9 @@ impl ErrorKind {
             }
             Self::InvalidStatus => {
                 "the response's status code is outside 100–599, so it is no HTTP status (see the status table); a plan step may accept it with checks.status"
+            }
+            Self::WebSocketClose => {
+                "the WebSocket server closed the stream with an error code (1002 protocol error, 1011 internal error, …), or closed it before the stream was done"
             }
         }
     }

@@ -177,7 +177,9 @@ where
 {
     let state = Arc::clone(&shared.state);
     let service = service_fn(move |req| routes::handle(Arc::clone(&state), req));
-    let conn = shared.http.serve_connection(TokioIo::new(io), service);
+    let conn = shared
+        .http
+        .serve_connection_with_upgrades(TokioIo::new(io), service);
     tokio::pin!(conn);
     tokio::select! {
         _ = conn.as_mut() => {}

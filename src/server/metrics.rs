@@ -41,6 +41,8 @@ pub(crate) enum RouteId {
     CookiesNeed,
     /// `/sse`
     Sse,
+    /// `/ws`
+    Ws,
     /// `/v1/chat/completions` and `/v1/completions`
     Completions,
     /// Anything else (404).
@@ -48,7 +50,7 @@ pub(crate) enum RouteId {
 }
 
 impl RouteId {
-    const ALL: [RouteId; 18] = [
+    const ALL: [RouteId; 19] = [
         RouteId::Root,
         RouteId::Delay,
         RouteId::Status,
@@ -65,6 +67,7 @@ impl RouteId {
         RouteId::CookiesSet,
         RouteId::CookiesNeed,
         RouteId::Sse,
+        RouteId::Ws,
         RouteId::Completions,
         RouteId::Unmatched,
     ];
@@ -88,6 +91,7 @@ impl RouteId {
             RouteId::CookiesSet => "/cookies/set",
             RouteId::CookiesNeed => "/cookies/need",
             RouteId::Sse => "/sse",
+            RouteId::Ws => "/ws",
             RouteId::Completions => "/v1/completions",
             RouteId::Unmatched => "unmatched",
         }

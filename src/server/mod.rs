@@ -19,6 +19,7 @@
 //! | `/chaos/{reset,hang,garbage,close,slow,reset-body,headers,long-header,bad-chunked,deaf}` | broken behaviours, see `chaos.rs` |
 //! | `GET /sse?events=N&gap_ms=G[&ttft_ms=T][&done=1]` | a `text/event-stream` of N events on a known schedule (see `streams.rs`) |
 //! | `POST /v1/chat/completions`, `/v1/completions` | an OpenAI-compatible stream of `max_tokens` tokens after a TTFT, one per gap, then `usage` and `[DONE]` (see `streams.rs`) |
+//! | `GET /ws[?delay_ms=D]` | a WebSocket echo: each message back D ms after it arrived (see `ws.rs`) |
 //! | gRPC `volley.target.v1.Echo/Echo` | echoes `message` and `payload` after `delay_ms` |
 //! | gRPC `volley.target.v1.Tasks/*` | Create/Get/List/Update/DeleteTask over the `/tasks` store |
 //!
@@ -104,6 +105,7 @@ mod stall;
 mod streams;
 mod tasks;
 mod tls;
+mod ws;
 
 pub use backends::{BACKEND_HEADER, Backends, BackendsError, MAX_BACKENDS};
 pub use stall::{Stall, StallError};

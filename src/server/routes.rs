@@ -117,6 +117,8 @@ enum Route {
     Cookies(CookieRoute),
     /// `/sse` (a `text/event-stream`).
     Sse,
+    /// `/ws`: a WebSocket echo.
+    Ws,
     /// `/v1/chat/completions` (`true`) or `/v1/completions`: an OpenAI-compatible stream.
     Completions(bool),
     /// A gRPC call (`content-type: application/grpc`), whatever its path.
@@ -139,6 +141,7 @@ impl Route {
             "/cookies/set" => return Route::Cookies(CookieRoute::Set),
             "/cookies/need" => return Route::Cookies(CookieRoute::Need),
             "/sse" => return Route::Sse,
+            "/ws" => return Route::Ws,
             "/v1/chat/completions" => return Route::Completions(true),
             "/v1/completions" => return Route::Completions(false),
             _ => {}
@@ -171,6 +174,7 @@ impl Route {
             Route::Chaos => RouteId::Chaos,
             Route::Grpc => RouteId::Grpc,
             Route::Sse => RouteId::Sse,
+            Route::Ws => RouteId::Ws,
             Route::Completions(_) => RouteId::Completions,
             Route::Cookies(CookieRoute::Show) => RouteId::Cookies,
             Route::Cookies(CookieRoute::Set) => RouteId::CookiesSet,
@@ -214,6 +218,8 @@ pub(crate) async fn handle(
         Route::Grpc => super::grpc::handle(&state, req, started).await,
         Route::Sse if get(&req) => super::streams::sse(req.uri().query(), started),
         Route::Sse => method_not_allowed("GET, HEAD"),
+        Route::Ws if *req.method() == Method::GET => super::ws::upgrade(req),
+        Route::Ws => method_not_allowed("GET"),
         Route::Completions(chat) if req.method() == Method::POST => {
             super::streams::chat(req, started, chat).await
         }
@@ -293,7 +299,7 @@ async fn respond(
             StatusCode::MISDIRECTED_REQUEST,
             b"/chaos/ paths must be the first request on a new connection\n",
         ),
-        Route::Grpc | Route::Sse | Route::Completions(_) | Route::Unmatched => {
+        Route::Grpc | Route::Sse | Route::Ws | Route::Completions(_) | Route::Unmatched => {
             static_text(StatusCode::NOT_FOUND, b"not found\n")
         }
     }

@@ -44,7 +44,7 @@ struct Schedule {
 }
 
 /// A query's `key=value` pairs.
-fn query_pairs(query: Option<&str>) -> impl Iterator<Item = (&str, &str)> {
+pub(super) fn query_pairs(query: Option<&str>) -> impl Iterator<Item = (&str, &str)> {
     query
         .unwrap_or("")
         .split('&')
@@ -53,7 +53,7 @@ fn query_pairs(query: Option<&str>) -> impl Iterator<Item = (&str, &str)> {
 }
 
 /// Milliseconds in 0..=[`MAX_MS`].
-fn millis(key: &str, text: &str) -> Result<Duration, String> {
+pub(super) fn millis(key: &str, text: &str) -> Result<Duration, String> {
     match text.parse::<f64>() {
         Ok(ms) if ms.is_finite() && (0.0..=MAX_MS).contains(&ms) => {
             Ok(Duration::from_secs_f64(ms / 1e3))

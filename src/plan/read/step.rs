@@ -51,7 +51,7 @@ impl Ctx<'_> {
     ) -> Result<Step, Error> {
         let method = self.step_method(st)?;
         let call = self.step_grpc(st, env.schemas)?;
-        let stream = match &call {
+        let mut stream = match &call {
             GrpcCall::Method(m) => self.step_stream(st, Some(m))?,
             _ => self.step_stream(st, None)?,
         };
@@ -62,7 +62,9 @@ impl Ctx<'_> {
         };
         let is_grpc = !matches!(call, GrpcCall::No);
         let mut headers = self.step_headers(st, env, templates)?;
-        let body = self.step_body(st, is_grpc, &mut headers, env.known, templates)?;
+        let mut body = self.step_body(st, is_grpc, &mut headers, env.known, templates)?;
+        let multiplexed = env.target.connect.client.protocol().multiplexes();
+        self.upgrade(st, &mut stream, &mut headers, &mut body, multiplexed)?;
         let grpc = match call {
             GrpcCall::Method(m) => Some(m),
             _ => None,

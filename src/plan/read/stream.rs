@@ -6,17 +6,22 @@ use std::time::Duration;
 use super::Ctx;
 use super::values::parse_duration;
 use crate::error::Error;
-use crate::plan::file::{GrpcStreamFile, SloFile, StepFile};
+use crate::plan::file::{GrpcStreamFile, SloFile, StepFile, WsFile};
+use crate::plan::{Body, Text};
 use crate::plan::stream::StreamStep;
 use crate::proto::grpc::GrpcMethod;
 use crate::proto::stream::Spec;
 use crate::proto::stream::grpc::{GrpcStreamSpec, Pace};
 use crate::proto::stream::sse::{SseSpec, llm};
+use crate::proto::stream::ws::WsSpec;
 use crate::record::model::StreamSlo;
 
 /// Most messages a streaming request side sends (each stream's are held by the connection until
 /// its window lets them go).
 const MAX_SENDS: u64 = 1_000_000;
+
+/// A gRPC step's stream key.
+const KEY: &str = "grpc_stream";
 
 impl Ctx<'_> {
     /// The step's stream, when it is a streaming step: an SSE stream, or a call of a streaming
@@ -26,6 +31,9 @@ impl Ctx<'_> {
         st: &StepFile,
         method: Option<&GrpcMethod>,
     ) -> Result<Option<StreamStep>, Error> {
+        if let Some(ws) = &st.websocket {
+            return self.ws_stream(st, ws).map(Some);
+        }
         let Some(sse) = &st.sse else {
             return self.grpc_stream(st, method);
         };
@@ -83,6 +91,94 @@ impl Ctx<'_> {
         }))
     }
 
+    /// A WebSocket step's stream (its message comes from the body: [`Self::upgrade`]).
+    fn ws_stream(&self, st: &StepFile, ws: &toml::Spanned<WsFile>) -> Result<StreamStep, Error> {
+        let file = ws.get_ref();
+        let err = |what: &str, hint: &str| Err(self.at(ws, what, Some(hint)));
+        if st.sse.is_some() || st.grpc.is_some() || st.grpc_stream.is_some() {
+            return err(
+                "a WebSocket step is neither SSE nor gRPC",
+                "drop `sse`, `grpc` and `grpc_stream`, or `websocket`",
+            );
+        }
+        if st
+            .method
+            .as_ref()
+            .is_some_and(|m| !m.get_ref().eq_ignore_ascii_case("GET")) {
+            return err(
+                "a WebSocket opens with a GET (the upgrade); its body is the message",
+                "drop `method`",
+            );
+        }
+        let as_grpc = GrpcStreamFile {
+            count: file.count,
+            interval: file.interval.clone(),
+            echo: file.echo,
+            max_messages: file.max_messages,
+            slo: None,
+        };
+        let paced = self.paced(ws, &as_grpc, (true, true), "websocket")?;
+        let mut spec = WsSpec::new(Default::default(), file.binary);
+        spec.count = paced.count;
+        spec.pace = paced.pace;
+        spec.max_messages = paced.max_messages;
+        Ok(StreamStep {
+            spec: Spec::Ws(spec),
+            slo: self.slo(ws, file.slo.as_ref(), false, "websocket")?,
+        })
+    }
+
+    /// A stream that upgrades its connection (WebSocket): its upgrade headers join the
+    /// request's, and the body leaves the request to be the stream's message. It needs
+    /// HTTP/1.1, and a body without templates (a text frame's as UTF-8).
+    pub(super) fn upgrade(
+        &self,
+        st: &StepFile,
+        stream: &mut Option<StreamStep>,
+        headers: &mut Vec<(String, Text)>,
+        body: &mut Body,
+        multiplexed: bool,
+    ) -> Result<(), Error> {
+        let Some(StreamStep {
+            spec: Spec::Ws(spec),
+            ..
+        }) = stream
+        else {
+            return Ok(());
+        };
+        let at = st.websocket.as_ref().expect("a WebSocket step has the key");
+        if multiplexed {
+            return Err(self.at(
+                at,
+                "a WebSocket upgrades an HTTP/1.1 connection; this target speaks HTTP/2 (WebSocket over HTTP/2, RFC 8441, is not supported)",
+                Some("protocol = \"http1\" in [target]"),
+            ));
+        }
+        let message = match std::mem::replace(body, Body::Empty) {
+            Body::Empty => bytes::Bytes::new(),
+            Body::Bytes(b) => b,
+            Body::Text(Text::Static(t)) | Body::Json(Text::Static(t)) => t.into_bytes().into(),
+            Body::Text(Text::Template(_)) | Body::Json(Text::Template(_)) => {
+                return Err(self.at(
+                    at,
+                    "a WebSocket message is sent as written: templates in its body are not rendered per message",
+                    Some("a body without {{ }}"),
+                ));
+            }
+        };
+        if !spec.binary && std::str::from_utf8(&message).is_err() {
+            return Err(self.at(
+                at,
+                "a text frame's message must be UTF-8; this body is not",
+                Some("websocket = { binary = true }"),
+            ));
+        }
+        spec.message = message;
+        let upgrade = spec.upgrade_headers().into_iter();
+        headers.extend(upgrade.map(|(n, v)| (n, Text::Static(v))));
+        Ok(())
+    }
+
     /// A gRPC step's stream: a call of a streaming method, as `grpc_stream` says.
     fn grpc_stream(
         &self,
@@ -97,7 +193,7 @@ impl Ctx<'_> {
                     Some("grpc = \"package.Service/Method\" (a streaming method)"),
                 )),
                 // The schema comes from the target (reflection): checked once it has come.
-                (Some(g), Some(_)) => self.grpc_spec(g, g.get_ref(), true, true).map(|_| None),
+                (Some(g), Some(_)) => self.paced(g, g.get_ref(), (true, true), KEY).map(|_| None),
                 (None, _) => Ok(None),
             };
         };
@@ -116,7 +212,7 @@ impl Ctx<'_> {
             // Quick mode and plans without the key: the defaults.
             (None, true) => &default,
         };
-        let spec = self.grpc_spec(file, file.get_ref(), client, server)?;
+        let spec = self.paced(file, file.get_ref(), (client, server), KEY)?;
         let slo = self.slo(file, file.get_ref().slo.as_ref(), false, "grpc_stream")?;
         Ok(Some(StreamStep {
             spec: Spec::Grpc(spec),
@@ -124,49 +220,50 @@ impl Ctx<'_> {
         }))
     }
 
-    /// `grpc_stream`'s options for a method that streams as `client` and `server` say.
-    fn grpc_spec<T>(
+    /// `grpc_stream`'s (or `websocket`'s, `key`) options for a stream whose sides stream as
+    /// `(client, server)` say.
+    fn paced<T>(
         &self,
         at: &toml::Spanned<T>,
         f: &GrpcStreamFile,
-        client: bool,
-        server: bool,
+        (client, server): (bool, bool),
+        key: &str,
     ) -> Result<GrpcStreamSpec, Error> {
-        let err = |what: &str, hint: &str| Err(self.at(at, what, Some(hint)));
+        let err = |what: String, hint: &str| Err(self.at(at, what, Some(hint)));
         if !client && (f.count.is_some() || f.interval.is_some() || f.echo) {
             return err(
-                "grpc_stream.count, interval and echo pace a streaming request side; this method's client sends one message",
+                format!("{KEY}.count, interval and echo pace a streaming request side; this method's client sends one message"),
                 "drop them (a server-streaming call sends its one message and reads the replies)",
             );
         }
         if f.echo && !server {
             return err(
-                "grpc_stream.echo waits for the reply to each message; a client-streaming method replies once",
+                format!("{KEY}.echo waits for the reply to each message; a client-streaming method replies once"),
                 "interval = \"10ms\" to pace the messages instead",
             );
         }
         if f.echo && f.interval.is_some() {
             return err(
-                "grpc_stream has both `echo` and `interval`: pick one pace",
+                format!("{key} has both `echo` and `interval`: pick one pace"),
                 "echo = true (each after its reply) or interval = \"10ms\"",
             );
         }
         if f.count == Some(0) || f.max_messages == Some(0) {
             return err(
-                "grpc_stream.count and max_messages are at least 1",
+                format!("{key}.count and max_messages are at least 1"),
                 "count = 10",
             );
         }
         if f.count.is_some_and(|n| n > MAX_SENDS) {
             return err(
-                "grpc_stream.count is at most 1000000 messages a stream",
+                format!("{key}.count is at most {MAX_SENDS} messages a stream"),
                 "count = 10000",
             );
         }
         let every = match &f.interval {
             None => Duration::ZERO,
             Some(text) => parse_duration(text)
-                .map_err(|e| self.at(at, format!("grpc_stream.interval: {e}"), None))?,
+                .map_err(|e| self.at(at, format!("{key}.interval: {e}"), None))?,
         };
         Ok(GrpcStreamSpec {
             client_streams: client,

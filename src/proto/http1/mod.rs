@@ -301,6 +301,30 @@ impl<D: Dial> Http1Connection<D> {
         if !pick.is_empty() {
             pick_headers(&buf[..head.len], pick, picked);
         }
+        let mut tap = tap;
+        if head.status == 101 {
+            // Switching protocols (WebSocket): the session takes the connection, then it closes.
+            let upgrade = tap.as_mut().and_then(|t| t.upgrade());
+            let Some(upgrade) = upgrade else {
+                return Err(ErrorKind::InvalidResponse);
+            };
+            let (head_bytes, early) = buf[..filled].split_at(head.len);
+            upgrade.run(stream, head_bytes, early, received).await?;
+            let timing = Timing {
+                connect_us: connect.connect_us,
+                tls_us: connect.tls_us,
+                wait_us,
+                tls: connect.tls,
+            };
+            let response = Response {
+                status: head.status,
+                grpc_status: None,
+                bytes_received: *received,
+                timing,
+                captured: None,
+            };
+            return Ok((response, false));
+        }
         let mut kept = capture
             .any()
             .then(|| Capturing::new(capture, &buf[..head.len]));

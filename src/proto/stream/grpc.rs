@@ -6,17 +6,10 @@
 
 use std::time::{Duration, Instant};
 
+pub use super::pace::Pace;
 use super::Trace;
+use super::pace::Sends;
 use crate::proto::message::{BodyTap, NextSend, Tapped};
-
-/// When a streaming request side sends its messages.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pace {
-    /// Message k at the stream's start + k × this (zero: all at once).
-    Every(Duration),
-    /// The first at once, each next after the reply to the one before (echo).
-    AfterReply,
-}
 
 /// What a plan's `grpc_stream = { … }` (and the method's kind) asks of a step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -108,10 +101,8 @@ pub struct GrpcState {
     pub frames: Frames,
     /// What the current stream did.
     pub trace: Trace,
-    /// When each request message was sent (bidirectional streams).
-    sent_at: Vec<Instant>,
-    /// When the request side's first message was due.
-    started: Option<Instant>,
+    /// The request side's sends.
+    sends: Sends,
 }
 
 impl GrpcState {
@@ -119,8 +110,7 @@ impl GrpcState {
     pub fn start(&mut self) {
         self.frames.reset();
         self.trace.reset();
-        self.sent_at.clear();
-        self.started = None;
+        self.sends.reset();
     }
 }
 
@@ -136,17 +126,10 @@ impl BodyTap for Tap<'_> {
     fn data(&mut self, data: &[u8], at: Instant) -> Tapped {
         let spec = self.spec;
         let state = &mut *self.state;
-        let (trace, sent_at) = (&mut state.trace, &state.sent_at);
+        let (trace, sends) = (&mut state.trace, &state.sends);
         state.frames.feed(data, || {
-            if spec.round_trips()
-                && let Some(&sent) = usize::try_from(trace.received)
-                    .ok()
-                    .and_then(|i| sent_at.get(i))
-            {
-                let us = at.saturating_duration_since(sent).as_micros();
-                trace
-                    .round_trips_us
-                    .push(u64::try_from(us).unwrap_or(u64::MAX));
+            if spec.round_trips() {
+                sends.reply(trace, at);
             }
             trace.message(at);
             if spec.max_messages.is_some_and(|max| trace.received >= max) {
@@ -162,30 +145,17 @@ impl BodyTap for Tap<'_> {
     }
 
     fn next_send(&mut self, now: Instant) -> NextSend {
-        let sent = self.state.trace.sent;
-        if sent >= self.spec.count {
-            return NextSend::Done;
-        }
-        match self.spec.pace {
-            Pace::Every(every) => {
-                let start = *self.state.started.get_or_insert(now);
-                let due = start + every.saturating_mul(u32::try_from(sent).unwrap_or(u32::MAX));
-                if due <= now {
-                    NextSend::Now
-                } else {
-                    NextSend::At(due)
-                }
-            }
-            Pace::AfterReply if sent == 0 || self.state.trace.received >= sent => NextSend::Now,
-            Pace::AfterReply => NextSend::AfterReply,
-        }
+        let state = &mut *self.state;
+        state
+            .sends
+            .next(self.spec.pace, self.spec.count, &state.trace, now)
     }
 
     fn sent(&mut self, at: Instant) {
-        self.state.trace.sent += 1;
-        if self.spec.round_trips() {
-            self.state.sent_at.push(at);
-        }
+        let state = &mut *self.state;
+        state
+            .sends
+            .sent(&mut state.trace, at, self.spec.round_trips());
     }
 }
 

@@ -1,16 +1,18 @@
 //! Streaming steps: a response body read as a stream of messages as it arrives, traced per
 //! stream and per message ([`Trace`]) for the engine to record.
 //!
-//! The seam a streaming protocol plugs into. A new one is its module here (as [`sse`] and
-//! [`grpc`]), plus three files outside it: its `pub mod`, [`Spec`] variant, [`State`] and
+//! The seam a streaming protocol plugs into. A new one is its module here (as [`sse`],
+//! [`grpc`] and [`ws`]), plus three files outside it: its `pub mod`, [`Spec`] variant, [`State`] and
 //! [`Tap`] arms in this file; its key in the plan file (`plan/file.rs`); its reading into a
 //! [`Spec`] (`plan/read/stream.rs`).
 //! The engine, the recorder, `run.json`, the reports and the thresholds see only [`Trace`] and
 //! [`Spec`]'s methods; `tests/seams.rs` keeps the variants in these files.
 
 pub mod grpc;
+pub mod pace;
 pub mod sse;
 mod trace;
+pub mod ws;
 
 pub use trace::{StreamEnd, Tokens, Trace};
 
@@ -25,6 +27,8 @@ pub enum Spec {
     Sse(sse::SseSpec),
     /// A gRPC streaming call (server, client or bidirectional streaming).
     Grpc(grpc::GrpcStreamSpec),
+    /// A WebSocket: the step's request upgrades its HTTP/1.1 connection.
+    Ws(ws::WsSpec),
 }
 
 impl Spec {
@@ -33,6 +37,16 @@ impl Spec {
         match self {
             Self::Sse(_) => "sse",
             Self::Grpc(_) => "grpc",
+            Self::Ws(_) => "websocket",
+        }
+    }
+
+    /// The headers that make the step's request an upgrade to this protocol (WebSocket), or
+    /// none; the step then sends its body as the stream's messages, not in the request.
+    pub fn upgrade_headers(&self) -> Option<Vec<(String, String)>> {
+        match self {
+            Self::Sse(_) | Self::Grpc(_) => None,
+            Self::Ws(w) => Some(w.upgrade_headers()),
         }
     }
 
@@ -42,6 +56,7 @@ impl Spec {
         match self {
             Self::Sse(_) => false,
             Self::Grpc(g) => g.client_streams,
+            Self::Ws(_) => true,
         }
     }
 
@@ -50,6 +65,7 @@ impl Spec {
         match self {
             Self::Sse(_) => false,
             Self::Grpc(g) => g.round_trips(),
+            Self::Ws(_) => true,
         }
     }
 
@@ -57,7 +73,7 @@ impl Spec {
     pub fn is_llm(&self) -> bool {
         match self {
             Self::Sse(s) => s.llm.is_some(),
-            Self::Grpc(_) => false,
+            Self::Grpc(_) | Self::Ws(_) => false,
         }
     }
 }
@@ -67,6 +83,7 @@ impl Spec {
 pub struct State {
     sse: sse::SseState,
     grpc: grpc::GrpcState,
+    ws: ws::WsState,
 }
 
 impl State {
@@ -87,6 +104,13 @@ impl State {
                     state: &mut self.grpc,
                 })
             }
+            Spec::Ws(s) => {
+                self.ws.start();
+                Tap::Ws(ws::Tap {
+                    spec: s,
+                    state: &mut self.ws,
+                })
+            }
         }
     }
 
@@ -95,6 +119,7 @@ impl State {
         match spec {
             Spec::Sse(_) => &self.sse.trace,
             Spec::Grpc(_) => &self.grpc.trace,
+            Spec::Ws(_) => &self.ws.trace,
         }
     }
 }
@@ -105,6 +130,8 @@ pub enum Tap<'a> {
     Sse(sse::Tap<'a>),
     /// A gRPC stream.
     Grpc(grpc::Tap<'a>),
+    /// A WebSocket.
+    Ws(ws::Tap<'a>),
 }
 
 impl BodyTap for Tap<'_> {
@@ -112,6 +139,7 @@ impl BodyTap for Tap<'_> {
         match self {
             Self::Sse(t) => t.data(data, at),
             Self::Grpc(t) => t.data(data, at),
+            Self::Ws(t) => t.data(data, at),
         }
     }
 
@@ -119,6 +147,7 @@ impl BodyTap for Tap<'_> {
         match self {
             Self::Sse(t) => t.duplex(),
             Self::Grpc(t) => t.duplex(),
+            Self::Ws(t) => t.duplex(),
         }
     }
 
@@ -126,6 +155,7 @@ impl BodyTap for Tap<'_> {
         match self {
             Self::Sse(t) => t.next_send(now),
             Self::Grpc(t) => t.next_send(now),
+            Self::Ws(t) => t.next_send(now),
         }
     }
 
@@ -133,6 +163,15 @@ impl BodyTap for Tap<'_> {
         match self {
             Self::Sse(t) => t.sent(at),
             Self::Grpc(t) => t.sent(at),
+            Self::Ws(t) => t.sent(at),
+        }
+    }
+
+    fn upgrade(&mut self) -> Option<&mut dyn crate::proto::message::Upgrade> {
+        match self {
+            Self::Sse(t) => t.upgrade(),
+            Self::Grpc(t) => t.upgrade(),
+            Self::Ws(t) => t.upgrade(),
         }
     }
 }

@@ -48,6 +48,9 @@ pub struct Trace {
     /// Each round trip, µs: from a message's send to the reply matched to it (bidirectional
     /// streams, matched in order).
     pub round_trips_us: Vec<u64>,
+    /// Bytes the stream's protocol sent after its request (WebSocket: every frame, masked,
+    /// with its header), bytes; 0 where the request carries the messages (gRPC).
+    pub wire_sent: u64,
 }
 
 impl Trace {
@@ -62,6 +65,7 @@ impl Trace {
         self.ended_at = None;
         self.sent = 0;
         self.round_trips_us.clear();
+        self.wire_sent = 0;
     }
 
     /// Counts a message that arrived `at`.
