@@ -253,7 +253,7 @@ async fn run_step(
     };
     let reached_server = exchanged.result.is_ok() || conn.phase() == ConnPhase::Exchanging;
     let bytes_sent = if reached_server {
-        outgoing.bytes_sent(&vu.scratch, messages_sent(vu, step))
+        outgoing.bytes_sent(&vu.scratch, messages_sent(vu, step)) + stream_wire(vu, step)
     } else {
         0
     };
@@ -332,6 +332,13 @@ fn messages_sent(vu: &VuRun<'_>, step: &Step) -> u64 {
         Some(s) if s.spec.streams_request() => vu.streams.trace(&s.spec).sent,
         _ => 1,
     }
+}
+
+/// Bytes a streaming step's protocol sent beyond its request (WebSocket frames).
+fn stream_wire(vu: &VuRun<'_>, step: &Step) -> u64 {
+    step.stream
+        .as_ref()
+        .map_or(0, |s| vu.streams.trace(&s.spec).wire_sent)
 }
 
 /// Sends `outgoing` on the step's connection and waits for the response, at most the target's

@@ -127,6 +127,9 @@ async fn read<R: AsyncRead + Unpin>(
             OpCode::Text | OpCode::Binary | OpCode::Continuation if frame.fin => {
                 if link.tap.borrow_mut().message(at) {
                     link.owe(Owed::Close);
+                } else {
+                    // An echo's next message is due now.
+                    link.wake.notify_one();
                 }
             }
             OpCode::Ping => {
