@@ -21,8 +21,14 @@
 # CLIENT_CPU; the CPU each process used (user + system, whole process, start-up included) over the
 # messages it read.
 #
+# Then WebSocket against Artillery (the peer, `npm install -g artillery@2`; skipped with a note
+# when it is not found): WS_STREAMS streams arriving over WS_SECONDS (both tools in the open
+# model), each WS_MESSAGES text messages to the target's /ws echo, each sent after the reply to
+# the one before; Artillery and volley in turn, CPU per message as for ghz.
+#
 # Knobs: VUS=20  DURATION=5  EVENTS=200  GAP_MS=2  BULK_EVENTS=2000  PROFILE=release
 #        GRPC_STREAMS=400  GRPC_MESSAGES=500  GRPC_CONC=10  ROUNDS=2
+#        WS_STREAMS=200  WS_MESSAGES=200  WS_SECONDS=10  ARTILLERY=path
 #        VOLLEY=path (default target/$PROFILE/volley)  GHZ=path  SERVER_CPU=1  CLIENT_CPU=0
 set -euo pipefail
 
@@ -104,10 +110,34 @@ ROUNDS=${ROUNDS:-2}
 posint "$GRPC_STREAMS" GRPC_STREAMS; posint "$GRPC_MESSAGES" GRPC_MESSAGES
 posint "$GRPC_CONC" GRPC_CONC; posint "$ROUNDS" ROUNDS
 GHZ=${GHZ:-$(command -v ghz || echo "$HOME/go/bin/ghz")}
-if [[ ! -x $GHZ ]]; then
-  echo "ghz: not found (go install github.com/bojand/ghz/cmd/ghz@v0.120.0); gRPC comparison skipped"
-  exit 0
-fi
+ARTILLERY=${ARTILLERY:-$(command -v artillery || true)}
+# cpu_of CMD…: runs CMD pinned to CLIENT_CPU; prints the CPU seconds it used (user + system).
+cpu_of() {
+  python3 - "$CLIENT_CPU" "$@" <<'PY'
+import resource, subprocess, sys
+cpu, cmd = sys.argv[1], sys.argv[2:]
+done = subprocess.run(["taskset", "-c", cpu] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+if done.returncode != 0:
+    sys.exit(f"{cmd[0]} failed: {done.stderr.decode()[-500:]}")
+r = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(f"{r.ru_utime + r.ru_stime:.3f}")
+PY
+}
+# ratio ROUND PEER PEER-S VOLLEY-S MESSAGES: one round's CPU µs per message, and volley/peer.
+ratio() {
+  python3 - "$@" <<'PY'
+import sys
+rnd, peer, p, v, n = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+print(f"round {rnd}: {peer} {p * 1e6 / n:6.2f} µs/msg   volley {v * 1e6 / n:6.2f} µs/msg   "
+      f"volley/{peer} {v / p:.2f}")
+PY
+}
+# messages_of JSON: the messages volley's record says it received.
+messages_of() {
+  python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['streams']['messages'])" "$1"
+}
+
+grpc_vs_ghz() {
 proto="$repo/proto/volley_target.proto"
 data="{\"count\": $GRPC_MESSAGES}"
 cat > "$tmp/grpc.toml" <<PLAN
@@ -128,18 +158,6 @@ name = "stream"
 grpc = "volley.target.v1.Streams/Ticks"
 json = { count = $GRPC_MESSAGES }
 PLAN
-# cpu_of CMD…: runs CMD pinned to CLIENT_CPU; prints the CPU seconds it used (user + system).
-cpu_of() {
-  python3 - "$CLIENT_CPU" "$@" <<'PY'
-import resource, subprocess, sys
-cpu, cmd = sys.argv[1], sys.argv[2:]
-done = subprocess.run(["taskset", "-c", cpu] + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-if done.returncode != 0:
-    sys.exit(f"{cmd[0]} failed: {done.stderr.decode()[-500:]}")
-r = resource.getrusage(resource.RUSAGE_CHILDREN)
-print(f"{r.ru_utime + r.ru_stime:.3f}")
-PY
-}
 messages=$((GRPC_STREAMS * GRPC_MESSAGES))
 echo "gRPC server streaming: $GRPC_STREAMS streams of $GRPC_MESSAGES messages, $GRPC_CONC at a time, 1 connection"
 for round in $(seq "$ROUNDS"); do
@@ -147,12 +165,69 @@ for round in $(seq "$ROUNDS"); do
     -d "$data" -n "$GRPC_STREAMS" -c "$GRPC_CONC" --connections 1 "127.0.0.1:$port")
   volley_s=$(cpu_of "$VOLLEY" run "$tmp/grpc.toml" --threads 1 -q --json "$tmp/grpc.json" \
     --out "$tmp/results")
-  got=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['summary']['streams']['messages'])" "$tmp/grpc.json")
+  got=$(messages_of "$tmp/grpc.json")
   [[ $got == "$messages" ]] || die "volley read $got messages of $messages"
-  python3 - "$round" "$ghz_s" "$volley_s" "$messages" <<'PY'
-import sys
-rnd, ghz, vol, n = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-print(f"round {rnd}: ghz {ghz * 1e6 / n:6.2f} µs/msg   volley {vol * 1e6 / n:6.2f} µs/msg   "
-      f"volley/ghz {vol / ghz:.2f}")
-PY
+  ratio "$round" ghz "$ghz_s" "$volley_s" "$messages"
 done
+}
+
+# --- WebSocket: volley against Artillery, the same arrivals and echoes, alternated -------------
+# WS_STREAMS streams over WS_SECONDS (both tools open-model: the same arrivals), each sending
+# WS_MESSAGES text messages to the target's /ws echo, each after the reply to the one before.
+ws_vs_artillery() {
+WS_STREAMS=${WS_STREAMS:-200} WS_MESSAGES=${WS_MESSAGES:-200} WS_SECONDS=${WS_SECONDS:-10}
+posint "$WS_STREAMS" WS_STREAMS; posint "$WS_MESSAGES" WS_MESSAGES; posint "$WS_SECONDS" WS_SECONDS
+cat > "$tmp/ws.toml" <<PLAN
+[target]
+base_url = "http://127.0.0.1:$port"
+timeout = "60s"
+
+[[scenario]]
+name = "echo"
+[scenario.load]
+profile = "constant-arrival-rate"
+rate = $(python3 -c "print($WS_STREAMS / $WS_SECONDS)")
+duration = "${WS_SECONDS}s"
+max_vus = $WS_STREAMS
+
+[[scenario.step]]
+name = "stream"
+path = "/ws"
+body = "hello"
+websocket = { count = $WS_MESSAGES, echo = true }
+PLAN
+cat > "$tmp/ws.yml" <<YAML
+config:
+  target: "ws://127.0.0.1:$port/ws"
+  phases:
+    - duration: $WS_SECONDS
+      arrivalCount: $WS_STREAMS
+scenarios:
+  - engine: ws
+    flow:
+      - loop:
+          - send:
+              payload: "hello"
+              match:
+                regexp: "hello"
+                value: "hello"
+        count: $WS_MESSAGES
+YAML
+local messages=$((WS_STREAMS * WS_MESSAGES))
+echo "WebSocket echo: $WS_STREAMS streams of $WS_MESSAGES round trips over ${WS_SECONDS}s"
+for round in $(seq "$ROUNDS"); do
+  art_s=$(cpu_of "$ARTILLERY" run --quiet "$tmp/ws.yml")
+  volley_s=$(cpu_of "$VOLLEY" run "$tmp/ws.toml" --threads 1 -q --json "$tmp/ws.json" \
+    --out "$tmp/results")
+  got=$(messages_of "$tmp/ws.json")
+  [[ $got == "$messages" ]] || die "volley read $got messages of $messages"
+  ratio "$round" artillery "$art_s" "$volley_s" "$messages"
+done
+}
+
+if [[ -x $GHZ ]]; then grpc_vs_ghz; else
+  echo "ghz: not found (go install github.com/bojand/ghz/cmd/ghz@v0.120.0); gRPC comparison skipped"
+fi
+if [[ -n $ARTILLERY ]]; then ws_vs_artillery; else
+  echo "artillery: not found (npm install -g artillery@2); WebSocket comparison skipped"
+fi

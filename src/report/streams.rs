@@ -103,9 +103,10 @@ fn sends(rows: &[(String, &StreamFigures)]) -> Option<Table> {
         ],
     )
     .with_note(
-        "Sent: messages of streaming request sides (gRPC client and bidirectional streams); \
-         RTT: from a message's send to the reply matched to it in order (bidirectional \
-         streams); goodput: streams that met every objective, per second.",
+        "Sent: messages of streaming request sides (gRPC client and bidirectional streams, \
+         WebSocket); RTT: from a message's send to the reply matched to it in order \
+         (bidirectional gRPC streams, WebSocket); goodput: streams that met every objective, \
+         per second.",
     );
     for (name, f) in picked {
         let sent = f.sent.as_ref();
@@ -133,7 +134,7 @@ fn sends(rows: &[(String, &StreamFigures)]) -> Option<Table> {
 fn ended(f: &StreamFigures) -> String {
     let mut ends = [
         (f.ended.sentinel, "sentinel"),
-        (f.ended.eof, "end of body"),
+        (f.ended.eof, "end of stream"),
         (f.ended.limit, "limit"),
     ];
     ends.sort_by_key(|e| std::cmp::Reverse(e.0));
