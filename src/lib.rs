@@ -16,7 +16,7 @@
 //! | 3.5 | [`export`] | volley's live figures (an observer filling one snapshot) and the Prometheus page and remote-write pushes made from them |
 //! | 4 | [`engine`] | worker threads, the VU loop, the pacer, gates, the control loop, [`engine::Observer`] |
 //! | 5 | [`plan`] | user input (files, flags) → a validated [`plan::Plan`]; every user error is found here |
-//! | 6 | [`proto`], [`schedule`] | HTTP/1.1 · HTTP/2 · gRPC · TLS clients, streams (SSE, gRPC streams); pure functions of time |
+//! | 6 | [`proto`], [`schedule`] | HTTP/1.1 · HTTP/2 · gRPC · TLS clients, streams (SSE, gRPC streams, WebSocket); pure functions of time |
 //! | 7 | [`report`] | the terminal summary, progress line, Markdown, HTML, comparisons, results folders |
 //! | 8 | [`analysis`] | figures read from records: verdicts, warnings, self-checks, comparisons |
 //! | 9 | [`record`] | the stable contract: `run.json`, recorders, error kinds, find-max and suite outcomes |
@@ -51,7 +51,9 @@
 //!   under `proto/stream/`; in `proto/stream/mod.rs` its `pub mod`, its [`proto::stream::Spec`]
 //!   variant and its arms of [`proto::stream::State`] and [`proto::stream::Tap`] (the per-VU
 //!   parser whose tap fills the protocol-neutral [`proto::stream::Trace`], and says when a
-//!   streaming request side sends, through `BodyTap`'s duplex methods); its key on a step in `plan/file.rs` and its
+//!   streaming request side sends, through `BodyTap`'s duplex methods; a protocol that takes
+//!   over its HTTP/1.1 connection after a `101`, as WebSocket does, answers `BodyTap::upgrade`
+//!   with the session it runs); its key on a step in `plan/file.rs` and its
 //!   reading into a `Spec` in `plan/read/stream.rs`. Three files: the engine records every
 //!   trace alike, and `run.json`, the reports, `compare` and the thresholds read the stream
 //!   figures whatever the protocol; `tests/seams.rs` keeps the variants in those two files;

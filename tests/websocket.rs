@@ -164,6 +164,26 @@ fn steps_that_cannot_be_websockets_are_refused_where_they_are() {
             "",
             "websocket.count and max_messages are at least 1",
         ),
+        (
+            "path = \"/ws\"\nwebsocket = { count = 101, interval = \"100ms\" }",
+            "",
+            "not within the request timeout of 10s",
+        ),
+        (
+            "path = \"/sse?events=3&gap_ms=1\"\nsse = {}",
+            "[thresholds]\nround_trip = [\"p95 < 10ms\"]",
+            "`round_trip` is a figure of round trips",
+        ),
+        (
+            "path = \"/ws\"\nwebsocket = {}",
+            "[thresholds]\ntpot = [\"p95 < 10ms\"]",
+            "`tpot` is a figure of LLM streams",
+        ),
+        (
+            "path = \"/ws\"\nwebsocket = {}",
+            "[thresholds]\ngoodput = [\"> 1\"]",
+            "`goodput` is a figure of streams with objectives",
+        ),
     ] {
         let plan = plan(&dir, base, CLOSED, step, extra);
         let (code, _, err) = run_volley(&["check", &plan]);

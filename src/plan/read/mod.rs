@@ -252,7 +252,8 @@ impl Ctx<'_> {
         let mut scenarios = self.scenarios(f, &target, schemas, &mut templates, &mut groups)?;
         seed_arrivals(&mut scenarios, self.options.seed.or(f.seed));
         self.unique_rows(f, &templates, &scenarios)?;
-        let thresholds = self.thresholds(f, &scenarios)?;
+        let later = matches!(schemas, Schemas::Later(_));
+        let thresholds = self.thresholds(f, &scenarios, later)?;
         let watch = self.watches(f)?;
         let threads = match self.options.threads.or(f.threads) {
             Some(0) => {

@@ -10,10 +10,13 @@ use crate::plan::file::{PlanFile, ThresholdEntry};
 use crate::plan::threshold::{self, Threshold};
 
 impl Ctx<'_> {
+    /// The thresholds of `f` over `scenarios`; `later`: some gRPC step waits for its schema
+    /// (whether it streams is not known yet).
     pub(super) fn thresholds(
         &self,
         f: &PlanFile,
         scenarios: &[Scenario],
+        later: bool,
     ) -> Result<Vec<Threshold>, Error> {
         let mut out = Vec::new();
         for (key, entries) in &f.thresholds {
@@ -44,6 +47,13 @@ impl Ctx<'_> {
                         Some("use the name of a scenario, step or phase of this plan"),
                     ));
                 }
+            }
+            if !later && let Some(what) = unmeasured(metric, scenarios) {
+                return Err(self.at(
+                    entries,
+                    format!("`{key}` is a figure of {what}, and no step of this plan has one"),
+                    Some("drop the threshold, or judge latency instead"),
+                ));
             }
             for entry in entries.get_ref() {
                 let (condition, abort_on_fail, grace) = match entry.get_ref() {
@@ -92,4 +102,28 @@ impl Ctx<'_> {
         }
         Ok(out)
     }
+}
+
+/// What a stream threshold's `metric` needs when no step of `scenarios` measures it: a
+/// streaming step (TTFT, gaps), one in LLM mode (TPOT), one whose replies are round trips
+/// (bidirectional gRPC streams, WebSocket), or one with objectives (goodput).
+fn unmeasured(metric: threshold::ThresholdMetric, scenarios: &[Scenario]) -> Option<&'static str> {
+    use threshold::ThresholdMetric as M;
+    let streams = || {
+        scenarios
+            .iter()
+            .flat_map(|s| &s.steps)
+            .filter_map(|st| st.stream.as_ref())
+    };
+    let (what, measured): (_, fn(&crate::plan::stream::StreamStep) -> bool) = match metric {
+        M::Ttft | M::MessageGap => ("streams", |_| true),
+        M::Tpot => ("LLM streams (sse = { llm = \"openai\" })", |s| s.spec.is_llm()),
+        M::RoundTrip => (
+            "round trips (bidirectional gRPC streams, WebSocket)",
+            |s| s.spec.round_trips(),
+        ),
+        M::Goodput => ("streams with objectives (slo)", |s| s.objectives().is_some()),
+        _ => return None,
+    };
+    (!streams().any(measured)).then_some(what)
 }

@@ -69,6 +69,22 @@ impl Spec {
         }
     }
 
+    /// How long its request side takes to send on schedule, from its first message to its
+    /// last (`interval` × (`count` − 1)); zero when it does not pace its sends.
+    pub fn send_span(&self) -> std::time::Duration {
+        let (count, pace) = match self {
+            Self::Sse(_) => return std::time::Duration::ZERO,
+            Self::Grpc(g) => (g.count, g.pace),
+            Self::Ws(w) => (w.count, w.pace),
+        };
+        match pace {
+            pace::Pace::Every(every) => {
+                every.saturating_mul(u32::try_from(count.saturating_sub(1)).unwrap_or(u32::MAX))
+            }
+            pace::Pace::AfterReply => std::time::Duration::ZERO,
+        }
+    }
+
     /// Whether its messages are an LLM's output tokens (LLM mode).
     pub fn is_llm(&self) -> bool {
         match self {
