@@ -137,7 +137,9 @@ fn every_panel_returns_data_from_a_real_prometheus() {
             "[target]\nbase_url = \"http://{}\"\n\n\
              [[scenario]]\nname = \"browse\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
              vus = 2\nduration = \"4s\"\n[[scenario.step]]\nname = \"home\"\npath = \"/\"\n\
-             [[scenario.step]]\nname = \"busy\"\npath = \"/status/503\"\n\n\
+             [[scenario.step]]\nname = \"busy\"\npath = \"/status/503\"\n\
+             [[scenario.step]]\nname = \"chat\"\npath = \"/ws\"\nbody = \"hi\"\n\
+             websocket = {{ count = 2, echo = true }}\n\n\
              [[scenario]]\nname = \"pay\"\n[scenario.load]\nprofile = \"constant-arrival-rate\"\n\
              rate = 50\nduration = \"4s\"\nmax_vus = 8\n\
              [[scenario.step]]\nname = \"charge\"\npath = \"/delay?ms=2\"\n",
@@ -160,6 +162,10 @@ fn every_panel_returns_data_from_a_real_prometheus() {
     let requests = common::summary_u64(&record, "requests") as f64;
     let whole = format!("volley_requests_total{{run_id=\"{id}\",scenario=\"\",step=\"\"}}");
     prometheus.expect(&whole, requests);
+    // The stream counters end at the record's totals too.
+    let streams = record["summary"]["streams"]["streams"].as_f64().unwrap();
+    let all_streams = format!("volley_streams_total{{run_id=\"{id}\",scenario=\"\",step=\"\"}}");
+    prometheus.expect(&all_streams, streams);
     for (title, expr, legend) in queries(&dashboard()) {
         let query = expr
             .replace("$run_id", id)

@@ -192,9 +192,10 @@ fn steps_that_cannot_be_websockets_are_refused_where_they_are() {
         assert!(err.contains("plan.toml:"), "located: {err}");
     }
     let http2 = plan(&dir, base, CLOSED, "path = \"/ws\"\nwebsocket = {}", "");
-    let text = std::fs::read_to_string(&http2)
-        .unwrap()
-        .replace("timeout = \"10s\"", "timeout = \"10s\"\nprotocol = \"http2\"");
+    let text = std::fs::read_to_string(&http2).unwrap().replace(
+        "timeout = \"10s\"",
+        "timeout = \"10s\"\nprotocol = \"http2\"",
+    );
     std::fs::write(&http2, text).unwrap();
     let (code, _, err) = run_volley(&["check", &http2]);
     assert_ne!(code, Some(0));

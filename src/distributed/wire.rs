@@ -162,6 +162,9 @@ pub struct WireTally {
     pub dropped: u64,
     /// Iterations completed inside their scenario's window.
     pub completed: u64,
+    /// Streams recorded, and their messages.
+    #[serde(default)]
+    pub streams: crate::record::recorder::StreamTally,
 }
 
 impl WireTally {
@@ -176,6 +179,7 @@ impl WireTally {
                 .collect(),
             dropped: t.dropped,
             completed: t.completed,
+            streams: t.streams,
         }
     }
 
@@ -195,6 +199,7 @@ impl WireTally {
             errors,
             dropped: self.dropped,
             completed: self.completed,
+            streams: self.streams,
         })
     }
 }
@@ -344,6 +349,7 @@ mod tests {
                 errors: vec![(ErrorKind::Timeout, 1)],
                 dropped: 1,
                 completed: requests,
+                streams: Default::default(),
             },
             breakdown: Default::default(),
         }

@@ -188,6 +188,9 @@ impl Exporter {
         if let Some(dropped) = scope.dropped.as_mut() {
             *dropped += t.dropped;
         }
+        if !t.streams.is_empty() {
+            scope.streams.get_or_insert_default().add(&t.streams);
+        }
         scope.latency.add_hdr_us(h);
         if scope.achieved_per_s.is_some() {
             let len = self.scopes.len();

@@ -30,6 +30,11 @@ fn snapshot(second: u64, groups: &[usize]) -> IntervalSnapshot {
         errors: vec![(ErrorKind::Timeout, 1)],
         dropped: 0,
         completed: 3,
+        streams: crate::record::recorder::StreamTally {
+            streams: 1,
+            received: 5,
+            sent: 2,
+        },
     };
     IntervalSnapshot {
         second,
@@ -95,6 +100,18 @@ fn the_scopes_add_up_the_workers_seconds() {
     assert_eq!(whole.active_vus, Some(4));
     // Second 1: 2 workers × 3 completed iterations.
     assert_eq!(whole.achieved_per_s, Some(6.0));
+    let streams = whole.streams.unwrap();
+    assert_eq!(
+        (streams.streams, streams.received, streams.sent),
+        (4, 20, 8)
+    );
+    let series = super::super::series(&now);
+    let sent = series.iter().find(|s| {
+        s.name == "volley_stream_messages_total"
+            && s.labels.contains(&("direction".into(), "sent".into()))
+            && s.labels.contains(&("step".into(), String::new()))
+    });
+    assert_eq!(sent.map(|s| s.value), Some(8.0));
     let step = now.scopes.iter().find(|s| s.step == "home").unwrap();
     assert_eq!((step.scenario.as_str(), step.requests), ("browse", 12));
     assert_eq!(step.achieved_per_s, None);

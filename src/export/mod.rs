@@ -130,6 +130,8 @@ pub struct ScopeFigures {
     pub generator_cpu: Option<f64>,
     /// Latency of the responses since the start (cumulative).
     pub latency: LatencyBuckets,
+    /// Streams since the start and their messages, cumulative (`None`: no stream yet).
+    pub streams: Option<crate::record::recorder::StreamTally>,
 }
 
 /// What the run knows at one tick: every scope's figures.
@@ -171,7 +173,7 @@ pub struct Series {
 }
 
 /// HELP text of each family, in the order they are written.
-pub const FAMILIES: [(&str, SeriesType, &str); 10] = [
+pub const FAMILIES: [(&str, SeriesType, &str); 12] = [
     (
         "volley_requests_total",
         SeriesType::Counter,
@@ -191,6 +193,16 @@ pub const FAMILIES: [(&str, SeriesType, &str); 10] = [
         "volley_dropped_iterations_total",
         SeriesType::Counter,
         "Open model: iterations not started in time.",
+    ),
+    (
+        "volley_streams_total",
+        SeriesType::Counter,
+        "Streams of streaming steps measured (counted at their end).",
+    ),
+    (
+        "volley_stream_messages_total",
+        SeriesType::Counter,
+        "Messages of the streams measured, received and sent.",
     ),
     (
         "volley_in_flight",
@@ -277,6 +289,21 @@ fn scope_series(
         "volley_dropped_iterations_total" => {
             if let Some(n) = s.dropped {
                 push(family, None, n as f64);
+            }
+        }
+        "volley_streams_total" => {
+            if let Some(t) = s.streams {
+                push(family, None, t.streams as f64);
+            }
+        }
+        "volley_stream_messages_total" => {
+            if let Some(t) = s.streams {
+                push(
+                    family,
+                    Some(("direction", "received".into())),
+                    t.received as f64,
+                );
+                push(family, Some(("direction", "sent".into())), t.sent as f64);
             }
         }
         "volley_in_flight" => {

@@ -34,7 +34,7 @@ use super::{FAMILIES, LATENCY_BUCKETS_S, LiveSnapshot, SeriesType, series};
 
 /// Each Prometheus family's OTLP name and unit (UCUM; `{…}` is an annotation, dropped in
 /// Prometheus names, `/s` read as `_per_second`).
-pub const OTLP_NAMES: [(&str, &str, &str); 10] = [
+pub const OTLP_NAMES: [(&str, &str, &str); 12] = [
     ("volley_requests_total", "volley.requests", "{request}"),
     ("volley_errors_total", "volley.errors", "{request}"),
     ("volley_responses_total", "volley.responses", "{response}"),
@@ -42,6 +42,12 @@ pub const OTLP_NAMES: [(&str, &str, &str); 10] = [
         "volley_dropped_iterations_total",
         "volley.dropped_iterations",
         "{iteration}",
+    ),
+    ("volley_streams_total", "volley.streams", "{stream}"),
+    (
+        "volley_stream_messages_total",
+        "volley.stream.messages",
+        "{message}",
     ),
     ("volley_in_flight", "volley.in_flight", "{request}"),
     ("volley_active_vus", "volley.active_vus", "{vu}"),

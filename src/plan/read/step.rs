@@ -63,22 +63,7 @@ impl Ctx<'_> {
         let is_grpc = !matches!(call, GrpcCall::No);
         let mut headers = self.step_headers(st, env, templates)?;
         let mut body = self.step_body(st, is_grpc, &mut headers, env.known, templates)?;
-        let multiplexed = env.target.connect.client.protocol().multiplexes();
-        self.upgrade(st, &mut stream, &mut headers, &mut body, multiplexed)?;
-        if let Some(s) = &stream
-            && s.spec.send_span() >= env.target.timeout
-        {
-            return Err(self.at(
-                &st.name,
-                format!(
-                    "step `{}` sends its messages over {} (interval × (count − 1)), not within the request timeout of {}: every stream would time out",
-                    st.name.get_ref(),
-                    humantime::format_duration(s.spec.send_span()),
-                    humantime::format_duration(env.target.timeout)
-                ),
-                Some("raise [target] timeout, or send fewer messages or closer together"),
-            ));
-        }
+        self.stream_request(st, &mut stream, &mut headers, &mut body, env.target)?;
         let grpc = match call {
             GrpcCall::Method(m) => Some(m),
             _ => None,

@@ -7,8 +7,8 @@ use super::Ctx;
 use super::values::parse_duration;
 use crate::error::Error;
 use crate::plan::file::{GrpcStreamFile, SloFile, StepFile, WsFile};
-use crate::plan::{Body, Text};
 use crate::plan::stream::StreamStep;
+use crate::plan::{Body, Target, Text};
 use crate::proto::grpc::GrpcMethod;
 use crate::proto::stream::Spec;
 use crate::proto::stream::grpc::{GrpcStreamSpec, Pace};
@@ -104,7 +104,8 @@ impl Ctx<'_> {
         if st
             .method
             .as_ref()
-            .is_some_and(|m| !m.get_ref().eq_ignore_ascii_case("GET")) {
+            .is_some_and(|m| !m.get_ref().eq_ignore_ascii_case("GET"))
+        {
             return err(
                 "a WebSocket opens with a GET (the upgrade); its body is the message",
                 "drop `method`",
@@ -128,10 +129,38 @@ impl Ctx<'_> {
         })
     }
 
+    /// What a streaming step's request needs: its sends within the request timeout, and the
+    /// upgrade of a protocol that takes over the connection ([`Self::upgrade`]).
+    pub(super) fn stream_request(
+        &self,
+        st: &StepFile,
+        stream: &mut Option<StreamStep>,
+        headers: &mut Vec<(String, Text)>,
+        body: &mut Body,
+        target: &Target,
+    ) -> Result<(), Error> {
+        if let Some(s) = stream
+            && s.spec.send_span() >= target.timeout
+        {
+            return Err(self.at(
+                &st.name,
+                format!(
+                    "step `{}` sends its messages over {} (interval × (count − 1)), not within the request timeout of {}: every stream would time out",
+                    st.name.get_ref(),
+                    humantime::format_duration(s.spec.send_span()),
+                    humantime::format_duration(target.timeout)
+                ),
+                Some("raise [target] timeout, or send fewer messages or closer together"),
+            ));
+        }
+        let multiplexed = target.connect.client.protocol().multiplexes();
+        self.upgrade(st, stream, headers, body, multiplexed)
+    }
+
     /// A stream that upgrades its connection (WebSocket): its upgrade headers join the
     /// request's, and the body leaves the request to be the stream's message. It needs
     /// HTTP/1.1, and a body without templates (a text frame's as UTF-8).
-    pub(super) fn upgrade(
+    fn upgrade(
         &self,
         st: &StepFile,
         stream: &mut Option<StreamStep>,
@@ -232,13 +261,17 @@ impl Ctx<'_> {
         let err = |what: String, hint: &str| Err(self.at(at, what, Some(hint)));
         if !client && (f.count.is_some() || f.interval.is_some() || f.echo) {
             return err(
-                format!("{KEY}.count, interval and echo pace a streaming request side; this method's client sends one message"),
+                format!(
+                    "{KEY}.count, interval and echo pace a streaming request side; this method's client sends one message"
+                ),
                 "drop them (a server-streaming call sends its one message and reads the replies)",
             );
         }
         if f.echo && !server {
             return err(
-                format!("{KEY}.echo waits for the reply to each message; a client-streaming method replies once"),
+                format!(
+                    "{KEY}.echo waits for the reply to each message; a client-streaming method replies once"
+                ),
                 "interval = \"10ms\" to pace the messages instead",
             );
         }

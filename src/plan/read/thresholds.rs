@@ -117,12 +117,15 @@ fn unmeasured(metric: threshold::ThresholdMetric, scenarios: &[Scenario]) -> Opt
     };
     let (what, measured): (_, fn(&crate::plan::stream::StreamStep) -> bool) = match metric {
         M::Ttft | M::MessageGap => ("streams", |_| true),
-        M::Tpot => ("LLM streams (sse = { llm = \"openai\" })", |s| s.spec.is_llm()),
-        M::RoundTrip => (
-            "round trips (bidirectional gRPC streams, WebSocket)",
-            |s| s.spec.round_trips(),
-        ),
-        M::Goodput => ("streams with objectives (slo)", |s| s.objectives().is_some()),
+        M::Tpot => ("LLM streams (sse = { llm = \"openai\" })", |s| {
+            s.spec.is_llm()
+        }),
+        M::RoundTrip => ("round trips (bidirectional gRPC streams, WebSocket)", |s| {
+            s.spec.round_trips()
+        }),
+        M::Goodput => ("streams with objectives (slo)", |s| {
+            s.objectives().is_some()
+        }),
         _ => return None,
     };
     (!streams().any(measured)).then_some(what)

@@ -6,8 +6,8 @@
 
 use std::time::{Duration, Instant};
 
-pub use super::pace::Pace;
 use super::Trace;
+pub use super::pace::Pace;
 use super::pace::Sends;
 use crate::proto::message::{BodyTap, NextSend, Tapped};
 

@@ -47,7 +47,8 @@ impl GroupStats {
     /// What the counts gained since the last interval (live observers only).
     pub(super) fn take_tally(&mut self) -> Option<Tally> {
         let reported = self.reported.as_mut()?;
-        Some(reported.take(&self.status, &self.errors, &self.counters))
+        let streams = self.streams.as_deref().map(|s| &s.counts);
+        Some(reported.take(&self.status, &self.errors, &self.counters, streams))
     }
 
     #[inline]

@@ -27,7 +27,7 @@ use second::SecondFigures;
 pub use sends::{Send, SendGaps, SendSample};
 pub use streams::{Ending, StreamCounts, StreamSample, StreamStats, TokenCount};
 use tally::Reported;
-pub use tally::Tally;
+pub use tally::{StreamTally, Tally};
 use values::ValuesReported;
 pub use values::{ValueInterval, ValueKey};
 
@@ -407,9 +407,10 @@ impl Recorder {
     /// and what was in flight at its end) and starts the next one with what already finished
     /// after it.
     pub fn take_interval(&mut self, second: u64, span_s: f64, in_flight: u64) -> IntervalSnapshot {
+        let streams = self.streams.as_deref().map(|s| &s.counts);
         let tally = self
             .reported
-            .take(&self.status, &self.errors, &self.counters);
+            .take(&self.status, &self.errors, &self.counters, streams);
         let mut breakdown =
             self.broken_down
                 .take(&self.status, &self.errors, &self.lag, &self.groups);

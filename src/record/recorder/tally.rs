@@ -17,6 +17,42 @@ pub struct Tally {
     pub dropped: u64,
     /// Iterations that ended inside their scenario's window in the interval.
     pub completed: u64,
+    /// Streams recorded in the interval (each when it ended), and their messages.
+    pub streams: StreamTally,
+}
+
+/// Streams and their messages, counted when each stream is recorded (at its end).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StreamTally {
+    /// Streams measured (streaming attempts that reached the network).
+    pub streams: u64,
+    /// Messages they received.
+    pub received: u64,
+    /// Messages their streaming request sides sent.
+    pub sent: u64,
+}
+
+impl StreamTally {
+    /// The cumulative counts of `c`.
+    fn of(c: &super::StreamCounts) -> Self {
+        Self {
+            streams: c.streams,
+            received: c.messages,
+            sent: c.sent,
+        }
+    }
+
+    /// Adds `other`.
+    pub fn add(&mut self, other: &StreamTally) {
+        self.streams += other.streams;
+        self.received += other.received;
+        self.sent += other.sent;
+    }
+
+    /// Whether nothing was counted.
+    pub fn is_empty(&self) -> bool {
+        self.streams == 0
+    }
 }
 
 impl Tally {
@@ -36,6 +72,7 @@ impl Tally {
         }
         self.dropped += other.dropped;
         self.completed += other.completed;
+        self.streams.add(&other.streams);
     }
 }
 
@@ -46,6 +83,7 @@ pub(super) struct Reported {
     errors: [u64; ErrorKind::COUNT],
     dropped: u64,
     completed: u64,
+    streams: StreamTally,
 }
 
 impl Reported {
@@ -55,6 +93,7 @@ impl Reported {
             errors: [0; ErrorKind::COUNT],
             dropped: 0,
             completed: 0,
+            streams: StreamTally::default(),
         }
     }
 
@@ -64,6 +103,7 @@ impl Reported {
         status: &[u64],
         errors: &[u64; ErrorKind::COUNT],
         counters: &Counters,
+        streams: Option<&super::StreamCounts>,
     ) -> Tally {
         let mut tally = Tally::default();
         for (code, (now, before)) in status.iter().zip(self.status.iter_mut()).enumerate() {
@@ -82,6 +122,14 @@ impl Reported {
         tally.dropped = counters.dropped.saturating_sub(self.dropped);
         tally.completed = counters.completed.saturating_sub(self.completed);
         (self.dropped, self.completed) = (counters.dropped, counters.completed);
+        if let Some(now) = streams.map(StreamTally::of) {
+            tally.streams = StreamTally {
+                streams: now.streams.saturating_sub(self.streams.streams),
+                received: now.received.saturating_sub(self.streams.received),
+                sent: now.sent.saturating_sub(self.streams.sent),
+            };
+            self.streams = now;
+        }
         tally
     }
 }

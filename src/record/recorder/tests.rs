@@ -100,6 +100,38 @@ fn each_interval_tallies_what_it_added_to_the_totals() {
 }
 
 #[test]
+fn each_interval_tallies_the_streams_that_ended_in_it() {
+    let mut r = Recorder::with_groups(1, 0, true);
+    let stream = StreamSample {
+        ok: true,
+        ending: Some(Ending::Eof),
+        first_us: Some(5),
+        gaps_us: &[3, 4],
+        messages: 3,
+        stream_us: 20,
+        tokens: None,
+        per_token_us: None,
+        good: None,
+        drained: false,
+        sent: 2,
+        round_trips_us: &[5, 6],
+    };
+    r.record_in(&ok(100), &[Some(0)]);
+    r.record_stream(&stream, &[Some(0)]);
+    let first = r.take_interval(0, 1.0, 0);
+    let counted = StreamTally {
+        streams: 1,
+        received: 3,
+        sent: 2,
+    };
+    assert_eq!(first.tally.streams, counted);
+    assert_eq!(first.groups[0].tally.streams, counted);
+    r.record_in(&ok(100), &[Some(0)]);
+    let second = r.take_interval(1, 1.0, 0);
+    assert!(second.tally.streams.is_empty(), "a second without a stream");
+}
+
+#[test]
 fn an_interval_breaks_down_what_it_added() {
     let mut r = Recorder::with_groups(2, 0, false);
     r.record_in(&ok(100), &[Some(1)]);

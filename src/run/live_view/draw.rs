@@ -127,12 +127,21 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
         _ => (0.0, "until done".into()),
     };
     let (requests, errors) = (s.counts.requests + s.counts.not_sent, s.counts.errors);
-    let label = format!(
+    let mut label = format!(
         "{} / {total} · {} requests · {} errors",
         seconds(elapsed.as_secs_f64()),
         thousands(requests),
         thousands(errors)
     );
+    if !s.streams.is_empty() {
+        let st = s.streams;
+        label += &format!(
+            " · {} streams · messages {} received, {} sent",
+            thousands(st.streams),
+            thousands(st.received),
+            thousands(st.sent)
+        );
+    }
     let gauge = Gauge::default()
         .ratio(ratio)
         .label(label)

@@ -75,6 +75,8 @@ pub(super) struct State {
     pub grouped: Grouped,
     /// What the watches (`--watch`) said last, once they have said anything.
     pub watched: Option<WatchNow>,
+    /// Streams ended so far and their messages.
+    pub streams: crate::record::recorder::StreamTally,
 }
 
 impl State {
@@ -102,6 +104,7 @@ impl State {
             ci95: None,
             grouped,
             watched: None,
+            streams: Default::default(),
         }
     }
 
@@ -120,6 +123,7 @@ impl State {
     pub(super) fn interval(&mut self, s: &IntervalSnapshot) {
         let _ = self.latency.add(&s.latency);
         self.counts.merge(&s.counters);
+        self.streams.add(&s.tally.streams);
         for &(code, n) in &s.breakdown.statuses {
             match self.statuses.binary_search_by_key(&code, |(c, _)| *c) {
                 Ok(i) => self.statuses[i].1 += n,

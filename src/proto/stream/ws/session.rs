@@ -15,6 +15,7 @@ use tokio::sync::Notify;
 use super::Tap;
 use crate::proto::ErrorKind;
 use crate::proto::message::{Io, NextSend};
+use crate::timer::PreciseTimer;
 
 /// Most bytes of a control frame's payload (RFC 6455, 5.5).
 const MAX_CONTROL: usize = 125;
@@ -159,6 +160,10 @@ async fn write<W: AsyncWrite + Unpin>(
     link: &Link<'_, '_>,
     scratch: &mut Vec<u8>,
 ) -> Result<(), ErrorKind> {
+    // Paced sends keep their schedule to a fraction of a millisecond (tokio's timer wakes up
+    // to 1 ms late): one timerfd for the session, armed per wait; tokio's timer if none can be
+    // had.
+    let mut precise: Option<Option<PreciseTimer>> = None;
     let mut sleep = pin!(tokio::time::sleep_until(tokio::time::Instant::now()));
     let (opcode, message) = {
         let tap = link.tap.borrow();
@@ -190,13 +195,21 @@ async fn write<W: AsyncWrite + Unpin>(
                 scratch.extend_from_slice(&message);
                 send(tx, link, opcode, scratch, true).await?;
             }
-            NextSend::At(due) => {
-                sleep.as_mut().reset(due.into());
-                tokio::select! {
-                    () = &mut sleep => {}
-                    () = link.wake.notified() => {}
+            NextSend::At(due) => match precise.get_or_insert_with(|| PreciseTimer::new().ok()) {
+                Some(timer) => {
+                    tokio::select! {
+                        _ = timer.sleep_until(due) => {}
+                        () = link.wake.notified() => {}
+                    }
                 }
-            }
+                None => {
+                    sleep.as_mut().reset(due.into());
+                    tokio::select! {
+                        () = &mut sleep => {}
+                        () = link.wake.notified() => {}
+                    }
+                }
+            },
             NextSend::Done if link.tap.borrow().finished() => {
                 return close(tx, link, Some(1000)).await;
             }
@@ -312,10 +325,7 @@ impl AsyncWrite for Counted<'_> {
         Pin::new(&mut *self.io).poll_flush(cx)
     }
 
-    fn poll_shutdown(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut *self.io).poll_shutdown(cx)
     }
 }
