@@ -165,13 +165,13 @@ pub trait BodyTap: Send {
 }
 
 /// A connection's byte stream, whatever is under it (TCP or TLS), for an [`Upgrade`].
-pub trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin {}
+pub trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send {}
 
-impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin> Io for T {}
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send> Io for T {}
 
 /// What an upgraded HTTP/1.1 connection runs (a WebSocket session): the connection hands it
 /// over after the `101` response head and closes it afterwards.
-pub trait Upgrade {
+pub trait Upgrade: Send {
     /// Checks the `101` response `head` (its bytes, e.g. `Sec-WebSocket-Accept`) and runs the
     /// protocol on `io` to its end; `early` are bytes the connection read after the head.
     /// Adds every byte it reads to `received` as it reads it (a session cut short still
@@ -182,7 +182,7 @@ pub trait Upgrade {
         head: &'a [u8],
         early: &'a [u8],
         received: &'a mut u64,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<(), ErrorKind>> + 'a>>;
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<(), ErrorKind>> + Send + 'a>>;
 }
 
 /// When a duplex stream's next message is due ([`BodyTap::next_send`]).

@@ -34,7 +34,10 @@ pub(crate) fn upgrade(mut req: Request<Incoming>) -> hyper::Response<TargetBody>
                 .map(|n| echo.close_after = Some(n))
                 .map_err(|_| "close_after must be a count".to_string()),
             "code" => match value.parse() {
-                Ok(c @ 1000..=4999) => Ok(echo.code = c),
+                Ok(c @ 1000..=4999) => {
+                    echo.code = c;
+                    Ok(())
+                }
                 _ => Err("code must be a close code in 1000..=4999".to_string()),
             },
             _ => Ok(()),

@@ -189,7 +189,7 @@ impl Upgrade for Tap<'_> {
         head: &'a [u8],
         early: &'a [u8],
         received: &'a mut u64,
-    ) -> std::pin::Pin<Box<dyn Future<Output = Result<(), ErrorKind>> + 'a>> {
+    ) -> std::pin::Pin<Box<dyn Future<Output = Result<(), ErrorKind>> + Send + 'a>> {
         Box::pin(session::run(self, io, head, early, received))
     }
 }

@@ -3,11 +3,11 @@
 //! timer: the writer waits on its own), the close handshake, and the close code judged.
 //! Nothing is allocated per message: the message is refilled into one buffer and masked there.
 
-use std::cell::{Cell, RefCell};
 use std::pin::{Pin, pin};
 use std::task::{Context, Poll};
 use std::time::Instant;
 
+use atomic_refcell::AtomicRefCell;
 use fastwebsockets::{Frame, OpCode, Payload, Role, WebSocketError, WebSocketRead, WebSocketWrite};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::Notify;
@@ -34,24 +34,38 @@ enum Owed {
     Stop,
 }
 
-/// What the reader and the writer share, on one task.
+/// What the reader and the writer share, on one task. The borrow flags are atomic (not
+/// `RefCell`s) only so that the exchange's future stays `Send`: nothing is ever contended, and
+/// no borrow is held across an await.
 struct Link<'t, 's> {
-    tap: RefCell<&'t mut Tap<'s>>,
-    owed: Cell<Owed>,
-    /// The last ping's payload and its length.
-    ping: RefCell<([u8; MAX_CONTROL], usize)>,
-    /// The writer sent its close.
-    closed: Cell<bool>,
+    tap: AtomicRefCell<&'t mut Tap<'s>>,
+    control: AtomicRefCell<Control>,
     wake: Notify,
+}
+
+/// What the reader owes the writer.
+struct Control {
+    owed: Owed,
+    /// The last ping's payload and its length.
+    ping: ([u8; MAX_CONTROL], usize),
+    /// The writer sent its close.
+    closed: bool,
 }
 
 impl Link<'_, '_> {
     fn owe(&self, owed: Owed) {
+        let mut control = self.control.borrow_mut();
         // A close (or stop) supersedes a pong still owed.
-        if self.owed.get() == Owed::Nothing || owed != Owed::Pong {
-            self.owed.set(owed);
+        if control.owed == Owed::Nothing || owed != Owed::Pong {
+            control.owed = owed;
         }
+        drop(control);
         self.wake.notify_one();
+    }
+
+    /// What is owed now (then nothing).
+    fn owed(&self) -> Owed {
+        std::mem::replace(&mut self.control.borrow_mut().owed, Owed::Nothing)
     }
 }
 
@@ -78,10 +92,12 @@ pub(super) async fn run(
     rx.set_auto_pong(false);
     let mut scratch = std::mem::take(&mut tap.state.scratch);
     let link = Link {
-        tap: RefCell::new(tap),
-        owed: Cell::new(Owed::Nothing),
-        ping: RefCell::new(([0; MAX_CONTROL], 0)),
-        closed: Cell::new(false),
+        tap: AtomicRefCell::new(tap),
+        control: AtomicRefCell::new(Control {
+            owed: Owed::Nothing,
+            ping: ([0; MAX_CONTROL], 0),
+            closed: false,
+        }),
         wake: Notify::new(),
     };
     let result = tokio::try_join!(read(&mut rx, &link), write(&mut tx, &link, &mut scratch));
@@ -114,7 +130,7 @@ async fn read<R: AsyncRead + Unpin>(
             Ok(frame) => frame,
             Err(e) => {
                 link.owe(Owed::Stop);
-                let done = link.closed.get() && link.tap.borrow().finished();
+                let done = link.control.borrow().closed && link.tap.borrow().finished();
                 return match e {
                     WebSocketError::UnexpectedEOF | WebSocketError::ConnectionClosed if done => {
                         Ok(())
@@ -134,8 +150,8 @@ async fn read<R: AsyncRead + Unpin>(
                 }
             }
             OpCode::Ping => {
-                let mut ping = link.ping.borrow_mut();
                 let n = frame.payload.len().min(MAX_CONTROL);
+                let ping = &mut link.control.borrow_mut().ping;
                 ping.0[..n].copy_from_slice(&frame.payload[..n]);
                 ping.1 = n;
                 link.owe(Owed::Pong);
@@ -175,11 +191,10 @@ async fn write<W: AsyncWrite + Unpin>(
         (op, tap.spec.message.clone())
     };
     loop {
-        match link.owed.replace(Owed::Nothing) {
+        match link.owed() {
             Owed::Nothing => {}
             Owed::Pong => {
-                let mut ping = link.ping.borrow().0;
-                let n = link.ping.borrow().1;
+                let (mut ping, n) = link.control.borrow().ping;
                 send(tx, link, OpCode::Pong, &mut ping[..n], false).await?;
                 continue;
             }
@@ -227,7 +242,7 @@ async fn close<W: AsyncWrite + Unpin>(
     let mut payload = code.unwrap_or(1000).to_be_bytes();
     let n = if code.is_some() { 2 } else { 0 };
     send(tx, link, OpCode::Close, &mut payload[..n], false).await?;
-    link.closed.set(true);
+    link.control.borrow_mut().closed = true;
     Ok(())
 }
 
