@@ -15,6 +15,8 @@ fn bound(record: &Value, field: &str) -> Option<(f64, f64)> {
 
 #[test]
 fn intervals_hold_a_known_rate_and_say_something() {
+    // One load test at a time: the other's runs on the same two cores widen these intervals.
+    let _serial = common::serial();
     // The open model's throughput has a known truth: the asked rate (every arrival is due in
     // the window and the target keeps up). Each run's interval must hold it most of the time;
     // the latency intervals must be there and narrow enough to mean something. How often an
@@ -61,6 +63,7 @@ fn intervals_hold_a_known_rate_and_say_something() {
 
 #[test]
 fn a_run_lasts_until_it_is_precise_or_its_maximum() {
+    let _serial = common::serial();
     let target = common::target();
     let dir = common::temp_dir("uncertainty-precision");
     let url = format!("{}/delay?ms=2", target.base_url());

@@ -151,9 +151,11 @@ async fn read<R: AsyncRead + Unpin>(
             }
             OpCode::Ping => {
                 let n = frame.payload.len().min(MAX_CONTROL);
-                let ping = &mut link.control.borrow_mut().ping;
-                ping.0[..n].copy_from_slice(&frame.payload[..n]);
-                ping.1 = n;
+                {
+                    let ping = &mut link.control.borrow_mut().ping;
+                    ping.0[..n].copy_from_slice(&frame.payload[..n]);
+                    ping.1 = n;
+                }
                 link.owe(Owed::Pong);
             }
             OpCode::Close => {
