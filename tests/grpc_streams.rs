@@ -8,10 +8,10 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use common::query_api::binary;
-use common::streams::{near_truth, step_streams};
+use common::streams::{PythonPeer, near_truth, step_streams};
 use common::{run_json, run_json_ok, run_volley, serial, target, temp_dir};
 use serde_json::Value;
 
@@ -215,47 +215,12 @@ fn grpc_stream_options_that_cannot_apply_are_refused_where_they_are() {
     }
 }
 
-/// A server volley did not write: `tests/peers/grpc_stream_server.py` (Python's `grpcio`),
-/// started on a free port and stopped by its PID.
-struct PythonPeer(Child, u16);
-
-impl PythonPeer {
-    fn start() -> Self {
-        use std::io::BufRead;
-        let script = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/peers/grpc_stream_server.py"
-        );
-        let mut child = Command::new("python3")
-            .arg(script)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        let stdout = child.stdout.take().unwrap();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .unwrap();
-        let port = line.trim().parse().unwrap_or_else(|_| {
-            panic!("no port: {line:?} (is grpcio installed? `pip install grpcio`)")
-        });
-        Self(child, port)
-    }
-}
-
-impl Drop for PythonPeer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn streams_of_a_python_grpcio_server_are_measured() {
     let _serial = serial();
-    let peer = PythonPeer::start();
+    let peer = PythonPeer::start("grpc_stream_server.py", "grpcio");
     let dir = temp_dir("grpc-python");
-    let base = format!("http://127.0.0.1:{}", peer.1);
+    let base = peer.base();
     let load = "profile = \"iterations\"\nvus = 2\niterations = 6";
     let step = "grpc = \"volley.target.v1.Streams/Ticks\"\n\
                 json = { count = 5, gap_ms = 10, first_ms = 20 }";

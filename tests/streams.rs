@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::streams::{near_truth, step_streams};
+use common::streams::{PythonPeer, near_truth, step_streams};
 use common::{run_json, run_json_ok, run_volley, serial, target, temp_dir, valid_record, verified};
 use serde_json::Value;
 
@@ -373,45 +373,12 @@ fn compare_judges_stream_figures_over_repeats_and_leaves_them_out_without_stream
     assert!(!stdout.contains("TTFT"), "{stdout}");
 }
 
-/// A server volley did not write: `tests/peers/sse_llm_server.py` (Python's standard library),
-/// started on a free port and stopped by its PID.
-struct PythonPeer(std::process::Child, u16);
-
-impl PythonPeer {
-    fn start() -> Self {
-        use std::io::BufRead;
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/sse_llm_server.py");
-        let mut child = std::process::Command::new("python3")
-            .arg(script)
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        let stdout = child.stdout.take().unwrap();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("no port: {line:?}"));
-        Self(child, port)
-    }
-}
-
-impl Drop for PythonPeer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn llm_streams_of_a_python_server_are_counted_from_their_deltas() {
     let _serial = serial();
-    let peer = PythonPeer::start();
+    let peer = PythonPeer::start("sse_llm_server.py", "");
     let dir = temp_dir("sse-python");
-    let base = format!("http://127.0.0.1:{}", peer.1);
+    let base = peer.base();
     let load = "profile = \"iterations\"\nvus = 2\niterations = 6";
     for path in ["/v1/chat/completions", "/v1/chat/completions?close"] {
         let step = format!(

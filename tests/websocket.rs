@@ -7,9 +7,8 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
-use common::streams::{near_truth, step_streams};
+use common::streams::{PythonPeer, near_truth, step_streams};
 use common::{run_json_ok, run_volley, serial, target, temp_dir};
 
 /// Writes a plan against `base` with one scenario of `load` and one step `stream` of `step`.
@@ -202,44 +201,12 @@ fn steps_that_cannot_be_websockets_are_refused_where_they_are() {
     assert!(err.contains("RFC 8441"), "{err}");
 }
 
-/// A server volley did not write: `tests/peers/ws_echo_server.py` (Python's `websockets`),
-/// started on a free port and stopped by its PID.
-struct PythonPeer(Child, u16);
-
-impl PythonPeer {
-    fn start() -> Self {
-        use std::io::BufRead;
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/peers/ws_echo_server.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        let stdout = child.stdout.take().unwrap();
-        std::io::BufReader::new(stdout)
-            .read_line(&mut line)
-            .unwrap();
-        let port = line.trim().parse().unwrap_or_else(|_| {
-            panic!("no port: {line:?} (is websockets installed? `pip install websockets`)")
-        });
-        Self(child, port)
-    }
-}
-
-impl Drop for PythonPeer {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_python_websockets_server_is_measured_and_its_pings_answered() {
     let _serial = serial();
-    let peer = PythonPeer::start();
+    let peer = PythonPeer::start("ws_echo_server.py", "websockets");
     let dir = temp_dir("ws-python");
-    let base = format!("http://127.0.0.1:{}", peer.1);
+    let base = peer.base();
     let load = "profile = \"iterations\"\nvus = 2\niterations = 4";
     // 30 messages 20 ms apart: 600 ms, three times the peer's pong deadline, under its pings
     // every 20 ms. A client that did not answer them would be closed with 1011.
