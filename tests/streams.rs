@@ -7,24 +7,14 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::streams::{PythonPeer, near_truth, step_streams};
+use common::streams::{CLOSED, OPEN, PythonPeer, near_truth, step_streams, stream_plan};
 use common::{run_json, run_json_ok, run_volley, serial, target, temp_dir, valid_record, verified};
 use serde_json::Value;
 
 /// Writes a plan against `base` with one scenario of `load` and one step of `step`.
 fn plan(dir: &Path, base: &str, load: &str, step: &str, extra: &str) -> String {
-    let path = dir.join("plan.toml");
-    let text = format!(
-        "[target]\nbase_url = \"{base}\"\ntimeout = \"10s\"\n\n[[scenario]]\nname = \"s\"\n\
-         [scenario.load]\n{load}\n\n[[scenario.step]]\nname = \"stream\"\n{step}\n{extra}"
-    );
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
+    stream_plan(dir, base, "", load, step, extra)
 }
-
-const CLOSED: &str = "profile = \"constant-vus\"\nvus = 4\nduration = \"2s\"";
-const OPEN: &str =
-    "profile = \"constant-arrival-rate\"\nrate = 40\nduration = \"2s\"\nmax_vus = 50";
 
 fn sse_figures_match_the_schedule(load: &str, name: &str) {
     let _serial = serial();

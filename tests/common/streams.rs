@@ -1,7 +1,35 @@
 //! Reading the stream figures of a record, the oracle's tolerance, and the Python peers
 //! (tests/streams.rs, tests/grpc_streams.rs, tests/websocket.rs).
 
+use std::path::Path;
+
 use serde_json::Value;
+
+/// A closed-model load of 4 VUs for 2 s.
+pub const CLOSED: &str = "profile = \"constant-vus\"\nvus = 4\nduration = \"2s\"";
+/// An open-model load of 40 streams/s for 2 s.
+pub const OPEN: &str =
+    "profile = \"constant-arrival-rate\"\nrate = 40\nduration = \"2s\"\nmax_vus = 50";
+
+/// Writes `dir/plan.toml` against `base` (with `target` more lines of `[target]`) with one
+/// scenario of `load` and one step `stream` of `step`, then `extra`; returns its path.
+pub fn stream_plan(
+    dir: &Path,
+    base: &str,
+    target: &str,
+    load: &str,
+    step: &str,
+    extra: &str,
+) -> String {
+    let path = dir.join("plan.toml");
+    let text = format!(
+        "[target]\nbase_url = \"{base}\"\ntimeout = \"10s\"\n{target}\n\
+         [[scenario]]\nname = \"s\"\n[scenario.load]\n{load}\n\n\
+         [[scenario.step]]\nname = \"stream\"\n{step}\n{extra}"
+    );
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
 
 /// The stream figures of the step group `stream`.
 pub fn step_streams(r: &Value) -> &Value {
