@@ -310,19 +310,7 @@ impl<D: Dial> Http1Connection<D> {
             };
             let (head_bytes, early) = buf[..filled].split_at(head.len);
             upgrade.run(stream, head_bytes, early, received).await?;
-            let timing = Timing {
-                connect_us: connect.connect_us,
-                tls_us: connect.tls_us,
-                wait_us,
-                tls: connect.tls,
-            };
-            let response = Response {
-                status: head.status,
-                grpc_status: None,
-                bytes_received: *received,
-                timing,
-                captured: None,
-            };
+            let response = response(head.status, *received, connect, wait_us, None);
             return Ok((response, false));
         }
         let mut kept = capture
@@ -352,19 +340,32 @@ impl<D: Dial> Http1Connection<D> {
             // Bytes beyond the response: the server pipelined or misbehaved; start afresh.
             reusable = false;
         }
-        let response = Response {
-            status: head.status,
-            grpc_status: None,
-            bytes_received: *received,
-            timing: Timing {
-                connect_us: connect.connect_us,
-                tls_us: connect.tls_us,
-                wait_us,
-                tls: connect.tls,
-            },
-            captured: kept.map(Capturing::finish),
-        };
+        let captured = kept.map(Capturing::finish);
+        let response = response(head.status, *received, connect, wait_us, captured);
         Ok((response, reusable))
+    }
+}
+
+/// The response of an exchange that read `received` bytes, on a connection opened as
+/// `connect` says, whose first byte came `wait_us` after the send.
+fn response(
+    status: u16,
+    received: u64,
+    connect: &ConnectTiming,
+    wait_us: u64,
+    captured: Option<Box<super::message::Captured>>,
+) -> Response {
+    Response {
+        status,
+        grpc_status: None,
+        bytes_received: received,
+        timing: Timing {
+            connect_us: connect.connect_us,
+            tls_us: connect.tls_us,
+            wait_us,
+            tls: connect.tls,
+        },
+        captured,
     }
 }
 

@@ -41,15 +41,6 @@ impl Spec {
         }
     }
 
-    /// The headers that make the step's request an upgrade to this protocol (WebSocket), or
-    /// none; the step then sends its body as the stream's messages, not in the request.
-    pub fn upgrade_headers(&self) -> Option<Vec<(String, String)>> {
-        match self {
-            Self::Sse(_) | Self::Grpc(_) => None,
-            Self::Ws(w) => Some(w.upgrade_headers()),
-        }
-    }
-
     /// Whether its request side is a stream of messages (gRPC client and bidirectional
     /// streams).
     pub fn streams_request(&self) -> bool {
@@ -77,12 +68,7 @@ impl Spec {
             Self::Grpc(g) => (g.count, g.pace),
             Self::Ws(w) => (w.count, w.pace),
         };
-        match pace {
-            pace::Pace::Every(every) => {
-                every.saturating_mul(u32::try_from(count.saturating_sub(1)).unwrap_or(u32::MAX))
-            }
-            pace::Pace::AfterReply => std::time::Duration::ZERO,
-        }
+        pace.offset(count.saturating_sub(1)).unwrap_or_default()
     }
 
     /// Whether its messages are an LLM's output tokens (LLM mode).

@@ -16,6 +16,17 @@ pub enum Pace {
     AfterReply,
 }
 
+impl Pace {
+    /// When message `k` (0-based) is due after the stream's start, on an absolute schedule;
+    /// none when it waits for a reply instead.
+    pub fn offset(self, k: u64) -> Option<Duration> {
+        match self {
+            Self::Every(every) => Some(every.saturating_mul(u32::try_from(k).unwrap_or(u32::MAX))),
+            Self::AfterReply => None,
+        }
+    }
+}
+
 /// A stream's sends: when each went, and when the first was due. Reused from stream to
 /// stream (its buffer kept).
 #[derive(Debug, Default)]
@@ -39,18 +50,17 @@ impl Sends {
         if sent >= count {
             return NextSend::Done;
         }
-        match pace {
-            Pace::Every(every) => {
-                let start = *self.started.get_or_insert(now);
-                let due = start + every.saturating_mul(u32::try_from(sent).unwrap_or(u32::MAX));
+        match pace.offset(sent) {
+            Some(offset) => {
+                let due = *self.started.get_or_insert(now) + offset;
                 if due <= now {
                     NextSend::Now
                 } else {
                     NextSend::At(due)
                 }
             }
-            Pace::AfterReply if sent == 0 || trace.received >= sent => NextSend::Now,
-            Pace::AfterReply => NextSend::AfterReply,
+            None if sent == 0 || trace.received >= sent => NextSend::Now,
+            None => NextSend::AfterReply,
         }
     }
 
