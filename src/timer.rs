@@ -57,12 +57,79 @@ impl PreciseTimer {
             if deadline <= now {
                 return Ok(());
             }
-            let wait = (deadline - now).max(Duration::from_nanos(1));
-            self.fd.get_ref().0.set(
-                Expiration::OneShot(TimeSpec::from_duration(wait)),
-                TimerSetTimeFlags::empty(),
-            )?;
-            self.fd.readable().await?.clear_ready();
+            self.wait(Some(deadline - now)).await?;
+        }
+    }
+
+    /// Arms the timer `wait` from now when given, then waits for an expiry (of this arming or
+    /// an earlier one nobody waited for).
+    async fn wait(&self, arm: Option<Duration>) -> io::Result<()> {
+        if let Some(wait) = arm {
+            self.arm(wait)?;
+        }
+        self.fd.readable().await?.clear_ready();
+        Ok(())
+    }
+
+    /// Arms the timer to expire once, `wait` from now.
+    fn arm(&self, wait: Duration) -> io::Result<()> {
+        self.fd.get_ref().0.set(
+            Expiration::OneShot(TimeSpec::from_duration(wait.max(Duration::from_nanos(1)))),
+            TimerSetTimeFlags::empty(),
+        )?;
+        Ok(())
+    }
+}
+
+/// A deadline waited for again and again, as a `select!` loop polls it once per turn: a timerfd
+/// armed only when the deadline moves (not once per poll, which would be a system call per
+/// turn), made at the first wait; tokio's timer if no timerfd can be had.
+///
+/// Cancel-safe: a wait dropped before its deadline leaves the timer armed for the next.
+#[derive(Default)]
+pub struct Deadline {
+    timer: Option<Timer>,
+    /// The deadline the timer is armed for.
+    armed: Option<Instant>,
+}
+
+enum Timer {
+    Precise(PreciseTimer),
+    Coarse(std::pin::Pin<Box<tokio::time::Sleep>>),
+}
+
+impl Deadline {
+    /// Resolves at `deadline` (at once if it has passed); must be polled inside a tokio runtime.
+    pub async fn until(&mut self, deadline: Instant) {
+        let timer = self.timer.get_or_insert_with(|| match PreciseTimer::new() {
+            Ok(t) => Timer::Precise(t),
+            Err(_) => Timer::Coarse(Box::pin(tokio::time::sleep_until(deadline.into()))),
+        });
+        loop {
+            let now = Instant::now();
+            if deadline <= now {
+                return;
+            }
+            let moved = self.armed != Some(deadline);
+            self.armed = Some(deadline);
+            match timer {
+                Timer::Precise(t) => {
+                    if t.wait(moved.then(|| deadline - now)).await.is_err() {
+                        // The timerfd failed: tokio's timer from here on.
+                        let sleep = tokio::time::sleep_until(deadline.into());
+                        *timer = Timer::Coarse(Box::pin(sleep));
+                    }
+                    // At the deadline, or early after an expiry nobody waited for: the next
+                    // turn returns or arms again.
+                    self.armed = None;
+                }
+                Timer::Coarse(sleep) => {
+                    if moved {
+                        sleep.as_mut().reset(deadline.into());
+                    }
+                    sleep.as_mut().await;
+                }
+            }
         }
     }
 }
@@ -144,6 +211,36 @@ mod tests {
             }
             late.sort();
             assert!(late[7] < Duration::from_micros(600), "{late:?}");
+        });
+    }
+
+    #[test]
+    fn a_deadline_polled_again_and_again_wakes_on_time_and_survives_cancellation() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let mut d = Deadline::default();
+            let mut late = Vec::new();
+            for _ in 0..10 {
+                let due = Instant::now() + Duration::from_millis(3);
+                // A select loop's other branch wins first: the wait is dropped and polled anew.
+                let cut = tokio::time::timeout(Duration::from_micros(500), d.until(due)).await;
+                assert!(cut.is_err(), "the deadline is 3 ms away");
+                d.until(due).await;
+                let now = Instant::now();
+                assert!(now >= due);
+                late.push(now - due);
+            }
+            // A deadline moved earlier than the one armed is kept too.
+            let far = Instant::now() + Duration::from_secs(5);
+            let _ = tokio::time::timeout(Duration::from_micros(200), d.until(far)).await;
+            let near = Instant::now() + Duration::from_millis(2);
+            d.until(near).await;
+            assert!(Instant::now() < far - Duration::from_secs(4));
+            late.sort();
+            assert!(late[5] < Duration::from_micros(900), "{late:?}");
         });
     }
 }

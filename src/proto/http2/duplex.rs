@@ -1,15 +1,14 @@
 //! The request side of a duplex stream (gRPC client and bidirectional streaming): the request's
 //! one message sent as the stream's [`BodyTap`] says, while its response is read.
 
-use std::pin::Pin;
 use std::time::Instant;
 
 use bytes::Bytes;
 use h2::{RecvStream, SendStream};
-use tokio::time::{Sleep, sleep_until};
 
 use super::Failure;
 use crate::proto::message::{BodyTap, NextSend};
+use crate::timer::Deadline;
 
 /// A duplex stream's request side.
 pub(super) struct Sending {
@@ -20,8 +19,8 @@ pub(super) struct Sending {
     due: Option<Instant>,
     /// The request side is closed (its last message sent).
     closed: bool,
-    /// The timer of timed sends, made once a stream and re-armed only when the due time moves.
-    timer: Option<(Pin<Box<Sleep>>, Instant)>,
+    /// The timer of timed sends (sub-millisecond, re-armed only when the due time moves).
+    timer: Deadline,
 }
 
 impl Sending {
@@ -32,7 +31,7 @@ impl Sending {
             message,
             due: None,
             closed: false,
-            timer: None,
+            timer: Deadline::default(),
         }
     }
 
@@ -72,16 +71,7 @@ impl Sending {
         let Some(at) = self.due else {
             return std::future::pending().await;
         };
-        let sleep = match &mut self.timer {
-            Some((sleep, armed)) if *armed == at => sleep,
-            Some((sleep, armed)) => {
-                sleep.as_mut().reset(at.into());
-                *armed = at;
-                sleep
-            }
-            None => &mut self.timer.insert((Box::pin(sleep_until(at.into())), at)).0,
-        };
-        sleep.as_mut().await;
+        self.timer.until(at).await;
     }
 }
 

@@ -3,7 +3,7 @@
 //! timer: the writer waits on its own), the close handshake, and the close code judged.
 //! Nothing is allocated per message: the message is refilled into one buffer and masked there.
 
-use std::pin::{Pin, pin};
+use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Instant;
 
@@ -15,7 +15,7 @@ use tokio::sync::Notify;
 use super::Tap;
 use crate::proto::ErrorKind;
 use crate::proto::message::{Io, NextSend};
-use crate::timer::PreciseTimer;
+use crate::timer::Deadline;
 
 /// Most bytes of a control frame's payload (RFC 6455, 5.5).
 const MAX_CONTROL: usize = 125;
@@ -179,10 +179,8 @@ async fn write<W: AsyncWrite + Unpin>(
     scratch: &mut Vec<u8>,
 ) -> Result<(), ErrorKind> {
     // Paced sends keep their schedule to a fraction of a millisecond (tokio's timer wakes up
-    // to 1 ms late): one timerfd for the session, armed per wait; tokio's timer if none can be
-    // had.
-    let mut precise: Option<Option<PreciseTimer>> = None;
-    let mut sleep = pin!(tokio::time::sleep_until(tokio::time::Instant::now()));
+    // to 1 ms late): one timerfd for the session, armed when the due time moves.
+    let mut timer = Deadline::default();
     let (opcode, message) = {
         let tap = link.tap.borrow();
         let op = if tap.spec.binary {
@@ -212,21 +210,12 @@ async fn write<W: AsyncWrite + Unpin>(
                 scratch.extend_from_slice(&message);
                 send(tx, link, opcode, scratch, true).await?;
             }
-            NextSend::At(due) => match precise.get_or_insert_with(|| PreciseTimer::new().ok()) {
-                Some(timer) => {
-                    tokio::select! {
-                        _ = timer.sleep_until(due) => {}
-                        () = link.wake.notified() => {}
-                    }
+            NextSend::At(due) => {
+                tokio::select! {
+                    () = timer.until(due) => {}
+                    () = link.wake.notified() => {}
                 }
-                None => {
-                    sleep.as_mut().reset(due.into());
-                    tokio::select! {
-                        () = &mut sleep => {}
-                        () = link.wake.notified() => {}
-                    }
-                }
-            },
+            }
             NextSend::Done if link.tap.borrow().finished() => {
                 return close(tx, link, Some(1000)).await;
             }
