@@ -102,6 +102,32 @@ fn bidirectional_round_trips_are_the_echo_delay() {
 }
 
 #[test]
+fn replies_that_overtake_each_other_are_matched_by_id() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("grpc-match");
+    // Six messages 10 ms apart, each rendered with its index; the target answers the even ones
+    // 40 ms after they arrive and the odd ones after 20, so each odd reply overtakes the even
+    // one before it. By id, the round trips are 20 and 40 ms; in order they would all be 30.
+    let step = "grpc = \"volley.target.v1.Streams/Chat\"\n\
+                body = '{\"message\": \"m{{ seq }}\", \"delay_ms\": {{ 40 if seq % 2 == 0 else 20 }}}'\n\
+                grpc_stream = { count = 6, interval = \"10ms\", match = \"$.message\" }";
+    let load = "profile = \"iterations\"\nvus = 2\niterations = 8";
+    let r = run_json_ok(&dir, &["run", &plan(&dir, &t.base_url(), load, step, "")]);
+    let s = step_streams(&r);
+    assert_eq!(
+        (s["streams"].as_u64(), s["failed"].as_u64()),
+        (Some(8), Some(0)),
+        "{s:#}"
+    );
+    assert_eq!(s["sent"]["messages"], 48);
+    assert_eq!(s["sent"]["round_trips"], 48);
+    let rtt = &s["sent"]["round_trip_ms"];
+    near_truth("round trip p25", rtt["p25"].as_f64().unwrap(), 20.0);
+    near_truth("round trip p75", rtt["p75"].as_f64().unwrap(), 40.0);
+}
+
+#[test]
 fn every_message_of_a_streaming_request_side_counts_in_the_bytes_sent() {
     let _serial = serial();
     let t = target();
@@ -193,6 +219,20 @@ fn grpc_stream_options_that_cannot_apply_are_refused_where_they_are() {
             "at least 1",
         ),
         ("path = \"/\"\ngrpc_stream = {}", "needs a gRPC step"),
+        (
+            "grpc = \"volley.target.v1.Streams/Collect\"\n\
+             json = { count = \"{{ seq }}\" }\ngrpc_stream = { count = 2, match = \"$.count\" }",
+            "replies are not round trips",
+        ),
+        (
+            "grpc = \"volley.target.v1.Streams/Chat\"\n\
+             json = { message = \"hi\" }\ngrpc_stream = { count = 2, match = \"$.message\" }",
+            "one id every time",
+        ),
+        (
+            "grpc = \"volley.target.v1.Streams/Ticks\"\njson = { count = \"{{ seq }}\" }",
+            "seq",
+        ),
         (
             "grpc = \"volley.target.v1.Streams/Ticks\"\ngrpc_stream = { slo = { tpot = \"5ms\" } }",
             "grpc_stream.slo.tpot",

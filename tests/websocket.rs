@@ -133,9 +133,15 @@ fn steps_that_cannot_be_websockets_are_refused_where_they_are() {
             "opens with a GET",
         ),
         (
-            "path = \"/ws\"\nbody = \"hi {{ vu }}\"\nwebsocket = {}",
+            "path = \"/ws\"\nbody = \"hi\"\nwebsocket = { match = \"$.id\" }",
             "",
-            "sent as written",
+            "`match` needs a message template that gives each message its id",
+        ),
+        ("path = \"/ws/{{ seq }}\"\nwebsocket = {}", "", "seq"),
+        (
+            "path = \"/ws\"\nbody = \"{{ seq }}\"\nwebsocket = { match = \"$.a[x]\" }",
+            "",
+            "websocket.match",
         ),
         (
             "path = \"/ws\"\nsse = {}\nwebsocket = {}",
@@ -213,6 +219,33 @@ fn a_python_websockets_server_is_measured_and_its_pings_answered() {
     // Python answers at once: round trips well under the 20 ms between messages.
     let rtt = s["sent"]["round_trip_ms"]["p50"].as_f64().unwrap();
     assert!(rtt < 10.0, "round trip p50 {rtt} ms");
+}
+
+#[test]
+fn replies_that_overtake_each_other_are_matched_by_id() {
+    let _serial = serial();
+    let peer = PythonPeer::start("ws_echo_server.py", "websockets");
+    let dir = temp_dir("ws-match");
+    let load = "profile = \"iterations\"\nvus = 2\niterations = 6";
+    // Six messages 10 ms apart, each rendered with its index; the peer answers the even ones
+    // after 40 ms and the odd ones after 20, so each odd reply overtakes the even one before it.
+    let step = "path = \"/\"\n\
+                body = '{\"id\": \"m{{ seq }}\", \"delay_ms\": {{ 40 if seq % 2 == 0 else 20 }}}'\n\
+                websocket = { count = 6, interval = \"10ms\", match = \"$.id\" }";
+    let r = run_json_ok(&dir, &["run", &plan(&dir, &peer.base(), load, step, "")]);
+    assert_eq!(r["summary"]["errors"], 0, "{:#}", r["summary"]);
+    let s = step_streams(&r);
+    assert_eq!(
+        (s["streams"].as_u64(), s["messages"].as_u64()),
+        (Some(6), Some(36))
+    );
+    assert_eq!(s["sent"]["round_trips"], 36);
+    // By id, half the round trips are 20 ms and half 40 ms (Python's timers add a little). In
+    // order, each reply would be paired with the message sent before it: all 30 ms.
+    let rtt = &s["sent"]["round_trip_ms"];
+    let (p25, p75) = (rtt["p25"].as_f64().unwrap(), rtt["p75"].as_f64().unwrap());
+    assert!((20.0..24.0).contains(&p25), "p25 {p25} ms: {rtt:#}");
+    assert!((40.0..45.0).contains(&p75), "p75 {p75} ms: {rtt:#}");
 }
 
 #[test]

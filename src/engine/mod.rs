@@ -13,6 +13,7 @@ mod control;
 mod cookies;
 mod gate;
 mod grouping;
+mod messages;
 mod pacer;
 mod request;
 mod signals;

@@ -14,6 +14,7 @@ use super::RunShared;
 use super::backoff::Backoff;
 use super::cookies::Jar;
 use super::gate::Gate;
+use super::messages;
 use super::request::{Outgoing, RenderFailed, Scratch, outgoing, request_url};
 use super::stream;
 use super::worker::WorkerState;
@@ -24,7 +25,7 @@ use crate::proto::ErrorKind;
 use crate::proto::client::{Connection, Tappable};
 use crate::proto::conn::ConnPhase;
 use crate::proto::grpc::GrpcCode;
-use crate::proto::message::{Response, Timing};
+use crate::proto::message::{Messages, Response, Timing};
 use crate::record::recorder::{RequestSample, Send, Window};
 
 /// Which VU a task is.
@@ -109,10 +110,10 @@ pub(super) async fn vu_loop(
 ) {
     let scenario = &run.plan.scenarios[who.scenario];
     let timing = &run.scenarios[who.scenario];
-    let templated = scenario
-        .steps
-        .iter()
-        .any(|s| matches!(s.request, StepRequest::Dynamic(_)));
+    let templated = scenario.steps.iter().any(|s| {
+        matches!(s.request, StepRequest::Dynamic(_))
+            || s.stream.as_ref().is_some_and(|st| st.message.is_some())
+    });
     let mut vu = VuRun {
         run: &run,
         state: &state,
@@ -329,12 +330,15 @@ async fn run_step(
 /// messages it sent (none, when it failed first); any other exchange once.
 fn messages_sent(vu: &VuRun<'_>, step: &Step) -> u64 {
     match &step.stream {
+        // Messages rendered per send count in the protocol's bytes ([`stream_wire`]).
+        Some(s) if s.message.is_some() => 0,
         Some(s) if s.spec.streams_request() => vu.streams.trace(&s.spec).sent,
         _ => 1,
     }
 }
 
-/// Bytes a streaming step's protocol sent beyond its request (WebSocket frames).
+/// Bytes a streaming step's protocol sent beyond its request (WebSocket frames, messages
+/// rendered per send).
 fn stream_wire(vu: &VuRun<'_>, step: &Step) -> u64 {
     step.stream
         .as_ref()
@@ -351,7 +355,12 @@ async fn exchange(vu: &mut VuRun<'_>, step: &Step, outgoing: &Outgoing<'_>) -> E
         _ => &mut vu.conn,
     };
     let wire = &vu.scratch.wire;
-    let mut tap = step.stream.as_ref().map(|s| vu.streams.start(&s.spec));
+    let mut rendered = messages::rendered(&vu.run.plan.templates, step, vu.ctx.as_ref());
+    let source = rendered.as_mut().map(|r| r as &mut dyn Messages);
+    let mut tap = step
+        .stream
+        .as_ref()
+        .map(|s| vu.streams.start(&s.spec, source));
     let in_flight = &vu.state.in_flight;
     in_flight.set(in_flight.get() + 1);
     let sent = Instant::now();
@@ -388,6 +397,11 @@ async fn exchange(vu: &mut VuRun<'_>, step: &Step, outgoing: &Outgoing<'_>) -> E
     };
     let done = Instant::now();
     in_flight.set(in_flight.get() - 1);
+    // A message that could not be rendered ended the stream early: the attempt failed.
+    let result = match rendered {
+        Some(r) if r.failed => Err(ErrorKind::Template),
+        _ => result,
+    };
     Exchanged { result, sent, done }
 }
 

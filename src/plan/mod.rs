@@ -13,6 +13,7 @@ pub mod connect;
 pub mod cookies;
 pub mod data;
 pub mod file;
+mod file_stream;
 pub mod flags;
 pub mod group_by;
 pub mod header;

@@ -1,6 +1,7 @@
 //! Streaming steps: a step whose response is a stream of messages, measured per stream and per
 //! message (docs/measurement.md, "Streams"). Its protocol is a [`crate::proto::stream::Spec`].
 
+use super::Text;
 use crate::proto::stream::Spec;
 use crate::record::model::StreamSlo;
 
@@ -11,7 +12,13 @@ pub struct StreamStep {
     pub spec: Spec,
     /// The objectives of goodput (none set: no goodput).
     pub slo: StreamSlo,
+    /// A streaming request side's message template, rendered per message with `seq` (the
+    /// message's index in its stream, from 0); none: the request's body is every message.
+    pub message: Option<Text>,
 }
+
+/// The template variable of a message's index in its stream.
+pub const SEQ: &str = "seq";
 
 impl StreamStep {
     /// The objectives, when any is set.

@@ -156,12 +156,36 @@ pub trait BodyTap: Send {
     /// A duplex stream: a message was handed to the connection at `at`.
     fn sent(&mut self, _at: std::time::Instant) {}
 
+    /// A duplex stream: what its next message is. Default: the request's own message.
+    fn message(&mut self) -> NextMessage {
+        NextMessage::Request
+    }
+
     /// A stream that asks the HTTP/1.1 connection to switch protocols (WebSocket): what runs
     /// on the connection after a `101 Switching Protocols`. Default: none (a 101 is then a
     /// protocol error).
     fn upgrade(&mut self) -> Option<&mut dyn Upgrade> {
         None
     }
+}
+
+/// What a duplex stream sends as its next message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NextMessage {
+    /// The request's own message (its body), as every time.
+    Request,
+    /// This one, rendered for this send (gRPC: framed).
+    Rendered(bytes::Bytes),
+    /// It could not be rendered: the request side closes, sending nothing more.
+    Failed,
+}
+
+/// The messages of a streaming request side whose message is a template, rendered per send by
+/// the layer that holds the templates (the engine).
+pub trait Messages: Send + Sync {
+    /// Message `k` (from 0), ready to send (gRPC: framed), and the id it carries when replies
+    /// are matched by id; none when it could not be rendered.
+    fn message(&mut self, k: u64) -> Option<(bytes::Bytes, Option<u64>)>;
 }
 
 /// A connection's byte stream, whatever is under it (TCP or TLS), for an [`Upgrade`].

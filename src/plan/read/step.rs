@@ -13,6 +13,7 @@ use crate::plan::file::{self, StepFile};
 use crate::plan::group_by::GroupSelector;
 use crate::plan::header::{is_token_byte, parse_header};
 use crate::plan::render::render_owned;
+use crate::plan::stream::SEQ;
 use crate::plan::template::{Templates, Text, has_template_syntax};
 use crate::plan::{Body, DynamicRequest, StaticRequest, Step, StepRequest, Target};
 use crate::proto::grpc::{GrpcMethod, split_call};
@@ -40,6 +41,17 @@ pub(super) struct StepEnv<'a> {
     pub jar: CookieJar,
 }
 
+/// The variables a step's body may use: `known`, and `seq` when a streaming request side
+/// (`sends`) renders it per message (with its index in the stream).
+fn body_variables(known: &BTreeSet<String>, sends: bool) -> std::borrow::Cow<'_, BTreeSet<String>> {
+    if !sends {
+        return std::borrow::Cow::Borrowed(known);
+    }
+    let mut with_seq = known.clone();
+    with_seq.insert(SEQ.to_owned());
+    std::borrow::Cow::Owned(with_seq)
+}
+
 impl Ctx<'_> {
     pub(super) fn step(
         &self,
@@ -62,7 +74,12 @@ impl Ctx<'_> {
         };
         let is_grpc = !matches!(call, GrpcCall::No);
         let mut headers = self.step_headers(st, env, templates)?;
-        let mut body = self.step_body(st, is_grpc, &mut headers, env.known, templates)?;
+        let sends = match &stream {
+            Some(s) => s.spec.streams_request(),
+            None => st.grpc_stream.is_some() && is_grpc,
+        };
+        let known = body_variables(env.known, sends);
+        let mut body = self.step_body(st, is_grpc, &mut headers, &known, templates)?;
         self.stream_request(st, &mut stream, &mut headers, &mut body, env.target)?;
         let grpc = match call {
             GrpcCall::Method(m) => Some(m),

@@ -6,12 +6,14 @@ use std::time::Duration;
 use super::Ctx;
 use super::values::parse_duration;
 use crate::error::Error;
+use crate::plan::check::json_pointer;
 use crate::plan::file::{GrpcStreamFile, SloFile, StepFile, WsFile};
 use crate::plan::stream::StreamStep;
 use crate::plan::{Body, Target, Text};
 use crate::proto::grpc::GrpcMethod;
 use crate::proto::stream::Spec;
-use crate::proto::stream::grpc::{GrpcStreamSpec, Pace};
+use crate::proto::stream::grpc::{GrpcStreamSpec, Pace, ReplyIds};
+use crate::proto::stream::ids::IdPath;
 use crate::proto::stream::sse::{SseSpec, llm};
 use crate::proto::stream::ws::WsSpec;
 use crate::record::model::StreamSlo;
@@ -88,6 +90,7 @@ impl Ctx<'_> {
         Ok(Some(StreamStep {
             spec: Spec::Sse(spec),
             slo,
+            message: None,
         }))
     }
 
@@ -116,6 +119,7 @@ impl Ctx<'_> {
             interval: file.interval.clone(),
             echo: file.echo,
             max_messages: file.max_messages,
+            match_id: file.match_id.clone(),
             slo: None,
         };
         let paced = self.paced(ws, &as_grpc, (true, true), "websocket")?;
@@ -123,9 +127,11 @@ impl Ctx<'_> {
         spec.count = paced.count;
         spec.pace = paced.pace;
         spec.max_messages = paced.max_messages;
+        spec.match_id = self.match_path(ws, &as_grpc, true, "websocket")?;
         Ok(StreamStep {
             spec: Spec::Ws(spec),
             slo: self.slo(ws, file.slo.as_ref(), false, "websocket")?,
+            message: None,
         })
     }
 
@@ -154,12 +160,46 @@ impl Ctx<'_> {
             ));
         }
         let multiplexed = target.connect.client.protocol().multiplexes();
-        self.upgrade(st, stream, headers, body, multiplexed)
+        self.upgrade(st, stream, headers, body, multiplexed)?;
+        self.per_message(st, stream, body)
+    }
+
+    /// A streaming request side whose message is a template renders it per message (with
+    /// `seq`): the template leaves the request for the stream (a gRPC request keeps an empty
+    /// message, never sent). Replies matched by id need such a template: a message sent as
+    /// written carries one id every time.
+    fn per_message(
+        &self,
+        st: &StepFile,
+        stream: &mut Option<StreamStep>,
+        body: &mut Body,
+    ) -> Result<(), Error> {
+        let Some(s) = stream.as_mut().filter(|s| s.spec.streams_request()) else {
+            return Ok(());
+        };
+        if let Body::Text(t @ Text::Template(_)) | Body::Json(t @ Text::Template(_)) = body {
+            s.message = Some(t.clone());
+            *body = match s.spec {
+                Spec::Grpc(_) => Body::Json(Text::Static("{}".into())),
+                _ => Body::Empty,
+            };
+        }
+        if s.spec.match_id().is_some() && s.message.is_none() {
+            let at = st.websocket.as_ref().map(|w| w.span());
+            let at = at.or(st.grpc_stream.as_ref().map(|g| g.span()));
+            return Err(self.err(
+                at,
+                "`match` needs a message template that gives each message its id; this message is sent as written, with one id every time",
+                Some("json = { id = \"{{ seq }}\", … }"),
+            ));
+        }
+        Ok(())
     }
 
     /// A stream that upgrades its connection (WebSocket): its upgrade headers join the
-    /// request's, and the body leaves the request to be the stream's message. It needs
-    /// HTTP/1.1, and a body without templates (a text frame's as UTF-8).
+    /// request's, and the body leaves the request to be the stream's message (a template's,
+    /// rendered per message, by [`Self::per_message`]). It needs HTTP/1.1, and a text frame's
+    /// body in UTF-8.
     fn upgrade(
         &self,
         st: &StepFile,
@@ -187,12 +227,10 @@ impl Ctx<'_> {
             Body::Empty => bytes::Bytes::new(),
             Body::Bytes(b) => b,
             Body::Text(Text::Static(t)) | Body::Json(Text::Static(t)) => t.into_bytes().into(),
-            Body::Text(Text::Template(_)) | Body::Json(Text::Template(_)) => {
-                return Err(self.at(
-                    at,
-                    "a WebSocket message is sent as written: templates in its body are not rendered per message",
-                    Some("a body without {{ }}"),
-                ));
+            // Rendered per message ([`Self::per_message`]).
+            templated @ (Body::Text(_) | Body::Json(_)) => {
+                *body = templated;
+                bytes::Bytes::new()
             }
         };
         if !spec.binary && std::str::from_utf8(&message).is_err() {
@@ -222,7 +260,10 @@ impl Ctx<'_> {
                     Some("grpc = \"package.Service/Method\" (a streaming method)"),
                 )),
                 // The schema comes from the target (reflection): checked once it has come.
-                (Some(g), Some(_)) => self.paced(g, g.get_ref(), (true, true), KEY).map(|_| None),
+                (Some(g), Some(_)) => {
+                    self.paced(g, g.get_ref(), (true, true), KEY)?;
+                    self.match_path(g, g.get_ref(), true, KEY).map(|_| None)
+                }
                 (None, _) => Ok(None),
             };
         };
@@ -241,11 +282,17 @@ impl Ctx<'_> {
             // Quick mode and plans without the key: the defaults.
             (None, true) => &default,
         };
-        let spec = self.paced(file, file.get_ref(), (client, server), KEY)?;
+        let mut spec = self.paced(file, file.get_ref(), (client, server), KEY)?;
+        let path = self.match_path(file, file.get_ref(), client && server, KEY)?;
+        spec.match_id = path.map(|path| ReplyIds {
+            path,
+            method: std::sync::Arc::new(method.clone()),
+        });
         let slo = self.slo(file, file.get_ref().slo.as_ref(), false, "grpc_stream")?;
         Ok(Some(StreamStep {
             spec: Spec::Grpc(spec),
             slo,
+            message: None,
         }))
     }
 
@@ -308,7 +355,34 @@ impl Ctx<'_> {
                 Pace::Every(every)
             },
             max_messages: f.max_messages,
+            match_id: None,
         })
+    }
+
+    /// `match`: the JSON path of the id replies share with the messages they answer, for a
+    /// stream whose replies are round trips (`round_trips`).
+    fn match_path<T>(
+        &self,
+        at: &toml::Spanned<T>,
+        f: &GrpcStreamFile,
+        round_trips: bool,
+        key: &str,
+    ) -> Result<Option<IdPath>, Error> {
+        let Some(path) = &f.match_id else {
+            return Ok(None);
+        };
+        if !round_trips {
+            return Err(self.at(
+                at,
+                format!(
+                    "{key}.match pairs replies with the messages they answer; this method's replies are not round trips"
+                ),
+                Some("drop `match` (it is for bidirectional streams)"),
+            ));
+        }
+        let pointer = json_pointer(path)
+            .map_err(|e| self.at(at, format!("{key}.match: {e}"), Some("match = \"$.id\"")))?;
+        Ok(Some(IdPath::new(pointer)))
     }
 
     /// The objectives of `sse.slo` or `grpc_stream.slo`, in ms.

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use h2::{RecvStream, SendStream};
 
 use super::Failure;
-use crate::proto::message::{BodyTap, NextSend};
+use crate::proto::message::{BodyTap, NextMessage, NextSend};
 use crate::timer::Deadline;
 
 /// A duplex stream's request side.
@@ -46,8 +46,19 @@ impl Sending {
         while !self.closed {
             match tap.next_send(Instant::now()) {
                 NextSend::Now => {
+                    let message = match tap.message() {
+                        NextMessage::Request => self.message.clone(),
+                        NextMessage::Rendered(m) => m,
+                        // Nothing more to send: the engine counts the stream as a template
+                        // error.
+                        NextMessage::Failed => {
+                            let _ = self.out.send_data(Bytes::new(), true);
+                            self.closed = true;
+                            return;
+                        }
+                    };
                     // Beyond the peer's window h2 buffers it and sends it as the window opens.
-                    if self.out.send_data(self.message.clone(), false).is_err() {
+                    if self.out.send_data(message, false).is_err() {
                         self.closed = true;
                         return;
                     }

@@ -4,12 +4,15 @@
 //! too, says when each request message is due ([`Pace`]); a bidirectional stream's replies are
 //! matched in order to the messages they answer, each match a round trip.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::Trace;
+use super::ids::IdPath;
 pub use super::pace::Pace;
 use super::pace::Sends;
-use crate::proto::message::{BodyTap, NextSend, Tapped};
+use crate::proto::grpc::GrpcMethod;
+use crate::proto::message::{BodyTap, Messages, NextMessage, NextSend, Tapped};
 
 /// What a plan's `grpc_stream = { … }` (and the method's kind) asks of a step.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +28,33 @@ pub struct GrpcStreamSpec {
     pub pace: Pace,
     /// Stop reading after this many messages (none: read to the end).
     pub max_messages: Option<u64>,
+    /// Replies are matched to messages by the id at a path (else in order).
+    pub match_id: Option<ReplyIds>,
+}
+
+/// How a bidirectional stream's replies are matched by id: the path, and the method whose
+/// replies are decoded (to JSON, as checks read them) to find it.
+#[derive(Debug, Clone)]
+pub struct ReplyIds {
+    /// Where the id lies.
+    pub path: IdPath,
+    /// The method called.
+    pub method: Arc<GrpcMethod>,
+}
+
+impl PartialEq for ReplyIds {
+    fn eq(&self, other: &Self) -> bool {
+        self.path == other.path && self.method.full_name() == other.method.full_name()
+    }
+}
+
+impl Eq for ReplyIds {}
+
+impl ReplyIds {
+    /// The id a reply (unframed protobuf) carries.
+    fn of_reply(&self, message: &[u8]) -> Option<u64> {
+        self.path.of_value(&self.method.decode_json(message).ok()?)
+    }
 }
 
 impl Default for GrpcStreamSpec {
@@ -35,6 +65,7 @@ impl Default for GrpcStreamSpec {
             count: 1,
             pace: Pace::Every(Duration::ZERO),
             max_messages: None,
+            match_id: None,
         }
     }
 }
@@ -54,16 +85,26 @@ pub struct Frames {
     have: usize,
     /// Bytes of the current message still to come, once its header is whole.
     left: Option<u64>,
+    /// The current message's bytes, when messages are kept (replies matched by id).
+    kept: Option<Vec<u8>>,
 }
 
 impl Frames {
-    /// Forgets a partial frame.
-    pub fn reset(&mut self) {
-        *self = Self::default();
+    /// Forgets a partial frame; keeps each message's bytes from now on when `keep`.
+    pub fn reset(&mut self, keep: bool) {
+        let mut kept = self.kept.take().filter(|_| keep);
+        if let Some(k) = &mut kept {
+            k.clear();
+        }
+        *self = Self {
+            kept: kept.or_else(|| keep.then(Vec::new)),
+            ..Self::default()
+        };
     }
 
-    /// Reads `data`; calls `message` once per message whose last byte is in it.
-    pub fn feed(&mut self, mut data: &[u8], mut message: impl FnMut() -> Tapped) -> Tapped {
+    /// Reads `data`; calls `message` once per message whose last byte is in it, with the
+    /// message's bytes when they are kept (else empty).
+    pub fn feed(&mut self, mut data: &[u8], mut message: impl FnMut(&[u8]) -> Tapped) -> Tapped {
         while !data.is_empty() {
             match self.left {
                 None => {
@@ -77,15 +118,23 @@ impl Frames {
                     }
                 }
                 Some(left) => {
-                    let take = left.min(data.len() as u64);
-                    self.left = Some(left - take);
-                    data = &data[take as usize..];
+                    let take = left.min(data.len() as u64) as usize;
+                    self.left = Some(left - take as u64);
+                    if let Some(kept) = &mut self.kept {
+                        kept.extend_from_slice(&data[..take]);
+                    }
+                    data = &data[take..];
                 }
             }
             if self.left == Some(0) {
                 self.have = 0;
                 self.left = None;
-                if message() == Tapped::Stop {
+                let kept = self.kept.as_deref().unwrap_or_default();
+                let stopped = message(kept) == Tapped::Stop;
+                if let Some(kept) = &mut self.kept {
+                    kept.clear();
+                }
+                if stopped {
                     return Tapped::Stop;
                 }
             }
@@ -106,11 +155,11 @@ pub struct GrpcState {
 }
 
 impl GrpcState {
-    /// Forgets the last stream: ready for the next.
-    pub fn start(&mut self) {
-        self.frames.reset();
+    /// Forgets the last stream: ready for the next of `spec`.
+    pub fn start(&mut self, spec: &GrpcStreamSpec) {
+        self.frames.reset(spec.match_id.is_some());
         self.trace.reset();
-        self.sends.reset();
+        self.sends.start(spec.match_id.is_some());
     }
 }
 
@@ -120,16 +169,22 @@ pub struct Tap<'a> {
     pub spec: &'a GrpcStreamSpec,
     /// The VU's state ([`GrpcState::start`] it first).
     pub state: &'a mut GrpcState,
+    /// The messages rendered per send, when the step's message is a template.
+    pub messages: Option<&'a mut dyn Messages>,
 }
 
 impl BodyTap for Tap<'_> {
     fn data(&mut self, data: &[u8], at: Instant) -> Tapped {
         let spec = self.spec;
-        let state = &mut *self.state;
-        let (trace, sends) = (&mut state.trace, &state.sends);
-        state.frames.feed(data, || {
+        let GrpcState {
+            frames,
+            trace,
+            sends,
+        } = &mut *self.state;
+        frames.feed(data, |message| {
             if spec.round_trips() {
-                sends.reply(trace, at);
+                let id = spec.match_id.as_ref().and_then(|m| m.of_reply(message));
+                sends.reply(trace, at, id);
             }
             trace.message(at);
             if spec.max_messages.is_some_and(|max| trace.received >= max) {
@@ -157,6 +212,20 @@ impl BodyTap for Tap<'_> {
             .sends
             .sent(&mut state.trace, at, self.spec.round_trips());
     }
+
+    fn message(&mut self) -> NextMessage {
+        let state = &mut *self.state;
+        let Some(m) = &mut self.messages else {
+            return NextMessage::Request;
+        };
+        let next = state.sends.render(&mut **m, state.trace.sent);
+        if let NextMessage::Rendered(message) = &next {
+            // Each rendered message's bytes, for the bytes sent (the request's own message
+            // is counted per send from its length).
+            state.trace.wire_sent += message.len() as u64;
+        }
+        next
+    }
 }
 
 #[cfg(test)]
@@ -181,7 +250,7 @@ mod tests {
             let mut n = 0;
             let (a, b) = body.split_at(split);
             for part in [a, b] {
-                frames.feed(part, || {
+                frames.feed(part, |_| {
                     n += 1;
                     Tapped::More
                 });
@@ -192,7 +261,7 @@ mod tests {
         let mut frames = Frames::default();
         let mut n = 0;
         for b in &body {
-            frames.feed(std::slice::from_ref(b), || {
+            frames.feed(std::slice::from_ref(b), |_| {
                 n += 1;
                 Tapped::More
             });
@@ -209,10 +278,11 @@ mod tests {
             ..GrpcStreamSpec::default()
         };
         let mut state = GrpcState::default();
-        state.start();
+        state.start(&spec);
         let mut tap = Tap {
             spec: &spec,
             state: &mut state,
+            messages: None,
         };
         let t0 = Instant::now();
         assert_eq!(tap.next_send(t0), NextSend::Now);
@@ -235,11 +305,13 @@ mod tests {
             count: 3,
             pace: Pace::Every(Duration::from_millis(10)),
             max_messages: None,
+            match_id: None,
         };
         let mut state = GrpcState::default();
         let mut tap = Tap {
             spec: &spec,
             state: &mut state,
+            messages: None,
         };
         let t0 = Instant::now();
         assert_eq!(tap.next_send(t0), NextSend::Now);

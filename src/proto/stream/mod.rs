@@ -9,6 +9,7 @@
 //! [`Spec`]'s methods; `tests/seams.rs` keeps the variants in these files.
 
 pub mod grpc;
+pub mod ids;
 pub mod pace;
 pub mod sse;
 mod trace;
@@ -18,7 +19,7 @@ pub use trace::{StreamEnd, Tokens, Trace};
 
 use std::time::Instant;
 
-use super::message::{BodyTap, NextSend, Tapped};
+use super::message::{BodyTap, Messages, NextMessage, NextSend, Tapped};
 
 /// What a streaming step asks of its protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,6 +61,16 @@ impl Spec {
         }
     }
 
+    /// Where the id lies that its replies share with the messages they answer, when they are
+    /// matched by id (else in order).
+    pub fn match_id(&self) -> Option<&ids::IdPath> {
+        match self {
+            Self::Sse(_) => None,
+            Self::Grpc(g) => g.match_id.as_ref().map(|m| &m.path),
+            Self::Ws(w) => w.match_id.as_ref(),
+        }
+    }
+
     /// How long its request side takes to send on schedule, from its first message to its
     /// last (`interval` × (`count` − 1)); zero when it does not pace its sends.
     pub fn send_span(&self) -> std::time::Duration {
@@ -89,8 +100,13 @@ pub struct State {
 }
 
 impl State {
-    /// Ready for a new stream of `spec`; returns the tap its body goes through.
-    pub fn start<'a>(&'a mut self, spec: &'a Spec) -> Tap<'a> {
+    /// Ready for a new stream of `spec`; returns the tap its body goes through. `messages`
+    /// renders each message of a streaming request side whose message is a template.
+    pub fn start<'a>(
+        &'a mut self,
+        spec: &'a Spec,
+        messages: Option<&'a mut dyn Messages>,
+    ) -> Tap<'a> {
         match spec {
             Spec::Sse(s) => {
                 self.sse.start();
@@ -100,17 +116,19 @@ impl State {
                 })
             }
             Spec::Grpc(s) => {
-                self.grpc.start();
+                self.grpc.start(s);
                 Tap::Grpc(grpc::Tap {
                     spec: s,
                     state: &mut self.grpc,
+                    messages,
                 })
             }
             Spec::Ws(s) => {
-                self.ws.start();
+                self.ws.start(s);
                 Tap::Ws(ws::Tap {
                     spec: s,
                     state: &mut self.ws,
+                    messages,
                 })
             }
         }
@@ -174,6 +192,14 @@ impl BodyTap for Tap<'_> {
             Self::Sse(t) => t.upgrade(),
             Self::Grpc(t) => t.upgrade(),
             Self::Ws(t) => t.upgrade(),
+        }
+    }
+
+    fn message(&mut self) -> NextMessage {
+        match self {
+            Self::Sse(t) => t.message(),
+            Self::Grpc(t) => t.message(),
+            Self::Ws(t) => t.message(),
         }
     }
 }

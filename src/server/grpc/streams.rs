@@ -231,9 +231,10 @@ async fn collect(incoming: &mut Messages, out: &Out) -> Result<(), Status> {
     out.send(&reply).await
 }
 
-/// `Chat`: each message echoed `delay_ms` after it arrived, in order. A reader stamps each
-/// message as it arrives, so that a reply waiting for its time does not delay the next
-/// message's stamp.
+/// `Chat`: each message echoed `delay_ms` after it arrived, a reply with a shorter delay
+/// overtaking those before it (as a server that answers each message when it is done). A
+/// reader stamps each message as it arrives, so that a reply waiting for its time does not
+/// delay the next message's stamp; the writer sends each reply at its time.
 async fn chat(mut incoming: Messages, out: &Out) -> Result<(), Status> {
     let (tx, mut rx) = mpsc::channel(1024);
     let reader = async move {
@@ -246,23 +247,43 @@ async fn chat(mut incoming: Messages, out: &Out) -> Result<(), Status> {
         }
     };
     let writer = async {
-        let timer = crate::timer::PreciseTimer::new().ok();
-        while let Some(next) = rx.recv().await {
-            let Some((message, arrived)) = next? else {
+        let mut timer = crate::timer::Deadline::default();
+        // Replies waiting for their time, earliest first (ties in arrival order).
+        let mut waiting = std::collections::BTreeMap::new();
+        let (mut arrivals, mut open) = (0u64, true);
+        loop {
+            let next = waiting.first_key_value().map(|(&(at, _), _)| at);
+            if next.is_none() && !open {
                 return Ok(());
-            };
-            let req = EchoRequest::decode(message).map_err(|_| INVALID)?;
-            let delay = millis(req.delay_ms, "delay_ms must be in 0..=600000")?;
-            if !delay.is_zero() {
-                sleep_until(timer.as_ref(), arrived + delay).await;
             }
-            let reply = EchoReply {
-                message: req.message,
-                payload: req.payload,
-            };
-            out.send(&reply).await?;
+            tokio::select! {
+                biased;
+                () = async {
+                    match next {
+                        Some(at) => timer.until(at).await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    if let Some((_, reply)) = waiting.pop_first() {
+                        out.send(&reply).await?;
+                    }
+                }
+                got = rx.recv(), if open => {
+                    let Some((message, arrived)) = got.transpose()?.flatten() else {
+                        open = false;
+                        continue;
+                    };
+                    let req = EchoRequest::decode(message).map_err(|_| INVALID)?;
+                    let delay = millis(req.delay_ms, "delay_ms must be in 0..=600000")?;
+                    let reply = EchoReply {
+                        message: req.message,
+                        payload: req.payload,
+                    };
+                    waiting.insert((arrived + delay, arrivals), reply);
+                    arrivals += 1;
+                }
+            }
         }
-        Ok(())
     };
     let (mut reader, mut writer) = (std::pin::pin!(reader), std::pin::pin!(writer));
     // The writer's error ends the call at once; the client's close, once the replies due are

@@ -12,10 +12,11 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::ids::IdPath;
 use super::pace::{Pace, Sends};
 use super::{StreamEnd, Trace};
 use crate::proto::ErrorKind;
-use crate::proto::message::{BodyTap, Io, NextSend, Tapped, Upgrade};
+use crate::proto::message::{BodyTap, Io, Messages, NextMessage, NextSend, Tapped, Upgrade};
 
 /// The GUID RFC 6455 appends to the key before hashing it into `Sec-WebSocket-Accept`.
 const GUID: &str = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
@@ -34,6 +35,8 @@ pub struct WsSpec {
     /// Read until this many messages arrived (a server that pushes more than it is sent);
     /// none: until a reply to each message sent.
     pub max_messages: Option<u64>,
+    /// Replies are matched to messages by the id at this path (else in order).
+    pub match_id: Option<IdPath>,
     /// The `Sec-WebSocket-Key` of the upgrade request (one nonce per run).
     pub key: String,
     /// The `Sec-WebSocket-Accept` the server must answer to [`key`](Self::key).
@@ -52,6 +55,7 @@ impl WsSpec {
             count: 1,
             pace: Pace::Every(std::time::Duration::ZERO),
             max_messages: None,
+            match_id: None,
             accept: accept_for(&key),
             key,
         }
@@ -104,9 +108,9 @@ pub struct WsState {
 
 impl WsState {
     /// Forgets the last stream: ready for the next.
-    pub fn start(&mut self) {
+    pub fn start(&mut self, spec: &WsSpec) {
         self.trace.reset();
-        self.sends.reset();
+        self.sends.start(spec.match_id.is_some());
         self.close_code = None;
     }
 }
@@ -118,14 +122,17 @@ pub struct Tap<'a> {
     pub spec: &'a WsSpec,
     /// The VU's state ([`WsState::start`] it first).
     pub state: &'a mut WsState,
+    /// The messages rendered per send, when the step's message is a template.
+    pub messages: Option<&'a mut dyn Messages>,
 }
 
 impl Tap<'_> {
     /// A message arrived `at`; returns whether the stream is done (its replies all in, or its
     /// message limit reached).
-    fn message(&mut self, at: Instant) -> bool {
+    fn received(&mut self, at: Instant, payload: &[u8]) -> bool {
+        let id = self.spec.match_id.as_ref().and_then(|p| p.of_text(payload));
         let state = &mut *self.state;
-        state.sends.reply(&mut state.trace, at);
+        state.sends.reply(&mut state.trace, at, id);
         state.trace.message(at);
         if self
             .spec
@@ -180,6 +187,14 @@ impl BodyTap for Tap<'_> {
     fn upgrade(&mut self) -> Option<&mut dyn Upgrade> {
         Some(self)
     }
+
+    fn message(&mut self) -> NextMessage {
+        let state = &mut *self.state;
+        match &mut self.messages {
+            Some(m) => state.sends.render(&mut **m, state.trace.sent),
+            None => NextMessage::Request,
+        }
+    }
 }
 
 impl Upgrade for Tap<'_> {
@@ -212,25 +227,27 @@ mod tests {
         let mut spec = WsSpec::new(Bytes::from_static(b"hi"), false);
         spec.count = 2;
         let mut state = WsState::default();
-        state.start();
+        state.start(&spec);
         let mut tap = Tap {
             spec: &spec,
             state: &mut state,
+            messages: None,
         };
         let t0 = Instant::now();
         tap.wrote(t0, 8, true);
-        assert!(!tap.message(t0), "one of two sent");
+        assert!(!tap.received(t0, b"hi"), "one of two sent");
         tap.wrote(t0, 8, true);
-        assert!(tap.message(t0));
+        assert!(tap.received(t0, b"hi"));
         assert_eq!(tap.state.trace.round_trips_us.len(), 2);
         assert_eq!(tap.state.trace.wire_sent, 16);
         spec.max_messages = Some(1);
-        state.start();
+        state.start(&spec);
         let mut tap = Tap {
             spec: &spec,
             state: &mut state,
+            messages: None,
         };
-        assert!(tap.message(t0), "the limit ends it");
+        assert!(tap.received(t0, b"hi"), "the limit ends it");
         assert_eq!(state.trace.end, StreamEnd::Limit);
     }
 }

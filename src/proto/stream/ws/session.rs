@@ -14,7 +14,7 @@ use tokio::sync::Notify;
 
 use super::Tap;
 use crate::proto::ErrorKind;
-use crate::proto::message::{Io, NextSend};
+use crate::proto::message::{BodyTap, Io, NextMessage, NextSend};
 use crate::timer::Deadline;
 
 /// Most bytes of a control frame's payload (RFC 6455, 5.5).
@@ -142,7 +142,7 @@ async fn read<R: AsyncRead + Unpin>(
         let at = Instant::now();
         match frame.opcode {
             OpCode::Text | OpCode::Binary | OpCode::Continuation if frame.fin => {
-                if link.tap.borrow_mut().message(at) {
+                if link.tap.borrow_mut().received(at, &frame.payload) {
                     link.owe(Owed::Close);
                 } else {
                     // An echo's next message is due now.
@@ -207,7 +207,12 @@ async fn write<W: AsyncWrite + Unpin>(
         match next {
             NextSend::Now => {
                 scratch.clear();
-                scratch.extend_from_slice(&message);
+                match link.tap.borrow_mut().message() {
+                    NextMessage::Request => scratch.extend_from_slice(&message),
+                    NextMessage::Rendered(m) => scratch.extend_from_slice(&m),
+                    // Nothing more to send: the engine counts the stream as a template error.
+                    NextMessage::Failed => return close(tx, link, Some(1000)).await,
+                }
                 send(tx, link, opcode, scratch, true).await?;
             }
             NextSend::At(due) => {
