@@ -216,3 +216,58 @@ fn the_watch_panel_shows_the_targets_cpu_rss_and_scraped_figures() {
     assert!(p["mean_cores"].as_f64().unwrap() > 0.0, "{p:#}");
     assert!(record["watch"]["prom"][0]["scrapes"].as_u64().unwrap() >= 2);
 }
+
+#[test]
+fn a_run_with_streams_shows_their_latencies_as_the_record_has_them() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = common::temp_dir("live-view-streams");
+    // Each WebSocket message echoed after 5 ms, the next sent after each reply: every round
+    // trip and every gap is the delay.
+    let plan = dir.join("plan.toml");
+    let text = format!(
+        "[target]\nbase_url = \"{}\"\n[[scenario]]\nname = \"ws\"\n[scenario.load]\n\
+         profile = \"constant-vus\"\nvus = 2\nduration = \"60s\"\n[[scenario.step]]\n\
+         name = \"chat\"\npath = \"/ws?delay_ms=5\"\nbody = \"hi\"\n\
+         websocket = {{ count = 4, echo = true }}\n",
+        target.base_url()
+    );
+    std::fs::write(&plan, text).unwrap();
+    let args = format!("run {} --threads 1", plan.display());
+    let command = pane_command(&dir, &args, "TERM=xterm-256color");
+    let Some(tmux) = Tmux::start(&dir, &command) else {
+        return;
+    };
+    let mut screen = String::new();
+    let figures = |screen: &str, name: &str| {
+        let first = name.split(' ').next().unwrap();
+        let r = row(screen, first)?;
+        let cells = r.len() == 3 + name.split(' ').count() && r.last()? != "-";
+        cells.then(|| r[r.len() - 3..].iter().map(|c| num(c)).collect::<Vec<_>>())
+    };
+    common::wait_until("the stream latency rows", Duration::from_secs(30), || {
+        screen = tmux.screen();
+        ["first message", "message gap", "round trip"]
+            .iter()
+            .all(|n| figures(&screen, n).is_some())
+    });
+    let round_trip = figures(&screen, "round trip").unwrap();
+    let gap = figures(&screen, "message gap").unwrap();
+    for (what, p) in [("round trip", &round_trip), ("gap", &gap)] {
+        assert!((5.0..7.0).contains(&p[0]), "{what} p50 {p:?}\n{screen}");
+    }
+    let record = stop(&tmux, &dir);
+    let group = record["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["kind"] == "step" && g["name"] == "chat")
+        .expect("the step's group");
+    let recorded = group["streams"]["sent"]["round_trip_ms"]["p50"]
+        .as_f64()
+        .unwrap();
+    assert!(
+        (recorded - round_trip[0]).abs() <= 0.5,
+        "record p50 {recorded} ms, screen {round_trip:?}"
+    );
+}

@@ -168,6 +168,9 @@ pub(crate) struct RunShared {
     live_groups: bool,
     /// Give the `--group-by` tables' figures per value in each interval (a live view).
     live_values: bool,
+    /// Each interval's snapshot carries the latencies of the streams it ended (a live view
+    /// shows them).
+    live_streams: bool,
     stop: Arc<Stop>,
     live: Box<[LiveCounters]>,
     /// The tick of the open model's send grid (see `pacer::pace`).
@@ -424,6 +427,7 @@ impl RunShared {
             check_count: crate::plan::check_list(plan).len(),
             live_groups: wants.groups,
             live_values: wants.values,
+            live_streams: wants.streams,
             stop: stop.stop.clone(),
             live: (0..plan.threads).map(|_| LiveCounters::default()).collect(),
             send_grid,

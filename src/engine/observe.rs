@@ -55,6 +55,12 @@ pub trait Observer {
     fn wants_group_values(&self) -> bool {
         false
     }
+    /// Whether this observer needs the latencies of the streams each interval ended
+    /// ([`Breakdown::streams`](crate::record::recorder::Breakdown::streams)); asked once,
+    /// before the run.
+    fn wants_stream_latencies(&self) -> bool {
+        false
+    }
     /// The workers are about to start.
     fn start(&mut self, _clock: &Clock) {}
     /// One worker's snapshot of one second (its last, partial one when it ends). Each worker's
@@ -90,6 +96,9 @@ pub(super) struct Wants {
     pub(super) groups: bool,
     /// The `--group-by` tables' figures per value ([`Observer::wants_group_values`]).
     pub(super) values: bool,
+    /// The latencies of the streams each interval ended
+    /// ([`Observer::wants_stream_latencies`]).
+    pub(super) streams: bool,
 }
 
 impl Wants {
@@ -98,6 +107,7 @@ impl Wants {
         Self {
             groups: observers.iter().any(|o| o.wants_groups()),
             values: observers.iter().any(|o| o.wants_group_values()),
+            streams: observers.iter().any(|o| o.wants_stream_latencies()),
         }
     }
 }

@@ -72,6 +72,7 @@ async fn worker_main(
             Recorder::with_groups(plan.groups.len(), run.check_count, run.live_groups)
                 .with_group_tables(plan.target.group_by.len())
                 .with_live_values(run.live_values && !plan.target.group_by.is_empty())
+                .with_live_streams(run.live_streams)
                 .with_service(plan.model()),
         ),
         in_flight: Cell::new(0),

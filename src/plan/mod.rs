@@ -214,6 +214,13 @@ impl Plan {
         self.model().has_open()
     }
 
+    /// Whether some step is a streaming step.
+    pub fn has_streams(&self) -> bool {
+        self.scenarios
+            .iter()
+            .any(|sc| sc.steps.iter().any(|st| st.stream.is_some()))
+    }
+
     /// Whether the plan mixes the load models: an open-model scenario beside a closed one.
     pub fn mixes_models(&self) -> bool {
         self.model() == crate::record::model::Model::Mixed

@@ -24,6 +24,9 @@ pub struct Breakdown {
     /// Per `--group-by` table, the rows that recorded exchanges in the interval, with what they
     /// gained (only when a live view asks: [`super::Recorder::with_live_values`]; else empty).
     pub grouped: Vec<Vec<super::ValueInterval>>,
+    /// The latencies of the streams that ended in the interval (only when a live view asks:
+    /// [`super::Recorder::with_live_streams`], and streams ended; else none).
+    pub streams: Option<Box<super::StreamLatencies>>,
 }
 
 /// The totals a worker last reported, to take the next interval's breakdown as a difference.

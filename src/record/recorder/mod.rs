@@ -25,7 +25,7 @@ pub use interval::Breakdown;
 pub use sample::{Counters, RequestSample, Window};
 use second::SecondFigures;
 pub use sends::{Send, SendGaps, SendSample};
-pub use streams::{Ending, StreamCounts, StreamSample, StreamStats, TokenCount};
+pub use streams::{Ending, StreamCounts, StreamLatencies, StreamSample, StreamStats, TokenCount};
 use tally::Reported;
 pub use tally::{StreamTally, Tally};
 use values::ValuesReported;
@@ -162,6 +162,9 @@ pub struct Recorder {
     /// What the group-by tables' rows last reported, when a live view shows them per value
     /// ([`Breakdown::grouped`]).
     values_reported: Option<Box<ValuesReported>>,
+    /// The latencies of the streams ended in the current interval, when a live view shows them
+    /// ([`Breakdown::streams`]).
+    live_streams: Option<Box<StreamLatencies>>,
 }
 
 /// Status codes with a non-zero count, ascending.
@@ -224,6 +227,7 @@ impl Recorder {
             reported: Reported::new(STATUS_SLOTS),
             broken_down: interval::Reported::new(groups),
             values_reported: None,
+            live_streams: None,
         }
     }
 
@@ -238,6 +242,13 @@ impl Recorder {
     /// the rows that gained exchanges.
     pub fn with_live_values(mut self, live: bool) -> Self {
         self.values_reported = live.then(Box::default);
+        self
+    }
+
+    /// The same recorder, giving each interval's [`Breakdown::streams`] (the latencies of the
+    /// streams it ended) when `live`; each stream's latencies are then recorded twice.
+    pub fn with_live_streams(mut self, live: bool) -> Self {
+        self.live_streams = live.then(Box::default);
         self
     }
 
@@ -313,6 +324,9 @@ impl Recorder {
     /// Records one measured stream, in the run's stream figures and those of `groups` (ids).
     pub fn record_stream(&mut self, s: &StreamSample<'_>, groups: &[Option<usize>]) {
         self.streams.get_or_insert_with(Box::default).record(s);
+        if let Some(live) = &mut self.live_streams {
+            live.record(s);
+        }
         for g in groups.iter().flatten() {
             self.groups[*g]
                 .streams
@@ -417,6 +431,7 @@ impl Recorder {
         if let Some(values) = &mut self.values_reported {
             breakdown.grouped = values.take(&self.grouped);
         }
+        breakdown.streams = self.live_streams.as_mut().and_then(|l| l.take());
         let snapshot = IntervalSnapshot {
             second,
             span_s,

@@ -195,6 +195,67 @@ impl StreamStats {
     }
 }
 
+/// The latencies of streams ended in one interval, for live views: time to the first message,
+/// the gaps between messages and the round trips (as [`StreamStats`]' histograms, µs).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamLatencies {
+    /// Time to the first message, µs.
+    pub first: Histogram<u64>,
+    /// Gaps between consecutive messages, µs.
+    pub gap: Histogram<u64>,
+    /// Round trips, µs.
+    pub round_trip: Histogram<u64>,
+}
+
+impl Default for StreamLatencies {
+    fn default() -> Self {
+        Self {
+            first: new_histogram(),
+            gap: new_histogram(),
+            round_trip: new_histogram(),
+        }
+    }
+}
+
+impl StreamLatencies {
+    /// Records one stream's latencies.
+    pub fn record(&mut self, s: &StreamSample<'_>) {
+        if let Some(us) = s.first_us {
+            self.first.saturating_record(us.max(HIST_LOW_US));
+        }
+        for &gap in s.gaps_us {
+            self.gap.saturating_record(gap.max(HIST_LOW_US));
+        }
+        for &rtt in s.round_trips_us {
+            self.round_trip.saturating_record(rtt.max(HIST_LOW_US));
+        }
+    }
+
+    /// Adds `o` (exact).
+    pub fn add(&mut self, o: &StreamLatencies) {
+        let _ = self.first.add(&o.first);
+        let _ = self.gap.add(&o.gap);
+        let _ = self.round_trip.add(&o.round_trip);
+    }
+
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.first.is_empty() && self.gap.is_empty() && self.round_trip.is_empty()
+    }
+
+    /// What was recorded since the last take (none when nothing was), and a fresh start.
+    pub(super) fn take(&mut self) -> Option<Box<StreamLatencies>> {
+        if self.is_empty() {
+            return None;
+        }
+        let taken = Box::new(self.clone());
+        self.first.reset();
+        self.gap.reset();
+        self.round_trip.reset();
+        Some(taken)
+    }
+}
+
 /// Merges `o` into `a`, either of which may have no streams.
 pub(super) fn merge_optional(a: &mut Option<Box<StreamStats>>, o: &Option<Box<StreamStats>>) {
     if let Some(o) = o {

@@ -203,3 +203,42 @@ fn group_by_values_come_with_each_interval_only_when_asked() {
     assert_eq!(next[0].len(), 1, "only b2 recorded anything: {next:?}");
     assert_eq!((&next[0][0].key, next[0][0].exchanges), (&key(b"b2"), 1));
 }
+
+#[test]
+fn stream_latencies_come_with_each_interval_only_when_asked() {
+    let sample = StreamSample {
+        ok: true,
+        ending: Some(Ending::Eof),
+        first_us: Some(2_000),
+        gaps_us: &[10_000, 10_000],
+        messages: 3,
+        stream_us: 25_000,
+        tokens: None,
+        per_token_us: None,
+        good: None,
+        drained: false,
+        sent: 3,
+        round_trips_us: &[5_000, 6_000, 7_000],
+    };
+    let mut off = Recorder::new();
+    let mut on = Recorder::new().with_live_streams(true);
+    for r in [&mut off, &mut on] {
+        r.record_stream(&sample, &[]);
+    }
+    assert!(off.take_interval(0, 1.0, 0).breakdown.streams.is_none());
+    let first = on
+        .take_interval(0, 1.0, 0)
+        .breakdown
+        .streams
+        .expect("a stream ended");
+    assert_eq!(
+        (first.first.len(), first.gap.len(), first.round_trip.len()),
+        (1, 2, 3)
+    );
+    assert!(first.round_trip.equivalent(first.round_trip.max(), 7_000));
+    // The next interval holds only what ended in it: nothing.
+    assert!(on.take_interval(1, 1.0, 0).breakdown.streams.is_none());
+    on.record_stream(&sample, &[]);
+    let again = on.take_interval(2, 1.0, 0).breakdown.streams.unwrap();
+    assert_eq!(again.round_trip.len(), 3);
+}

@@ -57,11 +57,12 @@ pub(super) fn draw(f: &mut Frame, v: &View) {
     let groups = s.plan.groups.len() as u16;
     let head = 3 + s.plan.scenarios.len() as u16;
     let groups = if groups == 0 { 0 } else { groups.min(8) + 3 };
-    let (by_value, watch) = panel_heights(v, head + 6 + 7 + groups + 1, f.area().height);
+    let middle = 7 + STREAM_ROWS * u16::from(s.plan.has_streams());
+    let (by_value, watch) = panel_heights(v, head + 6 + middle + groups + 1, f.area().height);
     let rows = Layout::vertical([
         Constraint::Length(head),
         Constraint::Length(6),
-        Constraint::Length(7),
+        Constraint::Length(middle),
         Constraint::Length(groups),
         Constraint::Length(by_value),
         Constraint::Length(watch),
@@ -245,13 +246,37 @@ fn sparklines(f: &mut Frame, area: Rect, v: &View) {
     }
 }
 
+/// Rows of stream latencies under the request latencies, in a run with streaming steps.
+const STREAM_ROWS: u16 = 3;
+
+/// The whole run's stream latencies so far: time to the first message, the gaps between
+/// messages and the round trips, p50/p90/p99 ("-" before any).
+fn stream_rows(s: &State) -> Vec<Row<'static>> {
+    if !s.plan.has_streams() {
+        return Vec::new();
+    }
+    let l = s.stream_latency.as_deref();
+    let figures = |name: &str, h: Option<&hdrhistogram::Histogram<u64>>| {
+        let at = |q: f64| {
+            h.filter(|h| !h.is_empty())
+                .map(|h| h.value_at_quantile(q) as f64 / 1e3)
+        };
+        Row::new([name.to_string(), ms(at(0.5)), ms(at(0.9)), ms(at(0.99))])
+    };
+    vec![
+        figures("first message", l.map(|l| &l.first)),
+        figures("message gap", l.map(|l| &l.gap)),
+        figures("round trip", l.map(|l| &l.round_trip)),
+    ]
+}
+
 fn latency(f: &mut Frame, area: Rect, v: &View) {
     let s = v.state;
     let last = s.last_second();
     let run = |q: f64| (!s.latency.is_empty()).then(|| s.latency.value_at_quantile(q) as f64 / 1e3);
     let head =
         Row::new(["", "p50", "p90", "p99"]).style(Style::default().add_modifier(Modifier::BOLD));
-    let rows = vec![
+    let mut rows = vec![
         Row::new([
             "last second".to_string(),
             ms(last.and_then(|l| l.p50_ms)),
@@ -274,8 +299,9 @@ fn latency(f: &mut Frame, area: Rect, v: &View) {
                 }),
         ),
     ];
+    rows.extend(stream_rows(s));
     let widths = [
-        Constraint::Length(12),
+        Constraint::Length(13),
         Constraint::Length(9),
         Constraint::Length(9),
         Constraint::Length(9),

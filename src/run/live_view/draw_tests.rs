@@ -137,3 +137,47 @@ fn group_by_values_and_watched_figures_have_panels_of_their_own() {
     );
     assert_panels(&text);
 }
+
+#[test]
+fn a_run_with_streams_shows_their_latencies_under_the_requests() {
+    let text = screen(&state(plan("", "")));
+    assert!(!text.contains("first message"), "no streams: {text}");
+    let mut s = state(plan("", "websocket = { count = 3 }"));
+    let text = screen(&s);
+    let row = |text: &str, name: &str| {
+        let line = text.lines().find(|l| l.contains(name));
+        let line = line.unwrap_or_else(|| panic!("no row {name}:\n{text}"));
+        line.split('│')
+            .nth(1)
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    // Before the first stream ends, its rows wait.
+    assert!(row(&text, "first message").ends_with('-'), "{text}");
+    let mut snapshot = IntervalSnapshot::of_requests(0, 10, 1_000);
+    let mut l = crate::record::recorder::StreamLatencies::default();
+    l.first.record(2_000).unwrap();
+    l.gap.record_n(10_000, 2).unwrap();
+    l.round_trip.record_n(25_000, 3).unwrap();
+    snapshot.breakdown.streams = Some(Box::new(l));
+    s.interval(&snapshot);
+    let text = screen(&s);
+    let figures = |name: &str| {
+        let r = row(&text, name);
+        r.split_whitespace()
+            .skip(name.split(' ').count())
+            .map(String::from)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(figures("first message"), ["2.00"; 3], "{text}");
+    assert!(
+        figures("message gap").iter().all(|f| f.starts_with("10.0")),
+        "{text}"
+    );
+    assert!(
+        figures("round trip").iter().all(|f| f.starts_with("25.0")),
+        "{text}"
+    );
+    assert_panels(&text);
+}

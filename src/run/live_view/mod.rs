@@ -128,6 +128,10 @@ impl Observer for LiveView {
         !self.plan.target.group_by.is_empty()
     }
 
+    fn wants_stream_latencies(&self) -> bool {
+        self.plan.has_streams()
+    }
+
     fn start(&mut self, clock: &Clock) {
         let (tx, rx) = channel();
         let state = State::new(self.plan.clone(), *clock);

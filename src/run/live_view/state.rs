@@ -77,6 +77,8 @@ pub(super) struct State {
     pub watched: Option<WatchNow>,
     /// Streams ended so far and their messages.
     pub streams: crate::record::recorder::StreamTally,
+    /// The latencies of the streams ended so far (none before the first).
+    pub stream_latency: Option<Box<crate::record::recorder::StreamLatencies>>,
 }
 
 impl State {
@@ -105,6 +107,7 @@ impl State {
             grouped,
             watched: None,
             streams: Default::default(),
+            stream_latency: None,
         }
     }
 
@@ -124,6 +127,9 @@ impl State {
         let _ = self.latency.add(&s.latency);
         self.counts.merge(&s.counters);
         self.streams.add(&s.tally.streams);
+        if let Some(l) = &s.breakdown.streams {
+            self.stream_latency.get_or_insert_with(Box::default).add(l);
+        }
         for &(code, n) in &s.breakdown.statuses {
             match self.statuses.binary_search_by_key(&code, |(c, _)| *c) {
                 Ok(i) => self.statuses[i].1 += n,
@@ -355,6 +361,7 @@ mod tests {
                 lag_p99_us: 0,
                 groups,
                 grouped: Vec::new(),
+                streams: None,
             },
         }
     }
