@@ -9,7 +9,7 @@ mod common;
 use std::path::Path;
 
 use common::streams::{CLOSED, OPEN, PythonPeer, near_truth, step_streams, stream_plan};
-use common::{run_json_ok, run_volley, serial, target, temp_dir};
+use common::{run_json, run_json_ok, run_volley, serial, target, temp_dir};
 
 /// Writes a plan against `base` with one scenario of `load` and one step `stream` of `step`.
 fn plan(dir: &Path, base: &str, load: &str, step: &str, extra: &str) -> String {
@@ -108,7 +108,7 @@ fn a_close_with_an_error_code_is_a_websocket_close_error() {
              websocket = {{ count = 5, echo = true }}"
         );
         let args = ["run", &plan(&dir, &t.base_url(), load, &step, "")];
-        let (_, r) = common::run_json(&dir, &args);
+        let (_, r) = run_json(&dir, &args);
         r
     };
     let r = run(1011);
@@ -246,6 +246,37 @@ fn replies_that_overtake_each_other_are_matched_by_id() {
     let (p25, p75) = (rtt["p25"].as_f64().unwrap(), rtt["p75"].as_f64().unwrap());
     assert!((20.0..24.0).contains(&p25), "p25 {p25} ms: {rtt:#}");
     assert!((40.0..45.0).contains(&p75), "p75 {p75} ms: {rtt:#}");
+}
+
+#[test]
+fn a_message_that_cannot_be_rendered_cuts_its_stream_short() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("ws-message-template");
+    // The first message renders; the second asks minijinja for a range too long to make.
+    let step = "path = \"/ws?delay_ms=1\"\n\
+                body = \"m{{ range(seq * 100000000) | length }}\"\n\
+                websocket = { count = 3, echo = true }";
+    let load = "profile = \"iterations\"\nvus = 1\niterations = 2";
+    let (out, r) = run_json(&dir, &["run", &plan(&dir, &t.base_url(), load, step, "")]);
+    assert_ne!(out.status.code(), Some(0), "every request failed");
+    let summary = &r["summary"];
+    assert_eq!(
+        summary["errors_by_kind"]["message_template"], 2,
+        "{summary:#}"
+    );
+    // Each stream was opened and sent its first message: a request, with its bytes.
+    assert_eq!(
+        (summary["requests"].as_u64(), summary["not_sent"].as_u64()),
+        (Some(2), Some(0))
+    );
+    assert!(summary["bytes_sent"].as_u64().unwrap() > 0);
+    let s = step_streams(&r);
+    assert_eq!(
+        (s["streams"].as_u64(), s["failed"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!(s["sent"]["messages"], 2, "{s:#}");
 }
 
 #[test]

@@ -26,7 +26,7 @@ pub(super) struct Rendered<'a> {
     pub ids: Option<&'a IdPath>,
     /// The rendered text, reused.
     pub text: Vec<u8>,
-    /// A message could not be rendered (the attempt is a template error).
+    /// A message could not be rendered (the attempt fails as `message_template`).
     pub failed: bool,
 }
 

@@ -252,7 +252,10 @@ async fn run_step(
         (Some(c), true) => c,
         _ => &vu.conn,
     };
-    let reached_server = exchanged.result.is_ok() || conn.phase() == ConnPhase::Exchanging;
+    // A stream cut short by its message's template had been opened and sent.
+    let reached_server = exchanged.result.is_ok()
+        || conn.phase() == ConnPhase::Exchanging
+        || matches!(exchanged.result, Err(ErrorKind::MessageTemplate));
     let bytes_sent = if reached_server {
         outgoing.bytes_sent(&vu.scratch, messages_sent(vu, step)) + stream_wire(vu, step)
     } else {
@@ -399,7 +402,7 @@ async fn exchange(vu: &mut VuRun<'_>, step: &Step, outgoing: &Outgoing<'_>) -> E
     in_flight.set(in_flight.get() - 1);
     // A message that could not be rendered ended the stream early: the attempt failed.
     let result = match rendered {
-        Some(r) if r.failed => Err(ErrorKind::Template),
+        Some(r) if r.failed => Err(ErrorKind::MessageTemplate),
         _ => result,
     };
     Exchanged { result, sent, done }

@@ -59,11 +59,14 @@ pub enum ErrorKind {
     /// The WebSocket peer closed the stream with a code other than 1000 (normal closure) or
     /// 1001 (going away), or with none before the stream was done.
     WebSocketClose,
+    /// A streaming request side's message (a template, rendered per message) could not be
+    /// rendered: the stream, already open, was closed before all its messages were sent.
+    MessageTemplate,
 }
 
 impl ErrorKind {
     /// Number of kinds: the length of per-kind counter arrays.
-    pub const COUNT: usize = 24;
+    pub const COUNT: usize = 25;
 
     /// Every kind, in discriminant order.
     pub const ALL: [ErrorKind; Self::COUNT] = [
@@ -91,6 +94,7 @@ impl ErrorKind {
         Self::TlsHandshakeTimeout,
         Self::InvalidStatus,
         Self::WebSocketClose,
+        Self::MessageTemplate,
     ];
 
     /// Whether an attempt that failed this way was never sent: the generator could not make it
@@ -103,7 +107,9 @@ impl ErrorKind {
 
     /// Whether the generator itself could not make the attempt: no ephemeral port, no file
     /// descriptor, or a request it could not build. The target is not charged with these: they
-    /// are in no error rate (docs/measurement.md, "Error rate").
+    /// are in no error rate (docs/measurement.md, "Error rate"). (A stream's message that
+    /// could not be built, [`MessageTemplate`](Self::MessageTemplate), fails a request that was
+    /// sent: it is an error of that request.)
     pub fn is_generator_limit(self) -> bool {
         matches!(
             self,
@@ -189,6 +195,7 @@ impl ErrorKind {
             Self::TlsHandshakeTimeout => "tls_handshake_timeout",
             Self::InvalidStatus => "invalid_status",
             Self::WebSocketClose => "websocket_close",
+            Self::MessageTemplate => "message_template",
         }
     }
 
@@ -263,6 +270,9 @@ impl ErrorKind {
             }
             Self::WebSocketClose => {
                 "the WebSocket server closed the stream with an error code (1002 protocol error, 1011 internal error, …), or closed it before the stream was done"
+            }
+            Self::MessageTemplate => {
+                "a stream's message template failed to render for one of its messages, so the stream was closed early; `volley check` shows the first message"
             }
         }
     }

@@ -49,8 +49,8 @@ impl Sending {
                     let message = match tap.message() {
                         NextMessage::Request => self.message.clone(),
                         NextMessage::Rendered(m) => m,
-                        // Nothing more to send: the engine counts the stream as a template
-                        // error.
+                        // Nothing more to send: the engine fails the attempt
+                        // (`message_template`).
                         NextMessage::Failed => {
                             let _ = self.out.send_data(Bytes::new(), true);
                             self.closed = true;

@@ -207,10 +207,12 @@ async fn write<W: AsyncWrite + Unpin>(
         match next {
             NextSend::Now => {
                 scratch.clear();
-                match link.tap.borrow_mut().message() {
+                // The tap's borrow ends before any await (the reader borrows it too).
+                let next = link.tap.borrow_mut().message();
+                match next {
                     NextMessage::Request => scratch.extend_from_slice(&message),
                     NextMessage::Rendered(m) => scratch.extend_from_slice(&m),
-                    // Nothing more to send: the engine counts the stream as a template error.
+                    // Nothing more to send: the engine fails the attempt (`message_template`).
                     NextMessage::Failed => return close(tx, link, Some(1000)).await,
                 }
                 send(tx, link, opcode, scratch, true).await?;
