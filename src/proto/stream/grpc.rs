@@ -1,8 +1,9 @@
 //! gRPC streaming calls: server streaming (one request message, a stream of replies), client
 //! streaming (a stream of request messages, one reply) and bidirectional. [`Tap`] counts the
 //! reply messages as their 5-byte frames complete and, for a stream whose request side streams
-//! too, says when each request message is due ([`Pace`]); a bidirectional stream's replies are
-//! matched in order to the messages they answer, each match a round trip.
+//! too, says when each request message is due ([`Pace`]) and what it is (the request's, or one
+//! rendered per message); a bidirectional stream's replies are matched to the messages they
+//! answer, in order or by id ([`super::ids`]), each match a round trip.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,7 +1,8 @@
 //! WebSocket (RFC 6455) streams: the step's request is the HTTP/1.1 upgrade (`GET` with
 //! `Upgrade: websocket`), and after the server's `101 Switching Protocols` the connection
-//! carries the stream: the step's message sent `count` times by its [`Pace`], the server's
-//! messages counted as they arrive and matched in order to the messages sent as round trips,
+//! carries the stream: the step's message (or one rendered per message) sent `count` times by
+//! its [`Pace`], the server's messages counted as they arrive and matched to the messages sent
+//! as round trips (in order, or by id: [`super::ids`]),
 //! then the close handshake. The framing is the `fastwebsockets` crate's, chosen by a recorded
 //! benchmark (`bench/ws-crates/README.md`); the upgrade is written here, on volley's own
 //! connection, so its time is the exchange's wait (docs/measurement.md, "Streams").
