@@ -136,20 +136,12 @@ impl StreamStats {
             Some(Ending::Limit) => c.ended.limit += 1,
             None => {}
         }
-        if let Some(us) = s.first_us {
-            c.with_messages += 1;
-            self.first.saturating_record(us.max(HIST_LOW_US));
-        }
-        for &gap in s.gaps_us {
-            self.gap.saturating_record(gap.max(HIST_LOW_US));
-        }
+        c.with_messages += u64::from(s.first_us.is_some());
+        record_latencies([&mut self.first, &mut self.gap, &mut self.round_trip], s);
         c.messages += s.messages;
         c.drained.messages += s.messages * drained;
         c.sent += s.sent;
         c.drained.sent += s.sent * drained;
-        for &rtt in s.round_trips_us {
-            self.round_trip.saturating_record(rtt.max(HIST_LOW_US));
-        }
         if let Some(t) = s.tokens {
             c.llm_streams += 1;
             c.usage_counted += u64::from(t.from_usage);
@@ -220,15 +212,7 @@ impl Default for StreamLatencies {
 impl StreamLatencies {
     /// Records one stream's latencies.
     pub fn record(&mut self, s: &StreamSample<'_>) {
-        if let Some(us) = s.first_us {
-            self.first.saturating_record(us.max(HIST_LOW_US));
-        }
-        for &gap in s.gaps_us {
-            self.gap.saturating_record(gap.max(HIST_LOW_US));
-        }
-        for &rtt in s.round_trips_us {
-            self.round_trip.saturating_record(rtt.max(HIST_LOW_US));
-        }
+        record_latencies([&mut self.first, &mut self.gap, &mut self.round_trip], s);
     }
 
     /// Adds `o` (exact).
@@ -253,6 +237,21 @@ impl StreamLatencies {
         self.gap.reset();
         self.round_trip.reset();
         Some(taken)
+    }
+}
+
+/// Records `s`'s time to its first message, its gaps and its round trips into `[first, gap,
+/// round_trip]`, µs (at least the histograms' lowest value): [`StreamStats`]' and
+/// [`StreamLatencies`]' one rule.
+fn record_latencies([first, gap, round_trip]: [&mut Histogram<u64>; 3], s: &StreamSample<'_>) {
+    if let Some(us) = s.first_us {
+        first.saturating_record(us.max(HIST_LOW_US));
+    }
+    for &g in s.gaps_us {
+        gap.saturating_record(g.max(HIST_LOW_US));
+    }
+    for &rtt in s.round_trips_us {
+        round_trip.saturating_record(rtt.max(HIST_LOW_US));
     }
 }
 
