@@ -22,6 +22,9 @@
 #   DURATION=6 (>= 5)   CONNECTIONS=8   RATE=1500   BASE_MS=2
 #   VOLLEY=path (default target/$PROFILE/volley)   PROFILE=release   BUILD=auto|always|never
 #   SERVER_CPU=1   CLIENT_CPU=0   RECORDS=dir   KEEP=dir
+#   ORDER=interleaved|blocked (interleaved: run i of every configuration, then run
+#   i+1; blocked: all runs of one configuration, then the next — each configuration's
+#   runs then span minutes, not the whole bench)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -43,6 +46,7 @@ SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 RECORDS=${RECORDS:-}
 KEEP=${KEEP:-}
+ORDER=${ORDER:-interleaved}
 
 case ${1:-} in
   -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -60,6 +64,7 @@ for c in $CONFIGS; do
   [[ $c =~ ^(closed|open):(fixed|exp|bimodal|uniform)$ ]] || die "bad configuration '$c' (MODEL:DIST, e.g. closed:exp)"
 done
 case $BUILD in auto|always|never) ;; *) die "BUILD must be auto, always or never (got '$BUILD')" ;; esac
+case $ORDER in interleaved|blocked) ;; *) die "ORDER must be interleaved or blocked (got '$ORDER')" ;; esac
 [[ -z $RECORDS || -d $RECORDS ]] || die "RECORDS=$RECORDS is not a folder of runs (make one with KEEP=DIR)"
 command -v taskset >/dev/null || die "taskset not found (apt-get install -y util-linux)"
 command -v python3 >/dev/null || die "python3 not found (apt-get install -y python3)"
@@ -96,9 +101,18 @@ if [[ -z $RECORDS ]]; then
   echo "runs: $RUNS x ${DURATION}s per configuration ($CONFIGS), /delay?ms=$BASE_MS, closed -c $CONNECTIONS," \
        "open --rate $RATE, --threads 1 (CPU $CLIENT_CPU), target on CPU $SERVER_CPU"
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
-  for (( i = 1; i <= RUNS; i++ )); do
-    # Configurations interleaved, so that a drift of the machine reaches them all alike.
-    for c in $CONFIGS; do
+  # Interleaved: run i of every configuration, then run i + 1, so that a drift of the machine
+  # reaches them all alike. Blocked: one configuration's runs back to back.
+  plan=()
+  if [[ $ORDER == interleaved ]]; then
+    for (( i = 1; i <= RUNS; i++ )); do for c in $CONFIGS; do plan+=("$c/$i"); done; done
+  else
+    for c in $CONFIGS; do for (( i = 1; i <= RUNS; i++ )); do plan+=("$c/$i"); done; done
+  fi
+  echo "order: $ORDER"
+  for step in "${plan[@]}"; do
+    c=${step%/*} i=${step##*/}
+    {
       model=${c%%:*} dist=${c##*:}
       load=(-c "$CONNECTIONS"); [[ $model == open ]] && load=(--rate "$RATE")
       dir="$records/${model}-${dist}/run-$i"
@@ -110,7 +124,7 @@ if [[ -z $RECORDS ]]; then
       rc=0; wait "$run_pid" || rc=$?
       run_pid=
       (( rc == 0 )) || die "run $c $i failed ($rc): $(tail -5 "$tmp/run.log")"
-    done
+    }
     printf '.' >&2
   done
   printf '\n' >&2
@@ -123,17 +137,29 @@ else
 fi
 
 python3 - "$records" <<'PY'
-import json, os, statistics, sys
+import json, math, os, re, statistics, sys
 
 records = sys.argv[1]
 FIGURES = (("p50", "p50_ms"), ("p99", "p99_ms"), ("rps", "rps"))
 LOW, HIGH = 0.90, 0.98
+NEAR = 3  # the local reference: the mean of the 2 × NEAR runs nearest in run order
 failed = False
-print(f"{'configuration':<16} {'figure':<6} {'coverage':>9} {'runs':>5} {'median ±':>9} {'none':>5}  goal {LOW:.0%}–{HIGH:.0%}")
+
+def lag1(xs):
+    m = statistics.mean(xs)
+    den = sum((x - m) ** 2 for x in xs)
+    return sum((a - m) * (b - m) for a, b in zip(xs, xs[1:])) / den if den else 0.0
+
+def order(d):
+    found = re.search(r"(\d+)$", d)
+    return int(found.group(1)) if found else 0
+
+print(f"{'configuration':<16} {'figure':<6} {'coverage':>9} {'runs':>5} {'median ±':>9} {'none':>5}"
+      f" {'sd/se':>6} {'lag-1':>6} {'local':>7}  goal {LOW:.0%}–{HIGH:.0%}")
 for config in sorted(os.listdir(records)):
     folder = os.path.join(records, config)
     runs = []
-    for d in sorted(os.listdir(folder)):
+    for d in sorted(os.listdir(folder), key=order):
         path = os.path.join(folder, d, "run.json")
         if os.path.isfile(path):
             runs.append(json.load(open(path))["summary"])
@@ -144,12 +170,24 @@ for config in sorted(os.listdir(records)):
             print(f"{config:<16} {name:<6} {'-':>9} {len(runs):>5} {'-':>9} {len(runs):>5}  FAIL (no intervals)")
             failed = True
             continue
-        pooled = statistics.mean(b["value"] for b in have)
+        values = [b["value"] for b in have]
+        pooled = statistics.mean(values)
         covered = sum(1 for b in have if abs(b["value"] - pooled) <= b["half_width"])
         rate = covered / len(have)
         rel = statistics.median(b["half_width"] / b["value"] for b in have if b["value"])
         ok = LOW <= rate <= HIGH and len(have) == len(runs)
         failed |= not ok
-        print(f"{config:<16} {name:<6} {rate:>8.1%} {len(have):>5} {rel:>8.1%} {len(runs) - len(have):>5}  {'PASS' if ok else 'FAIL'}")
+        # Diagnostics: the spread between runs over the runs' own standard errors (half-width
+        # ÷ 2.57, t at 5 degrees of freedom, roughly), the runs' lag-1 autocorrelation in run
+        # order (a drift of the machine), and coverage of the mean of the nearest runs in
+        # order (a reference the drift moves with).
+        se = statistics.median(b["half_width"] for b in have) / 2.57
+        ratio = statistics.stdev(values) / se if se and len(values) > 1 else float("nan")
+        local = 0
+        for i, b in enumerate(have):
+            near = [v for j, v in enumerate(values) if j != i and abs(j - i) <= NEAR]
+            local += abs(b["value"] - statistics.mean(near)) <= b["half_width"]
+        print(f"{config:<16} {name:<6} {rate:>8.1%} {len(have):>5} {rel:>8.1%} {len(runs) - len(have):>5}"
+              f" {ratio:>6.2f} {lag1(values):>6.2f} {local / len(have):>6.1%}  {'PASS' if ok else 'FAIL'}")
 sys.exit(1 if failed else 0)
 PY
