@@ -12,7 +12,9 @@
 //! per request (user + system time of the client thread — the runtime is current-thread, so the
 //! HTTP/2 connection tasks run on it too — divided by the requests completed) and req/s.
 //! Modes: h1, h1-tls, h2c, h2-tls, grpc, grpc-tls, hyper-h2c (the same h2c load through
-//! `hyper::client::conn::http2`, for the choice of HTTP/2 client).
+//! `hyper::client::conn::http2`, for the choice of HTTP/2 client), h3 (HTTP/3 over QUIC, against
+//! the TLS target's UDP port of the same number; the quinn endpoint's driver runs on the
+//! measured thread too).
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -59,14 +61,15 @@ fn main() {
     }
 }
 
-/// Runs a plain and a TLS target (one worker thread each) until stdin closes.
+/// Runs a plain and a TLS target with HTTP/3 beside (one worker thread each) until stdin
+/// closes.
 fn serve(dir: &Path) {
     let config = TargetConfig {
         threads: 1,
         ..TargetConfig::default()
     };
     let plain = server::spawn(config.clone()).expect("plain target");
-    let tls = server::spawn_tls(config).expect("TLS target");
+    let tls = server::spawn_http3(config).expect("TLS and HTTP/3 target");
     std::fs::write(dir.join("ca.pem"), tls.ca_pem().unwrap()).unwrap();
     std::fs::write(
         dir.join("addrs"),
@@ -128,9 +131,11 @@ async fn run_mode(
     if mode == "hyper-h2c" {
         return hyper_h2c(plain, per_run).await;
     }
-    let tls = mode.ends_with("-tls");
+    let tls = mode.ends_with("-tls") || mode == "h3";
     let protocol = if mode.starts_with("h1") {
         Protocol::Http1
+    } else if mode == "h3" {
+        Protocol::Http3
     } else {
         Protocol::Http2
     };
@@ -159,7 +164,7 @@ async fn run_mode(
     let mut connections: Vec<Connection> = Vec::new();
     match protocol {
         Protocol::Http1 => connections.extend((0..IN_FLIGHT).map(|_| client.connection())),
-        Protocol::Http2 => {
+        Protocol::Http2 | Protocol::Http3 => {
             for _ in 0..H2_CONNECTIONS {
                 let first = client.connection();
                 for _ in 1..IN_FLIGHT / H2_CONNECTIONS {

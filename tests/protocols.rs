@@ -325,6 +325,66 @@ async fn h2_over_tls_by_alpn() {
     stop(target).await;
 }
 
+#[tokio::test]
+async fn http3_is_served_beside_tls_advertised_by_alt_svc_and_shared_by_streams() {
+    let target = server::spawn_http3(TargetConfig {
+        threads: 1,
+        ..TargetConfig::default()
+    })
+    .expect("HTTP/3 target starts");
+    let ca = ca_file(&target, "h3-alt-svc");
+    // Over TCP, every response names the UDP port HTTP/3 answers on.
+    let tcp = Client::new(config(target.addr(), Protocol::Http1, trusting(ca.clone()))).unwrap();
+    let mut head = Request::get("localhost", "/");
+    head.capture.headers = true;
+    let head = tcp.prepare(&head).unwrap();
+    let r = exchange(&mut tcp.connection(), &head).await.unwrap();
+    let alt_svc = r.captured.unwrap().headers["alt-svc"].clone();
+    let port = target.addr().port();
+    assert_eq!(alt_svc, format!("h3=\":{port}\"; ma=86400").as_str());
+    // Over QUIC: the handshake is the TLS figure (no TCP connect), ALPN h3.
+    let quic = Client::new(config(target.addr(), Protocol::Http3, trusting(ca))).unwrap();
+    assert!(quic.probe().await.unwrap().tls_us > 0);
+    let mut post = Request::get("localhost", "/echo");
+    post.method = http::Method::POST;
+    post.body = Bytes::from_static(b"hello h3");
+    post.capture.body_limit = 100;
+    let post = quic.prepare(&post).unwrap();
+    let mut first = quic.connection();
+    let r = exchange(&mut first, &post).await.unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!((r.timing.connect_us, first.connections_opened()), (0, 1));
+    assert!(r.timing.tls_us > 0);
+    let negotiated = r.timing.tls.expect("the handshake's outcome");
+    assert_eq!(negotiated.alpn_name(), Some("h3"));
+    assert_eq!(&r.captured.unwrap().body[..], b"hello h3");
+    // A second stream handle shares the connection; a failed route is a status.
+    let mut second = first.share().expect("HTTP/3 multiplexes");
+    let missing = quic
+        .prepare(&Request::get("localhost", "/status/503"))
+        .unwrap();
+    let r = exchange(&mut second, &missing).await.unwrap();
+    assert_eq!((r.status, r.error()), (503, Some(ErrorKind::Http5xx)));
+    assert_eq!(second.connections_opened(), 0);
+    drop((first, second));
+    stop(target).await;
+}
+
+#[tokio::test]
+async fn http3_to_a_port_without_quic_fails_its_handshake_in_words() {
+    let target = tls_target();
+    let ca = ca_file(&target, "h3-no-quic");
+    let quic = Client::new(config(target.addr(), Protocol::Http3, trusting(ca))).unwrap();
+    // Nothing listens on the UDP port: the probe answers within its own limit, in words.
+    let e = tokio::time::timeout(Duration::from_secs(20), quic.probe())
+        .await
+        .expect("the probe gives up by itself")
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::QuicHandshake, "{e}");
+    assert!(e.message.contains("UDP"), "{e}");
+    stop(target).await;
+}
+
 async fn grpc_calls(target: &RunningTarget, tls: Option<TlsOptions>) {
     let client = Client::new(config(target.addr(), Protocol::Http2, tls)).unwrap();
     let mut conn = client.connection();

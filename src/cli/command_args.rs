@@ -10,6 +10,7 @@ use super::args::parse_duration;
 
 /// `volley serve`.
 #[derive(Debug, Args)]
+#[command(group(clap::ArgGroup::new("secure").args(["tls", "http3"]).multiple(true)))]
 pub struct ServeArgs {
     /// Port to listen on (0 = any free port).
     #[arg(long, default_value_t = 8080)]
@@ -29,14 +30,17 @@ pub struct ServeArgs {
     /// Serve TLS only, with a certificate signed by a throw-away CA (written to --ca-file).
     #[arg(long)]
     pub tls: bool,
-    /// With --tls: where to write the CA certificate (PEM) for clients' --cacert.
+    /// With --tls or --http3: where to write the CA certificate (PEM) for clients' --cacert.
     #[arg(
         long,
         value_name = "PATH",
         default_value = "volley-ca.pem",
-        requires = "tls"
+        requires = "secure"
     )]
     pub ca_file: PathBuf,
+    /// Also serve HTTP/3 on the UDP port of the same number (Alt-Svc advertises it); implies --tls.
+    #[arg(long)]
+    pub http3: bool,
     /// Fault: close the listener after this many requests have been answered (new connections
     /// are refused, open ones closed), as when a server goes away mid-run.
     #[arg(long, value_name = "N")]

@@ -13,14 +13,14 @@ use volley::proto::client::Protocol;
 #[command(next_help_heading = "Protocol, TLS and connections")]
 pub struct ConnectArgs {
     /// The protocol of HTTP requests; http2 is prior knowledge (h2c) over http://, ALPN h2 over
-    /// https://. gRPC calls use HTTP/2 whatever this says.
+    /// https://; http3 is QUIC, https:// only. gRPC calls use HTTP/2 whatever this says.
     #[arg(long, value_name = "NAME", default_value = Protocol::default().name(),
           value_parser = protocol_parser())]
     pub protocol: Protocol,
     /// Deprecated alias of --protocol http2.
     #[arg(long, conflicts_with = "protocol")]
     pub http2: bool,
-    /// HTTP/2 streams per connection: -c connections × --streams requests in flight.
+    /// HTTP/2 or HTTP/3 streams per connection: -c connections × --streams requests in flight.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub streams: u32,
     /// Open a new connection for every request.

@@ -69,7 +69,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<u8> {
             what: "--backends".into(),
             why: why.to_string(),
         })?;
-    let ca_file = a.tls.then_some(a.ca_file.as_path());
-    volley::server::serve_forever(config, ca_file, faults, backends)?;
+    let ca_file = (a.tls || a.http3).then_some(a.ca_file.as_path());
+    volley::server::serve_forever(config, ca_file, a.http3, faults, backends)?;
     Ok(super::EXIT_OK)
 }

@@ -17,17 +17,15 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use bytes::Bytes;
-use http::header::{CONTENT_TYPE, HOST, TE, USER_AGENT};
-use http::{HeaderMap, HeaderName, HeaderValue, Uri};
+use http::{HeaderName, HeaderValue};
 
 use super::ErrorKind;
 pub use super::client_errors::{ClientError, ConnectError};
 use super::conn::{ConnPhase, Limits};
 use super::dial::{ConnectTiming, Dial, TcpDialer, TlsDialer};
-use super::grpc;
 use super::http1::{self, RequestBytes};
 use super::http2::{Http2Request, SharedConnection, StreamHandle};
+use super::http3::{self, QuicDialer};
 use super::message::{BodyTap, Capture, Request, RequestKind, Response};
 use super::pick::{PickNames, Picked};
 use super::source::SourceAddrs;
@@ -45,6 +43,8 @@ pub enum Protocol {
     Http1,
     /// HTTP/2: prior knowledge (h2c) over TCP, ALPN `h2` over TLS. gRPC needs it.
     Http2,
+    /// HTTP/3 over QUIC (UDP), ALPN `h3`; `https://` only.
+    Http3,
 }
 
 /// A protocol name that is none of [`Protocol::ALL`].
@@ -54,13 +54,23 @@ pub struct UnknownProtocol(pub String);
 
 impl Protocol {
     /// Every protocol, in the order help texts list them.
-    pub const ALL: &[Protocol] = &[Self::Http1, Self::Http2];
+    pub const ALL: &[Protocol] = &[Self::Http1, Self::Http2, Self::Http3];
 
     /// Its name in plans (`[target] protocol`) and flags (`--protocol`): `http1`, `http2`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Http1 => "http1",
             Self::Http2 => "http2",
+            Self::Http3 => "http3",
+        }
+    }
+
+    /// The version as a request line writes it: `HTTP/1.1`, `HTTP/2`, `HTTP/3`.
+    pub fn version_name(self) -> &'static str {
+        match self {
+            Self::Http1 => "HTTP/1.1",
+            Self::Http2 => "HTTP/2",
+            Self::Http3 => "HTTP/3",
         }
     }
 
@@ -77,26 +87,27 @@ impl Protocol {
     }
 
     /// The protocol gRPC calls use when the run speaks this one: itself if it can carry gRPC,
-    /// otherwise HTTP/2.
+    /// otherwise HTTP/2 (gRPC over HTTP/3 is not standardised).
     pub fn for_grpc(self) -> Self {
         match self {
-            Self::Http1 => Self::Http2,
+            Self::Http1 | Self::Http3 => Self::Http2,
             Self::Http2 => self,
         }
     }
 
     /// Whether several requests share one connection at once (`streams` above 1).
     pub fn multiplexes(self) -> bool {
-        self == Self::Http2
+        matches!(self, Self::Http2 | Self::Http3)
     }
 
-    /// Its name in `run.json` when spoken over TLS (`tls`) or plain TCP: `http/1.1`, `h2c` or
-    /// `h2`.
+    /// Its name in `run.json` when spoken over TLS (`tls`) or plain TCP: `http/1.1`, `h2c`,
+    /// `h2` or `h3`.
     pub fn wire_name(self, tls: bool) -> WireProtocol {
         match (self, tls) {
             (Self::Http1, _) => WireProtocol::Http1,
             (Self::Http2, false) => WireProtocol::H2c,
             (Self::Http2, true) => WireProtocol::H2,
+            (Self::Http3, _) => WireProtocol::H3,
         }
     }
 
@@ -111,6 +122,7 @@ impl Protocol {
         match self {
             Self::Http1 => b"http/1.1",
             Self::Http2 => b"h2",
+            Self::Http3 => http3::ALPN,
         }
     }
 }
@@ -214,6 +226,7 @@ impl ClientConfig {
 enum Dialer {
     Plain(TcpDialer),
     Tls(TlsDialer),
+    Quic(QuicDialer),
 }
 
 /// Everything a run's connections share: built once, cheap to clone.
@@ -241,9 +254,22 @@ impl Client {
             }
         }
         let source = SourceAddrs::new(config.source_addrs).map(Arc::new);
-        let tcp = TcpDialer::new(config.addr, source);
+        let tcp = TcpDialer::new(config.addr, source.clone());
         let dialer = match &config.tls {
+            None if config.protocol == Protocol::Http3 => return Err(ClientError::Http3NeedsTls),
             None => Dialer::Plain(tcp),
+            Some(options) if config.protocol == Protocol::Http3 => {
+                let tls_config = http3::tls_config(options)?;
+                let name = if options.server_name.is_empty() {
+                    config.addr.ip().to_string()
+                } else {
+                    options.server_name.clone()
+                };
+                Dialer::Quic(
+                    QuicDialer::new(config.addr, name, tls_config, source)
+                        .map_err(http3::Http3TlsError::from)?,
+                )
+            }
             Some(options) => {
                 let tls_config = tls::client_config(options, &[config.protocol.alpn()])?;
                 let name = if options.server_name.is_empty() {
@@ -308,8 +334,8 @@ impl Client {
                 let len = bytes.len() as u64;
                 (Wire::Http1(bytes), len)
             }
-            Protocol::Http2 => {
-                let h2 = self.http2_request(req)?;
+            Protocol::Http2 | Protocol::Http3 => {
+                let h2 = Http2Request::build(req, self.scheme)?;
                 let size = h2.size();
                 (Wire::Http2(Box::new(h2)), size)
             }
@@ -321,76 +347,34 @@ impl Client {
         })
     }
 
-    fn http2_request(&self, req: &Request) -> Result<Http2Request, ClientError> {
-        let grpc = req.kind == RequestKind::Grpc;
-        let mut authority = req.authority.clone();
-        let mut headers = HeaderMap::with_capacity(req.headers.len() + 3);
-        for (name, value) in &req.headers {
-            let (name, value) = check_header(name, value)?;
-            if name == HOST {
-                // HTTP/2 carries the host as :authority.
-                if let Ok(host) = value.to_str() {
-                    authority = host.to_owned();
-                }
-                continue;
-            }
-            // Connection-specific headers are forbidden in HTTP/2 (RFC 9113 §8.2.2).
-            if matches!(
-                name.as_str(),
-                "connection" | "keep-alive" | "proxy-connection" | "transfer-encoding" | "upgrade"
-            ) || (name == TE && value != "trailers")
-            {
-                continue;
-            }
-            headers.append(name, value);
-        }
-        if !headers.contains_key(USER_AGENT) {
-            headers.insert(
-                USER_AGENT,
-                HeaderValue::from_static(concat!("volley/", env!("CARGO_PKG_VERSION"))),
-            );
-        }
-        let body = if grpc {
-            if !headers.contains_key(CONTENT_TYPE) {
-                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-            }
-            headers.insert(TE, HeaderValue::from_static("trailers"));
-            grpc::frame(&req.body)
-        } else {
-            req.body.clone()
-        };
-        let text = format!("{}://{}{}", self.scheme, authority, req.path_and_query);
-        let uri: Uri = text.parse().map_err(|_| ClientError::Uri(text.clone()))?;
-        Ok(Http2Request::new(
-            req.method.clone(),
-            uri,
-            headers,
-            Bytes::clone(&body),
-            grpc,
-        ))
-    }
-
     /// A new connection (opened lazily by its first exchange). For HTTP/2, a new connection's
     /// first stream handle; [`Connection::share`] makes more.
     pub fn connection(&self) -> Connection {
-        match (&self.dialer, self.protocol) {
-            (Dialer::Plain(d), Protocol::Http1) => Connection::Http1(
+        let http1 = self.protocol == Protocol::Http1;
+        match &self.dialer {
+            Dialer::Plain(d) if http1 => Connection::Http1(
                 http1::Http1Connection::with_dialer(d.clone(), self.keepalive)
                     .with_limits(self.limits)
                     .with_pick(self.pick.clone()),
             ),
-            (Dialer::Tls(d), Protocol::Http1) => Connection::Http1Tls(Box::new(
+            Dialer::Tls(d) if http1 => Connection::Http1Tls(Box::new(
                 http1::Http1Connection::with_dialer(d.clone(), self.keepalive)
                     .with_limits(self.limits)
                     .with_pick(self.pick.clone()),
             )),
-            (Dialer::Plain(d), Protocol::Http2) => Connection::Http2(
+            Dialer::Plain(d) => Connection::Http2(
                 SharedConnection::new(d.clone(), self.keepalive, false, self.limits)
                     .handle()
                     .with_pick(self.pick.clone()),
             ),
-            (Dialer::Tls(d), Protocol::Http2) => Connection::Http2Tls(
+            Dialer::Tls(d) => Connection::Http2Tls(
                 SharedConnection::new(d.clone(), self.keepalive, true, self.limits)
+                    .handle()
+                    .with_pick(self.pick.clone()),
+            ),
+            // `Client::new` makes a QUIC dialer for HTTP/3 and for nothing else.
+            Dialer::Quic(d) => Connection::Http3(
+                http3::SharedConnection::new(d.clone(), self.keepalive, self.limits)
                     .handle()
                     .with_pick(self.pick.clone()),
             ),
@@ -405,6 +389,7 @@ impl Client {
             message: f.message,
         };
         match &self.dialer {
+            Dialer::Quic(d) => http3::SharedConnection::probe(d).await.map_err(fail),
             Dialer::Plain(d) => d.dial_verbose().await.map(|(_, t)| t).map_err(fail),
             Dialer::Tls(d) => {
                 let (stream, timing) = d.dial_verbose().await.map_err(fail)?;
@@ -425,7 +410,11 @@ impl Client {
     }
 }
 
-fn check_header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), ClientError> {
+/// A header of a request, checked: a valid HTTP name and value.
+pub(super) fn check_header(
+    name: &str,
+    value: &str,
+) -> Result<(HeaderName, HeaderValue), ClientError> {
     let bad = || ClientError::Header { name: name.into() };
     let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
     let value = HeaderValue::from_str(value).map_err(|_| bad())?;
@@ -453,6 +442,8 @@ pub enum Connection {
     Http2(StreamHandle<TcpDialer>),
     /// HTTP/2 over TLS.
     Http2Tls(StreamHandle<TlsDialer>),
+    /// HTTP/3 over QUIC.
+    Http3(http3::StreamHandle),
 }
 
 impl Connection {
@@ -463,6 +454,7 @@ impl Connection {
             Self::Http1(_) | Self::Http1Tls(_) => None,
             Self::Http2(h) => Some(Self::Http2(h.share())),
             Self::Http2Tls(h) => Some(Self::Http2Tls(h.share())),
+            Self::Http3(h) => Some(Self::Http3(h.share())),
         }
     }
 
@@ -474,6 +466,7 @@ impl Connection {
             (Self::Http1Tls(c), Wire::Http1(b)) => c.exchange_capturing(b, req.capture).await,
             (Self::Http2(h), Wire::Http2(r)) => h.exchange(r, req.capture).await,
             (Self::Http2Tls(h), Wire::Http2(r)) => h.exchange(r, req.capture).await,
+            (Self::Http3(h), Wire::Http2(r)) => h.exchange_tapped(r, req.capture, None).await,
             // A request prepared by a client of the other protocol: a caller's bug.
             _ => Err(ErrorKind::Protocol),
         }
@@ -490,7 +483,7 @@ impl Connection {
         match self {
             Self::Http1(c) => c.exchange_bytes(req, expects_body, capture).await,
             Self::Http1Tls(c) => c.exchange_bytes(req, expects_body, capture).await,
-            Self::Http2(_) | Self::Http2Tls(_) => Err(ErrorKind::Protocol),
+            Self::Http2(_) | Self::Http2Tls(_) | Self::Http3(_) => Err(ErrorKind::Protocol),
         }
     }
 
@@ -511,6 +504,7 @@ impl Connection {
                     return match self {
                         Self::Http2(h) => h.exchange_tapped(r, capture, Some(tap)).await,
                         Self::Http2Tls(h) => h.exchange_tapped(r, capture, Some(tap)).await,
+                        Self::Http3(h) => h.exchange_tapped(r, capture, Some(tap)).await,
                         _ => Err(ErrorKind::Protocol),
                     };
                 }
@@ -520,7 +514,7 @@ impl Connection {
         match self {
             Self::Http1(c) => c.exchange_tapped(bytes, expects_body, capture, tap).await,
             Self::Http1Tls(c) => c.exchange_tapped(bytes, expects_body, capture, tap).await,
-            Self::Http2(_) | Self::Http2Tls(_) => Err(ErrorKind::Protocol),
+            Self::Http2(_) | Self::Http2Tls(_) | Self::Http3(_) => Err(ErrorKind::Protocol),
         }
     }
 
@@ -532,6 +526,7 @@ impl Connection {
             Self::Http1Tls(c) => c.discard(),
             Self::Http2(h) => h.discard(),
             Self::Http2Tls(h) => h.discard(),
+            Self::Http3(h) => h.discard(),
         }
     }
 
@@ -542,6 +537,7 @@ impl Connection {
             Self::Http1Tls(c) => c.phase(),
             Self::Http2(h) => h.phase(),
             Self::Http2Tls(h) => h.phase(),
+            Self::Http3(h) => h.phase(),
         }
     }
 
@@ -552,6 +548,7 @@ impl Connection {
             Self::Http1Tls(c) => c.picked(),
             Self::Http2(h) => h.picked(),
             Self::Http2Tls(h) => h.picked(),
+            Self::Http3(h) => h.picked(),
         }
     }
 
@@ -562,6 +559,7 @@ impl Connection {
             Self::Http1Tls(c) => c.bytes_received(),
             Self::Http2(h) => h.bytes_received(),
             Self::Http2Tls(h) => h.bytes_received(),
+            Self::Http3(h) => h.bytes_received(),
         }
     }
 
@@ -572,6 +570,7 @@ impl Connection {
             Self::Http1Tls(c) => c.connections_opened(),
             Self::Http2(h) => h.connections_opened(),
             Self::Http2Tls(h) => h.connections_opened(),
+            Self::Http3(h) => h.connections_opened(),
         }
     }
 }

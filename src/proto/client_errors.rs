@@ -31,6 +31,12 @@ pub enum ClientError {
     /// gRPC was asked of an HTTP/1.1 client.
     #[error("gRPC needs HTTP/2")]
     GrpcNeedsHttp2,
+    /// HTTP/3 was asked for a plain `http://` target.
+    #[error("HTTP/3 runs over QUIC, which is always encrypted: use an https:// URL")]
+    Http3NeedsTls,
+    /// HTTP/3 was asked with a TLS configuration QUIC cannot use.
+    #[error(transparent)]
+    Http3Tls(#[from] super::http3::Http3TlsError),
 }
 
 /// A failed [`super::client::Client::probe`]: the kind it would count as, and what happened in words.

@@ -13,6 +13,8 @@
 //! - [`http1`]: the hand-written HTTP/1.1 client (hot path), generic over how it connects.
 //! - [`http2`]: HTTP/2 (h2c prior knowledge, or h2 by ALPN over TLS) on the `h2` crate, one
 //!   connection shared by several stream handles.
+//! - [`http3`]: HTTP/3 over QUIC (ALPN `h3`) on `h3` and quinn, shaped as HTTP/2: one
+//!   connection (one UDP socket) shared by several stream handles.
 //! - [`grpc`]: unary gRPC without generated code: `.proto` files compiled in process, JSON → protobuf,
 //!   framing, status codes.
 //! - [`pick`]: response header values picked for `--group-by`, into a reused buffer.
@@ -29,6 +31,7 @@ pub mod dial;
 pub mod grpc;
 pub mod http1;
 pub mod http2;
+pub mod http3;
 pub mod message;
 pub mod pick;
 pub mod reflection;

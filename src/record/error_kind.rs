@@ -62,11 +62,23 @@ pub enum ErrorKind {
     /// A streaming request side's message (a template, rendered per message) could not be
     /// rendered: the stream, already open, was closed before all its messages were sent.
     MessageTemplate,
+    /// HTTP/3: the QUIC handshake did not complete: no answer over UDP before the idle timeout,
+    /// no common QUIC version, or a transport error during the handshake (TLS alerts count as
+    /// [`Tls`](Self::Tls) and [`TlsCertificate`](Self::TlsCertificate)).
+    QuicHandshake,
+    /// HTTP/3: an established QUIC connection went silent for longer than its idle timeout.
+    QuicIdleTimeout,
+    /// HTTP/3: the server ended the request's stream with an HTTP/3 error code (other than
+    /// H3_REQUEST_REJECTED, which is [`StreamRefused`](Self::StreamRefused)).
+    H3Stream,
+    /// HTTP/3: the connection was closed with a QUIC transport or HTTP/3 error code (a close
+    /// with H3_NO_ERROR is [`Closed`](Self::Closed)).
+    H3Connection,
 }
 
 impl ErrorKind {
     /// Number of kinds: the length of per-kind counter arrays.
-    pub const COUNT: usize = 25;
+    pub const COUNT: usize = 29;
 
     /// Every kind, in discriminant order.
     pub const ALL: [ErrorKind; Self::COUNT] = [
@@ -95,6 +107,10 @@ impl ErrorKind {
         Self::InvalidStatus,
         Self::WebSocketClose,
         Self::MessageTemplate,
+        Self::QuicHandshake,
+        Self::QuicIdleTimeout,
+        Self::H3Stream,
+        Self::H3Connection,
     ];
 
     /// Whether an attempt that failed this way was never sent: the generator could not make it
@@ -130,6 +146,7 @@ impl ErrorKind {
                 | Self::TlsHandshakeTimeout
                 | Self::Tls
                 | Self::TlsCertificate
+                | Self::QuicHandshake
         )
     }
 
@@ -196,6 +213,10 @@ impl ErrorKind {
             Self::InvalidStatus => "invalid_status",
             Self::WebSocketClose => "websocket_close",
             Self::MessageTemplate => "message_template",
+            Self::QuicHandshake => "quic_handshake",
+            Self::QuicIdleTimeout => "quic_idle_timeout",
+            Self::H3Stream => "h3_stream_error",
+            Self::H3Connection => "h3_connection_error",
         }
     }
 
@@ -273,6 +294,18 @@ impl ErrorKind {
             }
             Self::MessageTemplate => {
                 "a stream's message template failed to render for one of its messages, so the stream was closed early; `volley check` shows the first message"
+            }
+            Self::QuicHandshake => {
+                "the QUIC handshake did not complete: nothing answered on the UDP port (an HTTPS server's TCP port often has no QUIC beside it; look for its Alt-Svc header), no common QUIC version, or a transport error"
+            }
+            Self::QuicIdleTimeout => {
+                "the QUIC connection went silent past its idle timeout (30 s): the server or the path dropped it without a close"
+            }
+            Self::H3Stream => {
+                "the HTTP/3 server ended the request's stream with an error code (H3_INTERNAL_ERROR, H3_REQUEST_CANCELLED, …)"
+            }
+            Self::H3Connection => {
+                "the HTTP/3 connection was closed with an error code (a QUIC transport error, or an HTTP/3 one such as H3_EXCESSIVE_LOAD)"
             }
         }
     }

@@ -48,11 +48,13 @@ pub enum Alpn {
     Http11,
     /// Another protocol.
     Other,
+    /// HTTP/3 (over QUIC).
+    H3,
 }
 
 impl Negotiated {
     /// How many distinct values there are (for counting them in an array).
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 15;
 
     /// What `conn`'s handshake settled on.
     pub fn of(conn: &rustls::ClientConnection) -> Self {
@@ -72,7 +74,7 @@ impl Negotiated {
 
     /// A dense index in `0..COUNT`.
     pub fn index(self) -> usize {
-        self.version as usize * 4 + self.alpn as usize
+        self.version as usize * 5 + self.alpn as usize
     }
 
     /// The value of [`Negotiated::index`] `i` (`None` outside `0..COUNT`).
@@ -82,8 +84,8 @@ impl Negotiated {
             SessionVersion::Tls13,
             SessionVersion::Other,
         ]
-        .get(i / 4)?;
-        let alpn = [Alpn::None, Alpn::H2, Alpn::Http11, Alpn::Other][i % 4];
+        .get(i / 5)?;
+        let alpn = [Alpn::None, Alpn::H2, Alpn::Http11, Alpn::Other, Alpn::H3][i % 5];
         Some(Self {
             version: *version,
             alpn,
@@ -106,6 +108,7 @@ impl Negotiated {
             Alpn::H2 => Some("h2"),
             Alpn::Http11 => Some("http/1.1"),
             Alpn::Other => Some("other"),
+            Alpn::H3 => Some("h3"),
         }
     }
 }

@@ -186,7 +186,7 @@ fn scenario(out: &mut String, plan: &Plan, sc: &Scenario, path: &Path) -> Result
     for st in &sc.steps {
         let _ = writeln!(out, "\n  step {}:", st.name);
         let rendered = match &st.request {
-            StepRequest::Static(s) => show_static(st, s),
+            StepRequest::Static(s) => show_static(plan, st, s),
             StepRequest::Dynamic(d) => {
                 // A template that cannot render (too long a loop, a failing filter), or
                 // renders what a run could not send, is a mistake in the plan: exit 2.
@@ -233,7 +233,7 @@ fn why(e: &RenderError) -> String {
 }
 
 /// A request without templates: its HTTP/1.1 bytes, or its HTTP/2 head and body.
-fn show_static(st: &Step, s: &StaticRequest) -> String {
+fn show_static(plan: &Plan, st: &Step, s: &StaticRequest) -> String {
     if let Some(bytes) = s.prepared.http1_bytes() {
         return String::from_utf8_lossy(bytes).into_owned();
     }
@@ -245,13 +245,21 @@ fn show_static(st: &Step, s: &StaticRequest) -> String {
         String::from_utf8_lossy(&r.body).into_owned()
     };
     describe_h2(
-        r.method.as_str(),
-        &r.path_and_query,
-        &r.authority,
+        &[r.method.as_str(), &r.path_and_query, &r.authority],
+        version(plan, grpc),
         &r.headers,
         grpc,
         &body,
     )
+}
+
+/// The HTTP version a step's requests go out in, as a request line writes it.
+fn version(plan: &Plan, grpc: bool) -> &'static str {
+    plan.target
+        .connect
+        .client_for(grpc)
+        .protocol()
+        .version_name()
 }
 
 /// A templated request, rendered: as HTTP/1.1 bytes, or its HTTP/2 head and body.
@@ -259,9 +267,8 @@ fn show_dynamic(plan: &Plan, st: &Step, d: &DynamicRequest, r: &RenderedRequest)
     let connect = &plan.target.connect;
     if st.grpc.is_some() || !connect.client_for(false).protocol().sends_http1_bytes() {
         return describe_h2(
-            &d.method,
-            &r.path,
-            &plan.target.host_header,
+            &[&d.method, &r.path, &plan.target.host_header],
+            version(plan, st.grpc.is_some()),
             &r.headers,
             st.grpc.is_some(),
             &r.body,
@@ -280,20 +287,20 @@ fn show_dynamic(plan: &Plan, st: &Step, d: &DynamicRequest, r: &RenderedRequest)
     String::from_utf8_lossy(&bytes).into_owned()
 }
 
-/// An HTTP/2 request or gRPC call, for display: its head, then the body (a gRPC message as its
-/// JSON, or its size once encoded).
+/// An HTTP/2 (or HTTP/3) request or gRPC call, for display: its head (`[method, path,
+/// authority]` in `version`), then the body (a gRPC message as its JSON, or its size once
+/// encoded).
 fn describe_h2(
-    method: &str,
-    path: &str,
-    authority: &str,
+    [method, path, authority]: &[&str; 3],
+    version: &str,
     headers: &[(String, String)],
     grpc: bool,
     body: &str,
 ) -> String {
     let mut out = if grpc {
-        format!("gRPC {path} (HTTP/2)")
+        format!("gRPC {path} ({version})")
     } else {
-        format!("{method} {path} HTTP/2")
+        format!("{method} {path} {version}")
     };
     out.push_str(&format!("\r\n:authority: {authority}"));
     for (n, v) in headers {

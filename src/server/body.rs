@@ -4,8 +4,9 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use crate::server::incoming::ReqBody;
 use bytes::Bytes;
-use hyper::body::{Body, Frame, Incoming, SizeHint};
+use hyper::body::{Body, Frame, SizeHint};
 
 /// Size of [`PATTERN`], and of the largest frame a pattern body yields.
 pub(crate) const PATTERN_LEN: usize = 64 * 1024;
@@ -48,7 +49,7 @@ pub(crate) enum TargetBody {
         sent: u64,
     },
     /// A request body streamed back unchanged (`/echo`).
-    Echo(Incoming),
+    Echo(ReqBody),
     /// A gRPC reply: one framed message, then the trailers (`grpc-status`), each taken when sent.
     Grpc {
         /// The framed message.

@@ -19,7 +19,11 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch};
 use tokio_rustls::TlsAcceptor;
 
+use http::HeaderValue;
+use http::header::ALT_SVC;
+
 use super::chaos;
+use super::incoming::ReqBody;
 use super::routes::{self, ServerState};
 use super::{Backends, Capacity, Faults};
 
@@ -61,6 +65,7 @@ pub(crate) async fn run(
     listener: std::net::TcpListener,
     capacity: Option<Capacity>,
     tls: Option<TlsAcceptor>,
+    h3: Option<(std::net::UdpSocket, quinn::ServerConfig)>,
     stop: oneshot::Receiver<()>,
     faults: Faults,
     backends: Option<Backends>,
@@ -76,13 +81,30 @@ pub(crate) async fn run(
     // Idle keep-alive connections stay open (load generators keep pools);
     // without this hyper would close them after 30 s without a request.
     http.http1().keep_alive(true).header_read_timeout(None);
-    let shared = Arc::new(Shared {
-        state: Arc::new(ServerState::new(capacity, &faults, backends.as_ref())),
-        http,
-        tls,
-    });
+    let state = Arc::new(ServerState::new(capacity, &faults, backends.as_ref()));
     // Every connection task holds a receiver; `closed()` tells when all ended.
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
+    let mut alt_svc = None;
+    if let Some((socket, config)) = h3 {
+        let port = socket.local_addr().map(|a| a.port()).unwrap_or_default();
+        match super::h3::endpoint(socket, config) {
+            Ok(endpoint) => {
+                alt_svc = HeaderValue::from_str(&format!("h3=\":{port}\"; ma=86400")).ok();
+                tokio::spawn(super::h3::serve(
+                    endpoint,
+                    state.clone(),
+                    shutdown_rx.clone(),
+                ));
+            }
+            Err(e) => eprintln!("volley serve: cannot serve HTTP/3: {e}"),
+        }
+    }
+    let shared = Arc::new(Shared {
+        state,
+        http,
+        tls,
+        alt_svc,
+    });
     tokio::pin!(stop);
     let state = Arc::clone(&shared.state);
     let fault = async move {
@@ -132,6 +154,8 @@ struct Shared {
     state: Arc<ServerState>,
     http: auto::Builder<TokioExecutor>,
     tls: Option<TlsAcceptor>,
+    /// `Alt-Svc` on every response when HTTP/3 is served beside (`h3=":PORT"`).
+    alt_svc: Option<HeaderValue>,
 }
 
 /// Who serves a new connection.
@@ -176,7 +200,18 @@ where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let state = Arc::clone(&shared.state);
-    let service = service_fn(move |req| routes::handle(Arc::clone(&state), req));
+    let alt_svc = shared.alt_svc.clone();
+    let service = service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+        let response = routes::handle(Arc::clone(&state), req.map(ReqBody::from));
+        let alt_svc = alt_svc.clone();
+        async move {
+            let mut response = response.await?;
+            if let Some(value) = alt_svc {
+                response.headers_mut().insert(ALT_SVC, value);
+            }
+            Ok::<_, std::convert::Infallible>(response)
+        }
+    });
     let conn = shared
         .http
         .serve_connection_with_upgrades(TokioIo::new(io), service);

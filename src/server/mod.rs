@@ -96,6 +96,8 @@ mod capacity;
 mod chaos;
 mod cookies;
 mod grpc;
+mod h3;
+mod incoming;
 mod listen;
 mod metrics;
 mod oracle;
@@ -306,24 +308,53 @@ pub fn spawn_tls(config: TargetConfig) -> Result<RunningTarget, TargetError> {
     let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
     start(
         config,
-        Some((server_config, ca_pem)),
+        Some(Secure {
+            config: server_config,
+            ca_pem,
+            http3: false,
+        }),
         Faults::default(),
         None,
     )
 }
 
+/// Like [`spawn_tls`], and HTTP/3 on the UDP port of the same number (ALPN `h3`, the same
+/// certificate); responses over TCP advertise it with `Alt-Svc: h3=":PORT"`.
+pub fn spawn_http3(config: TargetConfig) -> Result<RunningTarget, TargetError> {
+    let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
+    start(
+        config,
+        Some(Secure {
+            config: server_config,
+            ca_pem,
+            http3: true,
+        }),
+        Faults::default(),
+        None,
+    )
+}
+
+/// What a TLS target serves with: its certificate's configuration, the CA's PEM, and whether
+/// HTTP/3 is served beside.
+struct Secure {
+    config: std::sync::Arc<rustls::ServerConfig>,
+    ca_pem: String,
+    http3: bool,
+}
+
 fn start(
     config: TargetConfig,
-    tls: Option<(std::sync::Arc<rustls::ServerConfig>, String)>,
+    tls: Option<Secure>,
     faults: Faults,
     backends: Option<Backends>,
 ) -> Result<RunningTarget, TargetError> {
-    let (acceptor, ca_pem) = match tls {
-        Some((server_config, pem)) => (
-            Some(tokio_rustls::TlsAcceptor::from(server_config)),
-            Some(pem),
+    let (acceptor, ca_pem, http3) = match tls {
+        Some(secure) => (
+            Some(tokio_rustls::TlsAcceptor::from(secure.config.clone())),
+            Some(secure.ca_pem),
+            secure.http3.then_some(secure.config),
         ),
-        None => (None, None),
+        None => (None, None, None),
     };
     if faults.close_after_requests == Some(0) {
         return Err(TargetError::InvalidConfig(
@@ -360,6 +391,7 @@ fn start(
         source,
     })?;
 
+    let h3 = http3.map(|tls| h3::bind(addr, &tls)).transpose()?;
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel();
     let (ready_tx, ready_rx) = std::sync::mpsc::sync_channel(1);
     let capacity = config.capacity;
@@ -375,7 +407,7 @@ fn start(
                 Ok(runtime) => {
                     let _ = ready_tx.send(Ok(()));
                     let served =
-                        listen::run(listener, capacity, acceptor, stop_rx, faults, backends);
+                        listen::run(listener, capacity, acceptor, h3, stop_rx, faults, backends);
                     runtime.block_on(served);
                     // Dropped here, on a plain thread: tasks still alive
                     // (e.g. hanging chaos connections) are cancelled.
@@ -421,6 +453,7 @@ fn start(
 pub fn serve_forever(
     config: TargetConfig,
     tls_ca_file: Option<&std::path::Path>,
+    http3: bool,
     faults: Faults,
     backends: Option<Backends>,
 ) -> Result<(), TargetError> {
@@ -447,13 +480,26 @@ pub fn serve_forever(
         Some(path) => {
             let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
             std::fs::write(path, &ca_pem).map_err(TargetError::Runtime)?;
-            start(config, Some((server_config, ca_pem)), faults, backends)?
+            let secure = Secure {
+                config: server_config,
+                ca_pem,
+                http3,
+            };
+            start(config, Some(secure), faults, backends)?
         }
     };
     // Written at once, and never a panic for a closed stdout (`volley serve | head -1`): the
     // target keeps serving whoever reads its port.
     // Stdout flushes at each newline, and the banner ends with one.
-    let text = banner(&target.base_url(), tls_ca_file, front, capacity, &faults);
+    let http3 = http3 && tls_ca_file.is_some();
+    let text = banner(
+        &target.base_url(),
+        tls_ca_file,
+        http3,
+        front,
+        capacity,
+        &faults,
+    );
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     signals.block_on(async {
         tokio::select! {
@@ -473,6 +519,7 @@ pub fn serve_forever(
 fn banner(
     base_url: &str,
     tls_ca_file: Option<&std::path::Path>,
+    http3: bool,
     front: Option<String>,
     capacity: Option<Capacity>,
     faults: &Faults,
@@ -491,6 +538,13 @@ fn banner(
         "volley serve: REST and gRPC ({}, with server reflection; HTTP/1.1 and HTTP/2) on the same port",
         grpc::reflection::service_names().join(", ")
     );
+    if http3 {
+        let port = base_url.rsplit(':').next().unwrap_or_default();
+        let _ = writeln!(
+            o,
+            "volley serve: HTTP/3 (QUIC) on UDP port {port}, advertised by Alt-Svc (volley --protocol http3)"
+        );
+    }
     let _ = writeln!(
         o,
         "volley serve: oracle: GET /stats (handler times since the last reset, µs; ?reset=1 takes them out), POST /stats/reset"

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use hyper::body::Incoming;
+use crate::server::incoming::ReqBody;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{Method, Request, Response, StatusCode};
 use tokio::sync::Notify;
@@ -192,7 +192,7 @@ impl Route {
 /// Serves one request (the hyper service function).
 pub(crate) async fn handle(
     state: Arc<ServerState>,
-    req: Request<Incoming>,
+    req: Request<ReqBody>,
 ) -> Result<Response<TimedBody>, Infallible> {
     // The oracle's handler time starts here, with the request head parsed.
     let started = Instant::now();
@@ -245,11 +245,7 @@ pub(crate) async fn handle(
     Ok(response.map(|body| TimedBody::new(body, timer)))
 }
 
-async fn respond(
-    state: &ServerState,
-    route: Route,
-    req: Request<Incoming>,
-) -> Response<TargetBody> {
+async fn respond(state: &ServerState, route: Route, req: Request<ReqBody>) -> Response<TargetBody> {
     let get = get(&req);
     match route {
         Route::Root if get => static_text(StatusCode::OK, b"ok\n"),
@@ -306,7 +302,7 @@ async fn respond(
 }
 
 /// Whether the request is a GET or HEAD.
-fn get(req: &Request<Incoming>) -> bool {
+fn get(req: &Request<ReqBody>) -> bool {
     matches!(*req.method(), Method::GET | Method::HEAD)
 }
 
@@ -332,7 +328,7 @@ fn status(code: Option<u16>) -> Response<TargetBody> {
     }
 }
 
-fn echo(req: Request<Incoming>) -> Response<TargetBody> {
+fn echo(req: Request<ReqBody>) -> Response<TargetBody> {
     let content_type = req.headers().get(CONTENT_TYPE).cloned();
     let mut response = Response::new(TargetBody::Echo(req.into_body()));
     if let Some(content_type) = content_type {
@@ -343,7 +339,7 @@ fn echo(req: Request<Incoming>) -> Response<TargetBody> {
 
 /// `GET /headers`: the request's headers as a JSON object, names in lower case, repeated
 /// headers joined with `, ` — what a client really sent.
-fn headers(req: &Request<Incoming>) -> Response<TargetBody> {
+fn headers(req: &Request<ReqBody>) -> Response<TargetBody> {
     let mut seen = serde_json::Map::new();
     for (name, value) in req.headers() {
         let value = String::from_utf8_lossy(value.as_bytes());

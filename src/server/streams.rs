@@ -16,9 +16,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::server::incoming::ReqBody;
 use bytes::Bytes;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
 use hyper::header::{CACHE_CONTROL, CONTENT_TYPE, HeaderValue};
 use hyper::{Request, Response, StatusCode};
 use tokio::sync::mpsc;
@@ -117,7 +117,7 @@ struct ChatRequest {
 
 /// `POST /v1/chat/completions` and `/v1/completions`.
 pub(crate) async fn chat(
-    req: Request<Incoming>,
+    req: Request<ReqBody>,
     started: Instant,
     chat: bool,
 ) -> Response<TargetBody> {

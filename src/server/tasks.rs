@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{PoisonError, RwLock};
 
+use crate::server::incoming::ReqBody;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 use hyper::header::{HeaderValue, LOCATION};
 use hyper::{Method, Request, Response, StatusCode};
 use serde_json::{Map, Value};
@@ -48,7 +48,7 @@ impl Default for TaskStore {
 
 impl TaskStore {
     /// `GET /tasks` (list) and `POST /tasks` (create).
-    pub(crate) async fn collection(&self, req: Request<Incoming>) -> Response<TargetBody> {
+    pub(crate) async fn collection(&self, req: Request<ReqBody>) -> Response<TargetBody> {
         match *req.method() {
             Method::GET | Method::HEAD => self.list(),
             Method::POST => match read_object(req).await {
@@ -64,7 +64,7 @@ impl TaskStore {
     pub(crate) async fn item(
         &self,
         id: Option<u64>,
-        req: Request<Incoming>,
+        req: Request<ReqBody>,
     ) -> Response<TargetBody> {
         let Some(id) = id else {
             return json_error(StatusCode::NOT_FOUND, "no such task (ids are integers)");
@@ -206,7 +206,7 @@ fn serialize(id: u64, mut object: Map<String, Value>) -> Bytes {
 }
 
 /// Reads the request body as a JSON object, or the error response to send.
-async fn read_object(req: Request<Incoming>) -> Result<Map<String, Value>, Response<TargetBody>> {
+async fn read_object(req: Request<ReqBody>) -> Result<Map<String, Value>, Response<TargetBody>> {
     let body = match Limited::new(req.into_body(), MAX_TASK_BYTES)
         .collect()
         .await

@@ -7,9 +7,9 @@
 
 use std::time::{Duration, Instant};
 
+use crate::server::incoming::ReqBody;
 use fastwebsockets::{Frame, OpCode, Payload, WebSocketError};
 use hyper::Request;
-use hyper::body::Incoming;
 use tokio::sync::mpsc;
 
 use super::body::TargetBody;
@@ -20,7 +20,7 @@ use super::streams::{millis, query_pairs};
 type Due = (Instant, Frame<'static>);
 
 /// Answers an upgrade request with `101` and serves the WebSocket on its own task.
-pub(crate) fn upgrade(mut req: Request<Incoming>) -> hyper::Response<TargetBody> {
+pub(crate) fn upgrade(mut req: Request<ReqBody>) -> hyper::Response<TargetBody> {
     let mut echo = Echo {
         delay: Duration::ZERO,
         close_after: None,

@@ -124,6 +124,9 @@ pub struct SuiteTargetFile {
     /// Plan variables for this target (`{{ vars.NAME }}`), as `--set NAME=VALUE` would set them;
     /// `volley suite --set` overrides them.
     pub vars: Option<Spanned<BTreeMap<String, toml::Value>>>,
+    /// The protocol this target is spoken to in (`http1`, `http2`, `http3`), over the plan's
+    /// `[target] protocol`, as `--set target.protocol=NAME` would: one plan, several protocols.
+    pub protocol: Option<Spanned<String>>,
     /// Start this process before the target's tests (argv; no shell unless you write one, e.g.
     /// `["sh", "-c", "…"]`). An argv\[0\] of exactly `"volley"` runs the volley executable that
     /// runs the suite. Without it, the target must already be running.

@@ -1,6 +1,8 @@
 //! The health check: `GET url` until it answers 2xx or 3xx, within a time limit. A blocking
 //! HTTP/1.1 request on its own connection (`Connection: close`), so it shares nothing with the
-//! engine and needs no runtime.
+//! engine and needs no runtime. An `https://` URL is asked over TLS without verifying the
+//! certificate: the check asks whether the target is up, not whom to trust (the runs verify
+//! as their plans say).
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -22,8 +24,8 @@ pub enum HealthUrlError {
         /// Why it does not parse.
         source: url::ParseError,
     },
-    /// A scheme other than `http://`.
-    #[error("`{0}`: only http:// is supported")]
+    /// A scheme other than `http://` and `https://`.
+    #[error("`{0}`: only http:// and https:// are supported")]
     NotHttp(String),
     /// Its host does not resolve (the resolver's message).
     #[error("{0}")]
@@ -57,6 +59,8 @@ pub struct HealthCheck {
     pub path: String,
     /// How long the target has to become healthy.
     pub timeout: Duration,
+    /// Over TLS (`https://`).
+    pub tls: bool,
 }
 
 impl HealthCheck {
@@ -66,10 +70,12 @@ impl HealthCheck {
             url: url.to_string(),
             source,
         })?;
-        if parsed.scheme() != "http" {
-            return Err(HealthUrlError::NotHttp(url.to_string()));
-        }
-        let (addr, host_header) = crate::plan::read::resolve_host(&parsed, 80)
+        let (tls, port) = match parsed.scheme() {
+            "http" => (false, 80),
+            "https" => (true, 443),
+            _ => return Err(HealthUrlError::NotHttp(url.to_string())),
+        };
+        let (addr, host_header) = crate::plan::read::resolve_host(&parsed, port)
             .map_err(|why| HealthUrlError::Host(why.to_string()))?;
         let mut path = parsed.path().to_string();
         if let Some(q) = parsed.query() {
@@ -82,16 +88,45 @@ impl HealthCheck {
             host_header,
             path,
             timeout,
+            tls,
         })
     }
 
     /// One attempt: the response's status code, or why there was none.
     pub fn probe(&self, limit: Duration) -> Result<u16, ProbeError> {
         let limit = limit.clamp(Duration::from_millis(1), ATTEMPT_TIMEOUT);
-        let mut stream = TcpStream::connect_timeout(&self.addr, limit)?;
+        let stream = TcpStream::connect_timeout(&self.addr, limit)?;
         stream
             .set_read_timeout(Some(limit))
             .and_then(|()| stream.set_write_timeout(Some(limit)))?;
+        if !self.tls {
+            return self.ask(stream);
+        }
+        let options = crate::proto::tls::TlsOptions {
+            insecure: true,
+            ..Default::default()
+        };
+        let config = crate::proto::tls::client_config(&options, &[b"http/1.1"])
+            .map_err(std::io::Error::other)?;
+        let host = self
+            .host_header
+            .rsplit_once(':')
+            .map_or(self.host_header.as_str(), |(h, p)| {
+                if p.chars().all(|c| c.is_ascii_digit()) {
+                    h
+                } else {
+                    &self.host_header
+                }
+            });
+        let name =
+            rustls::pki_types::ServerName::try_from(host.trim_matches(['[', ']']).to_string())
+                .map_err(std::io::Error::other)?;
+        let conn = rustls::ClientConnection::new(config, name).map_err(std::io::Error::other)?;
+        self.ask(rustls::StreamOwned::new(conn, stream))
+    }
+
+    /// Sends the request on `stream` and reads its status line.
+    fn ask(&self, mut stream: impl Read + Write) -> Result<u16, ProbeError> {
         let request = format!(
             "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: volley-suite\r\nConnection: close\r\n\r\n",
             self.path, self.host_header
@@ -190,7 +225,8 @@ mod tests {
         assert_eq!(h.addr, "127.0.0.1:9".parse().unwrap());
         assert_eq!(h.host_header, "127.0.0.1:9");
         assert_eq!(h.path, "/ready?deep=1");
-        assert!(HealthCheck::new("https://127.0.0.1/", Duration::ZERO).is_err());
+        assert!(HealthCheck::new("https://127.0.0.1/", Duration::ZERO).is_ok_and(|h| h.tls));
+        assert!(HealthCheck::new("ftp://127.0.0.1/", Duration::ZERO).is_err());
         assert!(HealthCheck::new("nope", Duration::ZERO).is_err());
     }
 

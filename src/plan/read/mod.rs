@@ -336,7 +336,7 @@ impl Ctx<'_> {
         Ok(vars)
     }
 
-    /// `--set target.base_url=…` and `--set target.timeout=…`.
+    /// `--set target.base_url=…`, `target.timeout=…` and `target.protocol=…`.
     fn set_target(&self, key: &str) -> Option<&str> {
         self.options
             .sets
@@ -556,14 +556,19 @@ impl Ctx<'_> {
 
 /// The variable a `--set` key names; `None` for the target's keys.
 fn set_var(key: &str) -> Result<Option<&str>, Error> {
-    if matches!(key, "target.base_url" | "target.timeout") {
+    if matches!(
+        key,
+        "target.base_url" | "target.timeout" | "target.protocol"
+    ) {
         return Ok(None);
     }
     let name = key.strip_prefix("vars.").unwrap_or(key);
     if name.is_empty() || name.contains('.') {
         return Err(Error::Invalid {
             what: "--set".into(),
-            why: format!("`{key}`: use vars.NAME (or NAME), target.base_url or target.timeout"),
+            why: format!(
+                "`{key}`: use vars.NAME (or NAME), target.base_url, target.timeout or target.protocol"
+            ),
         });
     }
     Ok(Some(name))

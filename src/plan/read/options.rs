@@ -7,7 +7,8 @@ use super::{Resolve, system_resolve};
 /// Choices from the command line that change a plan.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
-    /// `--set key=value`: `vars.NAME` (or a bare `NAME`), `target.base_url`, `target.timeout`.
+    /// `--set key=value`: `vars.NAME` (or a bare `NAME`), `target.base_url`, `target.timeout`,
+    /// `target.protocol`.
     pub sets: Vec<(String, String)>,
     /// `--time-scale`: multiplies every duration of the load profiles (0.1 = ten times shorter).
     pub time_scale: f64,

@@ -159,8 +159,8 @@ impl Ctx<'_> {
                 Some("raise [target] timeout, or send fewer messages or closer together"),
             ));
         }
-        let multiplexed = target.connect.client.protocol().multiplexes();
-        self.upgrade(st, stream, headers, body, multiplexed)?;
+        let protocol = target.connect.client.protocol();
+        self.upgrade(st, stream, headers, body, protocol)?;
         self.per_message(st, stream, body)
     }
 
@@ -206,7 +206,7 @@ impl Ctx<'_> {
         stream: &mut Option<StreamStep>,
         headers: &mut Vec<(String, Text)>,
         body: &mut Body,
-        multiplexed: bool,
+        protocol: crate::proto::client::Protocol,
     ) -> Result<(), Error> {
         let Some(StreamStep {
             spec: Spec::Ws(spec),
@@ -216,10 +216,13 @@ impl Ctx<'_> {
             return Ok(());
         };
         let at = st.websocket.as_ref().expect("a WebSocket step has the key");
-        if multiplexed {
+        if protocol.multiplexes() {
             return Err(self.at(
                 at,
-                "a WebSocket upgrades an HTTP/1.1 connection; this target speaks HTTP/2 (WebSocket over HTTP/2, RFC 8441, is not supported)",
+                format!(
+                    "a WebSocket upgrades an HTTP/1.1 connection; this target speaks {} (WebSocket over HTTP/2 or HTTP/3, RFC 8441 and 9220, is not supported)",
+                    protocol.name()
+                ),
                 Some("protocol = \"http1\" in [target]"),
             ));
         }

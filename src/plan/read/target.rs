@@ -13,7 +13,7 @@ use crate::plan::connect::{self, ConnectOptions, ConnectOptionsError};
 use crate::plan::file::{PlanFile, SizeText};
 use crate::plan::group_by::{self, GroupBy, GroupSelector};
 use crate::plan::template::{Templates, has_template_syntax};
-use crate::proto::client::Protocol;
+use crate::proto::client::{Protocol, UnknownProtocol};
 use crate::proto::conn::{Limits, parse_size};
 use crate::proto::grpc::{GrpcSchema, split_call};
 use crate::proto::message::Capture;
@@ -181,6 +181,12 @@ impl Ctx<'_> {
     /// The protocol `[target]` chooses: `protocol`, or the deprecated `http2` switch; both given,
     /// they must agree.
     fn protocol(&self, f: &PlanFile) -> Result<Protocol, Error> {
+        if let Some(name) = self.set_target("target.protocol") {
+            return name.parse().map_err(|e: UnknownProtocol| Error::Invalid {
+                what: "--set target.protocol".into(),
+                why: e.to_string(),
+            });
+        }
         let t = &f.target;
         let switch = t.http2.as_ref();
         match (&t.protocol, switch) {

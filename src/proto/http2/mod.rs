@@ -27,6 +27,7 @@ use h2::client::SendRequest;
 use http::{HeaderMap, Method, Uri};
 
 mod duplex;
+mod head;
 mod read;
 
 use self::duplex::{Sending, head_while_sending};
@@ -45,7 +46,7 @@ const STREAM_WINDOW_BYTES: u32 = 1 << 20;
 /// Connection receive window, bytes.
 const CONNECTION_WINDOW_BYTES: u32 = 16 << 20;
 
-/// The HTTP/2 form of a request: head parts cloned per send, body shared.
+/// The HTTP/2 (and HTTP/3) form of a request: head parts cloned per send, body shared.
 #[derive(Debug, Clone)]
 pub struct Http2Request {
     method: Method,
@@ -82,7 +83,18 @@ impl Http2Request {
         self.body.len() as u64
     }
 
-    fn head(&self) -> http::Request<()> {
+    /// The body (gRPC: framed).
+    pub(crate) fn body(&self) -> &Bytes {
+        &self.body
+    }
+
+    /// Whether it is a gRPC call.
+    pub(crate) fn grpc(&self) -> bool {
+        self.grpc
+    }
+
+    /// The head, cloned for one send.
+    pub(crate) fn head(&self) -> http::Request<()> {
         let mut req = http::Request::new(());
         *req.method_mut() = self.method.clone();
         *req.uri_mut() = self.uri.clone();

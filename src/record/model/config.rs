@@ -249,15 +249,19 @@ pub enum WireProtocol {
     /// HTTP/2 over TLS (ALPN).
     #[serde(rename = "h2")]
     H2,
+    /// HTTP/3 over QUIC.
+    #[serde(rename = "h3")]
+    H3,
 }
 
 impl WireProtocol {
-    /// The name in `run.json` and every report: `http/1.1`, `h2c` or `h2`.
+    /// The name in `run.json` and every report: `http/1.1`, `h2c`, `h2` or `h3`.
     pub fn name(self) -> &'static str {
         match self {
             Self::Http1 => "http/1.1",
             Self::H2c => "h2c",
             Self::H2 => "h2",
+            Self::H3 => "h3",
         }
     }
 }

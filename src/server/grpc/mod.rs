@@ -10,9 +10,9 @@ mod messages;
 pub(crate) mod reflection;
 mod streams;
 
+use crate::server::incoming::ReqBody;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Limited};
-use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{HeaderMap, Request, Response, StatusCode};
 use prost::Message;
@@ -72,7 +72,7 @@ struct Status(GrpcCode, &'static str);
 /// Serves one gRPC call, which arrived at `started`.
 pub(crate) async fn handle(
     state: &ServerState,
-    req: Request<Incoming>,
+    req: Request<ReqBody>,
     started: std::time::Instant,
 ) -> Response<TargetBody> {
     if reflection::is_reflection(req.uri().path()) {
@@ -91,7 +91,7 @@ pub(crate) async fn handle(
     }
 }
 
-async fn call(state: &ServerState, req: Request<Incoming>) -> Result<Bytes, Status> {
+async fn call(state: &ServerState, req: Request<ReqBody>) -> Result<Bytes, Status> {
     let method =
         Method::parse(req.uri().path()).ok_or(Status(GrpcCode::Unimplemented, "unknown method"))?;
     let body = match Limited::new(req.into_body(), MAX_MESSAGE_BYTES + 5)

@@ -12,9 +12,10 @@ use std::pin::Pin;
 use std::sync::OnceLock;
 use std::task::{Context, Poll};
 
+use crate::server::incoming::ReqBody;
 use bytes::{Buf, Bytes, BytesMut};
 use hyper::HeaderMap;
-use hyper::body::{Body, Frame, Incoming};
+use hyper::body::{Body, Frame};
 use hyper::header::HeaderValue;
 use prost::Message;
 use prost_reflect::DescriptorPool;
@@ -144,7 +145,7 @@ fn declares(pool: &DescriptorPool, symbol: &str) -> bool {
 /// each complete request message answered at once; `grpc-status` in the trailers at the end.
 #[derive(Debug)]
 pub(crate) struct Conversation {
-    incoming: Incoming,
+    incoming: ReqBody,
     /// Request bytes not yet making a whole message.
     pending: BytesMut,
     /// Framed answers not yet sent.
@@ -156,7 +157,7 @@ pub(crate) struct Conversation {
 
 impl Conversation {
     /// A conversation over a request body.
-    pub(super) fn new(incoming: Incoming) -> Self {
+    pub(super) fn new(incoming: ReqBody) -> Self {
         Self {
             incoming,
             pending: BytesMut::new(),

@@ -6,9 +6,10 @@
 
 use std::time::{Duration, Instant};
 
+use crate::server::incoming::ReqBody;
 use bytes::{Buf, Bytes, BytesMut};
 use http_body_util::BodyExt;
-use hyper::body::{Frame, Incoming};
+use hyper::body::Frame;
 use hyper::header::{CONTENT_TYPE, HeaderValue};
 use hyper::{HeaderMap, Response};
 use prost::Message;
@@ -50,7 +51,7 @@ impl StreamMethod {
 /// Serves one streaming call that arrived at `started`.
 pub(super) fn handle(
     method: StreamMethod,
-    body: Incoming,
+    body: ReqBody,
     started: Instant,
 ) -> Response<TargetBody> {
     let (tx, rx) = mpsc::channel(16);
@@ -103,13 +104,13 @@ impl Out {
 
 /// The request side of a call: whole messages as they arrive.
 struct Messages {
-    body: Incoming,
+    body: ReqBody,
     pending: BytesMut,
     ended: bool,
 }
 
 impl Messages {
-    fn new(body: Incoming) -> Self {
+    fn new(body: ReqBody) -> Self {
         Self {
             body,
             pending: BytesMut::new(),

@@ -94,6 +94,9 @@ impl Ctx<'_> {
             (None, None) => unreachable!("a target without a plan runs the suite's"),
         };
         let mut sets = self.vars(t)?;
+        if let Some(protocol) = &t.protocol {
+            sets.push(("target.protocol".into(), protocol.get_ref().clone()));
+        }
         sets.extend(self.options.sets.iter().cloned());
         sets.push(("target.base_url".into(), base_url.into()));
         let plan = self.plan(&path, &sets, self.options.time_scale, name)?;

@@ -247,9 +247,9 @@ fn target_mistakes_are_located() {
             "not a duration",
         ),
         (
-            format!("{PLAN}{TARGET}health_url = \"https://x/\"\n"),
+            format!("{PLAN}{TARGET}health_url = \"ftp://x/\"\n"),
             ":5:14",
-            "only http://",
+            "only http:// and https://",
         ),
         (
             format!("{PLAN}{TARGET}cwd = \".\"\n"),

@@ -1,0 +1,363 @@
+//! HTTP/3 (issue 31): `--protocol http3` against `volley serve --http3` in both load models with
+//! the oracle's tolerance, plan features over it, its errors by name, and interop both ways
+//! with aioquic (PyPI), a QUIC stack volley did not write.
+
+mod common;
+
+use std::io::BufRead;
+use std::net::{Ipv4Addr, SocketAddr};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::{errors_of, run_json, run_json_ok, serial, summary_u64, temp_dir};
+use serde_json::Value;
+use volley::proto::client::{Client, ClientConfig};
+use volley::proto::message::Request;
+use volley::proto::tls::TlsOptions;
+use volley::server::{self, RunningTarget, TargetConfig};
+
+/// The built-in target with HTTP/3 beside TLS, on two threads.
+fn h3_target() -> RunningTarget {
+    server::spawn_http3(TargetConfig {
+        bind: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+        threads: 2,
+        capacity: None,
+    })
+    .expect("the HTTP/3 target starts")
+}
+
+/// Writes the target's CA to `dir/ca.pem`.
+fn ca_file(target: &RunningTarget, dir: &Path) -> String {
+    let path = dir.join("ca.pem");
+    std::fs::write(&path, target.ca_pem().expect("a TLS target")).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// `summary.latency_ms.p50`.
+fn p50(r: &Value) -> f64 {
+    r["summary"]["latency_ms"]["p50"].as_f64().unwrap()
+}
+
+/// The target's own handler times (`/stats?reset=1`, asked over HTTP/1.1 and TLS), taking them
+/// out.
+fn take_stats(t: &RunningTarget, ca: &str) -> Value {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = Client::new(ClientConfig {
+            tls: Some(TlsOptions {
+                server_name: "localhost".into(),
+                ca_file: Some(ca.into()),
+                ..TlsOptions::default()
+            }),
+            ..ClientConfig::http1(t.addr())
+        })
+        .unwrap();
+        let mut req = Request::get("localhost", "/stats?reset=1");
+        req.capture.body_limit = 1 << 20;
+        let req = client.prepare(&req).unwrap();
+        let r = client.connection().exchange(&req).await.unwrap();
+        serde_json::from_slice(&r.captured.unwrap().body).unwrap()
+    })
+}
+
+/// volley's p50, p90 and p99 of exponential delays (mean 10 ms) over HTTP/3, held to the
+/// target's own handler times of the same requests plus the transport's mean cost, within
+/// max(0.2 ms, 3 %) — as tests/oracle.rs holds HTTP/1.1; the best of three runs (a busy
+/// 2-core machine), each checked for what must always hold.
+fn measures_the_delay(load: &[&str]) {
+    let _serial = serial();
+    let t = h3_target();
+    let dir = temp_dir(&format!("h3-oracle-{}", load.join("").replace('-', "")));
+    let ca = ca_file(&t, &dir);
+    let url = format!("{}/delay?ms=10&dist=exp", t.base_url());
+    let mut args = vec![
+        url.as_str(),
+        "--protocol",
+        "http3",
+        "--cacert",
+        &ca,
+        "-d",
+        "2s",
+    ];
+    args.extend_from_slice(load);
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        take_stats(&t, &ca);
+        let r = run_json_ok(&dir, &args);
+        let stats = take_stats(&t, &ca);
+        assert_eq!(r["config"]["protocol"], "h3", "{:#}", r["config"]);
+        assert_eq!(r["summary"]["errors"], 0, "{:#}", r["summary"]);
+        assert_eq!(
+            stats["count"].as_u64(),
+            Some(summary_u64(&r, "requests")),
+            "volley's requests are the requests the target handled"
+        );
+        let negotiated = &r["summary"]["tls_negotiated"][0];
+        assert_eq!(
+            (negotiated["version"].as_str(), negotiated["alpn"].as_str()),
+            (Some("TLSv1.3"), Some("h3")),
+            "{:#}",
+            r["summary"]["tls_negotiated"]
+        );
+        let server = |key: &str| stats[key].as_f64().unwrap() / 1000.0;
+        let volley = |key: &str| r["summary"]["latency_ms"][key].as_f64().unwrap();
+        let overhead = volley("mean") - server("mean_us");
+        let rows: Vec<(&str, f64, f64, f64)> = ["p50", "p90", "p99"]
+            .into_iter()
+            .map(|p| {
+                let (v, s) = (volley(p), server(&format!("{p}_us")));
+                assert!(
+                    v >= s * 0.998 - 0.002,
+                    "volley's {p} {v} ms below the target's {s}"
+                );
+                (p, v, s, v - s - overhead)
+            })
+            .collect();
+        let within = rows
+            .iter()
+            .all(|(_, _, s, residual)| residual.abs() <= (0.03 * s).max(0.2));
+        if within && (0.0..=2.0).contains(&overhead) {
+            return;
+        }
+        tries.push((overhead, rows));
+    }
+    panic!("no run within max(0.2 ms, 3 %) of the target's own figures: {tries:#?}");
+}
+
+#[test]
+fn the_closed_model_measures_a_known_delay_over_http3() {
+    measures_the_delay(&["-c", "4", "--streams", "2"]);
+}
+
+#[test]
+fn the_open_model_measures_a_known_delay_over_http3() {
+    measures_the_delay(&["--rate", "100", "-c", "32"]);
+}
+
+#[test]
+fn plan_features_work_unchanged_over_http3() {
+    let _serial = serial();
+    let t = h3_target();
+    let dir = temp_dir("h3-plan");
+    let ca = ca_file(&t, &dir);
+    let plan = dir.join("plan.toml");
+    let text = format!(
+        "[target]\nbase_url = \"{base}\"\nprotocol = \"http3\"\n[target.tls]\ncacert = \"{ca}\"\n\
+         [vars]\nword = \"quic\"\n\
+         [[scenario]]\nname = \"s\"\n[scenario.load]\nprofile = \"iterations\"\nvus = 2\niterations = 10\n\n\
+         [[scenario.step]]\nname = \"echo\"\nmethod = \"POST\"\npath = \"/echo\"\n\
+         json = {{ word = \"{{{{ vars.word }}}}\", n = \"{{{{ iteration }}}}\" }}\n\
+         checks = {{ status = [200], body_contains = \"quic\" }}\n\
+         extract = {{ said = {{ json = \"/word\" }} }}\n\n\
+         [[scenario.step]]\nname = \"status\"\npath = \"/status/{{{{ 200 if said == 'quic' else 500 }}}}\"\n",
+        base = t.base_url(),
+    );
+    std::fs::write(&plan, text).unwrap();
+    let (code, shown, err) = common::run_volley(&["check", plan.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(shown.contains("POST /echo HTTP/3"), "{shown}");
+    let r = run_json_ok(&dir, &["run", plan.to_str().unwrap()]);
+    assert_eq!(r["config"]["protocol"], "h3", "{:#}", r["config"]);
+    assert_eq!(r["summary"]["errors"], 0, "{:#}", r["summary"]);
+    assert_eq!(summary_u64(&r, "requests"), 20, "{:#}", r["summary"]);
+    assert_eq!(r["summary"]["status"]["200"], 20, "{:#}", r["summary"]);
+}
+
+#[test]
+fn http3_failures_are_named_and_explained() {
+    let _serial = serial();
+    let t = h3_target();
+    let dir = temp_dir("h3-errors");
+    let url = format!("{}/", t.base_url());
+    // The throw-away CA is not trusted: refused by the check before the run, in words.
+    let (code, _, err) = common::run_volley(&[&url, "--protocol", "http3", "-n", "5"]);
+    assert_ne!(code, Some(0));
+    assert!(
+        err.contains("QUIC handshake") && err.contains("--cacert"),
+        "{err}"
+    );
+    // http:// cannot be HTTP/3.
+    let plain = url.replace("https://", "http://");
+    let (code, _, err) = common::run_volley(&[&plain, "--protocol", "http3", "-n", "1"]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("https://"), "{err}");
+    // QUIC refuses TLS 1.2.
+    let ca = ca_file(&t, &dir);
+    let (code, _, err) = common::run_volley(&[
+        &url,
+        "--protocol",
+        "http3",
+        "--cacert",
+        &ca,
+        "--tls-version",
+        "1.2",
+        "-n",
+        "1",
+    ]);
+    assert_ne!(code, Some(0));
+    assert!(err.contains("TLS 1.3"), "{err}");
+    // A route that fails is an HTTP status over HTTP/3 as over any protocol.
+    let status = format!("{}/status/503", t.base_url());
+    let (_, r) = run_json(
+        &dir,
+        &[&status, "--protocol", "http3", "--cacert", &ca, "-n", "4"],
+    );
+    assert_eq!(errors_of(&r, "http_5xx"), 4, "{:#}", r["summary"]);
+}
+
+/// A Python peer of `tests/peers/` that prints its port and writes its certificate to
+/// `ca`; stopped by its PID when dropped.
+struct Peer(Child, u16);
+
+impl Peer {
+    fn start(script: &str, ca: &Path) -> Self {
+        let path = format!("{}/tests/peers/{script}", env!("CARGO_MANIFEST_DIR"));
+        let mut child = Command::new("python3")
+            .arg(path)
+            .arg(ca)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{script}: no port: {line:?} (pip install aioquic)"));
+        Self(child, port)
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn an_aioquic_server_is_load_tested_over_http3() {
+    let _serial = serial();
+    let dir = temp_dir("h3-aioquic-server");
+    let ca: PathBuf = dir.join("peer-ca.pem");
+    let peer = Peer::start("h3_server.py", &ca);
+    let url = format!("https://127.0.0.1:{}/delay?ms=10", peer.1);
+    let ca = ca.to_str().unwrap();
+    for load in [
+        &["-c", "2", "--streams", "2"][..],
+        &["--rate", "50", "-c", "16"][..],
+    ] {
+        let mut args = vec![
+            url.as_str(),
+            "--protocol",
+            "http3",
+            "--cacert",
+            ca,
+            "-d",
+            "2s",
+        ];
+        args.extend_from_slice(load);
+        let r = run_json_ok(&dir, &args);
+        assert_eq!(r["summary"]["errors"], 0, "{:#}", r["summary"]);
+        assert!(summary_u64(&r, "requests") >= 40, "{:#}", r["summary"]);
+        // asyncio's timer wakes up to a few ms late; never early.
+        let p = p50(&r);
+        assert!(
+            (10.0..16.0).contains(&p),
+            "p50 {p} ms against aioquic's 10 ms"
+        );
+    }
+    let echo = format!("https://127.0.0.1:{}/echo", peer.1);
+    let r = run_json_ok(
+        &dir,
+        &[
+            &echo,
+            "--protocol",
+            "http3",
+            "--cacert",
+            ca,
+            "-n",
+            "3",
+            "-m",
+            "POST",
+            "--body",
+            "hello",
+        ],
+    );
+    assert_eq!(r["summary"]["status"]["200"], 3, "{:#}", r["summary"]);
+    // The body came back: 5 bytes of it per response, beside the head's names and values.
+    assert!(
+        summary_u64(&r, "bytes_received") >= 15,
+        "{:#}",
+        r["summary"]
+    );
+}
+
+#[test]
+fn an_aioquic_client_gets_answers_from_volley_serve_http3() {
+    let _serial = serial();
+    let t = h3_target();
+    let dir = temp_dir("h3-aioquic-client");
+    let ca = ca_file(&t, &dir);
+    let client = format!("{}/tests/peers/h3_client.py", env!("CARGO_MANIFEST_DIR"));
+    let port = t.addr().port().to_string();
+    let ask = |path: &str, body: Option<&str>| {
+        let mut cmd = Command::new("python3");
+        cmd.args([client.as_str(), "127.0.0.1", &port, &ca, path]);
+        cmd.args(body);
+        let out = cmd.output().expect("python3 runs");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{text}{err} (pip install aioquic)");
+        text
+    };
+    let root = ask("/", None);
+    assert!(root.starts_with("status 200\n"), "{root}");
+    assert!(
+        root.ends_with("body ok\n\n") || root.contains("body ok"),
+        "{root}"
+    );
+    let echoed = ask("/echo", Some("from aioquic"));
+    assert!(echoed.contains("body from aioquic"), "{echoed}");
+    let missing = ask("/status/404", None);
+    assert!(missing.starts_with("status 404\n"), "{missing}");
+}
+
+#[test]
+fn the_h1_h2_h3_suite_example_compares_the_three_protocols() {
+    let _serial = serial();
+    let dir = temp_dir("h3-suite");
+    let suite = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/009-h1-h2-h3-suite.toml"
+    );
+    let out = dir.to_str().unwrap();
+    let (code, stdout, stderr) =
+        common::run_volley(&["suite", suite, "--time-scale", "0.1", "--out", out, "-q"]);
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
+    let folder = common::only_subfolder(&dir);
+    common::verified(&folder);
+    for (target, wire) in [("http1", "http/1.1"), ("http2", "h2"), ("http3", "h3")] {
+        let text = std::fs::read_to_string(folder.join(target).join("run.json")).unwrap();
+        let r: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(r["config"]["protocol"], wire, "{target}: {:#}", r["config"]);
+        assert_eq!(r["summary"]["errors"], 0, "{target}: {:#}", r["summary"]);
+        assert!(
+            summary_u64(&r, "requests") > 100,
+            "{target}: {:#}",
+            r["summary"]
+        );
+    }
+    let report = std::fs::read_to_string(folder.join("report.md")).unwrap();
+    for target in ["http1", "http2", "http3"] {
+        assert!(
+            report.contains(target),
+            "{target} missing from the report:\n{report}"
+        );
+    }
+}
