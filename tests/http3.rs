@@ -208,6 +208,50 @@ fn http3_failures_are_named_and_explained() {
     assert_eq!(errors_of(&r, "http_5xx"), 4, "{:#}", r["summary"]);
 }
 
+#[test]
+fn quic_figures_count_what_the_connections_carried() {
+    let _serial = serial();
+    let t = h3_target();
+    let dir = temp_dir("h3-quic-figures");
+    let ca = ca_file(&t, &dir);
+    let url = format!("{}/bytes/50000", t.base_url());
+    let args = [
+        &url,
+        "--protocol",
+        "http3",
+        "--cacert",
+        &ca,
+        "-c",
+        "2",
+        "--streams",
+        "2",
+    ];
+    let r = run_json_ok(&dir, &[&args[..], &["-n", "40"]].concat());
+    let q = &r["summary"]["quic"];
+    let n = |key: &str| q[key].as_u64().unwrap_or_else(|| panic!("{key} in {q:#}"));
+    // Two connections (the check before the run opens its own, not counted) brought 40 bodies
+    // of 50,000 bytes, encrypted and framed: more than 2 MB over UDP, in datagrams of at most
+    // 64 KiB, and the requests went the other way.
+    assert_eq!(n("connections"), 2, "{q:#}");
+    assert!(n("udp_bytes_received") > 40 * 50_000, "{q:#}");
+    assert!(
+        n("datagrams_received") > n("udp_bytes_received") / 65_536,
+        "{q:#}"
+    );
+    assert!(n("datagrams_sent") > 0 && n("udp_bytes_sent") > 0, "{q:#}");
+    assert!(n("packets_sent") >= n("datagrams_sent"), "{q:#}");
+    let report = common::run_volley(&["report", dir.join("run.json").to_str().unwrap()]);
+    assert!(
+        report.1.contains("QUIC:") && report.1.contains("2 connections"),
+        "{}",
+        report.1
+    );
+    // Over HTTP/2 there are none.
+    let args = [&url, "--protocol", "http2", "--cacert", &ca, "-n", "4"];
+    let r = run_json_ok(&dir, &args);
+    assert!(r["summary"].get("quic").is_none(), "{:#}", r["summary"]);
+}
+
 /// A peer server of `tests/peers/` that prints its port and writes its certificate to `ca`;
 /// stopped by its PID when dropped.
 struct Peer(Child, u16);

@@ -175,6 +175,12 @@ pub(super) async fn vu_loop(
             keep_pace(&vu, began + pace, ticket.measured).await;
         }
     }
+    // HTTP/3: what the QUIC connections this VU opened carried, once, now that it is done.
+    for conn in std::iter::once(&vu.conn).chain(vu.grpc_conn.as_ref()) {
+        if let Some(figures) = conn.quic_figures() {
+            state.recorder.borrow_mut().record_quic(&figures);
+        }
+    }
 }
 
 /// Waits until `next` (not past the scenario's end), the start a VU's `pace` allows its next

@@ -563,6 +563,16 @@ impl Connection {
         }
     }
 
+    /// HTTP/3: what the QUIC connections this handle opened carried (docs/measurement.md,
+    /// "HTTP/3"); `None` for other protocols and before a connection was opened. Read it once,
+    /// when the handle is done: it sums every connection the handle opened.
+    pub fn quic_figures(&self) -> Option<crate::record::model::QuicFigures> {
+        match self {
+            Self::Http3(h) => h.quic_figures(),
+            _ => None,
+        }
+    }
+
     /// Connections opened by the last exchange.
     pub fn connections_opened(&self) -> u32 {
         match self {

@@ -160,6 +160,7 @@ fn summary(total: &Histogram<u64>, requests: u64, errors: u64, duration: f64) ->
         grpc_status: BTreeMap::new(),
         timing: TimingSplit::default(),
         tls_negotiated: Vec::new(),
+        quic: None,
         streams: None,
     }
 }

@@ -5,7 +5,7 @@
 use super::figures::pct;
 use super::table::Table;
 use crate::record::model::RunRecord;
-use crate::units::{ms, thousands};
+use crate::units::{bytes, ms, thousands};
 
 /// "h2, 16 streams per connection, TLS (negotiated: TLSv1.3, ALPN h2 × 4 connections)".
 pub fn protocol(r: &RunRecord) -> String {
@@ -40,6 +40,30 @@ pub fn tls_negotiated(r: &RunRecord) -> String {
         })
         .collect::<Vec<_>>()
         .join("; ")
+}
+
+/// HTTP/3: what the QUIC connections carried, in one line: "4 connections; sent 18,137
+/// datagrams (885.3 KiB) in 18,137 calls, received 279,897 (387.0 MiB) in 279,901; 0 of 18,141
+/// packets lost"; empty without HTTP/3.
+pub fn quic(r: &RunRecord) -> String {
+    let Some(q) = &r.summary.quic else {
+        return String::new();
+    };
+    format!(
+        "{} connection{}; sent {} datagrams ({}) in {} calls, received {} ({}) in {}; {} of {} packets lost ({}), {} congestion events",
+        thousands(q.connections),
+        if q.connections == 1 { "" } else { "s" },
+        thousands(q.datagrams_sent),
+        bytes(q.udp_bytes_sent as f64),
+        thousands(q.send_calls),
+        thousands(q.datagrams_received),
+        bytes(q.udp_bytes_received as f64),
+        thousands(q.receive_calls),
+        thousands(q.packets_lost),
+        thousands(q.packets_sent),
+        bytes(q.bytes_lost as f64),
+        thousands(q.congestion_events),
+    )
 }
 
 /// Where the time of requests went (connect, TLS handshake, waiting) and gRPC statuses.

@@ -102,6 +102,10 @@ fn summary(o: &mut String, r: &RunRecord) {
     if !tls.is_empty() {
         let _ = writeln!(o, "  TLS:           {tls}");
     }
+    let quic = super::view::quic(r);
+    if !quic.is_empty() {
+        let _ = writeln!(o, "  QUIC:          {quic}");
+    }
     if s.warmup_requests > 0 {
         let _ = writeln!(
             o,

@@ -15,7 +15,7 @@ pub use super::figures::{number, pct};
 use super::find_max;
 use super::load::subtitle;
 pub use super::load::{length, load_shape};
-pub use super::protocol::{protocol, protocol_tables, tls_negotiated};
+pub use super::protocol::{protocol, protocol_tables, quic, tls_negotiated};
 use super::table::Table;
 pub use crate::analysis::verdict::{Verdict, verdict};
 pub use crate::record::model::Level;
@@ -138,6 +138,10 @@ fn configuration(r: &RunRecord) -> Table {
     t.push(["Timeout", &seconds(c.timeout_s)]);
     t.push(["Keep-alive", if c.keepalive { "yes" } else { "no" }]);
     t.push(["Protocol", &protocol(r)]);
+    let quic = quic(r);
+    if !quic.is_empty() {
+        t.push(["QUIC", &quic]);
+    }
     if c.source_addrs > 0 {
         t.push(["Source addresses", &c.source_addrs.to_string()]);
     }

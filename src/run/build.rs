@@ -276,6 +276,7 @@ fn summary(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival
                 connections,
             })
             .collect(),
+        quic: (t.quic.connections > 0).then_some(t.quic),
         streams: super::streams::whole(plan, t.streams.as_deref(), window),
     }
 }

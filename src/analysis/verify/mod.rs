@@ -70,6 +70,9 @@ pub enum Rule {
     IntervalsAgree,
     /// Stream counts, histograms and rates agree; a scenario's streams are its steps'.
     StreamsAddUp,
+    /// HTTP/3: lost packets ≤ packets sent; datagrams sent ≤ packets sent; send calls ≤
+    /// datagrams sent; at least one connection.
+    QuicAddsUp,
 }
 
 impl Rule {
@@ -93,6 +96,7 @@ impl Rule {
             Self::SuiteStatusAgrees => "suite_status_agrees",
             Self::IntervalsAgree => "intervals_agree",
             Self::StreamsAddUp => "streams_add_up",
+            Self::QuicAddsUp => "quic_adds_up",
         }
     }
 }
@@ -196,7 +200,50 @@ pub fn record(r: &RunRecord) -> Vec<Violation> {
     outcome::check(r, &mut f);
     merged::check(r, &mut f);
     streams::check(r, &mut f);
+    quic(r, &mut f);
     f.into_vec()
+}
+
+/// The QUIC figures hold together: every datagram carries at least one packet, a call sends
+/// at least one datagram, and only sent packets are lost.
+fn quic(r: &RunRecord, f: &mut Findings) {
+    let Some(q) = &r.summary.quic else { return };
+    let pairs = [
+        (
+            "packets_lost",
+            q.packets_lost,
+            "packets_sent",
+            q.packets_sent,
+        ),
+        (
+            "datagrams_sent",
+            q.datagrams_sent,
+            "packets_sent",
+            q.packets_sent,
+        ),
+        (
+            "send_calls",
+            q.send_calls,
+            "datagrams_sent",
+            q.datagrams_sent,
+        ),
+    ];
+    for (name, found, bound, limit) in pairs {
+        f.check(
+            found <= limit,
+            Rule::QuicAddsUp,
+            format!("summary.quic.{name}"),
+            found,
+            || format!("≤ summary.quic.{bound} = {limit}"),
+        );
+    }
+    f.check(
+        q.connections > 0,
+        Rule::QuicAddsUp,
+        "summary.quic.connections",
+        q.connections,
+        || "at least 1 (the figures are absent without a connection)".into(),
+    );
 }
 
 #[cfg(test)]

@@ -189,3 +189,27 @@ fn a_merged_record_must_equal_the_sum_of_its_shares() {
     assert!(v.iter().any(|v| v.path == "summary.errors"), "{v:?}");
     assert!(!v.iter().any(|v| v.path == "summary.requests"), "{v:?}");
 }
+
+#[test]
+fn quic_figures_that_cannot_be_are_named() {
+    let mut r = consistent();
+    r.summary.quic = Some(crate::record::model::QuicFigures {
+        connections: 2,
+        datagrams_sent: 90,
+        send_calls: 90,
+        packets_sent: 100,
+        packets_lost: 3,
+        ..Default::default()
+    });
+    assert_eq!(record(&r), vec![]);
+    let q = r.summary.quic.as_mut().unwrap();
+    q.packets_lost = 101;
+    q.send_calls = 91;
+    assert_eq!(
+        named(&r),
+        [
+            ("summary.quic.packets_lost".to_string(), Rule::QuicAddsUp),
+            ("summary.quic.send_calls".to_string(), Rule::QuicAddsUp)
+        ]
+    );
+}

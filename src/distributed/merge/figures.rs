@@ -8,8 +8,8 @@ use hdrhistogram::Histogram;
 use super::{MergeError, PlacedShare};
 use crate::analysis::{latency_buckets, percentiles};
 use crate::record::model::{
-    Arrival, Drain, Environment, Generator, Histograms, Percentiles, ProfileKind, RunConfig,
-    RunRecord, Summary, TimingSplit, TlsNegotiated, error_rate,
+    Arrival, Drain, Environment, Generator, Histograms, Percentiles, ProfileKind, QuicFigures,
+    RunConfig, RunRecord, Summary, TimingSplit, TlsNegotiated, error_rate,
 };
 use crate::record::{decode_histogram, encode_histogram};
 use crate::run::windows::per_sec;
@@ -208,6 +208,7 @@ fn summary(
         grpc_status: sum_maps(parts.iter().map(|p| &s(p).grpc_status)),
         timing: TimingSplit::default(),
         tls_negotiated: tls(parts),
+        quic: quic(parts),
         // Every share's histograms were decoded when it was read (`check_histograms`).
         streams: crate::record::streams::merged(
             parts.iter().filter_map(|p| s(p).streams.as_ref()),
@@ -340,6 +341,18 @@ fn combine(parts: impl Iterator<Item = (Option<Percentiles>, u64)>) -> Option<Pe
         stdev: Some(var.sqrt()),
         ..Percentiles::default()
     })
+}
+
+/// The shares' QUIC figures summed; absent when no share has any.
+fn quic(parts: &[PlacedShare]) -> Option<QuicFigures> {
+    parts
+        .iter()
+        .filter_map(|p| p.record.summary.quic.as_ref())
+        .fold(None, |sum: Option<QuicFigures>, q| {
+            let mut sum = sum.unwrap_or_default();
+            sum.add(q);
+            Some(sum)
+        })
 }
 
 fn tls(parts: &[PlacedShare]) -> Vec<TlsNegotiated> {

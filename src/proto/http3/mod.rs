@@ -30,6 +30,7 @@ use super::dial::{ConnectTiming, DialFailure};
 use super::http2::Http2Request;
 use super::message::{BodyTap, Capture, Response};
 use super::pick::{PickNames, Picked};
+use crate::record::model::QuicFigures;
 
 /// The h3 request sender of one QUIC connection.
 type Sender = h3::client::SendRequest<h3_quinn::OpenStreams, Bytes>;
@@ -95,6 +96,7 @@ impl SharedConnection {
             timeouts: 0,
             pick: PickNames::default(),
             picked: Picked::default(),
+            quic: Opened::default(),
         }
     }
 
@@ -128,6 +130,51 @@ pub struct StreamHandle {
     timeouts: u32,
     pick: PickNames,
     picked: Picked,
+    /// The QUIC connections this handle opened, for their figures.
+    quic: Opened,
+}
+
+/// The QUIC connections a handle opened: the current one, and the figures of those before it.
+#[derive(Default)]
+struct Opened {
+    current: Option<quinn::Connection>,
+    before: QuicFigures,
+}
+
+impl Opened {
+    /// A new connection: the one before it is counted as it stands (closed or being closed).
+    fn replace(&mut self, conn: quinn::Connection) {
+        if let Some(old) = self.current.replace(conn) {
+            self.before.add(&figures_of(&old));
+        }
+    }
+
+    /// Every connection's figures so far; `None` when none was opened.
+    fn figures(&self) -> Option<QuicFigures> {
+        let mut sum = self.before;
+        if let Some(conn) = &self.current {
+            sum.add(&figures_of(conn));
+        }
+        (sum.connections > 0).then_some(sum)
+    }
+}
+
+/// One connection's figures, as quinn counts them.
+fn figures_of(conn: &quinn::Connection) -> QuicFigures {
+    let s = conn.stats();
+    QuicFigures {
+        connections: 1,
+        datagrams_sent: s.udp_tx.datagrams,
+        udp_bytes_sent: s.udp_tx.bytes,
+        send_calls: s.udp_tx.ios,
+        datagrams_received: s.udp_rx.datagrams,
+        udp_bytes_received: s.udp_rx.bytes,
+        receive_calls: s.udp_rx.ios,
+        packets_sent: s.path.sent_packets,
+        packets_lost: s.path.lost_packets,
+        bytes_lost: s.path.lost_bytes,
+        congestion_events: s.path.congestion_events,
+    }
 }
 
 impl std::fmt::Debug for StreamHandle {
@@ -173,6 +220,12 @@ impl StreamHandle {
     /// Connections the last exchange opened (0 or 1; 2 after a retry on a lost connection).
     pub fn connections_opened(&self) -> u32 {
         self.opened
+    }
+
+    /// What the QUIC connections this handle opened carried so far (those it shares but did
+    /// not open are another handle's to count); `None` when it opened none.
+    pub fn quic_figures(&self) -> Option<QuicFigures> {
+        self.quic.figures()
     }
 
     /// After a timeout: the stream was abandoned when the exchange future was dropped; the
@@ -281,6 +334,7 @@ impl StreamHandle {
             .await
             .map_err(|f| f.kind)?;
         self.opened += 1;
+        self.quic.replace(conn.clone());
         let (mut driver, sender) = h3::client::builder()
             .max_field_section_size(self.shared.limits.max_head_bytes as u64)
             .send_grease(false)

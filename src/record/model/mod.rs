@@ -16,6 +16,7 @@ mod histograms;
 mod interval;
 mod outcome;
 mod percentiles;
+mod quic;
 mod streams;
 mod warning;
 pub use config::*;
@@ -24,6 +25,7 @@ pub use histograms::Histograms;
 pub use interval::{Bound, BoundFigure, Ci95, PrecisionGoal, PrecisionOutcome};
 pub use outcome::*;
 pub use percentiles::Percentiles;
+pub use quic::QuicFigures;
 pub use streams::{
     Goodput, LlmFigures, SentFigures, StreamDrained, StreamEnds, StreamFigures, StreamHistograms,
     StreamSlo, TokensFrom,
@@ -484,6 +486,10 @@ pub struct Summary {
     /// without TLS and in records of older versions.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tls_negotiated: Vec<TlsNegotiated>,
+    /// HTTP/3: what the run's QUIC connections carried over UDP and lost (docs/measurement.md,
+    /// "HTTP/3"); absent without HTTP/3 and in records of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicFigures>,
     /// The run's streams, when it has streaming steps (docs/measurement.md, "Streams").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<StreamFigures>,

@@ -6,6 +6,7 @@ use hdrhistogram::Histogram;
 use crate::record::error_kind::ErrorKind;
 use crate::record::group::GroupTable;
 use crate::record::grpc_code::GrpcCode;
+use crate::record::model::QuicFigures;
 use crate::record::timing::Negotiated;
 use crate::record::timing::Timing;
 
@@ -140,6 +141,8 @@ pub struct Recorder {
     /// TLS connections by what their handshake settled on ([`Negotiated::index`]), warm-up
     /// included.
     pub tls_negotiated: [u64; Negotiated::COUNT],
+    /// HTTP/3: what the QUIC connections the VUs opened carried (added as each VU ends).
+    pub quic: QuicFigures,
     /// Responses grouped by value, one table per `--group-by` selector (empty when none).
     pub grouped: Vec<GroupTable>,
     /// Open model: a sample of measured iterations' due and send instants, per scenario.
@@ -211,6 +214,7 @@ impl Recorder {
             wait: new_histogram(),
             grpc: [0; GrpcCode::COUNT],
             tls_negotiated: [0; Negotiated::COUNT],
+            quic: QuicFigures::default(),
             status: vec![0; STATUS_SLOTS].into_boxed_slice(),
             errors: [0; ErrorKind::COUNT],
             counters: Counters::default(),
@@ -390,6 +394,11 @@ impl Recorder {
         self.count_tls(timing);
     }
 
+    /// Adds what a VU's QUIC connections carried, when it ends (off the hot path: once per VU).
+    pub fn record_quic(&mut self, figures: &QuicFigures) {
+        self.quic.add(figures);
+    }
+
     /// Counts a new TLS connection's negotiated version and ALPN protocol; nothing for a request
     /// that opened none.
     #[inline]
@@ -522,6 +531,7 @@ impl Recorder {
         for (a, b) in self.tls_negotiated.iter_mut().zip(other.tls_negotiated) {
             *a += b;
         }
+        self.quic.add(&other.quic);
     }
 
     /// Status codes seen, with counts, in ascending order.

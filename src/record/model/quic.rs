@@ -1,0 +1,53 @@
+//! What a run's QUIC connections carried, as quinn counts it (HTTP/3; docs/measurement.md,
+//! "HTTP/3").
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// UDP and loss figures of a run's QUIC connections, summed over every connection the run's
+/// workers opened (warm-up included, as `tls_negotiated`), each from its start until the run
+/// ended or it was replaced. Absent without HTTP/3.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct QuicFigures {
+    /// QUIC connections counted.
+    pub connections: u64,
+    /// UDP datagrams sent.
+    pub datagrams_sent: u64,
+    /// Their payloads (QUIC packets, encrypted), bytes.
+    pub udp_bytes_sent: u64,
+    /// System calls that sent them: fewer than the datagrams when the kernel segments several
+    /// per call (GSO).
+    pub send_calls: u64,
+    /// UDP datagrams received.
+    pub datagrams_received: u64,
+    /// Their payloads, bytes.
+    pub udp_bytes_received: u64,
+    /// System calls that received them: fewer than the datagrams when the kernel coalesces
+    /// several per call (GRO).
+    pub receive_calls: u64,
+    /// QUIC packets sent.
+    pub packets_sent: u64,
+    /// Packets declared lost (their frames were sent again in new packets).
+    pub packets_lost: u64,
+    /// Bytes of the packets declared lost, bytes.
+    pub bytes_lost: u64,
+    /// Congestion events: times the congestion controller cut its window.
+    pub congestion_events: u64,
+}
+
+impl QuicFigures {
+    /// Adds `other`'s counts to these.
+    pub fn add(&mut self, other: &Self) {
+        self.connections += other.connections;
+        self.datagrams_sent += other.datagrams_sent;
+        self.udp_bytes_sent += other.udp_bytes_sent;
+        self.send_calls += other.send_calls;
+        self.datagrams_received += other.datagrams_received;
+        self.udp_bytes_received += other.udp_bytes_received;
+        self.receive_calls += other.receive_calls;
+        self.packets_sent += other.packets_sent;
+        self.packets_lost += other.packets_lost;
+        self.bytes_lost += other.bytes_lost;
+        self.congestion_events += other.congestion_events;
+    }
+}
