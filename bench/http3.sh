@@ -11,7 +11,8 @@
 # Per run: req/s, the generator's CPU (user + system of the whole process, start-up and TLS
 # handshakes included) per request, and the target's CPU per request. oha joins as a peer when
 # OHA names an oha built with HTTP/3 (`cargo install --locked oha --features http3`; its
-# `--http-version 3`); skipped with a note otherwise.
+# `--http-version 3`, `-c CONNECTIONS -p STREAMS`: the same requests in flight); skipped with a
+# note otherwise.
 #
 # Knobs: CONNECTIONS=16  STREAMS=1  DURATION=5  ROUNDS=2  PROFILE=release
 #        VOLLEY=path (default target/$PROFILE/volley)  OHA=path  SERVER_CPU=1  CLIENT_CPU=0
@@ -93,7 +94,7 @@ run() {
     requests=$(volley_requests "$tmp/run.json")
   else
     /usr/bin/time -v -o "$tmp/time" taskset -c "$CLIENT_CPU" "$OHA" --no-tui --http-version 3 --insecure \
-      -c "$conns" -z "${DURATION}s" --output-format json "$url" >"$tmp/oha.json" 2>"$tmp/run.log" </dev/null \
+      -c "$conns" -p "$streams" -z "${DURATION}s" --output-format json "$url" >"$tmp/oha.json" 2>"$tmp/run.log" </dev/null \
       || die "oha failed: $(tail -5 "$tmp/run.log")"
     requests=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sum(d["statusCodeDistribution"].values()))' "$tmp/oha.json")
   fi
