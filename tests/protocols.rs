@@ -382,6 +382,13 @@ async fn http3_to_a_port_without_quic_fails_its_handshake_in_words() {
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::QuicHandshake, "{e}");
     assert!(e.message.contains("UDP"), "{e}");
+    // A request timeout during the handshake finds the connection not established: the engine
+    // counts it as connect_timeout (no TCP connection was accepted, so no TLS-handshake one).
+    let req = quic.prepare(&Request::get("localhost", "/")).unwrap();
+    let mut conn = quic.connection();
+    let cut = tokio::time::timeout(Duration::from_millis(300), conn.exchange(&req)).await;
+    assert!(cut.is_err(), "nothing answers, so nothing completes");
+    assert_eq!(conn.phase(), volley::proto::conn::ConnPhase::Connecting);
     stop(target).await;
 }
 

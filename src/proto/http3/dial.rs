@@ -86,7 +86,7 @@ impl QuicDialer {
 
     /// Opens a connection: a new UDP socket, the QUIC handshake (TLS 1.3 inside it, 1-RTT).
     /// The timing's `tls_us` is the whole handshake; there is no TCP connect (`connect_us` 0).
-    /// `phase` is set as the dial goes (a timeout reads it).
+    /// `phase` is [`ConnPhase::Connecting`] until the handshake completes (a timeout reads it).
     pub async fn connect(
         &self,
         phase: &mut ConnPhase,
@@ -108,7 +108,8 @@ impl QuicDialer {
                 kind: ErrorKind::QuicHandshake,
                 message: format!("cannot start a QUIC connection to {}: {e}", self.addr),
             })?;
-        *phase = ConnPhase::Handshaking;
+        // No TCP connection is accepted first: until the handshake completes the connection
+        // is not established, and a timeout meanwhile is a connect timeout.
         let conn = connecting.await.map_err(|e| DialFailure {
             kind: connection_kind(&e, true),
             message: handshake_message(self.addr, &e),
