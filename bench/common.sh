@@ -153,14 +153,16 @@ if summ.get("errors"):
 PY
 }
 
-# serve_start DIR CPU [PORT]: starts `volley serve --threads 1` ($VOLLEY) on 127.0.0.1, pinned to
-# CPU, logging to DIR/serve.log; sets server_pid and port (a free one unless given). Dies when
-# the port is taken (a bench loads only its own target) or the target does not start.
+# serve_start DIR CPU [PORT [ARG…]]: starts `volley serve --threads 1 ARG…` ($VOLLEY) on
+# 127.0.0.1, pinned to CPU, logging to DIR/serve.log; sets server_pid and port (a free one unless
+# given, or given as ""). Dies when the port is taken (a bench loads only its own target) or the
+# target does not start.
 serve_start() {
   local dir=$1 cpu=$2
   port=${3:-$(free_port)}
+  shift $(( $# < 3 ? $# : 3 ))
   port_answers "$port" && die "something already listens on 127.0.0.1:$port; pick another PORT"
-  taskset -c "$cpu" "$VOLLEY" serve --port "$port" --threads 1 >"$dir/serve.log" 2>&1 </dev/null &
+  taskset -c "$cpu" "$VOLLEY" serve --port "$port" --threads 1 "$@" >"$dir/serve.log" 2>&1 </dev/null &
   server_pid=$!
   for _ in $(seq 100); do
     grep -q 'listening on' "$dir/serve.log" 2>/dev/null && return 0

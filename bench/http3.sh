@@ -51,15 +51,7 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-port=$(free_port)
-taskset -c "$SERVER_CPU" "$VOLLEY" serve --port "$port" --threads 1 --http3 --ca-file "$tmp/ca.pem" \
-  >"$tmp/serve.log" 2>&1 </dev/null &
-server_pid=$!
-for _ in $(seq 100); do
-  grep -q 'listening on' "$tmp/serve.log" 2>/dev/null && break
-  kill -0 "$server_pid" 2>/dev/null || die "the target exited: $(cat "$tmp/serve.log")"
-  sleep 0.1
-done
+serve_start "$tmp" "$SERVER_CPU" "" --http3 --ca-file "$tmp/ca.pem"
 grep -q 'HTTP/3' "$tmp/serve.log" || die "the target serves no HTTP/3: $(cat "$tmp/serve.log")"
 url="https://127.0.0.1:$port/"
 

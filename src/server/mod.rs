@@ -305,33 +305,24 @@ pub fn spawn_with_backends(
 /// A function rather than a field of [`TargetConfig`] so that code building a
 /// `TargetConfig` literal keeps compiling.
 pub fn spawn_tls(config: TargetConfig) -> Result<RunningTarget, TargetError> {
-    let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
-    start(
-        config,
-        Some(Secure {
-            config: server_config,
-            ca_pem,
-            http3: false,
-        }),
-        Faults::default(),
-        None,
-    )
+    spawn_secure(config, false)
 }
 
 /// Like [`spawn_tls`], and HTTP/3 on the UDP port of the same number (ALPN `h3`, the same
 /// certificate); responses over TCP advertise it with `Alt-Svc: h3=":PORT"`.
 pub fn spawn_http3(config: TargetConfig) -> Result<RunningTarget, TargetError> {
+    spawn_secure(config, true)
+}
+
+/// A TLS target with a certificate made now, and HTTP/3 beside when `http3`.
+fn spawn_secure(config: TargetConfig, http3: bool) -> Result<RunningTarget, TargetError> {
     let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
-    start(
-        config,
-        Some(Secure {
-            config: server_config,
-            ca_pem,
-            http3: true,
-        }),
-        Faults::default(),
-        None,
-    )
+    let secure = Secure {
+        config: server_config,
+        ca_pem,
+        http3,
+    };
+    start(config, Some(secure), Faults::default(), None)
 }
 
 /// What a TLS target serves with: its certificate's configuration, the CA's PEM, and whether
