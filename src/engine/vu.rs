@@ -175,7 +175,8 @@ pub(super) async fn vu_loop(
             keep_pace(&vu, began + pace, ticket.measured).await;
         }
     }
-    // HTTP/3: what the QUIC connections this VU opened carried, once, now that it is done.
+    // HTTP/3: what this VU's QUIC connections carried since a VU sharing them last asked; the
+    // last VU on them to finish takes the rest.
     for conn in std::iter::once(&vu.conn).chain(vu.grpc_conn.as_ref()) {
         if let Some(figures) = conn.quic_figures() {
             state.recorder.borrow_mut().record_quic(&figures);

@@ -563,9 +563,9 @@ impl Connection {
         }
     }
 
-    /// HTTP/3: what the QUIC connections this handle opened carried (docs/measurement.md,
-    /// "HTTP/3"); `None` for other protocols and before a connection was opened. Read it once,
-    /// when the handle is done: it sums every connection the handle opened.
+    /// HTTP/3: what the QUIC connections behind this handle carried since a handle sharing
+    /// them last asked (docs/measurement.md, "HTTP/3"); `None` for other protocols and before a
+    /// connection was opened. Ask once per handle, when it is done: the answers add up.
     pub fn quic_figures(&self) -> Option<crate::record::model::QuicFigures> {
         match self {
             Self::Http3(h) => h.quic_figures(),

@@ -61,6 +61,9 @@ struct Shared {
     /// Response size limits.
     limits: Limits,
     slot: tokio::sync::Mutex<Slot>,
+    /// The connections opened, for their figures (taken when one is opened and once at the
+    /// end, never per request).
+    quic: std::sync::Mutex<Opened>,
 }
 
 /// The current connection, numbered so that a handle can tell whether the connection it lost
@@ -80,6 +83,7 @@ impl SharedConnection {
                 keepalive,
                 limits,
                 slot: tokio::sync::Mutex::new(Slot::default()),
+                quic: std::sync::Mutex::new(Opened::default()),
             }),
         }
     }
@@ -96,7 +100,6 @@ impl SharedConnection {
             timeouts: 0,
             pick: PickNames::default(),
             picked: Picked::default(),
-            quic: Opened::default(),
         }
     }
 
@@ -130,15 +133,16 @@ pub struct StreamHandle {
     timeouts: u32,
     pick: PickNames,
     picked: Picked,
-    /// The QUIC connections this handle opened, for their figures.
-    quic: Opened,
 }
 
-/// The QUIC connections a handle opened: the current one, and the figures of those before it.
+/// The QUIC connections a shared connection has had: the current one, and the figures of those
+/// before it.
 #[derive(Default)]
 struct Opened {
     current: Option<quinn::Connection>,
     before: QuicFigures,
+    /// What the handles have taken so far.
+    taken: QuicFigures,
 }
 
 impl Opened {
@@ -149,13 +153,15 @@ impl Opened {
         }
     }
 
-    /// Every connection's figures so far; `None` when none was opened.
-    fn figures(&self) -> Option<QuicFigures> {
+    /// What every connection carried since the last take; `None` when none was opened.
+    fn take(&mut self) -> Option<QuicFigures> {
         let mut sum = self.before;
         if let Some(conn) = &self.current {
             sum.add(&figures_of(conn));
         }
-        (sum.connections > 0).then_some(sum)
+        let new = sum.since(&self.taken);
+        self.taken = sum;
+        (sum.connections > 0).then_some(new)
     }
 }
 
@@ -222,10 +228,16 @@ impl StreamHandle {
         self.opened
     }
 
-    /// What the QUIC connections this handle opened carried so far (those it shares but did
-    /// not open are another handle's to count); `None` when it opened none.
+    /// What the QUIC connections behind this handle carried since any handle sharing them
+    /// last asked: each handle asks once, when it is done, so the last one takes what the
+    /// connections carried until it was; the takes add up to every count once. `None` when no
+    /// connection was opened.
     pub fn quic_figures(&self) -> Option<QuicFigures> {
-        self.quic.figures()
+        self.shared
+            .quic
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 
     /// After a timeout: the stream was abandoned when the exchange future was dropped; the
@@ -334,7 +346,11 @@ impl StreamHandle {
             .await
             .map_err(|f| f.kind)?;
         self.opened += 1;
-        self.quic.replace(conn.clone());
+        self.shared
+            .quic
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .replace(conn.clone());
         let (mut driver, sender) = h3::client::builder()
             .max_field_section_size(self.shared.limits.max_head_bytes as u64)
             .send_grease(false)

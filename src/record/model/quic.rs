@@ -36,6 +36,29 @@ pub struct QuicFigures {
 }
 
 impl QuicFigures {
+    /// These counts less `earlier`'s (counts only grow: what came since `earlier` was read).
+    pub fn since(&self, earlier: &Self) -> Self {
+        Self {
+            connections: self.connections.saturating_sub(earlier.connections),
+            datagrams_sent: self.datagrams_sent.saturating_sub(earlier.datagrams_sent),
+            udp_bytes_sent: self.udp_bytes_sent.saturating_sub(earlier.udp_bytes_sent),
+            send_calls: self.send_calls.saturating_sub(earlier.send_calls),
+            datagrams_received: self
+                .datagrams_received
+                .saturating_sub(earlier.datagrams_received),
+            udp_bytes_received: self
+                .udp_bytes_received
+                .saturating_sub(earlier.udp_bytes_received),
+            receive_calls: self.receive_calls.saturating_sub(earlier.receive_calls),
+            packets_sent: self.packets_sent.saturating_sub(earlier.packets_sent),
+            packets_lost: self.packets_lost.saturating_sub(earlier.packets_lost),
+            bytes_lost: self.bytes_lost.saturating_sub(earlier.bytes_lost),
+            congestion_events: self
+                .congestion_events
+                .saturating_sub(earlier.congestion_events),
+        }
+    }
+
     /// Adds `other`'s counts to these.
     pub fn add(&mut self, other: &Self) {
         self.connections += other.connections;
