@@ -6,7 +6,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use h2::{RecvStream, SendStream};
 
-use super::Failure;
+use crate::proto::conn::Failure;
 use crate::proto::message::{BodyTap, NextMessage, NextSend};
 use crate::timer::Deadline;
 

@@ -35,7 +35,7 @@ use self::read::{Capturing, Reading, read_body};
 use super::pick::{PickNames, Picked};
 
 use super::ErrorKind;
-use super::conn::{ConnPhase, Limits, MAX_HEADERS};
+use super::conn::{ConnPhase, Failure, Limits, MAX_HEADERS, header_bytes};
 use super::dial::{ConnectTiming, Dial, micros_since};
 use super::grpc::{self, GrpcCode};
 use super::message::{BodyTap, Capture, Captured, Response, Tapped, Timing};
@@ -492,32 +492,6 @@ fn grpc_status(
         None if status != 200 => Ok(Some(GrpcCode::from_http_status(status))),
         None if read == Tapped::Stop => Ok(None),
         None => Err(Failure::stream(ErrorKind::Protocol)),
-    }
-}
-
-/// Decoded size of header names and values, bytes.
-fn header_bytes(headers: &HeaderMap) -> usize {
-    headers
-        .iter()
-        .map(|(name, value)| name.as_str().len() + value.len())
-        .sum()
-}
-
-/// A failed exchange: how it counts, and whether the connection is lost with it (else only the
-/// stream failed and the connection stays shared).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Failure {
-    kind: ErrorKind,
-    connection_lost: bool,
-}
-
-impl Failure {
-    /// A failure of this stream only.
-    fn stream(kind: ErrorKind) -> Self {
-        Self {
-            kind,
-            connection_lost: false,
-        }
     }
 }
 

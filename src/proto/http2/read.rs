@@ -7,9 +7,9 @@ use std::time::Instant;
 use h2::RecvStream;
 use http::HeaderMap;
 
-use super::Failure;
 use super::duplex::Sending;
 use crate::proto::ErrorKind;
+use crate::proto::conn::Failure;
 use crate::proto::message::{BodyTap, Tapped};
 
 /// What a capturing exchange keeps while reading.

@@ -7,29 +7,13 @@ use h3::error::{Code, ConnectionError, StreamError};
 use h3::quic::ConnectionErrorIncoming;
 
 use crate::proto::ErrorKind;
+use crate::proto::conn::Failure;
 
 /// QUIC's first TLS alert code (`CRYPTO_ERROR` 0x0100 + the alert).
 const CRYPTO_ERROR: u64 = 0x0100;
 /// The TLS alerts about the certificate: bad_certificate (42) through unknown_ca (48), and
 /// certificate_required (116).
 const CERTIFICATE_ALERTS: [u64; 7] = [42, 43, 44, 45, 46, 48, 116];
-
-/// A failed exchange: how it counts, and whether the connection went with it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Failure {
-    pub(super) kind: ErrorKind,
-    pub(super) connection_lost: bool,
-}
-
-impl Failure {
-    /// A failure of this request's stream only.
-    pub(super) fn stream(kind: ErrorKind) -> Self {
-        Self {
-            kind,
-            connection_lost: false,
-        }
-    }
-}
 
 impl From<StreamError> for Failure {
     fn from(e: StreamError) -> Self {

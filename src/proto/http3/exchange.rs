@@ -8,9 +8,8 @@ use h3::error::Code;
 use http::HeaderMap;
 
 use super::Sender;
-use super::errors::Failure;
 use crate::proto::ErrorKind;
-use crate::proto::conn::{Limits, MAX_HEADERS};
+use crate::proto::conn::{Failure, Limits, MAX_HEADERS, header_bytes};
 use crate::proto::dial::micros_since;
 use crate::proto::http2::Http2Request;
 use crate::proto::message::{BodyTap, Capture, Captured, Response, Tapped, Timing};
@@ -144,12 +143,4 @@ async fn read_body(
         }
     }
     Ok(())
-}
-
-/// Decoded size of header names and values, bytes.
-fn header_bytes(headers: &HeaderMap) -> usize {
-    headers
-        .iter()
-        .map(|(name, value)| name.as_str().len() + value.len())
-        .sum()
 }

@@ -22,10 +22,10 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 pub use self::dial::{ALPN, Http3TlsError, NeedsTls13, QuicDialer, tls_config};
-use self::errors::{Failure, h3_connection_kind};
+use self::errors::h3_connection_kind;
 use self::exchange::{Reading, send_and_read};
 use super::ErrorKind;
-use super::conn::{ConnPhase, Limits};
+use super::conn::{ConnPhase, Failure, Limits};
 use super::dial::{ConnectTiming, DialFailure};
 use super::http2::Http2Request;
 use super::message::{BodyTap, Capture, Response};
