@@ -65,40 +65,58 @@ fn server_streams_match_the_schedule_in_the_open_model() {
     server_streams_match_the_schedule(OPEN, "grpc-ticks-open");
 }
 
+/// One closed-model run of 5-message echo streams to `Chat` with the target answering each
+/// message `delay_ms` after it arrives; returns the step's stream figures.
+fn chat(dir: &Path, base: &str, delay_ms: u32) -> Value {
+    let step = format!(
+        "grpc = \"volley.target.v1.Streams/Chat\"\n\
+         json = {{ message = \"hi {{{{ vu }}}}\", delay_ms = {delay_ms} }}\n\
+         grpc_stream = {{ count = 5, echo = true }}"
+    );
+    let extra = "[thresholds]\nround_trip = [\"p50 < 30ms\"]";
+    let r = run_json_ok(dir, &["run", &plan(dir, base, CLOSED, &step, extra)]);
+    assert_eq!(r["thresholds"][0]["passed"], true, "{:#}", r["thresholds"]);
+    step_streams(&r).clone()
+}
+
 #[test]
 fn bidirectional_round_trips_are_the_echo_delay() {
     let _serial = serial();
     let t = target();
     let dir = temp_dir("grpc-chat");
     // Each message after the reply to the one before; the target answers 20 ms after each
-    // arrives: every round trip is 20 ms plus the loopback's way there and back.
-    let step = "grpc = \"volley.target.v1.Streams/Chat\"\n\
-                json = { message = \"hi {{ vu }}\", delay_ms = 20 }\n\
-                grpc_stream = { count = 5, echo = true }";
-    let extra = "[thresholds]\nround_trip = [\"p50 < 30ms\"]";
-    let plan = plan(&dir, &t.base_url(), CLOSED, step, extra);
-    let r = run_json_ok(&dir, &["run", &plan]);
-    assert_eq!(r["thresholds"][0]["passed"], true, "{:#}", r["thresholds"]);
-    let s = step_streams(&r);
-    let streams = s["streams"].as_u64().unwrap();
-    assert!(streams >= 8, "{s:#}");
-    assert_eq!(s["failed"], 0);
-    assert_eq!(s["messages"].as_u64(), Some(5 * streams));
-    let sent = &s["sent"];
-    assert_eq!(sent["messages"].as_u64(), Some(5 * streams), "{s:#}");
-    assert_eq!(sent["round_trips"].as_u64(), Some(5 * streams));
-    let round_trip = sent["round_trip_ms"]["p50"].as_f64().unwrap();
-    near_truth("round trip p50", round_trip, 20.0);
-    // Echo: the replies are the round trips apart, and the stream is five of them (each round
-    // trip's loopback and scheduling share adds up five times, so the stream is held to five
-    // measured round trips, not to five delays).
-    near_truth(
-        "gap p50",
-        s["message_gap_ms"]["p50"].as_f64().unwrap(),
-        20.0,
-    );
-    let stream = s["stream_ms"]["p50"].as_f64().unwrap();
-    near_truth("stream p50", stream, 5.0 * round_trip);
+    // arrives (a timerfd, within ~0.1 ms): every round trip is 20 ms plus the transport's way
+    // there and back, which the same streams with no delay measure (on a loaded machine it
+    // is 0.3–0.7 ms, more than the tolerance, so the nominal 20 ms alone is not the truth).
+    // Best of three, as the oracle tests: a burst of other work moves one run.
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let transport = chat(&dir, &t.base_url(), 0)["sent"]["round_trip_ms"]["p50"]
+            .as_f64()
+            .unwrap();
+        let s = chat(&dir, &t.base_url(), 20);
+        let streams = s["streams"].as_u64().unwrap();
+        assert!(streams >= 8, "{s:#}");
+        assert_eq!(s["failed"], 0);
+        assert_eq!(s["messages"].as_u64(), Some(5 * streams));
+        let sent = &s["sent"];
+        assert_eq!(sent["messages"].as_u64(), Some(5 * streams), "{s:#}");
+        assert_eq!(sent["round_trips"].as_u64(), Some(5 * streams));
+        let round_trip = sent["round_trip_ms"]["p50"].as_f64().unwrap();
+        let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
+        let stream = s["stream_ms"]["p50"].as_f64().unwrap();
+        let truth = 20.0 + transport;
+        let tolerance = (truth * 0.03).max(0.2);
+        if (round_trip - truth).abs() <= tolerance && (gap - truth).abs() <= tolerance {
+            // Echo: the replies are the round trips apart, and the stream is five of them
+            // (each round trip's transport share adds up five times, so the stream is held to
+            // five measured round trips, not to five delays).
+            near_truth("stream p50", stream, 5.0 * round_trip);
+            return;
+        }
+        tries.push((transport, round_trip, gap));
+    }
+    panic!("(transport, round trip, gap) p50s, ms, against 20 ms + transport ± 3 %: {tries:?}");
 }
 
 #[test]
