@@ -252,6 +252,105 @@ fn quic_figures_count_what_the_connections_carried() {
     assert!(r["summary"].get("quic").is_none(), "{:#}", r["summary"]);
 }
 
+/// `summary.quic`'s `key`.
+fn quic(r: &Value, key: &str) -> u64 {
+    let q = &r["summary"]["quic"];
+    q[key].as_u64().unwrap_or_else(|| panic!("{key} in {q:#}"))
+}
+
+#[test]
+fn zero_rtt_sends_early_data_that_volley_serve_accepts() {
+    let _serial = serial();
+    let t = h3_target();
+    let dir = temp_dir("h3-zero-rtt");
+    let ca = ca_file(&t, &dir);
+    let url = format!("{}/delay?ms=1", t.base_url());
+    // A new connection per request, one at a time: from the second on, each resumes the
+    // session of a ticket the one before brought, and sends its request in 0-RTT.
+    let args = [
+        &url,
+        "--protocol",
+        "http3",
+        "--cacert",
+        &ca,
+        "-c",
+        "1",
+        "-n",
+        "40",
+        "--no-keepalive",
+    ];
+    let r = run_json_ok(&dir, &[&args[..], &["--zero-rtt"]].concat());
+    assert_eq!(r["summary"]["status"]["200"], 40, "{:#}", r["summary"]);
+    assert_eq!(r["config"]["zero_rtt"], true);
+    let (connections, sent) = (quic(&r, "connections"), quic(&r, "zero_rtt_sent"));
+    assert_eq!(connections, 40);
+    // A ticket comes after its connection's handshake: a fast exchange may end first.
+    assert!(sent >= 20, "{:#}", r["summary"]["quic"]);
+    assert_eq!(quic(&r, "zero_rtt_accepted"), sent);
+    assert_eq!(quic(&r, "zero_rtt_rejected"), 0);
+    // Nothing was waited for before a 0-RTT request: only the full handshakes are timed.
+    assert_eq!(
+        r["summary"]["timing"]["tls_handshakes"].as_u64(),
+        Some(connections - sent),
+        "{:#}",
+        r["summary"]["timing"]
+    );
+    let report = common::run_volley(&["report", dir.join("run.json").to_str().unwrap()]);
+    let line = format!("({sent} in 0-RTT: {sent} accepted, 0 rejected)");
+    assert!(report.1.contains(&line), "{line} in {}", report.1);
+    // Without the flag, no early data: every connection is timed.
+    let r = run_json_ok(&dir, &args);
+    assert_eq!(quic(&r, "zero_rtt_sent"), 0);
+    assert!(r["config"].get("zero_rtt").is_none(), "{:#}", r["config"]);
+    // 0-RTT is built for HTTP/3: elsewhere it is refused before the run, in words.
+    let args = [&url, "--protocol", "http2", "--cacert", &ca, "--zero-rtt"];
+    let (code, _, err) = common::run_volley(&args);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("built for HTTP/3 only"), "{err}");
+}
+
+#[test]
+fn early_data_an_aioquic_server_rejects_is_sent_again() {
+    let _serial = serial();
+    let dir = temp_dir("h3-zero-rtt-aioquic");
+    let ca = dir.join("peer-ca.pem");
+    let run = |peer: &Peer| {
+        let url = format!("https://127.0.0.1:{}/delay?ms=20", peer.1);
+        let args = [
+            &url,
+            "--protocol",
+            "http3",
+            "--cacert",
+            ca.to_str().unwrap(),
+        ];
+        let load = ["-c", "1", "-n", "12", "--no-keepalive", "--zero-rtt"];
+        let r = run_json_ok(&dir, &[&args[..], &load].concat());
+        assert_eq!(r["summary"]["status"]["200"], 12, "{:#}", r["summary"]);
+        assert_eq!(r["summary"]["errors"], 0, "{:#}", r["summary"]);
+        r
+    };
+    // aioquic takes each ticket back once: early data read.
+    let r = run(&Peer::aioquic(&ca, &["--zero-rtt", "accept"]));
+    let sent = quic(&r, "zero_rtt_sent");
+    assert!(sent >= 6, "{:#}", r["summary"]["quic"]);
+    assert_eq!(quic(&r, "zero_rtt_accepted"), sent);
+    assert_eq!(quic(&r, "connections"), 12);
+    // aioquic never finds its tickets: every 0-RTT attempt is rejected, and its request is
+    // sent again on a new connection with a full handshake — answered, not lost.
+    let r = run(&Peer::aioquic(&ca, &["--zero-rtt", "reject"]));
+    let sent = quic(&r, "zero_rtt_sent");
+    assert!(sent >= 6, "{:#}", r["summary"]["quic"]);
+    assert_eq!(quic(&r, "zero_rtt_rejected"), sent);
+    assert_eq!(quic(&r, "zero_rtt_accepted"), 0);
+    assert_eq!(quic(&r, "connections"), 12 + sent);
+    assert_eq!(
+        r["summary"]["timing"]["tls_handshakes"].as_u64(),
+        Some(12),
+        "{:#}",
+        r["summary"]["timing"]
+    );
+}
+
 /// A peer server of `tests/peers/` that prints its port and writes its certificate to `ca`;
 /// stopped by its PID when dropped.
 struct Peer(Child, u16);
@@ -276,13 +375,14 @@ impl Peer {
         Self(child, port)
     }
 
-    /// aioquic's HTTP/3 server (`tests/peers/h3_server.py`).
-    fn aioquic(ca: &Path) -> Self {
+    /// aioquic's HTTP/3 server (`tests/peers/h3_server.py`), with `args` before the CA.
+    fn aioquic(ca: &Path, args: &[&str]) -> Self {
         let mut python = Command::new("python3");
         python.arg(format!(
             "{}/tests/peers/h3_server.py",
             env!("CARGO_MANIFEST_DIR")
         ));
+        python.args(args);
         Self::start(python, ca, "pip install aioquic")
     }
 
@@ -362,7 +462,7 @@ fn an_aioquic_server_is_load_tested_over_http3() {
     let dir = temp_dir("h3-aioquic-server");
     let ca = dir.join("peer-ca.pem");
     // asyncio's timer wakes up to a few ms late.
-    load_tests_a_peer(&Peer::aioquic(&ca), &dir, &ca, 6.0);
+    load_tests_a_peer(&Peer::aioquic(&ca, &[]), &dir, &ca, 6.0);
 }
 
 #[test]

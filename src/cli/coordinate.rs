@@ -43,8 +43,7 @@ pub struct CoordinateArgs {
     /// Address to listen on. Loopback unless told otherwise: 0.0.0.0:7070 in a cluster.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:7070")]
     pub listen: SocketAddr,
-    /// The shared token every generator must send (default: $VOLLEY_TOKEN, else a random one,
-    /// printed for the generators).
+    /// The token every generator must send (default: $VOLLEY_TOKEN, else a random one, printed).
     #[arg(long)]
     pub token: Option<String>,
     /// How long to wait for every generator to register.
@@ -65,8 +64,7 @@ pub struct CoordinateArgs {
     /// No progress lines and no summary.
     #[arg(short = 'q', long)]
     pub quiet: bool,
-    /// The whole test's live metrics: the generators' snapshots summed, under the metric names
-    /// of a single run's page.
+    /// The whole test's live metrics: the generators' snapshots summed, as a single run's page.
     #[command(flatten)]
     pub export: ExportArgs,
 }

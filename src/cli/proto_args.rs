@@ -26,8 +26,7 @@ pub struct ConnectArgs {
     /// Open a new connection for every request.
     #[arg(long)]
     pub no_keepalive: bool,
-    /// Spread connections over these local addresses, e.g. 127.0.0.2-127.0.0.40, so that
-    /// loopback tests do not run out of ephemeral ports.
+    /// Spread connections over these local addresses (e.g. 127.0.0.2-127.0.0.40): no port exhaustion.
     #[arg(long, value_name = "ADDRS")]
     pub source_addrs: Option<String>,
     /// Accept any server certificate (self-signed, expired, other name); still encrypted.
@@ -48,6 +47,9 @@ pub struct ConnectArgs {
     /// Offer only this TLS version: 1.2 or 1.3 (default: either).
     #[arg(long, value_name = "VERSION")]
     pub tls_version: Option<String>,
+    /// HTTP/3: resumed connections send their first requests as 0-RTT early data (replayable).
+    #[arg(long)]
+    pub zero_rtt: bool,
 }
 
 /// `--protocol`'s values: every [`Protocol::ALL`] by its [`Protocol::name`], so that a new
@@ -75,6 +77,7 @@ impl ConnectArgs {
             sni: self.sni.clone(),
             tls_version: self.tls_version.clone(),
             source_addrs: self.source_addrs.clone(),
+            zero_rtt: self.zero_rtt,
         }
     }
 }
@@ -84,8 +87,7 @@ impl ConnectArgs {
 #[command(next_help_heading = "gRPC")]
 pub struct GrpcArgs {
     /// Call this method, package.Service/Method (HTTP/2; -H adds metadata; a server stream is
-    /// measured per message). Without --proto the schema comes from the server (gRPC server
-    /// reflection).
+    /// measured per message); without --proto, the schema comes by gRPC server reflection.
     #[arg(long, value_name = "METHOD")]
     pub call: Option<String>,
     /// .proto file declaring the service (repeatable), compiled in process; leave it out to ask

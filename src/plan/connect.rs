@@ -33,6 +33,8 @@ pub struct ConnectOptions {
     pub tls_version: Option<String>,
     /// Local addresses to spread connections over, e.g. `127.0.0.2-127.0.0.40`.
     pub source_addrs: Option<String>,
+    /// Send the first requests of a resumed connection as 0-RTT early data (HTTP/3 only).
+    pub zero_rtt: bool,
 }
 
 impl Default for ConnectOptions {
@@ -48,6 +50,7 @@ impl Default for ConnectOptions {
             sni: None,
             tls_version: None,
             source_addrs: None,
+            zero_rtt: false,
         }
     }
 }
@@ -63,6 +66,8 @@ pub struct Connect {
     pub streams: u32,
     /// Reuse connections.
     pub keepalive: bool,
+    /// Resumed HTTP/3 connections send their first requests as 0-RTT early data.
+    pub zero_rtt: bool,
     /// Local source addresses (empty: the kernel chooses).
     pub source_addrs: Vec<IpAddr>,
     /// The client of HTTP steps.
@@ -119,7 +124,9 @@ pub enum ConnectOptionsError {
     #[error("a client certificate needs both a certificate and a key file")]
     HalfClientCert,
     /// TLS options for a plain-text URL.
-    #[error("TLS options (insecure, cacert, cert/key, sni, tls version) need an https:// URL")]
+    #[error(
+        "TLS options (insecure, cacert, cert/key, sni, tls version, zero_rtt) need an https:// URL"
+    )]
     TlsNeedsHttps,
     /// Source addresses that do not parse.
     #[error("{0}")]
@@ -137,11 +144,12 @@ impl ConnectOptionsError {
             Self::TlsVersion(_) => "--tls-version",
             Self::HalfClientCert => "--cert/--key",
             Self::TlsNeedsHttps => {
-                "TLS options (-k, --cacert, --cert, --key, --sni, --tls-version)"
+                "TLS options (-k, --cacert, --cert, --key, --sni, --tls-version, --zero-rtt)"
             }
             Self::SourceAddrs(_) => "--source-addrs",
             Self::Client(ClientError::SourceFamily { .. }) => "--source-addrs",
             Self::Client(ClientError::Tls(_)) => "TLS options (--cacert, --cert, --key, --sni)",
+            Self::Client(ClientError::ZeroRttNeedsHttp3) => "--zero-rtt",
             Self::Client(_) => "URL",
         }
     }
@@ -181,7 +189,8 @@ pub fn build(
         || o.cacert.is_some()
         || client_cert.is_some()
         || o.sni.is_some()
-        || o.tls_version.is_some();
+        || o.tls_version.is_some()
+        || o.zero_rtt;
     if tls_asked && !tls {
         return Err(ConnectOptionsError::TlsNeedsHttps);
     }
@@ -208,6 +217,11 @@ pub fn build(
         source_addrs: source_addrs.clone(),
     };
     let client = Client::new(config(protocol))?;
+    let client = if o.zero_rtt {
+        client.with_zero_rtt()?
+    } else {
+        client
+    };
     let grpc_client = if grpc && protocol.for_grpc() != protocol {
         Some(Client::new(config(protocol.for_grpc()))?)
     } else {
@@ -218,6 +232,7 @@ pub fn build(
         tls,
         streams: o.streams,
         keepalive: o.keepalive,
+        zero_rtt: o.zero_rtt,
         source_addrs,
         client,
         grpc_client,

@@ -197,6 +197,10 @@ pub struct TlsFile {
     pub sni: Option<String>,
     /// `"1.2"` or `"1.3"` (default: either).
     pub version: Option<String>,
+    /// HTTP/3: a connection that resumes a TLS session sends its first requests as 0-RTT
+    /// early data, before the handshake completes (replayable: idempotent requests only).
+    /// Default false.
+    pub zero_rtt: Option<bool>,
 }
 
 /// A size: a number of bytes (`65536`), or text with a unit (`"64KiB"`, `"10MB"`, `"1.5MiB"`).

@@ -257,6 +257,7 @@ impl RunInput {
             key: path(&c.key),
             sni: c.sni.clone(),
             version: c.tls_version.clone(),
+            zero_rtt: Some(c.zero_rtt),
         };
         let grpc = self.grpc.as_ref();
         let text = |p: &PathBuf| p.to_string_lossy().into_owned();

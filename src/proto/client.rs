@@ -301,6 +301,16 @@ impl Client {
         self
     }
 
+    /// The same client sending the first requests of every resumed connection as 0-RTT early
+    /// data (HTTP/3 only: [`QuicDialer::with_zero_rtt`]).
+    pub fn with_zero_rtt(mut self) -> Result<Self, ClientError> {
+        match self.dialer {
+            Dialer::Quic(d) => self.dialer = Dialer::Quic(d.with_zero_rtt()),
+            _ => return Err(ClientError::ZeroRttNeedsHttp3),
+        }
+        Ok(self)
+    }
+
     /// The same client with these response size limits, for every protocol (default:
     /// [`Limits::default`]: a 64 KiB head, a body of any size).
     pub fn with_limits(mut self, limits: Limits) -> Self {

@@ -34,6 +34,11 @@ pub enum ClientError {
     /// HTTP/3 was asked for a plain `http://` target.
     #[error("HTTP/3 runs over QUIC, which is always encrypted: use an https:// URL")]
     Http3NeedsTls,
+    /// 0-RTT early data was asked for a protocol other than HTTP/3.
+    #[error(
+        "0-RTT early data (--zero-rtt, `zero_rtt` in [target.tls]) is built for HTTP/3 only: add --protocol http3 and an https:// URL"
+    )]
+    ZeroRttNeedsHttp3,
     /// HTTP/3 was asked with a TLS configuration QUIC cannot use.
     #[error(transparent)]
     Http3Tls(#[from] super::http3::Http3TlsError),

@@ -186,6 +186,7 @@ fn config(duration: f64) -> RunConfig {
         protocol: crate::record::model::WireProtocol::Http1,
         tls: false,
         streams: 1,
+        zero_rtt: false,
         source_addrs: 0,
         threads: 1,
         plan: None,

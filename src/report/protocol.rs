@@ -44,13 +44,23 @@ pub fn tls_negotiated(r: &RunRecord) -> String {
 
 /// HTTP/3: what the QUIC connections carried, in one line: "4 connections; sent 18,137
 /// datagrams (885.3 KiB) in 18,137 calls, received 279,897 (387.0 MiB) in 279,901; 0 of 18,141
-/// packets lost"; empty without HTTP/3.
+/// packets lost"; with 0-RTT, "(3 in 0-RTT: 3 accepted, 0 rejected)" after the connections;
+/// empty without HTTP/3.
 pub fn quic(r: &RunRecord) -> String {
     let Some(q) = &r.summary.quic else {
         return String::new();
     };
+    let early = match q.zero_rtt_sent {
+        0 => String::new(),
+        sent => format!(
+            " ({} in 0-RTT: {} accepted, {} rejected)",
+            thousands(sent),
+            thousands(q.zero_rtt_accepted),
+            thousands(q.zero_rtt_rejected)
+        ),
+    };
     format!(
-        "{} connection{}; sent {} datagrams ({}) in {} calls, received {} ({}) in {}; {} of {} packets lost ({}), {} congestion events",
+        "{} connection{}{early}; sent {} datagrams ({}) in {} calls, received {} ({}) in {}; {} of {} packets lost ({}), {} congestion events",
         thousands(q.connections),
         if q.connections == 1 { "" } else { "s" },
         thousands(q.datagrams_sent),

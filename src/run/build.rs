@@ -186,6 +186,7 @@ pub fn run_config(plan: &Plan) -> RunConfig {
         protocol: plan.target.connect.protocol_name(),
         tls: plan.target.connect.tls.is_some(),
         streams: plan.target.connect.streams,
+        zero_rtt: plan.target.connect.zero_rtt,
         source_addrs: plan.target.connect.source_addrs.len(),
         threads: plan.threads,
         plan: plan.source.as_ref().map(|p| p.display().to_string()),

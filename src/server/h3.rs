@@ -34,7 +34,9 @@ pub(super) fn bind(
     let socket = UdpSocket::bind(addr).map_err(|source| TargetError::Bind { addr, source })?;
     let mut tls = tls.clone();
     tls.alpn_protocols = vec![crate::proto::http3::ALPN.to_vec()];
-    tls.max_early_data_size = 0;
+    // 0-RTT: a client resuming a session may send its first requests before the handshake
+    // completes (quinn takes 0 or all; each ticket is taken once, so a replay is refused).
+    tls.max_early_data_size = u32::MAX;
     let crypto = QuicServerConfig::try_from(tls).map_err(|e| TargetError::Tls(e.to_string()))?;
     let mut config = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     let mut transport = quinn::TransportConfig::default();
@@ -85,7 +87,18 @@ async fn connection(
     state: Arc<ServerState>,
     mut shutdown: watch::Receiver<bool>,
 ) {
-    let Ok(conn) = incoming.await else { return };
+    let Ok(connecting) = incoming.accept() else {
+        return;
+    };
+    // Requests a client sent as 0-RTT early data are served at once (0.5-RTT), before its
+    // handshake completes; `into_0rtt` always succeeds on a server.
+    let conn = match connecting.into_0rtt() {
+        Ok((conn, _)) => conn,
+        Err(connecting) => match connecting.await {
+            Ok(conn) => conn,
+            Err(_) => return,
+        },
+    };
     state.metrics.record_connection();
     let Ok(mut h3) = H3Conn::new(h3_quinn::Connection::new(conn)).await else {
         return;

@@ -1,6 +1,6 @@
 """An HTTP/3 server that volley did not write: aioquic's (PyPI `aioquic`), for the interop tests.
 
-Usage: python3 h3_server.py CA_PEM_OUT
+Usage: python3 h3_server.py [--zero-rtt accept|reject] CA_PEM_OUT
 
 Makes a self-signed certificate for 127.0.0.1 (written to CA_PEM_OUT for volley's --cacert),
 listens on 127.0.0.1 at a port the kernel picks, prints the port alone, and serves:
@@ -11,6 +11,11 @@ listens on 127.0.0.1 at a port the kernel picks, prints the port alone, and serv
 - anything else: 200 `ok`
 
 Every response carries `server: aioquic`. Stops on SIGTERM.
+
+With `--zero-rtt`, it hands out session tickets that allow 0-RTT early data, and then either
+takes each back once (`accept`: a client resuming with it has its early data read) or never
+finds them (`reject`: as a server that lost its ticket store, a full handshake, the early data
+dropped).
 """
 
 import asyncio
@@ -98,12 +103,21 @@ class Peer(QuicConnectionProtocol):
         self.transmit()
 
 
-async def main(ca_out):
+async def main(ca_out, zero_rtt):
     cert, key = certificate(ca_out)
     config = QuicConfiguration(is_client=False, alpn_protocols=H3_ALPN)
     config.certificate = cert
     config.private_key = key
-    server = await serve("127.0.0.1", 0, configuration=config, create_protocol=Peer)
+    tickets = {}
+    resumption = {}
+    if zero_rtt is not None:
+        resumption["session_ticket_handler"] = lambda t: tickets.__setitem__(t.ticket, t)
+        resumption["session_ticket_fetcher"] = (
+            (lambda label: tickets.pop(label, None)) if zero_rtt == "accept" else (lambda label: None)
+        )
+    server = await serve(
+        "127.0.0.1", 0, configuration=config, create_protocol=Peer, **resumption
+    )
     port = server._transport.get_extra_info("sockname")[1]
     print(port, flush=True)
     stop = asyncio.Event()
@@ -113,4 +127,11 @@ async def main(ca_out):
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1]))
+    args = sys.argv[1:]
+    mode = None
+    if args[0] == "--zero-rtt":
+        mode = args[1]
+        if mode not in ("accept", "reject"):
+            sys.exit(f"--zero-rtt takes accept or reject, not {mode!r}")
+        args = args[2:]
+    asyncio.run(main(args[0], mode))

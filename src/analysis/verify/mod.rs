@@ -227,6 +227,18 @@ fn quic(r: &RunRecord, f: &mut Findings) {
             "datagrams_sent",
             q.datagrams_sent,
         ),
+        (
+            "zero_rtt_sent",
+            q.zero_rtt_sent,
+            "connections",
+            q.connections,
+        ),
+        (
+            "zero_rtt_accepted + zero_rtt_rejected",
+            q.zero_rtt_accepted + q.zero_rtt_rejected,
+            "zero_rtt_sent",
+            q.zero_rtt_sent,
+        ),
     ];
     for (name, found, bound, limit) in pairs {
         f.check(

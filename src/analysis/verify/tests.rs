@@ -199,17 +199,31 @@ fn quic_figures_that_cannot_be_are_named() {
         send_calls: 90,
         packets_sent: 100,
         packets_lost: 3,
+        zero_rtt_sent: 2,
+        zero_rtt_accepted: 1,
+        zero_rtt_rejected: 1,
         ..Default::default()
     });
     assert_eq!(record(&r), vec![]);
     let q = r.summary.quic.as_mut().unwrap();
     q.packets_lost = 101;
     q.send_calls = 91;
+    q.zero_rtt_sent = 3;
     assert_eq!(
         named(&r),
         [
             ("summary.quic.packets_lost".to_string(), Rule::QuicAddsUp),
-            ("summary.quic.send_calls".to_string(), Rule::QuicAddsUp)
+            ("summary.quic.send_calls".to_string(), Rule::QuicAddsUp),
+            ("summary.quic.zero_rtt_sent".to_string(), Rule::QuicAddsUp)
         ]
+    );
+    let q = r.summary.quic.as_mut().unwrap();
+    (q.packets_lost, q.send_calls, q.zero_rtt_sent) = (3, 90, 1);
+    assert_eq!(
+        named(&r),
+        [(
+            "summary.quic.zero_rtt_accepted + zero_rtt_rejected".to_string(),
+            Rule::QuicAddsUp
+        )]
     );
 }

@@ -230,6 +230,7 @@ impl Ctx<'_> {
             sni: tls.and_then(|t| t.sni.clone()),
             tls_version: tls.and_then(|t| t.version.clone()),
             source_addrs: t.source_addrs.as_ref().map(|s| s.get_ref().clone()),
+            zero_rtt: tls.and_then(|t| t.zero_rtt).unwrap_or(false),
         })
     }
 

@@ -32,7 +32,19 @@ pub struct QuicDialer {
     addr: SocketAddr,
     server_name: String,
     config: quinn::ClientConfig,
+    /// The TLS configuration `config` was made from (to make it again with early data on).
+    tls: Arc<rustls::ClientConfig>,
+    /// Send a resumed connection's first requests as 0-RTT early data.
+    zero_rtt: bool,
     source: Option<Arc<SourceAddrs>>,
+}
+
+/// A new connection: the handshake's timing, and when its first requests go as 0-RTT early
+/// data, the future that says whether the server accepted them.
+pub(super) struct Dialled {
+    pub(super) conn: quinn::Connection,
+    pub(super) timing: ConnectTiming,
+    pub(super) early: Option<quinn::ZeroRttAccepted>,
 }
 
 impl std::fmt::Debug for QuicDialer {
@@ -40,6 +52,7 @@ impl std::fmt::Debug for QuicDialer {
         f.debug_struct("QuicDialer")
             .field("addr", &self.addr)
             .field("server_name", &self.server_name)
+            .field("zero_rtt", &self.zero_rtt)
             .finish_non_exhaustive()
     }
 }
@@ -59,24 +72,26 @@ impl QuicDialer {
         tls: Arc<rustls::ClientConfig>,
         source: Option<Arc<SourceAddrs>>,
     ) -> Result<Self, NeedsTls13> {
-        let crypto = QuicClientConfig::try_from(tls).map_err(|_| NeedsTls13)?;
-        let mut config = quinn::ClientConfig::new(Arc::new(crypto));
-        let mut transport = quinn::TransportConfig::default();
-        transport
-            .max_idle_timeout(IDLE_TIMEOUT.try_into().ok())
-            .stream_receive_window(STREAM_WINDOW_BYTES.into())
-            .receive_window(CONNECTION_WINDOW_BYTES.into())
-            // Requests are client-initiated bidirectional streams; the server opens its
-            // control and QPACK streams (unidirectional) only.
-            .max_concurrent_bidi_streams(0u32.into())
-            .max_concurrent_uni_streams(16u32.into());
-        config.transport_config(Arc::new(transport));
         Ok(Self {
             addr,
             server_name,
-            config,
+            config: quic_config(tls.clone())?,
+            tls,
+            zero_rtt: false,
             source,
         })
+    }
+
+    /// The same dialer sending the first requests of every connection that resumes a TLS
+    /// session (a ticket from an earlier connection to the same server) as 0-RTT early data,
+    /// before the handshake completes; connections without a ticket do the 1-RTT handshake.
+    pub fn with_zero_rtt(mut self) -> Self {
+        let mut tls = Arc::unwrap_or_clone(self.tls);
+        tls.enable_early_data = true;
+        self.tls = Arc::new(tls);
+        self.config = quic_config(self.tls.clone()).expect("made from this TLS configuration");
+        self.zero_rtt = true;
+        self
     }
 
     /// The target's address.
@@ -87,10 +102,15 @@ impl QuicDialer {
     /// Opens a connection: a new UDP socket, the QUIC handshake (TLS 1.3 inside it, 1-RTT).
     /// The timing's `tls_us` is the whole handshake; there is no TCP connect (`connect_us` 0).
     /// `phase` is [`ConnPhase::Connecting`] until the handshake completes (a timeout reads it).
-    pub async fn connect(
+    ///
+    /// With [`Self::with_zero_rtt`] and `early` on, a connection that resumes a session is
+    /// returned at once, before the handshake: `tls_us` is 0 (nothing was waited for) and
+    /// [`Dialled::early`] resolves when the server has accepted or rejected the early data.
+    pub(super) async fn connect(
         &self,
         phase: &mut ConnPhase,
-    ) -> Result<(quinn::Connection, ConnectTiming), DialFailure> {
+        early: bool,
+    ) -> Result<Dialled, DialFailure> {
         *phase = ConnPhase::Connecting;
         let local = match &self.source {
             Some(source) => SocketAddr::new(source.next_addr(), 0),
@@ -102,12 +122,34 @@ impl QuicDialer {
             message: format!("cannot open a UDP socket on {local}: {e}"),
         })?;
         let started = Instant::now();
-        let connecting = endpoint
+        let mut connecting = endpoint
             .connect_with(self.config.clone(), self.addr, &self.server_name)
             .map_err(|e| DialFailure {
                 kind: ErrorKind::QuicHandshake,
                 message: format!("cannot start a QUIC connection to {}: {e}", self.addr),
             })?;
+        if self.zero_rtt && early {
+            match connecting.into_0rtt() {
+                Ok((conn, accepted)) => {
+                    *phase = ConnPhase::Exchanging;
+                    return Ok(Dialled {
+                        conn,
+                        // Only `h3` is offered, and the resumed session is an `h3` one.
+                        timing: ConnectTiming {
+                            connect_us: 0,
+                            tls_us: 0,
+                            tls: Some(Negotiated {
+                                version: SessionVersion::Tls13,
+                                alpn: Alpn::H3,
+                            }),
+                        },
+                        early: Some(accepted),
+                    });
+                }
+                // No ticket to resume with: the 1-RTT handshake.
+                Err(back) => connecting = back,
+            }
+        }
         // No TCP connection is accepted first: until the handshake completes the connection
         // is not established, and a timeout meanwhile is a connect timeout.
         let conn = connecting.await.map_err(|e| DialFailure {
@@ -120,8 +162,30 @@ impl QuicDialer {
             tls: Some(negotiated(&conn)),
         };
         *phase = ConnPhase::Exchanging;
-        Ok((conn, timing))
+        Ok(Dialled {
+            conn,
+            timing,
+            early: None,
+        })
     }
+}
+
+/// quinn's client configuration for `tls` (which must offer TLS 1.3): HTTP/3's windows and
+/// stream limits.
+fn quic_config(tls: Arc<rustls::ClientConfig>) -> Result<quinn::ClientConfig, NeedsTls13> {
+    let crypto = QuicClientConfig::try_from(tls).map_err(|_| NeedsTls13)?;
+    let mut config = quinn::ClientConfig::new(Arc::new(crypto));
+    let mut transport = quinn::TransportConfig::default();
+    transport
+        .max_idle_timeout(IDLE_TIMEOUT.try_into().ok())
+        .stream_receive_window(STREAM_WINDOW_BYTES.into())
+        .receive_window(CONNECTION_WINDOW_BYTES.into())
+        // Requests are client-initiated bidirectional streams; the server opens its
+        // control and QPACK streams (unidirectional) only.
+        .max_concurrent_bidi_streams(0u32.into())
+        .max_concurrent_uni_streams(16u32.into());
+    config.transport_config(Arc::new(transport));
+    Ok(config)
 }
 
 /// What the handshake settled on: TLS 1.3 always, and the ALPN protocol.

@@ -13,6 +13,7 @@
 //! [`super::client::Protocol::for_grpc`]), WebSocket and duplex streams (refused at plan load).
 
 mod dial;
+mod early;
 mod errors;
 mod exchange;
 
@@ -22,6 +23,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 pub use self::dial::{ALPN, Http3TlsError, NeedsTls13, QuicDialer, tls_config};
+use self::early::{Answer, EarlyData};
 use self::errors::h3_connection_kind;
 use self::exchange::{Reading, send_and_read};
 use super::ErrorKind;
@@ -72,6 +74,8 @@ struct Shared {
 struct Slot {
     generation: u64,
     sender: Option<Sender>,
+    /// The current connection's early data, when it was opened in 0-RTT.
+    early: Option<EarlyData>,
 }
 
 impl SharedConnection {
@@ -93,6 +97,7 @@ impl SharedConnection {
         StreamHandle {
             shared: self.shared.clone(),
             sender: None,
+            early: None,
             generation: 0,
             phase: ConnPhase::Connecting,
             received: 0,
@@ -107,10 +112,11 @@ impl SharedConnection {
     /// words (no answer within [`PROBE_LIMIT`] is a failure).
     pub async fn probe(dialer: &QuicDialer) -> Result<ConnectTiming, DialFailure> {
         let mut phase = ConnPhase::Connecting;
-        let (conn, timing) = tokio::time::timeout(PROBE_LIMIT, dialer.connect(&mut phase))
+        let dialled = tokio::time::timeout(PROBE_LIMIT, dialer.connect(&mut phase, false))
             .await
             .map_err(|_| dial::no_answer(dialer.addr(), PROBE_LIMIT))??;
-        conn.close(
+        let timing = dialled.timing;
+        dialled.conn.close(
             h3::error::Code::H3_NO_ERROR
                 .value()
                 .try_into()
@@ -125,6 +131,8 @@ impl SharedConnection {
 pub struct StreamHandle {
     shared: Arc<Shared>,
     sender: Option<Sender>,
+    /// The early data of the connection `sender` is on, when it was opened in 0-RTT.
+    early: Option<EarlyData>,
     generation: u64,
     phase: ConnPhase,
     received: u64,
@@ -139,7 +147,7 @@ pub struct StreamHandle {
 /// before it.
 #[derive(Default)]
 struct Opened {
-    current: Option<quinn::Connection>,
+    current: Option<(quinn::Connection, Option<EarlyData>)>,
     before: QuicFigures,
     /// What the handles have taken so far.
     taken: QuicFigures,
@@ -147,17 +155,17 @@ struct Opened {
 
 impl Opened {
     /// A new connection: the one before it is counted as it stands (closed or being closed).
-    fn replace(&mut self, conn: quinn::Connection) {
-        if let Some(old) = self.current.replace(conn) {
-            self.before.add(&figures_of(&old));
+    fn replace(&mut self, conn: quinn::Connection, early: Option<EarlyData>) {
+        if let Some((old, early)) = self.current.replace((conn, early)) {
+            self.before.add(&figures_of(&old, early.as_ref()));
         }
     }
 
     /// What every connection carried since the last take; `None` when none was opened.
     fn take(&mut self) -> Option<QuicFigures> {
         let mut sum = self.before;
-        if let Some(conn) = &self.current {
-            sum.add(&figures_of(conn));
+        if let Some((conn, early)) = &self.current {
+            sum.add(&figures_of(conn, early.as_ref()));
         }
         let new = sum.since(&self.taken);
         self.taken = sum;
@@ -165,9 +173,10 @@ impl Opened {
     }
 }
 
-/// One connection's figures, as quinn counts them.
-fn figures_of(conn: &quinn::Connection) -> QuicFigures {
+/// One connection's figures, as quinn counts them; `early` when it was opened in 0-RTT.
+fn figures_of(conn: &quinn::Connection, early: Option<&EarlyData>) -> QuicFigures {
     let s = conn.stats();
+    let answer = early.and_then(EarlyData::answer);
     QuicFigures {
         connections: 1,
         datagrams_sent: s.udp_tx.datagrams,
@@ -180,6 +189,9 @@ fn figures_of(conn: &quinn::Connection) -> QuicFigures {
         packets_lost: s.path.lost_packets,
         bytes_lost: s.path.lost_bytes,
         congestion_events: s.path.congestion_events,
+        zero_rtt_sent: early.is_some().into(),
+        zero_rtt_accepted: (answer == Some(Answer::Accepted)).into(),
+        zero_rtt_rejected: (answer == Some(Answer::Rejected)).into(),
     }
 }
 
@@ -253,7 +265,8 @@ impl StreamHandle {
     /// Sends `req` on a new request stream and reads the response, handing the body to `tap`
     /// as it arrives (a streaming step; a body the tap stops early is cancelled with
     /// `H3_REQUEST_CANCELLED`). A connection found closing before the request was sent is
-    /// replaced and the request sent once more.
+    /// replaced and the request sent once more; so is one whose 0-RTT early data, the request
+    /// in it, the server rejected (on a full handshake then).
     pub async fn exchange_tapped(
         &mut self,
         req: &Http2Request,
@@ -271,33 +284,52 @@ impl StreamHandle {
         }
         let mut connect = ConnectTiming::default();
         let mut retried = false;
-        let (mut stream, sent) = loop {
+        let mut tap = tap;
+        loop {
             if self.sender.is_none() {
-                // Boxed, as the other protocols' dials: once per connection.
-                if let Some(timing) = Box::pin(self.acquire()).await? {
+                // Boxed, as the other protocols' dials: once per connection. A request sent
+                // again goes on a full handshake, certain to be read.
+                if let Some(timing) = Box::pin(self.acquire(!retried)).await? {
                     connect = timing;
                 }
             }
             self.phase = ConnPhase::Exchanging;
             let sender = self.sender.as_mut().expect("acquired above");
             let sent = Instant::now();
-            match exchange::open(sender, req).await {
-                Ok(stream) => break (stream, sent),
+            let mut stream = match exchange::open(sender, req).await {
+                Ok(stream) => stream,
                 Err(f) if f.connection_lost && !retried => {
                     self.sender = None;
                     retried = true;
+                    continue;
                 }
                 Err(f) => return self.finish(Err(f), connect),
+            };
+            let reading = Reading {
+                capture,
+                limits: self.shared.limits,
+                picking: (!self.pick.is_empty()).then_some((&self.pick, &mut self.picked)),
+                tap: tap.as_deref_mut(),
+            };
+            let result = send_and_read(&mut stream, req, sent, reading, &mut self.received).await;
+            if result.is_err() && !retried && self.early_rejected().await {
+                // The server dropped the early data unread: the request never reached it.
+                self.sender = None;
+                self.received = 0;
+                retried = true;
+                continue;
             }
-        };
-        let reading = Reading {
-            capture,
-            limits: self.shared.limits,
-            picking: (!self.pick.is_empty()).then_some((&self.pick, &mut self.picked)),
-            tap,
-        };
-        let result = send_and_read(&mut stream, req, sent, reading, &mut self.received).await;
-        self.finish(result, connect)
+            return self.finish(result, connect);
+        }
+    }
+
+    /// Whether this handle's connection was opened in 0-RTT and the server rejected its early
+    /// data (waits for the handshake to say so).
+    async fn early_rejected(&mut self) -> bool {
+        match &mut self.early {
+            Some(early) => early.rejected().await,
+            None => false,
+        }
     }
 
     /// Keeps or drops the connection after an exchange, and stamps the handshake's timing on a
@@ -329,28 +361,34 @@ impl StreamHandle {
 
     /// Takes the current connection, or opens one if it is missing or is the one this handle
     /// lost. Returns the timing when this call opened it.
-    async fn acquire(&mut self) -> Result<Option<ConnectTiming>, ErrorKind> {
+    /// `early`: send the first requests of a resumed connection in 0-RTT (with `--zero-rtt`).
+    async fn acquire(&mut self, early: bool) -> Result<Option<ConnectTiming>, ErrorKind> {
         let mut slot = self.shared.slot.lock().await;
         if self.shared.keepalive
             && slot.generation != self.generation
             && let Some(sender) = &slot.sender
         {
             self.sender = Some(sender.clone());
+            self.early = slot.early.clone();
             self.generation = slot.generation;
             return Ok(None);
         }
-        let (conn, timing) = self
+        let dialled = self
             .shared
             .dialer
-            .connect(&mut self.phase)
+            .connect(&mut self.phase, early)
             .await
             .map_err(|f| f.kind)?;
+        let conn = dialled.conn;
         self.opened += 1;
+        let early = dialled
+            .early
+            .map(|accepted| EarlyData::follow(conn.clone(), accepted));
         self.shared
             .quic
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .replace(conn.clone());
+            .replace(conn.clone(), early.clone());
         let (mut driver, sender) = h3::client::builder()
             .max_field_section_size(self.shared.limits.max_head_bytes as u64)
             .send_grease(false)
@@ -363,8 +401,10 @@ impl StreamHandle {
         });
         slot.generation += 1;
         slot.sender = self.shared.keepalive.then(|| sender.clone());
+        slot.early = early.clone();
         self.generation = slot.generation;
         self.sender = Some(sender);
-        Ok(Some(timing))
+        self.early = early;
+        Ok(Some(dialled.timing))
     }
 }

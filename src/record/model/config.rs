@@ -86,6 +86,10 @@ pub struct RunConfig {
     /// HTTP/2 streams per connection (VUs sharing one connection); 1 for HTTP/1.1.
     #[serde(default = "one")]
     pub streams: u32,
+    /// HTTP/3: whether a connection that resumed a TLS session sent its first requests as
+    /// 0-RTT early data (`--zero-rtt`; what came of it: `summary.quic`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub zero_rtt: bool,
     /// Local source addresses connections were spread over (0: the kernel chose).
     #[serde(default)]
     pub source_addrs: usize,

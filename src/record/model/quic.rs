@@ -33,6 +33,18 @@ pub struct QuicFigures {
     pub bytes_lost: u64,
     /// Congestion events: times the congestion controller cut its window.
     pub congestion_events: u64,
+    /// Connections that resumed a TLS session and sent their first requests as 0-RTT early
+    /// data, before the handshake completed (`--zero-rtt`; 0 without it).
+    #[serde(default)]
+    pub zero_rtt_sent: u64,
+    /// Of those, the connections whose early data the server accepted.
+    #[serde(default)]
+    pub zero_rtt_accepted: u64,
+    /// Of those, the connections whose early data the server rejected: their requests were
+    /// sent again on a new connection with a full handshake. Sent less accepted less rejected
+    /// ended before the handshake said which.
+    #[serde(default)]
+    pub zero_rtt_rejected: u64,
 }
 
 impl QuicFigures {
@@ -56,6 +68,13 @@ impl QuicFigures {
             congestion_events: self
                 .congestion_events
                 .saturating_sub(earlier.congestion_events),
+            zero_rtt_sent: self.zero_rtt_sent.saturating_sub(earlier.zero_rtt_sent),
+            zero_rtt_accepted: self
+                .zero_rtt_accepted
+                .saturating_sub(earlier.zero_rtt_accepted),
+            zero_rtt_rejected: self
+                .zero_rtt_rejected
+                .saturating_sub(earlier.zero_rtt_rejected),
         }
     }
 
@@ -72,5 +91,8 @@ impl QuicFigures {
         self.packets_lost += other.packets_lost;
         self.bytes_lost += other.bytes_lost;
         self.congestion_events += other.congestion_events;
+        self.zero_rtt_sent += other.zero_rtt_sent;
+        self.zero_rtt_accepted += other.zero_rtt_accepted;
+        self.zero_rtt_rejected += other.zero_rtt_rejected;
     }
 }
