@@ -164,6 +164,17 @@ fn plan_features_work_unchanged_over_http3() {
     assert_eq!(r["summary"]["errors"], 0, "{:#}", r["summary"]);
     assert_eq!(summary_u64(&r, "requests"), 20, "{:#}", r["summary"]);
     assert_eq!(r["summary"]["status"]["200"], 20, "{:#}", r["summary"]);
+    // The same flow with a new connection per request in 0-RTT (`[target.tls] zero_rtt`): the
+    // POST body, its check and the extraction ride in early data.
+    let text = std::fs::read_to_string(&plan).unwrap().replace(
+        "[target.tls]\n",
+        "keepalive = false\n[target.tls]\nzero_rtt = true\n",
+    );
+    std::fs::write(&plan, text).unwrap();
+    let r = run_json_ok(&dir, &["run", plan.to_str().unwrap()]);
+    assert_eq!(r["config"]["zero_rtt"], true, "{:#}", r["config"]);
+    assert_eq!(r["summary"]["status"]["200"], 20, "{:#}", r["summary"]);
+    assert!(quic(&r, "zero_rtt_sent") > 0, "{:#}", r["summary"]["quic"]);
 }
 
 #[test]
