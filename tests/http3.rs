@@ -219,6 +219,12 @@ fn http3_failures_are_named_and_explained() {
     assert_eq!(errors_of(&r, "http_5xx"), 4, "{:#}", r["summary"]);
 }
 
+/// `summary.quic`'s `key`.
+fn quic(r: &Value, key: &str) -> u64 {
+    let q = &r["summary"]["quic"];
+    q[key].as_u64().unwrap_or_else(|| panic!("{key} in {q:#}"))
+}
+
 #[test]
 fn quic_figures_count_what_the_connections_carried() {
     let _serial = serial();
@@ -239,7 +245,7 @@ fn quic_figures_count_what_the_connections_carried() {
     ];
     let r = run_json_ok(&dir, &[&args[..], &["-n", "40"]].concat());
     let q = &r["summary"]["quic"];
-    let n = |key: &str| q[key].as_u64().unwrap_or_else(|| panic!("{key} in {q:#}"));
+    let n = |key: &str| quic(&r, key);
     // Two connections (the check before the run opens its own, not counted) brought 40 bodies
     // of 50,000 bytes, encrypted and framed: more than 2 MB over UDP, in datagrams of at most
     // 64 KiB, and the requests went the other way.
@@ -261,12 +267,6 @@ fn quic_figures_count_what_the_connections_carried() {
     let args = [&url, "--protocol", "http2", "--cacert", &ca, "-n", "4"];
     let r = run_json_ok(&dir, &args);
     assert!(r["summary"].get("quic").is_none(), "{:#}", r["summary"]);
-}
-
-/// `summary.quic`'s `key`.
-fn quic(r: &Value, key: &str) -> u64 {
-    let q = &r["summary"]["quic"];
-    q[key].as_u64().unwrap_or_else(|| panic!("{key} in {q:#}"))
 }
 
 #[test]
