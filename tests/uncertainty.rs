@@ -20,8 +20,9 @@ fn intervals_hold_a_known_rate_and_say_something() {
     // The open model's throughput has a known truth: the asked rate (every arrival is due in
     // the window and the target keeps up). Each run's interval must hold it most of the time;
     // the latency intervals must be there and narrow enough to mean something. How often an
-    // interval holds the figure of all runs pooled is measured by bench/coverage.sh: on a
-    // machine whose speed drifts between runs, less often than 95 % (bench/README.md).
+    // interval holds the figure of all runs pooled is measured by bench/coverage.sh: 90–97.5 %
+    // for exponential delays, less where the seconds are correlated (fixed delays) or a
+    // percentile is made by rare bursts (bench/README.md, 2026-11-29).
     let target = common::target();
     let dir = common::temp_dir("uncertainty-coverage");
     let url = format!("{}/delay?ms=2&dist=exp", target.base_url());
