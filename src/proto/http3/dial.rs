@@ -32,10 +32,9 @@ pub struct QuicDialer {
     addr: SocketAddr,
     server_name: String,
     config: quinn::ClientConfig,
-    /// The TLS configuration `config` was made from (to make it again with early data on).
+    /// The TLS configuration `config` was made from (to make it again with early data on);
+    /// its `enable_early_data` says whether resumed connections send 0-RTT.
     tls: Arc<rustls::ClientConfig>,
-    /// Send a resumed connection's first requests as 0-RTT early data.
-    zero_rtt: bool,
     source: Option<Arc<SourceAddrs>>,
 }
 
@@ -52,7 +51,7 @@ impl std::fmt::Debug for QuicDialer {
         f.debug_struct("QuicDialer")
             .field("addr", &self.addr)
             .field("server_name", &self.server_name)
-            .field("zero_rtt", &self.zero_rtt)
+            .field("zero_rtt", &self.tls.enable_early_data)
             .finish_non_exhaustive()
     }
 }
@@ -77,7 +76,6 @@ impl QuicDialer {
             server_name,
             config: quic_config(tls.clone())?,
             tls,
-            zero_rtt: false,
             source,
         })
     }
@@ -90,7 +88,6 @@ impl QuicDialer {
         tls.enable_early_data = true;
         self.tls = Arc::new(tls);
         self.config = quic_config(self.tls.clone()).expect("made from this TLS configuration");
-        self.zero_rtt = true;
         self
     }
 
@@ -128,7 +125,7 @@ impl QuicDialer {
                 kind: ErrorKind::QuicHandshake,
                 message: format!("cannot start a QUIC connection to {}: {e}", self.addr),
             })?;
-        if self.zero_rtt && early {
+        if self.tls.enable_early_data && early {
             match connecting.into_0rtt() {
                 Ok((conn, accepted)) => {
                     *phase = ConnPhase::Exchanging;

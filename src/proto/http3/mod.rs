@@ -271,7 +271,7 @@ impl StreamHandle {
         &mut self,
         req: &Http2Request,
         capture: Capture,
-        tap: Option<&mut dyn BodyTap>,
+        mut tap: Option<&mut dyn BodyTap>,
     ) -> Result<Response, ErrorKind> {
         if req.grpc() || tap.as_deref().is_some_and(|t| t.duplex()) {
             // Neither reaches HTTP/3 (gRPC runs over HTTP/2; duplex streams are refused).
@@ -284,7 +284,6 @@ impl StreamHandle {
         }
         let mut connect = ConnectTiming::default();
         let mut retried = false;
-        let mut tap = tap;
         loop {
             if self.sender.is_none() {
                 // Boxed, as the other protocols' dials: once per connection. A request sent
