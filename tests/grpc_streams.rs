@@ -85,38 +85,32 @@ fn bidirectional_round_trips_are_the_echo_delay() {
     let t = target();
     let dir = temp_dir("grpc-chat");
     // Each message after the reply to the one before; the target answers 20 ms after each
-    // arrives (a timerfd, within ~0.1 ms): every round trip is 20 ms plus the transport's way
-    // there and back, which the same streams with no delay measure (on a loaded machine it
-    // is 0.3–0.7 ms, more than the tolerance, so the nominal 20 ms alone is not the truth).
-    // Best of three, as the oracle tests: a burst of other work moves one run.
-    let mut tries = Vec::new();
-    for _ in 0..3 {
-        let transport = chat(&dir, &t.base_url(), 0)["sent"]["round_trip_ms"]["p50"]
-            .as_f64()
-            .unwrap();
-        let s = chat(&dir, &t.base_url(), 20);
-        let streams = s["streams"].as_u64().unwrap();
-        assert!(streams >= 8, "{s:#}");
-        assert_eq!(s["failed"], 0);
-        assert_eq!(s["messages"].as_u64(), Some(5 * streams));
-        let sent = &s["sent"];
-        assert_eq!(sent["messages"].as_u64(), Some(5 * streams), "{s:#}");
-        assert_eq!(sent["round_trips"].as_u64(), Some(5 * streams));
-        let round_trip = sent["round_trip_ms"]["p50"].as_f64().unwrap();
-        let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
-        let stream = s["stream_ms"]["p50"].as_f64().unwrap();
-        let truth = 20.0 + transport;
-        let tolerance = (truth * 0.03).max(0.2);
-        if (round_trip - truth).abs() <= tolerance && (gap - truth).abs() <= tolerance {
-            // Echo: the replies are the round trips apart, and the stream is five of them
-            // (each round trip's transport share adds up five times, so the stream is held to
-            // five measured round trips, not to five delays).
-            near_truth("stream p50", stream, 5.0 * round_trip);
-            return;
-        }
-        tries.push((transport, round_trip, gap));
+    // arrives. Its timer wakes late, never early: on this VM a core idle for 20 ms wakes
+    // 0.4–0.8 ms late (measured: p50 20.45–20.8 ms, while the same streams with no delay
+    // take 0.1 ms), which the nominal 20 ms does not know and the target does not report for
+    // streams. So every round trip is held to [20 ms, 20 ms + 1.5 ms), as the peers' timers are
+    // in tests/http3.rs.
+    let s = chat(&dir, &t.base_url(), 20);
+    let streams = s["streams"].as_u64().unwrap();
+    assert!(streams >= 8, "{s:#}");
+    assert_eq!(s["failed"], 0);
+    assert_eq!(s["messages"].as_u64(), Some(5 * streams));
+    let sent = &s["sent"];
+    assert_eq!(sent["messages"].as_u64(), Some(5 * streams), "{s:#}");
+    assert_eq!(sent["round_trips"].as_u64(), Some(5 * streams));
+    let round_trip = sent["round_trip_ms"]["p50"].as_f64().unwrap();
+    let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
+    for (what, p50) in [("round trip", round_trip), ("gap", gap)] {
+        assert!(
+            (20.0..21.5).contains(&p50),
+            "{what} p50 {p50} ms against 20 ms"
+        );
     }
-    panic!("(transport, round trip, gap) p50s, ms, against 20 ms + transport ± 3 %: {tries:?}");
+    // Echo: the replies are the round trips apart, and the stream is five of them (each round
+    // trip's wake-up and transport share adds up five times, so the stream is held to five
+    // measured round trips, not to five delays).
+    let stream = s["stream_ms"]["p50"].as_f64().unwrap();
+    near_truth("stream p50", stream, 5.0 * round_trip);
 }
 
 #[test]
