@@ -132,9 +132,14 @@ fn the_closed_model_measures_a_known_delay_over_http3() {
     measures_the_delay(&["-c", "4", "--streams", "2"]);
 }
 
+/// At 200 req/s, not 100: at 100 req/s this 2-core VM's cores idle between requests and the
+/// wake-ups after idle make the loopback overhead vary from run to run (0.4–1.3 ms, HTTP/2 as
+/// well) and from request to request, so the percentiles' shifts part from the mean's by up to
+/// ±0.6 ms — the machine's spread, not a measurement error; CI failed all three tries so once.
+/// At 200 req/s the overhead held 0.29–0.40 ms and every residual within 0.15 ms in 10 of 10 runs.
 #[test]
 fn the_open_model_measures_a_known_delay_over_http3() {
-    measures_the_delay(&["--rate", "100", "-c", "32"]);
+    measures_the_delay(&["--rate", "200", "-c", "32"]);
 }
 
 #[test]
