@@ -4,13 +4,13 @@
 //! Latencies and rates of neighbouring seconds are correlated, so the seconds are not
 //! independent samples. Batch means (sectioning, for the percentiles) treat each batch of whole
 //! seconds as one estimate of the figure; the spread of the batch estimates, over the effective
-//! number of batches (a significant lag-1 autocorrelation taken out), bounds the whole run's figure:
-//! `value ± t(0.975, n_eff − 1) · sd(batch figures) / √n_eff`.
+//! number of batches (n over their integrated autocorrelation time), bounds the whole run's
+//! figure: `value ± t(0.975, n_eff − 1) · sd(batch figures) / √n_eff`.
 
 use hdrhistogram::Histogram;
 
 use crate::record::batches::Batches;
-use crate::record::model::{Bound, BoundFigure, Ci95, PrecisionGoal};
+use crate::record::model::{Autocorrelation, Bound, BoundFigure, Ci95, PrecisionGoal};
 use crate::record::recorder::new_histogram;
 use crate::record::series::{SecondStats, us_to_ms};
 
@@ -41,11 +41,20 @@ pub struct Input<'a> {
     pub latency: &'a Histogram<u64>,
 }
 
+/// How this build takes the batches' autocorrelation out.
+pub const AUTOCORRELATION: Autocorrelation = Autocorrelation::InitialPositiveSequence;
+
 /// The intervals of every figure the run has enough batches for, each centred on the run's
 /// own figure.
 pub fn ci95(input: &Input<'_>) -> Ci95 {
+    ci95_by(input, AUTOCORRELATION)
+}
+
+/// [`ci95`] with the autocorrelation taken out by `method` (a record's own, to verify it).
+pub fn ci95_by(input: &Input<'_>, method: Autocorrelation) -> Ci95 {
     let mut ci = Ci95 {
-        rps: rps_bound(input),
+        autocorrelation: method,
+        rps: rps_bound(input, method),
         ..Ci95::default()
     };
     if input.latency.is_empty() {
@@ -59,7 +68,7 @@ pub fn ci95(input: &Input<'_>) -> Ci95 {
         let value = figure_of(figure, input.latency);
         let bound = batches.as_ref().and_then(|(hs, b)| {
             let values: Vec<f64> = hs.iter().map(|h| figure_of(figure, h)).collect();
-            bound(value, &values, *b)
+            bound(value, &values, *b, method)
         });
         ci.set(figure, bound);
     }
@@ -172,7 +181,7 @@ fn pairwise(hs: Vec<Histogram<u64>>) -> Vec<Histogram<u64>> {
 
 /// Throughput in batches of whole seconds inside the window (a partial last second is left
 /// out: it is too short to be a batch, and the drain's responses finish in it).
-fn rps_bound(input: &Input<'_>) -> Option<Bound> {
+fn rps_bound(input: &Input<'_>, method: Autocorrelation) -> Option<Bound> {
     let whole: Vec<&SecondStats> = input
         .series
         .iter()
@@ -196,27 +205,27 @@ fn rps_bound(input: &Input<'_>) -> Option<Bound> {
     if values.len() < MIN_BATCHES {
         return None;
     }
-    bound(input.rps, &values, batch_s as u64)
+    bound(input.rps, &values, batch_s as u64, method)
 }
 
-/// The effective number of batches: n, or n·(1 − ρ)/(1 + ρ) when their lag-1 autocorrelation ρ
-/// is significant (above 2/√n, the 95 % bound of white noise's). A few batches' ρ is noisy:
-/// taken at face value it would drop intervals at random; a real correlation shows above it.
-fn effective_batches(values: &[f64]) -> f64 {
+/// The effective number of batches by `method`: n over their integrated autocorrelation time
+/// (initial positive sequence), or — as records before it — n, and n·(1 − ρ)/(1 + ρ) when their
+/// lag-1 autocorrelation ρ is significant (above 2/√n, white noise's 95 % bound).
+fn effective_batches(values: &[f64], method: Autocorrelation) -> f64 {
     let n = values.len() as f64;
-    let rho = stats::lag1_autocorrelation(values);
-    if rho <= 2.0 / n.sqrt() {
-        return n;
+    match method {
+        Autocorrelation::InitialPositiveSequence => n / stats::autocorrelation_time(values),
+        Autocorrelation::Lag1 if stats::lag1_autocorrelation(values) <= 2.0 / n.sqrt() => n,
+        Autocorrelation::Lag1 => stats::effective_n(values),
     }
-    stats::effective_n(values)
 }
 
 /// `value ± t · sd / √n_eff` over the batch figures `values`.
-fn bound(value: f64, values: &[f64], batch_s: u64) -> Option<Bound> {
+fn bound(value: f64, values: &[f64], batch_s: u64, method: Autocorrelation) -> Option<Bound> {
     if values.len() < MIN_BATCHES {
         return None;
     }
-    let effective = effective_batches(values);
+    let effective = effective_batches(values, method);
     if effective < 2.0 {
         return None;
     }
@@ -266,13 +275,19 @@ mod tests {
     fn a_steady_rate_has_a_narrow_interval_and_a_noisy_one_a_wide_one() {
         let steady = seconds(20, |_| 1000);
         let noisy = seconds(20, |t| if t % 2 == 0 { 900 } else { 1100 });
-        let a = rps_bound(&input(&steady, &[], &mut new_histogram())).unwrap();
-        let b = rps_bound(&input(&noisy, &[], &mut new_histogram())).unwrap();
+        let a = rps_bound(&input(&steady, &[], &mut new_histogram()), AUTOCORRELATION).unwrap();
+        let b = rps_bound(&input(&noisy, &[], &mut new_histogram()), AUTOCORRELATION).unwrap();
         assert_eq!(a.half_width, 0.0);
         assert!(b.half_width > 30.0 && b.half_width < 100.0, "{b:?}");
         assert_eq!(b.batches, 20);
         // Four seconds are too few.
-        assert!(rps_bound(&input(&seconds(4, |_| 10), &[], &mut new_histogram())).is_none());
+        assert!(
+            rps_bound(
+                &input(&seconds(4, |_| 10), &[], &mut new_histogram()),
+                AUTOCORRELATION
+            )
+            .is_none()
+        );
     }
 
     #[test]
@@ -326,7 +341,9 @@ mod tests {
         // p99 needs 1,000 a batch: 10 × 100 cannot give 5 such batches.
         assert!(ci.p99_ms.is_none());
         assert!(ci.p99_9_ms.is_none());
-        // A steady trend leaves fewer than 2 effective batches: no interval, not a narrow one.
+        // A steady trend (1.0 → 1.9 ms) is one long correlation: a few effective batches and an
+        // interval over half the batches' range, not a narrow one; records of the lag-1 method
+        // had fewer than 2 effective batches there, so none.
         let trend: Vec<Histogram<u64>> = (0..10)
             .map(|j| {
                 let mut h = new_histogram();
@@ -334,8 +351,12 @@ mod tests {
                 h
             })
             .collect();
+        let mut total = new_histogram();
+        let trend_input = input(&series, &trend, &mut total);
+        let p50 = ci95(&trend_input).p50_ms.expect("an interval");
+        assert!(p50.effective < 4.0 && p50.half_width > 0.45, "{p50:?}");
         assert!(
-            ci95(&input(&series, &trend, &mut new_histogram()))
+            ci95_by(&trend_input, Autocorrelation::Lag1)
                 .p50_ms
                 .is_none()
         );

@@ -357,6 +357,44 @@ pub fn effective_n(xs: &[f64]) -> f64 {
     (xs.len() as f64 * (1.0 - rho) / (1.0 + rho)).max(1.0)
 }
 
+/// Autocorrelation of a series at lag `k` (the sample autocovariance at `k` over that at 0,
+/// both over n; 0 when `k` is out of range or the series has no variance).
+pub fn autocorrelation(xs: &[f64], k: usize) -> f64 {
+    let Some(m) = mean(xs) else { return 0.0 };
+    if k >= xs.len() {
+        return 0.0;
+    }
+    let denom: f64 = xs.iter().map(|x| (x - m).powi(2)).sum();
+    if denom == 0.0 {
+        return 0.0;
+    }
+    let num: f64 = xs
+        .iter()
+        .zip(&xs[k..])
+        .map(|(a, b)| (a - m) * (b - m))
+        .sum();
+    num / denom
+}
+
+/// Integrated autocorrelation time τ = 1 + 2·Σₖ ρₖ of a series, in samples, by Geyer's
+/// initial positive sequence (Statistical Science 7(4), 1992): the pair sums
+/// Γₘ = ρ₂ₘ + ρ₂ₘ₊₁ (ρ₀ = 1) are added while they stay positive, τ = 2·ΣΓₘ − 1. Taken as at
+/// least 1, so a series never counts as more samples than it has. The variance of its mean is
+/// var · τ / n.
+pub fn autocorrelation_time(xs: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    let mut m = 0;
+    while 2 * m + 1 < xs.len() {
+        let pair = autocorrelation(xs, 2 * m) + autocorrelation(xs, 2 * m + 1);
+        if pair <= 0.0 {
+            break;
+        }
+        sum += pair;
+        m += 1;
+    }
+    (2.0 * sum - 1.0).max(1.0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -502,5 +540,31 @@ mod tests {
         let trend: Vec<f64> = (0..20).map(f64::from).collect();
         assert!(effective_n(&trend) < 3.0, "{}", effective_n(&trend));
         assert_eq!(effective_n(&[]), 0.0);
+    }
+
+    #[test]
+    fn autocorrelation_time_of_white_noise_and_of_an_ar1_series() {
+        let mut rng = fastrand::Rng::with_seed(3);
+        let mut normal = || (0..12).map(|_| rng.f64()).sum::<f64>() - 6.0;
+        let white: Vec<f64> = (0..4000).map(|_| normal()).collect();
+        let tau = autocorrelation_time(&white);
+        assert!((1.0..1.2).contains(&tau), "white noise: {tau}");
+        // AR(1) with ρ = 0.6: τ = (1 + ρ)/(1 − ρ) = 4.
+        let mut x = 0.0;
+        let ar: Vec<f64> = (0..20_000)
+            .map(|_| {
+                x = 0.6 * x + normal();
+                x
+            })
+            .collect();
+        let tau = autocorrelation_time(&ar);
+        assert!((3.5..4.5).contains(&tau), "AR(1) 0.6: {tau}");
+        // Anticorrelated or constant: never fewer than 1.
+        assert_eq!(
+            autocorrelation_time(&[1.0, -1.0, 1.0, -1.0, 1.0, -1.0]),
+            1.0
+        );
+        assert_eq!(autocorrelation_time(&[2.0; 8]), 1.0);
+        assert_eq!(autocorrelation(&[1.0, 2.0], 5), 0.0);
     }
 }

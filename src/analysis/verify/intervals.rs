@@ -2,7 +2,7 @@
 //! batches hold every response.
 
 use super::{Findings, Rule};
-use crate::analysis::interval::{Input, ci95};
+use crate::analysis::interval::{Input, ci95_by};
 use crate::record::batches::Batches;
 use crate::record::decode_histogram;
 use crate::record::model::{BoundFigure, RunRecord};
@@ -31,14 +31,17 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         );
     }
     let hs = batches.histograms();
-    let again = ci95(&Input {
-        window_s: r.summary.duration_s,
-        series: &r.series,
-        batch_s: batches.batch_s(),
-        batches: &hs,
-        rps: r.summary.rps,
-        latency: &latency,
-    });
+    let again = ci95_by(
+        &Input {
+            window_s: r.summary.duration_s,
+            series: &r.series,
+            batch_s: batches.batch_s(),
+            batches: &hs,
+            rps: r.summary.rps,
+            latency: &latency,
+        },
+        recorded.autocorrelation,
+    );
     for figure in BoundFigure::ALL {
         let path = format!("summary.ci95.{}", figure.field());
         let (found, expected) = (recorded.get(figure), again.get(figure));

@@ -227,3 +227,48 @@ fn quic_figures_that_cannot_be_are_named() {
         )]
     );
 }
+
+#[test]
+fn intervals_are_checked_by_the_method_their_record_names() {
+    use crate::analysis::interval::{Input, ci95_by};
+    use crate::record::model::Autocorrelation;
+    let mut r = fixture("ok", 12, 250, 2000, 3, 0.0);
+    // A rate that rises and falls (the same 3,000 requests): neighbouring seconds correlated.
+    let rates = [200, 220, 240, 260, 280, 300, 300, 280, 260, 240, 220, 200];
+    for (s, rate) in r.series.iter_mut().zip(rates) {
+        s.requests = rate;
+    }
+    settle(&mut r);
+    let latency = crate::record::decode_histogram(&r.histograms.latency_us).unwrap();
+    let input = Input {
+        window_s: r.summary.duration_s,
+        series: &r.series,
+        batch_s: 1,
+        batches: &[],
+        rps: r.summary.rps,
+        latency: &latency,
+    };
+    let (lag1, ips) = (
+        ci95_by(&input, Autocorrelation::Lag1),
+        ci95_by(&input, Autocorrelation::InitialPositiveSequence),
+    );
+    assert_ne!(lag1.rps.unwrap().half_width, ips.rps.unwrap().half_width);
+    // A record written before the method was recorded reads as lag-1, and verifies as such.
+    let json = serde_json::to_value(&lag1).unwrap();
+    assert_eq!(json["autocorrelation"], "lag1");
+    let mut old = json;
+    old.as_object_mut().unwrap().remove("autocorrelation");
+    r.summary.ci95 = Some(serde_json::from_value(old).unwrap());
+    assert_eq!(record(&r), vec![]);
+    r.summary.ci95 = Some(ips.clone());
+    assert_eq!(record(&r), vec![]);
+    // Lag-1 figures under the other method's name do not.
+    r.summary.ci95 = Some(crate::record::model::Ci95 {
+        autocorrelation: Autocorrelation::InitialPositiveSequence,
+        ..lag1
+    });
+    assert_eq!(
+        named(&r),
+        [("summary.ci95.rps".to_string(), Rule::IntervalsAgree)]
+    );
+}

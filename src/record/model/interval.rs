@@ -15,8 +15,23 @@ pub struct Bound {
     pub batches: u32,
     /// Each batch's length, s (the last one takes what follows it: the drain's responses).
     pub batch_s: u64,
-    /// The batches' effective number, after their lag-1 autocorrelation: n·(1 − ρ)/(1 + ρ).
+    /// The batches' effective number: n over their autocorrelation time, as
+    /// `ci95.autocorrelation` says it was estimated.
     pub effective: f64,
+}
+
+/// How a run's intervals took the batches' autocorrelation out (docs/measurement.md,
+/// "Uncertainty"): records written before the field have [`Lag1`](Self::Lag1).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Autocorrelation {
+    /// n_eff = n·(1 − ρ)/(1 + ρ) when the lag-1 autocorrelation ρ is above 2/√n, else n
+    /// (volley before 2026-11-29).
+    #[default]
+    Lag1,
+    /// n_eff = n / τ, τ the integrated autocorrelation time by Geyer's initial positive
+    /// sequence (at least 1).
+    InitialPositiveSequence,
 }
 
 impl Bound {
@@ -31,6 +46,10 @@ impl Bound {
 /// for its percentile).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Ci95 {
+    /// How the batches' autocorrelation was taken out (absent in records written before it was
+    /// recorded: [`Autocorrelation::Lag1`]).
+    #[serde(default)]
+    pub autocorrelation: Autocorrelation,
     /// Throughput (`summary.rps`), req/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rps: Option<Bound>,

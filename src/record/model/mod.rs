@@ -22,7 +22,7 @@ mod warning;
 pub use config::*;
 pub use grouped::{GroupedBy, GroupedValue, ValueRow, sort_rows};
 pub use histograms::Histograms;
-pub use interval::{Bound, BoundFigure, Ci95, PrecisionGoal, PrecisionOutcome};
+pub use interval::{Autocorrelation, Bound, BoundFigure, Ci95, PrecisionGoal, PrecisionOutcome};
 pub use outcome::*;
 pub use percentiles::Percentiles;
 pub use quic::QuicFigures;
