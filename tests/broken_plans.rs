@@ -20,6 +20,12 @@ fn cases() -> Vec<(&'static str, String, &'static str, &'static str)> {
             "{GOOD_HEAD}{line}\n[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n{step}"
         )
     };
+    // A `[target.tls]` key of an https:// target, with the step above.
+    let tls_option = |line: &str| {
+        format!(
+            "[target]\nbase_url = \"https://127.0.0.1:9\"\n[target.tls]\n{line}\n[[scenario]]\nname = \"a\"\n[scenario.load]\nprofile = \"constant-vus\"\nvus = 1\nduration = \"1s\"\n{step}"
+        )
+    };
     vec![
         ("header limit too small", limited("max_header_size = \"100\""), "3:19", "max_header_size must be between 1KiB and 16MiB"),
         ("bad body size", limited("max_body_size = \"lots\""), "3:17", "is not a size like"),
@@ -49,6 +55,8 @@ fn cases() -> Vec<(&'static str, String, &'static str, &'static str)> {
         ("no scenario", format!("scenario = []\n{GOOD_HEAD}"), "", "no [[scenario]]"),
         ("ladder with mixed phases", scenario("profile = \"ladder\"\nphases = [{ vus = 10, rate = 5.0, duration = \"1s\" }]"), "7:46", "either `vus` or `rate`"),
         ("unknown preset", scenario("profile = \"ladder\"\npreset = \"huge\""), "5:1", "unknown ladder preset `huge`"),
+        ("0-RTT over HTTP 1.1", tls_option("zero_rtt = true"), "4:12", "built for HTTP/3 only"),
+        ("unknown TLS version", tls_option("version = \"1.1\""), "4:11", "is not 1.2 or 1.3"),
     ]
 }
 

@@ -196,11 +196,13 @@ pub struct TlsFile {
     /// Server name sent as SNI and verified (default: the URL's host).
     pub sni: Option<String>,
     /// `"1.2"` or `"1.3"` (default: either).
-    pub version: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub version: Option<Spanned<String>>,
     /// HTTP/3: a connection that resumes a TLS session sends its first requests as 0-RTT
     /// early data, before the handshake completes (replayable: idempotent requests only).
     /// Default false.
-    pub zero_rtt: Option<bool>,
+    #[schemars(with = "Option<bool>")]
+    pub zero_rtt: Option<Spanned<bool>>,
 }
 
 /// A size: a number of bytes (`65536`), or text with a unit (`"64KiB"`, `"10MB"`, `"1.5MiB"`).

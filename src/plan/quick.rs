@@ -256,8 +256,8 @@ impl RunInput {
             cert: path(&c.cert),
             key: path(&c.key),
             sni: c.sni.clone(),
-            version: c.tls_version.clone(),
-            zero_rtt: Some(c.zero_rtt),
+            version: c.tls_version.clone().map(|v| from(URL, v)),
+            zero_rtt: Some(from(URL, c.zero_rtt)),
         };
         let grpc = self.grpc.as_ref();
         let text = |p: &PathBuf| p.to_string_lossy().into_owned();

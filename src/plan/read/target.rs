@@ -10,10 +10,10 @@ use super::{Ctx, Resolve, ResolveError, Schemas, parse_duration, system_resolve}
 use crate::error::Error;
 use crate::plan::Target;
 use crate::plan::connect::{self, ConnectOptions, ConnectOptionsError};
-use crate::plan::file::{PlanFile, SizeText};
+use crate::plan::file::{PlanFile, SizeText, TargetFile};
 use crate::plan::group_by::{self, GroupBy, GroupSelector};
 use crate::plan::template::{Templates, has_template_syntax};
-use crate::proto::client::{Protocol, UnknownProtocol};
+use crate::proto::client::{ClientError, Protocol, UnknownProtocol};
 use crate::proto::conn::{Limits, parse_size};
 use crate::proto::grpc::{GrpcSchema, split_call};
 use crate::proto::message::Capture;
@@ -71,14 +71,6 @@ impl Ctx<'_> {
         let options = self.connect_options(f)?;
         let steps = || f.scenarios.iter().flat_map(|sc| sc.steps.iter());
         let grpc = steps().any(|st| st.grpc.is_some());
-        // Point at the key the error is most likely about.
-        let span = match &t.streams {
-            Some(s) if *s.get_ref() != 1 => s.span(),
-            _ => match &t.source_addrs {
-                Some(a) => a.span(),
-                None => t.base_url.span(),
-            },
-        };
         let mut target = resolve_target_with(
             &base_url,
             headers,
@@ -93,11 +85,11 @@ impl Ctx<'_> {
                 what: c.flag().into(),
                 why: c.to_string(),
             },
-            _ => self.err(
-                Some(span),
-                why,
-                Some("base_url is like http://127.0.0.1:8080 or https://host:8443"),
-            ),
+            (BaseUrlError::Connect(c), None) => {
+                let (span, hint) = connect_key(t, c);
+                self.err(Some(span), why, hint)
+            }
+            _ => self.err(Some(t.base_url.span()), why, Some(BASE_URL_HINT)),
         })?;
         self.limits(f, &mut target)?;
         target.group_by = self.group_by_tables(f)?;
@@ -228,9 +220,11 @@ impl Ctx<'_> {
             cert: tls.and_then(|t| file(&t.cert)),
             key: tls.and_then(|t| file(&t.key)),
             sni: tls.and_then(|t| t.sni.clone()),
-            tls_version: tls.and_then(|t| t.version.clone()),
+            tls_version: tls.and_then(|t| t.version.as_ref().map(|v| v.get_ref().clone())),
             source_addrs: t.source_addrs.as_ref().map(|s| s.get_ref().clone()),
-            zero_rtt: tls.and_then(|t| t.zero_rtt).unwrap_or(false),
+            zero_rtt: tls
+                .and_then(|t| t.zero_rtt.as_ref())
+                .is_some_and(|z| *z.get_ref()),
         })
     }
 
@@ -432,6 +426,42 @@ pub fn resolve_target_with(
         connect,
         group_by: Vec::new(),
     })
+}
+
+/// What a `base_url` looks like.
+const BASE_URL_HINT: &str = "base_url is like http://127.0.0.1:8080 or https://host:8443";
+
+/// Where in `[target]` a connection option's error is, and the hint for it: the key it is about
+/// when the plan gives that key, else `base_url` (whose scheme decides TLS).
+fn connect_key(
+    t: &TargetFile,
+    e: &ConnectOptionsError,
+) -> (std::ops::Range<usize>, Option<&'static str>) {
+    let tls = t.tls.as_ref();
+    let (key, hint) = match e {
+        ConnectOptionsError::NoStreams | ConnectOptionsError::StreamsNeedHttp2(_) => {
+            (t.streams.as_ref().map(Spanned::span), None)
+        }
+        ConnectOptionsError::SourceAddrs(_)
+        | ConnectOptionsError::Client(ClientError::SourceFamily { .. }) => {
+            (t.source_addrs.as_ref().map(Spanned::span), None)
+        }
+        ConnectOptionsError::TlsVersion(_) => (
+            tls.and_then(|t| t.version.as_ref()).map(Spanned::span),
+            Some("version = \"1.2\" or \"1.3\", or leave it out for either"),
+        ),
+        ConnectOptionsError::Client(ClientError::ZeroRttNeedsHttp3) => (
+            tls.and_then(|t| t.zero_rtt.as_ref()).map(Spanned::span),
+            Some(
+                "set protocol = \"http3\" in [target] with an https:// base_url, or drop zero_rtt",
+            ),
+        ),
+        _ => (None, None),
+    };
+    match key {
+        Some(span) => (span, hint),
+        None => (t.base_url.span(), Some(BASE_URL_HINT)),
+    }
 }
 
 /// `headers` with the URL's user information sent as curl and browsers send it: `Authorization:
