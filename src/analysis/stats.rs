@@ -334,16 +334,10 @@ pub fn runs_needed(
 
 /// Lag-1 autocorrelation of a series (0 for fewer than three values or no variance).
 pub fn lag1_autocorrelation(xs: &[f64]) -> f64 {
-    let Some(m) = mean(xs) else { return 0.0 };
     if xs.len() < 3 {
         return 0.0;
     }
-    let denom: f64 = xs.iter().map(|x| (x - m).powi(2)).sum();
-    if denom == 0.0 {
-        return 0.0;
-    }
-    let num: f64 = xs.windows(2).map(|w| (w[0] - m) * (w[1] - m)).sum();
-    num / denom
+    autocorrelation(xs, 1)
 }
 
 /// Effective number of independent samples in an autocorrelated series, by the AR(1)

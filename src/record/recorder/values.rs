@@ -1,5 +1,5 @@
 //! The `--group-by` tables' figures per value over each interval, for a live view that shows
-//! them ([`crate::engine::Observer::wants_group_values`]). Like the rest of the
+//! them (an engine observer that asks for group values). Like the rest of the
 //! [`Breakdown`](super::Breakdown), they are taken once a second as the difference between the
 //! tables' running figures and those last reported: recording a request does nothing more for
 //! them. Taking them walks each row that gained exchanges (its histogram once) and keeps, per
