@@ -49,9 +49,16 @@ fn quick_mode_writes_a_results_folder_that_report_regenerates() {
     }
 
     let md = read(&folder.join("report.md"));
+    // A run on a machine whose hypervisor took CPU from it is completed with a warning: that
+    // is the machine, not the report.
+    let verdict = if md.contains("the hypervisor took") {
+        "**WARNING** — Completed with "
+    } else {
+        "**OK** — Completed: "
+    };
     for expected in [
         "# volley report: quick",
-        "**OK** — Completed: ",
+        verdict,
         "## Environment",
         "## Configuration",
         "| Load | closed model, 4 connections |",

@@ -401,11 +401,12 @@ fn an_operation_one_target_lacks_is_listed_and_shown_as_missing() {
     );
     assert_ne!(cells[2].2, "missing");
     let s = read_json(&folder.join("suite.json"));
+    // Not necessarily the first note: a run the hypervisor took CPU from says so before it.
     assert!(
-        s["notes"][0]
+        s["notes"].as_array().unwrap().iter().any(|n| n
             .as_str()
             .unwrap()
-            .starts_with("operation `health` is measured on full but not on part"),
+            .starts_with("operation `health` is measured on full but not on part")),
         "{s:#}"
     );
 

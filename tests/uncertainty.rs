@@ -46,6 +46,16 @@ fn intervals_hold_a_known_rate_and_say_something() {
         .count();
     // 95 % intervals: 7.6 of 8 expected; 6 allows for a loaded CI machine.
     assert!(held >= 6, "{held} of 8 hold 1500/s: {rates:?}");
+    // Each run says how much of the machine's CPU time the hypervisor took (Linux: from
+    // /proc/stat), so a run whose figures moved with its neighbours' load can say so; the
+    // verifier (run_json_ok) holds its cpu_steal warning to it.
+    for r in &runs {
+        let steal = r["generator"]["steal_share"].as_f64();
+        assert!(
+            steal.is_some_and(|s| (0.0..=1.0).contains(&s)),
+            "generator.steal_share: {steal:?}"
+        );
+    }
     for field in ["p50_ms", "p90_ms", "p99_ms", "mean_ms"] {
         let bounds: Vec<(f64, f64)> = runs.iter().filter_map(|r| bound(r, field)).collect();
         assert_eq!(

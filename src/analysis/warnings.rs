@@ -10,6 +10,9 @@ pub const SATURATED_UTILIZATION: f64 = 0.90;
 pub const SATURATED_MIN_WALL_S: f64 = 0.5;
 /// Open model: send lag p99 above this means requests went out late, ms.
 pub const LAG_P99_LIMIT_MS: f64 = 1.0;
+/// A run whose machine lost this share of its CPU time to the hypervisor (CPU steal) is warned
+/// about, 0–1 (docs/measurement.md, "The generator's own figures").
+pub const STEAL_SHARE_LIMIT: f64 = 0.005;
 /// Open model: achieved rate below this share of the requested one is flagged.
 pub const RATE_SHORTFALL: f64 = 0.99;
 /// One error kind this large a share of all errors is called out.
@@ -71,9 +74,9 @@ fn how_it_ended(r: &RunRecord, out: &mut Vec<Warning>) {
     }
 }
 
-/// The generator was the bottleneck: a saturated thread, or requests sent late. A thread's
-/// utilization counts once it ran [`SATURATED_MIN_WALL_S`]: over a shorter time, start-up alone
-/// can fill it.
+/// The generator was the bottleneck: a saturated thread, or requests sent late; or the machine
+/// lost CPU time to its hypervisor. A thread's utilization counts once it ran
+/// [`SATURATED_MIN_WALL_S`]: over a shorter time, start-up alone can fill it.
 fn generator(r: &RunRecord, out: &mut Vec<Warning>) {
     let busiest = r
         .generator
@@ -104,6 +107,21 @@ fn generator(r: &RunRecord, out: &mut Vec<Warning>) {
             ),
         ));
     }
+    if let Some(share) = r.generator.steal_share.filter(|&s| s >= STEAL_SHARE_LIMIT) {
+        out.push(warn(WarningCode::CpuSteal, steal_message(share)));
+    }
+}
+
+/// What a run's CPU steal share means for its figures.
+fn steal_message(share: f64) -> String {
+    format!(
+        "the hypervisor took {:.1}% of this machine's CPU time during the run (CPU steal): the \
+         generator, and a target on the same machine, stood still while it did, so the figures \
+         are slower and noisier than the machine's own and a rerun may differ by more than their \
+         95 % intervals; measure on a machine without steal, or compare runs A B A B (`volley \
+         ab`) so that both sides share it",
+        share * 100.0
+    )
 }
 
 /// Open model: iterations dropped at the in-flight cap, or the asked rate not achieved.
@@ -236,5 +254,26 @@ mod tests {
         // A thread that was busy for the 30 ms it ran says nothing about the run.
         assert!(!saturated(vec![thread(0.03, 0.03), thread(1.5, 3.0)]));
         assert!(!saturated(vec![thread(0.4, 0.4)]));
+    }
+
+    fn steal_warning(share: Option<f64>) -> Option<String> {
+        let mut r = record("steal", 3, 100, 2000, 0, 0.0);
+        r.generator.steal_share = share;
+        diagnose(&r)
+            .into_iter()
+            .find(|w| w.code == WarningCode::CpuSteal)
+            .map(|w| w.message)
+    }
+
+    #[test]
+    fn a_run_that_lost_half_a_percent_of_its_cpu_time_to_the_hypervisor_is_warned_about() {
+        let message = steal_warning(Some(0.034)).expect("warned at 3.4 %");
+        assert!(
+            message.starts_with("the hypervisor took 3.4% of"),
+            "{message}"
+        );
+        assert!(steal_warning(Some(STEAL_SHARE_LIMIT)).is_some());
+        assert_eq!(steal_warning(Some(0.0049)), None);
+        assert_eq!(steal_warning(None), None);
     }
 }

@@ -29,6 +29,7 @@ pub use signals::{hold_signals, release_signals};
 pub fn signal_received() -> Option<&'static str> {
     signals::received()
 }
+mod steal;
 mod usage;
 mod worker;
 
@@ -45,6 +46,7 @@ use crate::record::batches::Batches;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, fit_to_window};
 
+pub use steal::{CpuTimes, StealShare};
 pub use usage::{CpuShare, ThreadUsage, peak_rss_bytes, process_cpu, raise_open_files};
 
 mod observe;
@@ -131,6 +133,9 @@ pub struct RunOutcome {
     pub threads: Vec<ThreadUsage>,
     /// CPU time of the whole process during the run.
     pub process_cpu: Duration,
+    /// The share of the machine's CPU time the hypervisor took during the run (CPU steal,
+    /// [`CpuTimes`]), 0–1; `None` where it cannot be read.
+    pub steal_share: Option<f64>,
     /// Peak resident set size of the process, bytes.
     pub peak_rss_bytes: u64,
     /// The tick of the open model's send grid (`schedule::Grid`) the workers used.
@@ -311,6 +316,7 @@ pub fn run_with(
     preflight(plan)?;
     let started_at = SystemTime::now();
     let cpu_before = process_cpu();
+    let steal_before = CpuTimes::now();
     let start = Instant::now() + START_LEAD;
     let wants = observe::Wants::of(observers);
     let tick = options.send_grid.unwrap_or(DEFAULT_SEND_GRID);
@@ -377,6 +383,9 @@ pub fn run_with(
         interrupted: collected.interrupted,
         threads: collected.threads,
         process_cpu: process_cpu().saturating_sub(cpu_before),
+        steal_share: CpuTimes::now()
+            .zip(steal_before)
+            .and_then(|(now, before)| now.steal_share_since(&before)),
         peak_rss_bytes: peak_rss_bytes(),
         send_grid: tick,
         abort: collected.abort,

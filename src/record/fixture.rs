@@ -55,6 +55,7 @@ pub fn record(
             peak_rss_bytes: 12 << 20,
             lag_ms: None,
             send_grid_ms: None,
+            steal_share: None,
         },
         series,
         histograms: Histograms {

@@ -33,6 +33,16 @@ pub fn bucket_labels(buckets: &[Bucket]) -> Vec<String> {
         .collect()
 }
 
+/// A CPU steal share (0–1) as a percentage of the machine's CPU time: "0.42%", "3.4%".
+pub fn steal_percent(share: f64) -> String {
+    let pct = share * 100.0;
+    if pct < 1.0 {
+        format!("{pct:.2}%")
+    } else {
+        format!("{pct:.1}%")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

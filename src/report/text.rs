@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use crate::record::model::{Bucket, Model, Percentiles, RunRecord};
+use crate::report::figures::steal_percent;
 use crate::units::{bytes, ms, thousands};
 
 /// Width of the longest histogram bar, characters.
@@ -218,6 +219,9 @@ fn generator(o: &mut String, r: &RunRecord) {
         let _ = write!(o, ", worker CPU {per:.2} µs/request");
     }
     let _ = write!(o, ", peak RSS {}", bytes(g.peak_rss_bytes as f64));
+    if let Some(steal) = g.steal_share {
+        let _ = write!(o, ", CPU steal {}", steal_percent(steal));
+    }
     if let Some(lag) = &g.lag_ms {
         let _ = write!(
             o,

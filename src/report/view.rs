@@ -518,6 +518,12 @@ fn generator(r: &RunRecord) -> Table {
         t.push(["CPU per request (worker threads)", &format!("{per:.2} µs")]);
     }
     t.push(["Peak RSS", &bytes(g.peak_rss_bytes as f64)]);
+    if let Some(steal) = g.steal_share {
+        t.push([
+            "CPU steal (the machine's CPU time its hypervisor took)",
+            &crate::report::figures::steal_percent(steal),
+        ]);
+    }
     if let Some(lag) = &g.lag_ms {
         t.push([
             "Send lag p50 / p99 / max",

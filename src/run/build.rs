@@ -300,6 +300,7 @@ fn generator(outcome: &RunOutcome, model: Model) -> Generator {
         peak_rss_bytes: outcome.peak_rss_bytes,
         lag_ms: open.then(|| percentiles(&outcome.totals.lag)),
         send_grid_ms: open.then(|| outcome.send_grid.as_micros() as f64 / 1e3),
+        steal_share: outcome.steal_share,
     }
 }
 

@@ -8,11 +8,12 @@
 //!
 //! Layout: `counts` (attempts, requests, errors, groups), `rates` (every rate over its
 //! window, windows inside the run, the series), `ladder` (percentiles ordered), `outcome`
-//! (status, first line and exit code), `intervals` (the 95 % intervals from the batches), `merged` (a merged record against its shares),
+//! (status, first line and exit code), `generator` (CPU steal and its warning), `intervals` (the 95 % intervals from the batches), `merged` (a merged record against its shares),
 //! [`suite`] (a suite's statuses against its records), `files` (what a path stands for).
 
 mod counts;
 mod files;
+mod generator;
 mod intervals;
 mod ladder;
 mod merged;
@@ -73,6 +74,9 @@ pub enum Rule {
     /// HTTP/3: lost packets ≤ packets sent; datagrams sent ≤ packets sent; send calls ≤
     /// datagrams sent; at least one connection.
     QuicAddsUp,
+    /// The CPU steal share is a share (0–1), and a run whose share reached the limit carries the
+    /// `cpu_steal` warning.
+    StealWarned,
 }
 
 impl Rule {
@@ -97,6 +101,7 @@ impl Rule {
             Self::IntervalsAgree => "intervals_agree",
             Self::StreamsAddUp => "streams_add_up",
             Self::QuicAddsUp => "quic_adds_up",
+            Self::StealWarned => "steal_warned",
         }
     }
 }
@@ -201,6 +206,7 @@ pub fn record(r: &RunRecord) -> Vec<Violation> {
     merged::check(r, &mut f);
     streams::check(r, &mut f);
     quic(r, &mut f);
+    generator::check(r, &mut f);
     f.into_vec()
 }
 

@@ -229,6 +229,24 @@ fn quic_figures_that_cannot_be_are_named() {
 }
 
 #[test]
+fn a_steal_share_at_the_limit_must_be_warned_about_and_be_a_share() {
+    let steal = |share: f64, warned: bool| {
+        let mut r = consistent();
+        r.generator.steal_share = Some(share);
+        if warned {
+            r.warnings = crate::analysis::diagnose(&r);
+        }
+        settle(&mut r);
+        named(&r)
+    };
+    let rule = |path: &str| vec![(path.to_string(), Rule::StealWarned)];
+    assert_eq!(steal(0.004, false), vec![]);
+    assert_eq!(steal(0.02, true), vec![]);
+    assert_eq!(steal(0.02, false), rule("warnings"));
+    assert_eq!(steal(1.5, true), rule("generator.steal_share"));
+}
+
+#[test]
 fn intervals_are_checked_by_the_method_their_record_names() {
     use crate::analysis::interval::{Input, ci95_by};
     use crate::record::model::Autocorrelation;

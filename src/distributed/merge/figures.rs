@@ -389,6 +389,10 @@ fn generator(parts: &[PlacedShare], lag: Option<&Histogram<u64>>) -> Generator {
             .unwrap_or(0),
         lag_ms: lag.map(percentiles),
         send_grid_ms: parts[0].record.generator.send_grid_ms,
+        steal_share: parts
+            .iter()
+            .filter_map(|p| p.record.generator.steal_share)
+            .reduce(f64::max),
     }
 }
 

@@ -545,6 +545,12 @@ pub struct Generator {
     /// the first point of its worker's grid at or after its arrival, and is measured from there.
     #[serde(default)]
     pub send_grid_ms: Option<f64>,
+    /// The share of the machine's CPU time that the hypervisor gave to someone else during the
+    /// run (CPU steal, from `/proc/stat`, all CPUs, warm-up and drain included), 0–1. `None`
+    /// where it cannot be read, and in records before it. A merged record: the largest of its
+    /// shares'.
+    #[serde(default)]
+    pub steal_share: Option<f64>,
 }
 
 /// One worker thread's CPU use.

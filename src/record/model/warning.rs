@@ -40,6 +40,8 @@ pub enum WarningCode {
     GeneratorSaturated,
     /// Open model: requests went out late.
     SchedulingLag,
+    /// The hypervisor took a share of the machine's CPU time (CPU steal).
+    CpuSteal,
     /// Open model: iterations dropped at the in-flight cap.
     DroppedRequests,
     /// Open model: the achieved rate fell short of the one asked for.
@@ -73,12 +75,13 @@ pub enum WarningCode {
 }
 
 /// The named codes with their names (the self-checks' come from [`SelfCheckCode::name`]).
-const NAMES: [(WarningCode, &str); 18] = [
+const NAMES: [(WarningCode, &str); 19] = [
     (WarningCode::Interrupted, "interrupted"),
     (WarningCode::NoRequests, "no_requests"),
     (WarningCode::AllFailed, "all_failed"),
     (WarningCode::GeneratorSaturated, "generator_saturated"),
     (WarningCode::SchedulingLag, "scheduling_lag"),
+    (WarningCode::CpuSteal, "cpu_steal"),
     (WarningCode::DroppedRequests, "dropped_requests"),
     (WarningCode::RateNotAchieved, "rate_not_achieved"),
     (WarningCode::DominantError, "dominant_error"),

@@ -15,6 +15,7 @@ use crate::record::error_kind::ErrorKind;
 use crate::record::model::LoadModel;
 use crate::record::model::{BoundFigure, GroupKind};
 use crate::redact::redact_url_userinfo;
+use crate::report::figures::steal_percent;
 use crate::units::{ms, rate, seconds, thousands};
 
 /// What one frame shows.
@@ -417,6 +418,13 @@ fn generator(f: &mut Frame, area: Rect, v: &View) {
         |c| format!("{:.0}% of {} worker thread(s)", c * 100.0, s.plan.threads),
     );
     let mut lines = vec![Line::from(format!("CPU: {cpu}"))];
+    if let Some(steal) = s.steal {
+        lines.push(Line::from(format!(
+            "CPU steal (hypervisor): {} last second, {} since the start",
+            steal_percent(steal.last_second),
+            steal_percent(steal.so_far)
+        )));
+    }
     if s.is_open() {
         let lag = s.lag_p99_ms.map(|(_, l)| l);
         lines.push(Line::from(format!(

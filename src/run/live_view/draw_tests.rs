@@ -89,6 +89,22 @@ fn without_group_by_or_watch_nothing_changes() {
 }
 
 #[test]
+fn cpu_steal_is_in_the_generator_panel_when_it_can_be_read() {
+    let mut s = state(plan("", ""));
+    assert!(!screen(&s).contains("CPU steal"));
+    s.steal = Some(crate::run::live_view::state::StealNow {
+        last_second: 0.005,
+        so_far: 0.0234,
+    });
+    let text = screen(&s);
+    assert!(
+        text.contains("CPU steal (hypervisor): 0.50% last second, 2.3% since the start"),
+        "{text}"
+    );
+    assert_panels(&text);
+}
+
+#[test]
 fn group_by_values_and_watched_figures_have_panels_of_their_own() {
     let mut s = state(plan(
         "group_by = [\"header:X-Backend\", \"status\"]",

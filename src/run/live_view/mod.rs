@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use ratatui::crossterm::event::{self, Event, KeyCode, KeyEventKind, KeyModifiers};
 
-use crate::engine::{Clock, Live, Observer, StopHandle, process_cpu};
+use crate::engine::{Clock, CpuTimes, Live, Observer, StopHandle, process_cpu};
 use crate::plan::Plan;
 use crate::record::model::Ci95;
 use crate::record::recorder::IntervalSnapshot;
@@ -225,7 +225,7 @@ fn apply(state: &mut State, message: Message) {
     match message {
         Message::Interval(s) => state.interval(&s),
         Message::Second(s) => state.second(&s),
-        Message::Tick(live) => state.tick(&live, process_cpu()),
+        Message::Tick(live) => state.tick(&live, process_cpu(), CpuTimes::now()),
         Message::Ci95(ci) => state.ci95 = Some(*ci),
     }
 }

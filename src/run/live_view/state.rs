@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::engine::{Clock, Live};
+use crate::engine::{Clock, CpuTimes, Live, StealShare};
 use crate::plan::threshold::{Counts, Filter, Observed, ThresholdMetric};
 use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
@@ -25,6 +25,18 @@ pub(super) const SPARK_SECONDS: usize = 60;
 const BUSY_CPU: f64 = crate::analysis::SATURATED_UTILIZATION;
 /// Send lag p99 above this is a warning, ms (as in the record's warnings).
 const LAG_LIMIT_MS: f64 = crate::analysis::LAG_P99_LIMIT_MS;
+/// CPU steal since the run's start at or above this share is a warning (as in the record's).
+const STEAL_LIMIT: f64 = crate::analysis::STEAL_SHARE_LIMIT;
+
+/// CPU steal as the live view shows it: the share of the machine's CPU time its hypervisor
+/// took, 0–1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct StealNow {
+    /// Over the last second or so.
+    pub last_second: f64,
+    /// Since the run's start.
+    pub so_far: f64,
+}
 
 /// A warning seen during the run: what, when it was first seen and how often since.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +77,10 @@ pub(super) struct State {
     /// Process CPU over wall time over the worker threads, since the last sample (0–1).
     pub cpu: Option<f64>,
     cpu_share: crate::engine::CpuShare,
+    /// CPU steal, sampled about once a second (none where it cannot be read).
+    pub steal: Option<StealNow>,
+    steal_share: StealShare,
+    steal_start: Option<CpuTimes>,
     /// Warnings as they happened.
     pub warnings: Vec<Seen>,
     /// Seconds covered by the merged seconds so far (the rates' denominator).
@@ -101,6 +117,9 @@ impl State {
             lag_p99_ms: None,
             cpu: None,
             cpu_share: crate::engine::CpuShare::default(),
+            steal: None,
+            steal_share: StealShare::default(),
+            steal_start: None,
             warnings: Vec::new(),
             measured_s: 0.0,
             ci95: None,
@@ -181,10 +200,12 @@ impl State {
         }
     }
 
-    /// The running totals of a tick; samples the process's CPU about once a second.
-    pub(super) fn tick(&mut self, live: &Live, cpu: Duration) {
+    /// The running totals of a tick; samples the process's CPU and the machine's CPU steal
+    /// (`times`: its counters now) about once a second.
+    pub(super) fn tick(&mut self, live: &Live, cpu: Duration, times: Option<CpuTimes>) {
         self.now = live.now;
         self.live = Some(*live);
+        self.sample_steal(live.now, times);
         let Some(share) = self.cpu_share.sample(live.now, cpu, self.plan.threads) else {
             return;
         };
@@ -196,6 +217,33 @@ impl State {
                     "generator CPU {:.0}% of its {} thread(s): it may be the bottleneck",
                     share * 100.0,
                     self.plan.threads
+                ),
+            );
+        }
+    }
+
+    /// The steal share of the last second and since the first reading; a warning once the
+    /// latter reaches [`STEAL_LIMIT`].
+    fn sample_steal(&mut self, now: Instant, times: Option<CpuTimes>) {
+        self.steal_start = self.steal_start.or(times);
+        let Some(last_second) = self.steal_share.sample(now, times) else {
+            return;
+        };
+        let so_far = times
+            .zip(self.steal_start)
+            .and_then(|(t, start)| t.steal_share_since(&start))
+            .unwrap_or(last_second);
+        self.steal = Some(StealNow {
+            last_second,
+            so_far,
+        });
+        if so_far >= STEAL_LIMIT {
+            self.warn(
+                WarningCode::CpuSteal,
+                format!(
+                    "CPU steal: the hypervisor took {:.1}% of this machine's CPU time so far: \
+                     the figures are slower and noisier than the machine's own",
+                    so_far * 100.0
                 ),
             );
         }
@@ -419,12 +467,46 @@ mod tests {
             errors: 0,
         };
         // Two worker threads, each fully busy: 2 s of CPU a second.
-        s.tick(&live(0), Duration::ZERO);
-        s.tick(&live(1000), Duration::from_secs(2));
-        s.tick(&live(2000), Duration::from_secs(4));
+        s.tick(&live(0), Duration::ZERO, None);
+        s.tick(&live(1000), Duration::from_secs(2), None);
+        s.tick(&live(2000), Duration::from_secs(4), None);
         assert!(s.cpu.is_some_and(|c| (c - 1.0).abs() < 1e-9), "{:?}", s.cpu);
         assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
         assert_eq!(s.warnings[0].times, 2);
         assert!((s.warnings[0].at_s - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cpu_steal_is_shown_each_second_and_warned_about_once_it_reaches_the_limit() {
+        let start = Instant::now();
+        let clock = Clock {
+            start,
+            measure_start: start,
+            measured: None,
+        };
+        let mut s = State::new(plan(), clock);
+        let live = |ms: u64| Live {
+            now: start + Duration::from_millis(ms),
+            requests: 0,
+            errors: 0,
+        };
+        let times = |steal, total| Some(CpuTimes { steal, total });
+        s.tick(&live(0), Duration::ZERO, times(0, 0));
+        // 0.25 % of the CPU time in the first second: shown, not warned about.
+        s.tick(&live(1000), Duration::ZERO, times(1, 400));
+        assert_eq!(
+            s.steal,
+            Some(StealNow {
+                last_second: 0.0025,
+                so_far: 0.0025
+            })
+        );
+        assert!(s.warnings.is_empty(), "{:?}", s.warnings);
+        // 1.75 % in the second: 1 % so far, at or above the limit.
+        s.tick(&live(2000), Duration::ZERO, times(8, 800));
+        assert_eq!(s.steal.map(|x| x.last_second), Some(0.0175));
+        assert_eq!(s.steal.map(|x| x.so_far), Some(0.01));
+        assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
+        assert!(s.warnings[0].message.contains("1.0%"), "{:?}", s.warnings);
     }
 }
