@@ -452,20 +452,25 @@ mod tests {
         assert!(passes && live);
     }
 
-    #[test]
-    fn a_busy_generator_is_a_warning_once_with_a_count() {
+    /// A state whose run starts now, and the ticks `ms` milliseconds after that start.
+    fn started() -> (State, impl Fn(u64) -> Live) {
         let start = Instant::now();
         let clock = Clock {
             start,
             measure_start: start,
             measured: None,
         };
-        let mut s = State::new(plan(), clock);
-        let live = |ms: u64| Live {
+        let live = move |ms: u64| Live {
             now: start + Duration::from_millis(ms),
             requests: 0,
             errors: 0,
         };
+        (State::new(plan(), clock), live)
+    }
+
+    #[test]
+    fn a_busy_generator_is_a_warning_once_with_a_count() {
+        let (mut s, live) = started();
         // Two worker threads, each fully busy: 2 s of CPU a second.
         s.tick(&live(0), Duration::ZERO, None);
         s.tick(&live(1000), Duration::from_secs(2), None);
@@ -478,18 +483,7 @@ mod tests {
 
     #[test]
     fn cpu_steal_is_shown_each_second_and_warned_about_once_it_reaches_the_limit() {
-        let start = Instant::now();
-        let clock = Clock {
-            start,
-            measure_start: start,
-            measured: None,
-        };
-        let mut s = State::new(plan(), clock);
-        let live = |ms: u64| Live {
-            now: start + Duration::from_millis(ms),
-            requests: 0,
-            errors: 0,
-        };
+        let (mut s, live) = started();
         let times = |steal, total| Some(CpuTimes { steal, total });
         s.tick(&live(0), Duration::ZERO, times(0, 0));
         // 0.25 % of the CPU time in the first second: shown, not warned about.
