@@ -121,11 +121,17 @@ pub fn run_notes(variants: &[Variant]) -> Vec<String> {
                     "{who}: every request failed, so it has no latency figures"
                 ));
             }
-            let codes: Vec<&str> = r
+            let codes: Vec<String> = r
                 .warnings
                 .iter()
                 .filter(|w| !matches!(w.code, WarningCode::Interrupted | WarningCode::AllFailed))
-                .map(|w| w.code.name())
+                .map(|w| match (&w.code, r.generator.steal_share) {
+                    // How much, since it moves the run's figures by about as much.
+                    (WarningCode::CpuSteal, Some(share)) => {
+                        format!("cpu_steal ({:.1}% of the CPU time)", share * 100.0)
+                    }
+                    (code, _) => code.name().to_string(),
+                })
                 .collect();
             if !codes.is_empty() {
                 out.push(format!("{who} warned: {}", codes.join(", ")));
@@ -165,5 +171,21 @@ mod tests {
         let rest = mismatches_except(&v, &[TARGET_URL]);
         assert_eq!(rest.len(), 1, "{rest:?}");
         assert!(rest[0].starts_with("connections differs"), "{rest:?}");
+    }
+
+    #[test]
+    fn a_run_the_hypervisor_took_cpu_from_is_noted_with_how_much() {
+        let mut v = [
+            variant("a", "http://127.0.0.1:1/"),
+            variant("b", "http://127.0.0.1:1/"),
+        ];
+        assert!(run_notes(&v).is_empty());
+        let r = &mut v[1].runs[0];
+        r.generator.steal_share = Some(0.034);
+        r.warnings = crate::analysis::diagnose(r);
+        assert_eq!(
+            run_notes(&v),
+            ["b warned: cpu_steal (3.4% of the CPU time)"]
+        );
     }
 }

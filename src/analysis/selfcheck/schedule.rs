@@ -12,7 +12,7 @@
 //! The check fails when the distance D exceeds the test's critical value at α = 0.001, when the
 //! send lag's p99 exceeds [`LAG_LIMIT_MS`], or when iterations due were dropped at the in-flight
 //! cap or never sent (within a tick's burst a drop barely changes the gaps); it then names the
-//! cause the record shows: worker threads out of CPU, the in-flight cap, or none.
+//! cause the record shows: worker threads out of CPU, the in-flight cap, CPU steal, or none.
 
 use super::{failed, not_applicable, passed};
 use crate::record::model::RunRecord;
@@ -106,6 +106,10 @@ pub fn check(r: &RunRecord, sends: &Sends<'_>) -> SelfCheck {
         ("lag_p99_ms", lag.and_then(|l| l.p99).unwrap_or(f64::NAN)),
         ("dropped", dropped as f64),
         ("busiest_worker_cpu_pct", 100.0 * busiest),
+        (
+            "steal_pct",
+            r.generator.steal_share.map_or(f64::NAN, |s| 100.0 * s),
+        ),
     ];
     let test = format!(
         "Kolmogorov–Smirnov distance {d:.3} between the {m} gaps between sends and the {n} \
@@ -144,16 +148,7 @@ pub fn check(r: &RunRecord, sends: &Sends<'_>) -> SelfCheck {
             format!("the sends followed the schedule: {test}; {lag}; none dropped"),
         );
     }
-    let cause = match busiest >= BUSY_WORKER {
-        true => format!(
-            "CPU: the busiest worker thread ran {:.0} % of the time",
-            100.0 * busiest
-        ),
-        false if dropped > 0 => "the in-flight cap: the target was slower than the rate needs \
-                                 (raise -c or max_vus)"
-            .into(),
-        false => "none in the record (another process on the generator's CPUs?)".into(),
-    };
+    let cause = cause(busiest, dropped, r.generator.steal_share);
     failed(
         code,
         &figures,
@@ -165,9 +160,40 @@ pub fn check(r: &RunRecord, sends: &Sends<'_>) -> SelfCheck {
     )
 }
 
+/// The cause a failed check names: worker threads out of CPU, the in-flight cap, the machine's
+/// hypervisor (CPU steal at or above the `cpu_steal` warning's limit), or none it can see.
+fn cause(busiest: f64, dropped: u64, steal: Option<f64>) -> String {
+    let stolen = steal.filter(|&s| s >= crate::analysis::STEAL_SHARE_LIMIT);
+    if busiest >= BUSY_WORKER {
+        format!(
+            "CPU: the busiest worker thread ran {:.0} % of the time",
+            100.0 * busiest
+        )
+    } else if dropped > 0 {
+        "the in-flight cap: the target was slower than the rate needs (raise -c or max_vus)".into()
+    } else if let Some(share) = stolen {
+        format!(
+            "CPU steal: the hypervisor took {:.1} % of the machine's CPU time, and the generator \
+             stood still while it did",
+            100.0 * share
+        )
+    } else {
+        "none in the record (another process on the generator's CPUs?)".into()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cause_named_is_the_first_the_record_shows() {
+        assert!(cause(0.95, 3, Some(0.1)).starts_with("CPU: the busiest worker thread ran 95 %"));
+        assert!(cause(0.5, 3, Some(0.1)).starts_with("the in-flight cap"));
+        assert!(cause(0.5, 0, Some(0.021)).starts_with("CPU steal: the hypervisor took 2.1 %"));
+        assert!(cause(0.5, 0, Some(0.001)).starts_with("none in the record"));
+        assert!(cause(0.5, 0, None).starts_with("none in the record"));
+    }
 
     fn grid(gap: u64, n: usize) -> Vec<u64> {
         vec![gap; n]
