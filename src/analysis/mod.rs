@@ -17,4 +17,4 @@ mod warnings;
 mod watch;
 
 pub use crate::record::figures::{latency_buckets, percentiles};
-pub use warnings::{LAG_P99_LIMIT_MS, SATURATED_UTILIZATION, STEAL_SHARE_LIMIT, diagnose};
+pub use warnings::{LAG_P99_LIMIT_MS, SATURATED_UTILIZATION, STEAL_SHARE_LIMIT, diagnose, stolen};

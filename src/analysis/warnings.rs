@@ -13,6 +13,12 @@ pub const LAG_P99_LIMIT_MS: f64 = 1.0;
 /// A run whose machine lost this share of its CPU time to the hypervisor (CPU steal) is warned
 /// about, 0–1 (docs/measurement.md, "The generator's own figures").
 pub const STEAL_SHARE_LIMIT: f64 = 0.005;
+/// The steal share when it reaches [`STEAL_SHARE_LIMIT`] (the `cpu_steal` warning's rule), else
+/// `None`.
+pub fn stolen(steal_share: Option<f64>) -> Option<f64> {
+    steal_share.filter(|&s| s >= STEAL_SHARE_LIMIT)
+}
+
 /// Open model: achieved rate below this share of the requested one is flagged.
 pub const RATE_SHORTFALL: f64 = 0.99;
 /// One error kind this large a share of all errors is called out.
@@ -107,7 +113,7 @@ fn generator(r: &RunRecord, out: &mut Vec<Warning>) {
             ),
         ));
     }
-    if let Some(share) = r.generator.steal_share.filter(|&s| s >= STEAL_SHARE_LIMIT) {
+    if let Some(share) = stolen(r.generator.steal_share) {
         out.push(warn(WarningCode::CpuSteal, steal_message(share)));
     }
 }

@@ -5,7 +5,9 @@
 //! `bench/README.md`, "CPU steal"). The run's share is `generator.steal_share`
 //! (docs/measurement.md, "The generator's own figures").
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
+
+use super::usage::EverySecond;
 
 /// The machine's CPU time counters at one moment, summed over its CPUs, in the kernel's ticks
 /// (`USER_HZ`, 1/100 s on Linux): how much of it was stolen, and how much there was.
@@ -54,7 +56,7 @@ pub fn parse(stat: &str) -> Option<CpuTimes> {
 /// share once 900 ms have passed since the previous one (as [`super::CpuShare`]).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct StealShare {
-    last: Option<(Instant, CpuTimes)>,
+    every: EverySecond<CpuTimes>,
 }
 
 impl StealShare {
@@ -62,20 +64,15 @@ impl StealShare {
     /// have passed, else `None` (also when there is no reading).
     pub fn sample(&mut self, now: Instant, times: Option<CpuTimes>) -> Option<f64> {
         let times = times?;
-        let Some((at, before)) = self.last else {
-            self.last = Some((now, times));
-            return None;
-        };
-        if now.saturating_duration_since(at) < Duration::from_millis(900) {
-            return None;
-        }
-        self.last = Some((now, times));
+        let (before, _) = self.every.next(now, times)?;
         times.steal_share_since(&before)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     const STAT: &str = "cpu  1847227 2495 191370 2502772 4150 0 68789 18758 0 0\n\

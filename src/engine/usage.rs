@@ -33,7 +33,38 @@ pub fn process_cpu() -> Duration {
 /// "CPU" and the exported `volley_generator_cpu_ratio` (docs/measurement.md).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct CpuShare {
-    last: Option<(std::time::Instant, Duration)>,
+    every: EverySecond<Duration>,
+}
+
+/// A counter read at each tick and compared about once a second: a reading counts once 900 ms
+/// have passed since the last one that counted.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct EverySecond<T> {
+    last: Option<(std::time::Instant, T)>,
+}
+
+impl<T> Default for EverySecond<T> {
+    fn default() -> Self {
+        Self { last: None }
+    }
+}
+
+impl<T: Copy> EverySecond<T> {
+    /// Offers `reading`, taken at `now`: the last reading that counted and the wall time since
+    /// it, when 900 ms have passed (`reading` then counts); `None` for the first reading, which
+    /// counts, and for one too soon, which does not.
+    pub(crate) fn next(&mut self, now: std::time::Instant, reading: T) -> Option<(T, Duration)> {
+        let Some((at, before)) = self.last else {
+            self.last = Some((now, reading));
+            return None;
+        };
+        let wall = now.saturating_duration_since(at);
+        if wall < Duration::from_millis(900) {
+            return None;
+        }
+        self.last = Some((now, reading));
+        Some((before, wall))
+    }
 }
 
 impl CpuShare {
@@ -45,15 +76,7 @@ impl CpuShare {
         cpu: Duration,
         threads: usize,
     ) -> Option<f64> {
-        let Some((at, before)) = self.last else {
-            self.last = Some((now, cpu));
-            return None;
-        };
-        let wall = now.saturating_duration_since(at);
-        if wall < Duration::from_millis(900) {
-            return None;
-        }
-        self.last = Some((now, cpu));
+        let (before, wall) = self.every.next(now, cpu)?;
         let busy = cpu.saturating_sub(before).as_secs_f64();
         Some(busy / wall.as_secs_f64() / threads.max(1) as f64)
     }

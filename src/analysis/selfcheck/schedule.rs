@@ -163,7 +163,6 @@ pub fn check(r: &RunRecord, sends: &Sends<'_>) -> SelfCheck {
 /// The cause a failed check names: worker threads out of CPU, the in-flight cap, the machine's
 /// hypervisor (CPU steal at or above the `cpu_steal` warning's limit), or none it can see.
 fn cause(busiest: f64, dropped: u64, steal: Option<f64>) -> String {
-    let stolen = steal.filter(|&s| s >= crate::analysis::STEAL_SHARE_LIMIT);
     if busiest >= BUSY_WORKER {
         format!(
             "CPU: the busiest worker thread ran {:.0} % of the time",
@@ -171,7 +170,7 @@ fn cause(busiest: f64, dropped: u64, steal: Option<f64>) -> String {
         )
     } else if dropped > 0 {
         "the in-flight cap: the target was slower than the rate needs (raise -c or max_vus)".into()
-    } else if let Some(share) = stolen {
+    } else if let Some(share) = crate::analysis::stolen(steal) {
         format!(
             "CPU steal: the hypervisor took {:.1} % of the machine's CPU time, and the generator \
              stood still while it did",

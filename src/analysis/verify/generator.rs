@@ -2,7 +2,7 @@
 //! the limit says so in its warnings.
 
 use super::{Findings, Rule};
-use crate::analysis::STEAL_SHARE_LIMIT;
+use crate::analysis::{STEAL_SHARE_LIMIT, stolen};
 use crate::record::model::{RunRecord, WarningCode};
 
 /// [`Rule::StealWarned`].
@@ -19,7 +19,7 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
     );
     let warned = r.warnings.iter().any(|w| w.code == WarningCode::CpuSteal);
     f.check(
-        warned || share < STEAL_SHARE_LIMIT,
+        warned || stolen(Some(share)).is_none(),
         Rule::StealWarned,
         "warnings",
         "no cpu_steal warning",

@@ -25,8 +25,6 @@ pub(super) const SPARK_SECONDS: usize = 60;
 const BUSY_CPU: f64 = crate::analysis::SATURATED_UTILIZATION;
 /// Send lag p99 above this is a warning, ms (as in the record's warnings).
 const LAG_LIMIT_MS: f64 = crate::analysis::LAG_P99_LIMIT_MS;
-/// CPU steal since the run's start at or above this share is a warning (as in the record's).
-const STEAL_LIMIT: f64 = crate::analysis::STEAL_SHARE_LIMIT;
 
 /// CPU steal as the live view shows it: the share of the machine's CPU time its hypervisor
 /// took, 0–1.
@@ -223,7 +221,7 @@ impl State {
     }
 
     /// The steal share of the last second and since the first reading; a warning once the
-    /// latter reaches [`STEAL_LIMIT`].
+    /// latter reaches the record's limit ([`crate::analysis::stolen`]).
     fn sample_steal(&mut self, now: Instant, times: Option<CpuTimes>) {
         self.steal_start = self.steal_start.or(times);
         let Some(last_second) = self.steal_share.sample(now, times) else {
@@ -237,7 +235,7 @@ impl State {
             last_second,
             so_far,
         });
-        if so_far >= STEAL_LIMIT {
+        if crate::analysis::stolen(Some(so_far)).is_some() {
             self.warn(
                 WarningCode::CpuSteal,
                 format!(
