@@ -78,6 +78,8 @@ mod tests {
             active_vus: Some(4),
             asked_per_s: Some(50.0),
             achieved_per_s: Some(49.5),
+            generator_cpu: Some(0.25),
+            generator_steal: Some(0.012),
             latency: LatencyBuckets::from_hdr_us(&h),
             ..ScopeFigures::default()
         };
@@ -106,6 +108,9 @@ mod tests {
             "volley_in_flight{scenario=\"\",step=\"\"} 2",
             "volley_rate_asked_per_second{scenario=\"\",step=\"\"} 50",
             "volley_rate_achieved_per_second{scenario=\"\",step=\"\"} 49.5",
+            "volley_generator_cpu_ratio{scenario=\"\",step=\"\"} 0.25",
+            "# TYPE volley_generator_steal_ratio gauge",
+            "volley_generator_steal_ratio{scenario=\"\",step=\"\"} 0.012",
             "# TYPE volley_latency_seconds histogram",
             "volley_latency_seconds_bucket{le=\"0.001\",scenario=\"\",step=\"\"} 1",
             "volley_latency_seconds_bucket{le=\"0.0025\",scenario=\"\",step=\"\"} 3",

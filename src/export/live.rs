@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hdrhistogram::Histogram;
 
-use crate::engine::{Clock, CpuShare, Live, Observer, process_cpu};
+use crate::engine::{Clock, CpuShare, CpuTimes, Live, Observer, StealShare, process_cpu};
 use crate::plan::Plan;
 use crate::record::model::{GroupKind, LoadModel};
 use crate::record::recorder::{Counters, IntervalSnapshot, Tally};
@@ -66,9 +66,30 @@ pub struct Exporter {
     origin: Option<Instant>,
     /// Completed iterations per second not yet merged, per scope.
     completed: BTreeMap<u64, Vec<u64>>,
-    /// The process's CPU share and the plan's worker threads (`None`: the figures are not
-    /// this process's, a coordinator's).
-    cpu: Option<(CpuShare, usize)>,
+    /// The generator's own gauges (`None`: the figures are not this process's, a
+    /// coordinator's).
+    generator: Option<GeneratorGauges>,
+}
+
+/// The generator's gauges, sampled at each tick: its process's CPU share over the plan's worker
+/// threads, and the machine's CPU steal share.
+#[derive(Debug, Default)]
+struct GeneratorGauges {
+    cpu: CpuShare,
+    steal: StealShare,
+    threads: usize,
+}
+
+impl GeneratorGauges {
+    /// Samples both into the whole run's scope, each once a second has passed since its last.
+    fn sample(&mut self, now: Instant, run: &mut ScopeFigures) {
+        if let Some(share) = self.cpu.sample(now, process_cpu(), self.threads) {
+            run.generator_cpu = Some(share);
+        }
+        if let Some(share) = self.steal.sample(now, CpuTimes::now()) {
+            run.generator_steal = Some(share);
+        }
+    }
 }
 
 impl Exporter {
@@ -114,7 +135,10 @@ impl Exporter {
             schedules,
             origin: None,
             completed: BTreeMap::new(),
-            cpu: Some((CpuShare::default(), plan.threads)),
+            generator: Some(GeneratorGauges {
+                threads: plan.threads,
+                ..GeneratorGauges::default()
+            }),
         };
         exporter.gauges(None);
         exporter.publish();
@@ -132,7 +156,7 @@ impl Exporter {
             schedules: Vec::new(),
             origin: None,
             completed: BTreeMap::new(),
-            cpu: None,
+            generator: None,
         };
         exporter.publish();
         exporter
@@ -243,10 +267,8 @@ impl Observer for Exporter {
     }
 
     fn tick(&mut self, live: &Live) {
-        if let Some((share, threads)) = self.cpu.as_mut()
-            && let Some(now) = share.sample(live.now, process_cpu(), *threads)
-        {
-            self.scopes[0].generator_cpu = Some(now);
+        if let Some(g) = self.generator.as_mut() {
+            g.sample(live.now, &mut self.scopes[0]);
         }
         self.gauges(Some(live.now));
         self.publish();

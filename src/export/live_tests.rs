@@ -130,6 +130,37 @@ fn the_scopes_add_up_the_workers_seconds() {
 }
 
 #[test]
+fn the_generator_gauges_are_sampled_a_second_apart() {
+    let shared = shared();
+    let mut e = Exporter::new(&plan(), shared.clone());
+    let t0 = Instant::now();
+    let mut tick = |at: Duration| {
+        e.tick(&Live {
+            now: t0 + at,
+            requests: 0,
+            errors: 0,
+        });
+        shared.lock().unwrap().scopes[0].clone()
+    };
+    let first = tick(Duration::ZERO);
+    assert_eq!((first.generator_cpu, first.generator_steal), (None, None));
+    // The machine's counters move in ticks of 10 ms: wait for the next one, so that the second
+    // reading has CPU time to share out.
+    let read = CpuTimes::now();
+    while read.is_some() && CpuTimes::now().map(|t| t.total) == read.map(|t| t.total) {
+        std::hint::spin_loop();
+    }
+    let second = tick(Duration::from_secs(1));
+    assert!(second.generator_cpu.is_some_and(|c| c >= 0.0), "{second:?}");
+    if read.is_some() {
+        let steal = second.generator_steal;
+        assert!(steal.is_some_and(|s| (0.0..=1.0).contains(&s)), "{steal:?}");
+        let page = super::super::exposition::render(&shared.lock().unwrap());
+        assert!(page.contains("volley_generator_steal_ratio{scenario=\"\",step=\"\"} "));
+    }
+}
+
+#[test]
 fn the_latency_buckets_add_up_like_the_histogram() {
     let mut a = new_histogram();
     let mut b = new_histogram();

@@ -17,6 +17,7 @@
 //! | `volley_rate_asked_per_second` | gauge | the rate the open-model schedule asks for now, iterations/s |
 //! | `volley_rate_achieved_per_second` | gauge | iterations completed in the last second every worker reported (run, scenarios) |
 //! | `volley_generator_cpu_ratio` | gauge | volley's process CPU over the last second, per worker thread, 0–1 (whole run) |
+//! | `volley_generator_steal_ratio` | gauge | the machine's CPU time the hypervisor took over the last second, 0–1 (whole run) |
 //! | `volley_latency_seconds` | histogram | latency of the responses, seconds, fixed buckets [`LATENCY_BUCKETS_S`] |
 //!
 //! docs/measurement.md ("Live metrics") defines them. Layout: [`live`] is the run's observer
@@ -128,6 +129,9 @@ pub struct ScopeFigures {
     /// The generator's CPU share over the last second ([`crate::engine::CpuShare`]), 0–1
     /// (`None`: not known for this scope; only the whole run of a run in this process has it).
     pub generator_cpu: Option<f64>,
+    /// The machine's CPU steal share over the last second ([`crate::engine::StealShare`]), 0–1
+    /// (`None`: not known; as `generator_cpu`, and where `/proc/stat` cannot be read).
+    pub generator_steal: Option<f64>,
     /// Latency of the responses since the start (cumulative).
     pub latency: LatencyBuckets,
     /// Streams since the start and their messages, cumulative (`None`: no stream yet).
@@ -173,7 +177,7 @@ pub struct Series {
 }
 
 /// HELP text of each family, in the order they are written.
-pub const FAMILIES: [(&str, SeriesType, &str); 12] = [
+pub const FAMILIES: [(&str, SeriesType, &str); 13] = [
     (
         "volley_requests_total",
         SeriesType::Counter,
@@ -228,6 +232,11 @@ pub const FAMILIES: [(&str, SeriesType, &str); 12] = [
         "volley_generator_cpu_ratio",
         SeriesType::Gauge,
         "CPU of volley's process over the last second, per worker thread (0-1).",
+    ),
+    (
+        "volley_generator_steal_ratio",
+        SeriesType::Gauge,
+        "Share of the machine's CPU time its hypervisor took over the last second (0-1).",
     ),
     (
         "volley_latency_seconds",
@@ -328,6 +337,11 @@ fn scope_series(
         }
         "volley_generator_cpu_ratio" => {
             if let Some(share) = s.generator_cpu {
+                push(family, None, share);
+            }
+        }
+        "volley_generator_steal_ratio" => {
+            if let Some(share) = s.generator_steal {
                 push(family, None, share);
             }
         }

@@ -34,7 +34,7 @@ use super::{FAMILIES, LATENCY_BUCKETS_S, LiveSnapshot, SeriesType, series};
 
 /// Each Prometheus family's OTLP name and unit (UCUM; `{…}` is an annotation, dropped in
 /// Prometheus names, `/s` read as `_per_second`).
-pub const OTLP_NAMES: [(&str, &str, &str); 12] = [
+pub const OTLP_NAMES: [(&str, &str, &str); 13] = [
     ("volley_requests_total", "volley.requests", "{request}"),
     ("volley_errors_total", "volley.errors", "{request}"),
     ("volley_responses_total", "volley.responses", "{response}"),
@@ -62,6 +62,11 @@ pub const OTLP_NAMES: [(&str, &str, &str); 12] = [
         "{iteration}/s",
     ),
     ("volley_generator_cpu_ratio", "volley.generator.cpu", "1"),
+    (
+        "volley_generator_steal_ratio",
+        "volley.generator.steal",
+        "1",
+    ),
     ("volley_latency_seconds", "volley.latency", "s"),
 ];
 
