@@ -288,21 +288,12 @@ pub fn run(
             p99_ms: r.latency_ms.p99,
             error_rate: r.error_rate().unwrap_or(0.0),
             held: judgement == Judgement::Held,
-            reason: match &judgement {
-                Judgement::Held => String::new(),
-                Judgement::Broke(why) | Judgement::GeneratorLimited(why) => why.clone(),
-            },
+            reason: slo::reason(&record, &judgement),
             generator_limited: matches!(judgement, Judgement::GeneratorLimited(_)),
             noise: false,
             rerun: false,
             validation,
-            doubtful: match &judgement {
-                Judgement::Held => false,
-                Judgement::Broke(_) => {
-                    slo::tail_only(&record, &s.slo, s.is_open().then_some(level))
-                }
-                Judgement::GeneratorLimited(_) => true,
-            },
+            doubtful: slo::doubtful(&record, &judgement, &s.slo, s.is_open().then_some(level)),
         };
         on_step(&step);
         // The validation's record is the one kept when it held (the search ends there); one

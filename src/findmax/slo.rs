@@ -2,6 +2,7 @@
 //! plus the checks that make a step's figures trustworthy (steady state, rate achieved, the
 //! generator not the bottleneck).
 
+use crate::analysis::stolen;
 use crate::plan::threshold::{self, Threshold, ThresholdMetric};
 use crate::record::model::{RunRecord, WarningCode};
 use crate::run::RecordView;
@@ -135,6 +136,42 @@ pub fn tail_only(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> bo
         && s.latency_ms.p50.is_some_and(|p50| p50 <= latency_bound)
 }
 
+/// Whether a step's judgement may be a one-off of the machine rather than the target's limit,
+/// and so is run again before it is believed: a break of the latency tail alone
+/// ([`tail_only`]), a break during which the hypervisor took the CPU (a `cpu_steal` warning:
+/// the generator and a target on the same host were paused with it), or a generator that fell
+/// behind. A step that held is believed: it held in spite of the machine.
+pub fn doubtful(
+    record: &RunRecord,
+    judgement: &Judgement,
+    slo: &[Threshold],
+    rate: Option<f64>,
+) -> bool {
+    match judgement {
+        Judgement::Held => false,
+        Judgement::Broke(_) => {
+            tail_only(record, slo, rate) || stolen(record.generator.steal_share).is_some()
+        }
+        Judgement::GeneratorLimited(_) => true,
+    }
+}
+
+/// The reason a step gives for its judgement (empty when it held); a step that did not hold
+/// while the hypervisor took the CPU says how much, as the `cpu_steal` warning does.
+pub fn reason(record: &RunRecord, judgement: &Judgement) -> String {
+    let why = match judgement {
+        Judgement::Held => return String::new(),
+        Judgement::Broke(why) | Judgement::GeneratorLimited(why) => why,
+    };
+    match stolen(record.generator.steal_share) {
+        Some(share) => format!(
+            "{why} — the hypervisor took {:.1}% of the CPU time",
+            100.0 * share
+        ),
+        None => why.clone(),
+    }
+}
+
 /// Why the step broke the SLO or was not a steady state, if it did.
 fn broken(
     record: &RunRecord,
@@ -234,6 +271,34 @@ mod tests {
             judge(&step(55.0, 45.0, 2.0), &slo, Some(1000.0)),
             Judgement::Broke(_)
         ));
+    }
+
+    #[test]
+    fn a_break_while_the_hypervisor_took_the_cpu_is_doubted_and_says_so() {
+        let slo = parse("p99<50ms").unwrap();
+        // The median broke too, so the break is not a tail-only one.
+        let mut r = step(55.0, 60.0, 2.0);
+        let judgement = judge(&r, &slo, Some(1000.0));
+        assert!(matches!(judgement, Judgement::Broke(_)));
+        assert!(!doubtful(&r, &judgement, &slo, Some(1000.0)));
+        assert!(!reason(&r, &judgement).contains("hypervisor"));
+        // Under the cpu_steal bar: still believed.
+        r.generator.steal_share = Some(0.004);
+        assert!(!doubtful(&r, &judgement, &slo, Some(1000.0)));
+        r.generator.steal_share = Some(0.034);
+        assert!(doubtful(&r, &judgement, &slo, Some(1000.0)));
+        assert!(
+            reason(&r, &judgement).ends_with(" — the hypervisor took 3.4% of the CPU time"),
+            "{}",
+            reason(&r, &judgement)
+        );
+        // A step that held is believed whatever the machine did.
+        let held = step(20.0, 5.0, 1.0);
+        let mut stolen = held.clone();
+        stolen.generator.steal_share = Some(0.2);
+        assert_eq!(judge(&stolen, &slo, Some(1000.0)), Judgement::Held);
+        assert!(!doubtful(&stolen, &Judgement::Held, &slo, Some(1000.0)));
+        assert_eq!(reason(&stolen, &Judgement::Held), "");
     }
 
     #[test]
