@@ -4,7 +4,8 @@
 # Starts the built-in target (`volley serve --threads 1`) on 127.0.0.1, pinned to
 # SERVER_CPU, and for each configuration in CONFIGS takes RUNS runs of DURATION
 # seconds with one generator thread pinned to CLIENT_CPU. A configuration is
-# MODEL:DIST — MODEL closed (-c CONNECTIONS) or open (--rate RATE), DIST a
+# MODEL:DIST — MODEL closed (-c CONNECTIONS), open (--rate RATE, evenly spaced arrivals)
+# or poisson (--rate RATE --arrivals poisson), DIST a
 # /delay distribution of volley serve: fixed, exp (exponential) or bimodal
 # (90 % at BASE_MS, 10 % at ten times that), mean parameter BASE_MS.
 #
@@ -23,6 +24,9 @@
 # differ by more than their intervals; where every run's steal is known, the goal is
 # judged on the other runs ("steady", against their own pooled figure; shown from
 # 10 such runs, judged from 20) and the line for all runs is shown beside it.
+# A `speed:` line per configuration (all runs, steady runs) gives the correlation of the runs'
+# p50 with their generator's CPU time per request (generator.cpu_us_per_request): how far each
+# run's level followed the machine's speed during it, which its own seconds cannot show.
 #
 # Knobs (environment variables):
 #   CONFIGS="closed:fixed closed:exp closed:bimodal open:exp"   RUNS=40 (>= 20)
@@ -68,7 +72,7 @@ posint "$RATE" RATE
 (( DURATION >= 5 )) || die "DURATION must be at least 5 (got $DURATION): an interval needs 5 batches of a second"
 [[ $BASE_MS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "BASE_MS must be milliseconds like 2 (got '$BASE_MS')"
 for c in $CONFIGS; do
-  [[ $c =~ ^(closed|open):(fixed|exp|bimodal|uniform)$ ]] || die "bad configuration '$c' (MODEL:DIST, e.g. closed:exp)"
+  [[ $c =~ ^(closed|open|poisson):(fixed|exp|bimodal|uniform)$ ]] || die "bad configuration '$c' (MODEL:DIST, e.g. closed:exp)"
 done
 case $BUILD in auto|always|never) ;; *) die "BUILD must be auto, always or never (got '$BUILD')" ;; esac
 case $ORDER in interleaved|blocked) ;; *) die "ORDER must be interleaved or blocked (got '$ORDER')" ;; esac
@@ -121,7 +125,11 @@ if [[ -z $RECORDS ]]; then
     c=${step%/*} i=${step##*/}
     {
       model=${c%%:*} dist=${c##*:}
-      load=(-c "$CONNECTIONS"); [[ $model == open ]] && load=(--rate "$RATE")
+      case $model in
+        closed) load=(-c "$CONNECTIONS") ;;
+        open) load=(--rate "$RATE") ;;
+        poisson) load=(--rate "$RATE" --arrivals poisson) ;;
+      esac
       dir="$records/${model}-${dist}/run-$i"
       mkdir -p "$dir"
       # The machine's CPU counters around the run (/proc/stat "cpu" line: the steal column is
@@ -211,6 +219,18 @@ def judge(config, label, runs):
         print(f"{config:<16} {label:<9} {name:<6} {rate:>8.1%} {len(have):>5} {rel:>8.1%} {len(runs) - len(have):>5}"
               f" {ratio:>6.2f} {lag1(values):>6.2f} {local / len(have):>6.1%}  {'PASS' if ok else 'FAIL'}")
 
+def speed(config, label, runs, cpu):
+    """How closely the runs' p50 followed the generator's CPU time per request: the machine's
+    speed during each run, steal or not, which a run's own batches cannot see."""
+    pairs = [(s["latency_ms"]["p50"], c) for s, c in zip(runs, cpu)
+             if c and (s.get("latency_ms") or {}).get("p50") is not None]
+    if len(pairs) < 5 or len({c for _, c in pairs}) < 2 or len({p for p, _ in pairs}) < 2:
+        return
+    r = statistics.correlation([p for p, _ in pairs], [c for _, c in pairs])
+    cs = [c for _, c in pairs]
+    print(f"{config:<16} {label:<9} speed: p50 vs the generator's CPU per request, r = {r:+.2f}"
+          f" ({min(cs):.1f}–{max(cs):.1f} µs/request)")
+
 # Runs whose machine lost STEAL_MAX or more of its CPU time to the hypervisor carry volley's
 # cpu_steal warning, which says that a rerun may differ by more than the intervals. Where every
 # run's steal is known, the goal is judged on the runs without that warning, against their own
@@ -220,21 +240,25 @@ print(f"{'configuration':<16} {'runs':<9} {'figure':<6} {'coverage':>9} {'runs':
       f" {'sd/se':>6} {'lag-1':>6} {'local':>7}  goal {LOW:.0%}–{HIGH:.0%}")
 for config in sorted(os.listdir(records)):
     folder = os.path.join(records, config)
-    runs, steal = [], []
+    runs, steal, cpu = [], [], []
     for d in sorted(os.listdir(folder), key=order):
         path = os.path.join(folder, d, "run.json")
         if os.path.isfile(path):
             record = json.load(open(path))
             runs.append(record["summary"])
             steal.append(steal_of(os.path.join(folder, d), record))
+            cpu.append((record.get("generator") or {}).get("cpu_us_per_request"))
     judged_by_steal = bool(steal) and all(x is not None for x in steal)
     judge(config, "all", runs)
+    speed(config, "all", runs, cpu)
     if judged_by_steal:
         steady = [s for s, x in zip(runs, steal) if x < STEAL_MAX]
+        steady_cpu = [c for c, x in zip(cpu, steal) if x < STEAL_MAX]
         print(f"{config:<16} steal: median {statistics.median(steal):.2%}, max {max(steal):.2%};"
               f" {len(runs) - len(steady)} of {len(runs)} runs at or above {STEAL_MAX:.1%} (warned)")
         if len(steady) >= 10:
             judge(config, "steady", steady)
+            speed(config, "steady", steady, steady_cpu)
         if len(steady) < 20:
             print(f"{config:<16} steady    {len(steady)} runs without steal, fewer than 20: the goal is not judged  FAIL")
             failed = True
