@@ -110,7 +110,7 @@ records=${RECORDS:-$tmp/records}
 if [[ -z $RECORDS ]]; then
   serve_start "$tmp" "$SERVER_CPU"
   echo "runs: $RUNS x ${DURATION}s per configuration ($CONFIGS), /delay?ms=$BASE_MS, closed -c $CONNECTIONS," \
-       "open --rate $RATE, --threads 1 (CPU $CLIENT_CPU), target on CPU $SERVER_CPU"
+       "open and poisson --rate $RATE, --threads 1 (CPU $CLIENT_CPU), target on CPU $SERVER_CPU"
   echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min)"
   # Interleaved: run i of every configuration, then run i + 1, so that a drift of the machine
   # reaches them all alike. Blocked: one configuration's runs back to back.
