@@ -26,7 +26,9 @@
 # 10 such runs, judged from 20) and the line for all runs is shown beside it.
 # A `speed:` line per configuration (all runs, steady runs) gives the correlation of the runs'
 # p50 with their generator's CPU time per request (generator.cpu_us_per_request): how far each
-# run's level followed the machine's speed during it, which its own seconds cannot show.
+# run's level followed the machine's speed during it, which its own seconds cannot show; and
+# (with curl, which resets and reads the target's /stats around each run) how closely it
+# followed the target's own handler time.
 #
 # Knobs (environment variables):
 #   CONFIGS="closed:fixed closed:exp closed:bimodal open:exp"   RUNS=40 (>= 20)
@@ -107,6 +109,7 @@ echo "volley coverage bench  $(date -u '+%Y-%m-%d %H:%M:%S UTC')  $(uname -sr)  
 echo "volley: $("$VOLLEY" --version 2>&1 | head -n 1)  ($VOLLEY)"
 
 records=${RECORDS:-$tmp/records}
+have_curl=$(command -v curl || true)
 if [[ -z $RECORDS ]]; then
   serve_start "$tmp" "$SERVER_CPU"
   echo "runs: $RUNS x ${DURATION}s per configuration ($CONFIGS), /delay?ms=$BASE_MS, closed -c $CONNECTIONS," \
@@ -135,6 +138,8 @@ if [[ -z $RECORDS ]]; then
       # The machine's CPU counters around the run (/proc/stat "cpu" line: the steal column is
       # time the hypervisor gave this machine's CPUs to someone else), for the judge below.
       grep '^cpu ' /proc/stat >"$dir/proc-stat-before" || true
+      # The target's own handler times of this run alone (its /stats, reset before the run).
+      if [[ -n $have_curl ]]; then curl -sf -X POST "http://127.0.0.1:$port/stats/reset" >/dev/null || true; fi
       timeout -k 5 "$((DURATION + 30))" taskset -c "$CLIENT_CPU" "$VOLLEY" \
         "http://127.0.0.1:$port/delay?ms=$BASE_MS&dist=$dist" "${load[@]}" -d "${DURATION}s" --threads 1 -q \
         --json "$dir/run.json" --out "$tmp/results" >"$tmp/run.log" 2>&1 </dev/null &
@@ -142,6 +147,9 @@ if [[ -z $RECORDS ]]; then
       rc=0; wait "$run_pid" || rc=$?
       run_pid=
       grep '^cpu ' /proc/stat >"$dir/proc-stat-after" || true
+      if [[ -n $have_curl ]]; then
+        curl -sf "http://127.0.0.1:$port/stats" >"$dir/target-stats.json" || rm -f "$dir/target-stats.json"
+      fi
       (( rc == 0 )) || die "run $c $i failed ($rc): $(tail -5 "$tmp/run.log")"
     }
     printf '.' >&2
@@ -219,6 +227,26 @@ def judge(config, label, runs):
         print(f"{config:<16} {label:<9} {name:<6} {rate:>8.1%} {len(have):>5} {rel:>8.1%} {len(runs) - len(have):>5}"
               f" {ratio:>6.2f} {lag1(values):>6.2f} {local / len(have):>6.1%}  {'PASS' if ok else 'FAIL'}")
 
+def target_speed(config, label, runs, handler):
+    """How much of the runs' p50 spread was the target's own (its handler time, from /stats):
+    the target runs on the same machine, so a run the machine is slower in is slower on both
+    sides."""
+    pairs = [(s["latency_ms"]["p50"] * 1000, h) for s, h in zip(runs, handler)
+             if h is not None and (s.get("latency_ms") or {}).get("p50") is not None]
+    if len(pairs) < 5 or len({h for _, h in pairs}) < 2 or len({p for p, _ in pairs}) < 2:
+        return
+    p50s, hs = [p for p, _ in pairs], [h for _, h in pairs]
+    r = statistics.correlation(p50s, hs)
+    print(f"{config:<16} {label:<9} speed: p50 vs the target's own handler p50 (/stats), r = {r:+.2f};"
+          f" sd between runs {statistics.stdev(p50s):.1f} µs, the handler's {statistics.stdev(hs):.1f} µs")
+
+def handler_p50(run_dir):
+    """The target's handler-time p50 over this run alone, µs (None without /stats)."""
+    try:
+        return json.load(open(os.path.join(run_dir, "target-stats.json"))).get("p50_us")
+    except (OSError, ValueError):
+        return None
+
 def speed(config, label, runs, cpu):
     """How closely the runs' p50 followed the generator's CPU time per request: the machine's
     speed during each run, steal or not, which a run's own batches cannot see."""
@@ -240,7 +268,7 @@ print(f"{'configuration':<16} {'runs':<9} {'figure':<6} {'coverage':>9} {'runs':
       f" {'sd/se':>6} {'lag-1':>6} {'local':>7}  goal {LOW:.0%}–{HIGH:.0%}")
 for config in sorted(os.listdir(records)):
     folder = os.path.join(records, config)
-    runs, steal, cpu = [], [], []
+    runs, steal, cpu, handler = [], [], [], []
     for d in sorted(os.listdir(folder), key=order):
         path = os.path.join(folder, d, "run.json")
         if os.path.isfile(path):
@@ -248,17 +276,21 @@ for config in sorted(os.listdir(records)):
             runs.append(record["summary"])
             steal.append(steal_of(os.path.join(folder, d), record))
             cpu.append((record.get("generator") or {}).get("cpu_us_per_request"))
+            handler.append(handler_p50(os.path.join(folder, d)))
     judged_by_steal = bool(steal) and all(x is not None for x in steal)
     judge(config, "all", runs)
     speed(config, "all", runs, cpu)
+    target_speed(config, "all", runs, handler)
     if judged_by_steal:
         steady = [s for s, x in zip(runs, steal) if x < STEAL_MAX]
         steady_cpu = [c for c, x in zip(cpu, steal) if x < STEAL_MAX]
+        steady_handler = [h for h, x in zip(handler, steal) if x < STEAL_MAX]
         print(f"{config:<16} steal: median {statistics.median(steal):.2%}, max {max(steal):.2%};"
               f" {len(runs) - len(steady)} of {len(runs)} runs at or above {STEAL_MAX:.1%} (warned)")
         if len(steady) >= 10:
             judge(config, "steady", steady)
             speed(config, "steady", steady, steady_cpu)
+            target_speed(config, "steady", steady, steady_handler)
         if len(steady) < 20:
             print(f"{config:<16} steady    {len(steady)} runs without steal, fewer than 20: the goal is not judged  FAIL")
             failed = True
