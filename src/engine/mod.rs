@@ -47,7 +47,9 @@ use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, fit_to_window};
 
 pub use steal::{CpuTimes, StealShare};
-pub use usage::{CpuShare, ThreadUsage, peak_rss_bytes, process_cpu, raise_open_files};
+pub use usage::{
+    CpuShare, ThreadUsage, UsageShares, peak_rss_bytes, process_cpu, raise_open_files,
+};
 
 mod observe;
 

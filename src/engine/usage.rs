@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use nix::sys::resource::{UsageWho, getrusage};
 
+use super::steal::{CpuTimes, StealShare};
+
 fn cpu_of(who: UsageWho) -> Duration {
     getrusage(who).map_or(Duration::ZERO, |u| {
         to_duration(u.user_time()) + to_duration(u.system_time())
@@ -79,6 +81,41 @@ impl CpuShare {
         let (before, wall) = self.every.next(now, cpu)?;
         let busy = cpu.saturating_sub(before).as_secs_f64();
         Some(busy / wall.as_secs_f64() / threads.max(1) as f64)
+    }
+}
+
+/// The generator's own usage as the observers show it each second (the live view, the exporter):
+/// its process's CPU share over the worker threads ([`CpuShare`]) and the machine's CPU steal
+/// share ([`StealShare`]), each sampled at every tick and new about once a second.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UsageShares {
+    cpu: CpuShare,
+    steal: StealShare,
+    threads: usize,
+}
+
+impl UsageShares {
+    /// Shares for a run of `threads` worker threads.
+    pub fn new(threads: usize) -> Self {
+        Self {
+            threads,
+            ..Self::default()
+        }
+    }
+
+    /// Takes the readings of a tick at `now` (`cpu`: the process's CPU time so far; `times`: the
+    /// machine's CPU counters, `None` where they cannot be read): the CPU share and the steal
+    /// share of the last second or so, each `None` until a second has passed since its last.
+    pub fn sample(
+        &mut self,
+        now: std::time::Instant,
+        cpu: Duration,
+        times: Option<CpuTimes>,
+    ) -> (Option<f64>, Option<f64>) {
+        (
+            self.cpu.sample(now, cpu, self.threads),
+            self.steal.sample(now, times),
+        )
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use hdrhistogram::Histogram;
 
-use crate::engine::{Clock, CpuShare, CpuTimes, Live, Observer, StealShare, process_cpu};
+use crate::engine::{Clock, CpuTimes, Live, Observer, UsageShares, process_cpu};
 use crate::plan::Plan;
 use crate::record::model::{GroupKind, LoadModel};
 use crate::record::recorder::{Counters, IntervalSnapshot, Tally};
@@ -66,30 +66,9 @@ pub struct Exporter {
     origin: Option<Instant>,
     /// Completed iterations per second not yet merged, per scope.
     completed: BTreeMap<u64, Vec<u64>>,
-    /// The generator's own gauges (`None`: the figures are not this process's, a
+    /// The generator's CPU and steal shares (`None`: the figures are not this process's, a
     /// coordinator's).
-    generator: Option<GeneratorGauges>,
-}
-
-/// The generator's gauges, sampled at each tick: its process's CPU share over the plan's worker
-/// threads, and the machine's CPU steal share.
-#[derive(Debug, Default)]
-struct GeneratorGauges {
-    cpu: CpuShare,
-    steal: StealShare,
-    threads: usize,
-}
-
-impl GeneratorGauges {
-    /// Samples both into the whole run's scope, each once a second has passed since its last.
-    fn sample(&mut self, now: Instant, run: &mut ScopeFigures) {
-        if let Some(share) = self.cpu.sample(now, process_cpu(), self.threads) {
-            run.generator_cpu = Some(share);
-        }
-        if let Some(share) = self.steal.sample(now, CpuTimes::now()) {
-            run.generator_steal = Some(share);
-        }
-    }
+    generator: Option<UsageShares>,
 }
 
 impl Exporter {
@@ -135,10 +114,7 @@ impl Exporter {
             schedules,
             origin: None,
             completed: BTreeMap::new(),
-            generator: Some(GeneratorGauges {
-                threads: plan.threads,
-                ..GeneratorGauges::default()
-            }),
+            generator: Some(UsageShares::new(plan.threads)),
         };
         exporter.gauges(None);
         exporter.publish();
@@ -268,7 +244,10 @@ impl Observer for Exporter {
 
     fn tick(&mut self, live: &Live) {
         if let Some(g) = self.generator.as_mut() {
-            g.sample(live.now, &mut self.scopes[0]);
+            let (cpu, steal) = g.sample(live.now, process_cpu(), CpuTimes::now());
+            let run = &mut self.scopes[0];
+            run.generator_cpu = cpu.or(run.generator_cpu);
+            run.generator_steal = steal.or(run.generator_steal);
         }
         self.gauges(Some(live.now));
         self.publish();

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
-use crate::engine::{Clock, CpuTimes, Live, StealShare};
+use crate::engine::{Clock, CpuTimes, Live, UsageShares};
 use crate::plan::threshold::{Counts, Filter, Observed, ThresholdMetric};
 use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
@@ -74,10 +74,9 @@ pub(super) struct State {
     pub lag_p99_ms: Option<(u64, f64)>,
     /// Process CPU over wall time over the worker threads, since the last sample (0–1).
     pub cpu: Option<f64>,
-    cpu_share: crate::engine::CpuShare,
+    usage: UsageShares,
     /// CPU steal, sampled about once a second (none where it cannot be read).
     pub steal: Option<StealNow>,
-    steal_share: StealShare,
     steal_start: Option<CpuTimes>,
     /// Warnings as they happened.
     pub warnings: Vec<Seen>,
@@ -100,6 +99,7 @@ impl State {
         let groups = vec![(Counters::default(), Counters::default(), u64::MAX); plan.groups.len()];
         let checks = vec![[0, 0]; check_list(&plan).len()];
         let grouped = Grouped::new(&plan);
+        let usage = UsageShares::new(plan.threads);
         Self {
             plan,
             clock,
@@ -114,9 +114,8 @@ impl State {
             checks,
             lag_p99_ms: None,
             cpu: None,
-            cpu_share: crate::engine::CpuShare::default(),
+            usage,
             steal: None,
-            steal_share: StealShare::default(),
             steal_start: None,
             warnings: Vec::new(),
             measured_s: 0.0,
@@ -203,8 +202,12 @@ impl State {
     pub(super) fn tick(&mut self, live: &Live, cpu: Duration, times: Option<CpuTimes>) {
         self.now = live.now;
         self.live = Some(*live);
-        self.sample_steal(live.now, times);
-        let Some(share) = self.cpu_share.sample(live.now, cpu, self.plan.threads) else {
+        self.steal_start = self.steal_start.or(times);
+        let (cpu, steal) = self.usage.sample(live.now, cpu, times);
+        if let Some(last_second) = steal {
+            self.steal_seen(last_second, times);
+        }
+        let Some(share) = cpu else {
             return;
         };
         self.cpu = Some(share);
@@ -220,13 +223,9 @@ impl State {
         }
     }
 
-    /// The steal share of the last second and since the first reading; a warning once the
-    /// latter reaches the record's limit ([`crate::analysis::stolen`]).
-    fn sample_steal(&mut self, now: Instant, times: Option<CpuTimes>) {
-        self.steal_start = self.steal_start.or(times);
-        let Some(last_second) = self.steal_share.sample(now, times) else {
-            return;
-        };
+    /// The steal share of the last second, and since the first reading (`times`: the counters
+    /// now); a warning once the latter reaches the record's limit ([`crate::analysis::stolen`]).
+    fn steal_seen(&mut self, last_second: f64, times: Option<CpuTimes>) {
         let so_far = times
             .zip(self.steal_start)
             .and_then(|(t, start)| t.steal_share_since(&start))
