@@ -227,19 +227,6 @@ def judge(config, label, runs):
         print(f"{config:<16} {label:<9} {name:<6} {rate:>8.1%} {len(have):>5} {rel:>8.1%} {len(runs) - len(have):>5}"
               f" {ratio:>6.2f} {lag1(values):>6.2f} {local / len(have):>6.1%}  {'PASS' if ok else 'FAIL'}")
 
-def target_speed(config, label, runs, handler):
-    """How much of the runs' p50 spread was the target's own (its handler time, from /stats):
-    the target runs on the same machine, so a run the machine is slower in is slower on both
-    sides."""
-    pairs = [(s["latency_ms"]["p50"] * 1000, h) for s, h in zip(runs, handler)
-             if h is not None and (s.get("latency_ms") or {}).get("p50") is not None]
-    if len(pairs) < 5 or len({h for _, h in pairs}) < 2 or len({p for p, _ in pairs}) < 2:
-        return
-    p50s, hs = [p for p, _ in pairs], [h for _, h in pairs]
-    r = statistics.correlation(p50s, hs)
-    print(f"{config:<16} {label:<9} speed: p50 vs the target's own handler p50 (/stats), r = {r:+.2f};"
-          f" sd between runs {statistics.stdev(p50s):.1f} µs, the handler's {statistics.stdev(hs):.1f} µs")
-
 def handler_p50(run_dir):
     """The target's handler-time p50 over this run alone, µs (None without /stats)."""
     try:
@@ -247,17 +234,31 @@ def handler_p50(run_dir):
     except (OSError, ValueError):
         return None
 
-def speed(config, label, runs, cpu):
-    """How closely the runs' p50 followed the generator's CPU time per request: the machine's
-    speed during each run, steal or not, which a run's own batches cannot see."""
-    pairs = [(s["latency_ms"]["p50"], c) for s, c in zip(runs, cpu)
-             if c and (s.get("latency_ms") or {}).get("p50") is not None]
-    if len(pairs) < 5 or len({c for _, c in pairs}) < 2 or len({p for p, _ in pairs}) < 2:
-        return
-    r = statistics.correlation([p for p, _ in pairs], [c for _, c in pairs])
-    cs = [c for _, c in pairs]
-    print(f"{config:<16} {label:<9} speed: p50 vs the generator's CPU per request, r = {r:+.2f}"
-          f" ({min(cs):.1f}–{max(cs):.1f} µs/request)")
+def p50_against(runs, others):
+    """The runs' p50 (µs) and another figure of theirs, paired where both are known, and their
+    correlation; None for fewer than 5 pairs, or either side constant."""
+    pairs = [(s["latency_ms"]["p50"] * 1000, o) for s, o in zip(runs, others)
+             if o is not None and (s.get("latency_ms") or {}).get("p50") is not None]
+    if len(pairs) < 5 or len({o for _, o in pairs}) < 2 or len({p for p, _ in pairs}) < 2:
+        return None
+    p50s, theirs = [p for p, _ in pairs], [o for _, o in pairs]
+    return p50s, theirs, statistics.correlation(p50s, theirs)
+
+def speed(config, label, runs, cpu, handler):
+    """How closely the runs' p50 followed the machine's speed during each run, steal or not,
+    which a run's own batches cannot see: the generator's CPU time per request, and the
+    target's own handler p50 (its /stats; the target runs on the same machine, so a run the
+    machine is slower in is slower on both sides)."""
+    found = p50_against(runs, cpu)
+    if found:
+        _, cs, r = found
+        print(f"{config:<16} {label:<9} speed: p50 vs the generator's CPU per request, r = {r:+.2f}"
+              f" ({min(cs):.1f}–{max(cs):.1f} µs/request)")
+    found = p50_against(runs, handler)
+    if found:
+        p50s, hs, r = found
+        print(f"{config:<16} {label:<9} speed: p50 vs the target's own handler p50 (/stats), r = {r:+.2f};"
+              f" sd between runs {statistics.stdev(p50s):.1f} µs, the handler's {statistics.stdev(hs):.1f} µs")
 
 # Runs whose machine lost STEAL_MAX or more of its CPU time to the hypervisor carry volley's
 # cpu_steal warning, which says that a rerun may differ by more than the intervals. Where every
@@ -279,18 +280,16 @@ for config in sorted(os.listdir(records)):
             handler.append(handler_p50(os.path.join(folder, d)))
     judged_by_steal = bool(steal) and all(x is not None for x in steal)
     judge(config, "all", runs)
-    speed(config, "all", runs, cpu)
-    target_speed(config, "all", runs, handler)
+    speed(config, "all", runs, cpu, handler)
     if judged_by_steal:
-        steady = [s for s, x in zip(runs, steal) if x < STEAL_MAX]
-        steady_cpu = [c for c, x in zip(cpu, steal) if x < STEAL_MAX]
-        steady_handler = [h for h, x in zip(handler, steal) if x < STEAL_MAX]
+        def unwarned(xs):
+            return [v for v, x in zip(xs, steal) if x < STEAL_MAX]
+        steady = unwarned(runs)
         print(f"{config:<16} steal: median {statistics.median(steal):.2%}, max {max(steal):.2%};"
               f" {len(runs) - len(steady)} of {len(runs)} runs at or above {STEAL_MAX:.1%} (warned)")
         if len(steady) >= 10:
             judge(config, "steady", steady)
-            speed(config, "steady", steady, steady_cpu)
-            target_speed(config, "steady", steady, steady_handler)
+            speed(config, "steady", steady, unwarned(cpu), unwarned(handler))
         if len(steady) < 20:
             print(f"{config:<16} steady    {len(steady)} runs without steal, fewer than 20: the goal is not judged  FAIL")
             failed = True
