@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::{FAMILIES, LiveSnapshot, series};
+use super::{Family, LiveSnapshot, series};
 
 /// The `Content-Type` of the page.
 pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
@@ -12,13 +12,15 @@ pub const CONTENT_TYPE: &str = "text/plain; version=0.0.4; charset=utf-8";
 pub fn render(snapshot: &LiveSnapshot) -> String {
     let all = series(snapshot);
     let mut out = String::with_capacity(all.len() * 80);
-    for (family, kind, help) in FAMILIES {
-        let kind = match kind {
+    for family in Family::ALL {
+        let meta = family.meta();
+        let (name, help) = (meta.name, meta.help);
+        let kind = match meta.kind {
             super::SeriesType::Counter => "counter",
             super::SeriesType::Gauge => "gauge",
             super::SeriesType::Histogram => "histogram",
         };
-        let _ = writeln!(out, "# HELP {family} {help}\n# TYPE {family} {kind}");
+        let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} {kind}");
         for s in all.iter().filter(|s| s.family == family) {
             out.push_str(&s.name);
             out.push('{');

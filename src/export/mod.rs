@@ -26,6 +26,7 @@
 //! a command are `run::output`'s (`MetricsPage`, `Pushes`), above this layer.
 
 pub mod exposition;
+pub mod family;
 pub mod http_post;
 pub mod live;
 pub mod otlp;
@@ -33,6 +34,7 @@ pub mod push;
 pub mod remote_write;
 pub mod serve;
 
+pub use family::Family;
 pub use live::Exporter;
 
 use std::net::SocketAddr;
@@ -164,8 +166,8 @@ pub enum SeriesType {
 /// One exported series: its family, full sample name, labels (sorted by name) and value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
-    /// The family (`volley_latency_seconds` for its `_bucket`).
-    pub family: &'static str,
+    /// The family (`Latency` for `volley_latency_seconds_bucket`).
+    pub family: Family,
     /// The family's type.
     pub kind: SeriesType,
     /// The sample's name.
@@ -176,93 +178,24 @@ pub struct Series {
     pub value: f64,
 }
 
-/// HELP text of each family, in the order they are written.
-pub const FAMILIES: [(&str, SeriesType, &str); 13] = [
-    (
-        "volley_requests_total",
-        SeriesType::Counter,
-        "Exchanges completed (a response or a failure).",
-    ),
-    (
-        "volley_errors_total",
-        SeriesType::Counter,
-        "Failed exchanges by error kind.",
-    ),
-    (
-        "volley_responses_total",
-        SeriesType::Counter,
-        "Responses by status code.",
-    ),
-    (
-        "volley_dropped_iterations_total",
-        SeriesType::Counter,
-        "Open model: iterations not started in time.",
-    ),
-    (
-        "volley_streams_total",
-        SeriesType::Counter,
-        "Streams of streaming steps measured (counted at their end).",
-    ),
-    (
-        "volley_stream_messages_total",
-        SeriesType::Counter,
-        "Messages of the streams measured, received and sent.",
-    ),
-    (
-        "volley_in_flight",
-        SeriesType::Gauge,
-        "Exchanges sent and not yet answered.",
-    ),
-    (
-        "volley_active_vus",
-        SeriesType::Gauge,
-        "Virtual users running.",
-    ),
-    (
-        "volley_rate_asked_per_second",
-        SeriesType::Gauge,
-        "Rate the schedule asks for, iterations/s.",
-    ),
-    (
-        "volley_rate_achieved_per_second",
-        SeriesType::Gauge,
-        "Iterations completed over the last second, per second.",
-    ),
-    (
-        "volley_generator_cpu_ratio",
-        SeriesType::Gauge,
-        "CPU of volley's process over the last second, per worker thread (0-1).",
-    ),
-    (
-        "volley_generator_steal_ratio",
-        SeriesType::Gauge,
-        "Share of the machine's CPU time its hypervisor took over the last second (0-1).",
-    ),
-    (
-        "volley_latency_seconds",
-        SeriesType::Histogram,
-        "Latency of the responses, seconds.",
-    ),
-];
-
-/// Every series of a snapshot, grouped by family in [`FAMILIES`] order.
+/// Every series of a snapshot, grouped by family in [`Family::ALL`] order.
 pub fn series(snapshot: &LiveSnapshot) -> Vec<Series> {
     let mut out = Vec::new();
-    for (family, kind, _) in FAMILIES {
+    for family in Family::ALL {
         for scope in &snapshot.scopes {
-            scope_series(family, kind, scope, &snapshot.labels, &mut out);
+            scope_series(family, scope, &snapshot.labels, &mut out);
         }
     }
     out
 }
 
 fn scope_series(
-    family: &'static str,
-    kind: SeriesType,
+    family: Family,
     s: &ScopeFigures,
     every: &[(String, String)],
     out: &mut Vec<Series>,
 ) {
+    let name = family.name();
     let base = || {
         let mut labels = vec![
             ("scenario".to_string(), s.scenario.clone()),
@@ -271,88 +204,88 @@ fn scope_series(
         labels.extend_from_slice(every);
         labels
     };
-    let mut push = |name: &str, extra: Option<(&'static str, String)>, value: f64| {
+    let mut push = |sample: &str, extra: Option<(&'static str, String)>, value: f64| {
         let mut labels = base();
         labels.extend(extra.map(|(k, v)| (k.to_string(), v)));
         labels.sort_by(|a, b| a.0.cmp(&b.0));
         out.push(Series {
             family,
-            kind,
-            name: name.to_string(),
+            kind: family.kind(),
+            name: sample.to_string(),
             labels,
             value,
         });
     };
     match family {
-        "volley_requests_total" => push(family, None, s.requests as f64),
-        "volley_errors_total" => {
+        Family::Requests => push(name, None, s.requests as f64),
+        Family::Errors => {
             for (kind, n) in &s.errors {
-                push(family, Some(("kind", (*kind).to_string())), *n as f64);
+                push(name, Some(("kind", (*kind).to_string())), *n as f64);
             }
         }
-        "volley_responses_total" => {
+        Family::Responses => {
             for (status, n) in &s.statuses {
-                push(family, Some(("status", status.to_string())), *n as f64);
+                push(name, Some(("status", status.to_string())), *n as f64);
             }
         }
-        "volley_dropped_iterations_total" => {
+        Family::DroppedIterations => {
             if let Some(n) = s.dropped {
-                push(family, None, n as f64);
+                push(name, None, n as f64);
             }
         }
-        "volley_streams_total" => {
+        Family::Streams => {
             if let Some(t) = s.streams {
-                push(family, None, t.streams as f64);
+                push(name, None, t.streams as f64);
             }
         }
-        "volley_stream_messages_total" => {
+        Family::StreamMessages => {
             if let Some(t) = s.streams {
                 push(
-                    family,
+                    name,
                     Some(("direction", "received".into())),
                     t.received as f64,
                 );
-                push(family, Some(("direction", "sent".into())), t.sent as f64);
+                push(name, Some(("direction", "sent".into())), t.sent as f64);
             }
         }
-        "volley_in_flight" => {
+        Family::InFlight => {
             if let Some(n) = s.in_flight {
-                push(family, None, n as f64);
+                push(name, None, n as f64);
             }
         }
-        "volley_active_vus" => {
+        Family::ActiveVus => {
             if let Some(n) = s.active_vus {
-                push(family, None, n as f64);
+                push(name, None, n as f64);
             }
         }
-        "volley_rate_asked_per_second" => {
+        Family::RateAsked => {
             if let Some(rate) = s.asked_per_s {
-                push(family, None, rate);
+                push(name, None, rate);
             }
         }
-        "volley_rate_achieved_per_second" => {
+        Family::RateAchieved => {
             if let Some(rate) = s.achieved_per_s {
-                push(family, None, rate);
+                push(name, None, rate);
             }
         }
-        "volley_generator_cpu_ratio" => {
+        Family::GeneratorCpu => {
             if let Some(share) = s.generator_cpu {
-                push(family, None, share);
+                push(name, None, share);
             }
         }
-        "volley_generator_steal_ratio" => {
+        Family::GeneratorSteal => {
             if let Some(share) = s.generator_steal {
-                push(family, None, share);
+                push(name, None, share);
             }
         }
-        _ => {
-            let bucket = format!("{family}_bucket");
+        Family::Latency => {
+            let bucket = format!("{name}_bucket");
             for (bound, n) in LATENCY_BUCKETS_S.iter().zip(s.latency.le) {
                 push(&bucket, Some(("le", bound.to_string())), n as f64);
             }
             push(&bucket, Some(("le", "+Inf".into())), s.latency.count as f64);
-            push(&format!("{family}_sum"), None, s.latency.sum_s);
-            push(&format!("{family}_count"), None, s.latency.count as f64);
+            push(&format!("{name}_sum"), None, s.latency.sum_s);
+            push(&format!("{name}_count"), None, s.latency.count as f64);
         }
     }
 }

@@ -3,7 +3,7 @@
 //! POSTed to the receiver's `/v1/metrics` every second by the pusher.
 //!
 //! Names follow OpenTelemetry's conventions and map back to the Prometheus page's by the
-//! OpenTelemetry ↔ Prometheus compatibility rules ([`OTLP_NAMES`]): `volley.requests`, a
+//! OpenTelemetry ↔ Prometheus compatibility rules ([`Family::meta`]): `volley.requests`, a
 //! monotonic cumulative sum with unit `{request}`, is `volley_requests_total`; `volley.latency`,
 //! an explicit-bucket histogram in `s` with the page's buckets, is `volley_latency_seconds`.
 //! Every data point carries the same attributes as the page's labels (scenario, step, status or
@@ -30,45 +30,7 @@ use opentelemetry_proto::tonic::resource::v1::Resource;
 use prost::Message;
 
 use super::http_post::{Endpoint, PushError, first_line};
-use super::{FAMILIES, LATENCY_BUCKETS_S, LiveSnapshot, SeriesType, series};
-
-/// Each Prometheus family's OTLP name and unit (UCUM; `{…}` is an annotation, dropped in
-/// Prometheus names, `/s` read as `_per_second`).
-pub const OTLP_NAMES: [(&str, &str, &str); 13] = [
-    ("volley_requests_total", "volley.requests", "{request}"),
-    ("volley_errors_total", "volley.errors", "{request}"),
-    ("volley_responses_total", "volley.responses", "{response}"),
-    (
-        "volley_dropped_iterations_total",
-        "volley.dropped_iterations",
-        "{iteration}",
-    ),
-    ("volley_streams_total", "volley.streams", "{stream}"),
-    (
-        "volley_stream_messages_total",
-        "volley.stream.messages",
-        "{message}",
-    ),
-    ("volley_in_flight", "volley.in_flight", "{request}"),
-    ("volley_active_vus", "volley.active_vus", "{vu}"),
-    (
-        "volley_rate_asked_per_second",
-        "volley.rate_asked",
-        "{iteration}/s",
-    ),
-    (
-        "volley_rate_achieved_per_second",
-        "volley.rate_achieved",
-        "{iteration}/s",
-    ),
-    ("volley_generator_cpu_ratio", "volley.generator.cpu", "1"),
-    (
-        "volley_generator_steal_ratio",
-        "volley.generator.steal",
-        "1",
-    ),
-    ("volley_latency_seconds", "volley.latency", "s"),
-];
+use super::{Family, LATENCY_BUCKETS_S, LiveSnapshot, SeriesType, series};
 
 /// The receiver's default (OTLP/HTTP's port), when neither `--otlp URL` nor the environment
 /// names one.
@@ -264,8 +226,8 @@ fn label(snapshot: &LiveSnapshot, name: &str) -> String {
     found.map(|(_, v)| v.clone()).unwrap_or_default()
 }
 
-/// The request of one snapshot: the families of [`FAMILIES`] in order, named by
-/// [`OTLP_NAMES`], each data point at `snapshot.unix_ms`, sums and histograms from `start_ns`.
+/// The request of one snapshot: the families of [`Family::ALL`] in order, by their OTLP names,
+/// each data point at `snapshot.unix_ms`, sums and histograms from `start_ns`.
 pub fn request(
     snapshot: &LiveSnapshot,
     resource: &[(String, String)],
@@ -273,25 +235,25 @@ pub fn request(
 ) -> ExportMetricsServiceRequest {
     let time_ns = snapshot.unix_ms.max(0) as u64 * 1_000_000;
     let all = series(snapshot);
-    let metrics = FAMILIES
-        .iter()
-        .zip(OTLP_NAMES)
-        .filter_map(|((family, kind, help), (_, name, unit))| {
-            let data = match kind {
+    let metrics = Family::ALL
+        .into_iter()
+        .filter_map(|family| {
+            let meta = family.meta();
+            let data = match meta.kind {
                 SeriesType::Histogram => histogram(snapshot, start_ns, time_ns),
                 _ => {
                     let points: Vec<NumberDataPoint> = all
                         .iter()
-                        .filter(|s| s.family == *family)
+                        .filter(|s| s.family == family)
                         .map(|s| number(&s.labels, s.value, start_ns, time_ns))
                         .collect();
-                    number_metric(*kind, points)?
+                    number_metric(meta.kind, points)?
                 }
             };
             Some(Metric {
-                name: name.into(),
-                description: (*help).into(),
-                unit: unit.into(),
+                name: meta.otlp_name.into(),
+                description: meta.help.into(),
+                unit: meta.otlp_unit.into(),
                 data: Some(data),
                 ..Metric::default()
             })
