@@ -29,12 +29,18 @@
 # run's level followed the machine's speed during it, which its own seconds cannot show; and
 # (with curl, which resets and reads the target's /stats around each run) how closely it
 # followed the target's own handler time.
+# `--repeat REPEAT` lines per configuration (informative, not in the exit code): how often the
+# interval of a folder of REPEAT repeats (volley compare's: geometric mean, 95 % t interval of the
+# runs' logarithms) holds the geometric mean of all runs, for consecutive runs (as --repeat runs
+# them) and for any REPEAT runs. It is made from the spread between runs, so it sees what a
+# single run's interval cannot: each run's own level.
 #
 # Knobs (environment variables):
 #   CONFIGS="closed:fixed closed:exp closed:bimodal open:exp"   RUNS=40 (>= 20)
 #   DURATION=6 (>= 5)   CONNECTIONS=8   RATE=1500   BASE_MS=2
 #   VOLLEY=path (default target/$PROFILE/volley)   PROFILE=release   BUILD=auto|always|never
 #   SERVER_CPU=1   CLIENT_CPU=0   RECORDS=dir   KEEP=dir   STEAL_MAX=0.005
+#   REPEAT=3 (0: off; 3 to 10)
 #   ORDER=interleaved|blocked (interleaved: run i of every configuration, then run
 #   i+1; blocked: all runs of one configuration, then the next — each configuration's
 #   runs then span minutes, not the whole bench)
@@ -60,6 +66,7 @@ CLIENT_CPU=${CLIENT_CPU:-0}
 RECORDS=${RECORDS:-}
 KEEP=${KEEP:-}
 ORDER=${ORDER:-interleaved}
+export REPEAT=${REPEAT:-3}
 
 case ${1:-} in
   -h|--help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -77,6 +84,7 @@ for c in $CONFIGS; do
   [[ $c =~ ^(closed|open|poisson):(fixed|exp|bimodal|uniform)$ ]] || die "bad configuration '$c' (MODEL:DIST, e.g. closed:exp)"
 done
 case $BUILD in auto|always|never) ;; *) die "BUILD must be auto, always or never (got '$BUILD')" ;; esac
+[[ $REPEAT =~ ^([03-9]|10)$ ]] || die "REPEAT must be 0 (off) or 3 to 10 (got '$REPEAT')"
 case $ORDER in interleaved|blocked) ;; *) die "ORDER must be interleaved or blocked (got '$ORDER')" ;; esac
 [[ -z $RECORDS || -d $RECORDS ]] || die "RECORDS=$RECORDS is not a folder of runs (make one with KEEP=DIR)"
 command -v taskset >/dev/null || die "taskset not found (apt-get install -y util-linux)"
@@ -164,7 +172,7 @@ else
 fi
 
 python3 - "$records" <<'PY'
-import json, math, os, re, statistics, sys
+import itertools, json, math, os, random, re, statistics, sys
 
 records = sys.argv[1]
 FIGURES = (("p50", "p50_ms"), ("p99", "p99_ms"), ("rps", "rps"))
@@ -227,6 +235,42 @@ def judge(config, label, runs):
         print(f"{config:<16} {label:<9} {name:<6} {rate:>8.1%} {len(have):>5} {rel:>8.1%} {len(runs) - len(have):>5}"
               f" {ratio:>6.2f} {lag1(values):>6.2f} {local / len(have):>6.1%}  {'PASS' if ok else 'FAIL'}")
 
+# Two-sided 95 % Student t quantiles by degrees of freedom (volley compare's interval).
+T975 = {2: 4.3027, 3: 3.1824, 4: 2.7764, 5: 2.5706, 6: 2.4469, 7: 2.3646, 8: 2.3060, 9: 2.2622}
+
+def repeated(config, label, runs):
+    """What `--repeat REPEAT` would say: for groups of REPEAT runs, volley compare's interval of a
+    folder of repeats (the geometric mean of the runs' figures, 95 % t interval of the mean of
+    their logarithms), and how often it holds the geometric mean of all the runs. Two kinds of
+    group: consecutive runs (as --repeat runs them, back to back; the groups overlap) and any
+    REPEAT runs (every combination, 20,000 drawn when there are more). Informative: the exit code
+    judges the single runs' intervals."""
+    k = REPEAT
+    t = T975[k - 1]
+    rng = random.Random(1)
+    for name, field in FIGURES:
+        xs = [math.log(v) for v in (figure(s, field) for s in runs) if v]
+        if len(xs) < k + 2:
+            return
+        ref = statistics.mean(xs)
+        groups = {"consecutive": [xs[i:i + k] for i in range(len(xs) - k + 1)]}
+        combos = list(itertools.combinations(range(len(xs)), k))
+        if len(combos) > 20000:
+            combos = rng.sample(combos, 20000)
+        groups["any"] = [[xs[i] for i in c] for c in combos]
+        for kind, gs in groups.items():
+            half = [t * statistics.stdev(g) / math.sqrt(k) for g in gs]
+            rate = sum(abs(statistics.mean(g) - ref) <= h for g, h in zip(gs, half)) / len(gs)
+            verdict = "PASS" if LOW <= rate <= HIGH else "FAIL"
+            print(f"{config:<16} {label:<9} {name:<6} {rate:>8.1%} {len(gs):>5} {math.expm1(statistics.median(half)):>8.1%}"
+                  f"  --repeat {k}, {kind} runs  ({verdict}, not in the exit code)")
+
+def figure(summary, field):
+    """A summary's figure by the ci95 field name (p50_ms, p99_ms, rps)."""
+    if field == "rps":
+        return summary.get("rps")
+    return (summary.get("latency_ms") or {}).get(field.removesuffix("_ms"))
+
 def handler_p50(run_dir):
     """The target's handler-time p50 over this run alone, µs (None without /stats)."""
     try:
@@ -265,6 +309,7 @@ def speed(config, label, runs, cpu, handler):
 # run's steal is known, the goal is judged on the runs without that warning, against their own
 # pooled figure ("steady"); the line for all runs is printed beside it.
 STEAL_MAX = float(os.environ.get("STEAL_MAX", "0.005"))
+REPEAT = int(os.environ.get("REPEAT", "3"))
 print(f"{'configuration':<16} {'runs':<9} {'figure':<6} {'coverage':>9} {'runs':>5} {'median ±':>9} {'none':>5}"
       f" {'sd/se':>6} {'lag-1':>6} {'local':>7}  goal {LOW:.0%}–{HIGH:.0%}")
 for config in sorted(os.listdir(records)):
@@ -280,6 +325,8 @@ for config in sorted(os.listdir(records)):
             handler.append(handler_p50(os.path.join(folder, d)))
     judged_by_steal = bool(steal) and all(x is not None for x in steal)
     judge(config, "all", runs)
+    if REPEAT:
+        repeated(config, "all", runs)
     speed(config, "all", runs, cpu, handler)
     if judged_by_steal:
         def unwarned(xs):
@@ -289,6 +336,8 @@ for config in sorted(os.listdir(records)):
               f" {len(runs) - len(steady)} of {len(runs)} runs at or above {STEAL_MAX:.1%} (warned)")
         if len(steady) >= 10:
             judge(config, "steady", steady)
+            if REPEAT:
+                repeated(config, "steady", steady)
             speed(config, "steady", steady, unwarned(cpu), unwarned(handler))
         if len(steady) < 20:
             print(f"{config:<16} steady    {len(steady)} runs without steal, fewer than 20: the goal is not judged  FAIL")

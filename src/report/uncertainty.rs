@@ -56,8 +56,9 @@ pub fn table(r: &RunRecord) -> Option<Table> {
         "How precisely this run measured each figure: batch means over its seconds, their \
          autocorrelation taken out (docs/measurement.md, \"Uncertainty\"). A machine whose \
          speed differs from run to run (CPU steal, or a slower CPU that no counter shows) \
-         moves a rerun further than this, most of all for a near-constant latency; repeated \
-         runs and volley compare measure that. A figure without enough batches has none.",
+         moves a rerun further than this, most of all for a near-constant latency; --repeat 3 \
+         measures that (its interval is made from the spread between the runs). A figure \
+         without enough batches has none.",
     );
     for f in BoundFigure::ALL {
         if let Some(b) = ci.get(f) {
