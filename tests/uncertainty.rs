@@ -1,7 +1,8 @@
 //! A run's figures with their 95 % intervals (docs/measurement.md, "Uncertainty"): the
 //! throughput's holds the asked rate of the open model (a known truth) most of the time, the
 //! latency's are there and narrow, a run asked to last until precise stops when it is, or at
-//! its maximum length, and bad precision goals are refused.
+//! its maximum length, repeats asked to go on until precise stop when their spread is, and bad
+//! precision goals are refused.
 
 mod common;
 
@@ -142,6 +143,64 @@ fn a_run_lasts_until_it_is_precise_or_its_maximum() {
         out.contains("Precision: stopped at the maximum length: p50 ±"),
         "{out}"
     );
+}
+
+/// `--repeat N --repeat-until FIGURE=SHARE`: the same test again until the spread between the
+/// runs measured the figure within the share (at least 3 runs), or N runs are done.
+#[test]
+fn repeats_go_on_until_their_spread_is_precise_or_the_most_runs() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = common::temp_dir("uncertainty-repeat-until");
+    let url = format!("{}/delay?ms=2", target.base_url());
+    let repeats = |name: &str, most: &str, goal: &str| {
+        let out = dir.join(name);
+        let (code, stdout, stderr) = common::run_volley(&[
+            &url,
+            "-c",
+            "4",
+            "-d",
+            "1s",
+            "--threads",
+            "1",
+            "--repeat",
+            most,
+            "--repeat-until",
+            goal,
+            "--out",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+        let folder = common::only_subfolder(&out);
+        common::verified(&folder);
+        let runs = (1..=8)
+            .take_while(|i| folder.join(format!("repeat-{i}/run.json")).is_file())
+            .count();
+        (runs, stdout)
+    };
+    // Three runs of the same second agree on their throughput far within 40 %: it stops there,
+    // not at the 8 allowed.
+    let (runs, out) = repeats("loose", "8", "rps=40%");
+    assert_eq!(runs, 3, "{out}");
+    assert!(out.contains("precise after 3 runs: rps ±"), "{out}");
+    // No three runs agree within 0.001 %: all 3 allowed are run, and it says so.
+    let (runs, out) = repeats("tight", "3", "rps=0.001%");
+    assert_eq!(runs, 3, "{out}");
+    assert!(
+        out.contains("stopped at the most runs (3): rps ±") && out.contains("(asked ±0.001 %)"),
+        "{out}"
+    );
+    // Fewer than 3 runs allowed cannot make an interval over runs: refused before any run.
+    for most in [None, Some("2")] {
+        let mut args = vec![url.as_str(), "-d", "1s", "--repeat-until", "p50=1%"];
+        args.extend(most.map(|m| ["--repeat", m]).into_iter().flatten());
+        let (code, _, err) = common::run_volley(&args);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("--repeat-until") && err.contains("at least 3"),
+            "{err}"
+        );
+    }
 }
 
 #[test]

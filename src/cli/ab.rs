@@ -41,9 +41,10 @@ pub fn run(a: AbArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let q = &a.quick;
     let e = &q.export;
     let outputs = q.json.is_some() || e.metrics_listen.is_some() || e.prometheus_rw.is_some();
-    if q.repeat > 1 || q.join.join.is_some() || q.segment.is_some() {
+    let repeats = q.repeat > 1 || !q.repeat_until.is_empty();
+    if repeats || q.join.join.is_some() || q.segment.is_some() {
         anyhow::bail!(volley::Error::Invalid {
-            what: "--repeat/--join/--segment".into(),
+            what: "--repeat/--repeat-until/--join/--segment".into(),
             why: "the sequence decides how many runs (--max-runs bounds them), alone".into(),
         });
     }
@@ -62,7 +63,7 @@ pub fn run(a: AbArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         let plans = [plan_of(&a, &sides[0])?, plan_of(&a, &sides[1])?];
         let (quiet, tuning) = (a.quick.quiet, a.quick.tuning);
         let execute = |plan: &Plan, outputs: &mut volley::run::Outputs| {
-            super::runs::execute(plan, argv, super::runs::Shown::Nothing, tuning, outputs)
+            super::runs::execute(plan, argv, volley::run::Shown::Nothing, tuning, outputs)
         };
         let say = |line: &str| {
             if !quiet {

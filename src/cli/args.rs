@@ -173,6 +173,10 @@ pub struct RunArgs {
     /// Run the plan N times, back to back (repeat-1/ … repeat-N/), for `volley compare`.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
+    /// With --repeat N: stop once FIGURE's 95 % interval over the runs is within SHARE of it,
+    /// e.g. p50=1% (repeatable; rps, mean, p50, p90, p99, p99.9); at least 3 runs, at most N.
+    #[arg(long, value_name = "FIGURE=SHARE", value_parser = volley::plan::flags::parse_precision)]
+    pub repeat_until: Vec<volley::record::model::PrecisionGoal>,
     /// One generator of a distributed test.
     #[command(flatten)]
     pub join: super::coordinate::JoinArgs,
@@ -353,6 +357,10 @@ pub struct QuickArgs {
     /// so that `volley compare` can tell a real difference from noise.
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
+    /// With --repeat N: stop once FIGURE's 95 % interval over the runs is within SHARE of it,
+    /// e.g. p50=1% (repeatable; rps, mean, p50, p90, p99, p99.9); at least 3 runs, at most N.
+    #[arg(long, value_name = "FIGURE=SHARE", value_parser = volley::plan::flags::parse_precision)]
+    pub repeat_until: Vec<volley::record::model::PrecisionGoal>,
     /// No progress line and no summary (errors still go to stderr).
     #[arg(short = 'q', long)]
     pub quiet: bool,

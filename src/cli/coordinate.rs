@@ -168,9 +168,16 @@ fn interrupted_while_waiting(signal: &str) -> u8 {
     super::EXIT_INTERRUPTED
 }
 
-/// `--metrics-listen`/`--prometheus-rw`/`--otlp` on a generator: refused (the generator's run would not
-/// feed them), pointing at the coordinator's.
-pub fn refuse_export_with_join(export: &ExportArgs) -> anyhow::Result<()> {
+/// On a generator: `--repeat` and `--repeat-until` (`until`) refused (it runs once), and
+/// `--metrics-listen`/`--prometheus-rw`/`--otlp` (its run would not feed them), pointing at the
+/// coordinator's.
+pub fn refuse_with_join(export: &ExportArgs, repeat: u32, until: bool) -> anyhow::Result<()> {
+    if repeat > 1 || until {
+        anyhow::bail!(volley::Error::Invalid {
+            what: "--repeat".into(),
+            why: "a generator of a distributed test (--join) runs once".into(),
+        });
+    }
     if export.any() {
         anyhow::bail!(volley::Error::Invalid {
             what: "--metrics-listen/--prometheus-rw/--otlp".into(),

@@ -49,7 +49,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<u8> {
         eprintln!("== {title}");
         eprintln!("{}", volley::run::show::banner(&spec));
         let argv = volley::redact::Argv::plain(vec!["volley".to_string(), "demo".to_string()]);
-        let shown = super::runs::Shown::Progress;
+        let shown = volley::run::Shown::Progress;
         let record = super::runs::execute(&spec, &argv, shown, Default::default(), &mut outputs)?;
         let (_, code) = super::finish(&record, &mut outputs, false);
         println!();

@@ -34,7 +34,8 @@ pub fn run(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let records = super::export::records(a.json, &a.out, a.repeat, &plan.name);
     let flags = super::runs::RunFlags {
         repeat: a.repeat,
-        shown: super::runs::Shown::from_flags(a.quiet, a.no_tui),
+        until: a.repeat_until,
+        shown: volley::run::Shown::from_flags(a.quiet, a.no_tui),
         tuning: a.tuning,
     };
     super::runs::run(&plan, argv, a.export.add_to(records), flags)
@@ -47,13 +48,7 @@ fn max_data(flag: Option<u64>) -> u64 {
 
 /// Runs a plan as one generator of a distributed test (`--join`).
 fn join(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
-    if a.repeat > 1 {
-        anyhow::bail!(volley::Error::Invalid {
-            what: "--repeat".into(),
-            why: "a generator of a distributed test (--join) runs once".into(),
-        });
-    }
-    super::coordinate::refuse_export_with_join(&a.export)?;
+    super::coordinate::refuse_with_join(&a.export, a.repeat, !a.repeat_until.is_empty())?;
     let watch = a.watch.specs()?;
     let load = |segment| -> anyhow::Result<Plan> {
         let mut options = ReadOptions {

@@ -7,7 +7,8 @@ use super::args::QuickArgs;
 /// Runs quick mode; returns the exit code.
 pub fn run(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let (quiet, repeat, tuning) = (args.quiet, args.repeat, args.tuning);
-    let shown = super::runs::Shown::from_flags(quiet, args.no_tui);
+    let until = args.repeat_until.clone();
+    let shown = volley::run::Shown::from_flags(quiet, args.no_tui);
     if args.join.join.is_some() {
         return join(args, argv);
     }
@@ -21,6 +22,7 @@ pub fn run(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let outputs = export.add_to(super::export::records(json, &out, repeat, &plan.name));
     let flags = super::runs::RunFlags {
         repeat,
+        until,
         shown,
         tuning,
     };
@@ -53,15 +55,9 @@ pub fn input_from(a: QuickArgs) -> anyhow::Result<RunInput> {
 
 /// Quick mode as one generator of a distributed test (`--join`).
 fn join(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
-    if args.repeat > 1 {
-        anyhow::bail!(volley::Error::Invalid {
-            what: "--repeat".into(),
-            why: "a generator of a distributed test (--join) runs once".into(),
-        });
-    }
     let (quiet, segment, join) = (args.quiet, args.segment, args.join.clone());
     let outputs = super::export::records(args.json.clone(), &args.out, 1, "");
-    super::coordinate::refuse_export_with_join(&args.export)?;
+    super::coordinate::refuse_with_join(&args.export, args.repeat, !args.repeat_until.is_empty())?;
     let watch = args.watch.specs()?;
     let input = input_from(args)?;
     let load = |segment| -> anyhow::Result<volley::plan::Plan> {

@@ -2,16 +2,19 @@
 //! `<out>/<name>-<time>/repeat-<i>/`, and a summary of their spread at the top of the folder
 //! (the results folder output in its repeats layout writes both).
 
+use volley::analysis::repeat_precision::{all_met, spread_precision};
 use volley::record::RunRecord;
-use volley::report::repeats::{run_line, spread_text};
+use volley::record::model::PrecisionGoal;
+use volley::report::repeats::{run_line, spread_text, until_line};
 use volley::run::Outputs;
 use volley::run::output::Kept;
 
-/// Runs the test named `name` `repeat` times, each run by `execute` and given to `outputs`;
-/// returns the worst exit code. An interrupted run ends the series.
+/// Runs the test named `name` `repeat` times — fewer once every `until` goal is met — each run
+/// by `execute` and given to `outputs`; returns the worst exit code. An interrupted run ends the
+/// series.
 pub fn run(
     name: &str,
-    repeat: u32,
+    (repeat, until): (u32, &[PrecisionGoal]),
     quiet: bool,
     outputs: &mut Outputs,
     mut execute: impl FnMut(&mut Outputs) -> anyhow::Result<RunRecord>,
@@ -37,7 +40,12 @@ pub fn run(
         worst = worst.max(super::exit_code(&record, &written, quiet));
         let interrupted = record.interrupted.is_some();
         runs.push(record);
-        if interrupted {
+        let states = spread_precision(&runs, until);
+        let precise = all_met(&states);
+        if !quiet && (precise || (!until.is_empty() && i == repeat)) {
+            println!("{}", until_line(&states, runs.len()));
+        }
+        if interrupted || precise {
             break;
         }
     }

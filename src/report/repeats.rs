@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{Format, comparison};
 use crate::analysis::compare::{CompareOptions, Variant, compare};
+use crate::analysis::repeat_precision::{SpreadPrecision, all_met};
 use crate::error::Error;
 use crate::record::{RunRecord, write_atomically};
 use crate::units::{ms, rate, thousands};
@@ -51,4 +52,24 @@ pub fn run_line(r: &RunRecord) -> String {
         ms(s.latency_ms.p99),
         thousands(s.errors),
     )
+}
+
+/// What `--repeat-until` got after `runs` runs: `precise after 4 runs: p50 ±0.8 % (asked ±1 %)`
+/// or `stopped at the most runs (10): p50 ±1.4 % (asked ±1 %)` (the spread between the runs,
+/// [`crate::analysis::repeat_precision`]).
+pub fn until_line(states: &[SpreadPrecision], runs: usize) -> String {
+    let asked: Vec<String> = states
+        .iter()
+        .map(|s| {
+            let got = s
+                .share
+                .map_or_else(|| "no interval".into(), |r| format!("±{:.1} %", 100.0 * r));
+            let want = s.goal.share * 100.0;
+            format!("{} {got} (asked ±{want} %)", s.goal.figure.name())
+        })
+        .collect();
+    match all_met(states) {
+        true => format!("precise after {runs} runs: {}", asked.join(", ")),
+        false => format!("stopped at the most runs ({runs}): {}", asked.join(", ")),
+    }
 }

@@ -66,6 +66,50 @@ pub struct Options {
     pub remote_judge: bool,
 }
 
+/// What a run shows on stderr while it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// Nothing (`-q`).
+    Nothing,
+    /// The one-line progress (`--no-tui`), when stderr is a terminal.
+    Progress,
+    /// The live terminal view when stderr is a terminal, `CI` is not set and the run is longer
+    /// than a few seconds; else the progress line.
+    View,
+}
+
+impl Shown {
+    /// From `-q` and `--no-tui`.
+    pub fn from_flags(quiet: bool, no_tui: bool) -> Self {
+        match (quiet, no_tui) {
+            (true, _) => Self::Nothing,
+            (false, true) => Self::Progress,
+            (false, false) => Self::View,
+        }
+    }
+}
+
+impl Options {
+    /// The options of a run a command starts: signal handling, what `shown` says (the live
+    /// view in colour when `color`), the open model's send grid tick (`None`: the default).
+    pub fn for_command(
+        command: &crate::redact::Argv,
+        shown: Shown,
+        color: bool,
+        send_grid: Option<Duration>,
+    ) -> Self {
+        Self {
+            progress: shown != Shown::Nothing,
+            live_view: shown == Shown::View,
+            color,
+            handle_signals: true,
+            command: command.clone(),
+            send_grid,
+            remote_judge: false,
+        }
+    }
+}
+
 /// Runs `plan`, `outputs` (started) reading its live figures, and returns its record. The
 /// record is not written: the caller hands it to [`Outputs::finish`] once it has shown it.
 pub fn execute(plan: &Plan, options: &Options, outputs: &mut Outputs) -> Result<RunRecord, Error> {

@@ -312,3 +312,18 @@ fn describe_h2(
     }
     out
 }
+
+/// Raises the open-file limit to its hard limit ([`super::raise_open_files`]); when it is still
+/// below the connections `plan` may open (one per VU, at most; a few more for the process
+/// itself), the warning that says so.
+pub fn open_files_warning(plan: &Plan) -> Option<String> {
+    let limit = super::raise_open_files()?;
+    let wanted: u64 = plan.scenarios.iter().map(|s| u64::from(s.max_vus())).sum();
+    (limit < wanted + 64).then(|| {
+        format!(
+            "the open-file limit is {limit}, below the {wanted} connections this test may open: \
+             those over it fail as too_many_open_files (a limit of this machine, not the \
+             target's); raise it with `ulimit -n` (its hard limit too, as root)"
+        )
+    })
+}

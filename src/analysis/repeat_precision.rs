@@ -1,0 +1,140 @@
+//! Repeats until precise (`--repeat N --repeat-until FIGURE=SHARE`): the same test run again
+//! until the spread *between* its runs has measured each named figure within its share, or N
+//! runs are done (docs/measurement.md, "Repeats until precise"). A single run's interval sees only
+//! the noise inside it; where each run has a level of its own (a near-constant latency on a
+//! shared machine), only the spread between runs says what a rerun would give.
+
+use crate::analysis::compare::{CompareOptions, MIN_REPEATS, Variant, compare};
+use crate::analysis::metric::Metric;
+use crate::error::Error;
+use crate::record::RunRecord;
+use crate::record::model::{BoundFigure, PrecisionGoal};
+
+/// One goal, and how precisely the runs so far measured its figure.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpreadPrecision {
+    /// The goal asked.
+    pub goal: PrecisionGoal,
+    /// The half-width of the figure's 95 % interval over the runs (volley compare's: a t
+    /// interval of the mean of the runs' logarithms, exponentiated), half its upper bound minus
+    /// its lower, as a share of the figure (the geometric mean); `None` before
+    /// [`MIN_REPEATS`] runs, or where the runs lack the figure.
+    pub share: Option<f64>,
+}
+
+impl SpreadPrecision {
+    /// The figure is measured within the share asked.
+    pub fn met(&self) -> bool {
+        self.share.is_some_and(|s| s <= self.goal.share)
+    }
+}
+
+/// How precisely `runs` (one test, repeated) measured each goal's figure.
+pub fn spread_precision(runs: &[RunRecord], goals: &[PrecisionGoal]) -> Vec<SpreadPrecision> {
+    let variant = [Variant {
+        label: String::new(),
+        source: Default::default(),
+        runs: runs.to_vec(),
+    }];
+    let enough = !goals.is_empty() && runs.len() >= MIN_REPEATS;
+    let c = enough.then(|| compare(&variant, CompareOptions::default()));
+    goals
+        .iter()
+        .map(|&goal| {
+            let metric = metric_of(goal.figure);
+            let estimate = c
+                .as_ref()
+                .and_then(|c| c.rows.iter().find(|r| r.metric == metric))
+                .map(|row| &row.estimates[0]);
+            let share = estimate.and_then(|e| match (e.value, e.ci) {
+                (Some(v), Some((lo, hi))) if v > 0.0 => Some((hi - lo) / 2.0 / v),
+                _ => None,
+            });
+            SpreadPrecision { goal, share }
+        })
+        .collect()
+}
+
+/// Every goal is met (and there is at least one).
+pub fn all_met(states: &[SpreadPrecision]) -> bool {
+    !states.is_empty() && states.iter().all(SpreadPrecision::met)
+}
+
+/// Refuses goals no series of `repeat` runs can meet: an interval over runs needs
+/// [`MIN_REPEATS`] of them.
+pub fn check(repeat: u32, goals: &[PrecisionGoal]) -> Result<(), Error> {
+    if goals.is_empty() || repeat as usize >= MIN_REPEATS {
+        return Ok(());
+    }
+    Err(Error::Invalid {
+        what: "--repeat-until".into(),
+        why: format!(
+            "an interval over runs needs {MIN_REPEATS} of them: give --repeat N with N at least \
+             {MIN_REPEATS}, the most runs it may take (got --repeat {repeat})"
+        ),
+    })
+}
+
+/// The comparison metric of a figure with an interval.
+fn metric_of(figure: BoundFigure) -> Metric {
+    match figure {
+        BoundFigure::Rps => Metric::Throughput,
+        BoundFigure::Mean => Metric::Mean,
+        BoundFigure::P50 => Metric::P50,
+        BoundFigure::P90 => Metric::P90,
+        BoundFigure::P99 => Metric::P99,
+        BoundFigure::P99_9 => Metric::P99_9,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixture;
+
+    fn goal(figure: BoundFigure, share: f64) -> PrecisionGoal {
+        PrecisionGoal { figure, share }
+    }
+
+    fn runs(rps: &[f64]) -> Vec<RunRecord> {
+        rps.iter()
+            .map(|&r| {
+                let mut run = fixture::record("r", 5, 1000, 2000, 0, 0.0);
+                run.summary.rps = r;
+                run
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_spread_of_three_runs_or_more_is_its_t_interval_as_a_share() {
+        let goals = [goal(BoundFigure::Rps, 0.02)];
+        // Two runs: no interval over runs yet.
+        let two = spread_precision(&runs(&[1000.0, 1010.0]), &goals);
+        assert_eq!(two[0].share, None);
+        assert!(!all_met(&two));
+        // 1000, 1010, 990: logs' sd ≈ 0.01, t(2) = 4.303, so ±≈2.5 %: not within 2 %.
+        let three = spread_precision(&runs(&[1000.0, 1010.0, 990.0]), &goals);
+        let share = three[0].share.unwrap();
+        assert!((share - 0.0248).abs() < 0.001, "{share}");
+        assert!(!all_met(&three));
+        // Two more close runs narrow it below 2 %.
+        let five = spread_precision(&runs(&[1000.0, 1010.0, 990.0, 1000.0, 1001.0]), &goals);
+        assert!(all_met(&five), "{five:?}");
+    }
+
+    #[test]
+    fn every_goal_must_be_met_and_too_few_runs_are_refused() {
+        let goals = [goal(BoundFigure::Rps, 0.5), goal(BoundFigure::Rps, 0.0001)];
+        let states = spread_precision(&runs(&[1000.0, 1010.0, 990.0]), &goals);
+        assert!(states[0].met() && !states[1].met());
+        assert!(!all_met(&states));
+        assert!(!all_met(&[]));
+        assert!(check(3, &goals).is_ok() && check(1, &[]).is_ok());
+        let why = check(2, &goals).unwrap_err().to_string();
+        assert!(
+            why.contains("--repeat-until") && why.contains("--repeat 2"),
+            "{why}"
+        );
+    }
+}
