@@ -14,7 +14,8 @@ use volley::run::output::Kept;
 /// series.
 pub fn run(
     name: &str,
-    (repeat, until): (u32, &[PrecisionGoal]),
+    repeat: u32,
+    until: &[PrecisionGoal],
     quiet: bool,
     outputs: &mut Outputs,
     mut execute: impl FnMut(&mut Outputs) -> anyhow::Result<RunRecord>,

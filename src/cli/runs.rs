@@ -57,7 +57,8 @@ pub fn run(
     let code = match flags.repeat > 1 {
         true => super::repeat::run(
             &plan.name,
-            (flags.repeat, &flags.until),
+            flags.repeat,
+            &flags.until,
             quiet,
             &mut outputs,
             once,
