@@ -149,11 +149,10 @@ impl Metric {
         }
     }
 
-    /// A run's own 95 % interval of the figure (batch means, `summary.ci95`): (low, high) in the
-    /// metric's unit; `None` for p95, max, the error rate and the stream figures, and for runs
-    /// without one.
-    pub fn interval_of_run(self, r: &RunRecord) -> Option<(f64, f64)> {
-        let figure = match self {
+    /// The run figure with a batch-means interval (`summary.ci95`) this metric is; `None` for
+    /// p95, max, the error rate and the stream figures.
+    pub fn bound_figure(self) -> Option<BoundFigure> {
+        Some(match self {
             Self::Throughput => BoundFigure::Rps,
             Self::Mean => BoundFigure::Mean,
             Self::P50 => BoundFigure::P50,
@@ -162,8 +161,14 @@ impl Metric {
             Self::P99_9 => BoundFigure::P99_9,
             // The stream figures have no batch-means interval of their own.
             _ => return None,
-        };
-        let b = r.summary.ci95.as_ref()?.get(figure)?;
+        })
+    }
+
+    /// A run's own 95 % interval of the figure (batch means, `summary.ci95`): (low, high) in the
+    /// metric's unit; `None` for p95, max, the error rate and the stream figures, and for runs
+    /// without one.
+    pub fn interval_of_run(self, r: &RunRecord) -> Option<(f64, f64)> {
+        let b = r.summary.ci95.as_ref()?.get(self.bound_figure()?)?;
         Some((b.value - b.half_width, b.value + b.half_width))
     }
 

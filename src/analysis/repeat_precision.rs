@@ -4,11 +4,10 @@
 //! the noise inside it; where each run has a level of its own (a near-constant latency on a
 //! shared machine), only the spread between runs says what a rerun would give.
 
-use crate::analysis::compare::{CompareOptions, MIN_REPEATS, Variant, compare};
-use crate::analysis::metric::Metric;
+use crate::analysis::compare::{CompareOptions, MIN_REPEATS, MetricRow, Variant, compare};
 use crate::error::Error;
 use crate::record::RunRecord;
-use crate::record::model::{BoundFigure, PrecisionGoal};
+use crate::record::model::PrecisionGoal;
 
 /// One goal, and how precisely the runs so far measured its figure.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -41,10 +40,12 @@ pub fn spread_precision(runs: &[RunRecord], goals: &[PrecisionGoal]) -> Vec<Spre
     goals
         .iter()
         .map(|&goal| {
-            let metric = metric_of(goal.figure);
             let estimate = c
                 .as_ref()
-                .and_then(|c| c.rows.iter().find(|r| r.metric == metric))
+                .and_then(|c| {
+                    let of_goal = |r: &&MetricRow| r.metric.bound_figure() == Some(goal.figure);
+                    c.rows.iter().find(of_goal)
+                })
                 .map(|row| &row.estimates[0]);
             let share = estimate.and_then(|e| match (e.value, e.ci) {
                 (Some(v), Some((lo, hi))) if v > 0.0 => Some((hi - lo) / 2.0 / v),
@@ -75,22 +76,11 @@ pub fn check(repeat: u32, goals: &[PrecisionGoal]) -> Result<(), Error> {
     })
 }
 
-/// The comparison metric of a figure with an interval.
-fn metric_of(figure: BoundFigure) -> Metric {
-    match figure {
-        BoundFigure::Rps => Metric::Throughput,
-        BoundFigure::Mean => Metric::Mean,
-        BoundFigure::P50 => Metric::P50,
-        BoundFigure::P90 => Metric::P90,
-        BoundFigure::P99 => Metric::P99,
-        BoundFigure::P99_9 => Metric::P99_9,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::record::fixture;
+    use crate::record::model::BoundFigure;
 
     fn goal(figure: BoundFigure, share: f64) -> PrecisionGoal {
         PrecisionGoal { figure, share }

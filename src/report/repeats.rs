@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::uncertainty::{goal_got, plus_minus};
 use super::{Format, comparison};
 use crate::analysis::compare::{CompareOptions, Variant, compare};
 use crate::analysis::repeat_precision::{SpreadPrecision, all_met};
@@ -61,11 +62,10 @@ pub fn until_line(states: &[SpreadPrecision], runs: usize) -> String {
     let asked: Vec<String> = states
         .iter()
         .map(|s| {
-            let got = s
-                .share
-                .map_or_else(|| "no interval".into(), |r| format!("±{:.1} %", 100.0 * r));
-            let want = s.goal.share * 100.0;
-            format!("{} {got} (asked ±{want} %)", s.goal.figure.name())
+            goal_got(
+                &s.goal,
+                &s.share.map_or_else(|| "no interval".into(), plus_minus),
+            )
         })
         .collect();
     match all_met(states) {

@@ -2,7 +2,7 @@
 //! run asked to last until precise got.
 
 use super::table::Table;
-use crate::record::model::{Bound, BoundFigure, Ci95, PrecisionOutcome, RunRecord};
+use crate::record::model::{Bound, BoundFigure, Ci95, PrecisionGoal, PrecisionOutcome, RunRecord};
 use crate::units::{ms, rate, seconds};
 
 /// `value ± half` in the figure's unit: `29.6 ± 1.9 ms`, `1,234.5 ± 12.3 req/s`.
@@ -15,8 +15,21 @@ pub fn with_interval(figure: BoundFigure, b: &Bound) -> String {
 
 /// The half-width as a share of the figure: `±1.9 %`.
 fn share(b: &Bound) -> String {
-    b.relative()
-        .map_or_else(|| "-".into(), |r| format!("±{:.1} %", 100.0 * r))
+    b.relative().map_or_else(|| "-".into(), plus_minus)
+}
+
+/// A relative half-width (0.019) as `±1.9 %`.
+pub(crate) fn plus_minus(share: f64) -> String {
+    format!("±{:.1} %", 100.0 * share)
+}
+
+/// One precision goal and what it got (`got`: `±3.4 %`, or why none): `p99 ±3.4 % (asked ±2 %)`.
+pub(crate) fn goal_got(goal: &PrecisionGoal, got: &str) -> String {
+    format!(
+        "{} {got} (asked ±{} %)",
+        goal.figure.name(),
+        goal.share * 100.0
+    )
 }
 
 /// The intervals in one line for the terminal: `p50 1.20 ± 0.01 ms · p99 29.6 ± 1.9 ms · …`.
@@ -35,8 +48,10 @@ pub fn precision_line(ci: &Ci95, p: &PrecisionOutcome) -> String {
         .goals
         .iter()
         .map(|g| {
-            let got = ci.get(g.figure).map_or_else(|| "no interval".into(), share);
-            format!("{} {got} (asked ±{} %)", g.figure.name(), g.share * 100.0)
+            goal_got(
+                g,
+                &ci.get(g.figure).map_or_else(|| "no interval".into(), share),
+            )
         })
         .collect();
     match p.at_s {
