@@ -77,7 +77,7 @@ fn the_gate_fails_a_regression_passes_an_a_a_pair_and_minds_inconclusive() {
     let first = md.lines().next().unwrap();
     assert!(first.starts_with("**FAIL**: p50 +"), "{first}");
     assert!(first.contains(" % (rule p50 > +10%)"), "{first}");
-    assert!(first.contains("(rule throughput < -3%)"), "{first}");
+    assert!(first.contains("(rule throughput < -3%)"), "{md}");
     assert!(
         !first.contains("errors"),
         "no errors, no error rule met: {first}"
@@ -92,6 +92,13 @@ fn the_gate_fails_a_regression_passes_an_a_a_pair_and_minds_inconclusive() {
     assert!(
         md.starts_with("**PASS**: no --fail-on rule met (1 rule)"),
         "{md}"
+    );
+    // The HTML page heads with the same verdict (escaped), not only the exit code.
+    let (code, html, _) = gate(&[odd, four, "-f", "html", "--fail-on", "p50 > +500%"]);
+    assert_eq!(code, Some(0), "{html}");
+    assert!(
+        html.contains("<span>PASS: no --fail-on rule met (1 rule)</span>"),
+        "{html}"
     );
     // Without a rule, compare never fails, and prints no verdict line.
     let (code, md, _) = gate(&[odd, four, "-f", "md"]);

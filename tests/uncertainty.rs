@@ -178,18 +178,28 @@ fn repeats_go_on_until_their_spread_is_precise_or_the_most_runs() {
         let runs = (1..=8)
             .take_while(|i| folder.join(format!("repeat-{i}/run.json")).is_file())
             .count();
+        // The folder's top (summary.txt, report.md, report.html) says what the goals got too,
+        // in the line the console printed.
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with("precise after") || l.starts_with("stopped at the most"))
+            .unwrap_or_else(|| panic!("no outcome line: {stdout}"));
+        for file in ["summary.txt", "report.md", "report.html"] {
+            let text = std::fs::read_to_string(folder.join(file)).unwrap();
+            assert!(text.contains(line), "{file} lacks `{line}`:\n{text}");
+        }
         (runs, stdout)
     };
     // Three runs of the same second agree on their throughput far within 40 %: it stops there,
     // not at the 8 allowed.
     let (runs, out) = repeats("loose", "8", "rps=40%");
     assert_eq!(runs, 3, "{out}");
-    assert!(out.contains("precise after 3 runs: rps ±"), "{out}");
+    assert!(out.contains("\nprecise after 3 runs: rps ±"), "{out}");
     // No three runs agree within 0.001 %: all 3 allowed are run, and it says so.
     let (runs, out) = repeats("tight", "3", "rps=0.001%");
     assert_eq!(runs, 3, "{out}");
     assert!(
-        out.contains("stopped at the most runs (3): rps ±") && out.contains("(asked ±0.001 %)"),
+        out.contains("\nstopped at the most runs (3): rps ±") && out.contains("(asked ±0.001 %)"),
         "{out}"
     );
     // Fewer than 3 runs allowed cannot make an interval over runs: refused before any run.

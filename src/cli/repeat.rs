@@ -5,7 +5,7 @@
 use volley::analysis::repeat_precision::{all_met, spread_precision};
 use volley::record::RunRecord;
 use volley::record::model::PrecisionGoal;
-use volley::report::repeats::{run_line, spread_text, until_line};
+use volley::report::repeats::{run_line, spread_text, until_line, write_spread};
 use volley::run::Outputs;
 use volley::run::output::Kept;
 
@@ -23,6 +23,7 @@ pub fn run(
     let mut folder = None;
     let mut runs = Vec::new();
     let mut worst = super::EXIT_OK;
+    let mut outcome = None;
     for i in 1..=repeat {
         let record = execute(outputs)?;
         let written = outputs.finish(&record);
@@ -43,11 +44,20 @@ pub fn run(
         runs.push(record);
         let states = spread_precision(&runs, until);
         let precise = all_met(&states);
-        if !quiet && (precise || (!until.is_empty() && i == repeat)) {
-            println!("{}", until_line(&states, runs.len()));
+        if precise || (!until.is_empty() && i == repeat && !interrupted) {
+            outcome = Some(until_line(&states, runs.len()));
         }
         if interrupted || precise {
             break;
+        }
+    }
+    if let (Some(line), Some(dir)) = (&outcome, &folder) {
+        // The folder's top says what the goals got, as the console does.
+        if let Err(e) = write_spread(dir, name, &runs, Some(line)) {
+            eprintln!("volley: cannot write the spread of the repeats: {e}");
+        }
+        if !quiet {
+            println!("{line}");
         }
     }
     if let Some(dir) = folder.filter(|_| !quiet) {

@@ -59,9 +59,14 @@ pub fn render_run(r: &RunRecord) -> Result<String, Error> {
 }
 
 /// Renders the HTML comparison of `variants`.
-pub fn render_compare(variants: &[Variant], c: &Comparison) -> Result<String, Error> {
+pub fn render_compare(
+    variants: &[Variant],
+    c: &Comparison,
+    lead: Option<&str>,
+) -> Result<String, Error> {
     let ctx = context! {
         v => Serde(compare_view(variants, c)),
+        lead => lead,
         charts => Serde(compare_charts(variants)?),
         version => env!("CARGO_PKG_VERSION"),
     };
@@ -158,10 +163,14 @@ mod tests {
         };
         let variants = [v("before", 5000), v("after", 6000)];
         let c = compare(&variants, CompareOptions::default());
-        let html = render_compare(&variants, &c).unwrap();
+        let html = render_compare(&variants, &c, None).unwrap();
+        assert!(!html.contains("gate: PASS"), "{html}");
         let ids: Vec<String> = figures(&html).into_iter().map(|f| f.0).collect();
         assert_eq!(ids, ["compare-spectrum", "compare-throughput"]);
         assert!(html.contains("after vs before: "), "{html}");
         assert!(html.contains("<td class=\"worse\">slower</td>"), "{html}");
+        // A line put first (the gate's verdict, what `--repeat-until` got) heads the page.
+        let led = render_compare(&variants, &c, Some("gate: PASS <p99>")).unwrap();
+        assert!(led.contains("<span>gate: PASS &lt;p99&gt;</span>"), "{led}");
     }
 }

@@ -134,7 +134,7 @@ pub fn render_comparison(
     let lead = |line: Option<&str>| line.map(|l| format!("{l}\n\n")).unwrap_or_default();
     Ok(match format {
         Format::Markdown => lead(first.map(|f| f.1)) + &comparison::markdown(variants, c),
-        Format::Html => html::render_compare(variants, c)?,
+        Format::Html => html::render_compare(variants, c, first.map(|f| f.0))?,
         Format::Text => lead(first.map(|f| f.0)) + &comparison::text(variants, c),
     })
 }

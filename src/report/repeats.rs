@@ -31,12 +31,18 @@ fn spread_of(dir: &Path, label: &str, runs: &[RunRecord]) -> [Variant; 1] {
     }]
 }
 
-/// Writes the spread of `runs` (one variant named `label`) into `dir`; returns the text summary.
-pub fn write_spread(dir: &Path, label: &str, runs: &[RunRecord]) -> Result<String, Error> {
+/// Writes the spread of `runs` (one variant named `label`) into `dir`, headed by `lead` where
+/// given (what `--repeat-until` got, [`until_line`]); returns the text summary.
+pub fn write_spread(
+    dir: &Path,
+    label: &str,
+    runs: &[RunRecord],
+    lead: Option<&str>,
+) -> Result<String, Error> {
     let variants = spread_of(dir, label, runs);
     let c = compare(&variants, CompareOptions::default());
     for format in Format::ALL {
-        let rendered = super::render_comparison(&variants, &c, format, None)?;
+        let rendered = super::render_comparison(&variants, &c, format, lead.map(|l| (l, l)))?;
         write_atomically(&dir.join(format.file_name()), rendered.as_bytes())?;
     }
     Ok(comparison::text(&variants, &c))

@@ -46,7 +46,7 @@ impl Rounds {
         }
         self.decided = Some(self.lines(Stopped::Decided, targets));
         for t in targets.iter().filter(|t| t.runs.len() > 1) {
-            if let Err(e) = write_spread(&folder.join(&t.name), &t.name, &t.runs) {
+            if let Err(e) = write_spread(&folder.join(&t.name), &t.name, &t.runs, None) {
                 say(&format!(
                     "{}: cannot write the spread of the repeats: {e}",
                     t.name

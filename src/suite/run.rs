@@ -501,7 +501,7 @@ impl TargetRun<'_, '_> {
     /// With repeats, the spread of the runs at the top of the target's folder.
     fn spread(&mut self, dir: &Path, out: &TargetOutcome) {
         if self.suite.repeats > 1 && !out.runs.is_empty() {
-            if let Err(e) = write_spread(dir, &out.name, &out.runs) {
+            if let Err(e) = write_spread(dir, &out.name, &out.runs, None) {
                 self.say(&format!("cannot write the spread of the repeats: {e}"));
             }
         }

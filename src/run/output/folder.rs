@@ -110,7 +110,7 @@ impl Output for ResultsFolder {
             runs,
         } = &self.layout
         {
-            write_spread(top, label, runs)?;
+            write_spread(top, label, runs, None)?;
         }
         Ok(Some(Kept::Folder(files.dir)))
     }
