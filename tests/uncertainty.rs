@@ -23,7 +23,8 @@ fn intervals_hold_a_known_rate_and_say_something() {
     // the latency intervals must be there and narrow enough to mean something. How often an
     // interval holds the figure of all runs pooled is measured by bench/coverage.sh: 90–97.5 %
     // for exponential delays, less where the seconds are correlated (fixed delays) or a
-    // percentile is made by rare bursts (bench/README.md, 2026-11-29).
+    // percentile is made by rare bursts (bench/README.md, 2026-11-29); here it is checked in
+    // small, with wide bounds (`held_pooled_by_unwarned_runs`).
     let target = common::target();
     let dir = common::temp_dir("uncertainty-coverage");
     let url = format!("{}/delay?ms=2&dist=exp", target.base_url());
@@ -57,6 +58,7 @@ fn intervals_hold_a_known_rate_and_say_something() {
             "generator.steal_share: {steal:?}"
         );
     }
+    held_pooled_by_unwarned_runs(&runs);
     for field in ["p50_ms", "p90_ms", "p99_ms", "mean_ms"] {
         let bounds: Vec<(f64, f64)> = runs.iter().filter_map(|r| bound(r, field)).collect();
         assert_eq!(
@@ -74,6 +76,42 @@ fn intervals_hold_a_known_rate_and_say_something() {
         assert!(
             rel[0] > 0.0 && rel[3] < narrow,
             "{field}: half-widths {rel:?}"
+        );
+    }
+}
+
+/// Item 2 of issue 30 in small: the runs volley gave no `cpu_steal` warning hold the pooled
+/// p50 and p99 (the mean of their figures) in their own intervals most of the time. Calibrated
+/// (bench/coverage.sh: 94–96 % for exponential delays, open model), 8 runs would miss ~0.4; at
+/// least half must hold it. Fewer than 4 unwarned runs (a machine being paused) judge nothing.
+fn held_pooled_by_unwarned_runs(runs: &[Value]) {
+    let steady: Vec<&Value> = runs
+        .iter()
+        .filter(|r| {
+            r["generator"]["steal_share"]
+                .as_f64()
+                .is_some_and(|s| s < 0.005)
+        })
+        .collect();
+    if steady.len() < 4 {
+        eprintln!(
+            "{} of {} runs without steal: not judged",
+            steady.len(),
+            runs.len()
+        );
+        return;
+    }
+    for field in ["p50_ms", "p99_ms"] {
+        let bounds: Vec<(f64, f64)> = steady.iter().filter_map(|r| bound(r, field)).collect();
+        let pooled = bounds.iter().map(|b| b.0).sum::<f64>() / bounds.len() as f64;
+        let held = bounds
+            .iter()
+            .filter(|(v, h)| (v - pooled).abs() <= *h)
+            .count();
+        assert!(
+            2 * held >= steady.len(),
+            "{field}: {held} of {} hold the pooled {pooled}: {bounds:?}",
+            steady.len()
         );
     }
 }
