@@ -512,7 +512,10 @@ fn bad_flags_and_urls_are_refused_naming_the_flag() {
             "cannot read plan /nonexistent/plan.toml",
         ),
         (&["run", good_plan, "--set", "noequals"], "is not KEY=VALUE"),
-        (&["run", good_plan, "--set", "a.b.c=1"], "--set"),
+        (
+            &["run", good_plan, "--set", "a.b.c=1"],
+            "`a.b.c`: use vars.NAME (or NAME), target.base_url",
+        ),
         (&["run", good_plan, "--time-scale", "0"], "--time-scale"),
         (&["run", good_plan, "--time-scale", "nan"], "--time-scale"),
         (

@@ -106,9 +106,10 @@ pub struct SuiteArgs {
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,
     /// Override a value of every target's plan: `NAME=value` or `vars.NAME=value` (a plan
-    /// variable, over the target's own `vars`), `target.timeout=5s` (repeatable).
+    /// variable, over the target's own `vars`), `target.timeout=5s`, `target.protocol=http2`
+    /// (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
-    pub sets: Vec<(String, String)>,
+    pub sets: Vec<(volley::plan::set_key::SetKey, String)>,
     /// Tag every run (repeatable), e.g. --tag testid=pr-123; adds to the suite's `[tags]`.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = volley::plan::flags::parse_tag)]
     pub tags: Vec<(String, String)>,
@@ -129,9 +130,9 @@ pub struct RunArgs {
     /// The plan file.
     pub plan: PathBuf,
     /// Override a value: `NAME=value` or `vars.NAME=value` (a plan variable),
-    /// `target.base_url=URL`, `target.timeout=5s` (repeatable).
+    /// `target.base_url=URL`, `target.timeout=5s`, `target.protocol=http2` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
-    pub sets: Vec<(String, String)>,
+    pub sets: Vec<(volley::plan::set_key::SetKey, String)>,
     /// Tag the run, `KEY=VALUE` (repeatable): in run.json, the reports and every exported
     /// series' labels (with `run_id`), e.g. --tag testid=pr-123. Adds to the plan's `[tags]`.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = volley::plan::flags::parse_tag)]
@@ -242,7 +243,7 @@ pub struct FindMaxArgs {
     pub timeout: Duration,
     /// Plan overrides, as for `run`.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
-    pub sets: Vec<(String, String)>,
+    pub sets: Vec<(volley::plan::set_key::SetKey, String)>,
     /// Worker threads at most (default: one per core); each step starts only those it uses.
     #[arg(long)]
     pub threads: Option<usize>,
@@ -273,7 +274,7 @@ pub struct CheckArgs {
     pub plan: PathBuf,
     /// Overrides, as for `run`.
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
-    pub sets: Vec<(String, String)>,
+    pub sets: Vec<(volley::plan::set_key::SetKey, String)>,
     /// As for `run`: its value is shown as [redacted] in the rendered requests.
     #[arg(long = "secret-header", value_name = "NAME")]
     pub secret_headers: Vec<String>,

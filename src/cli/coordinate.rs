@@ -57,7 +57,7 @@ pub struct CoordinateArgs {
     pub keep_for: Duration,
     /// As `volley run --set` (the generators must be given the same).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
-    pub sets: Vec<(String, String)>,
+    pub sets: Vec<(volley::plan::set_key::SetKey, String)>,
     /// As `volley run --time-scale` (the generators must be given the same).
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use crate::schedule::ArrivalProcess;
 
+use super::set_key::SetKey;
+
 use crate::record::model::{BoundFigure, LoadModel, PrecisionGoal};
 
 /// Why a flag's value is unusable (clap prints it after the flag's name).
@@ -17,6 +19,9 @@ pub enum ArgError {
     /// `--set =VALUE`.
     #[error("`{0}` has no key")]
     NoKey(String),
+    /// `--set` with a key that names nothing a plan has.
+    #[error(transparent)]
+    SetKey(#[from] super::set_key::UnknownSetKey),
     /// A time scale that is not a positive, finite number.
     #[error("`{0}` is not a positive factor like 0.1")]
     NotAFactor(String),
@@ -59,8 +64,14 @@ pub fn parse_send_grid(text: &str) -> Result<Duration, ArgError> {
     Ok(tick)
 }
 
-/// Parses `KEY=VALUE`.
-pub fn parse_set(text: &str) -> Result<(String, String), ArgError> {
+/// Parses `--set KEY=VALUE`, its key one a plan has ([`SetKey`]).
+pub fn parse_set(text: &str) -> Result<(SetKey, String), ArgError> {
+    let (key, value) = key_value(text)?;
+    Ok((SetKey::parse(&key)?, value))
+}
+
+/// Splits `KEY=VALUE` at the first `=`; the key trimmed and not empty.
+fn key_value(text: &str) -> Result<(String, String), ArgError> {
     let (k, v) = text
         .split_once('=')
         .ok_or_else(|| ArgError::NotKeyValue(text.to_string()))?;
@@ -72,7 +83,7 @@ pub fn parse_set(text: &str) -> Result<(String, String), ArgError> {
 
 /// Parses a tag, `KEY=VALUE`, its key a label name of its own (see [`super::tags`]).
 pub fn parse_tag(text: &str) -> Result<(String, String), ArgError> {
-    let (key, value) = parse_set(text)?;
+    let (key, value) = key_value(text)?;
     match super::tags::key_problem(&key) {
         Some(why) => Err(ArgError::Tag(why)),
         None => Ok((key, value)),
@@ -245,8 +256,16 @@ mod tests {
         assert!(parse_rate("0").is_err());
         assert!(parse_rate("-5").is_err());
         assert!(parse_rate("fast").is_err());
-        assert_eq!(parse_set("a.b=c=d"), Ok(("a.b".into(), "c=d".into())));
+        assert_eq!(
+            parse_set("a=c=d"),
+            Ok((SetKey::Var("a".into()), "c=d".into()))
+        );
+        assert_eq!(
+            parse_set(" target.timeout =5s"),
+            Ok((SetKey::Timeout, "5s".into()))
+        );
         assert!(parse_set("=x").is_err());
+        assert!(matches!(parse_set("a.b=c"), Err(ArgError::SetKey(_))));
         assert!(parse_time_scale("0").is_err());
     }
 

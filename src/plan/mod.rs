@@ -25,6 +25,7 @@ pub mod quick;
 pub mod read;
 pub mod render;
 pub mod segment;
+pub mod set_key;
 pub mod stream;
 pub mod tags;
 pub mod template;

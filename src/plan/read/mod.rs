@@ -37,6 +37,7 @@ pub use watch::{ErrorAt, watch_spec};
 
 use super::data::{DataSource, RowMode};
 use super::file::{PlanFile, ScenarioFile};
+use super::set_key::SetKey;
 use super::template::{Templates, Text};
 use super::{Flow, GroupDef, Plan, Scenario, Target};
 use crate::error::Error;
@@ -329,20 +330,20 @@ impl Ctx<'_> {
             })
             .collect();
         for (key, value) in &self.options.sets {
-            if let Some(name) = set_var(key)? {
-                vars.insert(name.to_string(), value.clone());
+            if let SetKey::Var(name) = key {
+                vars.insert(name.clone(), value.clone());
             }
         }
         Ok(vars)
     }
 
     /// `--set target.base_url=…`, `target.timeout=…` and `target.protocol=…`.
-    fn set_target(&self, key: &str) -> Option<&str> {
+    fn set_target(&self, key: SetKey) -> Option<&str> {
         self.options
             .sets
             .iter()
             .rev()
-            .find(|(k, _)| k == key)
+            .find(|(k, _)| *k == key)
             .map(|(_, v)| v.as_str())
     }
 
@@ -552,26 +553,6 @@ impl Ctx<'_> {
             group: Some(group),
         })
     }
-}
-
-/// The variable a `--set` key names; `None` for the target's keys.
-fn set_var(key: &str) -> Result<Option<&str>, Error> {
-    if matches!(
-        key,
-        "target.base_url" | "target.timeout" | "target.protocol"
-    ) {
-        return Ok(None);
-    }
-    let name = key.strip_prefix("vars.").unwrap_or(key);
-    if name.is_empty() || name.contains('.') {
-        return Err(Error::Invalid {
-            what: "--set".into(),
-            why: format!(
-                "`{key}`: use vars.NAME (or NAME), target.base_url, target.timeout or target.protocol"
-            ),
-        });
-    }
-    Ok(Some(name))
 }
 
 fn push_group(

@@ -12,6 +12,7 @@ use crate::plan::Target;
 use crate::plan::connect::{self, ConnectOptions, ConnectOptionsError};
 use crate::plan::file::{PlanFile, SizeText, TargetFile};
 use crate::plan::group_by::{self, GroupBy, GroupSelector};
+use crate::plan::set_key::SetKey;
 use crate::plan::template::{Templates, has_template_syntax};
 use crate::proto::client::{ClientError, Protocol, UnknownProtocol};
 use crate::proto::conn::{Limits, parse_size};
@@ -27,7 +28,7 @@ impl Ctx<'_> {
         let vars = self.vars(f)?;
         let secrets = self.secrets(f, &vars)?;
         let written = self
-            .set_target("target.base_url")
+            .set_target(SetKey::BaseUrl)
             .map_or_else(|| f.target.base_url.get_ref().clone(), str::to_owned);
         let base_url = if self.flags.is_none() && has_template_syntax(&written) {
             let mut t = Templates::new(BTreeMap::new(), BTreeMap::new());
@@ -45,7 +46,7 @@ impl Ctx<'_> {
         } else {
             written
         };
-        let timeout_override = self.set_target("target.timeout");
+        let timeout_override = self.set_target(SetKey::Timeout);
         let timeout = match (&timeout_override, &f.target.timeout) {
             (Some(t), _) => parse_duration(t).map_err(|why| Error::Invalid {
                 what: "--set target.timeout".into(),
@@ -173,7 +174,7 @@ impl Ctx<'_> {
     /// The protocol `[target]` chooses: `protocol`, or the deprecated `http2` switch; both given,
     /// they must agree.
     fn protocol(&self, f: &PlanFile) -> Result<Protocol, Error> {
-        if let Some(name) = self.set_target("target.protocol") {
+        if let Some(name) = self.set_target(SetKey::Protocol) {
             return name.parse().map_err(|e: UnknownProtocol| Error::Invalid {
                 what: "--set target.protocol".into(),
                 why: e.to_string(),

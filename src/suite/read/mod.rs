@@ -48,7 +48,7 @@ pub struct SuiteReadOptions {
     /// `--set KEY=VALUE`, applied to every target's plan (and smoke plan) after the target's
     /// own `vars`: `vars.NAME` (or `NAME`) and `target.timeout`; not `target.base_url`, which is
     /// each target's own.
-    pub sets: Vec<(String, String)>,
+    pub sets: Vec<(crate::plan::set_key::SetKey, String)>,
     /// `--only NAME`: run only these targets (every name must be a target of the suite); empty:
     /// all of them.
     pub only: Vec<String>,
@@ -465,7 +465,7 @@ impl Ctx<'_> {
     fn plan(
         &self,
         path: &Path,
-        sets: &[(String, String)],
+        sets: &[(crate::plan::set_key::SetKey, String)],
         time_scale: f64,
         name: &str,
     ) -> Result<Plan, Error> {

@@ -13,6 +13,7 @@ use super::super::{Smoke, SuiteTarget};
 use super::{Ctx, SMOKE_TIME_SCALE};
 use crate::error::Error;
 use crate::plan::Plan;
+use crate::plan::set_key::SetKey;
 
 /// A target's plan file, its plan, and its smoke plan.
 type Plans = (PathBuf, Plan, Option<Plan>);
@@ -24,7 +25,7 @@ impl Ctx<'_> {
             .options
             .sets
             .iter()
-            .find(|(k, _)| k == "target.base_url")
+            .find(|(k, _)| *k == SetKey::BaseUrl)
         {
             Some(_) => Err(Error::Invalid {
                 what: "--set".into(),
@@ -95,10 +96,10 @@ impl Ctx<'_> {
         };
         let mut sets = self.vars(t)?;
         if let Some(protocol) = &t.protocol {
-            sets.push(("target.protocol".into(), protocol.get_ref().clone()));
+            sets.push((SetKey::Protocol, protocol.get_ref().clone()));
         }
         sets.extend(self.options.sets.iter().cloned());
-        sets.push(("target.base_url".into(), base_url.into()));
+        sets.push((SetKey::BaseUrl, base_url.into()));
         let plan = self.plan(&path, &sets, self.options.time_scale, name)?;
         let smoke_plan = smoke
             .map(|s| {
@@ -116,7 +117,7 @@ impl Ctx<'_> {
     }
 
     /// The target's `vars` as `--set vars.NAME=VALUE` pairs.
-    fn vars(&self, t: &SuiteTargetFile) -> Result<Vec<(String, String)>, Error> {
+    fn vars(&self, t: &SuiteTargetFile) -> Result<Vec<(SetKey, String)>, Error> {
         let Some(vars) = &t.vars else {
             return Ok(Vec::new());
         };
@@ -133,7 +134,7 @@ impl Ctx<'_> {
                 toml::Value::String(s) => s.clone(),
                 other => other.to_string(),
             };
-            sets.push((format!("vars.{k}"), value));
+            sets.push((SetKey::Var(k.clone()), value));
         }
         Ok(sets)
     }

@@ -350,7 +350,10 @@ fn targets_run_plans_of_their_own_with_their_vars() {
         &two_plans("002-rest-plan.toml", "002-grpc-plan.toml"),
         Path::new("examples/test-suite.toml"),
         &SuiteReadOptions {
-            sets: vec![("title".into(), "cli".into())],
+            sets: vec![(
+                crate::plan::set_key::SetKey::Var("title".into()),
+                "cli".into(),
+            )],
             only: vec!["b".into()],
             ..Default::default()
         },
