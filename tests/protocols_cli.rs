@@ -127,6 +127,49 @@ fn tls_verifies_by_default_and_passes_with_cacert_or_insecure() {
 }
 
 #[test]
+fn a_plans_tls_settings_are_set_from_the_command_line() {
+    let _s = serial();
+    let t = tls_target();
+    let dir = temp_dir("proto-tls-set");
+    let ca = ca_file(&t, &dir);
+    let plain = protocol_plan(&dir, "tls", &t.base_url(), "");
+    let plain = plain.to_str().unwrap();
+    let run_plan = |args: &[&str]| {
+        let (code, _, err) = run_volley(&[&["run", plain, "-q"], args].concat());
+        (code, err)
+    };
+    // The plan verifies by default: the throw-away CA's certificate is rejected ...
+    let (code, err) = run_plan(&[]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("certificate was rejected"), "{err}");
+    // ... and `--set target.tls.insecure=true` accepts it, as `[target.tls] insecure` would.
+    let (out, rec) = run_json(&dir, &["run", plain, "--set", "target.tls.insecure=true"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(rec["config"]["tls"], true);
+    assert_eq!(rec["summary"]["errors"], 0, "{}", rec["summary"]);
+    // `target.tls.sni` overrides the plan's server name: one the certificate does not hold
+    // fails verification even with the right CA.
+    let lines = format!("[target.tls]\ncacert = \"{}\"", ca.display());
+    let with_ca = protocol_plan(&dir, "tls-ca", &t.base_url(), &lines);
+    let with_ca = with_ca.to_str().unwrap();
+    let (out, _) = run_json(&dir, &["run", with_ca]);
+    assert!(out.status.success(), "{out:?}");
+    let (code, _, err) = run_volley(&["run", with_ca, "-q", "--set", "target.tls.sni=example.com"]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("certificate"), "{err}");
+    // A value that is not a boolean, and a TLS key --set does not take, say what and where.
+    let (code, err) = run_plan(&["--set", "target.tls.insecure=maybe"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--set target.tls.insecure: `maybe` is not true or false"),
+        "{err}"
+    );
+    let (code, err) = run_plan(&["--set", "target.tls.cert=c.pem"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("`target.tls.cert`: use vars.NAME"), "{err}");
+}
+
+#[test]
 fn grpc_over_h2c_and_tls_counts_grpc_statuses() {
     let _s = serial();
     let dir = temp_dir("proto-grpc");

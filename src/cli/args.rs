@@ -106,8 +106,8 @@ pub struct SuiteArgs {
     #[arg(long, default_value_t = 1.0, value_parser = parse_time_scale)]
     pub time_scale: f64,
     /// Override a value of every target's plan: `NAME=value` or `vars.NAME=value` (a plan
-    /// variable, over the target's own `vars`), `target.timeout=5s`, `target.protocol=http2`
-    /// (repeatable).
+    /// variable, over the target's own `vars`), `target.timeout=5s`, `target.protocol=http2`,
+    /// `target.tls.insecure=true`, `target.tls.sni=NAME` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub sets: Vec<(volley::plan::set_key::SetKey, String)>,
     /// Tag every run (repeatable), e.g. --tag testid=pr-123; adds to the suite's `[tags]`.
@@ -130,7 +130,8 @@ pub struct RunArgs {
     /// The plan file.
     pub plan: PathBuf,
     /// Override a value: `NAME=value` or `vars.NAME=value` (a plan variable),
-    /// `target.base_url=URL`, `target.timeout=5s`, `target.protocol=http2` (repeatable).
+    /// `target.base_url=URL`, `target.timeout=5s`, `target.protocol=http2`,
+    /// `target.tls.insecure=true`, `target.tls.sni=NAME` (repeatable).
     #[arg(long = "set", value_name = "KEY=VALUE", value_parser = parse_set)]
     pub sets: Vec<(volley::plan::set_key::SetKey, String)>,
     /// Tag the run, `KEY=VALUE` (repeatable): in run.json, the reports and every exported

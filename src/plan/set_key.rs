@@ -12,23 +12,33 @@ pub enum SetKey {
     Timeout,
     /// `target.protocol`: the protocol HTTP steps speak (`http1`, `http2`, …).
     Protocol,
+    /// `target.tls.insecure`: accept any certificate (`true` or `false`).
+    TlsInsecure,
+    /// `target.tls.sni`: the server name sent and verified, instead of the URL's host.
+    TlsSni,
     /// `vars.NAME`, or a bare `NAME`: a plan variable, over the plan's own `[vars]`.
     Var(String),
 }
 
 /// Why a `--set` key names nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}`: use vars.NAME (or NAME), target.base_url, target.timeout or target.protocol")]
+#[error(
+    "`{0}`: use vars.NAME (or NAME), target.base_url, target.timeout, target.protocol, \
+     target.tls.insecure or target.tls.sni"
+)]
 pub struct UnknownSetKey(pub String);
 
 impl SetKey {
     /// Reads a key as `--set` writes it: `target.base_url`, `target.timeout`,
-    /// `target.protocol`, `vars.NAME` or `NAME` (a name without a dot).
+    /// `target.protocol`, `target.tls.insecure`, `target.tls.sni`, `vars.NAME` or `NAME` (a name
+    /// without a dot).
     pub fn parse(key: &str) -> Result<Self, UnknownSetKey> {
         Ok(match key {
             "target.base_url" => Self::BaseUrl,
             "target.timeout" => Self::Timeout,
             "target.protocol" => Self::Protocol,
+            "target.tls.insecure" => Self::TlsInsecure,
+            "target.tls.sni" => Self::TlsSni,
             _ => {
                 let name = key.strip_prefix("vars.").unwrap_or(key);
                 if name.is_empty() || name.contains('.') {
@@ -48,6 +58,8 @@ impl fmt::Display for SetKey {
             Self::BaseUrl => f.write_str("target.base_url"),
             Self::Timeout => f.write_str("target.timeout"),
             Self::Protocol => f.write_str("target.protocol"),
+            Self::TlsInsecure => f.write_str("target.tls.insecure"),
+            Self::TlsSni => f.write_str("target.tls.sni"),
             Self::Var(name) => write!(f, "vars.{name}"),
         }
     }
@@ -63,6 +75,12 @@ mod tests {
             ("target.base_url", SetKey::BaseUrl, "target.base_url"),
             ("target.timeout", SetKey::Timeout, "target.timeout"),
             ("target.protocol", SetKey::Protocol, "target.protocol"),
+            (
+                "target.tls.insecure",
+                SetKey::TlsInsecure,
+                "target.tls.insecure",
+            ),
+            ("target.tls.sni", SetKey::TlsSni, "target.tls.sni"),
             ("vars.pools", SetKey::Var("pools".into()), "vars.pools"),
             ("pools", SetKey::Var("pools".into()), "vars.pools"),
         ] {
@@ -71,6 +89,7 @@ mod tests {
         }
         for bad in [
             "target.tls",
+            "target.tls.cert",
             "target.headers.x",
             "vars.",
             "vars.a.b",

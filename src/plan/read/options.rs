@@ -7,8 +7,8 @@ use super::{Resolve, system_resolve};
 /// Choices from the command line that change a plan.
 #[derive(Debug, Clone)]
 pub struct ReadOptions {
-    /// `--set key=value`: `vars.NAME` (or a bare `NAME`), `target.base_url`, `target.timeout`,
-    /// `target.protocol`, in the order given (a later one of a key wins).
+    /// `--set key=value` ([`crate::plan::set_key::SetKey`]), in the order given (a later one of
+    /// a key wins).
     pub sets: Vec<(crate::plan::set_key::SetKey, String)>,
     /// `--time-scale`: multiplies every duration of the load profiles (0.1 = ten times shorter).
     pub time_scale: f64,

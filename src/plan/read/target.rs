@@ -22,6 +22,14 @@ use crate::proto::pick::PickNames;
 use crate::proto::reflection;
 use toml::Spanned;
 
+/// A `--set` value that must be `true` or `false`.
+fn set_bool(key: SetKey, value: &str) -> Result<bool, Error> {
+    value.parse().map_err(|_| Error::Invalid {
+        what: format!("--set {key}"),
+        why: format!("`{value}` is not true or false"),
+    })
+}
+
 impl Ctx<'_> {
     /// `[target]` with `--set target.base_url` and `target.timeout`, resolved.
     pub(super) fn target(&self, f: &PlanFile) -> Result<Target, Error> {
@@ -216,11 +224,17 @@ impl Ctx<'_> {
             },
             streams: t.streams.as_ref().map_or(1, |s| *s.get_ref()),
             keepalive: t.keepalive.unwrap_or(true),
-            insecure: tls.and_then(|t| t.insecure).unwrap_or(false),
+            insecure: match self.set_target(SetKey::TlsInsecure) {
+                Some(v) => set_bool(SetKey::TlsInsecure, v)?,
+                None => tls.and_then(|t| t.insecure).unwrap_or(false),
+            },
             cacert: tls.and_then(|t| file(&t.cacert)),
             cert: tls.and_then(|t| file(&t.cert)),
             key: tls.and_then(|t| file(&t.key)),
-            sni: tls.and_then(|t| t.sni.clone()),
+            sni: self
+                .set_target(SetKey::TlsSni)
+                .map(str::to_owned)
+                .or_else(|| tls.and_then(|t| t.sni.clone())),
             tls_version: tls.and_then(|t| t.version.as_ref().map(|v| v.get_ref().clone())),
             source_addrs: t.source_addrs.as_ref().map(|s| s.get_ref().clone()),
             zero_rtt: tls
