@@ -30,7 +30,8 @@ impl Ctx<'_> {
             Some(_) => Err(Error::Invalid {
                 what: "--set".into(),
                 why: "target.base_url is each target's own in a suite (its `base_url`); --set \
-                      takes plan variables (NAME=VALUE or vars.NAME=VALUE) and target.timeout"
+                      takes plan variables (NAME=VALUE or vars.NAME=VALUE) and the target's other keys \
+                      (target.timeout, target.protocol, target.tls.insecure, target.tls.sni)"
                     .into(),
             }),
             None => Ok(()),
