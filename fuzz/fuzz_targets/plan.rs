@@ -39,10 +39,9 @@ fuzz_target!(|data: &[u8]| {
             continue;
         };
         if let Some(set) = line.strip_prefix("#!set ") {
-            if let Some((k, v)) = set.split_once('=')
-                && !k.trim().is_empty()
-            {
-                options.sets.push((k.trim().to_string(), v.to_string()));
+            // As the command line reads it: a key no plan has is refused there.
+            if let Ok(set) = volley::plan::flags::parse_set(set) {
+                options.sets.push(set);
             }
         } else if let Some(f) = line.strip_prefix("#!time-scale ") {
             match f.trim().parse::<f64>() {

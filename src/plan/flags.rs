@@ -4,11 +4,9 @@
 
 use std::time::Duration;
 
-use crate::schedule::ArrivalProcess;
-
-use super::set_key::SetKey;
-
+use super::set_key::{SetKey, UnknownSetKey};
 use crate::record::model::{BoundFigure, LoadModel, PrecisionGoal};
+use crate::schedule::ArrivalProcess;
 
 /// Why a flag's value is unusable (clap prints it after the flag's name).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -21,7 +19,7 @@ pub enum ArgError {
     NoKey(String),
     /// `--set` with a key that names nothing a plan has.
     #[error(transparent)]
-    SetKey(#[from] super::set_key::UnknownSetKey),
+    SetKey(#[from] UnknownSetKey),
     /// A time scale that is not a positive, finite number.
     #[error("`{0}` is not a positive factor like 0.1")]
     NotAFactor(String),

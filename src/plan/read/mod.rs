@@ -337,7 +337,7 @@ impl Ctx<'_> {
         Ok(vars)
     }
 
-    /// `--set target.base_url=…`, `target.timeout=…` and `target.protocol=…`.
+    /// The last `--set` of one of the target's keys (`target.base_url`, `target.tls.sni`, …).
     fn set_target(&self, key: SetKey) -> Option<&str> {
         self.options
             .sets
