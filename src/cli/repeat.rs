@@ -44,8 +44,8 @@ pub fn run(
         runs.push(record);
         let states = spread_precision(&runs, until);
         let precise = all_met(&states);
-        if precise || (!until.is_empty() && i == repeat && !interrupted) {
-            outcome = Some(until_line(&states, runs.len()));
+        if precise || (!until.is_empty() && (i == repeat || interrupted)) {
+            outcome = Some(until_line(&states, runs.len(), interrupted));
         }
         if interrupted || precise {
             break;

@@ -61,10 +61,11 @@ pub fn run_line(r: &RunRecord) -> String {
     )
 }
 
-/// What `--repeat-until` got after `runs` runs: `precise after 4 runs: p50 ±0.8 % (asked ±1 %)`
-/// or `stopped at the most runs (10): p50 ±1.4 % (asked ±1 %)` (the spread between the runs,
+/// What `--repeat-until` got after `runs` runs: `precise after 4 runs: p50 ±0.8 % (asked ±1 %)`,
+/// `stopped at the most runs (10): p50 ±1.4 % (asked ±1 %)`, or, `interrupted` before either,
+/// `interrupted after 2 runs: p50 no interval (asked ±1 %)` (the spread between the runs,
 /// [`crate::analysis::repeat_precision`]).
-pub fn until_line(states: &[SpreadPrecision], runs: usize) -> String {
+pub fn until_line(states: &[SpreadPrecision], runs: usize, interrupted: bool) -> String {
     let asked: Vec<String> = states
         .iter()
         .map(|s| {
@@ -74,8 +75,50 @@ pub fn until_line(states: &[SpreadPrecision], runs: usize) -> String {
             )
         })
         .collect();
-    match all_met(states) {
-        true => format!("precise after {runs} runs: {}", asked.join(", ")),
-        false => format!("stopped at the most runs ({runs}): {}", asked.join(", ")),
+    let asked = asked.join(", ");
+    match (all_met(states), interrupted) {
+        (true, _) => format!("precise after {runs} runs: {asked}"),
+        (false, true) => format!("interrupted after {runs} runs: {asked}"),
+        (false, false) => format!("stopped at the most runs ({runs}): {asked}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::model::{BoundFigure, PrecisionGoal};
+
+    #[test]
+    fn until_lines_say_how_the_series_ended() {
+        let goal = |share| PrecisionGoal {
+            figure: BoundFigure::P50,
+            share,
+        };
+        let met = [SpreadPrecision {
+            goal: goal(0.01),
+            share: Some(0.008),
+        }];
+        let short = [SpreadPrecision {
+            goal: goal(0.01),
+            share: Some(0.014),
+        }];
+        let none = [SpreadPrecision {
+            goal: goal(0.01),
+            share: None,
+        }];
+        assert_eq!(
+            until_line(&met, 4, false),
+            "precise after 4 runs: p50 ±0.8 % (asked ±1 %)"
+        );
+        assert_eq!(
+            until_line(&short, 10, false),
+            "stopped at the most runs (10): p50 ±1.4 % (asked ±1 %)"
+        );
+        assert_eq!(
+            until_line(&none, 2, true),
+            "interrupted after 2 runs: p50 no interval (asked ±1 %)"
+        );
+        // Goals met by the runs an interruption left are met all the same.
+        assert!(until_line(&met, 3, true).starts_with("precise after 3 runs"));
     }
 }
