@@ -22,31 +22,39 @@ pub enum SetKey {
 
 /// Why a `--set` key names nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error(
-    "`{0}`: use vars.NAME (or NAME), target.base_url, target.timeout, target.protocol, \
-     target.tls.insecure or target.tls.sni"
-)]
+#[error("`{0}`: use vars.NAME (or NAME), {keys}", keys = SetKey::list(&SetKey::TARGET))]
 pub struct UnknownSetKey(pub String);
 
 impl SetKey {
-    /// Reads a key as `--set` writes it: `target.base_url`, `target.timeout`,
-    /// `target.protocol`, `target.tls.insecure`, `target.tls.sni`, `vars.NAME` or `NAME` (a name
-    /// without a dot).
+    /// The target's keys, in the order the help names them.
+    pub const TARGET: [SetKey; 5] = [
+        Self::BaseUrl,
+        Self::Timeout,
+        Self::Protocol,
+        Self::TlsInsecure,
+        Self::TlsSni,
+    ];
+
+    /// Reads a key as `--set` writes it: one of [`Self::TARGET`] as [`fmt::Display`] spells
+    /// it, `vars.NAME` or `NAME` (a name without a dot).
     pub fn parse(key: &str) -> Result<Self, UnknownSetKey> {
-        Ok(match key {
-            "target.base_url" => Self::BaseUrl,
-            "target.timeout" => Self::Timeout,
-            "target.protocol" => Self::Protocol,
-            "target.tls.insecure" => Self::TlsInsecure,
-            "target.tls.sni" => Self::TlsSni,
-            _ => {
-                let name = key.strip_prefix("vars.").unwrap_or(key);
-                if name.is_empty() || name.contains('.') {
-                    return Err(UnknownSetKey(key.to_string()));
-                }
-                Self::Var(name.to_string())
-            }
-        })
+        if let Some(target) = Self::TARGET.into_iter().find(|k| k.to_string() == key) {
+            return Ok(target);
+        }
+        let name = key.strip_prefix("vars.").unwrap_or(key);
+        if name.is_empty() || name.contains('.') {
+            return Err(UnknownSetKey(key.to_string()));
+        }
+        Ok(Self::Var(name.to_string()))
+    }
+
+    /// `keys` for a message: `a, b or c`.
+    fn list(keys: &[SetKey]) -> String {
+        let names: Vec<String> = keys.iter().map(ToString::to_string).collect();
+        match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => names.join(""),
+        }
     }
 }
 

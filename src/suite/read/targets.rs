@@ -29,10 +29,17 @@ impl Ctx<'_> {
         {
             Some(_) => Err(Error::Invalid {
                 what: "--set".into(),
-                why: "target.base_url is each target's own in a suite (its `base_url`); --set \
-                      takes plan variables (NAME=VALUE or vars.NAME=VALUE) and the target's other keys \
-                      (target.timeout, target.protocol, target.tls.insecure, target.tls.sni)"
-                    .into(),
+                why: format!(
+                    "target.base_url is each target's own in a suite (its `base_url`); --set \
+                     takes plan variables (NAME=VALUE or vars.NAME=VALUE) and the target's other \
+                     keys ({})",
+                    SetKey::TARGET
+                        .iter()
+                        .filter(|k| **k != SetKey::BaseUrl)
+                        .map(ToString::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             }),
             None => Ok(()),
         }
