@@ -25,7 +25,8 @@
 //! The **max** is never judged ([`ChangeVerdict::NotJudged`]): one request per run sets it, so
 //! its change and interval are shown but it is kept out of the calls and the correction. A call
 //! on **p99 or p99.9** (tail figures one run's jump can carry) must also hold on every subset
-//! that leaves one run out of either side (`robust`), else it is inconclusive.
+//! that leaves one run out of either side (`robust`), else it is inconclusive — so it needs
+//! [`MIN_GUARDED_RUNS`] runs a side, and says so ([`TailGuard`]).
 //!
 //! Every other p-value of one comparison (all metrics, all variants) is adjusted by **Holm's
 //! step-down correction**, so the chance that any metric is called a difference when none
@@ -93,6 +94,11 @@ pub const ERROR_RATE_THRESHOLD_PP: f64 = 0.1;
 pub const MIN_SECONDS: usize = 5;
 /// Fewest runs per side for a test over runs (and for an interval of a variant's figure).
 pub const MIN_REPEATS: usize = 3;
+/// Fewest runs per side for a call on a tail metric (p99, p99.9): leaving any one out must
+/// still leave [`MIN_REPEATS`].
+pub const MIN_GUARDED_RUNS: usize = MIN_REPEATS + 1;
+// `ChangeVerdict`'s words spell the count out.
+const _: () = assert!(MIN_GUARDED_RUNS == 4);
 /// Most runs per variant [`RunsNeeded`] counts up to.
 pub const MAX_RUNS_NEEDED: u32 = 200;
 
@@ -144,12 +150,25 @@ pub enum ChangeVerdict {
         /// Runs per variant that would likely settle it; `None` for per-second tests, where
         /// the answer is to repeat the runs at all.
         runs_needed: Option<RunsNeeded>,
+        /// A tail metric whose t test made the call, withheld by the guard, and why.
+        tail_guard: Option<TailGuard>,
     },
     /// Nothing to test (a figure missing, too little data).
     NotEnoughData,
     /// Never judged: the max is one request per run (shown with its change and interval, not
     /// in Holm's family).
     NotJudged,
+}
+
+/// Why a call on a tail metric (p99, p99.9) that its t test made was withheld: it must hold on
+/// every subset that leaves one run out of either side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TailGuard {
+    /// A side has fewer than [`MIN_GUARDED_RUNS`] runs: leaving one out leaves too few to
+    /// test, so one run's tail cannot be ruled out as the cause.
+    TooFewRuns,
+    /// Leaving some run out takes the call away: that one run carries it.
+    OneRunCarriesIt,
 }
 
 /// One variant against the baseline, for one metric.
@@ -188,6 +207,14 @@ impl Change {
             ChangeVerdict::Better => better,
             ChangeVerdict::Worse => worse,
             ChangeVerdict::Equivalent => "no significant difference",
+            ChangeVerdict::Inconclusive {
+                tail_guard: Some(TailGuard::TooFewRuns),
+                ..
+            } => "inconclusive (a tail needs 4 runs a side)",
+            ChangeVerdict::Inconclusive {
+                tail_guard: Some(TailGuard::OneRunCarriesIt),
+                ..
+            } => "inconclusive (one run carries it)",
             ChangeVerdict::Inconclusive { .. } => "inconclusive",
             ChangeVerdict::NotEnoughData => return "not enough data".into(),
             ChangeVerdict::NotJudged => return "not judged (one request per run)".into(),
@@ -295,18 +322,18 @@ pub fn compare(variants: &[Variant], options: CompareOptions) -> Comparison {
             }
             let p_adj = t.p_value().and_then(|_| adjusted.next());
             let mut change = t.conclude(metric, limit, p_adj, family);
-            if robust::guarded(metric)
-                && change.is_called()
-                && change.method == Some(Method::Repeats)
-            {
+            if metric.is_tail() && change.is_called() && change.method == Some(Method::Repeats) {
                 let holm = match (change.p_value, p_adj) {
                     (Some(p), Some(adj)) if p > 0.0 => adj / p,
                     _ => family as f64,
                 };
                 let (a, b) = (&row.estimates[0].values, &row.estimates[i].values);
                 let above = change.ci.is_some_and(|(lo, _)| lo > 0.0);
-                if !robust::holds_without_any_one_run(metric, a, b, limit, holm, above) {
-                    change.verdict = ChangeVerdict::Inconclusive { runs_needed: None };
+                if let Some(why) = robust::withheld(metric, a, b, limit, holm, above) {
+                    change.verdict = ChangeVerdict::Inconclusive {
+                        runs_needed: None,
+                        tail_guard: Some(why),
+                    };
                 }
             }
             row.changes[i] = Some(change);

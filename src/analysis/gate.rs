@@ -370,7 +370,10 @@ mod tests {
 
     #[test]
     fn a_rule_is_met_only_when_significant_in_its_direction_and_past_its_amount() {
-        let unsure = ChangeVerdict::Inconclusive { runs_needed: None };
+        let unsure = ChangeVerdict::Inconclusive {
+            runs_needed: None,
+            tail_guard: None,
+        };
         let c = comparison(&[
             (Metric::P99, 10.0, 12.0, 20.0, ChangeVerdict::Worse),
             (Metric::P50, 2.0, 2.4, 20.0, unsure),

@@ -107,6 +107,13 @@ impl Metric {
         self != Self::Max
     }
 
+    /// Whether it is a tail figure (p99, p99.9 and the streams' p99s), which one run whose tail
+    /// jumped can move far more than the others: a call on it must survive leaving out any one
+    /// run (`volley compare`) or pair (`volley ab`).
+    pub fn is_tail(self) -> bool {
+        matches!(self, Self::P99 | Self::P99_9 | Self::TtftP99 | Self::GapP99)
+    }
+
     /// Whether a larger value is an improvement.
     pub fn higher_is_better(self) -> bool {
         matches!(self, Self::Throughput | Self::Goodput)

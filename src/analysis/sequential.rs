@@ -22,7 +22,14 @@
 //! the look's level. Better or
 //! worse: the whole interval lies beyond ±T; equivalent: the interval at 1 − 2a (two one-sided
 //! tests at a) lies within ±T. A metric once decided stays decided.
+//!
+//! A tail metric (p99, p99.9: [`Metric::is_tail`]) is called better or worse only when the call
+//! survives leaving out any one pair — the same look on every subset of all pairs but one — as
+//! `volley compare` guards its tail calls: one run whose tail jumped must not carry a call. It
+//! needs [`MIN_GUARDED_RUNS`] pairs; a call withheld leaves the metric undecided, and the look
+//! says why ([`Look::withheld`]).
 
+use super::compare::{MIN_GUARDED_RUNS, TailGuard};
 use super::metric::Metric;
 use super::stats::{Difference, mean, variance};
 use crate::record::model::RunRecord;
@@ -93,6 +100,9 @@ pub struct Look {
     pub level: f64,
     /// What the look decided.
     pub call: Call,
+    /// A tail metric's call that the look made but leaving one pair out took away (the
+    /// metric stays undecided), and why.
+    pub withheld: Option<TailGuard>,
 }
 
 impl Design {
@@ -134,14 +144,15 @@ impl Design {
                 .map(|&x| if relative { x.ln() } else { x })
                 .collect()
         };
-        let d = paired(&scale(a), &scale(b))?;
+        let (a, b) = (scale(a), scale(b));
+        let d = paired(&a, &b)?;
         let unit = |x: f64| if relative { 100.0 * x.exp_m1() } else { x };
         let (lo, hi) = d.interval(1.0 - level);
         let (lo2, hi2) = d.interval(1.0 - 2.0 * level);
         let t = self.threshold(m);
         let (lo, hi, lo2, hi2) = (unit(lo), unit(hi), unit(lo2), unit(hi2));
         let up = |better: bool| if better { Call::Better } else { Call::Worse };
-        let call = if lo > t {
+        let mut call = if lo > t {
             up(m.higher_is_better())
         } else if hi < -t {
             up(!m.higher_is_better())
@@ -150,6 +161,18 @@ impl Design {
         } else {
             Call::Undecided
         };
+        let called = matches!(call, Call::Better | Call::Worse);
+        let above = lo > t;
+        let withheld = (called && m.is_tail())
+            .then(|| {
+                tail_withheld(&a, &b, level, |l, h| {
+                    beyond_threshold(unit(l), unit(h), t, above)
+                })
+            })
+            .flatten();
+        if withheld.is_some() {
+            call = Call::Undecided;
+        }
         // An equivalence is shown with the interval that showed it (1 − 2a).
         let interval = match call {
             Call::Equivalent => (lo2, hi2),
@@ -162,8 +185,41 @@ impl Design {
             interval,
             level,
             call,
+            withheld,
         })
     }
+}
+
+/// Whether an interval `(lo, hi)` lies beyond the threshold `t` on the side of a call `above`
+/// it (else below −t).
+fn beyond_threshold(lo: f64, hi: f64, t: f64, above: bool) -> bool {
+    if above { lo > t } else { hi < -t }
+}
+
+/// Why a tail metric's call on the paired values `a`, `b` (log scale for relative metrics) is
+/// withheld, if it is: fewer than [`MIN_GUARDED_RUNS`] pairs, or some pair without which the
+/// interval at 1 − `level` no longer `holds` (given on the log scale).
+fn tail_withheld(
+    a: &[f64],
+    b: &[f64],
+    level: f64,
+    holds: impl Fn(f64, f64) -> bool,
+) -> Option<TailGuard> {
+    if a.len() < MIN_GUARDED_RUNS {
+        return Some(TailGuard::TooFewRuns);
+    }
+    let without = |v: &[f64], i: usize| -> Vec<f64> {
+        let mut rest = v.to_vec();
+        rest.remove(i);
+        rest
+    };
+    let every = (0..a.len()).all(|i| {
+        paired(&without(a, i), &without(b, i)).is_some_and(|d| {
+            let (lo, hi) = d.interval(1.0 - level);
+            holds(lo, hi)
+        })
+    });
+    (!every).then_some(TailGuard::OneRunCarriesIt)
 }
 
 /// Why a sequence stopped.
@@ -313,6 +369,31 @@ mod tests {
             d.look(Metric::ErrorRate, &[0.0; 3], &[0.0; 3], 3)
                 .is_some_and(|l| l.call == Call::Equivalent)
         );
+    }
+
+    #[test]
+    fn a_tail_call_must_survive_leaving_out_any_one_pair() {
+        let d = design(vec![Metric::P99]);
+        let a = [10.0, 10.1, 9.9, 10.0, 10.05];
+        // Every pair 20 % slower: called once there are 4 pairs to leave one out of.
+        let shifted = [12.0, 12.1, 11.9, 12.0, 12.06];
+        let at3 = d.look(Metric::P99, &a[..3], &shifted[..3], 3).unwrap();
+        assert_eq!(at3.call, Call::Undecided, "{at3:?}");
+        assert_eq!(at3.withheld, Some(TailGuard::TooFewRuns));
+        let at5 = d.look(Metric::P99, &a, &shifted, 5).unwrap();
+        assert_eq!((at5.call, at5.withheld), (Call::Worse, None), "{at5:?}");
+        // The same 20 % on p50, which has no guard, is called at 3 pairs.
+        let p50 = design(vec![Metric::P50]).look(Metric::P50, &a[..3], &shifted[..3], 3);
+        assert_eq!(p50.unwrap().call, Call::Worse);
+        // B 4.5–7.6 % slower in every pair: the five pairs' interval lies beyond +2 %, but
+        // leaving out one pair widens it past the threshold, so the call is withheld.
+        let (base, b) = ([10.0; 5], [10.63, 10.76, 10.45, 10.70, 10.60]);
+        let unguarded = paired(&base.map(f64::ln), &b.map(f64::ln)).unwrap();
+        let lo = 100.0 * unguarded.interval(1.0 - d.level(5)).0.exp_m1();
+        assert!(lo > 2.0, "{lo}");
+        let look = d.look(Metric::P99, &base, &b, 5).unwrap();
+        assert_eq!(look.call, Call::Undecided, "{look:?}");
+        assert_eq!(look.withheld, Some(TailGuard::OneRunCarriesIt));
     }
 
     #[test]

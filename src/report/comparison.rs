@@ -8,7 +8,8 @@ mod grouped;
 
 use super::table::{Table, md_text};
 use crate::analysis::compare::{
-    Change, ChangeVerdict, Comparison, Estimate, Method, Metric, MetricRow, RunsNeeded, Variant,
+    Change, ChangeVerdict, Comparison, Estimate, MIN_GUARDED_RUNS, Method, Metric, MetricRow,
+    RunsNeeded, TailGuard, Variant,
 };
 use crate::record::model::Level;
 
@@ -279,10 +280,16 @@ fn runs_needed(ch: &Change) -> Option<String> {
     match ch.verdict {
         ChangeVerdict::Inconclusive {
             runs_needed: Some(RunsNeeded::About(n)),
+            ..
         } => Some(format!("~{n}")),
         ChangeVerdict::Inconclusive {
             runs_needed: Some(RunsNeeded::MoreThan(n)),
+            ..
         } => Some(format!(">{n}")),
+        ChangeVerdict::Inconclusive {
+            tail_guard: Some(TailGuard::TooFewRuns),
+            ..
+        } => Some(format!("≥{MIN_GUARDED_RUNS}")),
         _ => None,
     }
 }

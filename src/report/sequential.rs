@@ -2,8 +2,14 @@
 
 use std::fmt::Write;
 
+use crate::analysis::compare::{MIN_GUARDED_RUNS, TailGuard};
 use crate::analysis::metric::Metric;
 use crate::analysis::sequential::{ALPHA, Call, Look, Sequence, Stopped};
+
+/// Beside a sequence's decision and the comparison of its runs, which reads them another way.
+pub const TABLE_NOTE: &str = "The decision is the sequence's (paired looks, α spent over the \
+    sequence). The comparison table is `volley compare` over the same runs: unpaired, every \
+    metric in one Holm family, a separate reading that can leave a decided metric inconclusive.";
 
 /// One metric's state: "throughput slower −9.8 % [−13.1, −6.4]".
 fn metric_state(m: Metric, look: Option<&Look>) -> String {
@@ -11,8 +17,13 @@ fn metric_state(m: Metric, look: Option<&Look>) -> String {
         return format!("{} not tested yet", m.label());
     };
     let unit = if m.relative() { " %" } else { " pp" };
+    let withheld = match l.withheld {
+        Some(TailGuard::TooFewRuns) => format!(" (a tail needs {MIN_GUARDED_RUNS} pairs)"),
+        Some(TailGuard::OneRunCarriesIt) => " (one pair carries it)".to_string(),
+        None => String::new(),
+    };
     format!(
-        "{} {} {:+.1}{unit} [{:+.1}, {:+.1}]",
+        "{} {}{withheld} {:+.1}{unit} [{:+.1}, {:+.1}]",
         m.label(),
         l.call.words(m),
         l.change,

@@ -14,7 +14,8 @@ use crate::analysis::variant::read_variants;
 use crate::error::Error;
 use crate::plan::Plan;
 use crate::record::model::RunRecord;
-use crate::report::{Format, new_folder, render_comparison, sequential};
+use crate::report::sequential::{self, TABLE_NOTE};
+use crate::report::{Format, new_folder, render_comparison};
 use crate::run::Outputs;
 use crate::run::output::{Kept, ResultsFolder};
 
@@ -184,10 +185,13 @@ pub fn comparison(o: &AbOutcome, threshold_pct: f64) -> Result<String, Error> {
     let table = render_comparison(&variants, &c, Format::Text, None)?;
     if let Some(top) = &o.top {
         let md = render_comparison(&variants, &c, Format::Markdown, None)?;
-        write(&top.join("comparison.md"), &format!("{words}\n{md}"))?;
+        write(
+            &top.join("comparison.md"),
+            &format!("{words}{TABLE_NOTE}\n\n{md}"),
+        )?;
         write(&top.join("sequence.txt"), &words)?;
     }
-    Ok(format!("{words}\n{table}"))
+    Ok(format!("{words}{TABLE_NOTE}\n\n{table}"))
 }
 
 fn write(path: &Path, text: &str) -> Result<(), Error> {

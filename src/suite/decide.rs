@@ -98,6 +98,9 @@ impl Rounds {
             let text = sequential::text(seq);
             out.push(format!("{} against {base}: {}", t.name, text.trim_end()));
         }
+        if !out.is_empty() {
+            out.push(sequential::TABLE_NOTE.to_string());
+        }
         out
     }
 }

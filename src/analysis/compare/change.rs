@@ -64,6 +64,7 @@ impl Tested {
         } else {
             ChangeVerdict::Inconclusive {
                 runs_needed: self.runs_needed(&diff, down, up, family),
+                tail_guard: None,
             }
         };
         Change {

@@ -9,15 +9,25 @@
 //! replace the t test at these sizes: see the module documentation of `compare`.)
 
 use super::change::{bounds, to_scale};
-use super::{ALPHA, LEVEL, MIN_REPEATS, Metric};
+use super::{ALPHA, LEVEL, MIN_GUARDED_RUNS, MIN_REPEATS, Metric, TailGuard};
 use crate::analysis::stats;
 
-/// Whether `metric` is one whose calls must survive leaving out any one run.
-pub(super) fn guarded(metric: Metric) -> bool {
-    matches!(
-        metric,
-        Metric::P99 | Metric::P99_9 | Metric::TtftP99 | Metric::GapP99
-    )
+/// Why a call `above` the threshold (else below) on a guarded metric is withheld, if it is:
+/// too few runs on a side to leave one out, or some run that carries it
+/// ([`holds_without_any_one_run`]).
+pub(super) fn withheld(
+    metric: Metric,
+    a: &[f64],
+    b: &[f64],
+    limit: f64,
+    holm: f64,
+    above: bool,
+) -> Option<TailGuard> {
+    if a.len().min(b.len()) < MIN_GUARDED_RUNS {
+        return Some(TailGuard::TooFewRuns);
+    }
+    (!holds_without_any_one_run(metric, a, b, limit, holm, above))
+        .then_some(TailGuard::OneRunCarriesIt)
 }
 
 /// Whether a call `above` the threshold (the change's interval beyond +T; else below −T) on the
@@ -84,6 +94,20 @@ mod tests {
             1.0,
             true
         ));
-        assert!(guarded(Metric::P99_9) && !guarded(Metric::P50));
+        assert!(Metric::P99_9.is_tail() && !Metric::P50.is_tail());
+    }
+
+    #[test]
+    fn a_withheld_call_says_why() {
+        let (a, shifted) = ([10.0, 10.2, 9.9, 10.1], [12.0, 12.1, 11.9, 12.2]);
+        let why = |a: &[f64], b: &[f64]| withheld(Metric::P99, a, b, 2.0, 9.0, true);
+        assert_eq!(why(&a, &shifted), None);
+        // Three runs a side: leaving one out leaves two, too few to rule out one run's tail.
+        assert_eq!(why(&a[..3], &shifted[..3]), Some(TailGuard::TooFewRuns));
+        assert_eq!(why(&a, &shifted[..3]), Some(TailGuard::TooFewRuns));
+        assert_eq!(
+            why(&a, &[10.1, 9.9, 14.0, 14.5]),
+            Some(TailGuard::OneRunCarriesIt)
+        );
     }
 }

@@ -139,7 +139,10 @@ fn single_runs_give_weak_verdicts_from_the_series() {
     let rps = change(&c, Metric::Throughput);
     assert_eq!(
         rps.verdict,
-        ChangeVerdict::Inconclusive { runs_needed: None },
+        ChangeVerdict::Inconclusive {
+            runs_needed: None,
+            tail_guard: None
+        },
         "{rps:?}"
     );
     assert_eq!(rps.words(Metric::Throughput), "inconclusive (weak)");
@@ -417,10 +420,35 @@ fn a_tail_call_must_survive_leaving_out_any_one_run() {
     );
     assert_eq!(
         p99.verdict,
-        ChangeVerdict::Inconclusive { runs_needed: None },
+        ChangeVerdict::Inconclusive {
+            runs_needed: None,
+            tail_guard: Some(TailGuard::OneRunCarriesIt)
+        },
         "{p99:?}"
     );
+    assert_eq!(p99.words(Metric::P99), "inconclusive (one run carries it)");
     let shifted = variant("c", runs([12.0, 12.1, 11.9, 12.2, 12.05]));
-    let c = compare(&[a, shifted], CompareOptions::default());
+    let c = compare(&[a.clone(), shifted.clone()], CompareOptions::default());
     assert_eq!(change(&c, Metric::P99).verdict, ChangeVerdict::Worse);
+    // The same shift at three runs a side: past Holm's line, but too few runs to leave one
+    // out, and the table says so.
+    let three = |v: &Variant| Variant {
+        runs: v.runs[..3].to_vec(),
+        ..v.clone()
+    };
+    let c = compare(&[three(&a), three(&shifted)], CompareOptions::default());
+    let p99 = change(&c, Metric::P99);
+    assert!(p99.p_adjusted.unwrap() < ALPHA, "{p99:?}");
+    assert_eq!(
+        p99.words(Metric::P99),
+        "inconclusive (a tail needs 4 runs a side)"
+    );
+    let md = crate::report::render_comparison(
+        &[three(&a), three(&shifted)],
+        &c,
+        crate::report::Format::Markdown,
+        None,
+    )
+    .unwrap();
+    assert!(md.contains("| ≥4 |"), "{md}");
 }

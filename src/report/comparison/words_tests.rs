@@ -30,6 +30,7 @@ fn an_interval_across_the_threshold_is_inconclusive() {
     assert_eq!(p50.words(Metric::P50), "inconclusive", "{p50:?}");
     let ChangeVerdict::Inconclusive {
         runs_needed: Some(RunsNeeded::About(n)),
+        ..
     } = p50.verdict
     else {
         panic!("{p50:?}");
