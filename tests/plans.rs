@@ -229,7 +229,7 @@ path = "/delay?ms=50"
 "#,
     )
     .unwrap();
-    let (code, rec, _) = run_plan(&plan, &t.base_url(), &[]);
+    let (code, rec, out) = run_plan(&plan, &t.base_url(), &[]);
     assert_eq!(code, Some(0));
     let s = rec["series"].as_array().unwrap();
     let in_flight = |i: usize| s[i]["in_flight"].as_u64().unwrap();
@@ -239,6 +239,20 @@ path = "/delay?ms=50"
     assert!((34..=40).contains(&in_flight(4)), "{s:?}");
     let reqs = |i: usize| s[i]["requests"].as_u64().unwrap();
     assert!(reqs(3) > reqs(0) * 3, "{s:?}");
+    // Six seconds of a climbing load: no interval, and the record says why.
+    let ci = &rec["summary"]["ci95"];
+    assert_eq!(
+        ci["unsteady"], "scenario `ramp` changes its load over time (a ramp or a ladder)",
+        "{ci}"
+    );
+    assert!(
+        ci.get("rps").is_none() && ci.get("p99_ms").is_none(),
+        "{ci}"
+    );
+    assert!(
+        out.contains("95 % intervals: none, the load was not steady: scenario `ramp`"),
+        "{out}"
+    );
 }
 
 #[test]

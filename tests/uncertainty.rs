@@ -280,7 +280,68 @@ fn bad_precision_goals_are_refused_with_what_and_where() {
     let (code, _, err) = common::run_volley(&["check", plan.to_str().unwrap()]);
     assert_ne!(code, Some(0), "{err}");
     assert!(
-        err.contains("plan.toml:4") && err.contains("`two` is not a share"),
+        err.contains("plan.toml:5:7") && err.contains("`two` is not a share"),
         "{err}"
     );
+}
+
+/// Stopping once precise is sound only where every second measures the same load: a ramp, a
+/// later scenario, a window too short for an interval and a shared test are refused before
+/// anything runs, saying which and why.
+#[test]
+fn a_load_that_is_not_steady_cannot_run_until_precise() {
+    let url = "http://127.0.0.1:1/";
+    for (args, says) in [
+        (
+            &["-d", "2s", "--precision", "p99=2%"][..],
+            "invalid --precision: the run measures for 2s, and an interval needs at least 5",
+        ),
+        (
+            &["-d", "10s", "--segment", "0/2", "--precision", "p99=2%"][..],
+            "cannot run until precise: each share would stop on its own figures",
+        ),
+    ] {
+        let (code, _, err) = common::run_volley(&[&[url][..], args].concat());
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
+    let dir = common::temp_dir("uncertainty-steady");
+    // A scenario: its name, what comes before its load (start_after), its load.
+    let scenario = |name: &str, start: &str, load: &str| {
+        format!(
+            "[[scenario]]\nname = \"{name}\"\n{start}load = {{ {load} }}\n\
+             [[scenario.step]]\nname = \"get\"\npath = \"/\"\n"
+        )
+    };
+    let constant = "profile = \"constant-vus\", vus = 2, duration = \"10s\"";
+    let ramp = "profile = \"ramping-vus\", start_vus = 1, \
+                stages = [{ duration = \"10s\", target = 8 }]";
+    for (name, scenarios, says) in [
+        (
+            "ramp",
+            scenario("up", "", ramp),
+            "[precision]: scenario `up` changes its load over time",
+        ),
+        (
+            "later",
+            scenario("base", "", constant) + &scenario("late", "start_after = \"3s\"\n", constant),
+            "scenario `late` starts or ends apart from `base`",
+        ),
+        (
+            "steady",
+            scenario("a", "", constant) + &scenario("b", "", constant),
+            "",
+        ),
+    ] {
+        let plan = dir.join(format!("{name}.toml"));
+        let text = format!(
+            "[target]\nbase_url = \"http://127.0.0.1:1\"\n[precision]\np50 = \"2%\"\n{scenarios}"
+        );
+        std::fs::write(&plan, text).unwrap();
+        let (code, out, err) = common::run_volley(&["check", plan.to_str().unwrap()]);
+        match says {
+            "" => assert_eq!(code, Some(0), "{name}: {out}{err}"),
+            _ => assert!(code == Some(2) && err.contains(says), "{name}: {err}"),
+        }
+    }
 }

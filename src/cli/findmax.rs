@@ -19,11 +19,10 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let base = base_plan(&a)?;
     super::runs::open_files(&base);
     if let Some(why) = findmax::run::unsearchable(&base) {
-        return Err(volley::Error::Invalid {
+        anyhow::bail!(volley::Error::Invalid {
             what: "plan".into(),
             why,
-        }
-        .into());
+        });
     }
     if !a.quiet {
         eprintln!("volley find-max: {}", settings.banner(&base));
@@ -88,6 +87,7 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
             sets: a.sets.clone(),
             threads: a.threads,
             secret_headers: a.secret_headers.clone(),
+            load_replaced: true,
             ..Default::default()
         };
         a.results.clone().apply(&mut options);

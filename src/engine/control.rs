@@ -43,7 +43,8 @@ pub(super) async fn control_loop(
         threads: Vec::with_capacity(workers),
         last_finish: None,
         precise_at: None,
-        wants_ci: observers.wants_ci95(),
+        // A load that changes has no intervals (docs/measurement.md, "Uncertainty").
+        wants_ci: observers.wants_ci95() && !run.plan.unsteady().is_some_and(|u| u.mixes_loads()),
         ci_seconds: 0,
     };
     let mut failure = None;
@@ -113,7 +114,8 @@ struct Control {
     last_finish: Option<Instant>,
     /// When the run's precision goals were met.
     precise_at: Option<Duration>,
-    /// Some observer follows the intervals as they narrow.
+    /// Some observer follows the intervals as they narrow, and the load is steady enough to
+    /// have them.
     wants_ci: bool,
     /// Seconds the intervals were last computed over.
     ci_seconds: usize,

@@ -53,7 +53,7 @@ pub struct PlanFile {
     /// of the figure (`p99 = "2%"`; figures: rps, mean, p50, p90, p99, p99.9), the plan's length
     /// being the most it runs. `--precision` replaces it.
     #[schemars(with = "Option<BTreeMap<String, String>>")]
-    pub precision: Option<Spanned<BTreeMap<String, String>>>,
+    pub precision: Option<Spanned<BTreeMap<String, Spanned<String>>>>,
     /// The seed of the Poisson arrivals (`arrivals = "poisson"`): the same seed gives the same
     /// arrivals (with the same threads and segment); drawn at random and recorded when absent.
     /// `--seed` replaces it.

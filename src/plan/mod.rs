@@ -26,6 +26,7 @@ pub mod read;
 pub mod render;
 pub mod segment;
 pub mod set_key;
+pub mod steady;
 pub mod stream;
 pub mod tags;
 pub mod template;

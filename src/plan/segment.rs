@@ -156,6 +156,15 @@ pub fn apply(mut plan: Plan, segment: Segment, plan_hash: String) -> Result<Plan
         what: format!("--segment {segment}"),
         why,
     };
+    if !plan.precision.is_empty() {
+        return Err(Error::Invalid {
+            what: "--precision/[precision]".into(),
+            why: "a test shared among generators (--segment, --join, volley coordinate) cannot \
+                  run until precise: each share would stop on its own figures, and the merged \
+                  run would mix windows of different lengths"
+                .into(),
+        });
+    }
     for sc in &mut plan.scenarios {
         let warmup_in = plan.warmup.saturating_sub(sc.start_after);
         sc.profile

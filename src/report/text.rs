@@ -129,6 +129,9 @@ fn latencies(o: &mut String, r: &RunRecord) {
         if let Some(line) = super::uncertainty::text_line(ci) {
             let _ = writeln!(o, "95 % intervals (within this run): {line}");
         }
+        if let Some(why) = &ci.unsteady {
+            let _ = writeln!(o, "95 % intervals: none, the load was not steady: {why}");
+        }
         if let Some(p) = &ci.precision {
             let _ = writeln!(
                 o,

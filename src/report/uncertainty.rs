@@ -88,6 +88,14 @@ pub fn table(r: &RunRecord) -> Option<Table> {
             ]);
         }
     }
+    if let Some(why) = &ci.unsteady {
+        t.push([
+            "none".to_string(),
+            format!("the load was not steady: {why}"),
+            String::new(),
+            String::new(),
+        ]);
+    }
     if let Some(p) = &ci.precision {
         t.push([
             "precision".to_string(),

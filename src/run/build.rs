@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use crate::engine::RunOutcome;
+use crate::plan::steady::Unsteady;
 use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::{
@@ -307,6 +308,12 @@ fn generator(outcome: &RunOutcome, model: Model) -> Generator {
 /// The 95 % intervals of the headline figures (`rps`: the run's throughput, req/s), and what a
 /// run asked to last until precise got.
 fn uncertainty(plan: &Plan, outcome: &RunOutcome, rps: f64) -> Ci95 {
+    if let Some(why) = plan.unsteady().filter(Unsteady::mixes_loads) {
+        return Ci95 {
+            unsteady: Some(why.cause()),
+            ..Ci95::default()
+        };
+    }
     let batches = outcome.batches.histograms();
     let mut ci = crate::analysis::interval::ci95(&crate::analysis::interval::Input {
         window_s: outcome.window.as_secs_f64(),

@@ -96,6 +96,11 @@ impl Ramp {
         self.stages.iter().map(|s| s.duration).sum()
     }
 
+    /// Whether the level never changes: every stage holds the starting level.
+    pub fn is_constant(&self) -> bool {
+        self.stages.iter().all(|s| s.target == self.start)
+    }
+
     /// The highest level reached.
     pub fn peak(&self) -> f64 {
         self.stages

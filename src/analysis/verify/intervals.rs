@@ -2,10 +2,10 @@
 //! batches hold every response.
 
 use super::{Findings, Rule};
-use crate::analysis::interval::{Input, ci95_by};
+use crate::analysis::interval::{Input, MIN_BATCHES, ci95_by};
 use crate::record::batches::Batches;
 use crate::record::decode_histogram;
-use crate::record::model::{BoundFigure, RunRecord};
+use crate::record::model::{BoundFigure, PrecisionOutcome, RunRecord};
 
 /// `summary.ci95` recomputed from `histograms.batches_us` and `series`; the batches' responses
 /// add up to the latency histogram's.
@@ -13,6 +13,23 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
     let Some(recorded) = &r.summary.ci95 else {
         return;
     };
+    if let Some(p) = &recorded.precision {
+        precision(p, r.summary.duration_s, f);
+    }
+    if let Some(why) = &recorded.unsteady {
+        // A load that changed has no intervals, whatever its batches would give.
+        for figure in BoundFigure::ALL {
+            let found = recorded.get(figure);
+            f.check(
+                found.is_none(),
+                Rule::IntervalsAgree,
+                format!("summary.ci95.{}", figure.field()),
+                show(found),
+                || format!("none: summary.ci95.unsteady says {why}"),
+            );
+        }
+        return;
+    }
     let h = &r.histograms;
     let (Ok(batches), Ok(latency)) = (
         Batches::decode(h.batch_s, &h.batches_us),
@@ -57,6 +74,43 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         f.check(agree, Rule::IntervalsAgree, path, show(found), || {
             format!("{} from the batches and the series", show(expected))
         });
+    }
+}
+
+/// A run asked to last until precise: it asked something, and it stopped when it says it
+/// reached its goals — at their moment, no sooner than an interval can exist
+/// ([`MIN_BATCHES`] whole seconds), and at most a second before the window's end (the stop is
+/// asked at the end of the second whose interval met them).
+fn precision(p: &PrecisionOutcome, duration_s: f64, f: &mut Findings) {
+    let path = "summary.ci95.precision";
+    f.check(
+        !p.goals.is_empty() && p.goals.iter().all(|g| g.share > 0.0 && g.share < 1.0),
+        Rule::IntervalsAgree,
+        format!("{path}.goals"),
+        format!("{} goal(s)", p.goals.len()),
+        || "at least one goal, each a share between 0 and 1".into(),
+    );
+    f.check(
+        p.reached == p.at_s.is_some(),
+        Rule::IntervalsAgree,
+        format!("{path}.reached"),
+        p.reached,
+        || format!("{} (at_s is {:?})", p.at_s.is_some(), p.at_s),
+    );
+    if let Some(at) = p.at_s {
+        let earliest = MIN_BATCHES as f64 - 1e-3;
+        f.check(
+            at >= earliest && at <= duration_s + 1e-3 && duration_s - at <= 1.0,
+            Rule::IntervalsAgree,
+            format!("{path}.at_s"),
+            at,
+            || {
+                format!(
+                    "at least {MIN_BATCHES} s, and within the last second of the window \
+                     (summary.duration_s {duration_s})"
+                )
+            },
+        );
     }
 }
 

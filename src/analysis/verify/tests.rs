@@ -290,3 +290,75 @@ fn intervals_are_checked_by_the_method_their_record_names() {
         [("summary.ci95.rps".to_string(), Rule::IntervalsAgree)]
     );
 }
+
+#[test]
+fn a_precision_outcome_must_fit_the_window() {
+    use crate::record::model::{BoundFigure, PrecisionGoal, PrecisionOutcome};
+    let mut r = fixture("ok", 12, 250, 2000, 3, 0.0);
+    settle(&mut r);
+    let window = r.summary.duration_s;
+    let latency = crate::record::decode_histogram(&r.histograms.latency_us).unwrap();
+    let ci = crate::analysis::interval::ci95(&crate::analysis::interval::Input {
+        window_s: window,
+        series: &r.series,
+        batch_s: 1,
+        batches: &[],
+        rps: r.summary.rps,
+        latency: &latency,
+    });
+    r.summary.ci95 = Some(ci);
+    let mut with = |reached: bool, at_s: Option<f64>, share: f64| {
+        let ci = r.summary.ci95.as_mut().unwrap();
+        ci.precision = Some(PrecisionOutcome {
+            goals: vec![PrecisionGoal {
+                figure: BoundFigure::P99,
+                share,
+            }],
+            reached,
+            at_s,
+        });
+        named(&r)
+    };
+    let at = |field: &str| {
+        vec![(
+            format!("summary.ci95.precision.{field}"),
+            Rule::IntervalsAgree,
+        )]
+    };
+    assert_eq!(with(true, Some(window - 0.4), 0.02), vec![]);
+    assert_eq!(with(false, None, 0.02), vec![]);
+    // Precise before an interval can exist, or long before the run stopped.
+    assert_eq!(with(true, Some(2.0), 0.02), at("at_s"));
+    assert_eq!(with(true, Some(window - 3.0), 0.02), at("at_s"));
+    assert_eq!(with(true, None, 0.02), at("reached"));
+    assert_eq!(with(false, Some(window), 0.02), at("reached"));
+    assert_eq!(with(false, None, 0.0), at("goals"));
+}
+
+#[test]
+fn a_load_that_was_not_steady_has_no_intervals() {
+    use crate::record::model::{Bound, Ci95};
+    let mut r = fixture("ok", 12, 250, 2000, 3, 0.0);
+    settle(&mut r);
+    let unsteady = Ci95 {
+        unsteady: Some("scenario `up` changes its load over time (a ramp or a ladder)".into()),
+        ..Ci95::default()
+    };
+    r.summary.ci95 = Some(unsteady.clone());
+    assert_eq!(named(&r), vec![]);
+    let bound = Bound {
+        value: r.summary.rps,
+        half_width: 1.0,
+        batches: 12,
+        batch_s: 1,
+        effective: 12.0,
+    };
+    r.summary.ci95 = Some(Ci95 {
+        rps: Some(bound),
+        ..unsteady
+    });
+    assert_eq!(
+        named(&r),
+        [("summary.ci95.rps".to_string(), Rule::IntervalsAgree)]
+    );
+}

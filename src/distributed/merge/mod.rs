@@ -35,8 +35,20 @@ use crate::record::batches::Batches;
 use crate::record::model::RunConfig;
 use crate::record::shares::{LostShare, Merged, ShareFigures};
 
-/// The merged record's latency batches and the intervals computed from them and its series.
-fn uncertainty(merged: &mut RunRecord, batches: &Batches) -> Result<(), MergeError> {
+/// The merged record's latency batches and the intervals computed from them and its series;
+/// none when a share's load was not steady (`unsteady`, as the shares' records say).
+fn uncertainty(
+    merged: &mut RunRecord,
+    batches: &Batches,
+    unsteady: Option<String>,
+) -> Result<(), MergeError> {
+    if let Some(why) = unsteady {
+        merged.summary.ci95 = Some(crate::record::model::Ci95 {
+            unsteady: Some(why),
+            ..Default::default()
+        });
+        return Ok(());
+    }
     let latency = crate::record::decode_histogram(&merged.histograms.latency_us).map_err(|e| {
         MergeError::Field {
             record: "the merged record".into(),
@@ -279,7 +291,11 @@ fn merge_with(
         .sum::<u64>();
     merged.series = parts::series(&parts);
     crate::record::series::fit_to_window(&mut merged.series, window);
-    uncertainty(&mut merged, &parts::batches(&parts)?)?;
+    let unsteady = parts.iter().find_map(|p| {
+        let ci = p.record.summary.ci95.as_ref()?;
+        ci.unsteady.clone()
+    });
+    uncertainty(&mut merged, &parts::batches(&parts)?, unsteady)?;
     merged.groups = parts::groups(&parts)?;
     merged.checks = parts::checks(&parts);
     merged.merged = Some(Merged {

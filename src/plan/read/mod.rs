@@ -291,6 +291,7 @@ impl Ctx<'_> {
             latency_buckets: self.latency_buckets(f)?,
             precision: self.precision(f)?,
         };
+        self.steady_if_precise(f, &plan)?;
         plan.fit_threads(threads);
         Ok(plan)
     }

@@ -41,6 +41,9 @@ pub struct ReadOptions {
     pub precision: Vec<crate::record::model::PrecisionGoal>,
     /// `--seed`: the Poisson arrivals' seed, over the plan's `seed`.
     pub seed: Option<u64>,
+    /// The caller runs the plan at loads of its own (find-max's steps), not the plan's: what
+    /// only the plan's own load must allow (a steady load for `--precision`) is not checked.
+    pub load_replaced: bool,
 }
 
 impl Default for ReadOptions {
@@ -60,6 +63,7 @@ impl Default for ReadOptions {
             latency_buckets: Vec::new(),
             precision: Vec::new(),
             seed: None,
+            load_replaced: false,
         }
     }
 }

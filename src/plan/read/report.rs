@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use super::Ctx;
 use crate::error::Error;
+use crate::plan::Plan;
 use crate::plan::file::PlanFile;
 use crate::record::model::PrecisionGoal;
 
@@ -21,10 +22,30 @@ impl Ctx<'_> {
             .get_ref()
             .iter()
             .map(|(name, share)| {
-                crate::plan::flags::precision_goal(name, share)
-                    .map_err(|why| self.at_key(table, "precision:", why, Some("e.g. p99 = \"2%\"")))
+                crate::plan::flags::precision_goal(name, share.get_ref())
+                    .map_err(|why| self.at_key(share, "precision:", why, Some("e.g. p99 = \"2%\"")))
             })
             .collect()
+    }
+
+    /// A plan asked to last until precise must hold one load over a window long enough for an
+    /// interval ([`Plan::unsteady`]): else the flag, or `[precision]`, is refused with why.
+    pub(super) fn steady_if_precise(&self, f: &PlanFile, plan: &Plan) -> Result<(), Error> {
+        let Some(why) = plan.precision.first().and_then(|_| plan.unsteady()) else {
+            return Ok(());
+        };
+        if self.options.load_replaced {
+            return Ok(());
+        }
+        match &f.precision {
+            Some(table) if self.options.precision.is_empty() => {
+                Err(self.at_key(table, "[precision]:", why, None))
+            }
+            _ => Err(Error::Invalid {
+                what: "--precision".into(),
+                why: why.to_string(),
+            }),
+        }
     }
 
     /// The latency buckets' upper bounds: `--buckets`, else `[report] buckets`, else none (1-2-5).

@@ -72,6 +72,12 @@ pub struct Ci95 {
     /// whether it got there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub precision: Option<PrecisionOutcome>,
+    /// Why the run has no intervals although it has the seconds for them: its load did not
+    /// hold one level (a ramp, a ladder, scenarios that start or end apart), and batch means
+    /// assume every second measures the same load. In words, e.g. "scenario `up` changes its
+    /// load over time (a ramp or a ladder)"; absent for a steady load.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsteady: Option<String>,
 }
 
 /// A figure an interval is kept for, by its name in `--precision` and `[precision]`.

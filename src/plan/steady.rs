@@ -1,0 +1,104 @@
+//! Whether a plan's load holds one level over its whole measured window — what a run asked to
+//! last until precise (`--precision`, `[precision]`) needs: stopping it once its figures are
+//! precise must not cut a ramp, a ladder or a later scenario short, and its intervals assume
+//! every second measures the same load (docs/measurement.md, "Uncertainty").
+
+use std::fmt;
+use std::time::Duration;
+
+use super::Plan;
+use crate::analysis::interval::MIN_BATCHES;
+
+/// Why a plan's load does not hold one level, or cannot be precise.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unsteady {
+    /// A scenario's level changes over time (a ramp, a ladder's phases).
+    Ramps {
+        /// The scenario.
+        scenario: String,
+    },
+    /// Two scenarios start or end at different times.
+    Staggered {
+        /// The scenario that starts or ends apart from the first.
+        scenario: String,
+        /// The first scenario.
+        first: String,
+    },
+    /// The measured window is shorter than the fewest batches an interval needs.
+    TooShort {
+        /// The measured window.
+        window: Duration,
+    },
+}
+
+impl Unsteady {
+    /// What is not steady, in words: "scenario `up` changes its load over time (a ramp or a
+    /// ladder)" — what a run's record says of intervals it leaves out.
+    pub fn cause(&self) -> String {
+        match self {
+            Self::Ramps { scenario } => {
+                format!("scenario `{scenario}` changes its load over time (a ramp or a ladder)")
+            }
+            Self::Staggered { scenario, first } => {
+                format!("scenario `{scenario}` starts or ends apart from `{first}`")
+            }
+            Self::TooShort { window } => format!(
+                "the run measures for {}, and an interval needs at least {MIN_BATCHES} \
+                 one-second batches",
+                humantime::format_duration(*window)
+            ),
+        }
+    }
+
+    /// Whether the run's seconds measure different loads (a ramp, scenarios apart), so that
+    /// batch means over them are no interval at all; a short window only lacks batches.
+    pub fn mixes_loads(&self) -> bool {
+        !matches!(self, Self::TooShort { .. })
+    }
+}
+
+impl fmt::Display for Unsteady {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let then = match self {
+            Self::Ramps { .. } => {
+                "a run stopped once precise would cut it short, and its figures mix the levels"
+            }
+            Self::Staggered { .. } => {
+                "a run stopped once precise would stop both, cutting one short"
+            }
+            Self::TooShort { .. } => "so it could never be precise",
+        };
+        match self {
+            Self::TooShort { .. } => write!(f, "{}, {then}", self.cause()),
+            _ => write!(f, "{}: {then}", self.cause()),
+        }
+    }
+}
+
+impl Plan {
+    /// Why this plan cannot be run until precise, if it cannot: a scenario whose level
+    /// changes, scenarios that start or end at different times, or a measured window shorter
+    /// than [`MIN_BATCHES`] seconds. Scenarios that end by an iteration count have no fixed
+    /// end and are judged on their start alone.
+    pub fn unsteady(&self) -> Option<Unsteady> {
+        let first = self.scenarios.first()?;
+        for sc in &self.scenarios {
+            if !sc.profile.ramp().is_constant() {
+                return Some(Unsteady::Ramps {
+                    scenario: sc.name.clone(),
+                });
+            }
+            if sc.start_after != first.start_after
+                || sc.profile.duration() != first.profile.duration()
+            {
+                return Some(Unsteady::Staggered {
+                    scenario: sc.name.clone(),
+                    first: first.name.clone(),
+                });
+            }
+        }
+        let end = first.start_after + first.profile.duration()?;
+        let window = end.saturating_sub(self.warmup);
+        (window < Duration::from_secs(MIN_BATCHES as u64)).then_some(Unsteady::TooShort { window })
+    }
+}
