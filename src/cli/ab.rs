@@ -36,22 +36,26 @@ pub struct AbArgs {
     pub max_time: Option<Duration>,
 }
 
+/// Quick-mode flags `volley ab` refuses, by argument id: hidden from its help (and flags.md).
+const REFUSED: &str = "repeat repeat_until segment join join_wait json metrics_listen \
+    metrics_linger prometheus_rw otlp targets metrics interval max_series";
+
+/// Hides a flag `volley ab` refuses from its help.
+pub fn hide_refused(arg: clap::Arg) -> clap::Arg {
+    let refused = REFUSED.split_whitespace().any(|id| id == arg.get_id());
+    if refused { arg.hide(true) } else { arg }
+}
+
 /// Runs the sequence (or replays two folders of runs); returns the exit code.
 pub fn run(a: AbArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
-    let q = &a.quick;
-    let e = &q.export;
+    let (q, e) = (&a.quick, &a.quick.export);
     let outputs = q.json.is_some() || e.metrics_listen.is_some() || e.prometheus_rw.is_some();
-    let repeats = q.repeat > 1 || !q.repeat_until.is_empty();
-    if repeats || q.join.join.is_some() || q.segment.is_some() {
+    let runs = q.repeat > 1 || !q.repeat_until.is_empty() || q.join.join.is_some();
+    if runs || q.segment.is_some() || outputs || e.otlp.is_some() || !q.watch.targets.is_empty() {
         anyhow::bail!(volley::Error::Invalid {
-            what: "--repeat/--repeat-until/--join/--segment".into(),
-            why: "the sequence decides how many runs (--max-runs bounds them), alone".into(),
-        });
-    }
-    if outputs || e.otlp.is_some() || !q.watch.targets.is_empty() {
-        anyhow::bail!(volley::Error::Invalid {
-            what: "--json/--metrics-listen/--prometheus-rw/--otlp/--watch".into(),
-            why: "not with `volley ab`: every run's record is kept under --out (ab-<time>/a, b)"
+            what: "--repeat/--repeat-until/--segment/--join/--json/--watch/live outputs".into(),
+            why: "not with `volley ab`: the sequence decides its runs (--max-runs bounds them), \
+                  and keeps every run's record under --out (ab-<time>/a, b)"
                 .into(),
         });
     }
@@ -92,10 +96,11 @@ fn plan_of(a: &AbArgs, side: &str) -> anyhow::Result<Plan> {
     for set in side.split(',').filter(|s| !s.trim().is_empty()) {
         sets.push(parse_set(set.trim()).map_err(|e| anyhow::anyhow!("{side}: {e}"))?);
     }
-    let options = volley::plan::read::ReadOptions {
+    let mut options = volley::plan::read::ReadOptions {
         sets,
         threads: a.quick.threads,
         ..Default::default()
     };
+    a.quick.results.clone().apply(&mut options);
     Ok(volley::plan::read::read_file(path, &options)?.prepare()?)
 }
