@@ -74,6 +74,33 @@ mod tests {
     }
 
     #[test]
+    fn the_latency_note_names_the_model_it_was_measured_in() {
+        let mut r = record("m", 5, 1000, 2000, 0, 0.0);
+        let note = |r: &RunRecord| {
+            let md = render(r);
+            let at = md.find("## Latency (ms)").unwrap();
+            md[at..].lines().nth(2).unwrap_or_default().to_string()
+        };
+        assert!(
+            note(&r).starts_with("Closed model: latency from when"),
+            "{}",
+            note(&r)
+        );
+        r.config.model = crate::record::model::Model::Open;
+        assert!(
+            note(&r).starts_with("Open model: latency from when"),
+            "{}",
+            note(&r)
+        );
+        r.config.model = crate::record::model::Model::Mixed;
+        assert!(
+            note(&r).starts_with("Closed and open scenarios:"),
+            "{}",
+            note(&r)
+        );
+    }
+
+    #[test]
     fn plan_sections_render_when_present() {
         let mut r = record("plan", 5, 100, 2000, 0, 0.0);
         let base = r.summary.latency_ms;

@@ -247,13 +247,23 @@ fn latency_cells(label: &str, p: &Percentiles) -> Vec<String> {
 
 fn latency(r: &RunRecord) -> Table {
     let s = &r.summary;
-    let note = if s.latency_ms.p50.is_none() {
-        "No response was received, so there is no latency to report."
-    } else if r.config.model == Model::Open {
-        "Open model: latency from when each request was due (free of coordinated omission); \
-         service latency from when it was actually sent."
-    } else {
-        "Closed model: latency from when each request was sent to when its response was complete."
+    let note = match r.config.model {
+        _ if s.latency_ms.p50.is_none() => {
+            "No response was received, so there is no latency to report."
+        }
+        Model::Open => {
+            "Open model: latency from when each request was due (free of coordinated omission); \
+             service latency from when it was actually sent."
+        }
+        Model::Mixed => {
+            "Closed and open scenarios: latency from when each request was sent (closed) or due \
+             (open, free of coordinated omission); service latency from when it was actually \
+             sent, every scenario's."
+        }
+        Model::Closed => {
+            "Closed model: latency from when each request was sent to when its response was \
+             complete."
+        }
     };
     let mut t = Table::new("Latency (ms)", &LATENCY_HEADS).with_note(note);
     t.push(latency_cells("latency", &s.latency_ms));
