@@ -367,6 +367,14 @@ fn notes(variants: &[Variant], rows: &[MetricRow]) -> Vec<String> {
                 .into(),
         );
     }
+    let few = variants.iter().any(|v| v.runs.len() < MIN_REPEATS);
+    if few && variants.iter().any(change::unsteady) {
+        notes.push(
+            "a load that changes (a ramp, a ladder, scenarios apart) has no per-second verdict: \
+             its seconds measure different loads, not noise; repeat each test (--repeat 3)"
+                .into(),
+        );
+    }
     if let Some(base) = variants.first() {
         for v in &variants[1..] {
             let (n, m) = (base.runs.len(), v.runs.len());

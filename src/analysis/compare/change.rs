@@ -224,6 +224,9 @@ fn per_second(
     x: f64,
     y: f64,
 ) -> Option<Difference> {
+    if unsteady(base) || unsteady(other) {
+        return None;
+    }
     let side = |v: &Variant| -> Option<(f64, f64, f64)> {
         let runs = seconds(v, metric);
         let all: Vec<f64> = runs.iter().flatten().copied().collect();
@@ -249,6 +252,15 @@ fn per_second(
         vb / (mb * mb),
         nb - 1.0,
     ))
+}
+
+/// Whether some run of `v` had a load that changed (`summary.ci95.unsteady`): its seconds
+/// measure different loads, so their spread is no noise to test against.
+pub(super) fn unsteady(v: &Variant) -> bool {
+    v.runs.iter().any(|r| {
+        let ci = r.summary.ci95.as_ref();
+        ci.is_some_and(|c| c.unsteady.is_some())
+    })
 }
 
 /// Per-second samples of a variant, one list per run (each run's autocorrelation is its own).

@@ -116,6 +116,33 @@ fn identical_configurations_are_shown_equivalent() {
 }
 
 #[test]
+fn single_runs_of_a_load_that_changes_give_no_per_second_verdict() {
+    let ramp = |label: &str, rate: u64, p50: u64| {
+        let mut r = record(label, 10, rate, p50, 0, 0.05);
+        r.summary.ci95 = Some(crate::record::model::Ci95 {
+            unsteady: Some("scenario `up` changes its load over time (a ramp or a ladder)".into()),
+            ..Default::default()
+        });
+        variant(label, vec![r])
+    };
+    let c = compare(
+        &[ramp("a", 1000, 5000), ramp("b", 800, 6000)],
+        CompareOptions::default(),
+    );
+    let rps = change(&c, Metric::Throughput);
+    assert_eq!(
+        (rps.method, rps.verdict),
+        (None, ChangeVerdict::NotEnoughData)
+    );
+    assert!(rps.change.unwrap() < -15.0, "{rps:?}");
+    assert!(
+        c.notes.iter().any(|n| n.starts_with("a load that changes")),
+        "{:?}",
+        c.notes
+    );
+}
+
+#[test]
 fn single_runs_give_weak_verdicts_from_the_series() {
     let a = variant("a", vec![record("a", 10, 1000, 5000, 0, 0.05)]);
     let b = variant("b", vec![record("b", 10, 800, 6000, 0, 0.05)]);
