@@ -73,10 +73,18 @@ pub fn mismatches_except(variants: &[Variant], expected: &[&str]) -> Vec<String>
         base > 0.0 && ((d - base) / base).abs() > DURATION_TOLERANCE
     });
     if off {
+        let precise = variants.iter().flat_map(|v| &v.runs).any(|r| {
+            let ci = r.summary.ci95.as_ref();
+            ci.is_some_and(|c| c.precision.as_ref().is_some_and(|p| p.reached))
+        });
         out.push(format!(
-            "measured duration differs by more than {:.0}%: {}",
+            "measured duration differs by more than {:.0}%: {}{}",
             DURATION_TOLERANCE * 100.0,
-            per_variant(variants, |r| seconds(r.summary.duration_s))
+            per_variant(variants, |r| seconds(r.summary.duration_s)),
+            match precise {
+                true => " (runs asked to last until precise stop when they are)",
+                false => "",
+            }
         ));
     }
     out

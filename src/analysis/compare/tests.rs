@@ -252,6 +252,28 @@ fn mismatched_runs_are_flagged() {
     ] {
         assert!(m.contains(expected), "{expected} not in\n{m}");
     }
+    assert!(!m.contains("until precise"), "{m}");
+    // A run that stopped once precise says why its length differs.
+    let mut short = record("c", 10, 1000, 5000, 0, 0.0);
+    short.summary.duration_s = 6.0;
+    short.summary.ci95 = Some(crate::record::model::Ci95 {
+        precision: Some(crate::record::model::PrecisionOutcome {
+            goals: Vec::new(),
+            reached: true,
+            at_s: Some(6.0),
+        }),
+        ..Default::default()
+    });
+    let a = record("a", 10, 1000, 5000, 0, 0.0);
+    let c = compare(
+        &[variant("A", vec![a]), variant("C", vec![short])],
+        CompareOptions::default(),
+    );
+    let m = c.mismatches.join("\n");
+    assert!(
+        m.contains("A = 10.0s; C = 6.0s (runs asked to last until precise stop when they are)"),
+        "{m}"
+    );
 }
 
 // ---- Regressions of issue 10, section 3. Each asserts through `words`, `ci` and the text
