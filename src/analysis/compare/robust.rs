@@ -12,9 +12,11 @@ use super::change::{bounds, to_scale};
 use super::{ALPHA, LEVEL, MIN_GUARDED_RUNS, MIN_REPEATS, Metric, TailGuard};
 use crate::analysis::stats;
 
-/// Why a call `above` the threshold (else below) on a guarded metric is withheld, if it is:
-/// too few runs on a side to leave one out, or some run that carries it
-/// ([`holds_without_any_one_run`]).
+/// Why a call `above` the threshold (the change's interval beyond +T; else below −T) on the
+/// per-run values `a` (baseline) and `b` is withheld, if it is: a side with too few runs to
+/// leave one out, or some run without which the same test — its p-value scaled by `holm` (the
+/// metric's adjusted p over its raw p, ≥ 1), its interval against the threshold `limit` (% or
+/// pp) — no longer makes the call.
 pub(super) fn withheld(
     metric: Metric,
     a: &[f64],
@@ -26,21 +28,6 @@ pub(super) fn withheld(
     if a.len().min(b.len()) < MIN_GUARDED_RUNS {
         return Some(TailGuard::TooFewRuns);
     }
-    (!holds_without_any_one_run(metric, a, b, limit, holm, above))
-        .then_some(TailGuard::OneRunCarriesIt)
-}
-
-/// Whether a call `above` the threshold (the change's interval beyond +T; else below −T) on the
-/// per-run values `a` (baseline) and `b` holds on every leave-one-out subset, its p-values scaled
-/// by `holm` (the metric's adjusted p over its raw p, ≥ 1) and the threshold `limit` (% or pp).
-pub(super) fn holds_without_any_one_run(
-    metric: Metric,
-    a: &[f64],
-    b: &[f64],
-    limit: f64,
-    holm: f64,
-    above: bool,
-) -> bool {
     let xs: Vec<f64> = a.iter().map(|&x| to_scale(metric, x)).collect();
     let ys: Vec<f64> = b.iter().map(|&x| to_scale(metric, x)).collect();
     let (down, up) = bounds(metric, limit);
@@ -62,8 +49,9 @@ pub(super) fn holds_without_any_one_run(
             .map(|(_, &x)| x)
             .collect()
     };
-    (0..xs.len()).all(|i| holds(&without(&xs, i), &ys))
-        && (0..ys.len()).all(|i| holds(&xs, &without(&ys, i)))
+    let every = (0..xs.len()).all(|i| holds(&without(&xs, i), &ys))
+        && (0..ys.len()).all(|i| holds(&xs, &without(&ys, i)));
+    (!every).then_some(TailGuard::OneRunCarriesIt)
 }
 
 #[cfg(test)]
@@ -75,25 +63,14 @@ mod tests {
         let a = [10.0, 10.2, 9.9, 10.1, 10.0];
         // Every run of B 20 % slower: the call holds whichever run is left out.
         let shifted = [12.0, 12.1, 11.9, 12.2, 12.0];
-        assert!(holds_without_any_one_run(
-            Metric::P99,
-            &a,
-            &shifted,
-            2.0,
-            9.0,
-            true
-        ));
+        assert_eq!(withheld(Metric::P99, &a, &shifted, 2.0, 9.0, true), None);
         // B like A but for two runs whose tail jumped: leaving one out leaves one jump, and
         // the other subsets of B are no longer beyond the threshold.
         let jumped = [10.1, 9.9, 10.0, 14.0, 14.5];
-        assert!(!holds_without_any_one_run(
-            Metric::P99,
-            &a,
-            &jumped,
-            2.0,
-            1.0,
-            true
-        ));
+        assert_eq!(
+            withheld(Metric::P99, &a, &jumped, 2.0, 1.0, true),
+            Some(TailGuard::OneRunCarriesIt)
+        );
         assert!(Metric::P99_9.is_tail() && !Metric::P50.is_tail());
     }
 
