@@ -115,3 +115,33 @@ fn sequential_runs_on_a_drifting_machine_are_flagged() {
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
     assert_eq!(change(&c, Metric::Throughput).verdict, ChangeVerdict::Worse);
 }
+
+/// Issue 30: three runs a side never call a tail; the table says why, and the runs it needs.
+#[test]
+fn a_tail_at_three_runs_a_side_says_it_needs_four() {
+    let runs = |p99: [f64; 3]| -> Vec<RunRecord> {
+        p99.iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let mut r = run(1000.0, 2.0, i as u64);
+                r.summary.latency_ms.p99 = Some(p);
+                r
+            })
+            .collect()
+    };
+    let (a, b) = (
+        variant("a", runs([10.0, 10.1, 9.95])),
+        variant("b", runs([12.0, 12.1, 11.9])),
+    );
+    let c = compare(&[a.clone(), b.clone()], CompareOptions::default());
+    let md = crate::report::render_comparison(&[a, b], &c, crate::report::Format::Markdown, None)
+        .unwrap();
+    let row = md
+        .lines()
+        .rfind(|l| l.starts_with("| latency p99 (ms) | b |"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(
+        row.contains("| inconclusive (a tail needs 4 runs a side) | ≥4 |"),
+        "{row}"
+    );
+}
