@@ -31,7 +31,7 @@
 
 use super::compare::{MIN_GUARDED_RUNS, TailGuard};
 use super::metric::Metric;
-use super::stats::{Difference, mean, variance};
+use super::stats::{Difference, mean, variance, without};
 use crate::record::model::RunRecord;
 
 /// The false-call rate a whole sequence is held to.
@@ -208,11 +208,6 @@ fn tail_withheld(
     if a.len() < MIN_GUARDED_RUNS {
         return Some(TailGuard::TooFewRuns);
     }
-    let without = |v: &[f64], i: usize| -> Vec<f64> {
-        let mut rest = v.to_vec();
-        rest.remove(i);
-        rest
-    };
     let every = (0..a.len()).all(|i| {
         paired(&without(a, i), &without(b, i)).is_some_and(|d| {
             let (lo, hi) = d.interval(1.0 - level);

@@ -5,6 +5,13 @@
 //! Everything here is deterministic: a report regenerated from the same records says the same
 //! thing. Why these tools and not a rank test or a bootstrap: see [`super::compare`].
 
+/// `xs` without its `i`-th value: a leave-one-out subset.
+pub fn without(xs: &[f64], i: usize) -> Vec<f64> {
+    let mut rest = xs.to_vec();
+    rest.remove(i);
+    rest
+}
+
 /// Arithmetic mean; `None` when empty.
 pub fn mean(xs: &[f64]) -> Option<f64> {
     (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)

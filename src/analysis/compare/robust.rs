@@ -10,7 +10,7 @@
 
 use super::change::{bounds, to_scale};
 use super::{ALPHA, LEVEL, MIN_GUARDED_RUNS, MIN_REPEATS, Metric, TailGuard};
-use crate::analysis::stats;
+use crate::analysis::stats::{self, without};
 
 /// Why a call `above` the threshold (the change's interval beyond +T; else below −T) on the
 /// per-run values `a` (baseline) and `b` is withheld, if it is: a side with too few runs to
@@ -41,13 +41,6 @@ pub(super) fn withheld(
         let (lo, hi) = d.interval(LEVEL);
         let beyond = if above { lo > up } else { hi < down };
         beyond && d.p_value() * holm < ALPHA
-    };
-    let without = |v: &[f64], i: usize| -> Vec<f64> {
-        v.iter()
-            .enumerate()
-            .filter(|&(j, _)| j != i)
-            .map(|(_, &x)| x)
-            .collect()
     };
     let every = (0..xs.len()).all(|i| holds(&without(&xs, i), &ys))
         && (0..ys.len()).all(|i| holds(&xs, &without(&ys, i)));
