@@ -9,11 +9,22 @@ use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
 
-use super::recorder::new_histogram;
+use super::recorder::{HIST_LOW_US, HIST_SIGFIG};
 use super::{HistogramError, decode_histogram, encode_histogram};
 
 /// The most batches kept (between half this and this many once a run is long enough).
 pub const MAX_BATCHES: u64 = 32;
+
+/// An empty batch: volley's precision and lowest value, its range growing with the largest
+/// latency added. A batch of a full-range histogram would hold 180 KB of counts however few
+/// its responses; one that grows holds what its latencies reach (about 30 KB up to 10 ms), and
+/// a run keeps up to 32 batches for itself and 32 for each of its scenarios and steps.
+fn batch_histogram() -> Histogram<u64> {
+    let mut h = Histogram::new_with_bounds(HIST_LOW_US, 2, HIST_SIGFIG)
+        .expect("constant histogram bounds are valid");
+    h.auto(true);
+    h
+}
 
 /// A run's latency histogram in batches of `batch_s` seconds.
 #[derive(Debug, Clone)]
@@ -50,7 +61,7 @@ impl Batches {
         let h = self
             .batches
             .entry(t_s / self.batch_s)
-            .or_insert_with(new_histogram);
+            .or_insert_with(batch_histogram);
         let _ = h.add(latency);
     }
 
@@ -58,7 +69,7 @@ impl Batches {
     pub fn coarsen(&mut self) {
         let old = std::mem::take(&mut self.batches);
         for (j, h) in old {
-            let into = self.batches.entry(j / 2).or_insert_with(new_histogram);
+            let into = self.batches.entry(j / 2).or_insert_with(batch_histogram);
             let _ = into.add(&h);
         }
         self.batch_s *= 2;
@@ -71,7 +82,12 @@ impl Batches {
             return Vec::new();
         };
         (0..=last)
-            .map(|j| self.batches.get(&j).cloned().unwrap_or_else(new_histogram))
+            .map(|j| {
+                self.batches
+                    .get(&j)
+                    .cloned()
+                    .unwrap_or_else(batch_histogram)
+            })
             .collect()
     }
 
@@ -87,7 +103,11 @@ impl Batches {
             batches: hs
                 .into_iter()
                 .enumerate()
-                .map(|(j, h)| (j as u64, h))
+                .map(|(j, mut h)| {
+                    // A batch read back grows as a new one does when later seconds join it.
+                    h.auto(true);
+                    (j as u64, h)
+                })
                 .collect(),
         }
     }
@@ -124,7 +144,11 @@ impl Batches {
             other.coarsen();
         }
         for (j, h) in other.batches {
-            let _ = self.batches.entry(j).or_insert_with(new_histogram).add(&h);
+            let _ = self
+                .batches
+                .entry(j)
+                .or_insert_with(batch_histogram)
+                .add(&h);
         }
     }
 
@@ -142,6 +166,7 @@ impl Batches {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::recorder::new_histogram;
 
     fn second(us: u64, n: u64) -> Histogram<u64> {
         let mut h = new_histogram();
