@@ -201,6 +201,17 @@ fn two_shares_of_a_plan_file_merge_to_the_whole() {
         series_total(&merged),
         series_total(&records[0]) + series_total(&records[1])
     );
+    // So are a group's seconds (its intervals' input, which `volley verify` recomputes the
+    // merged group's intervals from): the step's requests per second add up to the whole.
+    let step = common::group(&merged, "step", "item");
+    let per_second: u64 = step["batches"]["requests"]
+        .as_array()
+        .unwrap_or_else(|| panic!("the merged step's batches: {step}"))
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(per_second, 1001);
+    assert!(step["ci95"].is_object(), "{step}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

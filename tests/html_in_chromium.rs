@@ -293,6 +293,8 @@ fn run_and_compare_reports_render_in_chromium() {
             think_s: 0.0,
             pacing_s: 0.0,
             streams: None,
+            ci95: None,
+            batches: None,
         })
         .collect();
     record.thresholds = vec![ThresholdResult {

@@ -249,6 +249,10 @@ path = "/delay?ms=50"
         ci.get("rps").is_none() && ci.get("p99_ms").is_none(),
         "{ci}"
     );
+    // Nor have its stages, steps or scenarios.
+    for g in rec["groups"].as_array().unwrap() {
+        assert!(g.get("ci95").is_none() && g.get("batches").is_none(), "{g}");
+    }
     assert!(
         out.contains("95 % intervals: none, the load was not steady: scenario `ramp`"),
         "{out}"

@@ -345,3 +345,90 @@ fn a_load_that_is_not_steady_cannot_run_until_precise() {
         }
     }
 }
+
+/// The interval of `field` of the record's group of `kind` named `name`: (value, half-width).
+fn group_bound(record: &Value, kind: &str, name: &str, field: &str) -> Option<(f64, f64)> {
+    let b = &common::group(record, kind, name)["ci95"][field];
+    Some((b["value"].as_f64()?, b["half_width"].as_f64()?))
+}
+
+#[test]
+fn each_scenario_and_step_has_its_own_intervals() {
+    let _serial = common::serial();
+    // Two steps of 1 ms and 5 ms in one scenario, a 3 ms one in another, all steady for 6 s:
+    // each group's intervals are its own (a run's pooled p50 is none of them), the summary
+    // shows them, and `volley verify` recomputes them from the group's batches.
+    let target = common::target();
+    let dir = common::temp_dir("uncertainty-groups");
+    let plan = dir.join("plan.toml");
+    let scenario = |name: &str, vus: u32, steps: &[(&str, u32)]| {
+        let steps: String = steps
+            .iter()
+            .map(|(step, ms)| {
+                format!("[[scenario.step]]\nname = \"{step}\"\npath = \"/delay?ms={ms}\"\n")
+            })
+            .collect();
+        format!(
+            "[[scenario]]\nname = \"{name}\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
+             vus = {vus}\nduration = \"6s\"\n{steps}"
+        )
+    };
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"groups\"\n[target]\nbase_url = \"{}\"\n{}{}",
+            target.base_url(),
+            scenario("mix", 6, &[("fast", 1), ("slow", 5)]),
+            scenario("other", 2, &[("mid", 3)]),
+        ),
+    )
+    .unwrap();
+    let record = common::run_json_ok(&dir, &["run", plan.to_str().unwrap()]);
+    let p50 = |name: &str| group_bound(&record, "step", name, "p50_ms").expect(name);
+    let (fast, slow, mid) = (p50("fast"), p50("slow"), p50("mid"));
+    for (value, half) in [fast, slow, mid] {
+        assert!(
+            half > 0.0 && half < 0.25 * value,
+            "{fast:?} {slow:?} {mid:?}"
+        );
+    }
+    assert!(fast.0 + fast.1 < mid.0 - mid.1 && mid.0 + mid.1 < slow.0 - slow.1);
+    assert!(
+        (1.0..2.0).contains(&fast.0) && slow.0 >= 5.0,
+        "{fast:?} {slow:?}"
+    );
+    // Each step's rate has its own interval, and the scenario's holds the steps' sum.
+    let rate = |kind: &str, name: &str| group_bound(&record, kind, name, "rps").expect(name);
+    let (a, b, all) = (
+        rate("step", "fast"),
+        rate("step", "slow"),
+        rate("scenario", "mix"),
+    );
+    assert!(
+        (a.0 + b.0 - all.0).abs() <= all.1.max(1.0),
+        "{a:?} {b:?} {all:?}"
+    );
+    // The summary shows them.
+    let summary =
+        std::fs::read_to_string(common::only_subfolder(&dir.join("results")).join("summary.txt"))
+            .unwrap();
+    assert!(
+        summary.contains("Intervals by scenario and step (95 %)") && summary.contains("mix / fast"),
+        "{summary}"
+    );
+    // A group's interval that its batches do not give is caught.
+    let mut tampered = record.clone();
+    let g = tampered["groups"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|g| g["name"] == "fast")
+        .unwrap();
+    g["ci95"]["p50_ms"]["half_width"] = serde_json::json!(fast.1 / 2.0);
+    let path = dir.join("tampered.json");
+    std::fs::write(&path, serde_json::to_string(&tampered).unwrap()).unwrap();
+    let (code, stdout, stderr) = common::run_volley(&["verify", path.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains(".ci95.p50_ms"), "{stdout}{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

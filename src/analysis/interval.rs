@@ -10,6 +10,7 @@
 use hdrhistogram::Histogram;
 
 use crate::record::batches::Batches;
+use crate::record::group_series::GroupSeries;
 use crate::record::model::{Autocorrelation, Bound, BoundFigure, Ci95, PrecisionGoal};
 use crate::record::recorder::new_histogram;
 use crate::record::series::{SecondStats, us_to_ms};
@@ -75,10 +76,54 @@ pub fn ci95_by(input: &Input<'_>, method: Autocorrelation) -> Ci95 {
     ci
 }
 
+/// A result group's intervals, as [`ci95_by`] a run's, from the group's own seconds: its
+/// latency batches and requests per second, over the spans of the run's seconds
+/// (`run_series`), the group's window (s), rate (req/s) and whole latency (µs).
+pub fn of_group(
+    run_series: &[SecondStats],
+    group: &GroupSeries,
+    window_s: f64,
+    rps: f64,
+    latency: &Histogram<u64>,
+    method: Autocorrelation,
+) -> Ci95 {
+    let series: Vec<SecondStats> = run_series
+        .iter()
+        .map(|s| SecondStats {
+            requests: group.requests().get(s.t_s as usize).copied().unwrap_or(0),
+            ..SecondStats::without_responses(s.t_s, s.span_s, 0)
+        })
+        .collect();
+    let batches = group.batches();
+    let hs = batches.histograms();
+    ci95_by(
+        &Input {
+            window_s,
+            series: &series,
+            batch_s: batches.batch_s(),
+            batches: &hs,
+            rps,
+            latency,
+        },
+        method,
+    )
+}
+
 /// The intervals over the seconds of a run so far (`done`: the seconds every worker reported,
 /// in the order they completed; `batches`: their latency): the whole seconds from the first
 /// are the window, their mean rate the throughput.
 pub fn so_far(done: &[SecondStats], batches: &Batches) -> Ci95 {
+    so_far_of(done, batches, None)
+}
+
+/// A result group's intervals over the seconds of the run so far, from its own seconds, as
+/// [`so_far`] the run's.
+pub fn group_so_far(done: &[SecondStats], group: &GroupSeries) -> Ci95 {
+    so_far_of(done, group.batches(), Some(group.requests()))
+}
+
+/// [`so_far`] with each second's requests taken from `requests` (a group's) when given.
+fn so_far_of(done: &[SecondStats], batches: &Batches, requests: Option<&[u64]>) -> Ci95 {
     let mut whole: Vec<&SecondStats> = done.iter().filter(|s| s.span_s >= 0.999).collect();
     whole.sort_by_key(|s| s.t_s);
     let window = whole
@@ -86,8 +131,18 @@ pub fn so_far(done: &[SecondStats], batches: &Batches) -> Ci95 {
         .enumerate()
         .take_while(|(i, s)| s.t_s == *i as u64)
         .count();
-    let requests: u64 = whole.iter().take(window).map(|s| s.requests).sum();
-    let series: Vec<SecondStats> = whole.into_iter().take(window).cloned().collect();
+    let series: Vec<SecondStats> = whole
+        .into_iter()
+        .take(window)
+        .map(|s| match requests {
+            Some(r) => SecondStats {
+                requests: r.get(s.t_s as usize).copied().unwrap_or(0),
+                ..s.clone()
+            },
+            None => s.clone(),
+        })
+        .collect();
+    let sent: u64 = series.iter().map(|s| s.requests).sum();
     let hs = batches.histograms();
     let mut total = new_histogram();
     for h in &hs {
@@ -101,7 +156,7 @@ pub fn so_far(done: &[SecondStats], batches: &Batches) -> Ci95 {
         rps: if window == 0 {
             0.0
         } else {
-            requests as f64 / window as f64
+            sent as f64 / window as f64
         },
         latency: &total,
     })

@@ -11,6 +11,7 @@ use super::observe::{self, Live, TICK};
 use super::{Abort, RunShared, ThreadUsage, WorkerMessage, WorkerResult};
 use crate::error::Error;
 use crate::record::batches::Batches;
+use crate::record::group_series::GroupSeries;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, SeriesBuilder};
 
@@ -19,6 +20,8 @@ pub(super) struct Collected {
     pub(super) totals: Recorder,
     pub(super) series: Vec<SecondStats>,
     pub(super) batches: Batches,
+    /// Each result group's seconds, when the run keeps its groups' intervals (else empty).
+    pub(super) groups: Vec<GroupSeries>,
     pub(super) precise_at: Option<Duration>,
     pub(super) threads: Vec<ThreadUsage>,
     pub(super) interrupted: Option<&'static str>,
@@ -46,6 +49,11 @@ pub(super) async fn control_loop(
         // A load that changes has no intervals (docs/measurement.md, "Uncertainty").
         wants_ci: observers.wants_ci95() && !run.plan.unsteady().is_some_and(|u| u.mixes_loads()),
         ci_seconds: 0,
+        groups: if run.group_intervals {
+            vec![GroupSeries::new(); run.plan.groups.len()]
+        } else {
+            Vec::new()
+        },
     };
     let mut failure = None;
     let mut deadline_hit = false;
@@ -97,6 +105,7 @@ pub(super) async fn control_loop(
         totals: c.totals,
         series,
         batches,
+        groups: c.groups,
         precise_at: c.precise_at,
         threads: c.threads,
         interrupted,
@@ -119,6 +128,8 @@ struct Control {
     wants_ci: bool,
     /// Seconds the intervals were last computed over.
     ci_seconds: usize,
+    /// Each result group's seconds (empty when the run keeps no group intervals).
+    groups: Vec<GroupSeries>,
 }
 
 impl Control {
@@ -135,7 +146,14 @@ impl Control {
         }
         self.ci_seconds = done.len();
         let ci = crate::analysis::interval::so_far(done, self.series.batches());
-        observers.each(|o| o.ci95(&ci));
+        if self.wants_ci {
+            let groups: Vec<_> = self
+                .groups
+                .iter()
+                .map(|g| crate::analysis::interval::group_so_far(done, g))
+                .collect();
+            observers.each(|o| o.ci95(&ci, &groups));
+        }
         if !goals.is_empty() && crate::analysis::interval::precise(&ci, goals) {
             self.precise_at = Some(Instant::now().saturating_duration_since(run.measure_start));
             run.stop.abort();
@@ -146,6 +164,11 @@ impl Control {
     /// reported goes to the observers merged).
     fn interval(&mut self, s: IntervalSnapshot, observers: &mut observe::Observers<'_>) {
         observers.each(|o| o.interval(&s));
+        for g in &s.groups {
+            if let Some(seconds) = self.groups.get_mut(g.group) {
+                seconds.add(s.second, &g.latency, g.counters.requests);
+            }
+        }
         if let Some(second) = self.series.add(s) {
             observers.each(|o| o.second(second));
         }

@@ -43,6 +43,7 @@ use crate::error::Error;
 use crate::plan::Plan;
 use crate::proto::ErrorKind;
 use crate::record::batches::Batches;
+use crate::record::group_series::GroupSeries;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, fit_to_window};
 
@@ -115,6 +116,9 @@ pub struct RunOutcome {
     pub series: Vec<SecondStats>,
     /// The latency in batches of whole seconds (the uncertainty's input).
     pub batches: Batches,
+    /// Each result group's latency in batches and requests per second, by group id, when
+    /// the load was steady (the groups' intervals' input); else empty.
+    pub group_series: Vec<GroupSeries>,
     /// When a run asked to last until precise met its goals and stopped, since measuring
     /// began.
     pub precise_at: Option<Duration>,
@@ -171,8 +175,12 @@ pub(crate) struct RunShared {
     scenarios: Vec<ScenarioShared>,
     /// Checks in the plan.
     check_count: usize,
-    /// Keep per-group interval figures (thresholds judged during the run, exporters).
+    /// Keep per-group interval figures (thresholds judged during the run, exporters, the
+    /// groups' intervals).
     live_groups: bool,
+    /// Gather each result group's seconds for its intervals: a steady load with groups
+    /// (docs/measurement.md, "Uncertainty").
+    group_intervals: bool,
     /// Give the `--group-by` tables' figures per value in each interval (a live view).
     live_values: bool,
     /// Each interval's snapshot carries the latencies of the streams it ended (a live view
@@ -377,6 +385,7 @@ pub fn run_with(
         totals: collected.totals,
         series,
         batches: collected.batches,
+        group_series: collected.groups,
         precise_at: collected.precise_at,
         started_at,
         ended_at: SystemTime::now(),
@@ -405,6 +414,9 @@ impl RunShared {
         wants: observe::Wants,
         send_grid: Duration,
     ) -> Self {
+        // A load that changes has no intervals, its groups' neither.
+        let group_intervals =
+            !plan.groups.is_empty() && !plan.unsteady().is_some_and(|u| u.mixes_loads());
         let scenarios: Vec<ScenarioShared> = plan
             .scenarios
             .iter()
@@ -436,7 +448,8 @@ impl RunShared {
             held_until,
             scenarios,
             check_count: crate::plan::check_list(plan).len(),
-            live_groups: wants.groups,
+            live_groups: wants.groups || group_intervals,
+            group_intervals,
             live_values: wants.values,
             live_streams: wants.streams,
             stop: stop.stop.clone(),

@@ -74,8 +74,10 @@ pub trait Observer {
         false
     }
     /// The 95 % intervals of the run's figures over the seconds every worker has reported so
-    /// far, after each such second (only when [`wants_ci95`](Self::wants_ci95)).
-    fn ci95(&mut self, _ci: &Ci95) {}
+    /// far, after each such second (only when [`wants_ci95`](Self::wants_ci95)); and each
+    /// result group's, by group id (empty when the run keeps no group intervals: a load that
+    /// changes, or no groups).
+    fn ci95(&mut self, _ci: &Ci95, _groups: &[Ci95]) {}
     /// A worker ended.
     fn worker_done(&mut self) {}
     /// Every [`TICK`], with the running totals.

@@ -13,6 +13,7 @@ pub fn new_run_id() -> String {
 #[cfg(test)]
 pub(crate) mod fixture;
 pub mod group;
+pub mod group_series;
 pub mod grpc_code;
 pub mod model;
 pub mod recorder;

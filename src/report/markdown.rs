@@ -129,6 +129,8 @@ mod tests {
             ramp_from: None,
             pacing_s: 0.0,
             streams: None,
+            ci95: None,
+            batches: None,
         };
         r.groups = vec![
             group(GroupKind::Scenario, "shop"),

@@ -11,7 +11,7 @@ use crate::analysis::compare::Variant;
 use crate::analysis::like_for_like::DURATION_TOLERANCE;
 use crate::record::RunRecord;
 use crate::record::find_max::FindMax;
-use crate::record::model::{Group, GroupKind, LoadModel};
+use crate::record::model::{BoundFigure, Group, GroupKind, LoadModel};
 use crate::record::suite::SuiteOutcome;
 use crate::units::{ms, rate, seconds, thousands};
 
@@ -155,7 +155,9 @@ pub fn operations(variants: &[Variant]) -> Option<Table> {
     .with_note(
         "Steps joined on their operation label (a step's `operation`, else its name). With \
          repeats, requests are summed and the other figures are medians over runs; throughput is \
-         over the step's own window. \"missing\": the target's plan has no such operation.",
+         over the step's own window. A target run once shows its step's 95 % interval within \
+         that run (±; docs/measurement.md, \"Uncertainty\"). \"missing\": the target's plan has \
+         no such operation.",
     );
     for label in &labels {
         for v in variants {
@@ -171,6 +173,18 @@ pub fn operations(variants: &[Variant]) -> Option<Table> {
             }
             let of =
                 |f: fn(&Group) -> Option<f64>| median(steps.iter().filter_map(|g| f(g)).collect());
+            // A target run once: the step's own interval, within that run.
+            let once = match steps.as_slice() {
+                [one] => one.ci95.as_ref(),
+                _ => None,
+            };
+            let with = |text: String, figure: BoundFigure, show: fn(f64) -> String| match once
+                .and_then(|ci| ci.get(figure))
+            {
+                Some(b) => format!("{text} ± {}", show(b.half_width)),
+                None => text,
+            };
+            let in_ms = |v: f64| ms(Some(v));
             let requests: u64 = steps.iter().map(|g| g.requests).sum();
             let attempts: u64 = steps.iter().map(|g| g.requests + g.not_sent).sum();
             let errors: u64 = steps.iter().map(|g| g.errors).sum();
@@ -178,10 +192,14 @@ pub fn operations(variants: &[Variant]) -> Option<Table> {
                 label.clone(),
                 v.label.clone(),
                 thousands(requests),
-                of(|g| Some(g.rps)).map_or_else(|| "-".into(), rate),
-                ms(of(|g| g.latency_ms.mean)),
+                with(
+                    of(|g| Some(g.rps)).map_or_else(|| "-".into(), rate),
+                    BoundFigure::Rps,
+                    rate,
+                ),
+                with(ms(of(|g| g.latency_ms.mean)), BoundFigure::Mean, in_ms),
                 ms(of(|g| g.latency_ms.p95)),
-                ms(of(|g| g.latency_ms.p99)),
+                with(ms(of(|g| g.latency_ms.p99)), BoundFigure::P99, in_ms),
                 error_rate(errors, attempts),
             ]);
         }
@@ -282,6 +300,30 @@ mod tests {
             ]
         );
         assert_eq!(duration_warning(&v), None);
+    }
+
+    #[test]
+    fn a_target_run_once_shows_its_steps_intervals_and_repeats_their_medians() {
+        let bound = |value: f64, half_width: f64| crate::record::model::Bound {
+            value,
+            half_width,
+            batches: 8,
+            batch_s: 1,
+            effective: 8.0,
+        };
+        let mut once = variant("rest", &[("post", None)], 10.0);
+        once.runs[0].groups[0].ci95 = Some(crate::record::model::Ci95 {
+            p99_ms: Some(bound(5.38, 0.02)),
+            rps: Some(bound(100.0, 2.5)),
+            ..Default::default()
+        });
+        let mut twice = once.clone();
+        twice.label = "grpc".into();
+        twice.runs.push(twice.runs[0].clone());
+        let t = operations(&[once, twice]).unwrap();
+        // The fixture's step: 10 req/s, p99 from its histogram; ± only for the single run.
+        assert!(t.rows[0][3].ends_with(" ± 2.5") && t.rows[0][6].ends_with(" ± 0.020"));
+        assert!(!t.rows[1][3].contains('±') && !t.rows[1][6].contains('±'));
     }
 
     #[test]

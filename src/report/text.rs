@@ -294,6 +294,8 @@ mod tests {
             ramp_from: None,
             pacing_s: 0.0,
             streams: None,
+            ci95: None,
+            batches: None,
         }];
         r.thresholds = vec![ThresholdResult {
             unit: None,

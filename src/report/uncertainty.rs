@@ -2,7 +2,9 @@
 //! run asked to last until precise got.
 
 use super::table::Table;
-use crate::record::model::{Bound, BoundFigure, Ci95, PrecisionGoal, PrecisionOutcome, RunRecord};
+use crate::record::model::{
+    Bound, BoundFigure, Ci95, Group, GroupKind, PrecisionGoal, PrecisionOutcome, RunRecord,
+};
 use crate::units::{ms, rate, seconds};
 
 /// `value ± half` in the figure's unit: `29.6 ± 1.9 ms`, `1,234.5 ± 12.3 req/s`.
@@ -105,4 +107,53 @@ pub fn table(r: &RunRecord) -> Option<Table> {
         ]);
     }
     (!t.rows.is_empty()).then_some(t)
+}
+
+/// The title of [`group_table`].
+pub const GROUP_TABLE: &str = "Intervals by scenario and step (95 %)";
+
+/// The intervals of each result group's figures (the figures some group has one for), for the
+/// reports and the summary; none when no group has any.
+pub fn group_table(r: &RunRecord) -> Option<Table> {
+    let groups: Vec<(&Group, &Ci95)> = r
+        .groups
+        .iter()
+        .filter_map(|g| Some((g, g.ci95.as_ref()?)))
+        .collect();
+    let figures: Vec<BoundFigure> = BoundFigure::ALL
+        .into_iter()
+        .filter(|f| groups.iter().any(|(_, ci)| ci.get(*f).is_some()))
+        .collect();
+    if figures.is_empty() {
+        return None;
+    }
+    let heads: Vec<String> = std::iter::once("<Group".to_string())
+        .chain(figures.iter().map(|f| match f {
+            BoundFigure::Rps => "req/s".to_string(),
+            _ => format!("{} ms", f.name()),
+        }))
+        .collect();
+    let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
+    let mut t = Table::new(GROUP_TABLE, &heads).with_note(
+        "Each scenario's and step's figures with their 95 % intervals: the run's batch means \
+         over the group's own responses and requests per second (docs/measurement.md, \
+         \"Uncertainty\"). A figure without enough batches has none (-).",
+    );
+    for (g, ci) in groups {
+        let name = match (g.kind, &g.scenario) {
+            (GroupKind::Step, Some(sc)) => format!("{sc} / {}", g.name),
+            _ => g.name.clone(),
+        };
+        let cells = figures.iter().map(|f| {
+            ci.get(*f).map_or_else(
+                || "-".to_string(),
+                |b| match f {
+                    BoundFigure::Rps => format!("{} ± {}", rate(b.value), rate(b.half_width)),
+                    _ => format!("{} ± {}", ms(Some(b.value)), ms(Some(b.half_width))),
+                },
+            )
+        });
+        t.push(std::iter::once(name).chain(cells));
+    }
+    Some(t)
 }

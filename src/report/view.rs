@@ -84,6 +84,7 @@ pub fn run_view(r: &RunRecord) -> RunView {
             results.push(groups_table(kind, &groups));
         }
     }
+    results.extend(super::uncertainty::group_table(r));
     results.extend(super::streams::tables(r));
     results.extend(status(r));
     results.extend(super::grouped::tables(r));
@@ -567,6 +568,7 @@ pub fn plan_tables(r: &RunRecord) -> Vec<Table> {
                 "Scenarios"
                     | "Steps"
                     | "Phases"
+                    | super::uncertainty::GROUP_TABLE
                     | "Streams"
                     | "Stream sends and goodput"
                     | "LLM streams"

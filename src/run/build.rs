@@ -9,8 +9,9 @@ use crate::plan::steady::Unsteady;
 use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::{
-    Arrival, CheckResult, Ci95, Drain, Generator, Group, GroupKind, Histograms, PrecisionOutcome,
-    RunConfig, RunRecord, ScenarioConfig, Summary, ThreadStats, ThresholdResult, Tool, Warning,
+    Arrival, CheckResult, Ci95, Drain, Generator, Group, GroupBatches, GroupKind, Histograms,
+    PrecisionOutcome, RunConfig, RunRecord, ScenarioConfig, Summary, ThreadStats, ThresholdResult,
+    Tool, Warning,
 };
 use crate::record::{SCHEMA_VERSION, encode_histogram, env};
 use crate::redact::redact_url_userinfo;
@@ -417,6 +418,8 @@ fn groups(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>
             };
             let c = &stats.counters;
             let is_scenario = def.kind == GroupKind::Scenario;
+            let rps = per_sec(c.requests - c.drained, span.len());
+            let (ci95, batches) = group_uncertainty(outcome, i, span, rps, &stats.latency).unzip();
             Group {
                 kind: def.kind,
                 name: def.name.clone(),
@@ -431,7 +434,7 @@ fn groups(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>
                 not_sent: c.not_sent,
                 drained: c.drained,
                 window_s: span.len(),
-                rps: per_sec(c.requests - c.drained, span.len()),
+                rps,
                 iterations: is_scenario.then_some(c.iterations),
                 arrival: arrival.filter(|_| is_scenario),
                 latency_ms: percentiles(&stats.latency),
@@ -445,8 +448,35 @@ fn groups(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival>
                 think_s: c.think_us as f64 / 1e6,
                 pacing_s: c.pacing_us as f64 / 1e6,
                 streams: super::streams::group(plan, i, stats.streams.as_deref(), span.len()),
+                ci95,
+                batches,
             }
         })
         .filter(|g| g.kind != GroupKind::Scenario || plan.scenarios.len() > 1 || g.requests > 0)
         .collect()
+}
+
+/// Group `i`'s intervals and what they were computed from (`rps`: its rate, req/s; `latency`:
+/// its whole latency, µs): for a group whose window starts with the measured window, when the
+/// run gathered its seconds (a steady load).
+fn group_uncertainty(
+    outcome: &RunOutcome,
+    i: usize,
+    span: Span,
+    rps: f64,
+    latency: &hdrhistogram::Histogram<u64>,
+) -> Option<(Ci95, GroupBatches)> {
+    let seconds = outcome.group_series.get(i)?;
+    if seconds.is_empty() || span.start.abs() > 1e-3 {
+        return None;
+    }
+    let ci = crate::analysis::interval::of_group(
+        &outcome.series,
+        seconds,
+        span.len(),
+        rps,
+        latency,
+        crate::analysis::interval::AUTOCORRELATION,
+    );
+    Some((ci, seconds.to_record()))
 }

@@ -42,6 +42,8 @@ pub fn group(kind: GroupKind, name: &str, scenario: Option<&str>, requests: u64)
         ramp_from: None,
         pacing_s: 0.0,
         streams: None,
+        ci95: None,
+        batches: None,
     }
 }
 

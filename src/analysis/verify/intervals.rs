@@ -1,11 +1,14 @@
-//! Uncertainty: a record's 95 % intervals are what its latency batches and series give, and its
-//! batches hold every response.
+//! Uncertainty: a record's 95 % intervals — the run's and each group's — are what their latency
+//! batches and seconds give, and the batches hold every response.
 
 use super::{Findings, Rule};
-use crate::analysis::interval::{Input, MIN_BATCHES, ci95_by};
+use crate::analysis::interval::{Input, MIN_BATCHES, ci95_by, of_group};
 use crate::record::batches::Batches;
 use crate::record::decode_histogram;
-use crate::record::model::{BoundFigure, PrecisionOutcome, RunRecord};
+use crate::record::group_series::GroupSeries;
+use crate::record::model::{
+    Autocorrelation, BoundFigure, Ci95, Group, PrecisionOutcome, RunRecord,
+};
 
 /// `summary.ci95` recomputed from `histograms.batches_us` and `series`; the batches' responses
 /// add up to the latency histogram's.
@@ -17,7 +20,17 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         precision(p, r.summary.duration_s, f);
     }
     if let Some(why) = &recorded.unsteady {
-        // A load that changed has no intervals, whatever its batches would give.
+        // A load that changed has no intervals, whatever its batches would give; nor have
+        // its groups.
+        for (i, g) in r.groups.iter().enumerate() {
+            f.check(
+                g.ci95.is_none(),
+                Rule::IntervalsAgree,
+                format!("groups[{i}].ci95"),
+                "present",
+                || format!("none: summary.ci95.unsteady says {why}"),
+            );
+        }
         for figure in BoundFigure::ALL {
             let found = recorded.get(figure);
             f.check(
@@ -59,8 +72,65 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         },
         recorded.autocorrelation,
     );
+    agree(recorded, &again, "summary.ci95", f);
+    for (i, g) in r.groups.iter().enumerate() {
+        group(r, i, g, recorded.autocorrelation, f);
+    }
+}
+
+/// A group's intervals are what its own batches give over the run's seconds, its batches hold
+/// its every response, and it has both or neither.
+fn group(r: &RunRecord, i: usize, g: &Group, method: Autocorrelation, f: &mut Findings) {
+    let path = format!("groups[{i}]");
+    f.check(
+        g.ci95.is_some() == g.batches.is_some(),
+        Rule::IntervalsAgree,
+        format!("{path}.ci95"),
+        if g.ci95.is_some() {
+            "present"
+        } else {
+            "absent"
+        },
+        || "present exactly when groups[].batches is".into(),
+    );
+    let (Some(recorded), Some(b)) = (&g.ci95, &g.batches) else {
+        return;
+    };
+    let (Ok(seconds), Ok(latency)) = (
+        GroupSeries::from_record(b),
+        decode_histogram(&g.histogram_us),
+    ) else {
+        f.check(
+            false,
+            Rule::IntervalsAgree,
+            format!("{path}.batches"),
+            "undecodable",
+            || "HDR histograms".into(),
+        );
+        return;
+    };
+    f.equal(
+        Rule::IntervalsAgree,
+        format!("{path}.batches.requests"),
+        seconds.requests().iter().sum(),
+        g.requests,
+        || format!("{path}.requests"),
+    );
+    f.equal(
+        Rule::IntervalsAgree,
+        format!("{path}.batches.latency_us"),
+        seconds.batches().len(),
+        latency.len(),
+        || format!("the responses in {path}.histogram_us"),
+    );
+    let again = of_group(&r.series, &seconds, g.window_s, g.rps, &latency, method);
+    agree(recorded, &again, &format!("{path}.ci95"), f);
+}
+
+/// Each figure of `recorded` (at `path`) as `again` computed it.
+fn agree(recorded: &Ci95, again: &Ci95, path: &str, f: &mut Findings) {
     for figure in BoundFigure::ALL {
-        let path = format!("summary.ci95.{}", figure.field());
+        let path = format!("{path}.{}", figure.field());
         let (found, expected) = (recorded.get(figure), again.get(figure));
         let agree = match (found, expected) {
             (Some(a), Some(b)) => {

@@ -32,6 +32,7 @@ use std::time::SystemTime;
 use crate::analysis::interval;
 use crate::record::RunRecord;
 use crate::record::batches::Batches;
+use crate::record::group_series::GroupSeries;
 use crate::record::model::RunConfig;
 use crate::record::shares::{LostShare, Merged, ShareFigures};
 
@@ -47,8 +48,12 @@ fn uncertainty(
             unsteady: Some(why),
             ..Default::default()
         });
+        for g in &mut merged.groups {
+            g.batches = None;
+        }
         return Ok(());
     }
+    group_uncertainty(merged)?;
     let latency = crate::record::decode_histogram(&merged.histograms.latency_us).map_err(|e| {
         MergeError::Field {
             record: "the merged record".into(),
@@ -67,6 +72,37 @@ fn uncertainty(
     if !batches.is_empty() {
         merged.histograms.batches_us = batches.encode();
         merged.histograms.batch_s = batches.batch_s();
+    }
+    Ok(())
+}
+
+/// Each merged group's intervals, from its shares' seconds merged (`groups[].batches`), for a
+/// group that starts with the measured window.
+fn group_uncertainty(merged: &mut RunRecord) -> Result<(), MergeError> {
+    let field = |name: &str, e: crate::record::HistogramError| MergeError::Field {
+        record: "the merged record".into(),
+        why: format!("groups `{name}`: {e}"),
+    };
+    for g in &mut merged.groups {
+        let Some(b) = g
+            .batches
+            .as_ref()
+            .filter(|_| g.start_s.unwrap_or(0.0).abs() <= 1e-3)
+        else {
+            g.batches = None;
+            continue;
+        };
+        let seconds = GroupSeries::from_record(b).map_err(|e| field(&g.name, e))?;
+        let latency =
+            crate::record::decode_histogram(&g.histogram_us).map_err(|e| field(&g.name, e))?;
+        g.ci95 = Some(interval::of_group(
+            &merged.series,
+            &seconds,
+            g.window_s,
+            g.rps,
+            &latency,
+            interval::AUTOCORRELATION,
+        ));
     }
     Ok(())
 }
@@ -295,8 +331,8 @@ fn merge_with(
         let ci = p.record.summary.ci95.as_ref()?;
         ci.unsteady.clone()
     });
-    uncertainty(&mut merged, &parts::batches(&parts)?, unsteady)?;
     merged.groups = parts::groups(&parts)?;
+    uncertainty(&mut merged, &parts::batches(&parts)?, unsteady)?;
     merged.checks = parts::checks(&parts);
     merged.merged = Some(Merged {
         count,

@@ -9,6 +9,7 @@ use crate::analysis::percentiles;
 use crate::plan::threshold::{self, Threshold};
 use crate::record::batches::Batches;
 use crate::record::encode_histogram;
+use crate::record::group_series::GroupSeries;
 use crate::record::model::{
     CheckResult, Group, GroupKind, RunRecord, ThresholdResult, Warning, WarningCode,
 };
@@ -173,7 +174,26 @@ fn merge_group(mine: &[(&PlacedShare, &Group)]) -> Result<Group, MergeError> {
             record: mine[0].0.source.to_string(),
             why: e.to_string(),
         })?,
+        ci95: None,
+        batches: group_seconds(mine)?.map(|s| s.to_record()),
     })
+}
+
+/// A group's seconds in every share that has the group, aligned as the series are (a share's
+/// second `k` is merged second `k + round(offset)`); none unless each of them kept its own.
+fn group_seconds(mine: &[(&PlacedShare, &Group)]) -> Result<Option<GroupSeries>, MergeError> {
+    let mut merged = GroupSeries::new();
+    for (p, o) in mine {
+        let Some(b) = &o.batches else {
+            return Ok(None);
+        };
+        let own = GroupSeries::from_record(b).map_err(|e| MergeError::Field {
+            record: p.source.to_string(),
+            why: format!("groups `{}`.batches: {e}", o.name),
+        })?;
+        merged.add_shifted(&own, p.offset_s.round() as u64);
+    }
+    Ok(Some(merged))
 }
 
 fn sum_opt<T: std::iter::Sum<T>>(values: impl Iterator<Item = Option<T>>) -> Option<T> {

@@ -80,6 +80,20 @@ pub struct Ci95 {
     pub unsteady: Option<String>,
 }
 
+/// What a result group's intervals are computed from (`groups[].batches` of run.json): its
+/// latency in batches and its requests per second, kept so that `volley verify` and a merge can
+/// compute them again.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GroupBatches {
+    /// Each batch's length, s.
+    pub batch_s: u64,
+    /// The group's latency histogram in batches (HDR V2, base64, µs), from batch 0: batch *j*
+    /// holds the group's responses that completed in seconds [j·batch_s, (j+1)·batch_s).
+    pub latency_us: Vec<String>,
+    /// The group's requests finished in each second since measuring began, from second 0.
+    pub requests: Vec<u64>,
+}
+
 /// A figure an interval is kept for, by its name in `--precision` and `[precision]`.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,

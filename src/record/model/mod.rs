@@ -22,7 +22,9 @@ mod warning;
 pub use config::*;
 pub use grouped::{GroupedBy, GroupedValue, ValueRow, sort_rows};
 pub use histograms::Histograms;
-pub use interval::{Autocorrelation, Bound, BoundFigure, Ci95, PrecisionGoal, PrecisionOutcome};
+pub use interval::{
+    Autocorrelation, Bound, BoundFigure, Ci95, GroupBatches, PrecisionGoal, PrecisionOutcome,
+};
 pub use outcome::*;
 pub use percentiles::Percentiles;
 pub use quic::QuicFigures;
@@ -200,6 +202,14 @@ pub struct Group {
     /// The group's streams, when it has streaming steps (docs/measurement.md, "Streams").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub streams: Option<StreamFigures>,
+    /// The 95 % intervals of the group's figures, as `summary.ci95` has the run's (`rps` is the
+    /// group's); absent when the run's load was not steady or the group does not start with
+    /// the measured window (docs/measurement.md, "Uncertainty").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ci95: Option<Ci95>,
+    /// What `ci95` was computed from; present exactly when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batches: Option<GroupBatches>,
 }
 
 /// Whether a figure is 0 (left out of `run.json`).

@@ -197,3 +197,30 @@ fn a_run_with_streams_shows_their_latencies_under_the_requests() {
     );
     assert_panels(&text);
 }
+
+#[test]
+fn the_group_rows_show_each_groups_p99_with_its_interval_once_it_has_one() {
+    let mut s = state(plan("", ""));
+    let before = screen(&s);
+    assert!(before.contains("p99 ms (95 %)"), "{before}");
+    let bound = crate::record::model::Bound {
+        value: 5.38,
+        half_width: 0.02,
+        batches: 8,
+        batch_s: 1,
+        effective: 8.0,
+    };
+    s.group_ci95 = vec![
+        crate::record::model::Ci95::default(),
+        crate::record::model::Ci95 {
+            p99_ms: Some(bound),
+            ..Default::default()
+        },
+    ];
+    let after = screen(&s);
+    let row = after
+        .lines()
+        .find(|l| l.contains("step") && l.contains(" a "))
+        .expect("the step's row");
+    assert!(row.contains("5.38 ± 0.020"), "{row}");
+}

@@ -62,7 +62,7 @@ enum Message {
     Interval(Box<IntervalSnapshot>),
     Second(Box<SecondStats>),
     Tick(Live),
-    Ci95(Box<Ci95>),
+    Ci95(Box<(Ci95, Vec<Ci95>)>),
 }
 
 /// What the view needs besides the figures.
@@ -157,8 +157,8 @@ impl Observer for LiveView {
         true
     }
 
-    fn ci95(&mut self, ci: &Ci95) {
-        self.send(Message::Ci95(Box::new(ci.clone())));
+    fn ci95(&mut self, ci: &Ci95, groups: &[Ci95]) {
+        self.send(Message::Ci95(Box::new((ci.clone(), groups.to_vec()))));
     }
 
     fn tick(&mut self, live: &Live) {
@@ -226,7 +226,11 @@ fn apply(state: &mut State, message: Message) {
         Message::Interval(s) => state.interval(&s),
         Message::Second(s) => state.second(&s),
         Message::Tick(live) => state.tick(&live, process_cpu(), CpuTimes::now()),
-        Message::Ci95(ci) => state.ci95 = Some(*ci),
+        Message::Ci95(ci) => {
+            let (run, groups) = *ci;
+            state.ci95 = Some(run);
+            state.group_ci95 = groups;
+        }
     }
 }
 

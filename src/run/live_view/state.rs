@@ -84,6 +84,9 @@ pub(super) struct State {
     pub measured_s: f64,
     /// The 95 % intervals over the merged seconds so far, narrowing as the run goes.
     pub ci95: Option<crate::record::model::Ci95>,
+    /// Each result group's 95 % intervals so far, by group id (empty while none, and for a
+    /// run that keeps no group intervals).
+    pub group_ci95: Vec<crate::record::model::Ci95>,
     /// Per `--group-by` key, its values' figures so far.
     pub grouped: Grouped,
     /// What the watches (`--watch`) said last, once they have said anything.
@@ -120,6 +123,7 @@ impl State {
             warnings: Vec::new(),
             measured_s: 0.0,
             ci95: None,
+            group_ci95: Vec::new(),
             grouped,
             watched: None,
             streams: Default::default(),
