@@ -408,14 +408,16 @@ fn each_scenario_and_step_has_its_own_intervals() {
         (a.0 + b.0 - all.0).abs() <= all.1.max(1.0),
         "{a:?} {b:?} {all:?}"
     );
-    // The summary shows them.
-    let summary =
-        std::fs::read_to_string(common::only_subfolder(&dir.join("results")).join("summary.txt"))
-            .unwrap();
-    assert!(
-        summary.contains("Intervals by scenario and step (95 %)") && summary.contains("mix / fast"),
-        "{summary}"
-    );
+    // The summary and the reports show them.
+    let results = common::only_subfolder(&dir.join("results"));
+    for file in ["summary.txt", "report.md", "report.html"] {
+        let text = std::fs::read_to_string(results.join(file)).unwrap();
+        assert!(
+            text.contains("Intervals by scenario and step (95 %)")
+                && (text.contains("mix / fast") || text.contains("mix &#x2f; fast")),
+            "{file}: {text}"
+        );
+    }
     // A group's interval that its batches do not give is caught.
     let mut tampered = record.clone();
     let g = tampered["groups"]
