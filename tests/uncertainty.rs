@@ -10,7 +10,11 @@ use serde_json::Value;
 
 /// The interval of `field` (`p50_ms`, `rps`) in a record: (value, half-width).
 fn bound(record: &Value, field: &str) -> Option<(f64, f64)> {
-    let b = &record["summary"]["ci95"][field];
+    value_and_half(&record["summary"]["ci95"][field])
+}
+
+/// An interval's (value, half-width).
+fn value_and_half(b: &Value) -> Option<(f64, f64)> {
     Some((b["value"].as_f64()?, b["half_width"].as_f64()?))
 }
 
@@ -348,8 +352,7 @@ fn a_load_that_is_not_steady_cannot_run_until_precise() {
 
 /// The interval of `field` of the record's group of `kind` named `name`: (value, half-width).
 fn group_bound(record: &Value, kind: &str, name: &str, field: &str) -> Option<(f64, f64)> {
-    let b = &common::group(record, kind, name)["ci95"][field];
-    Some((b["value"].as_f64()?, b["half_width"].as_f64()?))
+    value_and_half(&common::group(record, kind, name)["ci95"][field])
 }
 
 #[test]
