@@ -237,6 +237,10 @@ fn repeats_go_on_until_their_spread_is_precise_or_the_most_runs() {
     let (runs, out) = repeats("loose", "8", "rps=40%");
     assert_eq!(runs, 3, "{out}");
     assert!(out.contains("\nprecise after 3 runs: rps ±"), "{out}");
+    // p95, the percentile k6 users gate on, is a figure with an interval too.
+    let (runs, out) = repeats("p95", "8", "p95=40%");
+    assert_eq!(runs, 3, "{out}");
+    assert!(out.contains("\nprecise after 3 runs: p95 ±"), "{out}");
     // No three runs agree within 0.001 %: all 3 allowed are run, and it says so.
     let (runs, out) = repeats("tight", "3", "rps=0.001%");
     assert_eq!(runs, 3, "{out}");
@@ -262,7 +266,7 @@ fn bad_precision_goals_are_refused_with_what_and_where() {
     for (goal, says) in [
         (
             "p98=2%",
-            "`p98` is not a figure with an interval (rps, mean, p50, p90, p99, p99.9)",
+            "`p98` is not a figure with an interval (rps, mean, p50, p90, p95, p99, p99.9)",
         ),
         ("p99=0%", "`0%` is not a share above 0% and up to 50%"),
         ("p99", "`p99` is not FIGURE=SHARE like p99=2%"),

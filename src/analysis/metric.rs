@@ -157,13 +157,14 @@ impl Metric {
     }
 
     /// The run figure with a batch-means interval (`summary.ci95`) this metric is; `None` for
-    /// p95, max, the error rate and the stream figures.
+    /// max, the error rate and the stream figures.
     pub fn bound_figure(self) -> Option<BoundFigure> {
         Some(match self {
             Self::Throughput => BoundFigure::Rps,
             Self::Mean => BoundFigure::Mean,
             Self::P50 => BoundFigure::P50,
             Self::P90 => BoundFigure::P90,
+            Self::P95 => BoundFigure::P95,
             Self::P99 => BoundFigure::P99,
             Self::P99_9 => BoundFigure::P99_9,
             // The stream figures have no batch-means interval of their own.
@@ -172,7 +173,7 @@ impl Metric {
     }
 
     /// A run's own 95 % interval of the figure (batch means, `summary.ci95`): (low, high) in the
-    /// metric's unit; `None` for p95, max, the error rate and the stream figures, and for runs
+    /// metric's unit; `None` for max, the error rate and the stream figures, and for runs
     /// without one.
     pub fn interval_of_run(self, r: &RunRecord) -> Option<(f64, f64)> {
         let b = r.summary.ci95.as_ref()?.get(self.bound_figure()?)?;

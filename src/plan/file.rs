@@ -50,7 +50,7 @@ pub struct PlanFile {
     /// `[report]`: how the results are cut (latency buckets).
     pub report: Option<ReportFile>,
     /// `[precision]`: run until each named figure's 95 % interval is this narrow, as a share
-    /// of the figure (`p99 = "2%"`; figures: rps, mean, p50, p90, p99, p99.9), the plan's length
+    /// of the figure (`p99 = "2%"`; figures: rps, mean, p50, p90, p95, p99, p99.9), the plan's length
     /// being the most it runs. `--precision` replaces it.
     #[schemars(with = "Option<BTreeMap<String, String>>")]
     pub precision: Option<Spanned<BTreeMap<String, Spanned<String>>>>,

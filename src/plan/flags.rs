@@ -124,7 +124,7 @@ pub fn expand_statuses<'a>(items: impl IntoIterator<Item = &'a str>) -> Option<V
     (!codes.is_empty()).then_some(codes)
 }
 
-/// Parses a precision goal, `p99=2%`: a figure (rps, mean, p50, p90, p99, p99.9) and the
+/// Parses a precision goal, `p99=2%`: a figure (rps, mean, p50, p90, p95, p99, p99.9) and the
 /// largest half-width of its 95 % interval, as a share of the figure, above 0 % and up to 50 %.
 pub fn parse_precision(text: &str) -> Result<PrecisionGoal, ArgError> {
     let (name, share) = text

@@ -62,6 +62,9 @@ pub struct Ci95 {
     /// 90th percentile latency, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p90_ms: Option<Bound>,
+    /// 95th percentile latency, ms (absent in records written before it had one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p95_ms: Option<Bound>,
     /// 99th percentile latency, ms.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_ms: Option<Bound>,
@@ -108,6 +111,8 @@ pub enum BoundFigure {
     P50,
     /// 90th percentile latency.
     P90,
+    /// 95th percentile latency.
+    P95,
     /// 99th percentile latency.
     P99,
     /// 99.9th percentile latency.
@@ -117,11 +122,12 @@ pub enum BoundFigure {
 
 impl BoundFigure {
     /// Every figure, in the order reports show them.
-    pub const ALL: [Self; 6] = [
+    pub const ALL: [Self; 7] = [
         Self::Rps,
         Self::Mean,
         Self::P50,
         Self::P90,
+        Self::P95,
         Self::P99,
         Self::P99_9,
     ];
@@ -133,6 +139,7 @@ impl BoundFigure {
             Self::Mean => "mean",
             Self::P50 => "p50",
             Self::P90 => "p90",
+            Self::P95 => "p95",
             Self::P99 => "p99",
             Self::P99_9 => "p99.9",
         }
@@ -145,6 +152,7 @@ impl BoundFigure {
             Self::Mean => "mean_ms",
             Self::P50 => "p50_ms",
             Self::P90 => "p90_ms",
+            Self::P95 => "p95_ms",
             Self::P99 => "p99_ms",
             Self::P99_9 => "p99_9_ms",
         }
@@ -160,6 +168,7 @@ impl BoundFigure {
         match self {
             Self::P50 => Some(0.5),
             Self::P90 => Some(0.9),
+            Self::P95 => Some(0.95),
             Self::P99 => Some(0.99),
             Self::P99_9 => Some(0.999),
             Self::Rps | Self::Mean => None,
@@ -175,6 +184,7 @@ impl Ci95 {
             BoundFigure::Mean => self.mean_ms.as_ref(),
             BoundFigure::P50 => self.p50_ms.as_ref(),
             BoundFigure::P90 => self.p90_ms.as_ref(),
+            BoundFigure::P95 => self.p95_ms.as_ref(),
             BoundFigure::P99 => self.p99_ms.as_ref(),
             BoundFigure::P99_9 => self.p99_9_ms.as_ref(),
         }
@@ -187,6 +197,7 @@ impl Ci95 {
             BoundFigure::Mean => &mut self.mean_ms,
             BoundFigure::P50 => &mut self.p50_ms,
             BoundFigure::P90 => &mut self.p90_ms,
+            BoundFigure::P95 => &mut self.p95_ms,
             BoundFigure::P99 => &mut self.p99_ms,
             BoundFigure::P99_9 => &mut self.p99_9_ms,
         };
