@@ -52,6 +52,19 @@ pub(crate) fn run(rps: f64, p50_ms: f64, at_s: u64) -> RunRecord {
     r
 }
 
+/// Runs of [`run`]`(1000.0, 2.0, i)` whose p99s are `p99` (ms), the i-th started i s after the
+/// first.
+pub(crate) fn runs_with_p99(p99: &[f64]) -> Vec<RunRecord> {
+    p99.iter()
+        .enumerate()
+        .map(|(i, &p)| {
+            let mut r = run(1000.0, 2.0, i as u64);
+            r.summary.latency_ms.p99 = Some(p);
+            r
+        })
+        .collect()
+}
+
 fn row(c: &Comparison, m: Metric) -> &MetricRow {
     c.rows.iter().find(|r| r.metric == m).unwrap()
 }
@@ -448,16 +461,7 @@ fn the_max_is_shown_with_its_change_and_never_judged() {
 /// a shift of every run still is one.
 #[test]
 fn a_tail_call_must_survive_leaving_out_any_one_run() {
-    let runs = |p99: [f64; 5]| -> Vec<RunRecord> {
-        p99.iter()
-            .enumerate()
-            .map(|(i, &p)| {
-                let mut r = run(1000.0, 2.0, i as u64);
-                r.summary.latency_ms.p99 = Some(p);
-                r
-            })
-            .collect()
-    };
+    let runs = |p99: [f64; 5]| runs_with_p99(&p99);
     let a = variant("a", runs([10.0, 10.1, 9.95, 10.05, 10.02]));
     // Past Holm's line and the threshold on all ten runs, not once one of them is left out.
     let b = variant("b", runs([10.41, 10.58, 10.51, 10.15, 10.6]));

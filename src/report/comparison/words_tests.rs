@@ -1,7 +1,7 @@
 //! Two comparisons of `analysis::compare`'s tests whose words the text report must carry (kept
 //! here so analysis does not import report).
 
-use crate::analysis::compare::tests::{change, run, variant};
+use crate::analysis::compare::tests::{change, run, runs_with_p99, variant};
 use crate::analysis::compare::*;
 use crate::record::model::RunRecord;
 use crate::report::comparison::text;
@@ -119,16 +119,7 @@ fn sequential_runs_on_a_drifting_machine_are_flagged() {
 /// Issue 30: three runs a side never call a tail; the table says why, and the runs it needs.
 #[test]
 fn a_tail_at_three_runs_a_side_says_it_needs_four() {
-    let runs = |p99: [f64; 3]| -> Vec<RunRecord> {
-        p99.iter()
-            .enumerate()
-            .map(|(i, &p)| {
-                let mut r = run(1000.0, 2.0, i as u64);
-                r.summary.latency_ms.p99 = Some(p);
-                r
-            })
-            .collect()
-    };
+    let runs = |p99: [f64; 3]| runs_with_p99(&p99);
     let (a, b) = (
         variant("a", runs([10.0, 10.1, 9.95])),
         variant("b", runs([12.0, 12.1, 11.9])),
