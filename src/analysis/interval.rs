@@ -89,10 +89,7 @@ pub fn of_group(
 ) -> Ci95 {
     let series: Vec<SecondStats> = run_series
         .iter()
-        .map(|s| SecondStats {
-            requests: group.requests().get(s.t_s as usize).copied().unwrap_or(0),
-            ..SecondStats::without_responses(s.t_s, s.span_s, 0)
-        })
+        .map(|s| group_second(s, group.requests()))
         .collect();
     let batches = group.batches();
     let hs = batches.histograms();
@@ -122,6 +119,15 @@ pub fn group_so_far(done: &[SecondStats], group: &GroupSeries) -> Ci95 {
     so_far_of(done, group.batches(), Some(group.requests()))
 }
 
+/// A group's second: the run's second `s` (its time and span) with the group's requests of that
+/// second (`requests`, by second from 0).
+fn group_second(s: &SecondStats, requests: &[u64]) -> SecondStats {
+    SecondStats {
+        requests: requests.get(s.t_s as usize).copied().unwrap_or(0),
+        ..SecondStats::without_responses(s.t_s, s.span_s, 0)
+    }
+}
+
 /// [`so_far`] with each second's requests taken from `requests` (a group's) when given.
 fn so_far_of(done: &[SecondStats], batches: &Batches, requests: Option<&[u64]>) -> Ci95 {
     let mut whole: Vec<&SecondStats> = done.iter().filter(|s| s.span_s >= 0.999).collect();
@@ -135,10 +141,7 @@ fn so_far_of(done: &[SecondStats], batches: &Batches, requests: Option<&[u64]>) 
         .into_iter()
         .take(window)
         .map(|s| match requests {
-            Some(r) => SecondStats {
-                requests: r.get(s.t_s as usize).copied().unwrap_or(0),
-                ..s.clone()
-            },
+            Some(r) => group_second(s, r),
             None => s.clone(),
         })
         .collect();

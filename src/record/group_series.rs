@@ -26,11 +26,14 @@ impl GroupSeries {
     /// and the requests it finished.
     pub fn add(&mut self, second: u64, latency: &Histogram<u64>, requests: u64) {
         self.batches.add(second, latency);
-        let i = second as usize;
-        if self.requests.len() <= i {
-            self.requests.resize(i + 1, 0);
+        self.add_requests(second as usize, requests);
+    }
+
+    fn add_requests(&mut self, second: usize, requests: u64) {
+        if self.requests.len() <= second {
+            self.requests.resize(second + 1, 0);
         }
-        self.requests[i] += requests;
+        self.requests[second] += requests;
     }
 
     /// The latency in batches.
@@ -53,11 +56,7 @@ impl GroupSeries {
     pub fn add_shifted(&mut self, other: &Self, shift_s: u64) {
         self.batches.add_shifted(&other.batches, shift_s);
         for (t, &r) in other.requests.iter().enumerate() {
-            let i = t + shift_s as usize;
-            if self.requests.len() <= i {
-                self.requests.resize(i + 1, 0);
-            }
-            self.requests[i] += r;
+            self.add_requests(t + shift_s as usize, r);
         }
     }
 

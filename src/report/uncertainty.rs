@@ -9,9 +9,18 @@ use crate::units::{ms, rate, seconds};
 
 /// `value ± half` in the figure's unit: `29.6 ± 1.9 ms`, `1,234.5 ± 12.3 req/s`.
 pub fn with_interval(figure: BoundFigure, b: &Bound) -> String {
+    let unit = match figure {
+        BoundFigure::Rps => "req/s",
+        _ => "ms",
+    };
+    format!("{} {unit}", bare_interval(figure, b))
+}
+
+/// `value ± half` for a column that names the unit: `29.6 ± 1.9`, `1,234.5 ± 12.3`.
+pub fn bare_interval(figure: BoundFigure, b: &Bound) -> String {
     match figure {
-        BoundFigure::Rps => format!("{} ± {} req/s", rate(b.value), rate(b.half_width)),
-        _ => format!("{} ± {} ms", ms(Some(b.value)), ms(Some(b.half_width))),
+        BoundFigure::Rps => format!("{} ± {}", rate(b.value), rate(b.half_width)),
+        _ => format!("{} ± {}", ms(Some(b.value)), ms(Some(b.half_width))),
     }
 }
 
@@ -145,13 +154,8 @@ pub fn group_table(r: &RunRecord) -> Option<Table> {
             _ => g.name.clone(),
         };
         let cells = figures.iter().map(|f| {
-            ci.get(*f).map_or_else(
-                || "-".to_string(),
-                |b| match f {
-                    BoundFigure::Rps => format!("{} ± {}", rate(b.value), rate(b.half_width)),
-                    _ => format!("{} ± {}", ms(Some(b.value)), ms(Some(b.half_width))),
-                },
-            )
+            ci.get(*f)
+                .map_or_else(|| "-".to_string(), |b| bare_interval(*f, b))
         });
         t.push(std::iter::once(name).chain(cells));
     }

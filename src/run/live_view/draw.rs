@@ -426,7 +426,7 @@ fn group_rows(f: &mut Frame, area: Rect, v: &View) {
 fn group_p99(s: &State, i: usize) -> String {
     s.group_ci95.get(i).and_then(|c| c.p99_ms).map_or_else(
         || "-".into(),
-        |b| format!("{} ± {}", ms(Some(b.value)), ms(Some(b.half_width))),
+        |b| crate::report::uncertainty::bare_interval(BoundFigure::P99, &b),
     )
 }
 
