@@ -16,13 +16,20 @@
 #               in which latency p50 is called slower (a true change of
 #               CHANGED_MS/BASE_MS − 1, 10 % by default). Target: at least 80 %.
 #
+# STEPS=1 makes each run a plan of one scenario (`mix`, CONNECTIONS VUs, DURATION s)
+# with two steps taken in turn: `same` (/delay?ms=BASE_MS in both variants) and
+# `changed` (BASE_MS in A, CHANGED_MS in B), so that `volley compare` also judges
+# each scenario and step: the A/A rates then count every row of the Statistics
+# table, the steps' included, and the A/B rate is that of `mix / changed`'s p50.
+# A/A 1 vs 1 (weak verdicts: single runs) is printed too, outside PASS/FAIL.
+#
 # Prints the spread of the runs, the three rates with the calls per metric, and
 # PASS/FAIL per target; exit code 1 when a target is missed. RECORDS=DIR reuses
 # the runs of an earlier call (KEEP=DIR keeps them), so the analysis can be
 # re-run, e.g. with another volley binary, without measuring again.
 #
 # Knobs (environment variables):
-#   REPEATS=20 (>= 16)   DURATION=1   CONNECTIONS=4   BASE_MS=2   CHANGED_MS=2.2
+#   REPEATS=20 (>= 16)   DURATION=1   CONNECTIONS=4   BASE_MS=2   CHANGED_MS=2.2   STEPS=0|1
 #   SPLITS=200 (>= 40)   SEED=1   THRESHOLD=(volley compare's default)
 #   VOLLEY=path (default target/$PROFILE/volley)   PROFILE=release   BUILD=auto|always|never
 #   PORT=(free port)   SERVER_CPU=1   CLIENT_CPU=0   RECORDS=dir   KEEP=dir
@@ -47,6 +54,7 @@ SERVER_CPU=${SERVER_CPU:-1}
 CLIENT_CPU=${CLIENT_CPU:-0}
 RECORDS=${RECORDS:-}
 KEEP=${KEEP:-}
+STEPS=${STEPS:-0}
 
 BENCH_TAG=compare-bench
 # shellcheck source=bench/common.sh
@@ -68,6 +76,7 @@ posint "$SPLITS" SPLITS
 for v in BASE_MS CHANGED_MS; do
   [[ ${!v} =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "$v must be milliseconds like 2 or 2.2 (got '${!v}')"
 done
+[[ $STEPS == 0 || $STEPS == 1 ]] || die "STEPS must be 0 or 1 (got '$STEPS')"
 [[ -z $THRESHOLD || $THRESHOLD =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "THRESHOLD must be a percentage like 2 (got '$THRESHOLD')"
 case $BUILD in auto|always|never) ;; *) die "BUILD must be auto, always or never (got '$BUILD')" ;; esac
 [[ -z $PORT || $PORT =~ ^[0-9]+$ ]] || die "PORT must be a number (got '$PORT')"
@@ -117,9 +126,18 @@ if [[ -z $RECORDS ]]; then
       ms=$BASE_MS; [[ $variant == b ]] && ms=$CHANGED_MS
       dir="$records/$variant/repeat-$i"
       mkdir -p "$dir"
+      test=("http://127.0.0.1:$PORT/delay?ms=$ms" -c "$CONNECTIONS" -d "${DURATION}s")
+      if (( STEPS )); then
+        printf '%s\n' "name = \"steps\"" "[target]" "base_url = \"http://127.0.0.1:$PORT\"" \
+          "[[scenario]]" "name = \"mix\"" "[scenario.load]" "profile = \"constant-vus\"" \
+          "vus = $CONNECTIONS" "duration = \"${DURATION}s\"" \
+          "[[scenario.step]]" "name = \"same\"" "path = \"/delay?ms=$BASE_MS\"" \
+          "[[scenario.step]]" "name = \"changed\"" "path = \"/delay?ms=$ms\"" >"$tmp/plan-$variant.toml"
+        test=(run "$tmp/plan-$variant.toml")
+      fi
       # In the background + wait, so that INT/TERM reach the traps at once.
       timeout -k 5 "$((DURATION + 30))" taskset -c "$CLIENT_CPU" "$VOLLEY" \
-        "http://127.0.0.1:$PORT/delay?ms=$ms" -c "$CONNECTIONS" -d "${DURATION}s" --threads 1 -q \
+        "${test[@]}" --threads 1 -q \
         --json "$dir/run.json" --out "$tmp/results" >"$tmp/run.log" 2>&1 </dev/null &
       run_pid=$!
       rc=0; wait "$run_pid" || rc=$?
@@ -142,7 +160,7 @@ fi
 
 # ----------------------------------------------------------------- analysis --
 
-BASE_MS=$BASE_MS CHANGED_MS=$CHANGED_MS python3 - "$VOLLEY" "$records" "$tmp/splits" "$SPLITS" "$SEED" "$THRESHOLD" <<'PY'
+STEPS=$STEPS BASE_MS=$BASE_MS CHANGED_MS=$CHANGED_MS python3 - "$VOLLEY" "$records" "$tmp/splits" "$SPLITS" "$SEED" "$THRESHOLD" <<'PY'
 import json, os, random, statistics, subprocess, sys
 
 volley, records, scratch, splits, seed, threshold = sys.argv[1:7]
@@ -219,7 +237,7 @@ def aa(n):
     return draw
 
 results = {}
-for n in (4, 5):
+for n in (1, 4, 5):
     hits, per_metric, _ = tally(f"aa{n}", aa(n))
     rate = hits / splits
     results[f"aa{n}"] = rate
@@ -227,7 +245,7 @@ for n in (4, 5):
     print(f"A/A {n} vs {n}: {hits} of {splits} splits called a difference ({rate * 100:.1f} %); calls per metric: {calls}")
 
 _, per_metric, outcomes = tally("ab5", lambda: (rng.sample(a, 5), rng.sample(b, 5)))
-p50 = "latency p50 (ms)"
+p50 = "mix / changed: latency p50 (ms)" if os.environ.get("STEPS") == "1" else "latency p50 (ms)"
 found = sum(1 for vs in outcomes if vs.get(p50, "").startswith("slower"))
 results["ab5"] = found / splits
 kinds = {}
@@ -235,7 +253,7 @@ for vs in outcomes:
     v = vs.get(p50, "-").split(":")[0].split(" (")[0]
     kinds[v] = kinds.get(v, 0) + 1
 print(f"A/B 5 vs 5 (ms={os.environ.get('BASE_MS', '2')} vs ms={os.environ.get('CHANGED_MS', '2.2')}): "
-      f"latency p50 called slower in {found} of {splits} draws ({found / splits * 100:.1f} %); "
+      f"{p50} called slower in {found} of {splits} draws ({found / splits * 100:.1f} %); "
       f"p50 verdicts: {', '.join(f'{k} {c}' for k, c in sorted(kinds.items()))}")
 others = ", ".join(f"{m} {c}" for m, c in sorted(per_metric.items()) if m != p50) or "none"
 print(f"  other metrics called in those draws: {others}")

@@ -289,3 +289,75 @@ fn a_suite_takes_its_repeats_in_turns() {
         "not A A A B B B: {order:?} started at {times:?}"
     );
 }
+
+#[test]
+fn each_step_of_a_plan_is_judged_on_its_own() {
+    let _serial = serial();
+    // A plan whose step `slow` is 4 ms in B against 3 ms in A, beside an unchanged step and an
+    // unchanged scenario: the run's pooled figures mix them, and only the step's own row shows
+    // where the change is. Single runs of 5 s: weak verdicts from each run's own intervals.
+    let t = target();
+    let dir = temp_dir("compare-steps");
+    let run = |name: &str, slow_ms: u32| -> PathBuf {
+        let sub = dir.join(name);
+        std::fs::create_dir_all(&sub).unwrap();
+        let scenario = |name: &str, vus: u32, steps: &[(&str, u32)]| {
+            let steps: String = steps
+                .iter()
+                .map(|(s, ms)| {
+                    format!("[[scenario.step]]\nname = \"{s}\"\npath = \"/delay?ms={ms}\"\n")
+                })
+                .collect();
+            format!(
+                "[[scenario]]\nname = \"{name}\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
+                 vus = {vus}\nduration = \"5s\"\n{steps}"
+            )
+        };
+        let plan = sub.join("plan.toml");
+        let text = format!(
+            "name = \"steps\"\n[target]\nbase_url = \"{}\"\n{}{}",
+            t.base_url(),
+            scenario("mix", 4, &[("fast", 1), ("slow", slow_ms)]),
+            scenario("other", 2, &[("mid", 2)]),
+        );
+        std::fs::write(&plan, text).unwrap();
+        run_json_ok(&sub, &["run", plan.to_str().unwrap()]);
+        only_subfolder(&sub.join("results"))
+    };
+    let (a, b) = (run("a", 3), run("b", 4));
+    // A 5 % threshold: the change is +33 %, and two single runs' levels on a busy machine can
+    // differ by a few per cent, which their own intervals cannot see (weak verdicts).
+    let md = compare(&[&a, &b], &["--labels", "A,B", "--threshold", "5"]);
+    assert!(md.contains("## By scenario and step"), "{md}");
+    let slow = stats_row(&md, "mix / slow: latency p50 (ms)", "B");
+    assert_eq!(slow[3], "the runs' own intervals (weak)", "{slow:?}");
+    assert_eq!(slow[4], "slower (weak)", "{slow:?}");
+    let line = md.lines().find(|l| l.starts_with("- **B vs A: ")).unwrap();
+    assert!(line.contains("by scenario and step — "), "{line}");
+    // What the step was called, up to the next part: its p50 among the calls.
+    let said = line.split("mix / slow: ").nth(1).expect(line);
+    let said = said.split("; ").next().unwrap();
+    assert!(said.contains("latency p50 slower (weak, +"), "{line}");
+    // The unchanged step's and scenario's latency is never called.
+    for row in ["mix / fast: latency p50 (ms)", "other: latency p50 (ms)"] {
+        let cells = stats_row(&md, row, "B");
+        assert!(
+            !cells[4].starts_with("slower") && !cells[4].starts_with("faster"),
+            "{row}: {cells:?}"
+        );
+    }
+    // The scenario alone is its only step: `other / mid` has no row of its own.
+    assert!(!md.contains("other / mid"), "{md}");
+    let html = run_volley(&[
+        "compare",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--format",
+        "html",
+    ])
+    .1;
+    assert!(
+        html.contains("By scenario and step"),
+        "the HTML page has the table"
+    );
+}

@@ -22,6 +22,12 @@
 //!   run-to-run variation (a warm cache, a noisy neighbour), so these verdicts are marked
 //!   **weak**. Metrics without a series (mean, p95, p99.9, max) get no verdict from single runs.
 //!
+//! **Plans' parts** ([`groups`]): with [`CompareOptions::groups`] (`volley compare`), each
+//! scenario, step and phase that is not the run itself gets the same rows for seven metrics
+//! ([`Metric::OF_GROUPS`]), tested the same way over repeats; single runs are tested by each
+//! run's own interval of the part ([`Method::RunIntervals`], weak). Their tests join the one
+//! Holm family below.
+//!
 //! The **max** is never judged ([`ChangeVerdict::NotJudged`]): one request per run sets it, so
 //! its change and interval are shown but it is kept out of the calls and the correction. A call
 //! on **p99 or p99.9** (tail figures one run's jump can carry) must also hold on every subset
@@ -72,6 +78,7 @@
 
 mod change;
 mod drift;
+pub mod groups;
 mod robust;
 #[cfg(test)]
 pub(crate) mod tests;
@@ -123,6 +130,9 @@ pub enum Method {
     Repeats,
     /// Per-second samples with an autocorrelation-corrected standard error (weak).
     PerSecond,
+    /// A scenario's, step's or phase's figure in single runs: each run's own batch-means
+    /// interval (`groups[].ci95`) as its standard error (weak).
+    RunIntervals,
 }
 
 /// How many runs per variant would likely settle an inconclusive verdict.
@@ -220,7 +230,7 @@ impl Change {
             ChangeVerdict::NotJudged => return "not judged (one request per run)".into(),
         };
         match self.method {
-            Some(Method::PerSecond) => format!("{word} (weak)"),
+            Some(Method::PerSecond | Method::RunIntervals) => format!("{word} (weak)"),
             _ => word.to_string(),
         }
     }
@@ -242,14 +252,44 @@ pub struct MetricRow {
 pub struct CompareOptions {
     /// Practical threshold for relative changes, %.
     pub threshold_pct: f64,
+    /// Whether the plans' scenarios, steps and phases are judged too ([`groups`]), in the same
+    /// Holm family as the run's figures.
+    pub groups: bool,
 }
 
 impl Default for CompareOptions {
     fn default() -> Self {
         Self {
             threshold_pct: DEFAULT_THRESHOLD_PCT,
+            groups: false,
         }
     }
+}
+
+impl CompareOptions {
+    /// What `volley compare` judges: the run's figures and the plans' scenarios, steps and
+    /// phases, at the practical threshold `threshold_pct` (%), which must be a percentage ≥ 0.
+    pub fn of_command(threshold_pct: f64) -> Result<Self, crate::Error> {
+        if !(threshold_pct.is_finite() && threshold_pct >= 0.0) {
+            return Err(crate::Error::Invalid {
+                what: "--threshold".into(),
+                why: "must be a percentage ≥ 0, e.g. 2".into(),
+            });
+        }
+        Ok(Self {
+            threshold_pct,
+            groups: true,
+        })
+    }
+}
+
+/// One scenario, step or phase across all variants.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GroupRows {
+    /// Which group.
+    pub key: groups::GroupKey,
+    /// One row per metric of [`Metric::OF_GROUPS`].
+    pub rows: Vec<MetricRow>,
 }
 
 /// The full comparison.
@@ -261,6 +301,8 @@ pub struct Comparison {
     pub runs: Vec<usize>,
     /// One row per metric.
     pub rows: Vec<MetricRow>,
+    /// Per scenario, step and phase (when asked: [`CompareOptions::groups`]).
+    pub groups: Vec<GroupRows>,
     /// Why the runs are not like-for-like (empty when they are).
     pub mismatches: Vec<String>,
     /// Where the order of the runs is confounded with a drift (empty when it is not).
@@ -289,27 +331,77 @@ fn threshold(metric: Metric, threshold_pct: f64) -> f64 {
     }
 }
 
+/// A row measured and tested, awaiting the comparison's correction.
+type Pending = (MetricRow, Vec<Option<change::Tested>>);
+
 /// Compares `variants` (the first is the baseline).
 pub fn compare(variants: &[Variant], options: CompareOptions) -> Comparison {
     // Stream figures only where some run has them.
-    let mut tested: Vec<(MetricRow, Vec<Option<change::Tested>>)> = Metric::ALL
+    let mut tested: Vec<Pending> = Metric::ALL
         .iter()
-        .map(|&metric| change::row(variants, metric))
+        .map(|&metric| change::row(variants, metric, change::Scope::Run))
         .filter(|(row, _)| {
             !row.metric.of_streams() || row.estimates.iter().any(|e| !e.values.is_empty())
         })
         .collect();
-    // Holm across every test of the comparison (the max is never judged).
-    let ps: Vec<f64> = tested
+    let keys = if options.groups {
+        groups::keys(variants)
+    } else {
+        Vec::new()
+    };
+    let mut by_group: Vec<Vec<Pending>> = keys
+        .iter()
+        .map(|key| {
+            Metric::OF_GROUPS
+                .iter()
+                .map(|&metric| change::row(variants, metric, change::Scope::Group(key)))
+                .collect()
+        })
+        .collect();
+    let family = judge(
+        tested
+            .iter_mut()
+            .chain(by_group.iter_mut().flatten())
+            .collect(),
+        options.threshold_pct,
+    );
+    let mut rows: Vec<MetricRow> = tested.into_iter().map(|(row, _)| row).collect();
+    let warnings = drift::check(variants, &mut rows);
+    let groups = keys
+        .into_iter()
+        .zip(by_group)
+        .map(|(key, rows)| GroupRows {
+            key,
+            rows: rows.into_iter().map(|(row, _)| row).collect(),
+        })
+        .collect();
+    Comparison {
+        labels: variants.iter().map(|v| v.label.clone()).collect(),
+        runs: variants.iter().map(|v| v.runs.len()).collect(),
+        notes: notes(variants, &rows),
+        rows,
+        groups,
+        mismatches: super::like_for_like::mismatches(variants),
+        warnings,
+        threshold_pct: options.threshold_pct,
+        tests: family,
+    }
+}
+
+/// Fills every row's changes: Holm across all their tests (the max is never judged), then
+/// each verdict, with the tail guard on p99 and p99.9 calls over repeats. Returns the family's
+/// size.
+fn judge(pending: Vec<&mut Pending>, threshold_pct: f64) -> usize {
+    let ps: Vec<f64> = pending
         .iter()
         .filter(|(row, _)| row.metric.judged())
         .flat_map(|(_, t)| t.iter().flatten().filter_map(change::Tested::p_value))
         .collect();
     let mut adjusted = stats::holm(&ps).into_iter();
     let family = ps.len();
-    for (row, tests) in &mut tested {
+    for (row, tests) in pending {
         let metric = row.metric;
-        let limit = threshold(metric, options.threshold_pct);
+        let limit = threshold(metric, threshold_pct);
         for (i, t) in tests.iter().enumerate() {
             let Some(t) = t else { continue };
             if !metric.judged() {
@@ -339,18 +431,7 @@ pub fn compare(variants: &[Variant], options: CompareOptions) -> Comparison {
             row.changes[i] = Some(change);
         }
     }
-    let mut rows: Vec<MetricRow> = tested.into_iter().map(|(row, _)| row).collect();
-    let warnings = drift::check(variants, &mut rows);
-    Comparison {
-        labels: variants.iter().map(|v| v.label.clone()).collect(),
-        runs: variants.iter().map(|v| v.runs.len()).collect(),
-        notes: notes(variants, &rows),
-        rows,
-        mismatches: super::like_for_like::mismatches(variants),
-        warnings,
-        threshold_pct: options.threshold_pct,
-        tests: family,
-    }
+    family
 }
 
 fn notes(variants: &[Variant], rows: &[MetricRow]) -> Vec<String> {

@@ -360,6 +360,7 @@ mod tests {
                     ],
                 })
                 .collect(),
+            groups: vec![],
             mismatches: vec![],
             warnings: vec![],
             notes: vec![],

@@ -1,6 +1,6 @@
 //! The figures a comparison looks at, what unit each has, and which way is better.
 
-use crate::record::model::{BoundFigure, RunRecord};
+use crate::record::model::{Bound, BoundFigure, Group, RunRecord};
 use crate::record::series::SecondStats;
 
 /// A figure compared across variants.
@@ -56,6 +56,19 @@ impl Metric {
         Self::TpotP50,
         Self::RttP50,
         Self::Goodput,
+    ];
+
+    /// The metrics a comparison judges for each scenario, step and phase (`volley compare`):
+    /// the run's less p99.9 and the max, which a group's share of the requests makes rarer
+    /// still, and the stream figures, which groups do not have.
+    pub const OF_GROUPS: [Metric; 7] = [
+        Self::Throughput,
+        Self::Mean,
+        Self::P50,
+        Self::P90,
+        Self::P95,
+        Self::P99,
+        Self::ErrorRate,
     ];
 
     /// Whether it is a figure of streams: compared only where the runs have streams.
@@ -154,6 +167,30 @@ impl Metric {
             Self::RttP50 => r.summary.streams.as_ref()?.sent.as_ref()?.round_trip_ms.p50,
             Self::Goodput => Some(r.summary.streams.as_ref()?.goodput.as_ref()?.rps),
         }
+    }
+
+    /// A group's value (error rate in %), as [`Metric::of_run`] for the run; `None` for the
+    /// stream figures and figures the group did not measure.
+    pub fn of_group(self, g: &Group) -> Option<f64> {
+        let l = &g.latency_ms;
+        match self {
+            Self::Throughput => Some(g.rps),
+            Self::Mean => l.mean,
+            Self::P50 => l.p50,
+            Self::P90 => l.p90,
+            Self::P95 => l.p95,
+            Self::P99 => l.p99,
+            Self::P99_9 => l.p99_9,
+            Self::Max => l.max,
+            Self::ErrorRate => g.error_rate().map(|e| 100.0 * e),
+            _ => None,
+        }
+    }
+
+    /// A group's own batch-means interval of the figure (`groups[].ci95`), as
+    /// [`Metric::interval_of_run`] for the run.
+    pub fn bound_of_group(self, g: &Group) -> Option<&Bound> {
+        g.ci95.as_ref()?.get(self.bound_figure()?)
     }
 
     /// The run figure with a batch-means interval (`summary.ci95`) this metric is; `None` for

@@ -11,9 +11,7 @@ use super::command_args::CompareArgs;
 /// Compares the runs; returns the exit code.
 pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
     let format = a.format;
-    if !(a.threshold.is_finite() && a.threshold >= 0.0) {
-        return Err(invalid("--threshold", "must be a percentage ≥ 0, e.g. 2").into());
-    }
+    let options = CompareOptions::of_command(a.threshold)?;
     let paths: Vec<PathBuf> = a.baseline.iter().chain(&a.runs).cloned().collect();
     let variants = read_variants(&paths, &a.labels)?;
     if variants.len() == 1 && variants[0].runs.len() == 1 {
@@ -38,12 +36,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
         )
         .into());
     }
-    let c = compare(
-        &variants,
-        CompareOptions {
-            threshold_pct: a.threshold,
-        },
-    );
+    let c = compare(&variants, options);
     let gate = (!a.fail_on.is_empty())
         .then(|| volley::analysis::gate::judge(&c, &a.fail_on, a.fail_on_inconclusive));
     let first = gate.as_ref().map(|g| (g.line(false), g.line(true)));

@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 mod grouped;
+mod groups;
 
 use super::table::{Table, md_text};
 use crate::analysis::compare::{
@@ -32,6 +33,8 @@ pub struct CompareView {
     pub variants: Table,
     /// The main table: a column per variant, change and verdict against the baseline.
     pub table: Table,
+    /// The same per scenario, step and phase, when the comparison judged them (one table).
+    pub parts: Vec<Table>,
     /// Per metric and variant: intervals, p-values, method.
     pub details: Table,
     /// Grouped responses (`--group-by`) side by side, one table per selector.
@@ -114,6 +117,7 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
         notes: c.notes.clone(),
         variants: variants_table(variants),
         table: main_table(c),
+        parts: groups::table(c).into_iter().collect(),
         details: details_table(c),
         grouped: grouped::tables(variants),
         method: METHOD.into(),
@@ -213,6 +217,9 @@ fn details_table(c: &Comparison) -> Table {
             details.push(details_row(c, row, i, ch));
         }
     }
+    for cells in groups::details_rows(c) {
+        details.push(cells);
+    }
     details
 }
 
@@ -252,6 +259,7 @@ fn details_row(c: &Comparison, row: &MetricRow, i: usize, ch: &Change) -> Vec<St
             row.estimates[i].values.len()
         ),
         Some(Method::PerSecond) => "per-second samples (weak)".into(),
+        Some(Method::RunIntervals) => "the runs' own intervals (weak)".into(),
         None => "-".into(),
     };
     let p = match (ch.p_value, ch.p_adjusted) {
@@ -306,70 +314,84 @@ fn main_row(row: &MetricRow) -> Vec<String> {
     cells
 }
 
+/// What one variant's rows say against the baseline: the calls ("latency p50 slower
+/// (+19.9%)"), the inconclusive changes ("latency p99 (+41.9%; ~30)") and how many were shown
+/// equivalent.
+#[derive(Default)]
+struct Calls {
+    called: Vec<String>,
+    unsure: Vec<String>,
+    quiet: usize,
+}
+
+impl Calls {
+    /// Sorts the changes of variant `i` in `rows`, each named `prefix` + the metric's label.
+    fn add(&mut self, rows: &[MetricRow], i: usize, prefix: &str) {
+        for row in rows {
+            let Some(Some(ch)) = row.changes.get(i) else {
+                continue;
+            };
+            let change = ch
+                .change
+                .map_or_else(|| "-".into(), |v| signed(row.metric, v));
+            let label = format!("{prefix}{}", row.metric.label());
+            match ch.verdict {
+                ChangeVerdict::Better | ChangeVerdict::Worse => {
+                    let words = ch.words(row.metric);
+                    let mut said = match words.strip_suffix(" (weak)") {
+                        Some(word) => format!("{word} (weak, {change}"),
+                        None => format!("{words} ({change}"),
+                    };
+                    if ch.confounded {
+                        said.push_str(", order and drift confounded");
+                    }
+                    self.called.push(format!("{label} {said})"));
+                }
+                ChangeVerdict::Inconclusive { .. } => {
+                    let settle = match runs_needed(ch) {
+                        Some(n) => format!("; {n}"),
+                        None if ch.method.is_some_and(|m| m != Method::Repeats) => "; weak".into(),
+                        None => String::new(),
+                    };
+                    self.unsure.push(format!("{label} ({change}{settle})"));
+                }
+                ChangeVerdict::Equivalent => self.quiet += 1,
+                ChangeVerdict::NotEnoughData | ChangeVerdict::NotJudged => {}
+            }
+        }
+    }
+}
+
 /// "B vs A: throughput slower (−16.8%), latency p50 slower (+19.9%); inconclusive (change; runs
 /// of each that would likely settle it): latency p99 (+41.9%; ~30); no significant difference in
-/// 6 other metric(s)".
+/// 6 other metric(s)", then what its scenarios, steps and phases were called.
 fn verdict_lines(c: &Comparison) -> Vec<String> {
     (1..c.labels.len())
         .map(|i| {
-            let mut called = Vec::new();
-            let mut unsure = Vec::new();
-            let mut quiet = 0;
-            for row in &c.rows {
-                let Some(Some(ch)) = row.changes.get(i) else {
-                    continue;
-                };
-                let change = ch
-                    .change
-                    .map_or_else(|| "-".into(), |v| signed(row.metric, v));
-                let label = row.metric.label();
-                match ch.verdict {
-                    ChangeVerdict::Better | ChangeVerdict::Worse => {
-                        let words = ch.words(row.metric);
-                        let mut said = match words.strip_suffix(" (weak)") {
-                            Some(word) => format!("{word} (weak, {change}"),
-                            None => format!("{words} ({change}"),
-                        };
-                        if ch.confounded {
-                            said.push_str(", order and drift confounded");
-                        }
-                        called.push(format!("{label} {said})"));
-                    }
-                    ChangeVerdict::Inconclusive { .. } => {
-                        let settle = match runs_needed(ch) {
-                            Some(n) => format!("; {n}"),
-                            None if ch.method == Some(Method::PerSecond) => "; weak".into(),
-                            None => String::new(),
-                        };
-                        unsure.push(format!("{label} ({change}{settle})"));
-                    }
-                    ChangeVerdict::Equivalent => quiet += 1,
-                    ChangeVerdict::NotEnoughData | ChangeVerdict::NotJudged => {}
-                }
-            }
+            let mut run = Calls::default();
+            run.add(&c.rows, i, "");
             let mut parts = Vec::new();
-            if !called.is_empty() {
-                parts.push(called.join(", "));
+            if !run.called.is_empty() {
+                parts.push(run.called.join(", "));
             }
-            if !unsure.is_empty() {
+            if !run.unsure.is_empty() {
                 parts.push(format!(
                     "inconclusive (change; runs of each that would likely settle it): {}",
-                    unsure.join(", ")
+                    run.unsure.join(", ")
                 ));
             }
-            if quiet > 0 {
+            if run.quiet > 0 {
                 parts.push(if parts.is_empty() {
                     "no significant difference".to_string()
                 } else {
-                    format!("no significant difference in {quiet} other metric(s)")
+                    format!("no significant difference in {} other metric(s)", run.quiet)
                 });
             }
-            let body = if parts.is_empty() {
-                "not enough data for a verdict".to_string()
-            } else {
-                parts.join("; ")
-            };
-            format!("{} vs {}: {body}", c.labels[i], c.labels[0])
+            if parts.is_empty() {
+                parts.push("not enough data for a verdict".to_string());
+            }
+            parts.extend(groups::verdict(c, i));
+            format!("{} vs {}: {}", c.labels[i], c.labels[0], parts.join("; "))
         })
         .collect()
 }
@@ -382,7 +404,8 @@ ratio of geometric means and can never pass −100%. With single runs, noise is 
 per-second series with a standard error corrected for autocorrelation (effective n = \
 n·(1−ρ)/(1+ρ)); such verdicts are marked weak because they cannot see run-to-run variation. \
 Every p-value of the comparison is adjusted by Holm's correction across all its metrics and \
-variants, so the chance of any false call stays at 5% for the whole comparison. A change is \
+variants (and a plan's scenarios, steps and phases, whose single runs are judged by each run's \
+own interval of the part, weak), so the chance of any false call stays at 5% for the whole comparison. A change is \
 called faster or slower only when its adjusted p < 0.05 and its whole interval lies beyond the \
 practical threshold; \"no significant difference\" means the whole interval lies within it \
 (equivalence shown); anything else is inconclusive. For throughput higher is faster, for latency \
@@ -424,6 +447,9 @@ pub fn markdown_body(v: &CompareView) -> String {
     }
     o.push_str(&v.variants.to_markdown("##"));
     o.push_str(&v.table.to_markdown("##"));
+    for t in &v.parts {
+        o.push_str(&t.to_markdown("##"));
+    }
     for t in &v.grouped {
         o.push_str(&t.to_markdown("##"));
     }
@@ -462,6 +488,9 @@ pub fn text_body(v: &CompareView) -> String {
     }
     o.push_str(&v.variants.to_text());
     o.push_str(&v.table.to_text());
+    for t in &v.parts {
+        o.push_str(&t.to_text());
+    }
     for t in &v.grouped {
         o.push_str(&t.to_text());
     }

@@ -3,7 +3,7 @@
 
 use super::table::Table;
 use crate::record::model::{
-    Bound, BoundFigure, Ci95, Group, GroupKind, PrecisionGoal, PrecisionOutcome, RunRecord,
+    Bound, BoundFigure, Ci95, Group, PrecisionGoal, PrecisionOutcome, RunRecord,
 };
 use crate::units::{ms, rate, seconds};
 
@@ -149,10 +149,7 @@ pub fn group_table(r: &RunRecord) -> Option<Table> {
          \"Uncertainty\"). A figure without enough batches has none (-).",
     );
     for (g, ci) in groups {
-        let name = match (g.kind, &g.scenario) {
-            (GroupKind::Step, Some(sc)) => format!("{sc} / {}", g.name),
-            _ => g.name.clone(),
-        };
+        let name = g.path();
         let cells = figures.iter().map(|f| {
             ci.get(*f)
                 .map_or_else(|| "-".to_string(), |b| bare_interval(*f, b))

@@ -1,11 +1,44 @@
 //! One metric of one variant against the baseline: the variants' figures, the test of the
 //! change, and (once the whole comparison's correction is known) the verdict.
 
+use super::groups::GroupKey;
 use super::{
     ALPHA, Change, ChangeVerdict, Estimate, LEVEL, MAX_RUNS_NEEDED, MIN_REPEATS, MIN_SECONDS,
     Method, Metric, MetricRow, POWER, RunsNeeded, Variant,
 };
 use crate::analysis::stats::{self, Difference};
+use crate::record::model::{Bound, RunRecord};
+
+/// What a row measures: the runs as a whole, or one scenario, step or phase of them.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Scope<'a> {
+    /// The run's figures (`summary`).
+    Run,
+    /// One group's figures (`groups[]`).
+    Group(&'a GroupKey),
+}
+
+impl Scope<'_> {
+    fn value(self, metric: Metric, r: &RunRecord) -> Option<f64> {
+        match self {
+            Self::Run => metric.of_run(r),
+            Self::Group(key) => metric.of_group(key.find(r)?),
+        }
+    }
+
+    /// The run's own batch-means interval of the figure in this scope.
+    fn bound(self, metric: Metric, r: &RunRecord) -> Option<Bound> {
+        match self {
+            Self::Run => r
+                .summary
+                .ci95
+                .as_ref()?
+                .get(metric.bound_figure()?)
+                .copied(),
+            Self::Group(key) => metric.bound_of_group(key.find(r)?).copied(),
+        }
+    }
+}
 
 /// A change measured and tested, not yet judged: the verdict needs the p-value adjusted across
 /// the whole comparison.
@@ -109,12 +142,24 @@ impl Tested {
 
 /// The metric's figures for every variant and the tests of every variant against the first;
 /// the row's changes are left empty for [`Tested::conclude`] to fill.
-pub(super) fn row(variants: &[Variant], metric: Metric) -> (MetricRow, Vec<Option<Tested>>) {
-    let estimates: Vec<Estimate> = variants.iter().map(|v| estimate(v, metric)).collect();
+pub(super) fn row(
+    variants: &[Variant],
+    metric: Metric,
+    scope: Scope<'_>,
+) -> (MetricRow, Vec<Option<Tested>>) {
+    let estimates: Vec<Estimate> = variants
+        .iter()
+        .map(|v| estimate(v, metric, scope))
+        .collect();
     let tests = variants
         .iter()
         .enumerate()
-        .map(|(i, v)| (i > 0).then(|| test(&variants[0], v, &estimates[0], &estimates[i], metric)))
+        .map(|(i, v)| {
+            (i > 0).then(|| {
+                let sides = [&variants[0], v];
+                test(sides, [&estimates[0], &estimates[i]], metric, scope)
+            })
+        })
         .collect();
     let row = MetricRow {
         metric,
@@ -156,11 +201,11 @@ pub(super) fn bounds(metric: Metric, limit: f64) -> (f64, f64) {
     }
 }
 
-fn estimate(v: &Variant, metric: Metric) -> Estimate {
+fn estimate(v: &Variant, metric: Metric, scope: Scope<'_>) -> Estimate {
     let values: Vec<f64> = v
         .runs
         .iter()
-        .filter_map(|r| metric.of_run(r))
+        .filter_map(|r| scope.value(metric, r))
         .filter(|&x| !metric.relative() || x > 0.0)
         .collect();
     let scaled: Vec<f64> = values.iter().map(|&x| to_scale(metric, x)).collect();
@@ -178,7 +223,9 @@ fn estimate(v: &Variant, metric: Metric) -> Estimate {
     });
     // One run: its own interval, from its batches.
     let ci = ci.or_else(|| match v.runs.as_slice() {
-        [one] => metric.interval_of_run(one),
+        [one] => scope
+            .bound(metric, one)
+            .map(|b| (b.value - b.half_width, b.value + b.half_width)),
         _ => None,
     });
     Estimate {
@@ -188,7 +235,12 @@ fn estimate(v: &Variant, metric: Metric) -> Estimate {
     }
 }
 
-fn test(base: &Variant, other: &Variant, a: &Estimate, b: &Estimate, metric: Metric) -> Tested {
+fn test(
+    [base, other]: [&Variant; 2],
+    [a, b]: [&Estimate; 2],
+    metric: Metric,
+    scope: Scope<'_>,
+) -> Tested {
     let change = match (a.value, b.value) {
         (Some(x), Some(y)) if metric.relative() => (x > 0.0).then(|| (y / x - 1.0) * 100.0),
         (Some(x), Some(y)) => Some(y - x),
@@ -208,10 +260,43 @@ fn test(base: &Variant, other: &Variant, a: &Estimate, b: &Estimate, metric: Met
         t.sd = Some(stats::pooled_sd(&xs, &ys));
         t.method = Some(Method::Repeats);
     } else if let (Some(x), Some(y)) = (a.value, b.value) {
-        t.diff = per_second(base, other, metric, x, y);
-        t.method = t.diff.map(|_| Method::PerSecond);
+        let (diff, method) = match scope {
+            Scope::Run => (per_second(base, other, metric, x, y), Method::PerSecond),
+            Scope::Group(_) => (
+                by_intervals(base, other, metric, scope),
+                Method::RunIntervals,
+            ),
+        };
+        t.diff = diff;
+        t.method = diff.map(|_| method);
     }
     t
+}
+
+/// The weak test of a group's figure in two single runs: each run's own batch-means interval
+/// (`groups[].ci95`) as its standard error (half-width over t₀.₉₇₅ at the effective batches − 1
+/// degrees of freedom), the log ratio by the delta method, Welch's degrees of freedom.
+fn by_intervals(
+    base: &Variant,
+    other: &Variant,
+    metric: Metric,
+    scope: Scope<'_>,
+) -> Option<Difference> {
+    let side = |v: &Variant| -> Option<(f64, f64, f64)> {
+        let [run] = v.runs.as_slice() else {
+            return None;
+        };
+        let b = scope.bound(metric, run)?;
+        let df = b.effective - 1.0;
+        if df < 1.0 || b.value <= 0.0 {
+            return None;
+        }
+        let se = b.half_width / stats::t_quantile(0.5 + LEVEL / 2.0, df);
+        Some((b.value, se / b.value, df))
+    };
+    let (x, sa, da) = side(base)?;
+    let (y, sb, db) = side(other)?;
+    Some(stats::welch_from((y / x).ln(), sa * sa, da, sb * sb, db))
 }
 
 /// The per-second (weak) test: each side's mean of full seconds with an autocorrelation-

@@ -525,6 +525,14 @@ impl Summary {
 }
 
 impl Group {
+    /// Its name in tables: "scenario / step" for a step, its own name otherwise.
+    pub fn path(&self) -> String {
+        match (self.kind, &self.scenario) {
+            (GroupKind::Step, Some(sc)) => format!("{sc} / {}", self.name),
+            _ => self.name.clone(),
+        }
+    }
+
     /// The group's error rate, as [`Summary::error_rate`].
     pub fn error_rate(&self) -> Option<f64> {
         error_rate(

@@ -1,0 +1,116 @@
+//! A comparison's scenarios, steps and phases ([`crate::analysis::compare::groups`]): their
+//! table, their rows in the statistics, and what the verdict line says of them.
+
+use super::{Calls, details_row, main_row};
+use crate::analysis::compare::Comparison;
+use crate::record::model::GroupKind;
+use crate::report::table::Table;
+
+/// "scenario", "scenario and step", "step and phase", …: the kinds of the groups compared.
+fn kinds(c: &Comparison) -> String {
+    let words: Vec<&str> = [
+        (GroupKind::Scenario, "scenario"),
+        (GroupKind::Step, "step"),
+        (GroupKind::Phase, "phase"),
+    ]
+    .into_iter()
+    .filter(|(kind, _)| c.groups.iter().any(|g| g.key.kind == *kind))
+    .map(|(_, word)| word)
+    .collect();
+    match words.as_slice() {
+        [.., last] if words.len() > 1 => {
+            format!("{} and {last}", words[..words.len() - 1].join(", "))
+        }
+        _ => words.concat(),
+    }
+}
+
+/// The title of the groups' table: "By scenario and step".
+pub(super) fn title(c: &Comparison) -> String {
+    format!("By {}", kinds(c))
+}
+
+/// The groups' table: per group and metric, a column per variant and against the baseline its
+/// change and verdict (as the main table); `None` when no group was compared.
+pub(super) fn table(c: &Comparison) -> Option<Table> {
+    if c.groups.is_empty() {
+        return None;
+    }
+    let mut heads: Vec<String> = vec!["<Group".into(), "<Metric".into()];
+    for (i, label) in c.labels.iter().enumerate() {
+        heads.push(label.clone());
+        if i > 0 {
+            heads.push(format!("change {label}"));
+            heads.push(format!("<verdict {label}"));
+        }
+    }
+    let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
+    let mut t = Table::new(&title(c), &heads).with_note(
+        "Each scenario, step and phase on its own, judged as the run's figures are and in the \
+         same correction. Single runs are judged by each run's own 95% intervals of the group \
+         (weak: they cannot see run-to-run variation); repeats by the t test over runs.",
+    );
+    for g in &c.groups {
+        for (k, row) in g.rows.iter().enumerate() {
+            let name = if k == 0 {
+                g.key.path.clone()
+            } else {
+                String::new()
+            };
+            t.push(std::iter::once(name).chain(main_row(row)));
+        }
+    }
+    Some(t)
+}
+
+/// The statistics rows of the groups, each metric named "group: metric (unit)".
+pub(super) fn details_rows(c: &Comparison) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for g in &c.groups {
+        for row in &g.rows {
+            for (i, ch) in row.changes.iter().enumerate() {
+                let Some(ch) = ch else { continue };
+                let mut cells = details_row(c, row, i, ch);
+                cells[0] = format!("{}: {}", g.key.path, cells[0]);
+                rows.push(cells);
+            }
+        }
+    }
+    rows
+}
+
+/// What variant `i`'s groups were called, for its verdict line: "by step — mix / slow: latency
+/// p50 slower (+20.0%); no call in the other 2", or "by step: no call (3; 2 changes
+/// inconclusive)"; `None` when no group was compared.
+pub(super) fn verdict(c: &Comparison, i: usize) -> Option<String> {
+    if c.groups.is_empty() {
+        return None;
+    }
+    let mut said = Vec::new();
+    let mut unsure = 0;
+    for g in &c.groups {
+        let mut calls = Calls::default();
+        calls.add(&g.rows, i, "");
+        unsure += calls.unsure.len();
+        if !calls.called.is_empty() {
+            said.push(format!("{}: {}", g.key.path, calls.called.join(", ")));
+        }
+    }
+    let by = kinds(c);
+    let rest = c.groups.len() - said.len();
+    let doubt = match unsure {
+        0 => String::new(),
+        1 => "; 1 change inconclusive".into(),
+        n => format!("; {n} changes inconclusive"),
+    };
+    Some(if said.is_empty() {
+        format!("by {by}: no call ({rest}{doubt})")
+    } else if rest == 0 {
+        format!("by {by} — {}", said.join("; "))
+    } else {
+        format!(
+            "by {by} — {}; no call in the other {rest}{doubt}",
+            said.join("; ")
+        )
+    })
+}
