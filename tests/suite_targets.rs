@@ -161,6 +161,16 @@ fn the_002_example_compares_rest_and_grpc_per_operation_in_one_suite() {
         assert!(rows.iter().all(|r| r[2] != "missing"), "{rows:?}");
     }
     assert!(!md.contains("| missing |"), "{md}");
+    // Each operation is judged on its own across the four implementations too, the gRPC plan's
+    // steps joined on their labels (named as the first target's plan names them).
+    let by_step = table_rows(&md, "By step");
+    let named: Vec<&str> = by_step
+        .iter()
+        .map(|r| r[0].as_str())
+        .filter(|n| !n.is_empty())
+        .collect();
+    assert_eq!(named, ["crud / post_task", "crud / get_task"], "{md}");
+    assert_eq!(by_step.len(), 2 * 7, "seven metrics each: {md}");
     // Equal loads, equal durations: no warning about either.
     assert!(!md.contains("Test durations differ"), "{md}");
     assert!(stdout.contains("Results per target"), "{stdout}");

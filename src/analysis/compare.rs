@@ -22,7 +22,7 @@
 //!   run-to-run variation (a warm cache, a noisy neighbour), so these verdicts are marked
 //!   **weak**. Metrics without a series (mean, p95, p99.9, max) get no verdict from single runs.
 //!
-//! **Plans' parts** ([`groups`]): with [`CompareOptions::groups`] (`volley compare`), each
+//! **Plans' parts** ([`groups`]): with [`CompareOptions::groups`] (`volley compare`, suites), each
 //! scenario, step and phase that is not the run itself gets the same rows for seven metrics
 //! ([`Metric::OF_GROUPS`]), tested the same way over repeats; single runs are tested by each
 //! run's own interval of the part ([`Method::RunIntervals`], weak). Their tests join the one

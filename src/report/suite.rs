@@ -65,13 +65,18 @@ pub fn variants(o: &SuiteOutcome) -> Vec<Variant> {
         .collect()
 }
 
-/// The comparison of `variants`. The targets' URLs differ by design, so that difference is not
+/// The comparison of `variants`, their plans' scenarios, steps (joined on their operation
+/// labels) and phases included. The targets' URLs differ by design, so that difference is not
 /// flagged as a like-for-like problem; every other one is.
 pub fn comparison(variants: &[Variant]) -> Option<Comparison> {
     if variants.is_empty() {
         return None;
     }
-    let mut c = compare(variants, CompareOptions::default());
+    let options = CompareOptions {
+        groups: true,
+        ..CompareOptions::default()
+    };
+    let mut c = compare(variants, options);
     c.mismatches = mismatches_except(variants, &[TARGET_URL]);
     Some(c)
 }

@@ -2,7 +2,8 @@
 //!
 //! A plan's run figures pool its parts: with a 1 ms step and a 5 ms step the run's p50 is
 //! neither's, and a step that got 20 % slower moves it by what that step's share of the requests
-//! makes of 20 %. So `volley compare` also judges each part on its own, by the same tests as the
+//! makes of 20 %. So `volley compare` (and a suite's comparison of its targets) also judges each
+//! part on its own, by the same tests as the
 //! run (over repeats; single runs by their own intervals, weak) and in the same Holm family.
 //!
 //! Which parts: those of the baseline's first run that has any, and of them
@@ -10,7 +11,9 @@
 //! - the steps of each scenario that has two or more (a lone step is its scenario);
 //! - every phase (a phase is never the run: a ladder's run figures pool its levels);
 //!
-//! each only if every variant has it in some run (matched on kind, scenario and name).
+//! each only if every variant has it in some run, matched on kind, scenario and name — a step's
+//! name being its operation label (`groups[].operation`, else its name), on which a suite's
+//! targets with plans of their own join their steps too.
 
 use super::Variant;
 use crate::record::model::{Group, GroupKind, RunRecord};
@@ -22,7 +25,7 @@ pub struct GroupKey {
     pub kind: GroupKind,
     /// The scenario it belongs to (steps and phases).
     pub scenario: Option<String>,
-    /// Its name.
+    /// Its name; a step's operation label ([`Group::operation_label`]).
     pub name: String,
     /// Its name in tables ("scenario / step" for a step).
     pub path: String,
@@ -33,7 +36,7 @@ impl GroupKey {
         Self {
             kind: g.kind,
             scenario: g.scenario.clone(),
-            name: g.name.clone(),
+            name: label(g).to_string(),
             path: g.path(),
         }
     }
@@ -42,7 +45,16 @@ impl GroupKey {
     pub fn find<'a>(&self, r: &'a RunRecord) -> Option<&'a Group> {
         r.groups
             .iter()
-            .find(|g| g.kind == self.kind && g.scenario == self.scenario && g.name == self.name)
+            .find(|g| g.kind == self.kind && g.scenario == self.scenario && label(g) == self.name)
+    }
+}
+
+/// What a group is matched on besides kind and scenario: a step's operation label, else the
+/// name.
+fn label(g: &Group) -> &str {
+    match g.kind {
+        GroupKind::Step => g.operation_label(),
+        _ => &g.name,
     }
 }
 
@@ -160,6 +172,31 @@ mod tests {
             variant("b", vec![without]),
         ];
         assert!(!keys(&v).iter().any(|k| k.name == "slow"));
+    }
+
+    #[test]
+    fn steps_are_matched_on_their_operation_label() {
+        // A suite's targets with plans of their own: B's step `slow` is `post` in its plan, and
+        // both carry the label `pay`.
+        let labelled = |name: &str, at_s: u64| {
+            let mut r = plan_run(5.0, at_s);
+            for g in r.groups.iter_mut().filter(|g| g.name == "slow") {
+                g.name = name.into();
+                g.operation = Some("pay".into());
+            }
+            r
+        };
+        let v = [
+            variant("a", vec![labelled("slow", 0)]),
+            variant("b", vec![labelled("post", 9)]),
+        ];
+        let keys = keys(&v);
+        let pay = keys
+            .iter()
+            .find(|k| k.name == "pay")
+            .expect("joined on the label");
+        assert_eq!(pay.path, "mix / slow", "named as the baseline names it");
+        assert_eq!(pay.find(&v[1].runs[0]).unwrap().name, "post");
     }
 
     #[test]
