@@ -3,8 +3,8 @@
 //! A plan's run figures pool its parts: with a 1 ms step and a 5 ms step the run's p50 is
 //! neither's, and a step that got 20 % slower moves it by what that step's share of the requests
 //! makes of 20 %. So `volley compare` (and a suite's comparison of its targets) also judges each
-//! part on its own, by the same tests as the
-//! run (over repeats; single runs by their own intervals, weak) and in the same Holm family.
+//! part on its own, by the same tests as the run (over repeats; single runs by their own
+//! intervals, weak) and in the same Holm family.
 //!
 //! Which parts: those of the baseline's first run that has any, and of them
 //! - the scenarios, when there are two or more (one scenario is the run itself);
