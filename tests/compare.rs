@@ -348,6 +348,26 @@ fn each_step_of_a_plan_is_judged_on_its_own() {
     }
     // The scenario alone is its only step: `other / mid` has no row of its own.
     assert!(!md.contains("other / mid"), "{md}");
+    // The gate judges a step on its own: the slow step's p50 rose 33 %, the fast one's did not.
+    let gate = |rule: &str| {
+        let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+        run_volley(&["compare", a, b, "--threshold", "5", "--fail-on", rule])
+    };
+    let (code, out, _) = gate("p50{step=slow} > +10%");
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.starts_with("FAIL: p50{step=slow} +"), "{out}");
+    let (code, out, _) = gate("p50{step=fast} > +10%");
+    assert_eq!(code, Some(0), "{out}");
+    let (code, _, err) = gate("p50{step=mid} > +10%");
+    assert_eq!(
+        code,
+        Some(2),
+        "`other / mid` is its scenario, not a part: {err}"
+    );
+    assert!(
+        err.contains("judged no step `mid`; it judged mix, mix / fast, mix / slow, other"),
+        "{err}"
+    );
     let html = run_volley(&[
         "compare",
         a.to_str().unwrap(),

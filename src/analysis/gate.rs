@@ -2,11 +2,17 @@
 //! is met only when the comparison's own statistics call the change significant in that
 //! direction (verdict worse/better, after Holm's correction) **and** its point estimate passes
 //! the amount; an inconclusive metric a rule names fails only with `--fail-on-inconclusive`.
+//! A rule may judge one scenario, step or phase of plan runs instead of the run
+//! (`p99{step=pay} > +5%`, [`Part`]).
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::analysis::compare::{ChangeVerdict, Comparison, Metric};
+use crate::analysis::compare::{ChangeVerdict, Comparison, Metric, MetricRow};
+
+mod part;
+
+pub use part::Part;
 
 /// Which way a rule looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +41,8 @@ pub struct Rule {
     pub text: String,
     /// The metric it names.
     pub metric: Metric,
+    /// The scenario, step or phase it judges (`p99{step=pay}`); `None`: the run.
+    pub part: Option<Part>,
     /// `>` or `<`.
     pub op: Direction,
     /// Signed amount, in `unit`.
@@ -99,10 +107,25 @@ impl FromStr for Rule {
         } else {
             Direction::Below
         };
-        let name = text[..at].trim().to_ascii_lowercase();
+        let head = text[..at].trim();
+        let (head, part) = match head.split_once('{') {
+            Some((head, rest)) => match rest.strip_suffix('}').map(Part::parse) {
+                Some(Ok(part)) => (head, Some(part)),
+                Some(Err(why)) => return fail(why),
+                None => return fail("a `{` without its `}`: write e.g. p99{step=pay}".into()),
+            },
+            None => (head, None),
+        };
+        let name = head.trim().to_ascii_lowercase();
         let Some(metric) = metric_named(&name) else {
             return fail(format!("unknown metric `{name}`; one of {METRICS}"));
         };
+        if part.is_some() && !Metric::OF_GROUPS.contains(&metric) {
+            return fail(format!(
+                "`{name}` is not judged per scenario, step or phase; one of p50, p90, p95, \
+                 p99, mean, throughput, errors"
+            ));
+        }
         let rest = text[at + 1..].trim();
         let (num, unit) = if let Some(n) = rest.strip_suffix("pp") {
             (n, Unit::Points)
@@ -149,6 +172,7 @@ impl FromStr for Rule {
         Ok(Rule {
             text,
             metric,
+            part,
             op,
             amount,
             unit,
@@ -206,20 +230,60 @@ impl GateOutcome {
     }
 }
 
-/// Applies `rules` to every variant against the baseline.
-pub fn judge(c: &Comparison, rules: &[Rule], fail_on_inconclusive: bool) -> GateOutcome {
-    let mut met = Vec::new();
-    let mut inconclusive = Vec::new();
+/// Applies `rules` to every variant against the baseline; a rule whose part the comparison
+/// did not judge is an input error that says what it did judge.
+pub fn judge(
+    c: &Comparison,
+    rules: &[Rule],
+    fail_on_inconclusive: bool,
+) -> Result<GateOutcome, crate::Error> {
+    let mut said = Said::default();
     for rule in rules {
-        let Some(row) = c.rows.iter().find(|r| r.metric == rule.metric) else {
+        let Some(part) = &rule.part else {
+            said.apply(c, rule, &c.rows, "");
             continue;
+        };
+        let found = part.find(c);
+        if found.is_empty() {
+            return Err(crate::Error::Invalid {
+                what: format!("--fail-on `{}`", rule.text),
+                why: part.missing(c),
+            });
+        }
+        for g in &found {
+            let path = format!("{}: ", g.key.path);
+            said.apply(c, rule, &g.rows, if found.len() > 1 { &path } else { "" });
+        }
+    }
+    let fail = !said.met.is_empty() || fail_on_inconclusive && !said.inconclusive.is_empty();
+    Ok(GateOutcome {
+        met: said.met,
+        inconclusive: said.inconclusive,
+        fail,
+        rules: rules.len(),
+    })
+}
+
+/// The rules met and the rules inconclusive so far.
+#[derive(Default)]
+struct Said {
+    met: Vec<String>,
+    inconclusive: Vec<String>,
+}
+
+impl Said {
+    /// Applies `rule` to its metric's row in `rows` for every variant, each named `prefix`
+    /// first (the part, when a rule names several).
+    fn apply(&mut self, c: &Comparison, rule: &Rule, rows: &[MetricRow], prefix: &str) {
+        let Some(row) = rows.iter().find(|r| r.metric == rule.metric) else {
+            return;
         };
         for (i, change) in row.changes.iter().enumerate() {
             let Some(change) = change else { continue };
             let who = if c.labels.len() > 2 {
-                format!("{}: ", c.labels[i])
+                format!("{}: {prefix}", c.labels[i])
             } else {
-                String::new()
+                prefix.to_string()
             };
             // The change in the rule's unit.
             let value = match rule.unit {
@@ -245,7 +309,7 @@ pub fn judge(c: &Comparison, rules: &[Rule], fail_on_inconclusive: bool) -> Gate
                 ChangeVerdict::Inconclusive { .. }
                 | ChangeVerdict::NotEnoughData
                 | ChangeVerdict::NotJudged => {
-                    inconclusive.push(shown);
+                    self.inconclusive.push(shown);
                     continue;
                 }
                 ChangeVerdict::Equivalent => continue,
@@ -255,16 +319,9 @@ pub fn judge(c: &Comparison, rules: &[Rule], fail_on_inconclusive: bool) -> Gate
                 Direction::Below => !rose && v < rule.amount,
             });
             if passes {
-                met.push(shown);
+                self.met.push(shown);
             }
         }
-    }
-    let fail = !met.is_empty() || fail_on_inconclusive && !inconclusive.is_empty();
-    GateOutcome {
-        met,
-        inconclusive,
-        fail,
-        rules: rules.len(),
     }
 }
 
@@ -385,7 +442,7 @@ mod tests {
         ]);
         let met = |rules: &[&str], strict: bool| {
             let rules: Vec<Rule> = rules.iter().map(|r| rule(r)).collect();
-            judge(&c, &rules, strict)
+            judge(&c, &rules, strict).unwrap()
         };
         // Called slower and past the amount: met; a larger amount: not.
         assert!(met(&["p99 > +5%"], false).fail);
@@ -417,6 +474,86 @@ mod tests {
         assert_eq!(
             met(&["p90 > +0%", "p99 > +50%", "errors > +1pp"], true).line(true),
             "**PASS**: no --fail-on rule met (3 rules)"
+        );
+    }
+
+    #[test]
+    fn a_rule_may_judge_one_part() {
+        let r = rule("p99{step=Pay} > +5%");
+        assert_eq!(
+            r.part,
+            Some(Part::Step("Pay".into())),
+            "names keep their case"
+        );
+        assert_eq!(
+            rule("P50{ phase = 2 } > +1ms").part,
+            Some(Part::Phase("2".into()))
+        );
+        for (bad, why) in [
+            ("p99{step=pay > +5%", "without its `}`"),
+            ("p99{pay} > +5%", "is not a filter"),
+            ("p99{region=eu} > +5%", "unknown filter `region`"),
+            ("p99{step=} > +5%", "names nothing"),
+            (
+                "p99.9{step=pay} > +5%",
+                "not judged per scenario, step or phase",
+            ),
+        ] {
+            assert!(err(bad).contains(why), "{bad}: {}", err(bad));
+        }
+        use crate::analysis::compare::GroupRows;
+        use crate::analysis::compare::groups::GroupKey;
+        use crate::record::model::GroupKind;
+        let mut c = comparison(&[(Metric::P99, 10.0, 10.0, 0.0, ChangeVerdict::Equivalent)]);
+        let part = |kind, scenario: &str, name: &str, path: &str, p99: f64| GroupRows {
+            key: GroupKey {
+                kind,
+                scenario: Some(scenario.into()),
+                name: name.into(),
+                path: path.into(),
+            },
+            rows: comparison(&[(
+                Metric::P99,
+                10.0,
+                10.0 + p99,
+                p99 * 10.0,
+                ChangeVerdict::Worse,
+            )])
+            .rows,
+        };
+        c.groups = vec![
+            part(GroupKind::Step, "mix", "pay", "mix / pay", 2.0),
+            part(GroupKind::Step, "mix", "browse", "mix / browse", 0.5),
+            part(
+                GroupKind::Phase,
+                "mix",
+                "phase 1: 8 VUs",
+                "phase 1: 8 VUs",
+                3.0,
+            ),
+        ];
+        let met = |r: &str| judge(&c, &[rule(r)], false).unwrap();
+        // The run's p99 did not move; the step's rose 20 %.
+        assert!(!met("p99 > +5%").fail);
+        assert_eq!(
+            met("p99{step=pay} > +5%").met,
+            ["p99{step=pay} +20.0 % (rule p99{step=pay} > +5%)"]
+        );
+        assert!(met("p99{step=mix / pay} > +5%").fail, "by its path too");
+        assert!(!met("p99{step=browse} > +5%").fail);
+        assert!(met("p99{phase=1} > +25%").fail, "a phase by its number");
+        assert!(met("p99{phase=phase 1: 8 VUs} > +25%").fail);
+        let e = judge(&c, &[rule("p99{step=checkout} > +5%")], false).unwrap_err();
+        let e = e.to_string();
+        assert!(e.contains("--fail-on `p99{step=checkout} > +5%`"), "{e}");
+        assert!(
+            e.contains("judged no step `checkout`; it judged mix / pay, mix / browse"),
+            "{e}"
+        );
+        assert!(
+            judge(&c, &[rule("p99{step=checkout} > +5%")], false)
+                .unwrap_err()
+                .is_input()
         );
     }
 

@@ -107,7 +107,8 @@ pub struct CompareArgs {
     /// Exit 1 when this rule is met: `METRIC > +N%` or `METRIC < -N%` (also `ms` for latency,
     /// `pp` for `errors`), METRIC one of p50, p90, p95, p99, p99.9, mean, max, throughput,
     /// errors, ttft, ttft-p99, gap-p99, tpot, goodput. Met only when the change is significant in that direction (verdict slower/faster
-    /// after Holm's correction) and its estimate passes the amount. Repeatable.
+    /// after Holm's correction) and its estimate passes the amount. `p99{step=pay} > +5%`
+    /// judges one step of plan runs (also scenario=, phase=). Repeatable.
     #[arg(long = "fail-on", value_name = "RULE", value_parser = clap::value_parser!(volley::analysis::gate::Rule))]
     pub fail_on: Vec<volley::analysis::gate::Rule>,
     /// With --fail-on: also exit 1 when a metric a rule names is inconclusive (or has too little

@@ -38,7 +38,8 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
     }
     let c = compare(&variants, options);
     let gate = (!a.fail_on.is_empty())
-        .then(|| volley::analysis::gate::judge(&c, &a.fail_on, a.fail_on_inconclusive));
+        .then(|| volley::analysis::gate::judge(&c, &a.fail_on, a.fail_on_inconclusive))
+        .transpose()?;
     let first = gate.as_ref().map(|g| (g.line(false), g.line(true)));
     let first = first.as_ref().map(|(t, m)| (t.as_str(), m.as_str()));
     let text = volley::report::render_comparison(&variants, &c, format, first)?;
