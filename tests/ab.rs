@@ -157,3 +157,61 @@ fn bad_flags_are_refused_with_what_and_why() {
         assert!(stderr.contains(says), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_step_of_a_plan_is_decided_on_its_own() {
+    // B's step `slow` waits 6 ms where A's waits 3; the step `fast` is the same in both. The
+    // sequence decides the slow step's own p50, not the run's, which pools the two steps.
+    let target = common::target();
+    let dir = common::temp_dir("ab-step");
+    let plan = dir.join("plan.toml");
+    let text = format!(
+        "[target]\nbase_url = \"{}\"\n[vars]\nms = 3\n[[scenario]]\nname = \"mix\"\n\
+         [scenario.load]\nprofile = \"constant-vus\"\nvus = 4\nduration = \"1s\"\n\
+         [[scenario.step]]\nname = \"fast\"\npath = \"/delay?ms=1\"\n\
+         [[scenario.step]]\nname = \"slow\"\npath = \"/delay?ms={{{{ vars.ms }}}}\"\n",
+        target.base_url()
+    );
+    std::fs::write(&plan, text).unwrap();
+    let (plan, out) = (plan.to_str().unwrap(), dir.to_str().unwrap());
+    let common = [
+        "--plan",
+        plan,
+        "vars.ms=3",
+        "vars.ms=6",
+        "--max-runs",
+        "6",
+        "--out",
+        out,
+    ];
+    let stdout = ab(&[&common[..], &["--metric", "p50{step=slow}"]].concat());
+    let (pairs, call) = outcome(&stdout);
+    assert_eq!(call, "slower", "{stdout}");
+    assert!((3..=6).contains(&pairs), "{stdout}");
+    assert!(
+        stdout.contains("latency p50 of step `slow` slower"),
+        "{stdout}"
+    );
+    // A step the runs do not have is refused after the first pair, naming what they have.
+    let (code, _, stderr) =
+        common::run_volley(&[&["ab"], &common[..], &["--metric", "p50{step=pay}"]].concat());
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the runs have no step `pay`; they have scenario `mix`, step `mix / fast`, step `mix / slow`"),
+        "{stderr}"
+    );
+    // A figure not measured per part is refused before any run.
+    let (code, _, stderr) =
+        common::run_volley(&[&["ab"], &common[..], &["--metric", "p99.9{step=slow}"]].concat());
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("not measured per scenario, step or phase"),
+        "{stderr}"
+    );
+    // Every run kept, the refused sequence's first pair included, is a sound record.
+    let records = common::records_under(&dir);
+    assert_eq!(records.len() as u32, 2 * pairs + 2, "{records:?}");
+    for r in &records {
+        common::verified(r);
+    }
+}

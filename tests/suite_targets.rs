@@ -493,6 +493,10 @@ fn until_decided_needs_interleaved_turns_and_its_table() {
             "repeats = \"until-decided\"\n[until_decided]\nmetrics = [\"max\"]\n",
             "not one of",
         ),
+        (
+            "repeats = \"until-decided\"\n[until_decided]\nmetrics = [\"p50{step=delay}\"]\n",
+            "a part (`p50{step=…}`) is for `volley ab`",
+        ),
     ] {
         let file = dir.join("suite.toml");
         std::fs::write(&file, format!("plan = \"plan.toml\"\n{head}{targets}")).unwrap();

@@ -107,14 +107,9 @@ impl FromStr for Rule {
         } else {
             Direction::Below
         };
-        let head = text[..at].trim();
-        let (head, part) = match head.split_once('{') {
-            Some((head, rest)) => match rest.strip_suffix('}').map(Part::parse) {
-                Some(Ok(part)) => (head, Some(part)),
-                Some(Err(why)) => return fail(why),
-                None => return fail("a `{` without its `}`: write e.g. p99{step=pay}".into()),
-            },
-            None => (head, None),
+        let (head, part) = match Part::split(text[..at].trim()) {
+            Ok(split) => split,
+            Err(why) => return fail(why),
         };
         let name = head.trim().to_ascii_lowercase();
         let Some(metric) = metric_named(&name) else {

@@ -30,20 +30,54 @@
 //! says why ([`Look::withheld`]).
 
 use super::compare::{MIN_GUARDED_RUNS, TailGuard};
+use super::gate::Part;
 use super::metric::Metric;
 use super::stats::{Difference, mean, variance, without};
-use crate::record::model::RunRecord;
+use crate::record::model::{GroupKind, RunRecord};
 
 /// The false-call rate a whole sequence is held to.
 pub const ALPHA: f64 = 0.05;
 /// Pairs before the first look: a t test of two runs a side has two degrees of freedom.
 pub const MIN_PAIRS: u32 = 3;
 
+/// A figure a sequence decides: a metric of the runs, or of one scenario, step or phase of
+/// them (`--metric p50{step=pay}`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Figure {
+    /// The metric.
+    pub metric: Metric,
+    /// The part of plan runs it is taken from; `None`: the run's.
+    pub part: Option<Part>,
+}
+
+impl Figure {
+    /// The metric of the whole runs.
+    pub fn of_runs(metric: Metric) -> Self {
+        Self { metric, part: None }
+    }
+
+    /// Its value in run `r`; `None` when the run lacks it (or the part).
+    pub fn value(&self, r: &RunRecord) -> Option<f64> {
+        match &self.part {
+            None => self.metric.of_run(r),
+            Some(part) => self.metric.of_group(part.group_in(r)?),
+        }
+    }
+
+    /// Its name in words: "latency p50", "latency p50 of step `pay`".
+    pub fn label(&self) -> String {
+        match &self.part {
+            None => self.metric.label().to_string(),
+            Some(part) => format!("{} of {part}", self.metric.label()),
+        }
+    }
+}
+
 /// What a sequence is asked to decide, and its horizon.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Design {
-    /// The metrics to decide (each counts in the Bonferroni split of a look's α).
-    pub metrics: Vec<Metric>,
+    /// The figures to decide (each counts in the Bonferroni split of a look's α).
+    pub metrics: Vec<Figure>,
     /// Most pairs (A and B runs) the sequence may take: the horizon the α is spent over.
     pub max_pairs: u32,
     /// Practical threshold, % (percentage points for the error rate: a twentieth of it, as
@@ -106,6 +140,32 @@ pub struct Look {
 }
 
 impl Design {
+    /// Why run `r` cannot give a figure's value: the first part (`{step=…}`) it lacks, with the
+    /// parts it has; `None` when it has them all.
+    pub fn missing_part(&self, r: &RunRecord) -> Option<String> {
+        let part = self
+            .metrics
+            .iter()
+            .filter_map(|f| f.part.as_ref())
+            .find(|p| p.group_in(r).is_none())?;
+        let has: Vec<String> = r
+            .groups
+            .iter()
+            .map(|g| {
+                let kind = match g.kind {
+                    GroupKind::Scenario => "scenario",
+                    GroupKind::Step => "step",
+                    GroupKind::Phase => "phase",
+                };
+                format!("{kind} `{}`", g.path())
+            })
+            .collect();
+        Some(match has.is_empty() {
+            true => format!("the runs have no {part}: they have no scenarios, steps or phases"),
+            false => format!("the runs have no {part}; they have {}", has.join(", ")),
+        })
+    }
+
     /// The α spent by the looks up to `pairs` pairs, over all metrics.
     pub fn spent(&self, pairs: u32) -> f64 {
         if pairs < MIN_PAIRS {
@@ -264,8 +324,9 @@ impl Sequence {
     /// whether every metric is now decided.
     pub fn add_pair(&mut self, a: &RunRecord, b: &RunRecord) -> bool {
         self.pairs += 1;
-        for (i, &m) in self.design.metrics.iter().enumerate() {
-            let value = |r: &RunRecord| m.of_run(r).unwrap_or(f64::NAN);
+        for (i, figure) in self.design.metrics.iter().enumerate() {
+            let m = figure.metric;
+            let value = |r: &RunRecord| figure.value(r).unwrap_or(f64::NAN);
             self.values[i][0].push(value(a));
             self.values[i][1].push(value(b));
             if self.looks[i].is_some_and(|l| l.call.decided()) {
@@ -308,7 +369,7 @@ mod tests {
 
     fn design(metrics: Vec<Metric>) -> Design {
         Design {
-            metrics,
+            metrics: metrics.into_iter().map(Figure::of_runs).collect(),
             max_pairs: 20,
             threshold_pct: 2.0,
             comparisons: 1,

@@ -3,18 +3,18 @@
 use std::fmt::Write;
 
 use crate::analysis::compare::{MIN_GUARDED_RUNS, TailGuard};
-use crate::analysis::metric::Metric;
-use crate::analysis::sequential::{ALPHA, Call, Look, Sequence, Stopped};
+use crate::analysis::sequential::{ALPHA, Call, Figure, Look, Sequence, Stopped};
 
 /// Beside a sequence's decision and the comparison of its runs, which reads them another way.
 pub const TABLE_NOTE: &str = "The decision is the sequence's (paired looks, α spent over the \
     sequence). The comparison table is `volley compare` over the same runs: unpaired, every \
     metric in one Holm family, a separate reading that can leave a decided metric inconclusive.";
 
-/// One metric's state: "throughput slower −9.8 % [−13.1, −6.4]".
-fn metric_state(m: Metric, look: Option<&Look>) -> String {
+/// One figure's state: "throughput slower −9.8 % [−13.1, −6.4]".
+fn metric_state(f: &Figure, look: Option<&Look>) -> String {
+    let m = f.metric;
     let Some(l) = look else {
-        return format!("{} not tested yet", m.label());
+        return format!("{} not tested yet", f.label());
     };
     let unit = if m.relative() { " %" } else { " pp" };
     let withheld = match l.withheld {
@@ -24,7 +24,7 @@ fn metric_state(m: Metric, look: Option<&Look>) -> String {
     };
     format!(
         "{} {}{withheld} {:+.1}{unit} [{:+.1}, {:+.1}]",
-        m.label(),
+        f.label(),
         l.call.words(m),
         l.change,
         l.interval.0,
@@ -39,7 +39,7 @@ pub fn line(seq: &Sequence) -> String {
         .metrics
         .iter()
         .zip(&seq.looks)
-        .map(|(&m, l)| metric_state(m, l.as_ref()))
+        .map(|(f, l)| metric_state(f, l.as_ref()))
         .collect();
     format!("pair {}: {}", seq.pairs, states.join("; "))
 }
@@ -58,7 +58,7 @@ pub fn text(seq: &Sequence) -> String {
         seq.pairs,
         2 * seq.pairs
     );
-    for (&m, look) in seq.design.metrics.iter().zip(&seq.looks) {
+    for (f, look) in seq.design.metrics.iter().zip(&seq.looks) {
         let at = match look {
             Some(l) if l.call != Call::Undecided => {
                 format!(
@@ -68,7 +68,7 @@ pub fn text(seq: &Sequence) -> String {
             }
             _ => String::new(),
         };
-        let _ = writeln!(o, "  {}{at}", metric_state(m, look.as_ref()));
+        let _ = writeln!(o, "  {}{at}", metric_state(f, look.as_ref()));
     }
     let _ = writeln!(
         o,

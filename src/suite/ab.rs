@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use super::until_decided::{Side, until_decided};
 use crate::analysis::compare::{CompareOptions, compare};
-use crate::analysis::gate::{METRICS, metric_named};
+use crate::analysis::gate::{METRICS, Part, metric_named};
 use crate::analysis::metric::Metric;
-use crate::analysis::sequential::{Design, Sequence};
+use crate::analysis::sequential::{Design, Figure, Sequence};
 use crate::analysis::variant::read_variants;
 use crate::error::Error;
 use crate::plan::Plan;
@@ -45,21 +45,28 @@ pub fn design(
     };
     let mut metrics = Vec::new();
     for n in names {
-        match metric_named(&n.trim().to_ascii_lowercase()).filter(|m| m.judged()) {
-            Some(m) if !metrics.contains(&m) => metrics.push(m),
-            Some(_) => {}
-            None => {
-                let one_of = METRICS.replace(", max", "");
-                return Err(invalid(format!("`{n}` is not one of {one_of}")));
-            }
+        let (name, part) = Part::split(n.trim()).map_err(|why| invalid(format!("`{n}`: {why}")))?;
+        let Some(metric) = metric_named(&name.to_ascii_lowercase()).filter(|m| m.judged()) else {
+            let one_of = METRICS.replace(", max", "");
+            return Err(invalid(format!("`{n}` is not one of {one_of}")));
+        };
+        if part.is_some() && !Metric::OF_GROUPS.contains(&metric) {
+            return Err(invalid(format!(
+                "`{n}`: {name} is not measured per scenario, step or phase; one of p50, p90, \
+                 p95, p99, mean, throughput, errors"
+            )));
+        }
+        let figure = Figure { metric, part };
+        if !metrics.contains(&figure) {
+            metrics.push(figure);
         }
     }
     if metrics.is_empty() {
-        metrics.push(if open {
+        metrics.push(Figure::of_runs(if open {
             Metric::P50
         } else {
             Metric::Throughput
-        });
+        }));
     }
     if !(threshold_pct.is_finite() && threshold_pct > 0.0) {
         return Err(Error::Invalid {
@@ -77,7 +84,8 @@ pub fn design(
 
 /// Refuses a stream metric that `plan` cannot measure (it would run to `--max-runs` without a
 /// value to decide on).
-fn measures(plan: &Plan, metrics: &[Metric]) -> Result<(), Error> {
+fn measures(plan: &Plan, figures: &[Figure]) -> Result<(), Error> {
+    let metrics: Vec<Metric> = figures.iter().map(|f| f.metric).collect();
     let streams = || {
         plan.scenarios
             .iter()

@@ -19,7 +19,7 @@ pub enum Side {
 /// pair, until every metric of `design` is decided, `design.max_pairs` pairs are done, the next
 /// pair would end after `max_time` (judged by the last pair's length), or a run comes back
 /// `None` (interrupted) or interrupted. `after` sees the sequence after each pair.
-pub fn until_decided<E>(
+pub fn until_decided<E: From<crate::error::Error>>(
     design: Design,
     max_time: Option<Duration>,
     mut run: impl FnMut(Side, u32) -> Result<Option<RunRecord>, E>,
@@ -39,6 +39,13 @@ pub fn until_decided<E>(
             seq.stopped = Some(Stopped::Interrupted);
             return Ok(seq);
         };
+        if pair == 1 {
+            // A part the runs lack would leave its figure undecided to the end.
+            if let Some(why) = [&a, &b].iter().find_map(|r| seq.design.missing_part(r)) {
+                let what = "--metric".into();
+                return Err(crate::error::Error::Invalid { what, why }.into());
+            }
+        }
         let decided = seq.add_pair(&a, &b);
         after(&seq);
         last_pair = last_pair.max(pair_started.elapsed());
@@ -65,7 +72,9 @@ mod tests {
 
     fn design(max_pairs: u32) -> Design {
         Design {
-            metrics: vec![Metric::Throughput],
+            metrics: vec![crate::analysis::sequential::Figure::of_runs(
+                Metric::Throughput,
+            )],
             max_pairs,
             threshold_pct: 2.0,
             comparisons: 1,
@@ -83,7 +92,7 @@ mod tests {
         let seq = until_decided(
             design(20),
             None,
-            |side, pair| -> Result<_, ()> {
+            |side, pair| -> Result<_, crate::error::Error> {
                 order.push(side);
                 let jitter = pair % 3;
                 Ok(Some(match side {
@@ -101,13 +110,14 @@ mod tests {
 
     #[test]
     fn an_interrupted_run_or_the_run_budget_ends_it() {
-        let noisy = |side, pair: u32| -> Result<_, ()> {
+        let noisy = |side, pair: u32| -> Result<_, crate::error::Error> {
             let odd = (pair + u32::from(side == Side::B)) % 2;
             Ok(Some(at(1000 + odd * 200)))
         };
         let seq = until_decided(design(4), None, noisy, |_| {}).unwrap();
         assert_eq!((seq.stopped, seq.pairs), (Some(Stopped::MaxRuns), 4));
-        let stop = |side, _| -> Result<_, ()> { Ok((side == Side::A).then(|| at(10))) };
+        let stop =
+            |side, _| -> Result<_, crate::error::Error> { Ok((side == Side::A).then(|| at(10))) };
         let seq = until_decided(design(4), None, stop, |_| {}).unwrap();
         assert_eq!((seq.stopped, seq.pairs), (Some(Stopped::Interrupted), 0));
     }

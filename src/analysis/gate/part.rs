@@ -5,7 +5,7 @@
 use std::fmt;
 
 use crate::analysis::compare::{Comparison, GroupRows};
-use crate::record::model::GroupKind;
+use crate::record::model::{Group, GroupKind, RunRecord};
 
 /// Which scenario, step or phase of a plan a rule judges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -19,8 +19,19 @@ pub enum Part {
 }
 
 impl Part {
+    /// Splits `p99{step=pay}` into the metric's name and its part (none without braces).
+    pub fn split(text: &str) -> Result<(&str, Option<Self>), String> {
+        let Some((head, rest)) = text.split_once('{') else {
+            return Ok((text, None));
+        };
+        match rest.trim_end().strip_suffix('}') {
+            Some(inner) => Ok((head.trim(), Some(Self::parse(inner)?))),
+            None => Err("a `{` without its `}`: write e.g. p99{step=pay}".into()),
+        }
+    }
+
     /// Reads `key=value`, the braces taken off.
-    pub(super) fn parse(inner: &str) -> Result<Self, String> {
+    fn parse(inner: &str) -> Result<Self, String> {
         let Some((key, value)) = inner.split_once('=') else {
             return Err(format!(
                 "`{{{inner}}}` is not a filter; write {{scenario=NAME}}, {{step=NAME}} or \
@@ -43,6 +54,20 @@ impl Part {
         })
     }
 
+    /// Whether it names a group of `kind` called `names` (its name, its operation label, its
+    /// path "scenario / step"), the `phase`-th phase (from 1) when it is one.
+    fn names(&self, kind: GroupKind, names: [&str; 3], phase: &mut usize) -> bool {
+        match self {
+            Self::Scenario(n) => kind == GroupKind::Scenario && names[0] == n,
+            Self::Step(n) => kind == GroupKind::Step && names.contains(&n.as_str()),
+            Self::Phase(n) if kind == GroupKind::Phase => {
+                *phase += 1;
+                names[0] == n || n.parse() == Ok(*phase)
+            }
+            Self::Phase(_) => false,
+        }
+    }
+
     /// The comparison's scenarios, steps or phases this part names, in its order.
     pub(super) fn find<'a>(&self, c: &'a Comparison) -> Vec<&'a GroupRows> {
         let mut phase = 0;
@@ -50,21 +75,19 @@ impl Part {
             .iter()
             .filter(|g| {
                 let k = &g.key;
-                match self {
-                    Self::Scenario(n) => k.kind == GroupKind::Scenario && k.name == *n,
-                    Self::Step(n) => {
-                        let own = k.path.rsplit(" / ").next();
-                        k.kind == GroupKind::Step
-                            && (k.name == *n || k.path == *n || own == Some(n.as_str()))
-                    }
-                    Self::Phase(n) if k.kind == GroupKind::Phase => {
-                        phase += 1;
-                        k.name == *n || n.parse() == Ok(phase)
-                    }
-                    Self::Phase(_) => false,
-                }
+                let own = k.path.rsplit(" / ").next().unwrap_or(&k.path);
+                self.names(k.kind, [own, &k.name, &k.path], &mut phase)
             })
             .collect()
+    }
+
+    /// The first group of run `r` it names.
+    pub fn group_in<'a>(&self, r: &'a RunRecord) -> Option<&'a Group> {
+        let mut phase = 0;
+        r.groups.iter().find(|g| {
+            let path = g.path();
+            self.names(g.kind, [&g.name, g.operation_label(), &path], &mut phase)
+        })
     }
 
     /// Why no part was found: what the comparison did judge.

@@ -80,10 +80,13 @@ impl Ctx<'_> {
         let threshold = u.and_then(|u| u.threshold).unwrap_or(2.0);
         let open = targets[0].plan.model().has_open();
         let design = crate::suite::ab::design(&metrics, threshold, max_runs, open);
-        let mut design = design.map_err(|e| {
-            let at = f.until_decided.as_ref().map(|u| u.span());
-            self.err(at, e, None)
-        })?;
+        let at = f.until_decided.as_ref().map(|u| u.span());
+        let mut design = design.map_err(|e| self.err(at.clone(), e, None))?;
+        if design.metrics.iter().any(|m| m.part.is_some()) {
+            let why = "a suite decides on its runs' figures; a part (`p50{step=…}`) is for \
+                       `volley ab` and `volley compare --fail-on`";
+            return Err(self.err(at, why, Some("metrics = [\"p50\"]")));
+        }
         design.comparisons = targets.len() as u32 - 1;
         Ok(Some(design))
     }
