@@ -192,18 +192,20 @@ fn a_step_of_a_plan_is_decided_on_its_own() {
         stdout.contains("latency p50 of step `slow` slower"),
         "{stdout}"
     );
+    let refused = |metric: &str| {
+        let (code, _, stderr) =
+            common::run_volley(&[&["ab"], &common[..], &["--metric", metric]].concat());
+        assert_eq!(code, Some(2), "{metric}: {stderr}");
+        stderr
+    };
     // A step the runs do not have is refused after the first pair, naming what they have.
-    let (code, _, stderr) =
-        common::run_volley(&[&["ab"], &common[..], &["--metric", "p50{step=pay}"]].concat());
-    assert_eq!(code, Some(2), "{stderr}");
+    let stderr = refused("p50{step=pay}");
     assert!(
         stderr.contains("the runs have no step `pay`; they have scenario `mix`, step `mix / fast`, step `mix / slow`"),
         "{stderr}"
     );
     // A figure not measured per part is refused before any run.
-    let (code, _, stderr) =
-        common::run_volley(&[&["ab"], &common[..], &["--metric", "p99.9{step=slow}"]].concat());
-    assert_eq!(code, Some(2), "{stderr}");
+    let stderr = refused("p99.9{step=slow}");
     assert!(
         stderr.contains("not measured per scenario, step or phase"),
         "{stderr}"

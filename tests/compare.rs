@@ -301,24 +301,12 @@ fn each_step_of_a_plan_is_judged_on_its_own() {
     let run = |name: &str, slow_ms: u32| -> PathBuf {
         let sub = dir.join(name);
         std::fs::create_dir_all(&sub).unwrap();
-        let scenario = |name: &str, vus: u32, steps: &[(&str, u32)]| {
-            let steps: String = steps
-                .iter()
-                .map(|(s, ms)| {
-                    format!("[[scenario.step]]\nname = \"{s}\"\npath = \"/delay?ms={ms}\"\n")
-                })
-                .collect();
-            format!(
-                "[[scenario]]\nname = \"{name}\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
-                 vus = {vus}\nduration = \"5s\"\n{steps}"
-            )
-        };
         let plan = sub.join("plan.toml");
         let text = format!(
             "name = \"steps\"\n[target]\nbase_url = \"{}\"\n{}{}",
             t.base_url(),
-            scenario("mix", 4, &[("fast", 1), ("slow", slow_ms)]),
-            scenario("other", 2, &[("mid", 2)]),
+            delay_scenario("mix", 4, 5, &[("fast", 1), ("slow", slow_ms)]),
+            delay_scenario("other", 2, 5, &[("mid", 2)]),
         );
         std::fs::write(&plan, text).unwrap();
         run_json_ok(&sub, &["run", plan.to_str().unwrap()]);

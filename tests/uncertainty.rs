@@ -368,25 +368,13 @@ fn each_scenario_and_step_has_its_own_intervals() {
     let target = common::target();
     let dir = common::temp_dir("uncertainty-groups");
     let plan = dir.join("plan.toml");
-    let scenario = |name: &str, vus: u32, steps: &[(&str, u32)]| {
-        let steps: String = steps
-            .iter()
-            .map(|(step, ms)| {
-                format!("[[scenario.step]]\nname = \"{step}\"\npath = \"/delay?ms={ms}\"\n")
-            })
-            .collect();
-        format!(
-            "[[scenario]]\nname = \"{name}\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
-             vus = {vus}\nduration = \"6s\"\n{steps}"
-        )
-    };
     std::fs::write(
         &plan,
         format!(
             "name = \"groups\"\n[target]\nbase_url = \"{}\"\n{}{}",
             target.base_url(),
-            scenario("mix", 6, &[("fast", 1), ("slow", 5)]),
-            scenario("other", 2, &[("mid", 3)]),
+            common::delay_scenario("mix", 6, 6, &[("fast", 1), ("slow", 5)]),
+            common::delay_scenario("other", 2, 6, &[("mid", 3)]),
         ),
     )
     .unwrap();

@@ -1,6 +1,6 @@
 //! The figures a comparison looks at, what unit each has, and which way is better.
 
-use crate::record::model::{Bound, BoundFigure, Group, RunRecord};
+use crate::record::model::{Bound, BoundFigure, Group, Percentiles, RunRecord};
 use crate::record::series::SecondStats;
 
 /// A figure compared across variants.
@@ -149,16 +149,8 @@ impl Metric {
     /// The whole-run value of a record (error rate in %); `None` when not measured (latency of a
     /// run where every request failed).
     pub fn of_run(self, r: &RunRecord) -> Option<f64> {
-        let l = &r.summary.latency_ms;
         match self {
             Self::Throughput => Some(r.summary.rps),
-            Self::Mean => l.mean,
-            Self::P50 => l.p50,
-            Self::P90 => l.p90,
-            Self::P95 => l.p95,
-            Self::P99 => l.p99,
-            Self::P99_9 => l.p99_9,
-            Self::Max => l.max,
             Self::ErrorRate => r.summary.error_rate().map(|e| 100.0 * e),
             Self::TtftP50 => r.summary.streams.as_ref()?.ttft_ms.p50,
             Self::TtftP99 => r.summary.streams.as_ref()?.ttft_ms.p99,
@@ -166,15 +158,14 @@ impl Metric {
             Self::TpotP50 => r.summary.streams.as_ref()?.llm.as_ref()?.tpot_ms.p50,
             Self::RttP50 => r.summary.streams.as_ref()?.sent.as_ref()?.round_trip_ms.p50,
             Self::Goodput => Some(r.summary.streams.as_ref()?.goodput.as_ref()?.rps),
+            _ => self.of_latency(&r.summary.latency_ms),
         }
     }
 
-    /// A group's value (error rate in %), as [`Metric::of_run`] for the run; `None` for the
-    /// stream figures and figures the group did not measure.
-    pub fn of_group(self, g: &Group) -> Option<f64> {
-        let l = &g.latency_ms;
+    /// The latency figure of `l` this metric is (mean, a percentile, the max); `None` for the
+    /// others.
+    fn of_latency(self, l: &Percentiles) -> Option<f64> {
         match self {
-            Self::Throughput => Some(g.rps),
             Self::Mean => l.mean,
             Self::P50 => l.p50,
             Self::P90 => l.p90,
@@ -182,8 +173,17 @@ impl Metric {
             Self::P99 => l.p99,
             Self::P99_9 => l.p99_9,
             Self::Max => l.max,
-            Self::ErrorRate => g.error_rate().map(|e| 100.0 * e),
             _ => None,
+        }
+    }
+
+    /// A group's value (error rate in %), as [`Metric::of_run`] for the run; `None` for the
+    /// stream figures and figures the group did not measure.
+    pub fn of_group(self, g: &Group) -> Option<f64> {
+        match self {
+            Self::Throughput => Some(g.rps),
+            Self::ErrorRate => g.error_rate().map(|e| 100.0 * e),
+            _ => self.of_latency(&g.latency_ms),
         }
     }
 

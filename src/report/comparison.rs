@@ -173,14 +173,7 @@ fn variants_table(variants: &[Variant]) -> Table {
 
 /// The main table: a column per variant, and against the baseline its change and verdict.
 fn main_table(c: &Comparison) -> Table {
-    let mut heads: Vec<String> = vec!["<Metric".into()];
-    for (i, label) in c.labels.iter().enumerate() {
-        heads.push(label.clone());
-        if i > 0 {
-            heads.push(format!("change {label}"));
-            heads.push(format!("<verdict {label}"));
-        }
-    }
+    let heads = heads(c, &["<Metric"]);
     let head_refs: Vec<&str> = heads.iter().map(String::as_str).collect();
     let note = if c.runs.iter().any(|&n| n > 1) {
         "Figures are geometric means over runs (the error rate: the mean), with a 95% t interval \
@@ -193,6 +186,20 @@ fn main_table(c: &Comparison) -> Table {
         table.push(main_row(row));
     }
     table
+}
+
+/// The columns of a table of [`main_row`]s after `lead`: a column per variant, and for each
+/// after the baseline its change and verdict.
+fn heads(c: &Comparison, lead: &[&str]) -> Vec<String> {
+    let mut heads: Vec<String> = lead.iter().map(|h| h.to_string()).collect();
+    for (i, label) in c.labels.iter().enumerate() {
+        heads.push(label.clone());
+        if i > 0 {
+            heads.push(format!("change {label}"));
+            heads.push(format!("<verdict {label}"));
+        }
+    }
+    heads
 }
 
 /// Per metric and variant: intervals, p-values, method, verdict, runs to settle.

@@ -499,6 +499,21 @@ pub fn run_repeats(dir: &Path, url: &str, n: u32, seconds: u32) -> (PathBuf, Str
     (folder, stdout)
 }
 
+/// A plan's `[[scenario]]` named `name`: `vus` VUs for `seconds` s (constant), taking the steps
+/// `steps` in turn, each `(name, ms)` a `GET /delay?ms=ms`.
+pub fn delay_scenario(name: &str, vus: u32, seconds: u32, steps: &[(&str, u32)]) -> String {
+    let steps: String = steps
+        .iter()
+        .map(|(step, ms)| {
+            format!("[[scenario.step]]\nname = \"{step}\"\npath = \"/delay?ms={ms}\"\n")
+        })
+        .collect();
+    format!(
+        "[[scenario]]\nname = \"{name}\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
+         vus = {vus}\nduration = \"{seconds}s\"\n{steps}"
+    )
+}
+
 /// Every `run.json` under `dir`, at any depth.
 pub fn records_under(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();

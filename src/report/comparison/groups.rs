@@ -1,7 +1,7 @@
 //! A comparison's scenarios, steps and phases ([`crate::analysis::compare::groups`]): their
 //! table, their rows in the statistics, and what the verdict line says of them.
 
-use super::{Calls, details_row, main_row};
+use super::{Calls, details_row, heads, main_row};
 use crate::analysis::compare::Comparison;
 use crate::record::model::GroupKind;
 use crate::report::table::Table;
@@ -36,14 +36,7 @@ pub(super) fn table(c: &Comparison) -> Option<Table> {
     if c.groups.is_empty() {
         return None;
     }
-    let mut heads: Vec<String> = vec!["<Group".into(), "<Metric".into()];
-    for (i, label) in c.labels.iter().enumerate() {
-        heads.push(label.clone());
-        if i > 0 {
-            heads.push(format!("change {label}"));
-            heads.push(format!("<verdict {label}"));
-        }
-    }
+    let heads = heads(c, &["<Group", "<Metric"]);
     let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
     let mut t = Table::new(&title(c), &heads).with_note(
         "Each scenario, step and phase on its own, judged as the run's figures are and in the \
