@@ -252,6 +252,14 @@ mod tests {
             p50.changes[1].as_ref().unwrap().method,
             Some(Method::Repeats)
         );
+        // One folder of repeats alone: each part's spread, nothing to judge.
+        let alone = compare(&[variant("a", side(&[5.0, 5.1, 4.9], 0))], judged());
+        let slow = &alone.groups[2].rows;
+        assert!(
+            slow.iter()
+                .all(|r| r.changes == [None] && r.estimates[0].values.len() == 3)
+        );
+        assert!(slow[0].estimates[0].ci.is_some(), "{:?}", slow[0]);
         // Without `groups` nothing of the parts is judged.
         let plain = compare(
             &[

@@ -38,11 +38,14 @@ pub(super) fn table(c: &Comparison) -> Option<Table> {
     }
     let heads = heads(c, &["<Group", "<Metric"]);
     let heads: Vec<&str> = heads.iter().map(String::as_str).collect();
-    let mut t = Table::new(&title(c), &heads).with_note(
+    let note = if c.labels.len() == 1 {
+        "Each scenario, step and phase on its own: its spread over the runs, as the run's."
+    } else {
         "Each scenario, step and phase on its own, judged as the run's figures are and in the \
          same correction. Single runs are judged by each run's own 95% intervals of the group \
-         (weak: they cannot see run-to-run variation); repeats by the t test over runs.",
-    );
+         (weak: they cannot see run-to-run variation); repeats by the t test over runs."
+    };
+    let mut t = Table::new(&title(c), &heads).with_note(note);
     for g in &c.groups {
         for (k, row) in g.rows.iter().enumerate() {
             let name = if k == 0 {
