@@ -24,6 +24,11 @@ fuzz_target!(|data: &[u8]| {
         runs: vec![record.clone()],
     };
     let variants = [variant("a"), variant("b")];
-    let c = compare(&variants, CompareOptions { threshold_pct: 2.0 });
+    // As `volley compare` judges them: the plans' parts too.
+    let options = CompareOptions {
+        threshold_pct: 2.0,
+        groups: true,
+    };
+    let c = compare(&variants, options);
     let _ = comparison::text(&variants, &c);
 });
