@@ -198,10 +198,10 @@ fn a_step_of_a_plan_is_decided_on_its_own() {
         assert_eq!(code, Some(2), "{metric}: {stderr}");
         stderr
     };
-    // A step the runs do not have is refused after the first pair, naming what they have.
+    // A step the plan does not have is refused before any run, naming what it has.
     let stderr = refused("p50{step=pay}");
     assert!(
-        stderr.contains("the runs have no step `pay`; they have scenario `mix`, step `mix / fast`, step `mix / slow`"),
+        stderr.contains("the plan has no step `pay`; it has mix, mix / fast, mix / slow"),
         "{stderr}"
     );
     // A figure not measured per part is refused before any run.
@@ -210,9 +210,19 @@ fn a_step_of_a_plan_is_decided_on_its_own() {
         stderr.contains("not measured per scenario, step or phase"),
         "{stderr}"
     );
-    // Every run kept, the refused sequence's first pair included, is a sound record.
+    // Replayed runs have no plan to check first: a part they lack is refused at the first pair.
+    let top = common::only_subfolder(&dir);
+    let side = |s: &str| common::only_subfolder(&top.join(s)).display().to_string();
+    let (a, b) = (side("a"), side("b"));
+    let (code, _, stderr) = common::run_volley(&["ab", &a, &b, "--metric", "p50{step=pay}"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("the runs have no step `pay`; they have scenario `mix`, step `mix / fast`"),
+        "{stderr}"
+    );
+    // Every run kept is a sound record; the refused sequences ran none.
     let records = common::records_under(&dir);
-    assert_eq!(records.len() as u32, 2 * pairs + 2, "{records:?}");
+    assert_eq!(records.len() as u32, 2 * pairs, "{records:?}");
     for r in &records {
         common::verified(r);
     }

@@ -446,7 +446,7 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
         &file,
         format!(
             "plan = \"plan.toml\"\nrepeats = \"until-decided\"\n\
-             [until_decided]\nmetrics = [\"p50\"]\nmax_runs = 8\n\
+             [until_decided]\nmetrics = [\"p50\", \"p50{{step=delay}}\"]\nmax_runs = 8\n\
              [[target]]\nname = \"base\"\nbase_url = \"{url}\"\nvars = {{ ms = 2 }}\n\
              [[target]]\nname = \"slower\"\nbase_url = \"{url}\"\nvars = {{ ms = 4 }}\n",
             url = t.base_url()
@@ -460,6 +460,11 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
     let decided = s["decided"][0].as_str().unwrap_or_else(|| panic!("{s:#}"));
     assert!(decided.starts_with("slower against base"), "{decided}");
     assert!(decided.contains("latency p50 slower"), "{decided}");
+    // A part of the plan is decided on its own figure (here the plan's only step).
+    assert!(
+        decided.contains("latency p50 of step `delay` slower"),
+        "{decided}"
+    );
     assert!(decided.contains("every metric decided"), "{decided}");
     // Stopped before its 8 rounds: each target ran as many runs as the rounds that were run.
     let runs = |name: &str| {
@@ -494,8 +499,8 @@ fn until_decided_needs_interleaved_turns_and_its_table() {
             "not one of",
         ),
         (
-            "repeats = \"until-decided\"\n[until_decided]\nmetrics = [\"p50{step=delay}\"]\n",
-            "a part (`p50{step=…}`) is for `volley ab`",
+            "repeats = \"until-decided\"\n[until_decided]\nmetrics = [\"p50{step=nope}\"]\n",
+            "target `a` (plan ",
         ),
     ] {
         let file = dir.join("suite.toml");

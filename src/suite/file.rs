@@ -65,7 +65,8 @@ pub enum RepeatsFile {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UntilDecidedFile {
-    /// The metrics to decide (default: throughput in the closed model, p50 in the open).
+    /// The metrics to decide (default: throughput in the closed model, p50 in the open); a
+    /// metric may name one part of the plan, as `volley ab --metric` does (`p50{step=pay}`).
     pub metrics: Option<Vec<String>>,
     /// The practical threshold, % (default 2).
     pub threshold: Option<f64>,

@@ -55,8 +55,9 @@ impl Part {
     }
 
     /// Whether it names a group of `kind` called `names` (its name, its operation label, its
-    /// path "scenario / step"), the `phase`-th phase (from 1) when it is one.
-    fn names(&self, kind: GroupKind, names: [&str; 3], phase: &mut usize) -> bool {
+    /// path "scenario / step"); `phase` counts the phases met so far, this one included when it
+    /// is one (start at 0 and pass the groups in order).
+    pub fn names(&self, kind: GroupKind, names: [&str; 3], phase: &mut usize) -> bool {
         match self {
             Self::Scenario(n) => kind == GroupKind::Scenario && names[0] == n,
             Self::Step(n) => kind == GroupKind::Step && names.contains(&n.as_str()),

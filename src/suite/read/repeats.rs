@@ -82,10 +82,11 @@ impl Ctx<'_> {
         let design = crate::suite::ab::design(&metrics, threshold, max_runs, open);
         let at = f.until_decided.as_ref().map(|u| u.span());
         let mut design = design.map_err(|e| self.err(at.clone(), e, None))?;
-        if design.metrics.iter().any(|m| m.part.is_some()) {
-            let why = "a suite decides on its runs' figures; a part (`p50{step=…}`) is for \
-                       `volley ab` and `volley compare --fail-on`";
-            return Err(self.err(at, why, Some("metrics = [\"p50\"]")));
+        for t in targets {
+            crate::suite::ab::has_parts(&t.plan, &design.metrics).map_err(|e| {
+                let why = format!("target `{}` (plan {}): {e}", t.name, t.plan_path.display());
+                self.err(at.clone(), why, None)
+            })?;
         }
         design.comparisons = targets.len() as u32 - 1;
         Ok(Some(design))
