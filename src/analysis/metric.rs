@@ -188,7 +188,7 @@ impl Metric {
     }
 
     /// A group's own batch-means interval of the figure (`groups[].ci95`), as
-    /// [`Metric::interval_of_run`] for the run.
+    /// [`Metric::bound_of_run`] for the run.
     pub fn bound_of_group(self, g: &Group) -> Option<&Bound> {
         g.ci95.as_ref()?.get(self.bound_figure()?)
     }
@@ -209,12 +209,10 @@ impl Metric {
         })
     }
 
-    /// A run's own 95 % interval of the figure (batch means, `summary.ci95`): (low, high) in the
-    /// metric's unit; `None` for max, the error rate and the stream figures, and for runs
-    /// without one.
-    pub fn interval_of_run(self, r: &RunRecord) -> Option<(f64, f64)> {
-        let b = r.summary.ci95.as_ref()?.get(self.bound_figure()?)?;
-        Some((b.value - b.half_width, b.value + b.half_width))
+    /// A run's own 95 % interval of the figure (batch means, `summary.ci95`); `None` for max,
+    /// the error rate and the stream figures, and for runs without one.
+    pub fn bound_of_run(self, r: &RunRecord) -> Option<&Bound> {
+        r.summary.ci95.as_ref()?.get(self.bound_figure()?)
     }
 
     /// The value of one full second of the series; `None` for metrics the series does not hold,

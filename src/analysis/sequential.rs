@@ -33,7 +33,7 @@ use super::compare::{MIN_GUARDED_RUNS, TailGuard};
 use super::gate::Part;
 use super::metric::Metric;
 use super::stats::{Difference, mean, variance, without};
-use crate::record::model::{GroupKind, RunRecord};
+use crate::record::model::RunRecord;
 
 /// The false-call rate a whole sequence is held to.
 pub const ALPHA: f64 = 0.05;
@@ -151,14 +151,7 @@ impl Design {
         let has: Vec<String> = r
             .groups
             .iter()
-            .map(|g| {
-                let kind = match g.kind {
-                    GroupKind::Scenario => "scenario",
-                    GroupKind::Step => "step",
-                    GroupKind::Phase => "phase",
-                };
-                format!("{kind} `{}`", g.path())
-            })
+            .map(|g| format!("{} `{}`", g.kind.word(), g.path()))
             .collect();
         Some(match has.is_empty() {
             true => format!("the runs have no {part}: they have no scenarios, steps or phases"),

@@ -13,7 +13,6 @@ use crate::analysis::sequential::{Design, Figure, Sequence};
 use crate::analysis::variant::read_variants;
 use crate::error::Error;
 use crate::plan::{GroupDef, Plan};
-use crate::record::model::GroupKind;
 use crate::record::model::RunRecord;
 use crate::report::sequential::{self, TABLE_NOTE};
 use crate::report::{Format, new_folder, render_comparison};
@@ -88,10 +87,7 @@ pub fn design(
 pub fn has_parts(plan: &Plan, figures: &[Figure]) -> Result<(), Error> {
     for part in figures.iter().filter_map(|f| f.part.as_ref()) {
         let mut phase = 0;
-        let path = |g: &GroupDef| match (&g.kind, &g.scenario) {
-            (GroupKind::Step, Some(sc)) => format!("{sc} / {}", g.name),
-            _ => g.name.clone(),
-        };
+        let path = |g: &GroupDef| g.kind.path(g.scenario.as_deref(), &g.name);
         let found = plan.groups.iter().any(|g| {
             let label = g.operation.as_deref().unwrap_or(&g.name);
             part.names(g.kind, [&g.name, label, &path(g)], &mut phase)

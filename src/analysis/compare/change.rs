@@ -29,12 +29,7 @@ impl Scope<'_> {
     /// The run's own batch-means interval of the figure in this scope.
     fn bound(self, metric: Metric, r: &RunRecord) -> Option<Bound> {
         match self {
-            Self::Run => r
-                .summary
-                .ci95
-                .as_ref()?
-                .get(metric.bound_figure()?)
-                .copied(),
+            Self::Run => metric.bound_of_run(r).copied(),
             Self::Group(key) => metric.bound_of_group(key.find(r)?).copied(),
         }
     }

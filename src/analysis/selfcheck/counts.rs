@@ -47,11 +47,7 @@ pub(super) fn places(r: &RunRecord) -> Vec<Counted<'_>> {
 
 /// A group named for people: "step get_task (scenario shop)".
 pub(super) fn group_place(kind: GroupKind, name: &str, scenario: Option<&str>) -> String {
-    let kind = match kind {
-        GroupKind::Scenario => "scenario",
-        GroupKind::Step => "step",
-        GroupKind::Phase => "phase",
-    };
+    let kind = kind.word();
     match scenario {
         Some(sc) => format!("{kind} {name} (scenario {sc})"),
         None => format!("{kind} {name}"),

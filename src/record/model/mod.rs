@@ -131,6 +131,25 @@ pub enum GroupKind {
     Phase,
 }
 
+impl GroupKind {
+    /// Its word for people: "scenario", "step", "phase".
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Scenario => "scenario",
+            Self::Step => "step",
+            Self::Phase => "phase",
+        }
+    }
+
+    /// A group's name in tables: "scenario / step" for a step of `scenario`, else `name`.
+    pub fn path(self, scenario: Option<&str>, name: &str) -> String {
+        match (self, scenario) {
+            (Self::Step, Some(sc)) => format!("{sc} / {name}"),
+            _ => name.to_string(),
+        }
+    }
+}
+
 /// The results of one part of a run: a scenario, a step or a phase.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Group {
@@ -527,10 +546,7 @@ impl Summary {
 impl Group {
     /// Its name in tables: "scenario / step" for a step, its own name otherwise.
     pub fn path(&self) -> String {
-        match (self.kind, &self.scenario) {
-            (GroupKind::Step, Some(sc)) => format!("{sc} / {}", self.name),
-            _ => self.name.clone(),
-        }
+        self.kind.path(self.scenario.as_deref(), &self.name)
     }
 
     /// The group's error rate, as [`Summary::error_rate`].

@@ -8,15 +8,11 @@ use crate::report::table::Table;
 
 /// "scenario", "scenario and step", "step and phase", …: the kinds of the groups compared.
 fn kinds(c: &Comparison) -> String {
-    let words: Vec<&str> = [
-        (GroupKind::Scenario, "scenario"),
-        (GroupKind::Step, "step"),
-        (GroupKind::Phase, "phase"),
-    ]
-    .into_iter()
-    .filter(|(kind, _)| c.groups.iter().any(|g| g.key.kind == *kind))
-    .map(|(_, word)| word)
-    .collect();
+    let words: Vec<&str> = [GroupKind::Scenario, GroupKind::Step, GroupKind::Phase]
+        .into_iter()
+        .filter(|kind| c.groups.iter().any(|g| g.key.kind == *kind))
+        .map(GroupKind::word)
+        .collect();
     match words.as_slice() {
         [.., last] if words.len() > 1 => {
             format!("{} and {last}", words[..words.len() - 1].join(", "))
