@@ -7,10 +7,10 @@
 use crate::analysis::compare::{CompareOptions, MIN_REPEATS, MetricRow, Variant, compare};
 use crate::error::Error;
 use crate::record::RunRecord;
-use crate::record::model::PrecisionGoal;
+use crate::record::model::{BoundFigure, PrecisionGoal};
 
 /// One goal, and how precisely the runs so far measured its figure.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SpreadPrecision {
     /// The goal asked.
     pub goal: PrecisionGoal,
@@ -28,7 +28,8 @@ impl SpreadPrecision {
     }
 }
 
-/// How precisely `runs` (one test, repeated) measured each goal's figure.
+/// How precisely `runs` (one test, repeated) measured each goal's figure: the run's, or the
+/// named part's (its row among the comparison's scenarios, steps and phases).
 pub fn spread_precision(runs: &[RunRecord], goals: &[PrecisionGoal]) -> Vec<SpreadPrecision> {
     let variant = [Variant {
         label: String::new(),
@@ -36,22 +37,27 @@ pub fn spread_precision(runs: &[RunRecord], goals: &[PrecisionGoal]) -> Vec<Spre
         runs: runs.to_vec(),
     }];
     let enough = !goals.is_empty() && runs.len() >= MIN_REPEATS;
-    let c = enough.then(|| compare(&variant, CompareOptions::default()));
+    let options = CompareOptions {
+        groups: goals.iter().any(|g| g.part.is_some()),
+        ..CompareOptions::default()
+    };
+    let c = enough.then(|| compare(&variant, options));
     goals
         .iter()
-        .map(|&goal| {
-            let estimate = c
-                .as_ref()
-                .and_then(|c| {
-                    let of_goal = |r: &&MetricRow| r.metric.bound_figure() == Some(goal.figure);
-                    c.rows.iter().find(of_goal)
-                })
-                .map(|row| &row.estimates[0]);
-            let share = estimate.and_then(|e| match (e.value, e.ci) {
+        .map(|goal| {
+            let of_goal = |r: &&MetricRow| r.metric.bound_figure() == Some(goal.figure);
+            let row = c.as_ref().and_then(|c| match &goal.part {
+                None => c.rows.iter().find(of_goal),
+                Some(part) => part.rows_in(c, &runs[0])?.iter().find(of_goal),
+            });
+            let share = row.and_then(|row| match (row.estimates[0].value, row.estimates[0].ci) {
                 (Some(v), Some((lo, hi))) if v > 0.0 => Some((hi - lo) / 2.0 / v),
                 _ => None,
             });
-            SpreadPrecision { goal, share }
+            SpreadPrecision {
+                goal: goal.clone(),
+                share,
+            }
         })
         .collect()
 }
@@ -62,28 +68,46 @@ pub fn all_met(states: &[SpreadPrecision]) -> bool {
 }
 
 /// Refuses goals no series of `repeat` runs can meet: an interval over runs needs
-/// [`MIN_REPEATS`] of them.
+/// [`MIN_REPEATS`] of them, and a part's spread is compared for the figures of
+/// [`crate::analysis::metric::Metric::OF_GROUPS`] only (not p99.9).
 pub fn check(repeat: u32, goals: &[PrecisionGoal]) -> Result<(), Error> {
+    let invalid = |why: String| {
+        Err(Error::Invalid {
+            what: "--repeat-until".into(),
+            why,
+        })
+    };
+    if let Some(g) = goals
+        .iter()
+        .find(|g| g.part.is_some() && g.figure == BoundFigure::P99_9)
+    {
+        return invalid(format!(
+            "`{}`: p99.9 is not compared per scenario, step or phase; one of rps, mean, p50, \
+             p90, p95, p99",
+            g.label()
+        ));
+    }
     if goals.is_empty() || repeat as usize >= MIN_REPEATS {
         return Ok(());
     }
-    Err(Error::Invalid {
-        what: "--repeat-until".into(),
-        why: format!(
-            "an interval over runs needs {MIN_REPEATS} of them: give --repeat N with N at least \
-             {MIN_REPEATS}, the most runs it may take (got --repeat {repeat})"
-        ),
-    })
+    invalid(format!(
+        "an interval over runs needs {MIN_REPEATS} of them: give --repeat N with N at least \
+         {MIN_REPEATS}, the most runs it may take (got --repeat {repeat})"
+    ))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::record::fixture;
-    use crate::record::model::BoundFigure;
+    use crate::record::model::Part;
 
     fn goal(figure: BoundFigure, share: f64) -> PrecisionGoal {
-        PrecisionGoal { figure, share }
+        PrecisionGoal {
+            figure,
+            share,
+            part: None,
+        }
     }
 
     fn runs(rps: &[f64]) -> Vec<RunRecord> {
@@ -111,6 +135,61 @@ mod tests {
         // Two more close runs narrow it below 2 %.
         let five = spread_precision(&runs(&[1000.0, 1010.0, 990.0, 1000.0, 1001.0]), &goals);
         assert!(all_met(&five), "{five:?}");
+    }
+
+    /// Runs of a plan with scenarios `mix` (steps `fast` and `slow`) and `solo` (one step
+    /// `only`), the slow step's p50 `slow[i]` ms in run i, the rest steady.
+    fn plan_runs(slow: &[f64]) -> Vec<RunRecord> {
+        use crate::analysis::selfcheck::testing::group;
+        use crate::record::model::GroupKind::{Scenario, Step};
+        slow.iter()
+            .map(|&ms| {
+                let mut run = fixture::record("r", 5, 1000, 2000, 0, 0.0);
+                let at = |kind, name: &str, scenario: Option<&str>, p50: f64| {
+                    let mut g = group(kind, name, scenario, 1000);
+                    g.latency_ms.p50 = Some(p50);
+                    g.rps = 100.0;
+                    g
+                };
+                run.groups = vec![
+                    at(Scenario, "mix", None, 1.5),
+                    at(Step, "fast", Some("mix"), 1.0),
+                    at(Step, "slow", Some("mix"), ms),
+                    at(Scenario, "solo", None, 3.0),
+                    at(Step, "only", Some("solo"), 3.0),
+                ];
+                run
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_goal_of_a_part_reads_the_spread_of_that_part() {
+        let part = |figure, share, p: Part| PrecisionGoal {
+            figure,
+            share,
+            part: Some(p),
+        };
+        let goals = [
+            part(BoundFigure::P50, 0.02, Part::Step("slow".into())),
+            part(BoundFigure::P50, 0.02, Part::Step("fast".into())),
+            // A scenario's only step is judged as its scenario: the same figures.
+            part(BoundFigure::P50, 0.02, Part::Step("only".into())),
+            part(BoundFigure::P50, 0.02, Part::Scenario("gone".into())),
+        ];
+        let states = spread_precision(&plan_runs(&[5.0, 6.0, 7.0]), &goals);
+        // The slow step spread 5–7 ms: far from 2 %; the steady parts are exact.
+        assert!(states[0].share.unwrap() > 0.2, "{states:?}");
+        assert_eq!(states[1].share, Some(0.0));
+        assert_eq!(states[2].share, Some(0.0));
+        assert_eq!(states[3].share, None, "a part the runs lack has no interval");
+        assert!(!all_met(&states));
+        assert!(all_met(&states[1..3]));
+        // p99.9 is not compared per part: refused before any run.
+        let why = check(3, &[part(BoundFigure::P99_9, 0.1, Part::Step("a".into()))])
+            .unwrap_err()
+            .to_string();
+        assert!(why.contains("p99.9{step=a}"), "{why}");
     }
 
     #[test]

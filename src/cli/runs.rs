@@ -44,7 +44,7 @@ pub fn run(
     flags: RunFlags,
 ) -> anyhow::Result<u8> {
     let quiet = flags.shown == Shown::Nothing;
-    volley::analysis::repeat_precision::check(flags.repeat, &flags.until)?;
+    plan.repeat_until_fits(flags.repeat, &flags.until)?;
     // Before the first request: an output that cannot be written would lose the measurement.
     super::export::start(&mut outputs, Some(plan), "volley")?;
     open_files(plan);

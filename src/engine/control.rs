@@ -9,9 +9,11 @@ use tokio::sync::mpsc;
 
 use super::observe::{self, Live, TICK};
 use super::{Abort, RunShared, ThreadUsage, WorkerMessage, WorkerResult};
+use crate::analysis::interval::{group_so_far, met};
 use crate::error::Error;
 use crate::record::batches::Batches;
 use crate::record::group_series::GroupSeries;
+use crate::record::model::Ci95;
 use crate::record::recorder::{IntervalSnapshot, Recorder};
 use crate::record::series::{SecondStats, SeriesBuilder};
 
@@ -150,14 +152,26 @@ impl Control {
             let groups: Vec<_> = self
                 .groups
                 .iter()
-                .map(|g| crate::analysis::interval::group_so_far(done, g))
+                .map(|g| group_so_far(done, g))
                 .collect();
             observers.each(|o| o.ci95(&ci, &groups));
         }
-        if !goals.is_empty() && crate::analysis::interval::precise(&ci, goals) {
+        if !goals.is_empty() && self.precise(run, done, &ci) {
             self.precise_at = Some(Instant::now().saturating_duration_since(run.measure_start));
             run.stop.abort();
         }
+    }
+
+    /// Whether every precision goal is met by the intervals so far: the run's (`ci`), or a
+    /// named part's own from its seconds.
+    fn precise(&self, run: &RunShared, done: &[SecondStats], ci: &Ci95) -> bool {
+        run.plan.precision.iter().all(|goal| {
+            let Some(part) = &goal.part else {
+                return met(ci, goal);
+            };
+            let series = run.plan.group_of(part).and_then(|i| self.groups.get(i));
+            series.is_some_and(|s| met(&group_so_far(done, s), goal))
+        })
     }
 
     /// One worker's second: to the observers, and into the series (a second every worker has

@@ -51,7 +51,8 @@ pub struct PlanFile {
     pub report: Option<ReportFile>,
     /// `[precision]`: run until each named figure's 95 % interval is this narrow, as a share
     /// of the figure (`p99 = "2%"`; figures: rps, mean, p50, p90, p95, p99, p99.9), the plan's length
-    /// being the most it runs. `--precision` replaces it.
+    /// being the most it runs. A figure of one scenario or step takes its filter in a quoted key
+    /// (`"p99{step=pay}" = "2%"`). `--precision` replaces it.
     #[schemars(with = "Option<BTreeMap<String, String>>")]
     pub precision: Option<Spanned<BTreeMap<String, Spanned<String>>>>,
     /// The seed of the Poisson arrivals (`arrivals = "poisson"`): the same seed gives the same

@@ -124,20 +124,28 @@ pub fn expand_statuses<'a>(items: impl IntoIterator<Item = &'a str>) -> Option<V
     (!codes.is_empty()).then_some(codes)
 }
 
-/// Parses a precision goal, `p99=2%`: a figure (rps, mean, p50, p90, p95, p99, p99.9) and the
-/// largest half-width of its 95 % interval, as a share of the figure, above 0 % and up to 50 %.
+/// Parses a precision goal, `p99=2%`: a figure (rps, mean, p50, p90, p95, p99, p99.9), of the
+/// run or of one part of a plan (`p99{step=pay}=2%`, see [`precision_goal`]), and the largest
+/// half-width of its 95 % interval, as a share of the figure, above 0 % and up to 50 %.
 pub fn parse_precision(text: &str) -> Result<PrecisionGoal, ArgError> {
-    let (name, share) = text
-        .split_once('=')
+    // The `=` after the part's braces, if any: `p99{step=pay}=2%`.
+    let after = text.rfind('}').map_or(0, |i| i + 1);
+    let (name, share) = text[after..]
+        .find('=')
+        .map(|i| (&text[..after + i], &text[after + i + 1..]))
+        .filter(|(name, _)| !name.trim().is_empty())
         .ok_or_else(|| ArgError::Precision(format!("`{text}` is not FIGURE=SHARE like p99=2%")))?;
     precision_goal(name.trim(), share.trim()).map_err(ArgError::Precision)
 }
 
-/// A precision goal from a figure's name and a share like `2%`, or what is wrong with them.
+/// A precision goal from a figure's name (`p99`, or `p99{step=pay}` for one scenario, step or
+/// phase of a plan, whose existence the plan's reading checks) and a share like `2%`, or what
+/// is wrong with them.
 pub fn precision_goal(name: &str, share: &str) -> Result<PrecisionGoal, String> {
     let names = BoundFigure::ALL.map(BoundFigure::name).join(", ");
-    let figure = BoundFigure::parse(name)
-        .ok_or_else(|| format!("`{name}` is not a figure with an interval ({names})"))?;
+    let (figure_name, part) = crate::record::model::Part::split(name)?;
+    let figure = BoundFigure::parse(figure_name)
+        .ok_or_else(|| format!("`{figure_name}` is not a figure with an interval ({names})"))?;
     let pct = share
         .strip_suffix('%')
         .and_then(|n| n.trim().parse::<f64>().ok())
@@ -146,6 +154,7 @@ pub fn precision_goal(name: &str, share: &str) -> Result<PrecisionGoal, String> 
     Ok(PrecisionGoal {
         figure,
         share: pct / 100.0,
+        part,
     })
 }
 
@@ -241,6 +250,30 @@ pub fn parse_rate(text: &str) -> Result<f64, ArgError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_precision_goal_may_name_a_part() {
+        use crate::record::model::{BoundFigure, Part};
+        let g = parse_precision("p99{step=pay}=2%").unwrap();
+        assert_eq!(
+            (g.figure, g.share, g.part.clone()),
+            (BoundFigure::P99, 0.02, Some(Part::Step("pay".into())))
+        );
+        assert_eq!(g.label(), "p99{step=pay}");
+        let g = parse_precision(" rps{scenario=browse} = 5% ").unwrap();
+        assert_eq!(g.part, Some(Part::Scenario("browse".into())));
+        assert_eq!(parse_precision("p50=1%").unwrap().part, None);
+        for (bad, why) in [
+            ("p99{step=pay=2%", "without its `}`"),
+            ("p99{stage=pay}=2%", "unknown filter `stage`"),
+            ("p98{step=pay}=2%", "`p98` is not a figure"),
+            ("p99{step=pay}", "not FIGURE=SHARE"),
+            ("=2%", "not FIGURE=SHARE"),
+        ] {
+            let err = parse_precision(bad).unwrap_err().to_string();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+    }
 
     #[test]
     fn durations_and_rates() {

@@ -41,7 +41,7 @@ use std::time::Duration;
 use crate::proto::client::PreparedRequest;
 use crate::proto::grpc::GrpcMethod;
 use crate::proto::message::Request;
-use crate::record::model::GroupKind;
+use crate::record::model::{GroupKind, Part};
 use crate::redact::Secrets;
 pub use check::{Check, Extract};
 pub use connect::{Connect, ConnectOptions};
@@ -394,6 +394,64 @@ pub struct GroupDef {
     pub scenario: Option<String>,
     /// Steps: the operation label when the plan gives one other than the step's name.
     pub operation: Option<String>,
+}
+
+impl GroupDef {
+    /// Its name in tables and errors: "scenario / step" for a step, else its name.
+    pub fn path(&self) -> String {
+        self.kind.path(self.scenario.as_deref(), &self.name)
+    }
+}
+
+impl Plan {
+    /// The index in [`Plan::groups`] of the first group `part` names: by its name, its
+    /// operation label or its path; a phase also by its 1-based number.
+    pub fn group_of(&self, part: &Part) -> Option<usize> {
+        let mut phase = 0;
+        self.groups.iter().position(|g| {
+            let label = g.operation.as_deref().unwrap_or(&g.name);
+            part.names(g.kind, [&g.name, label, &g.path()], &mut phase)
+        })
+    }
+
+    /// Refuses the first of `parts` the plan has no group for (`what`: the flag or key that
+    /// named it), saying which it has.
+    pub fn has_parts<'a>(
+        &self,
+        what: &str,
+        mut parts: impl Iterator<Item = &'a Part>,
+    ) -> Result<(), crate::error::Error> {
+        match parts.find(|p| self.group_of(p).is_none()) {
+            Some(part) => Err(crate::error::Error::Invalid {
+                what: what.into(),
+                why: self.no_group(part),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Refuses `--repeat-until` goals this plan's repeats cannot meet: too few runs
+    /// ([`crate::analysis::repeat_precision::check`]), or a part it has no group for.
+    pub fn repeat_until_fits(
+        &self,
+        repeat: u32,
+        goals: &[crate::record::model::PrecisionGoal],
+    ) -> Result<(), crate::error::Error> {
+        crate::analysis::repeat_precision::check(repeat, goals)?;
+        self.has_parts("--repeat-until", goals.iter().filter_map(|g| g.part.as_ref()))
+    }
+
+    /// Why no group is named `part`, naming the groups there are.
+    pub fn no_group(&self, part: &Part) -> String {
+        let has: Vec<String> = self.groups.iter().map(GroupDef::path).collect();
+        match has.is_empty() {
+            true => format!(
+                "the plan has no {part}: it has no scenarios, steps or phases of its own (a \
+                 plan's only scenario, and a scenario's only step, are the run itself)"
+            ),
+            false => format!("the plan has no {part}; it has {}", has.join(", ")),
+        }
+    }
 }
 
 /// Checks of the whole plan, in the order of their ids (`Step::first_check`…).

@@ -93,6 +93,7 @@ mod tests {
         let goal = |share| PrecisionGoal {
             figure: BoundFigure::P50,
             share,
+            part: None,
         };
         let met = [SpreadPrecision {
             goal: goal(0.01),

@@ -136,7 +136,7 @@ fn latencies(o: &mut String, r: &RunRecord) {
             let _ = writeln!(
                 o,
                 "Precision: {}",
-                super::uncertainty::precision_line(ci, p)
+                super::uncertainty::precision_line(r, p)
             );
         }
         let _ = writeln!(o);

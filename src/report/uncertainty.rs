@@ -34,13 +34,10 @@ pub(crate) fn plus_minus(share: f64) -> String {
     format!("±{:.1} %", 100.0 * share)
 }
 
-/// One precision goal and what it got (`got`: `±3.4 %`, or why none): `p99 ±3.4 % (asked ±2 %)`.
+/// One precision goal and what it got (`got`: `±3.4 %`, or why none): `p99 ±3.4 % (asked ±2 %)`,
+/// `p99{step=pay} ±3.4 % (asked ±2 %)`.
 pub(crate) fn goal_got(goal: &PrecisionGoal, got: &str) -> String {
-    format!(
-        "{} {got} (asked ±{} %)",
-        goal.figure.name(),
-        goal.share * 100.0
-    )
+    format!("{} {got} (asked ±{} %)", goal.label(), goal.share * 100.0)
 }
 
 /// The intervals in one line for the terminal: `p50 1.20 ± 0.01 ms · p99 29.6 ± 1.9 ms · …`.
@@ -53,16 +50,19 @@ pub fn text_line(ci: &Ci95) -> Option<String> {
 }
 
 /// What the precision asked got: `precise at 6.0 s (p99 ±2 %)` or `stopped at the maximum
-/// length: p99 ±3.4 % (asked ±2 %)`.
-pub fn precision_line(ci: &Ci95, p: &PrecisionOutcome) -> String {
+/// length: p99 ±3.4 % (asked ±2 %)`; a goal on a part of the plan reads that part's interval
+/// (`groups[].ci95`).
+pub fn precision_line(r: &RunRecord, p: &PrecisionOutcome) -> String {
     let asked: Vec<String> = p
         .goals
         .iter()
         .map(|g| {
-            goal_got(
-                g,
-                &ci.get(g.figure).map_or_else(|| "no interval".into(), share),
-            )
+            let ci = match &g.part {
+                Some(part) => part.group_in(r).and_then(|g| g.ci95.as_ref()),
+                None => r.summary.ci95.as_ref(),
+            };
+            let bound = ci.and_then(|ci| ci.get(g.figure));
+            goal_got(g, &bound.map_or_else(|| "no interval".into(), share))
         })
         .collect();
     match p.at_s {
@@ -110,7 +110,7 @@ pub fn table(r: &RunRecord) -> Option<Table> {
     if let Some(p) = &ci.precision {
         t.push([
             "precision".to_string(),
-            precision_line(ci, p),
+            precision_line(r, p),
             String::new(),
             String::new(),
         ]);

@@ -12,7 +12,7 @@ use crate::analysis::metric::Metric;
 use crate::analysis::sequential::{Design, Figure, Sequence};
 use crate::analysis::variant::read_variants;
 use crate::error::Error;
-use crate::plan::{GroupDef, Plan};
+use crate::plan::Plan;
 use crate::record::model::RunRecord;
 use crate::report::sequential::{self, TABLE_NOTE};
 use crate::report::{Format, new_folder, render_comparison};
@@ -85,26 +85,7 @@ pub fn design(
 /// Refuses a part (`p50{step=pay}`) that `plan` has no group for: its figure would stay
 /// undecided to the budget. Names the parts it has.
 pub fn has_parts(plan: &Plan, figures: &[Figure]) -> Result<(), Error> {
-    for part in figures.iter().filter_map(|f| f.part.as_ref()) {
-        let mut phase = 0;
-        let path = |g: &GroupDef| g.kind.path(g.scenario.as_deref(), &g.name);
-        let found = plan.groups.iter().any(|g| {
-            let label = g.operation.as_deref().unwrap_or(&g.name);
-            part.names(g.kind, [&g.name, label, &path(g)], &mut phase)
-        });
-        if !found {
-            let has: Vec<String> = plan.groups.iter().map(path).collect();
-            let has = match has.is_empty() {
-                true => "no scenarios, steps or phases".to_string(),
-                false => has.join(", "),
-            };
-            return Err(Error::Invalid {
-                what: "--metric".into(),
-                why: format!("the plan has no {part}; it has {has}"),
-            });
-        }
-    }
-    Ok(())
+    plan.has_parts("--metric", figures.iter().filter_map(|f| f.part.as_ref()))
 }
 
 /// Refuses a stream metric that `plan` cannot measure (it would run to `--max-runs` without a

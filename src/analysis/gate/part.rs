@@ -2,75 +2,13 @@
 //! instead of the run's pooled figure, with the filters a plan's thresholds take
 //! (`{scenario=…}`, `{step=…}`, `{phase=…}`).
 
-use std::fmt;
-
-use crate::analysis::compare::{Comparison, GroupRows};
-use crate::record::model::{Group, GroupKind, RunRecord};
-
-/// Which scenario, step or phase of a plan a rule judges.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Part {
-    /// `{scenario=NAME}`.
-    Scenario(String),
-    /// `{step=NAME}`: a step's name, its operation label, or `scenario / step`.
-    Step(String),
-    /// `{phase=NAME}`: a phase's name, or its 1-based number among the phases compared.
-    Phase(String),
-}
+use crate::analysis::compare::{Comparison, GroupRows, MetricRow};
+use crate::record::model::{GroupKind, RunRecord};
+pub use crate::record::model::Part;
 
 impl Part {
-    /// Splits `p99{step=pay}` into the metric's name and its part (none without braces).
-    pub fn split(text: &str) -> Result<(&str, Option<Self>), String> {
-        let Some((head, rest)) = text.split_once('{') else {
-            return Ok((text, None));
-        };
-        match rest.trim_end().strip_suffix('}') {
-            Some(inner) => Ok((head.trim(), Some(Self::parse(inner)?))),
-            None => Err("a `{` without its `}`: write e.g. p99{step=pay}".into()),
-        }
-    }
-
-    /// Reads `key=value`, the braces taken off.
-    fn parse(inner: &str) -> Result<Self, String> {
-        let Some((key, value)) = inner.split_once('=') else {
-            return Err(format!(
-                "`{{{inner}}}` is not a filter; write {{scenario=NAME}}, {{step=NAME}} or \
-                 {{phase=NAME}}"
-            ));
-        };
-        let value = value.trim().trim_matches('"').to_string();
-        if value.is_empty() {
-            return Err(format!("`{{{inner}}}` names nothing"));
-        }
-        Ok(match key.trim() {
-            "scenario" => Self::Scenario(value),
-            "step" => Self::Step(value),
-            "phase" => Self::Phase(value),
-            other => {
-                return Err(format!(
-                    "unknown filter `{other}`; use scenario=, step= or phase="
-                ));
-            }
-        })
-    }
-
-    /// Whether it names a group of `kind` called `names` (its name, its operation label, its
-    /// path "scenario / step"); `phase` counts the phases met so far, this one included when it
-    /// is one (start at 0 and pass the groups in order).
-    pub fn names(&self, kind: GroupKind, names: [&str; 3], phase: &mut usize) -> bool {
-        match self {
-            Self::Scenario(n) => kind == GroupKind::Scenario && names[0] == n,
-            Self::Step(n) => kind == GroupKind::Step && names.contains(&n.as_str()),
-            Self::Phase(n) if kind == GroupKind::Phase => {
-                *phase += 1;
-                names[0] == n || n.parse() == Ok(*phase)
-            }
-            Self::Phase(_) => false,
-        }
-    }
-
     /// The comparison's scenarios, steps or phases this part names, in its order.
-    pub(super) fn find<'a>(&self, c: &'a Comparison) -> Vec<&'a GroupRows> {
+    pub(crate) fn find<'a>(&self, c: &'a Comparison) -> Vec<&'a GroupRows> {
         let mut phase = 0;
         c.groups
             .iter()
@@ -82,13 +20,40 @@ impl Part {
             .collect()
     }
 
-    /// The first group of run `r` it names.
-    pub fn group_in<'a>(&self, r: &'a RunRecord) -> Option<&'a Group> {
-        let mut phase = 0;
-        r.groups.iter().find(|g| {
-            let path = g.path();
-            self.names(g.kind, [&g.name, g.operation_label(), &path], &mut phase)
-        })
+    /// The comparison's rows of the figures this part names in runs like `run`: its own, or,
+    /// where the comparison judged it as what it stands for (a scenario's only step as its
+    /// scenario, a plan's only scenario as the run), those.
+    pub(crate) fn rows_in<'a>(&self, c: &'a Comparison, run: &RunRecord) -> Option<&'a [MetricRow]> {
+        if let Some(g) = self.find(c).first() {
+            return Some(&g.rows);
+        }
+        let g = self.group_in(run)?;
+        let scenario = match g.kind {
+            GroupKind::Step => g.scenario.as_deref()?,
+            GroupKind::Scenario => &g.name,
+            GroupKind::Phase => return None,
+        };
+        let lone = |kind: GroupKind, of: &str| {
+            run.groups
+                .iter()
+                .filter(|o| o.kind == kind && o.scenario.as_deref().unwrap_or(&o.name) == of)
+                .count()
+                == 1
+        };
+        if g.kind == GroupKind::Step && !lone(GroupKind::Step, scenario) {
+            return None;
+        }
+        let judged = c
+            .groups
+            .iter()
+            .find(|k| k.key.kind == GroupKind::Scenario && k.key.name == scenario);
+        match judged {
+            Some(k) => Some(&k.rows),
+            None => {
+                let scenarios = run.groups.iter().filter(|o| o.kind == GroupKind::Scenario);
+                (scenarios.count() == 1).then_some(c.rows.as_slice())
+            }
+        }
     }
 
     /// Why no part was found: what the comparison did judge.
@@ -106,15 +71,5 @@ impl Part {
              scenario's only step, are judged as the run or their scenario)",
             parts.join(", ")
         )
-    }
-}
-
-impl fmt::Display for Part {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Scenario(n) => write!(f, "scenario `{n}`"),
-            Self::Step(n) => write!(f, "step `{n}`"),
-            Self::Phase(n) => write!(f, "phase `{n}`"),
-        }
     }
 }

@@ -17,7 +17,7 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         return;
     };
     if let Some(p) = &recorded.precision {
-        precision(p, r.summary.duration_s, f);
+        precision(p, r, f);
     }
     if let Some(why) = &recorded.unsteady {
         // A load that changed has no intervals, whatever its batches would give; nor have
@@ -150,12 +150,24 @@ fn agree(recorded: &Ci95, again: &Ci95, path: &str, f: &mut Findings) {
     }
 }
 
-/// A run asked to last until precise: it asked something, and it stopped when it says it
-/// reached its goals — at their moment, no sooner than an interval can exist
-/// ([`MIN_BATCHES`] whole seconds), and at most a second before the window's end (the stop is
-/// asked at the end of the second whose interval met them).
-fn precision(p: &PrecisionOutcome, duration_s: f64, f: &mut Findings) {
+/// A run asked to last until precise: it asked something, of the run or of a part it has a
+/// group for, and it stopped when it says it reached its goals — at their moment, no sooner
+/// than an interval can exist ([`MIN_BATCHES`] whole seconds), and at most a second before the
+/// window's end (the stop is asked at the end of the second whose interval met them).
+fn precision(p: &PrecisionOutcome, r: &RunRecord, f: &mut Findings) {
     let path = "summary.ci95.precision";
+    let duration_s = r.summary.duration_s;
+    for (i, goal) in p.goals.iter().enumerate() {
+        if let Some(part) = &goal.part {
+            f.check(
+                part.group_in(r).is_some(),
+                Rule::IntervalsAgree,
+                format!("{path}.goals[{i}].part"),
+                part,
+                || "a part the run has a group for (groups[])".into(),
+            );
+        }
+    }
     f.check(
         !p.goals.is_empty() && p.goals.iter().all(|g| g.share > 0.0 && g.share < 1.0),
         Rule::IntervalsAgree,

@@ -313,6 +313,7 @@ fn a_precision_outcome_must_fit_the_window() {
             goals: vec![PrecisionGoal {
                 figure: BoundFigure::P99,
                 share,
+                part: None,
             }],
             reached,
             at_s,
@@ -333,6 +334,12 @@ fn a_precision_outcome_must_fit_the_window() {
     assert_eq!(with(true, None, 0.02), at("reached"));
     assert_eq!(with(false, Some(window), 0.02), at("reached"));
     assert_eq!(with(false, None, 0.0), at("goals"));
+    // A goal on a part the run has no group for.
+    let ci = r.summary.ci95.as_mut().unwrap();
+    let p = ci.precision.as_mut().unwrap();
+    p.goals[0].share = 0.02;
+    p.goals[0].part = Some(crate::record::model::Part::Step("pay".into()));
+    assert_eq!(named(&r), at("goals[0].part"));
 }
 
 #[test]

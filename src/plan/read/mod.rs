@@ -291,7 +291,7 @@ impl Ctx<'_> {
             latency_buckets: self.latency_buckets(f)?,
             precision: self.precision(f)?,
         };
-        self.steady_if_precise(f, &plan)?;
+        self.precision_fits(f, &plan)?;
         plan.fit_threads(threads);
         Ok(plan)
     }

@@ -7,7 +7,7 @@ use super::Ctx;
 use crate::error::Error;
 use crate::plan::Plan;
 use crate::plan::file::PlanFile;
-use crate::record::model::PrecisionGoal;
+use crate::record::model::{Part, PrecisionGoal};
 
 impl Ctx<'_> {
     /// The precision goals: `--precision`, else `[precision]`, else none.
@@ -29,21 +29,40 @@ impl Ctx<'_> {
     }
 
     /// A plan asked to last until precise must hold one load over a window long enough for an
-    /// interval ([`Plan::unsteady`]): else the flag, or `[precision]`, is refused with why.
-    pub(super) fn steady_if_precise(&self, f: &PlanFile, plan: &Plan) -> Result<(), Error> {
-        let Some(why) = plan.precision.first().and_then(|_| plan.unsteady()) else {
-            return Ok(());
+    /// interval ([`Plan::unsteady`]), and have every part a goal names (`p99{step=pay}`): else
+    /// the flag, or `[precision]`, is refused with why.
+    pub(super) fn precision_fits(&self, f: &PlanFile, plan: &Plan) -> Result<(), Error> {
+        let unsteady = plan.precision.first().and_then(|_| plan.unsteady());
+        let unsteady = unsteady.filter(|_| !self.options.load_replaced);
+        let why = match &unsteady {
+            Some(why) => why.to_string(),
+            None => match plan
+                .precision
+                .iter()
+                .filter_map(|g| g.part.as_ref())
+                .find(|p| plan.group_of(p).is_none())
+            {
+                Some(part) => plan.no_group(part),
+                None => return Ok(()),
+            },
         };
-        if self.options.load_replaced {
-            return Ok(());
-        }
         match &f.precision {
             Some(table) if self.options.precision.is_empty() => {
-                Err(self.at_key(table, "[precision]:", why, None))
+                // A part the plan lacks is shown at its goal's line; an unsteady load at the table.
+                let missing = |name: &String| {
+                    let part = Part::split(name).ok().and_then(|(_, part)| part);
+                    part.is_some_and(|p| plan.group_of(&p).is_none())
+                };
+                match table.get_ref().iter().find(|(name, _)| missing(name)) {
+                    Some((_, share)) if unsteady.is_none() => {
+                        Err(self.at_key(share, "precision:", why, None))
+                    }
+                    _ => Err(self.at_key(table, "[precision]:", why, None)),
+                }
             }
             _ => Err(Error::Invalid {
                 what: "--precision".into(),
-                why: why.to_string(),
+                why,
             }),
         }
     }

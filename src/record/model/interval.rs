@@ -205,13 +205,28 @@ impl Ci95 {
     }
 }
 
-/// A precision a run was asked to reach: `figure`'s half-width within `share` of it.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, JsonSchema)]
+/// A precision a run was asked to reach: `figure`'s half-width within `share` of it — the
+/// run's figure, or with `part` that scenario's, step's or phase's own (`p99{step=pay}=2%`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PrecisionGoal {
     /// The figure.
     pub figure: BoundFigure,
     /// The largest half-width asked, as a share of the figure (0.02 for 2 %).
     pub share: f64,
+    /// The part of the plan whose figure it is; absent for the run's own (and in records
+    /// before parts could be asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub part: Option<super::Part>,
+}
+
+impl PrecisionGoal {
+    /// The goal's figure as written: `p99`, `p99{step=pay}`.
+    pub fn label(&self) -> String {
+        match &self.part {
+            Some(p) => format!("{}{}", self.figure.name(), p.filter()),
+            None => self.figure.name().to_string(),
+        }
+    }
 }
 
 /// What a run asked to last until precise got.

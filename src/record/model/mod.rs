@@ -15,6 +15,7 @@ mod grouped;
 mod histograms;
 mod interval;
 mod outcome;
+mod part;
 mod percentiles;
 mod quic;
 mod streams;
@@ -26,6 +27,7 @@ pub use interval::{
     Autocorrelation, Bound, BoundFigure, Ci95, GroupBatches, PrecisionGoal, PrecisionOutcome,
 };
 pub use outcome::*;
+pub use part::{GroupKind, Part};
 pub use percentiles::Percentiles;
 pub use quic::QuicFigures;
 pub use streams::{
@@ -115,39 +117,6 @@ pub struct RunRecord {
     /// versions. `volley verify` checks that it agrees with the figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
-}
-
-/// What a [`Group`] breaks the results down by.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-pub enum GroupKind {
-    /// One scenario of a plan.
-    Scenario,
-    /// One step (request) of a scenario.
-    Step,
-    /// One phase of a ladder profile (a fixed load held for a while).
-    Phase,
-}
-
-impl GroupKind {
-    /// Its word for people: "scenario", "step", "phase".
-    pub fn word(self) -> &'static str {
-        match self {
-            Self::Scenario => "scenario",
-            Self::Step => "step",
-            Self::Phase => "phase",
-        }
-    }
-
-    /// A group's name in tables: "scenario / step" for a step of `scenario`, else `name`.
-    pub fn path(self, scenario: Option<&str>, name: &str) -> String {
-        match (self, scenario) {
-            (Self::Step, Some(sc)) => format!("{sc} / {name}"),
-            _ => name.to_string(),
-        }
-    }
 }
 
 /// The results of one part of a run: a scenario, a step or a phase.
