@@ -356,7 +356,12 @@ fn a_goal_on_one_part_of_a_plan_is_met_by_that_part() {
     std::fs::write(&plan, busy_and_sparse(&target.base_url(), 30, "")).unwrap();
     let record = common::run_json_ok(
         &dir,
-        &["run", plan.to_str().unwrap(), "--precision", "p50{step=quick}=5%"],
+        &[
+            "run",
+            plan.to_str().unwrap(),
+            "--precision",
+            "p50{step=quick}=5%",
+        ],
     );
     let p = &record["summary"]["ci95"]["precision"];
     assert_eq!(p["reached"], true, "{p}");
@@ -375,7 +380,9 @@ fn a_goal_on_one_part_of_a_plan_is_met_by_that_part() {
     ]);
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("the plan has no step `slwo`; it has busy, busy / quick, sparse, sparse / slow"),
+        err.contains(
+            "the plan has no step `slwo`; it has busy, busy / quick, sparse, sparse / slow"
+        ),
         "{err}"
     );
     // Repeats until one part's spread between runs is precise.
@@ -383,7 +390,14 @@ fn a_goal_on_one_part_of_a_plan_is_met_by_that_part() {
     let until = |goal: &str| {
         let out = dir.join("repeats");
         let _ = std::fs::remove_dir_all(&out);
-        let args = ["run", plan.to_str().unwrap(), "--repeat", "4", "--repeat-until", goal];
+        let args = [
+            "run",
+            plan.to_str().unwrap(),
+            "--repeat",
+            "4",
+            "--repeat-until",
+            goal,
+        ];
         let (code, stdout, stderr) =
             common::run_volley(&[&args[..], &["--out", out.to_str().unwrap()]].concat());
         if code == Some(0) {

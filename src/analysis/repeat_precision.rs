@@ -182,7 +182,10 @@ mod tests {
         assert!(states[0].share.unwrap() > 0.2, "{states:?}");
         assert_eq!(states[1].share, Some(0.0));
         assert_eq!(states[2].share, Some(0.0));
-        assert_eq!(states[3].share, None, "a part the runs lack has no interval");
+        assert_eq!(
+            states[3].share, None,
+            "a part the runs lack has no interval"
+        );
         assert!(!all_met(&states));
         assert!(all_met(&states[1..3]));
         // p99.9 is not compared per part: refused before any run.

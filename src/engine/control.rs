@@ -149,11 +149,7 @@ impl Control {
         self.ci_seconds = done.len();
         let ci = crate::analysis::interval::so_far(done, self.series.batches());
         if self.wants_ci {
-            let groups: Vec<_> = self
-                .groups
-                .iter()
-                .map(|g| group_so_far(done, g))
-                .collect();
+            let groups: Vec<_> = self.groups.iter().map(|g| group_so_far(done, g)).collect();
             observers.each(|o| o.ci95(&ci, &groups));
         }
         if !goals.is_empty() && self.precise(run, done, &ci) {

@@ -438,7 +438,10 @@ impl Plan {
         goals: &[crate::record::model::PrecisionGoal],
     ) -> Result<(), crate::error::Error> {
         crate::analysis::repeat_precision::check(repeat, goals)?;
-        self.has_parts("--repeat-until", goals.iter().filter_map(|g| g.part.as_ref()))
+        self.has_parts(
+            "--repeat-until",
+            goals.iter().filter_map(|g| g.part.as_ref()),
+        )
     }
 
     /// Why no group is named `part`, naming the groups there are.

@@ -3,8 +3,8 @@
 //! (`{scenario=…}`, `{step=…}`, `{phase=…}`).
 
 use crate::analysis::compare::{Comparison, GroupRows, MetricRow};
-use crate::record::model::{GroupKind, RunRecord};
 pub use crate::record::model::Part;
+use crate::record::model::{GroupKind, RunRecord};
 
 impl Part {
     /// The comparison's scenarios, steps or phases this part names, in its order.
@@ -23,7 +23,11 @@ impl Part {
     /// The comparison's rows of the figures this part names in runs like `run`: its own, or,
     /// where the comparison judged it as what it stands for (a scenario's only step as its
     /// scenario, a plan's only scenario as the run), those.
-    pub(crate) fn rows_in<'a>(&self, c: &'a Comparison, run: &RunRecord) -> Option<&'a [MetricRow]> {
+    pub(crate) fn rows_in<'a>(
+        &self,
+        c: &'a Comparison,
+        run: &RunRecord,
+    ) -> Option<&'a [MetricRow]> {
         if let Some(g) = self.find(c).first() {
             return Some(&g.rows);
         }
