@@ -275,6 +275,11 @@ fn bad_precision_goals_are_refused_with_what_and_where() {
         ),
         ("p99=0%", "`0%` is not a share above 0% and up to 50%"),
         ("p99", "`p99` is not FIGURE=SHARE like p99=2%"),
+        (
+            "p99{step=request}=2%",
+            "step `request`: a run of one URL has no scenarios or steps of its own",
+        ),
+        ("p99{step=pay}x=2%", "goes on after its `}`"),
     ] {
         let (code, _, err) = common::run_volley(&["http://127.0.0.1:1/", "--precision", goal]);
         assert_eq!(code, Some(2), "{goal}: {err}");
@@ -417,6 +422,31 @@ fn a_goal_on_one_part_of_a_plan_is_met_by_that_part() {
         err.contains("invalid --repeat-until: the plan has no step `slwo`"),
         "{err}"
     );
+    // A step's name in two scenarios, and a phase, are refused when the plan is read.
+    let twice = |goal: &str| {
+        format!(
+            "name = \"twice\"\n[target]\nbase_url = \"http://127.0.0.1:1\"\n\
+             [precision]\n\"{goal}\" = \"3%\"\n{}{}",
+            common::delay_scenario("fast", 2, 6, &[("pay", 1), ("other", 1)]),
+            common::delay_scenario("slow", 1, 6, &[("pay", 20), ("other", 1)]),
+        )
+    };
+    for (goal, says) in [
+        (
+            "p50{step=pay}",
+            "step `pay` is fast / pay and slow / pay: name one, e.g. {step=fast / pay}",
+        ),
+        (
+            "p50{phase=1}",
+            "phase `1`: a phase cannot be made precise on its own",
+        ),
+        ("p50{step=slow / pay}", ""),
+    ] {
+        std::fs::write(&plan, twice(goal)).unwrap();
+        let (code, _, err) = common::run_volley(&["check", plan.to_str().unwrap()]);
+        assert_eq!(code == Some(0), says.is_empty(), "{goal}: {err}");
+        assert!(err.contains(says), "{goal}: {err}");
+    }
     let typo = "[precision]\n\"p50{scenario=sparce}\" = \"1%\"\n";
     std::fs::write(&plan, busy_and_sparse("http://127.0.0.1:1", 7, typo)).unwrap();
     let (code, _, err) = common::run_volley(&["check", plan.to_str().unwrap()]);

@@ -361,7 +361,7 @@ pub struct QuickArgs {
     #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
     /// With --repeat N: stop once FIGURE's 95 % interval over the runs is within SHARE of it,
-    /// e.g. p50=1%, p50{step=pay}=1% (repeatable; as --precision); at least 3 runs, at most N.
+    /// e.g. p50=1% (repeatable; rps, mean, p50, p90, p95, p99, p99.9); at least 3 runs, at most N.
     #[arg(long, value_name = "FIGURE=SHARE", value_parser = volley::plan::flags::parse_precision)]
     pub repeat_until: Vec<volley::record::model::PrecisionGoal>,
     /// No progress line and no summary (errors still go to stderr).
@@ -435,8 +435,8 @@ pub struct ResultArgs {
     /// default 1-2-5). Plans: over `[report] buckets`.
     #[arg(long, value_name = "BOUNDS", value_parser = volley::plan::flags::parse_buckets)]
     pub buckets: Option<volley::plan::flags::Buckets>,
-    /// Run until FIGURE's 95 % interval is within SHARE of it, e.g. p99=2%, p99{step=pay}=2%
-    /// (repeatable; rps, mean, p50, p90, p95, p99, p99.9); -d is the most. Plans: `[precision]`.
+    /// Run until FIGURE's 95 % interval is within SHARE of it, e.g. p99=2% (repeatable; rps,
+    /// mean, p50…p99.9; a plan's part: p99{step=NAME}=2%); -d is the most it runs.
     #[arg(long, value_name = "FIGURE=SHARE", value_parser = volley::plan::flags::parse_precision)]
     pub precision: Vec<volley::record::model::PrecisionGoal>,
 }

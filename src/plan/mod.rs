@@ -414,17 +414,17 @@ impl Plan {
         })
     }
 
-    /// Refuses the first of `parts` the plan has no group for (`what`: the flag or key that
-    /// named it), saying which it has.
+    /// Refuses the first of `parts` the plan has no group for, or names several groups of
+    /// (`what`: the flag or key that named it), saying which it has.
     pub fn has_parts<'a>(
         &self,
         what: &str,
         mut parts: impl Iterator<Item = &'a Part>,
     ) -> Result<(), crate::error::Error> {
-        match parts.find(|p| self.group_of(p).is_none()) {
-            Some(part) => Err(crate::error::Error::Invalid {
+        match parts.find_map(|p| self.part_problem(p)) {
+            Some(why) => Err(crate::error::Error::Invalid {
                 what: what.into(),
-                why: self.no_group(part),
+                why,
             }),
             None => Ok(()),
         }
@@ -444,17 +444,43 @@ impl Plan {
         )
     }
 
-    /// Why no group is named `part`, naming the groups there are.
-    pub fn no_group(&self, part: &Part) -> String {
-        let has: Vec<String> = self.groups.iter().map(GroupDef::path).collect();
-        match has.is_empty() {
-            true => format!(
-                "the plan has no {part}: it has no scenarios, steps or phases of its own (a \
-                 plan's only scenario, and a scenario's only step, are the run itself)"
-            ),
-            false => format!("the plan has no {part}; it has {}", has.join(", ")),
+    /// What is wrong with naming `part` in this plan: no group of it (saying which there are,
+    /// or that a one-URL run has none), or several (a step's name in two scenarios), none when
+    /// it names exactly one.
+    pub fn part_problem(&self, part: &Part) -> Option<String> {
+        let paths: Vec<String> = self.groups.iter().map(GroupDef::path).collect();
+        if paths.is_empty() {
+            return Some(one_url_has_no(part));
+        }
+        let mut phase = 0;
+        let named: Vec<&str> = (self.groups.iter().zip(&paths))
+            .filter(|(g, path)| {
+                let label = g.operation.as_deref().unwrap_or(&g.name);
+                part.names(g.kind, [&g.name, label, path], &mut phase)
+            })
+            .map(|(_, path)| path.as_str())
+            .collect();
+        match named.as_slice() {
+            [_] => None,
+            [] => Some(format!(
+                "the plan has no {part}; it has {}",
+                paths.join(", ")
+            )),
+            several => Some(format!(
+                "{part} is {}: name one, e.g. {}",
+                several.join(" and "),
+                part.renamed(several[0]).filter()
+            )),
         }
     }
+}
+
+/// Why `part` names nothing in a run of one URL (quick mode): it has no scenarios or steps.
+pub fn one_url_has_no(part: &Part) -> String {
+    format!(
+        "{part}: a run of one URL has no scenarios or steps of its own; a part needs a plan of \
+         several"
+    )
 }
 
 /// Checks of the whole plan, in the order of their ids (`Step::first_check`…).

@@ -40,9 +40,9 @@ impl Ctx<'_> {
                 .precision
                 .iter()
                 .filter_map(|g| g.part.as_ref())
-                .find(|p| plan.group_of(p).is_none())
+                .find_map(|p| goal_part_problem(plan, p, self.flags.is_some()))
             {
-                Some(part) => plan.no_group(part),
+                Some(why) => why,
                 None => return Ok(()),
             },
         };
@@ -51,7 +51,7 @@ impl Ctx<'_> {
                 // A part the plan lacks is shown at its goal's line; an unsteady load at the table.
                 let missing = |name: &String| {
                     let part = Part::split(name).ok().and_then(|(_, part)| part);
-                    part.is_some_and(|p| plan.group_of(&p).is_none())
+                    part.is_some_and(|p| goal_part_problem(plan, &p, false).is_some())
                 };
                 match table.get_ref().iter().find(|(name, _)| missing(name)) {
                     Some((_, share)) if unsteady.is_none() => {
@@ -88,5 +88,19 @@ impl Ctx<'_> {
                 Some("e.g. buckets = [\"25ms\", \"50ms\", \"100ms\"]"),
             ))
         })
+    }
+}
+
+/// What is wrong with a precision goal's part in `plan` (`one_url`: quick mode's, whose
+/// groups are its own): any part of a one-URL run, a phase (its load changes, so no run of it
+/// can stop early), or what [`Plan::part_problem`] says.
+fn goal_part_problem(plan: &Plan, part: &Part, one_url: bool) -> Option<String> {
+    match part {
+        _ if one_url => Some(crate::plan::one_url_has_no(part)),
+        Part::Phase(_) => Some(format!(
+            "{part}: a phase cannot be made precise on its own (a ladder changes its load, and \
+             such a run cannot stop early); name a scenario or step"
+        )),
+        _ => plan.part_problem(part),
     }
 }

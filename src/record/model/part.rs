@@ -62,6 +62,9 @@ impl Part {
         };
         match rest.trim_end().strip_suffix('}') {
             Some(inner) => Ok((head.trim(), Some(Self::parse(inner)?))),
+            None if rest.contains('}') => Err(format!(
+                "`{text}` goes on after its `}}`: write e.g. p99{{step=pay}}"
+            )),
             None => Err("a `{` without its `}`: write e.g. p99{step=pay}".into()),
         }
     }
@@ -112,6 +115,15 @@ impl Part {
             let path = g.path();
             self.names(g.kind, [&g.name, g.operation_label(), &path], &mut phase)
         })
+    }
+
+    /// The same kind of part, naming `name`.
+    pub fn renamed(&self, name: &str) -> Self {
+        match self {
+            Self::Scenario(_) => Self::Scenario(name.into()),
+            Self::Step(_) => Self::Step(name.into()),
+            Self::Phase(_) => Self::Phase(name.into()),
+        }
     }
 
     /// As written after a figure's name: `{step=pay}`.

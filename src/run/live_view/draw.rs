@@ -16,6 +16,7 @@ use crate::record::model::LoadModel;
 use crate::record::model::{BoundFigure, GroupKind};
 use crate::redact::redact_url_userinfo;
 use crate::report::figures::steal_percent;
+use crate::report::uncertainty::{goal_got, plus_minus};
 use crate::units::{ms, rate, seconds, thousands};
 
 /// What one frame shows.
@@ -56,7 +57,7 @@ const BOTTOM_MIN: u16 = 6;
 pub(super) fn draw(f: &mut Frame, v: &View) {
     let s = v.state;
     let groups = s.plan.groups.len() as u16;
-    let head = 3 + s.plan.scenarios.len() as u16;
+    let head = 3 + s.plan.scenarios.len() as u16 + u16::from(!s.plan.precision.is_empty());
     let groups = if groups == 0 { 0 } else { groups.min(8) + 3 };
     let middle = 7 + STREAM_ROWS * u16::from(s.plan.has_streams());
     let (by_value, watch) = panel_heights(v, head + 6 + middle + groups + 1, f.area().height);
@@ -150,7 +151,7 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
         .gauge_style(v.style(Color::Blue));
     f.render_widget(gauge, lines[0]);
     let warmup = s.clock.measure_start.duration_since(s.clock.start);
-    let load: Vec<Line> = s
+    let mut load: Vec<Line> = s
         .plan
         .scenarios
         .iter()
@@ -167,7 +168,31 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
             Line::from(shape)
         })
         .collect();
+    load.extend(precision_so_far(s).map(Line::from));
     f.render_widget(Paragraph::new(load), lines[1]);
+}
+
+/// How precise the figures a run must make precise are so far, each from its own interval (the
+/// run's, or its part's): `precision: p99{step=pay} ±3.1 % (asked ±2 %)`; none without goals.
+fn precision_so_far(s: &State) -> Option<String> {
+    let goals = &s.plan.precision;
+    let got: Vec<String> = goals
+        .iter()
+        .map(|g| {
+            let ci = match &g.part {
+                Some(part) => s.plan.group_of(part).and_then(|i| s.group_ci95.get(i)),
+                None => s.ci95.as_ref(),
+            };
+            let share = ci
+                .and_then(|c| c.get(g.figure))
+                .and_then(crate::record::model::Bound::relative);
+            goal_got(
+                g,
+                &share.map_or_else(|| "no interval yet".into(), plus_minus),
+            )
+        })
+        .collect();
+    (!got.is_empty()).then(|| format!("precision: {}", got.join(", ")))
 }
 
 /// A scenario that ends by a count and has done it: its iterations, all ended (an open

@@ -224,3 +224,41 @@ fn the_group_rows_show_each_groups_p99_with_its_interval_once_it_has_one() {
         .expect("the step's row");
     assert!(row.contains("5.38 ± 0.020"), "{row}");
 }
+
+#[test]
+fn the_header_says_how_precise_the_goals_are_so_far() {
+    let mut s = state(plan(
+        "[precision]\np50 = \"2%\"\n\"p99{step=a}\" = \"5%\"\n",
+        "",
+    ));
+    let before = screen(&s);
+    assert!(
+        before.contains(
+            "precision: p50 no interval yet (asked ±2 %), p99{step=a} no interval yet (asked ±5 %)"
+        ),
+        "{before}"
+    );
+    let bound = |value, half_width| crate::record::model::Bound {
+        value,
+        half_width,
+        batches: 8,
+        batch_s: 1,
+        effective: 8.0,
+    };
+    s.ci95 = Some(crate::record::model::Ci95 {
+        p50_ms: Some(bound(2.0, 0.02)),
+        ..Default::default()
+    });
+    s.group_ci95 = vec![
+        crate::record::model::Ci95::default(),
+        crate::record::model::Ci95 {
+            p99_ms: Some(bound(5.0, 0.4)),
+            ..Default::default()
+        },
+    ];
+    let after = screen(&s);
+    assert!(
+        after.contains("precision: p50 ±1.0 % (asked ±2 %), p99{step=a} ±8.0 % (asked ±5 %)"),
+        "{after}"
+    );
+}
