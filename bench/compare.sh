@@ -21,7 +21,7 @@
 # `changed` (BASE_MS in A, CHANGED_MS in B), so that `volley compare` also judges
 # each scenario and step: the A/A rates then count every row of the Statistics
 # table, the steps' included, and the A/B rate is that of `mix / changed`'s p50.
-# A/A 1 vs 1 (weak verdicts: single runs) is printed too, outside PASS/FAIL.
+# A/A 1 vs 1 and A/B 1 vs 1 (weak verdicts: single runs) are printed too, outside PASS/FAIL.
 #
 # Prints the spread of the runs, the three rates with the calls per metric, and
 # PASS/FAIL per target; exit code 1 when a target is missed. RECORDS=DIR reuses
@@ -244,8 +244,8 @@ for n in (1, 4, 5):
     calls = ", ".join(f"{m} {c}" for m, c in sorted(per_metric.items())) or "none"
     print(f"A/A {n} vs {n}: {hits} of {splits} splits called a difference ({rate * 100:.1f} %); calls per metric: {calls}")
 
-_, per_metric, outcomes = tally("ab5", lambda: (rng.sample(a, 5), rng.sample(b, 5)))
 p50 = "mix / changed: latency p50 (ms)" if os.environ.get("STEPS") == "1" else "latency p50 (ms)"
+_, per_metric, outcomes = tally("ab5", lambda: (rng.sample(a, 5), rng.sample(b, 5)))
 found = sum(1 for vs in outcomes if vs.get(p50, "").startswith("slower"))
 results["ab5"] = found / splits
 kinds = {}
@@ -257,6 +257,12 @@ print(f"A/B 5 vs 5 (ms={os.environ.get('BASE_MS', '2')} vs ms={os.environ.get('C
       f"p50 verdicts: {', '.join(f'{k} {c}' for k, c in sorted(kinds.items()))}")
 others = ", ".join(f"{m} {c}" for m, c in sorted(per_metric.items()) if m != p50) or "none"
 print(f"  other metrics called in those draws: {others}")
+
+# A/B 1 vs 1: one run of A against one of B, the weak test's power (informative; drawn after
+# the 5 vs 5 draws, so that those stay as they were for a given SEED).
+_, _, weak = tally("ab1", lambda: ([rng.choice(a)], [rng.choice(b)]))
+one = sum(1 for vs in weak if vs.get(p50, "").startswith("slower"))
+print(f"A/B 1 vs 1 (weak): {p50} called slower in {one} of {splits} draws ({one / splits * 100:.1f} %)")
 
 ok = results["aa4"] <= 0.05 and results["aa5"] <= 0.05 and results["ab5"] >= 0.80
 print(f"A/A false positives: 4 vs 4 {results['aa4'] * 100:.1f} %, 5 vs 5 {results['aa5'] * 100:.1f} % (target <= 5 %); "
