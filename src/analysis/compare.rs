@@ -15,12 +15,16 @@
 //!   change is the ratio of the geometric means − 1, and its 95 % interval is the t interval of
 //!   the difference of mean logs, exponentiated: a relative change and its interval can never
 //!   pass −100 %.
-//! - **Single runs** (or two): the noise is estimated from the per-second series (throughput,
-//!   p50, p90, p99, error rate). Seconds are autocorrelated, so each side's standard error uses the
-//!   effective sample size n·(1 − ρ)/(1 + ρ) (ρ = lag-1 autocorrelation); the log ratio of the
-//!   whole-run figures gets a delta-method standard error and a Welch interval. It cannot see
-//!   run-to-run variation (a warm cache, a noisy neighbour), so these verdicts are marked
-//!   **weak**. Metrics without a series (mean, p95, p99.9, max) get no verdict from single runs.
+//! - **Single runs**: each run's own 95 % interval of the figure (`summary.ci95`: batch means
+//!   over its seconds, their autocorrelation taken out; throughput, mean, p50…p99.9) is its
+//!   standard error (half-width over t₀.₉₇₅ at the effective batches − 1 degrees of freedom);
+//!   the log ratio gets a delta-method standard error and Welch's degrees of freedom
+//!   ([`Method::RunIntervals`]). Where a run has no interval of the figure (the error rate, an
+//!   older record), and for **two runs** a side, the noise is estimated from the per-second
+//!   series instead (throughput, p50, p90, p99, error rate): each side's standard error uses the
+//!   effective sample size n·(1 − ρ)/(1 + ρ) (ρ = lag-1 autocorrelation) ([`Method::PerSecond`]).
+//!   Neither can see run-to-run variation (a warm cache, a noisy neighbour), so these verdicts
+//!   are marked **weak**.
 //!
 //! **Plans' parts** ([`groups`]): with [`CompareOptions::groups`] (`volley compare`, suites), each
 //! scenario, step and phase that is not the run itself gets the same rows for seven metrics
@@ -130,8 +134,8 @@ pub enum Method {
     Repeats,
     /// Per-second samples with an autocorrelation-corrected standard error (weak).
     PerSecond,
-    /// A scenario's, step's or phase's figure in single runs: each run's own batch-means
-    /// interval (`groups[].ci95`) as its standard error (weak).
+    /// A figure in single runs: each run's own batch-means interval (`summary.ci95`, or a
+    /// scenario's, step's or phase's `groups[].ci95`) as its standard error (weak).
     RunIntervals,
 }
 
@@ -439,12 +443,12 @@ fn notes(variants: &[Variant], rows: &[MetricRow]) -> Vec<String> {
     let weak = rows
         .iter()
         .flat_map(|r| r.changes.iter().flatten())
-        .any(|c| c.method == Some(Method::PerSecond));
+        .any(|c| matches!(c.method, Some(Method::PerSecond | Method::RunIntervals)));
     if weak {
         notes.push(
-            "verdicts marked (weak) rest on single runs: the noise is estimated from per-second \
-             samples, which are autocorrelated and miss run-to-run variation; repeat each test \
-             (--repeat 5) for a sound verdict"
+            "verdicts marked (weak) rest on single runs: the noise is estimated from each run's \
+             own 95 % intervals (or, for a figure without one, its per-second samples), which \
+             miss run-to-run variation; repeat each test (--repeat 5) for a sound verdict"
                 .into(),
         );
     }

@@ -256,7 +256,12 @@ fn test(
         t.method = Some(Method::Repeats);
     } else if let (Some(x), Some(y)) = (a.value, b.value) {
         let (diff, method) = match scope {
-            Scope::Run => (per_second(base, other, metric, x, y), Method::PerSecond),
+            // The runs' own intervals where both have one (the figures of `summary.ci95`);
+            // else, for a run's other figures and records without intervals, its seconds.
+            Scope::Run => match by_intervals(base, other, metric, scope) {
+                Some(d) => (Some(d), Method::RunIntervals),
+                None => (per_second(base, other, metric, x, y), Method::PerSecond),
+            },
             Scope::Group(_) => (
                 by_intervals(base, other, metric, scope),
                 Method::RunIntervals,
@@ -268,8 +273,8 @@ fn test(
     t
 }
 
-/// The weak test of a group's figure in two single runs: each run's own batch-means interval
-/// (`groups[].ci95`) as its standard error (half-width over t₀.₉₇₅ at the effective batches − 1
+/// The weak test of a figure in two single runs: each run's own batch-means interval
+/// (`summary.ci95`, or a group's `groups[].ci95`) as its standard error (half-width over t₀.₉₇₅ at the effective batches − 1
 /// degrees of freedom), the log ratio by the delta method, Welch's degrees of freedom.
 fn by_intervals(
     base: &Variant,

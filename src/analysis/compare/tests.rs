@@ -224,6 +224,41 @@ fn short_runs_and_failed_runs_do_not_break_the_comparison() {
 }
 
 #[test]
+fn single_runs_with_intervals_are_tested_by_them() {
+    use crate::record::model::{Bound, Ci95};
+    // p50 5 ms ± 1 % against 6 ms ± 1 %, p95 likewise; no interval of the error rate.
+    let with = |label: &str, ms: f64| {
+        let mut r = record(label, 10, 1000, (ms * 1000.0) as u64, 0, 0.05);
+        let bound = |value: f64| Bound {
+            value,
+            half_width: 0.01 * value,
+            batches: 10,
+            batch_s: 1,
+            effective: 10.0,
+        };
+        r.summary.latency_ms.p95 = Some(ms * 1.2);
+        r.summary.ci95 = Some(Ci95 {
+            p50_ms: Some(bound(ms)),
+            p95_ms: Some(bound(ms * 1.2)),
+            ..Ci95::default()
+        });
+        variant(label, vec![r])
+    };
+    let c = compare(&[with("a", 5.0), with("b", 6.0)], CompareOptions::default());
+    for m in [Metric::P50, Metric::P95] {
+        let ch = change(&c, m);
+        assert_eq!(ch.method, Some(Method::RunIntervals), "{m:?}");
+        assert_eq!(ch.verdict, ChangeVerdict::Worse, "{m:?}");
+    }
+    // A figure without an interval keeps the per-second test.
+    assert_eq!(
+        change(&c, Metric::Throughput).method,
+        Some(Method::PerSecond)
+    );
+    assert!(c.notes.iter().any(|n| n.contains("own 95 % intervals")));
+}
+
+#[test]
 fn two_repeats_fall_back_to_seconds_and_say_so() {
     let two = |label: &str, latency| {
         variant(
