@@ -161,8 +161,8 @@ pub enum ChangeVerdict {
     /// Neither shown: the interval crosses the threshold, or the change did not survive the
     /// correction for the number of tests.
     Inconclusive {
-        /// Runs per variant that would likely settle it; `None` for per-second tests, where
-        /// the answer is to repeat the runs at all.
+        /// Runs per variant that would likely settle it; `None` for single runs' (weak) tests,
+        /// where the answer is to repeat the runs at all.
         runs_needed: Option<RunsNeeded>,
         /// A tail metric whose t test made the call, withheld by the guard, and why.
         tail_guard: Option<TailGuard>,
@@ -214,7 +214,7 @@ impl Change {
     }
 
     /// The verdict in words for `metric`: "faster", "slower", "no significant difference",
-    /// "inconclusive", …, with "(weak)" when it rests on per-second samples.
+    /// "inconclusive", …, with "(weak)" when it rests on single runs.
     pub fn words(&self, metric: Metric) -> String {
         let (better, worse) = metric.words();
         let word = match self.verdict {
@@ -418,6 +418,14 @@ fn judge(pending: Vec<&mut Pending>, threshold_pct: f64) -> usize {
             }
             let p_adj = t.p_value().and_then(|_| adjusted.next());
             let mut change = t.conclude(metric, limit, p_adj, family);
+            // A tail's call over single runs rests on one run a side, which the guard exists to
+            // rule out: it is withheld (docs/measurement.md, "Tail metrics").
+            if metric.is_tail() && change.is_called() && change.method != Some(Method::Repeats) {
+                change.verdict = ChangeVerdict::Inconclusive {
+                    runs_needed: None,
+                    tail_guard: Some(TailGuard::TooFewRuns),
+                };
+            }
             if metric.is_tail() && change.is_called() && change.method == Some(Method::Repeats) {
                 let holm = match (change.p_value, p_adj) {
                     (Some(p), Some(adj)) if p > 0.0 => adj / p,
@@ -440,22 +448,31 @@ fn judge(pending: Vec<&mut Pending>, threshold_pct: f64) -> usize {
 
 fn notes(variants: &[Variant], rows: &[MetricRow]) -> Vec<String> {
     let mut notes = super::like_for_like::run_notes(variants);
-    let weak = rows
-        .iter()
-        .flat_map(|r| r.changes.iter().flatten())
-        .any(|c| matches!(c.method, Some(Method::PerSecond | Method::RunIntervals)));
-    if weak {
-        notes.push(
-            "verdicts marked (weak) rest on single runs: the noise is estimated from each run's \
-             own 95 % intervals (or, for a figure without one, its per-second samples), which \
-             miss run-to-run variation; repeat each test (--repeat 5) for a sound verdict"
-                .into(),
-        );
+    let used = |m: Method| {
+        rows.iter()
+            .flat_map(|r| r.changes.iter().flatten())
+            .any(|c| c.method == Some(m))
+    };
+    let from = match (used(Method::RunIntervals), used(Method::PerSecond)) {
+        (true, true) => Some(
+            "each run's own 95 % intervals (or, for a figure without one, its \
+                              per-second samples)",
+        ),
+        (true, false) => Some("each run's own 95 % intervals"),
+        (false, true) => Some("per-second samples"),
+        (false, false) => None,
+    };
+    if let Some(from) = from {
+        notes.push(format!(
+            "verdicts marked (weak) rest on single runs: the noise is estimated from {from}, \
+             which miss run-to-run variation, and a tail (p99, p99.9) is not called from them; \
+             repeat each test (--repeat 5) for a sound verdict"
+        ));
     }
     let few = variants.iter().any(|v| v.runs.len() < MIN_REPEATS);
     if few && variants.iter().any(change::unsteady) {
         notes.push(
-            "a load that changes (a ramp, a ladder, scenarios apart) has no per-second verdict: \
+            "a load that changes (a ramp, a ladder, scenarios apart) has no weak verdict: \
              its seconds measure different loads, not noise; repeat each test (--repeat 3)"
                 .into(),
         );

@@ -407,9 +407,11 @@ const METHOD: &str = "With repeated runs (--repeat N; at least 3 and 3), each ru
 a variant's figure is the geometric mean of its runs' figures (the error rate: their mean), and \
 the change is tested with Student's t test on the logarithms of the per-run values (pooled \
 variance; the error rate: on the values, in percentage points), so a relative change and its 95% interval are a \
-ratio of geometric means and can never pass −100%. With single runs, noise is estimated from the \
-per-second series with a standard error corrected for autocorrelation (effective n = \
-n·(1−ρ)/(1+ρ)); such verdicts are marked weak because they cannot see run-to-run variation. \
+ratio of geometric means and can never pass −100%. With single runs, each run's own 95% interval \
+of the figure (batch means over its seconds) is its standard error, and a figure without one \
+(the error rate), or two runs a side, uses the per-second series with a standard error \
+corrected for autocorrelation (effective n = n·(1−ρ)/(1+ρ)); such verdicts are marked weak \
+because they cannot see run-to-run variation, and a tail (p99, p99.9) is never called from them. \
 Every p-value of the comparison is adjusted by Holm's correction across all its metrics and \
 variants (and a plan's scenarios, steps and phases, whose single runs are judged by each run's \
 own interval of the part, weak), so the chance of any false call stays at 5% for the whole comparison. A change is \

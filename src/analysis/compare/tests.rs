@@ -168,7 +168,7 @@ fn single_runs_give_weak_verdicts_from_the_series() {
         lo < rps.change.unwrap() && rps.change.unwrap() < hi,
         "{rps:?}"
     );
-    // No series for p95: no verdict from single runs.
+    // No interval and no series for p95: no verdict from single runs.
     let p95 = change(&c, Metric::P95);
     assert_eq!(p95.verdict, ChangeVerdict::NotEnoughData);
     assert!(p95.change.unwrap() > 15.0);
@@ -237,9 +237,11 @@ fn single_runs_with_intervals_are_tested_by_them() {
             effective: 10.0,
         };
         r.summary.latency_ms.p95 = Some(ms * 1.2);
+        r.summary.latency_ms.p99 = Some(ms * 1.5);
         r.summary.ci95 = Some(Ci95 {
             p50_ms: Some(bound(ms)),
             p95_ms: Some(bound(ms * 1.2)),
+            p99_ms: Some(bound(ms * 1.5)),
             ..Ci95::default()
         });
         variant(label, vec![r])
@@ -250,6 +252,16 @@ fn single_runs_with_intervals_are_tested_by_them() {
         assert_eq!(ch.method, Some(Method::RunIntervals), "{m:?}");
         assert_eq!(ch.verdict, ChangeVerdict::Worse, "{m:?}");
     }
+    // A tail's call from one run a side is withheld, as over too few repeats.
+    let p99 = change(&c, Metric::P99);
+    assert_eq!(p99.method, Some(Method::RunIntervals));
+    assert_eq!(
+        p99.verdict,
+        ChangeVerdict::Inconclusive {
+            runs_needed: None,
+            tail_guard: Some(TailGuard::TooFewRuns)
+        }
+    );
     // A figure without an interval keeps the per-second test.
     assert_eq!(
         change(&c, Metric::Throughput).method,
