@@ -419,14 +419,14 @@ fn judge(pending: Vec<&mut Pending>, threshold_pct: f64) -> usize {
             let p_adj = t.p_value().and_then(|_| adjusted.next());
             let mut change = t.conclude(metric, limit, p_adj, family);
             // A tail's call over single runs rests on one run a side, which the guard exists to
-            // rule out: it is withheld (docs/measurement.md, "Tail metrics").
-            if metric.is_tail() && change.is_called() && change.method != Some(Method::Repeats) {
+            // rule out: it is withheld (docs/measurement.md, "tail guard").
+            let weak = change.method != Some(Method::Repeats);
+            if metric.is_tail() && change.is_called() && weak {
                 change.verdict = ChangeVerdict::Inconclusive {
                     runs_needed: None,
                     tail_guard: Some(TailGuard::TooFewRuns),
                 };
-            }
-            if metric.is_tail() && change.is_called() && change.method == Some(Method::Repeats) {
+            } else if metric.is_tail() && change.is_called() {
                 let holm = match (change.p_value, p_adj) {
                     (Some(p), Some(adj)) if p > 0.0 => adj / p,
                     _ => family as f64,

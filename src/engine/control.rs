@@ -116,6 +116,19 @@ pub(super) async fn control_loop(
     })
 }
 
+/// Whether every precision goal of the run is met by the intervals so far: the run's (`ci`),
+/// or a named part's own (`groups`, by group id).
+fn precise(run: &RunShared, ci: &Ci95, groups: &[Ci95]) -> bool {
+    run.plan.precision.iter().all(|goal| match &goal.part {
+        None => met(ci, goal),
+        Some(part) => run
+            .plan
+            .group_of(part)
+            .and_then(|i| groups.get(i))
+            .is_some_and(|g| met(g, goal)),
+    })
+}
+
 /// What the control loop gathers from the workers.
 struct Control {
     series: SeriesBuilder,
@@ -148,26 +161,19 @@ impl Control {
         }
         self.ci_seconds = done.len();
         let ci = crate::analysis::interval::so_far(done, self.series.batches());
+        // Each group's intervals, once, for the observers and for goals on a part.
+        let parts = goals.iter().any(|g| g.part.is_some());
+        let groups: Vec<Ci95> = match self.wants_ci || parts {
+            true => self.groups.iter().map(|g| group_so_far(done, g)).collect(),
+            false => Vec::new(),
+        };
         if self.wants_ci {
-            let groups: Vec<_> = self.groups.iter().map(|g| group_so_far(done, g)).collect();
             observers.each(|o| o.ci95(&ci, &groups));
         }
-        if !goals.is_empty() && self.precise(run, done, &ci) {
+        if !goals.is_empty() && precise(run, &ci, &groups) {
             self.precise_at = Some(Instant::now().saturating_duration_since(run.measure_start));
             run.stop.abort();
         }
-    }
-
-    /// Whether every precision goal is met by the intervals so far: the run's (`ci`), or a
-    /// named part's own from its seconds.
-    fn precise(&self, run: &RunShared, done: &[SecondStats], ci: &Ci95) -> bool {
-        run.plan.precision.iter().all(|goal| {
-            let Some(part) = &goal.part else {
-                return met(ci, goal);
-            };
-            let series = run.plan.group_of(part).and_then(|i| self.groups.get(i));
-            series.is_some_and(|s| met(&group_so_far(done, s), goal))
-        })
     }
 
     /// One worker's second: to the observers, and into the series (a second every worker has

@@ -404,14 +404,23 @@ impl GroupDef {
 }
 
 impl Plan {
-    /// The index in [`Plan::groups`] of the first group `part` names: by its name, its
-    /// operation label or its path; a phase also by its 1-based number.
-    pub fn group_of(&self, part: &Part) -> Option<usize> {
+    /// The indices in [`Plan::groups`] of the groups `part` names: by name, operation label or
+    /// path; a phase also by its 1-based number.
+    fn groups_named(&self, part: &Part) -> Vec<usize> {
         let mut phase = 0;
-        self.groups.iter().position(|g| {
-            let label = g.operation.as_deref().unwrap_or(&g.name);
-            part.names(g.kind, [&g.name, label, &g.path()], &mut phase)
-        })
+        (0..self.groups.len())
+            .filter(|&i| {
+                let g = &self.groups[i];
+                let label = g.operation.as_deref().unwrap_or(&g.name);
+                part.names(g.kind, [&g.name, label, &g.path()], &mut phase)
+            })
+            .collect()
+    }
+
+    /// The index in [`Plan::groups`] of the first group `part` names ([`Plan::part_problem`]
+    /// refuses a part that names several before a run).
+    pub fn group_of(&self, part: &Part) -> Option<usize> {
+        self.groups_named(part).first().copied()
     }
 
     /// Refuses the first of `parts` the plan has no group for, or names several groups of
@@ -452,13 +461,10 @@ impl Plan {
         if paths.is_empty() {
             return Some(one_url_has_no(part));
         }
-        let mut phase = 0;
-        let named: Vec<&str> = (self.groups.iter().zip(&paths))
-            .filter(|(g, path)| {
-                let label = g.operation.as_deref().unwrap_or(&g.name);
-                part.names(g.kind, [&g.name, label, path], &mut phase)
-            })
-            .map(|(_, path)| path.as_str())
+        let named: Vec<&str> = self
+            .groups_named(part)
+            .into_iter()
+            .map(|i| paths[i].as_str())
             .collect();
         match named.as_slice() {
             [_] => None,

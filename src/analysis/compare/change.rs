@@ -274,8 +274,9 @@ fn test(
 }
 
 /// The weak test of a figure in two single runs: each run's own batch-means interval
-/// (`summary.ci95`, or a group's `groups[].ci95`) as its standard error (half-width over t₀.₉₇₅ at the effective batches − 1
-/// degrees of freedom), the log ratio by the delta method, Welch's degrees of freedom.
+/// (`summary.ci95`, or a group's `groups[].ci95`) as its standard error (half-width over
+/// t₀.₉₇₅ at the effective batches − 1 degrees of freedom), the log ratio by the delta method,
+/// Welch's degrees of freedom.
 fn by_intervals(
     base: &Variant,
     other: &Variant,
