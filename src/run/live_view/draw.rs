@@ -159,7 +159,7 @@ fn header(f: &mut Frame, area: Rect, v: &View) {
             let counts = sc
                 .group
                 .and_then(|g| s.groups.get(g))
-                .map_or(&s.counts, |g| &g.0);
+                .map_or(&s.counts, |g| &g.total);
             let shape = match finished(sc, counts) {
                 Some(n) if sc.group.is_some() => format!("{}: finished ({n} iterations)", sc.name),
                 Some(n) => format!("finished ({n} iterations)"),
@@ -404,17 +404,16 @@ fn group_rows(f: &mut Frame, area: Rect, v: &View) {
         .iter()
         .zip(&s.groups)
         .enumerate()
-        .map(|(i, (g, (total, second, at)))| {
+        .map(|(i, (g, counts))| {
             let kind = match g.kind {
                 GroupKind::Scenario => "scenario",
                 GroupKind::Step => "  step",
                 GroupKind::Phase => "  phase",
             };
-            let now = if Some(*at) == latest {
-                second.requests
-            } else {
-                0
-            };
+            let total = &counts.total;
+            let now = latest
+                .and_then(|t| counts.in_second(t))
+                .map_or(0, |c| c.requests);
             let attempts = total.attempts();
             let share = if attempts == 0 {
                 "-".to_string()

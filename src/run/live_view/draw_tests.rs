@@ -262,3 +262,33 @@ fn the_header_says_how_precise_the_goals_are_so_far() {
         "{after}"
     );
 }
+
+#[test]
+fn the_group_rows_show_the_latest_full_seconds_rate_while_a_worker_is_ahead() {
+    let mut s = state(plan("", ""));
+    let snapshot = |second, requests| {
+        let mut snapshot = IntervalSnapshot::of_requests(second, requests, 1_000);
+        snapshot.breakdown.groups = vec![snapshot.counters; 2];
+        snapshot
+    };
+    s.interval(&snapshot(0, 100));
+    let mut second = crate::record::series::SecondStats::without_responses(0, 1.0, 0);
+    second.requests = 100;
+    s.second(&second);
+    // One worker has reported second 1 (and a phase change cut it short) before the others did.
+    s.interval(&snapshot(1, 40));
+    let mut partial = crate::record::series::SecondStats::without_responses(1, 0.4, 0);
+    partial.requests = 40;
+    s.second(&partial);
+    let text = screen(&s);
+    let row = text
+        .lines()
+        .find(|l| l.contains("step") && l.contains(" a "))
+        .expect("the step's row");
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    assert_eq!(
+        cells[3..6],
+        ["140", "100", "0"],
+        "requests, req/s, errors: {row}"
+    );
+}

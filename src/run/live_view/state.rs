@@ -66,8 +66,8 @@ pub(super) struct State {
     pub statuses: Vec<(u16, u64)>,
     /// Failures by kind.
     pub errors: [u64; ErrorKind::COUNT],
-    /// Per result group: the run's counters so far and those of its latest second.
-    pub groups: Vec<(Counters, Counters, u64)>,
+    /// Per result group: the run's counters so far and those of its latest seconds.
+    pub groups: Vec<GroupCounts>,
     /// Per check id: [passed, failed].
     pub checks: Vec<[u64; 2]>,
     /// Send lag p99 of the latest second, the largest of the workers', ms.
@@ -97,9 +97,51 @@ pub(super) struct State {
     pub stream_latency: Option<Box<crate::record::recorder::StreamLatencies>>,
 }
 
+/// Seconds a group's own counters are kept for: a worker may report a second or two ahead of the
+/// latest second every worker has reported, which is the one the view shows.
+const RECENT_SECONDS: usize = 4;
+
+/// One result group's counters as the live view keeps them.
+#[derive(Debug, Clone, Copy)]
+pub struct GroupCounts {
+    /// Measured so far.
+    pub total: Counters,
+    /// Those of the latest few seconds, each with its second since measuring began (slot:
+    /// second mod [`RECENT_SECONDS`]; `u64::MAX`: none yet).
+    recent: [(u64, Counters); RECENT_SECONDS],
+}
+
+impl Default for GroupCounts {
+    fn default() -> Self {
+        Self {
+            total: Counters::default(),
+            recent: [(u64::MAX, Counters::default()); RECENT_SECONDS],
+        }
+    }
+}
+
+impl GroupCounts {
+    /// Adds one worker's counters of `second`.
+    fn add(&mut self, second: u64, c: &Counters) {
+        self.total.merge(c);
+        let slot = &mut self.recent[second as usize % RECENT_SECONDS];
+        if slot.0 != second {
+            *slot = (second, Counters::default());
+        }
+        slot.1.merge(c);
+    }
+
+    /// The counters of second `t` (since measuring began), if it is one of the latest few;
+    /// `None` also when the group had nothing in it.
+    pub fn in_second(&self, t: u64) -> Option<&Counters> {
+        let (second, c) = &self.recent[t as usize % RECENT_SECONDS];
+        (*second == t).then_some(c)
+    }
+}
+
 impl State {
     pub(super) fn new(plan: Plan, clock: Clock) -> Self {
-        let groups = vec![(Counters::default(), Counters::default(), u64::MAX); plan.groups.len()];
+        let groups = vec![GroupCounts::default(); plan.groups.len()];
         let checks = vec![[0, 0]; check_list(&plan).len()];
         let grouped = Grouped::new(&plan);
         let usage = UsageShares::new(plan.threads);
@@ -160,11 +202,7 @@ impl State {
             self.errors[kind.index()] += n;
         }
         for (g, c) in self.groups.iter_mut().zip(&s.breakdown.groups) {
-            g.0.merge(c);
-            if g.2 != s.second {
-                (g.1, g.2) = (Counters::default(), s.second);
-            }
-            g.1.merge(c);
+            g.add(s.second, c);
         }
         self.grouped.add(s.second, &s.breakdown.grouped);
         for (a, b) in self.checks.iter_mut().zip(&s.checks) {
@@ -339,7 +377,7 @@ impl Observed for State {
         match filter {
             None => of(&self.counts),
             Some(f) => self.matching(f).fold(Counts::default(), |a, g| {
-                let c = of(&self.groups[g].0);
+                let c = of(&self.groups[g].total);
                 Counts {
                     requests: a.requests + c.requests,
                     attempts: a.attempts + c.attempts,
@@ -438,8 +476,15 @@ mod tests {
         assert_eq!(s.counts.requests, 200);
         assert_eq!(s.statuses, vec![(200, 180), (500, 20)]);
         assert_eq!(s.errors[ErrorKind::Http5xx.index()], 20);
-        assert_eq!(s.groups[step].0.requests, 200);
-        assert_eq!(s.groups[step].1.requests, 10, "the latest second's");
+        assert_eq!(s.groups[step].total.requests, 200);
+        let in_second = |t| s.groups[step].in_second(t).map(|c| c.requests);
+        assert_eq!(
+            in_second(0),
+            Some(190),
+            "second 0's, while a worker has reported second 1"
+        );
+        assert_eq!(in_second(1), Some(10));
+        assert_eq!(in_second(2), None);
         assert_eq!(s.latency.len(), 200);
         let judged = |what: &str| {
             let all = s.thresholds();
