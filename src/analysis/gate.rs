@@ -9,6 +9,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::analysis::compare::{ChangeVerdict, Comparison, Metric, MetricRow};
+use crate::record::model::RunRecord;
 
 mod part;
 
@@ -225,11 +226,14 @@ impl GateOutcome {
     }
 }
 
-/// Applies `rules` to every variant against the baseline; a rule whose part the comparison
-/// did not judge is an input error that says what it did judge.
+/// Applies `rules` to every variant against the baseline. A rule's part the comparison judged
+/// as what it stands for in runs like `run` (a scenario's only step as its scenario, a plan's
+/// only scenario as the run: [`Part::rows_in`]) is judged by those rows; a part the comparison
+/// did not judge at all is an input error that says what it did judge.
 pub fn judge(
     c: &Comparison,
     rules: &[Rule],
+    run: Option<&RunRecord>,
     fail_on_inconclusive: bool,
 ) -> Result<GateOutcome, crate::Error> {
     let mut said = Said::default();
@@ -240,6 +244,10 @@ pub fn judge(
         };
         let found = part.find(c);
         if found.is_empty() {
+            if let Some(rows) = run.and_then(|r| part.rows_in(c, r)) {
+                said.apply(c, rule, rows, "");
+                continue;
+            }
             return Err(crate::Error::Invalid {
                 what: format!("--fail-on `{}`", rule.text),
                 why: part.missing(c),
@@ -437,7 +445,7 @@ mod tests {
         ]);
         let met = |rules: &[&str], strict: bool| {
             let rules: Vec<Rule> = rules.iter().map(|r| rule(r)).collect();
-            judge(&c, &rules, strict).unwrap()
+            judge(&c, &rules, None, strict).unwrap()
         };
         // Called slower and past the amount: met; a larger amount: not.
         assert!(met(&["p99 > +5%"], false).fail);
@@ -527,7 +535,7 @@ mod tests {
                 3.0,
             ),
         ];
-        let met = |r: &str| judge(&c, &[rule(r)], false).unwrap();
+        let met = |r: &str| judge(&c, &[rule(r)], None, false).unwrap();
         // The run's p99 did not move; the step's rose 20 %.
         assert!(!met("p99 > +5%").fail);
         assert_eq!(
@@ -538,7 +546,7 @@ mod tests {
         assert!(!met("p99{step=browse} > +5%").fail);
         assert!(met("p99{phase=1} > +25%").fail, "a phase by its number");
         assert!(met("p99{phase=phase 1: 8 VUs} > +25%").fail);
-        let e = judge(&c, &[rule("p99{step=checkout} > +5%")], false).unwrap_err();
+        let e = judge(&c, &[rule("p99{step=checkout} > +5%")], None, false).unwrap_err();
         let e = e.to_string();
         assert!(e.contains("--fail-on `p99{step=checkout} > +5%`"), "{e}");
         assert!(
@@ -546,7 +554,7 @@ mod tests {
             "{e}"
         );
         assert!(
-            judge(&c, &[rule("p99{step=checkout} > +5%")], false)
+            judge(&c, &[rule("p99{step=checkout} > +5%")], None, false)
                 .unwrap_err()
                 .is_input()
         );

@@ -38,7 +38,10 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
     }
     let c = compare(&variants, options);
     let gate = (!a.fail_on.is_empty())
-        .then(|| volley::analysis::gate::judge(&c, &a.fail_on, a.fail_on_inconclusive))
+        .then(|| {
+            let run = variants[0].runs.first();
+            volley::analysis::gate::judge(&c, &a.fail_on, run, a.fail_on_inconclusive)
+        })
         .transpose()?;
     let first = gate.as_ref().map(|g| (g.line(false), g.line(true)));
     let first = first.as_ref().map(|(t, m)| (t.as_str(), m.as_str()));
