@@ -44,7 +44,29 @@ pub fn check_text(plan: &Plan, path: &Path) -> Result<String, Error> {
             );
         }
     }
+    precision(&mut out, plan);
     Ok(out)
+}
+
+/// The plan's precision goals, each with the part of the plan whose interval it reads.
+fn precision(out: &mut String, plan: &Plan) {
+    if plan.precision.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nprecision (runs until every 95 % interval is this narrow, the plan's length at most):"
+    );
+    for goal in &plan.precision {
+        let of = match &goal.part {
+            None => "the run".to_string(),
+            Some(part) => plan.group_of(part).map_or_else(
+                || part.to_string(),
+                |i| format!("`{}`", plan.groups[i].path()),
+            ),
+        };
+        let _ = writeln!(out, "  {}: ±{} % of {of}", goal.label(), goal.share * 100.0);
+    }
 }
 
 /// One line that says what is about to happen.
@@ -326,4 +348,25 @@ pub fn open_files_warning(plan: &Plan) -> Option<String> {
              target's); raise it with `ulimit -n` (its hard limit too, as root)"
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::plan::read::{ReadOptions, read_str};
+
+    #[test]
+    fn check_names_the_part_each_precision_goal_reads() {
+        let text = "[target]\nbase_url = \"http://127.0.0.1:9\"\n\
+                    [precision]\np50 = \"2%\"\n\"p99{step=a}\" = \"5%\"\n\
+                    [[scenario]]\nname = \"s\"\n[scenario.load]\nprofile = \"constant-vus\"\n\
+                    vus = 4\nduration = \"8s\"\n[[scenario.step]]\nname = \"a\"\npath = \"/\"\n\
+                    [[scenario.step]]\nname = \"b\"\npath = \"/b\"\n";
+        let path = std::path::Path::new("t.toml");
+        let plan = read_str(text, path, &ReadOptions::default())
+            .and_then(|d| d.prepare())
+            .unwrap();
+        let out = super::check_text(&plan, path).unwrap();
+        assert!(out.contains("\n  p50: ±2 % of the run\n"), "{out}");
+        assert!(out.contains("\n  p99{step=a}: ±5 % of `s / a`\n"), "{out}");
+    }
 }
