@@ -174,11 +174,12 @@ impl Design {
         (self.spent(pairs) - self.spent(pairs.saturating_sub(1))) / k
     }
 
-    /// The threshold of `m` in its unit (% or percentage points).
+    /// The threshold of `m` in its unit (% or percentage points): `volley compare`'s, so that
+    /// the comparison written after the decision draws the same line.
     fn threshold(&self, m: Metric) -> f64 {
         match m.relative() {
             true => self.threshold_pct,
-            false => self.threshold_pct / 20.0,
+            false => crate::analysis::compare::ERROR_RATE_THRESHOLD_PP,
         }
     }
 

@@ -49,8 +49,9 @@ pub fn text_line(ci: &Ci95) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
-/// What the precision asked got: `precise at 6.0 s (p99 ±2 %)` or `stopped at the maximum
-/// length: p99 ±3.4 % (asked ±2 %)`; a goal on a part of the plan reads that part's interval
+/// What the precision asked got: `precise at 6.0 s: p99 ±1.9 % (asked ±2 %)` or `stopped at the
+/// maximum length: p99 ±3.4 % (asked ±2 %)` (or `interrupted (SIGINT): …`, `stopped by a failed
+/// threshold: …`); a goal on a part of the plan reads that part's interval
 /// (`groups[].ci95`).
 pub fn precision_line(r: &RunRecord, p: &PrecisionOutcome) -> String {
     let asked: Vec<String> = p
@@ -65,9 +66,22 @@ pub fn precision_line(r: &RunRecord, p: &PrecisionOutcome) -> String {
             goal_got(g, &bound.map_or_else(|| "no interval".into(), share))
         })
         .collect();
+    let asked = asked.join(", ");
     match p.at_s {
-        Some(at) if p.reached => format!("precise at {}: {}", seconds(at), asked.join(", ")),
-        _ => format!("stopped at the maximum length: {}", asked.join(", ")),
+        Some(at) if p.reached => format!("precise at {}: {asked}", seconds(at)),
+        _ => format!("{}: {asked}", why_stopped(r)),
+    }
+}
+
+/// Why a run asked to last until precise ended before it was: `interrupted (SIGINT)`,
+/// `stopped by a failed threshold`, or `stopped at the maximum length`.
+fn why_stopped(r: &RunRecord) -> String {
+    if let Some(signal) = &r.interrupted {
+        format!("interrupted ({signal})")
+    } else if r.thresholds.iter().any(|t| t.aborted) {
+        "stopped by a failed threshold".into()
+    } else {
+        "stopped at the maximum length".into()
     }
 }
 
@@ -157,4 +171,52 @@ pub fn group_table(r: &RunRecord) -> Option<Table> {
         t.push(std::iter::once(name).chain(cells));
     }
     Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixture::record;
+    use crate::record::model::{PrecisionGoal, ThresholdResult};
+
+    #[test]
+    fn the_precision_line_says_why_a_run_stopped_before_it_was_precise() {
+        let mut r = record("short", 3, 100, 2000, 0, 0.0);
+        let p = PrecisionOutcome {
+            goals: vec![PrecisionGoal {
+                figure: BoundFigure::P99,
+                share: 0.02,
+                part: None,
+            }],
+            reached: false,
+            at_s: None,
+        };
+        let line = |r: &RunRecord| precision_line(r, &p);
+        assert!(
+            line(&r).starts_with("stopped at the maximum length: p99 "),
+            "{}",
+            line(&r)
+        );
+        r.thresholds.push(ThresholdResult {
+            metric: "errors".into(),
+            condition: "rate<0.01".into(),
+            observed: Some(0.5),
+            unit: None,
+            passed: false,
+            aborted: true,
+            aborted_at_s: Some(2.0),
+            observed_at_abort: Some(0.5),
+        });
+        assert!(
+            line(&r).starts_with("stopped by a failed threshold: p99 "),
+            "{}",
+            line(&r)
+        );
+        r.interrupted = Some("SIGINT".into());
+        assert!(
+            line(&r).starts_with("interrupted (SIGINT): p99 "),
+            "{}",
+            line(&r)
+        );
+    }
 }
