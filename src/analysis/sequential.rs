@@ -408,6 +408,21 @@ mod tests {
     }
 
     #[test]
+    fn the_error_rate_is_judged_against_compares_threshold_whatever_the_relative_one() {
+        // Error rates (%) 0.15 pp higher in every pair: past compare's 0.1 pp at any threshold.
+        let a = [0.10, 0.12, 0.11, 0.10, 0.12, 0.11];
+        let b = [0.25, 0.27, 0.26, 0.25, 0.27, 0.26];
+        for threshold_pct in [2.0, 5.0] {
+            let d = Design {
+                threshold_pct,
+                ..design(vec![Metric::ErrorRate])
+            };
+            let look = d.look(Metric::ErrorRate, &a, &b, 6).unwrap();
+            assert_eq!(look.call, Call::Worse, "--threshold {threshold_pct}: {look:?}");
+        }
+    }
+
+    #[test]
     fn too_few_pairs_or_unusable_values_are_not_looked_at() {
         let d = design(vec![Metric::P99]);
         assert!(d.look(Metric::P99, &[1.0, 2.0], &[1.0, 2.0], 2).is_none());
