@@ -370,13 +370,18 @@ pub fn compare(variants: &[Variant], options: CompareOptions) -> Comparison {
         options.threshold_pct,
     );
     let mut rows: Vec<MetricRow> = tested.into_iter().map(|(row, _)| row).collect();
-    let warnings = drift::check(variants, &mut rows);
+    let mut warnings = drift::check(variants, &mut rows, change::Scope::Run);
     let groups = keys
         .into_iter()
         .zip(by_group)
-        .map(|(key, rows)| GroupRows {
-            key,
-            rows: rows.into_iter().map(|(row, _)| row).collect(),
+        .map(|(key, rows)| {
+            let mut rows: Vec<MetricRow> = rows.into_iter().map(|(row, _)| row).collect();
+            warnings.extend(drift::check(
+                variants,
+                &mut rows,
+                change::Scope::Group(&key),
+            ));
+            GroupRows { key, rows }
         })
         .collect();
     Comparison {

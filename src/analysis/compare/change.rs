@@ -19,7 +19,8 @@ pub(super) enum Scope<'a> {
 }
 
 impl Scope<'_> {
-    fn value(self, metric: Metric, r: &RunRecord) -> Option<f64> {
+    /// The figure of `metric` in this scope of run `r`.
+    pub(super) fn value(self, metric: Metric, r: &RunRecord) -> Option<f64> {
         match self {
             Self::Run => metric.of_run(r),
             Self::Group(key) => metric.of_group(key.find(r)?),

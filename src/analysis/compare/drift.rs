@@ -8,15 +8,16 @@
 
 use std::time::UNIX_EPOCH;
 
-use super::change::{from_scale_change, to_scale};
+use super::change::{Scope, from_scale_change, to_scale};
 use super::{ALPHA, Change, ChangeVerdict, Method, MetricRow, Variant};
 use crate::analysis::stats;
 use crate::record::model::RunRecord;
 use crate::units::seconds;
 
-/// Marks the changes of `rows` that order and drift confound, and returns one warning per
-/// variant with such changes.
-pub(super) fn check(variants: &[Variant], rows: &mut [MetricRow]) -> Vec<String> {
+/// Marks the changes of `rows` (the figures of `scope` in the runs) that order and drift
+/// confound, and returns one warning per variant with such changes, naming the part for a
+/// group's rows.
+pub(super) fn check(variants: &[Variant], rows: &mut [MetricRow], scope: Scope) -> Vec<String> {
     let Some(base) = variants.first() else {
         return Vec::new();
     };
@@ -45,7 +46,7 @@ pub(super) fn check(variants: &[Variant], rows: &mut [MetricRow]) -> Vec<String>
                 runs.iter()
                     .zip(times)
                     .filter_map(|(r, &t)| {
-                        let x = metric.of_run(r)?;
+                        let x = scope.value(metric, r)?;
                         (!metric.relative() || x > 0.0).then(|| (t, to_scale(metric, x)))
                     })
                     .collect()
@@ -72,8 +73,12 @@ pub(super) fn check(variants: &[Variant], rows: &mut [MetricRow]) -> Vec<String>
             } else {
                 (&v.label, &base.label)
             };
+            let part = match scope {
+                Scope::Run => String::new(),
+                Scope::Group(key) => format!(" in {}", key.path),
+            };
             warnings.push(format!(
-                "order and drift confounded ({} vs {}): every run of {earlier} came before every \
+                "order and drift confounded ({} vs {}{part}): every run of {earlier} came before every \
                  run of {later} ({} apart on average), and within each variant the runs drift \
                  in time in the direction of the change — {}; the change may be that drift. \
                  Interleave the runs (A B A B …; `volley suite` does so by default)",

@@ -270,4 +270,34 @@ mod tests {
         );
         assert!(plain.groups.is_empty());
     }
+
+    #[test]
+    fn a_part_that_drifts_while_the_runs_came_in_blocks_is_flagged_alone() {
+        // The slow step's p50 climbs 0.05 ms a minute through A's runs and then B's; the run's
+        // own figures do not move.
+        let side = |from: u64| -> Vec<RunRecord> {
+            (0..4)
+                .map(|i| {
+                    let at = from + 60 * i;
+                    let noise = if i % 2 == 0 { 0.002 } else { -0.002 };
+                    plan_run(5.0 + 0.05 * at as f64 / 60.0 + noise, at)
+                })
+                .collect()
+        };
+        let c = compare(&[variant("a", side(0)), variant("b", side(240))], judged());
+        let g = c
+            .groups
+            .iter()
+            .find(|g| g.key.path == "mix / slow")
+            .unwrap();
+        let p50 = g.rows.iter().find(|r| r.metric == Metric::P50).unwrap();
+        assert!(p50.changes[1].as_ref().unwrap().confounded, "{p50:?}");
+        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
+        assert!(
+            c.warnings[0].starts_with("order and drift confounded (b vs a in mix / slow)"),
+            "{}",
+            c.warnings[0]
+        );
+        assert!(c.warnings[0].contains("latency p50"), "{}", c.warnings[0]);
+    }
 }
