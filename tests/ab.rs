@@ -212,6 +212,10 @@ fn a_step_of_a_plan_is_decided_on_its_own() {
     );
     // Replayed runs have no plan to check first: a part they lack is refused at the first pair.
     let top = common::only_subfolder(&dir);
+    // The comparison written after the decision is `volley compare`'s: each step judged too.
+    let md = std::fs::read_to_string(top.join("comparison.md")).unwrap();
+    assert!(md.contains("## By step"), "{md}");
+    assert!(md.contains("| mix / slow | throughput (req/s) |"), "{md}");
     let side = |s: &str| common::only_subfolder(&top.join(s)).display().to_string();
     let (a, b) = (side("a"), side("b"));
     let (code, _, stderr) = common::run_volley(&["ab", &a, &b, "--metric", "p50{step=pay}"]);

@@ -416,6 +416,10 @@ fn a_goal_on_one_part_of_a_plan_is_met_by_that_part() {
         out.contains("\nprecise after 3 runs: p50{step=quick} ±"),
         "{out}"
     );
+    assert!(
+        out.contains("By scenario"),
+        "the parts' spread is shown too: {out}"
+    );
     let (code, _, err) = until("p50{step=slwo}=40%");
     assert_eq!(code, Some(2), "{err}");
     assert!(

@@ -271,6 +271,15 @@ impl Default for CompareOptions {
 }
 
 impl CompareOptions {
+    /// The default threshold, with the plans' scenarios, steps and phases judged too (a
+    /// folder of repeats' spread, a suite's comparison).
+    pub fn with_parts() -> Self {
+        Self {
+            groups: true,
+            ..Self::default()
+        }
+    }
+
     /// What `volley compare` judges: the run's figures and the plans' scenarios, steps and
     /// phases, at the practical threshold `threshold_pct` (%), which must be a percentage ≥ 0.
     pub fn of_command(threshold_pct: f64) -> Result<Self, crate::Error> {

@@ -418,7 +418,11 @@ mod tests {
                 ..design(vec![Metric::ErrorRate])
             };
             let look = d.look(Metric::ErrorRate, &a, &b, 6).unwrap();
-            assert_eq!(look.call, Call::Worse, "--threshold {threshold_pct}: {look:?}");
+            assert_eq!(
+                look.call,
+                Call::Worse,
+                "--threshold {threshold_pct}: {look:?}"
+            );
         }
     }
 

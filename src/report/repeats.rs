@@ -1,6 +1,7 @@
 //! The top of a folder of repeated runs (`--repeat N`, a suite's repeats): `summary.txt`,
 //! `report.md` and `report.html` with the spread of the repeats — per metric the geometric
-//! mean over runs (the error rate's arithmetic mean) and its 95 % interval — beside `repeat-1/` … `repeat-N/`.
+//! mean over runs (the error rate's arithmetic mean) and its 95 % interval, and so for each
+//! scenario, step and phase of a plan — beside `repeat-1/` … `repeat-N/`.
 
 use std::path::{Path, PathBuf};
 
@@ -20,7 +21,7 @@ pub fn repeat_dir(dir: &Path, i: u32) -> PathBuf {
 /// The spread of `runs` (one variant named `label`, kept in `dir`) as `summary.txt` says it.
 pub fn spread_text(dir: &Path, label: &str, runs: &[RunRecord]) -> String {
     let variants = spread_of(dir, label, runs);
-    comparison::text(&variants, &compare(&variants, CompareOptions::default()))
+    comparison::text(&variants, &compare(&variants, CompareOptions::with_parts()))
 }
 
 fn spread_of(dir: &Path, label: &str, runs: &[RunRecord]) -> [Variant; 1] {
@@ -40,7 +41,7 @@ pub fn write_spread(
     lead: Option<&str>,
 ) -> Result<String, Error> {
     let variants = spread_of(dir, label, runs);
-    let c = compare(&variants, CompareOptions::default());
+    let c = compare(&variants, CompareOptions::with_parts());
     for format in Format::ALL {
         let rendered = super::render_comparison(&variants, &c, format, lead.map(|l| (l, l)))?;
         write_atomically(&dir.join(format.file_name()), rendered.as_bytes())?;

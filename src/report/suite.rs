@@ -72,11 +72,7 @@ pub fn comparison(variants: &[Variant]) -> Option<Comparison> {
     if variants.is_empty() {
         return None;
     }
-    let options = CompareOptions {
-        groups: true,
-        ..CompareOptions::default()
-    };
-    let mut c = compare(variants, options);
+    let mut c = compare(variants, CompareOptions::with_parts());
     c.mismatches = mismatches_except(variants, &[TARGET_URL]);
     Some(c)
 }

@@ -195,13 +195,8 @@ pub fn replay(
 pub fn comparison(o: &AbOutcome, threshold_pct: f64) -> Result<String, Error> {
     let labels = ["A".to_string(), "B".to_string()];
     let variants = read_variants(&o.folders, &labels)?;
-    let c = compare(
-        &variants,
-        CompareOptions {
-            threshold_pct,
-            ..CompareOptions::default()
-        },
-    );
+    // As `volley compare` makes it: the plans' scenarios, steps and phases judged too.
+    let c = compare(&variants, CompareOptions::of_command(threshold_pct)?);
     let words = sequential::text(&o.sequence);
     let table = render_comparison(&variants, &c, Format::Text, None)?;
     if let Some(top) = &o.top {
