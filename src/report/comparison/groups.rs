@@ -21,6 +21,9 @@ fn kinds(c: &Comparison) -> String {
     }
 }
 
+/// The most parts the verdict line names with their calls; more are counted in the last place.
+const MAX_PARTS_SAID: usize = 5;
+
 /// The title of the groups' table: "By scenario and step".
 pub(super) fn title(c: &Comparison) -> String {
     format!("By {}", kinds(c))
@@ -73,7 +76,8 @@ pub(super) fn details_rows(c: &Comparison) -> Vec<Vec<String>> {
 
 /// What variant `i`'s groups were called, for its verdict line: "by step — mix / slow: latency
 /// p50 slower (+20.0%); no call in the other 2", or "by step: no call (3; 2 changes
-/// inconclusive)"; `None` when no group was compared.
+/// inconclusive)"; past [`MAX_PARTS_SAID`] parts with calls, the rest are counted ("4 more with
+/// calls (the table "By step" has them)"); `None` when no group was compared.
 pub(super) fn verdict(c: &Comparison, i: usize) -> Option<String> {
     if c.groups.is_empty() {
         return None;
@@ -90,6 +94,13 @@ pub(super) fn verdict(c: &Comparison, i: usize) -> Option<String> {
     }
     let by = kinds(c);
     let rest = c.groups.len() - said.len();
+    if said.len() > MAX_PARTS_SAID {
+        let more = said.len() - MAX_PARTS_SAID + 1;
+        said.truncate(MAX_PARTS_SAID - 1);
+        said.push(format!(
+            "{more} more with calls (the table \"By {by}\" has them)"
+        ));
+    }
     let doubt = match unsure {
         0 => String::new(),
         1 => "; 1 change inconclusive".into(),
@@ -105,4 +116,50 @@ pub(super) fn verdict(c: &Comparison, i: usize) -> Option<String> {
             said.join("; ")
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::compare::{CompareOptions, Variant, compare};
+    use crate::analysis::selfcheck::testing::group;
+    use crate::record::fixture::record;
+    use crate::record::model::GroupKind;
+
+    /// Four runs of a plan whose scenario `mix` has eight steps, each with p50 `p50_ms`.
+    fn plan_runs(label: &str, p50_ms: f64) -> Variant {
+        let runs = (0..4)
+            .map(|i| {
+                let mut r = record(label, 6, 1000, 2000, 0, 0.0);
+                r.groups = vec![group(GroupKind::Scenario, "mix", None, 800)];
+                for k in 0..8 {
+                    let mut g = group(GroupKind::Step, &format!("s{k}"), Some("mix"), 100);
+                    g.latency_ms.p50 = Some(p50_ms * (1.0 + 0.001 * f64::from(i)));
+                    r.groups.push(g);
+                }
+                r
+            })
+            .collect();
+        Variant {
+            label: label.into(),
+            source: label.into(),
+            runs,
+        }
+    }
+
+    #[test]
+    fn a_verdict_line_names_five_parts_at_most() {
+        let v = [plan_runs("a", 2.0), plan_runs("b", 4.0)];
+        let line = super::verdict(&compare(&v, CompareOptions::with_parts()), 1).unwrap();
+        for k in 0..4 {
+            assert!(
+                line.contains(&format!("mix / s{k}: latency p50 slower")),
+                "{line}"
+            );
+        }
+        assert!(!line.contains("mix / s4"), "{line}");
+        assert!(
+            line.ends_with("; 4 more with calls (the table \"By step\" has them)"),
+            "{line}"
+        );
+    }
 }
