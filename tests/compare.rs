@@ -355,7 +355,7 @@ fn each_step_of_a_plan_is_judged_on_its_own() {
     let (code, _, err) = gate("p50{step=nope} > +10%");
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("judged no step `nope`; it judged mix, mix / fast, mix / slow, other"),
+        err.contains("the runs have no step `nope`; they have mix, mix / fast, mix / slow, other"),
         "{err}"
     );
     let html = run_volley(&[

@@ -77,7 +77,8 @@
 //! machine looks like a difference. If the runs within each variant also trend in time (a common
 //! slope, fitted within variants, with p < α) in the direction of the change, the comparison
 //! warns that order and drift are confounded and marks the change
-//! ([`Change::confounded`]). `volley suite` interleaves its targets' repeats (A B C A B C …) by
+//! ([`Change::confounded`]); each scenario, step and phase is checked the same way on its own
+//! figures, in the same warning. `volley suite` interleaves its targets' repeats (A B C A B C …) by
 //! default so that this cannot happen.
 
 mod change;
@@ -336,7 +337,9 @@ impl Comparison {
     }
 }
 
-fn threshold(metric: Metric, threshold_pct: f64) -> f64 {
+/// The practical threshold of `metric` in its unit: `threshold_pct` (%) for the relative
+/// metrics, [`ERROR_RATE_THRESHOLD_PP`] for the error rate.
+pub(crate) fn threshold(metric: Metric, threshold_pct: f64) -> f64 {
     if metric.relative() {
         threshold_pct
     } else {
@@ -379,19 +382,23 @@ pub fn compare(variants: &[Variant], options: CompareOptions) -> Comparison {
         options.threshold_pct,
     );
     let mut rows: Vec<MetricRow> = tested.into_iter().map(|(row, _)| row).collect();
-    let mut warnings = drift::check(variants, &mut rows, change::Scope::Run);
+    let mut group_rows: Vec<Vec<MetricRow>> = by_group
+        .into_iter()
+        .map(|rows| rows.into_iter().map(|(row, _)| row).collect())
+        .collect();
+    let mut scopes: Vec<(change::Scope, &mut [MetricRow])> =
+        std::iter::once((change::Scope::Run, rows.as_mut_slice()))
+            .chain(
+                keys.iter()
+                    .zip(group_rows.iter_mut())
+                    .map(|(key, rows)| (change::Scope::Group(key), rows.as_mut_slice())),
+            )
+            .collect();
+    let warnings = drift::check(variants, &mut scopes);
     let groups = keys
         .into_iter()
-        .zip(by_group)
-        .map(|(key, rows)| {
-            let mut rows: Vec<MetricRow> = rows.into_iter().map(|(row, _)| row).collect();
-            warnings.extend(drift::check(
-                variants,
-                &mut rows,
-                change::Scope::Group(&key),
-            ));
-            GroupRows { key, rows }
-        })
+        .zip(group_rows)
+        .map(|(key, rows)| GroupRows { key, rows })
         .collect();
     Comparison {
         labels: variants.iter().map(|v| v.label.clone()).collect(),

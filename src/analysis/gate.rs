@@ -242,20 +242,16 @@ pub fn judge(
             said.apply(c, rule, &c.rows, "");
             continue;
         };
-        let found = part.find(c);
-        if found.is_empty() {
-            if let Some(rows) = run.and_then(|r| part.rows_in(c, r)) {
-                said.apply(c, rule, rows, "");
-                continue;
-            }
+        let judged = part.judged_in(c, run);
+        if judged.is_empty() {
             return Err(crate::Error::Invalid {
                 what: format!("--fail-on `{}`", rule.text),
-                why: part.missing(c),
+                why: part.missing(c, run),
             });
         }
-        for g in &found {
-            let path = format!("{}: ", g.key.path);
-            said.apply(c, rule, &g.rows, if found.len() > 1 { &path } else { "" });
+        for (path, rows) in &judged {
+            let path = format!("{path}: ");
+            said.apply(c, rule, rows, if judged.len() > 1 { &path } else { "" });
         }
     }
     let fail = !said.met.is_empty() || fail_on_inconclusive && !said.inconclusive.is_empty();
@@ -550,7 +546,7 @@ mod tests {
         let e = e.to_string();
         assert!(e.contains("--fail-on `p99{step=checkout} > +5%`"), "{e}");
         assert!(
-            e.contains("judged no step `checkout`; it judged mix / pay, mix / browse"),
+            e.contains("the runs have no step `checkout`; they have mix / pay, mix / browse"),
             "{e}"
         );
         assert!(

@@ -80,8 +80,8 @@ pub struct Design {
     pub metrics: Vec<Figure>,
     /// Most pairs (A and B runs) the sequence may take: the horizon the α is spent over.
     pub max_pairs: u32,
-    /// Practical threshold, % (percentage points for the error rate: a twentieth of it, as
-    /// in `volley compare`).
+    /// Practical threshold for the relative metrics, % (the error rate's is `volley compare`'s
+    /// fixed 0.1 percentage points).
     pub threshold_pct: f64,
     /// Variants compared with the baseline (1 for `volley ab`; a suite's targets after the
     /// first): each look's α is split among metrics × comparisons.
@@ -177,10 +177,7 @@ impl Design {
     /// The threshold of `m` in its unit (% or percentage points): `volley compare`'s, so that
     /// the comparison written after the decision draws the same line.
     fn threshold(&self, m: Metric) -> f64 {
-        match m.relative() {
-            true => self.threshold_pct,
-            false => crate::analysis::compare::ERROR_RATE_THRESHOLD_PP,
-        }
+        crate::analysis::compare::threshold(m, self.threshold_pct)
     }
 
     /// Looks at metric `m` after `pairs` pairs, from its per-run values on each side (`a` the

@@ -39,7 +39,9 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
     let c = compare(&variants, options);
     let gate = (!a.fail_on.is_empty())
         .then(|| {
-            let run = variants[0].runs.first();
+            // The baseline's run the comparison took its parts from (`groups::keys`).
+            let runs = &variants[0].runs;
+            let run = runs.iter().find(|r| !r.groups.is_empty()).or(runs.first());
             volley::analysis::gate::judge(&c, &a.fail_on, run, a.fail_on_inconclusive)
         })
         .transpose()?;

@@ -37,7 +37,12 @@ pub(crate) fn plus_minus(share: f64) -> String {
 /// One precision goal and what it got (`got`: `±3.4 %`, or why none): `p99 ±3.4 % (asked ±2 %)`,
 /// `p99{step=pay} ±3.4 % (asked ±2 %)`.
 pub(crate) fn goal_got(goal: &PrecisionGoal, got: &str) -> String {
-    format!("{} {got} (asked ±{} %)", goal.label(), goal.share * 100.0)
+    format!("{} {got} (asked {})", goal.label(), asked(goal))
+}
+
+/// A goal's share as asked: `±2 %`, `±0.5 %` (three decimals at most, no float noise).
+pub(crate) fn asked(goal: &PrecisionGoal) -> String {
+    format!("±{} %", crate::units::number(goal.share * 100.0))
 }
 
 /// The intervals in one line for the terminal: `p50 1.20 ± 0.01 ms · p99 29.6 ± 1.9 ms · …`.
@@ -76,12 +81,12 @@ pub fn precision_line(r: &RunRecord, p: &PrecisionOutcome) -> String {
 /// Why a run asked to last until precise ended before it was: `interrupted (SIGINT)`,
 /// `stopped by a failed threshold`, or `stopped at the maximum length`.
 fn why_stopped(r: &RunRecord) -> String {
-    if let Some(signal) = &r.interrupted {
-        format!("interrupted ({signal})")
-    } else if r.thresholds.iter().any(|t| t.aborted) {
-        "stopped by a failed threshold".into()
-    } else {
-        "stopped at the maximum length".into()
+    use crate::analysis::verdict::{RunStatus, status};
+    match status(r) {
+        RunStatus::Interrupted(signal) => format!("interrupted ({signal})"),
+        RunStatus::Aborted(_) => "stopped by a failed threshold".into(),
+        // Every other run went on to its end.
+        _ => "stopped at the maximum length".into(),
     }
 }
 
@@ -218,5 +223,10 @@ mod tests {
             "{}",
             line(&r)
         );
+        let seven = PrecisionGoal {
+            share: 0.07,
+            ..p.goals[0].clone()
+        };
+        assert_eq!(asked(&seven), "±7 %", "0.07 × 100 is 7.000000000000001");
     }
 }

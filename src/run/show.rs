@@ -1,6 +1,6 @@
 //! What volley says about a plan before it runs it: the one-line banner of a run, and `volley
 //! check`'s listing (the target, each scenario's load, each step's request as it is sent, with
-//! secret values redacted, its checks and extractions, the thresholds).
+//! secret values redacted, its checks and extractions, the thresholds, the precision goals).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -65,7 +65,8 @@ fn precision(out: &mut String, plan: &Plan) {
                 |i| format!("`{}`", plan.groups[i].path()),
             ),
         };
-        let _ = writeln!(out, "  {}: ±{} % of {of}", goal.label(), goal.share * 100.0);
+        let asked = crate::report::uncertainty::asked(goal);
+        let _ = writeln!(out, "  {}: {asked} of {of}", goal.label());
     }
 }
 

@@ -135,10 +135,7 @@ mod tests {
     }
 
     fn judged() -> CompareOptions {
-        CompareOptions {
-            groups: true,
-            ..CompareOptions::default()
-        }
+        CompareOptions::with_parts()
     }
 
     fn verdict(c: &super::super::Comparison, path: &str, metric: Metric) -> ChangeVerdict {
@@ -272,15 +269,18 @@ mod tests {
     }
 
     #[test]
-    fn a_part_that_drifts_while_the_runs_came_in_blocks_is_flagged_alone() {
-        // The slow step's p50 climbs 0.05 ms a minute through A's runs and then B's; the run's
-        // own figures do not move.
+    fn a_part_that_drifts_while_the_runs_came_in_blocks_is_named_in_the_warning() {
+        // The slow step's p50 climbs 0.05 ms a minute through A's runs and then B's, and its
+        // scenario's with it; the run's own figures do not move.
         let side = |from: u64| -> Vec<RunRecord> {
             (0..4)
                 .map(|i| {
                     let at = from + 60 * i;
                     let noise = if i % 2 == 0 { 0.002 } else { -0.002 };
-                    plan_run(5.0 + 0.05 * at as f64 / 60.0 + noise, at)
+                    let drift = 0.05 * at as f64 / 60.0 + noise;
+                    let mut r = plan_run(5.0 + drift, at);
+                    r.groups[0].latency_ms.p50 = Some(1.5 + drift);
+                    r
                 })
                 .collect()
         };
@@ -292,12 +292,10 @@ mod tests {
             .unwrap();
         let p50 = g.rows.iter().find(|r| r.metric == Metric::P50).unwrap();
         assert!(p50.changes[1].as_ref().unwrap().confounded, "{p50:?}");
-        assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
-        assert!(
-            c.warnings[0].starts_with("order and drift confounded (b vs a in mix / slow)"),
-            "{}",
-            c.warnings[0]
-        );
-        assert!(c.warnings[0].contains("latency p50"), "{}", c.warnings[0]);
+        assert_eq!(c.warnings.len(), 1, "one per variant: {:?}", c.warnings);
+        let w = &c.warnings[0];
+        assert!(w.starts_with("order and drift confounded (b vs a)"), "{w}");
+        assert!(w.contains(" — in mix: latency p50 +"), "{w}");
+        assert!(w.contains("; in mix / slow: latency p50 +"), "{w}");
     }
 }

@@ -237,6 +237,7 @@ pub struct PrecisionOutcome {
     /// Every goal was met: the run stopped then (`at_s`), before its maximum length.
     pub reached: bool,
     /// When the goals were met, s since measuring began; null when they never were (the run
-    /// stopped at its maximum length).
+    /// went on to its maximum length, or was interrupted or stopped by a failed threshold
+    /// first).
     pub at_s: Option<f64>,
 }

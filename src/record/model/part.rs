@@ -110,11 +110,19 @@ impl Part {
 
     /// The first group of run `r` it names.
     pub fn group_in<'a>(&self, r: &'a RunRecord) -> Option<&'a Group> {
+        self.groups_in(r).into_iter().next()
+    }
+
+    /// Every group of run `r` it names, in the record's order.
+    pub fn groups_in<'a>(&self, r: &'a RunRecord) -> Vec<&'a Group> {
         let mut phase = 0;
-        r.groups.iter().find(|g| {
-            let path = g.path();
-            self.names(g.kind, [&g.name, g.operation_label(), &path], &mut phase)
-        })
+        r.groups
+            .iter()
+            .filter(|g| {
+                let path = g.path();
+                self.names(g.kind, [&g.name, g.operation_label(), &path], &mut phase)
+            })
+            .collect()
     }
 
     /// The same kind of part, naming `name`.

@@ -125,8 +125,11 @@ impl GroupCounts {
     fn add(&mut self, second: u64, c: &Counters) {
         self.total.merge(c);
         let slot = &mut self.recent[second as usize % RECENT_SECONDS];
-        if slot.0 != second {
+        if slot.0 == u64::MAX || slot.0 < second {
             *slot = (second, Counters::default());
+        } else if slot.0 > second {
+            // A worker this far behind the others: its second is no longer shown.
+            return;
         }
         slot.1.merge(c);
     }
@@ -458,6 +461,24 @@ mod tests {
     }
 
     #[test]
+    fn a_worker_seconds_behind_does_not_wipe_a_newer_second_of_a_group() {
+        let mut g = GroupCounts::default();
+        let requests = |n| Counters {
+            requests: n,
+            ..Counters::default()
+        };
+        g.add(5, &requests(30));
+        // Second 1 shares second 5's slot: counted in the total, not shown.
+        g.add(1, &requests(7));
+        assert_eq!(g.in_second(5).map(|c| c.requests), Some(30));
+        assert_eq!(g.in_second(1).map(|c| c.requests), None);
+        assert_eq!(g.total.requests, 37);
+        g.add(9, &requests(4));
+        assert_eq!(g.in_second(9).map(|c| c.requests), Some(4));
+        assert_eq!(g.in_second(5), None, "a newer second takes the slot");
+    }
+
+    #[test]
     fn snapshots_add_up_and_thresholds_are_judged_on_them() {
         let plan = plan();
         let step = plan.groups.iter().position(|g| g.name == "a").unwrap();
@@ -477,14 +498,14 @@ mod tests {
         assert_eq!(s.statuses, vec![(200, 180), (500, 20)]);
         assert_eq!(s.errors[ErrorKind::Http5xx.index()], 20);
         assert_eq!(s.groups[step].total.requests, 200);
-        let in_second = |t| s.groups[step].in_second(t).map(|c| c.requests);
+        let in_second = |s: &State, t| s.groups[step].in_second(t).map(|c| c.requests);
         assert_eq!(
-            in_second(0),
+            in_second(&s, 0),
             Some(190),
             "second 0's, while a worker has reported second 1"
         );
-        assert_eq!(in_second(1), Some(10));
-        assert_eq!(in_second(2), None);
+        assert_eq!(in_second(&s, 1), Some(10));
+        assert_eq!(in_second(&s, 2), None);
         assert_eq!(s.latency.len(), 200);
         let judged = |what: &str| {
             let all = s.thresholds();
