@@ -224,3 +224,42 @@ fn plans_that_cannot_work_are_refused_at_their_line() {
         );
     }
 }
+
+/// `--precision` and `[precision]` goals that cannot be read or met are refused, saying what
+/// and where (issue 30).
+#[test]
+fn bad_precision_goals_are_refused_with_what_and_where() {
+    for (goal, says) in [
+        (
+            "p98=2%",
+            "`p98` is not a figure with an interval (rps, mean, p50, p90, p95, p99, p99.9)",
+        ),
+        ("p99=0%", "`0%` is not a share above 0% and up to 50%"),
+        ("p99", "`p99` is not FIGURE=SHARE like p99=2%"),
+        (
+            "p99{step=request}=2%",
+            "step `request`: a run of one URL has no scenarios or steps of its own",
+        ),
+        ("p99{step=pay}x=2%", "goes on after its `}`"),
+    ] {
+        let (code, _, err) = common::run_volley(&["http://127.0.0.1:1/", "--precision", goal]);
+        assert_eq!(code, Some(2), "{goal}: {err}");
+        assert!(err.contains(says), "{goal}: {err}");
+    }
+    let dir = common::temp_dir("uncertainty-plan");
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "name = \"p\"\n[target]\nbase_url = \"http://127.0.0.1:1\"\n\
+         [precision]\np99 = \"two\"\n\
+         [[scenario]]\nname = \"s\"\nload = { profile = \"constant-vus\", vus = 1, duration = \"1s\" }\n\
+         [[scenario.step]]\nname = \"get\"\npath = \"/\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = common::run_volley(&["check", plan.to_str().unwrap()]);
+    assert_ne!(code, Some(0), "{err}");
+    assert!(
+        err.contains("plan.toml:5:7") && err.contains("`two` is not a share"),
+        "{err}"
+    );
+}

@@ -266,43 +266,6 @@ fn repeats_go_on_until_their_spread_is_precise_or_the_most_runs() {
     }
 }
 
-#[test]
-fn bad_precision_goals_are_refused_with_what_and_where() {
-    for (goal, says) in [
-        (
-            "p98=2%",
-            "`p98` is not a figure with an interval (rps, mean, p50, p90, p95, p99, p99.9)",
-        ),
-        ("p99=0%", "`0%` is not a share above 0% and up to 50%"),
-        ("p99", "`p99` is not FIGURE=SHARE like p99=2%"),
-        (
-            "p99{step=request}=2%",
-            "step `request`: a run of one URL has no scenarios or steps of its own",
-        ),
-        ("p99{step=pay}x=2%", "goes on after its `}`"),
-    ] {
-        let (code, _, err) = common::run_volley(&["http://127.0.0.1:1/", "--precision", goal]);
-        assert_eq!(code, Some(2), "{goal}: {err}");
-        assert!(err.contains(says), "{goal}: {err}");
-    }
-    let dir = common::temp_dir("uncertainty-plan");
-    let plan = dir.join("plan.toml");
-    std::fs::write(
-        &plan,
-        "name = \"p\"\n[target]\nbase_url = \"http://127.0.0.1:1\"\n\
-         [precision]\np99 = \"two\"\n\
-         [[scenario]]\nname = \"s\"\nload = { profile = \"constant-vus\", vus = 1, duration = \"1s\" }\n\
-         [[scenario.step]]\nname = \"get\"\npath = \"/\"\n",
-    )
-    .unwrap();
-    let (code, _, err) = common::run_volley(&["check", plan.to_str().unwrap()]);
-    assert_ne!(code, Some(0), "{err}");
-    assert!(
-        err.contains("plan.toml:5:7") && err.contains("`two` is not a share"),
-        "{err}"
-    );
-}
-
 /// A plan of a busy scenario (8 VUs, 2 ms) and a sparse one (1 VU, exponential delays of mean
 /// 20 ms), each for `seconds`, with `precision` (a `[precision]` table's lines) if any.
 fn busy_and_sparse(base_url: &str, seconds: u32, precision: &str) -> String {
@@ -390,7 +353,17 @@ fn a_goal_on_one_part_of_a_plan_is_met_by_that_part() {
         ),
         "{err}"
     );
-    // Repeats until one part's spread between runs is precise.
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--repeat-until 'p50{step=quick}=40%'`: repeats until one part's spread between runs is
+/// precise; a part the plan lacks is refused, as are goals on parts a plan cannot meet.
+#[test]
+fn repeats_until_one_part_is_precise_and_unmeetable_parts_are_refused() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = common::temp_dir("uncertainty-part-repeats");
+    let plan = dir.join("plan.toml");
     std::fs::write(&plan, busy_and_sparse(&target.base_url(), 1, "")).unwrap();
     let until = |goal: &str| {
         let out = dir.join("repeats");
