@@ -20,6 +20,15 @@ pub struct Variant {
     pub runs: Vec<RunRecord>,
 }
 
+impl Variant {
+    /// The run a comparison takes the variant's scenarios, steps and phases from: its first run
+    /// that has any, else its first.
+    pub fn parts_run(&self) -> Option<&RunRecord> {
+        let runs = &self.runs;
+        runs.iter().find(|r| !r.groups.is_empty()).or(runs.first())
+    }
+}
+
 /// Reads each path as one variant and names them.
 pub fn read_variants(paths: &[PathBuf], labels: &[String]) -> Result<Vec<Variant>, Error> {
     if !labels.is_empty() && labels.len() != paths.len() {

@@ -39,9 +39,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
     let c = compare(&variants, options);
     let gate = (!a.fail_on.is_empty())
         .then(|| {
-            // The baseline's run the comparison took its parts from (`groups::keys`).
-            let runs = &variants[0].runs;
-            let run = runs.iter().find(|r| !r.groups.is_empty()).or(runs.first());
+            let run = variants[0].parts_run();
             volley::analysis::gate::judge(&c, &a.fail_on, run, a.fail_on_inconclusive)
         })
         .transpose()?;

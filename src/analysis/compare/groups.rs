@@ -60,10 +60,7 @@ fn label(g: &Group) -> &str {
 
 /// The groups a comparison of `variants` judges, in the baseline's order.
 pub(super) fn keys(variants: &[Variant]) -> Vec<GroupKey> {
-    let Some(first) = variants
-        .first()
-        .and_then(|v| v.runs.iter().find(|r| !r.groups.is_empty()))
-    else {
+    let Some(first) = variants.first().and_then(Variant::parts_run) else {
         return Vec::new();
     };
     let groups = &first.groups;
