@@ -228,8 +228,8 @@ impl GateOutcome {
 
 /// Applies `rules` to every variant against the baseline. A rule's part the comparison judged
 /// as what it stands for in runs like `run` (a scenario's only step as its scenario, a plan's
-/// only scenario as the run: [`Part::rows_in`]) is judged by those rows; a part the comparison
-/// did not judge at all is an input error that says what it did judge.
+/// only scenario as the run: [`Part::judged_in`]) is judged by those rows; a part the runs do
+/// not have is an input error that lists the parts they have.
 pub fn judge(
     c: &Comparison,
     rules: &[Rule],

@@ -20,23 +20,21 @@ impl Part {
             .collect()
     }
 
-    /// The comparison's rows of the figures this part names in runs like `run`: its own, or,
-    /// where the comparison judged it as what it stands for (a scenario's only step as its
-    /// scenario, a plan's only scenario as the run), those; of the first group it names.
+    /// The comparison's rows that judge the first group this part names in runs like `run`
+    /// ([`judged_in`](Self::judged_in)).
     pub(crate) fn rows_in<'a>(
         &self,
         c: &'a Comparison,
         run: &RunRecord,
     ) -> Option<&'a [MetricRow]> {
-        if let Some(g) = self.find(c).first() {
-            return Some(&g.rows);
-        }
-        stand_in(c, run, self.group_in(run)?)
+        let first = self.judged_in(c, Some(run)).into_iter().next();
+        first.map(|(_, rows)| rows)
     }
 
-    /// Every group this part names, each with the comparison's rows that judge it (as
-    /// [`rows_in`](Self::rows_in)) and its path: the comparison's own parts, then, from `run`
-    /// (when given), the groups it judged as their scenario or as the run.
+    /// Every group this part names, each with its path and the comparison's rows that judge
+    /// it: its own parts' rows first; then, from `run` (when given), the groups the comparison
+    /// judged as what they stand for (a scenario's only step as its scenario, a plan's only
+    /// scenario as the run).
     pub(crate) fn judged_in<'a>(
         &self,
         c: &'a Comparison,
@@ -47,12 +45,15 @@ impl Part {
             .into_iter()
             .map(|g| (g.key.path.clone(), g.rows.as_slice()))
             .collect();
-        for g in run.map(|r| self.groups_in(r)).unwrap_or_default() {
+        let Some(run) = run else {
+            return judged;
+        };
+        for g in self.groups_in(run) {
             let path = g.path();
             if judged.iter().any(|(p, _)| *p == path) {
                 continue;
             }
-            if let Some(rows) = run.and_then(|r| stand_in(c, r, g)) {
+            if let Some(rows) = stand_in(c, run, g) {
                 judged.push((path, rows));
             }
         }
