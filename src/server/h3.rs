@@ -141,7 +141,10 @@ async fn request(resolver: RequestResolver<h3_quinn::Connection, Bytes>, state: 
         }
     }
     let req = req.map(|()| ReqBody::Full(Some(body.freeze())));
-    let Ok(response) = routes::handle(state, req).await;
+    // A target gone away answers nothing more: dropping the stream resets it.
+    let Ok(response) = routes::handle(state, req).await else {
+        return;
+    };
     let (parts, body) = response.into_parts();
     if stream
         .send_response(http::Response::from_parts(parts, ()))

@@ -209,7 +209,7 @@ where
             if let Some(value) = alt_svc {
                 response.headers_mut().insert(ALT_SVC, value);
             }
-            Ok::<_, std::convert::Infallible>(response)
+            Ok::<_, routes::Gone>(response)
         }
     });
     let conn = shared

@@ -1,6 +1,5 @@
 //! The hyper service: routing, capacity limiting and per-route handlers.
 
-use std::convert::Infallible;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -42,6 +41,8 @@ pub(crate) struct ServerState {
     pub(crate) close_after: Option<RequestCountdown>,
     /// [`super::Faults::stall`]: freezes every route but `/metrics` and `/stats`.
     stall: Option<Stall>,
+    /// [`super::Faults::close_after`], on the target's clock.
+    close_at: Option<Duration>,
     /// The start of the target's clock, on which stalls are aligned.
     epoch: Instant,
     /// The oracle: every timed request's handler time.
@@ -60,6 +61,12 @@ pub(crate) struct RequestCountdown {
 }
 
 impl RequestCountdown {
+    /// Whether `limit` requests have been answered: the target has gone away, and a request
+    /// that reaches an open connection after that is not answered ([`Gone`]).
+    fn spent(&self) -> bool {
+        self.answered.load(Ordering::Relaxed) >= self.limit
+    }
+
     fn answered(&self) {
         if self.answered.fetch_add(1, Ordering::Relaxed) + 1 == self.limit {
             // Stores a permit if the server is not waiting yet: the wake-up is never lost.
@@ -86,10 +93,23 @@ impl ServerState {
                 reached: Notify::new(),
             }),
             stall: faults.stall,
+            close_at: faults.close_after,
             epoch: Instant::now(),
             handler_times: HandlerTimes::default(),
             front: backends.map(Front::new),
         }
+    }
+}
+
+impl ServerState {
+    /// Whether a fault has closed the target ([`Gone`]): its answers are spent or its time is
+    /// up. The listener's task closes the listener and the open connections when it next runs;
+    /// until then this keeps a connection opened before from being answered after the close.
+    fn gone(&self) -> bool {
+        self.close_after
+            .as_ref()
+            .is_some_and(RequestCountdown::spent)
+            || self.close_at.is_some_and(|d| self.epoch.elapsed() >= d)
     }
 }
 
@@ -189,11 +209,20 @@ impl Route {
     }
 }
 
+/// Why a request is not answered: a fault has closed the target
+/// ([`super::Faults::close_after_requests`], [`super::Faults::close_after`]). The request
+/// arrived on a connection opened before, after the close; the service's error closes that
+/// connection (HTTP/1) or resets the stream (HTTP/2, HTTP/3) without a response, as a server
+/// that went away would. Requests already in a handler at the close are answered.
+#[derive(Debug, thiserror::Error)]
+#[error("the target has closed after its last allowed answer")]
+pub(crate) struct Gone;
+
 /// Serves one request (the hyper service function).
 pub(crate) async fn handle(
     state: Arc<ServerState>,
     req: Request<ReqBody>,
-) -> Result<Response<TimedBody>, Infallible> {
+) -> Result<Response<TimedBody>, Gone> {
     // The oracle's handler time starts here, with the request head parsed.
     let started = Instant::now();
     let _in_flight = state.metrics.in_flight();
@@ -202,6 +231,9 @@ pub(crate) async fn handle(
     } else {
         Route::parse(req.uri().path())
     };
+    if !route.observes() && state.gone() {
+        return Err(Gone);
+    }
     if !route.observes() {
         stall::wait_out(&[state.stall], state.epoch).await;
     }

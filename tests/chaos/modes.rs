@@ -315,8 +315,10 @@ fn a_listener_closed_mid_run_turns_into_refused_connections() {
         Duration::from_secs(2),
     );
     let ok = status_of(&c.record, "200");
-    // 500 answered, and those in flight (or already read) when the listener closed.
-    assert!((500..=600).contains(&ok), "{}", c.record["summary"]);
+    // 500 answered, and those already in the target's handlers when the 500th was (at most one
+    // per connection less the 500th's own): a request that reaches an open connection after
+    // the close is not answered, however late the listener's task runs.
+    assert!((500..=503).contains(&ok), "{}", c.record["summary"]);
     let refused = errors_of(&c.record, "connection_refused");
     assert!(refused > 0, "{}", c.record["summary"]);
     // Requests in flight at the close may end as closed or reset; nothing else.
