@@ -436,7 +436,8 @@ pub struct ResultArgs {
     #[arg(long, value_name = "BOUNDS", value_parser = volley::plan::flags::parse_buckets)]
     pub buckets: Option<volley::plan::flags::Buckets>,
     /// Run until FIGURE's 95 % interval is within SHARE of it, e.g. p99=2% (repeatable; rps,
-    /// mean, p50…p99.9; a plan's part: p99{step=NAME}=2%); -d is the most it runs.
+    /// mean, p50…p99.9; a plan's part: p99{step=NAME}=2%); -d (find-max: each --step) is the
+    /// most it runs.
     #[arg(long, value_name = "FIGURE=SHARE", value_parser = volley::plan::flags::parse_precision)]
     pub precision: Vec<volley::record::model::PrecisionGoal>,
 }

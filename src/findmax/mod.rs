@@ -58,7 +58,7 @@ pub fn search(
     config: &SearchConfig,
     mut probe: impl FnMut(f64, bool) -> FindMaxStep,
 ) -> SearchOutcome {
-    let started = Budget::new(config.budget, config.step_time);
+    let mut budget = Budget::new(config.budget, config.step_time);
     let mut steps: Vec<FindMaxStep> = Vec::new();
     let round = |l: f64| {
         if config.integer {
@@ -70,19 +70,18 @@ pub fn search(
     let mut good: Option<f64> = None;
     let mut bad: Option<f64> = None;
     let mut level = round(config.start);
-    let mut probes = 0u32;
     let stopped = loop {
-        if !started.allows(probes) {
+        if !budget.allows(1) {
             break STOPPED_BUDGET.to_string();
         }
         let mut step = probe(level, false);
-        probes += 1;
-        if !step.held && step.doubtful && started.allows(probes) {
+        budget.charge(&step, 1);
+        if !step.held && step.doubtful && budget.allows(1) {
             // A tail-only break, or a generator that fell behind, may be a one-off pause of the
             // machine: believe it only if it happens again.
             let mut again = probe(level, false);
             again.rerun = true;
-            probes += 1;
+            budget.charge(&again, 1);
             let mut first = std::mem::replace(&mut step, again);
             if step.held {
                 first.noise = true;
@@ -137,8 +136,7 @@ pub fn search(
         Some(g) if stopped == STOPPED_CONVERGED && config.validation_steps > 0 => {
             let mut v = Validation {
                 config,
-                budget: &started,
-                probes,
+                budget: &mut budget,
                 steps: &mut steps,
             };
             v.run(g, &mut probe, round)
@@ -153,8 +151,7 @@ pub fn search(
 /// (a resolution lower, then twice as far each time), at most [`MAX_VALIDATIONS`] in all.
 struct Validation<'a> {
     config: &'a SearchConfig,
-    budget: &'a Budget,
-    probes: u32,
+    budget: &'a mut Budget,
     steps: &'a mut Vec<FindMaxStep>,
 }
 
@@ -169,7 +166,7 @@ impl Validation<'_> {
         let n = self.config.validation_steps;
         let mut level = found;
         for tried in 0..MAX_VALIDATIONS {
-            if !self.budget.allows(self.probes + n - 1) {
+            if !self.budget.allows(n) {
                 return format!(
                     "{STOPPED_CONVERGED}; no time was left to validate {}",
                     level_words(level)
@@ -177,7 +174,7 @@ impl Validation<'_> {
             }
             let mut step = probe(level, true);
             step.validation = true;
-            self.probes += n;
+            self.budget.charge(&step, n);
             let (held, limited) = (step.held, step.generator_limited);
             self.steps.push(step);
             if held && level == found {
@@ -223,19 +220,32 @@ fn level_words(level: f64) -> String {
     }
 }
 
-/// Whether another step fits in the budget.
+/// What is left of the search's time: each step is charged what it took
+/// ([`FindMaxStep::took`]; a step that `--precision` ended early leaves the rest to later
+/// steps), or its nominal length when that is not known.
 struct Budget {
     budget: Duration,
     step: Duration,
+    spent: Duration,
 }
 
 impl Budget {
     fn new(budget: Duration, step: Duration) -> Self {
-        Self { budget, step }
+        Self {
+            budget,
+            step,
+            spent: Duration::ZERO,
+        }
     }
 
-    fn allows(&self, done: u32) -> bool {
-        self.step * (done + 1) <= self.budget
+    /// Whether `steps` more steps of the nominal length fit in what is left.
+    fn allows(&self, steps: u32) -> bool {
+        self.spent + self.step * steps <= self.budget
+    }
+
+    /// Charges a step `nominal` steps long (the validation: several).
+    fn charge(&mut self, step: &FindMaxStep, nominal: u32) {
+        self.spent += step.took.unwrap_or(self.step * nominal);
     }
 }
 
@@ -272,6 +282,7 @@ mod tests {
             rerun: false,
             validation: false,
             doubtful: level > capacity,
+            took: None,
         }
     }
 
@@ -321,6 +332,7 @@ mod tests {
     fn a_tail_break_seen_twice_is_believed() {
         let out = search(&config_from(50.0), |level, _| FindMaxStep {
             doubtful: true,
+            took: None,
             ..target(100.0)(level, false)
         });
         let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
@@ -393,6 +405,21 @@ mod tests {
         c.budget = Duration::from_secs(20);
         let out = search(&c, target(1e5));
         assert_eq!(out.steps.len(), 4);
+        assert_eq!(out.stopped, "the time budget was spent");
+    }
+
+    #[test]
+    fn the_budget_charges_what_a_step_took() {
+        // Steps of a nominal 5 s that `--precision` ended after 2 s: 20 s fit eight of them
+        // (each begun only while a whole step still fits), where steps charged at their nominal
+        // length fit four (above).
+        let mut c = config();
+        c.budget = Duration::from_secs(20);
+        let out = search(&c, |level, v| FindMaxStep {
+            took: Some(Duration::from_secs(2)),
+            ..target(1e5)(level, v)
+        });
+        assert_eq!(out.steps.len(), 8, "{:?}", out.steps);
         assert_eq!(out.stopped, "the time budget was spent");
     }
 

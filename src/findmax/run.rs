@@ -229,6 +229,11 @@ pub fn at_level(base: &Plan, level: f64, s: &Settings, steps: u32) -> Plan {
     sc.phases.clear();
     let length = s.warmup + s.step * steps;
     sc.profile = Profile::constant(s.model, level, length, s.max_in_flight);
+    if steps > 1 {
+        // The validation runs its whole length: a long run at the level found is what catches
+        // a drift near the knee, which a run stopped as soon as it is precise would not.
+        plan.precision.clear();
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     plan.fit_threads(s.threads.unwrap_or(cores));
     plan
@@ -267,6 +272,7 @@ pub fn run(
         }
         let steps = if validation { VALIDATION_STEPS } else { 1 };
         let plan = at_level(base, level, s, steps);
+        let began = Instant::now();
         let record = match run_step(&plan) {
             Ok(record) => record,
             Err(e) => {
@@ -294,6 +300,7 @@ pub fn run(
             rerun: false,
             validation,
             doubtful: slo::doubtful(&record, &judgement, &s.slo, s.is_open().then_some(level)),
+            took: Some(began.elapsed()),
         };
         on_step(&step);
         // The validation's record is the one kept when it held (the search ends there); one
@@ -352,5 +359,45 @@ fn stopped_step(level: f64, why: &str) -> FindMaxStep {
         rerun: false,
         validation: false,
         doubtful: false,
+        took: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_validation_measures_its_whole_length_whatever_the_precision_asked() {
+        let text = "[target]\nbase_url = \"http://127.0.0.1:8080\"\n\
+                    [precision]\np50 = \"3%\"\n\
+                    [[scenario]]\nname = \"s\"\n\
+                    [scenario.load]\nprofile = \"constant-vus\"\nvus = 2\nduration = \"10s\"\n\
+                    [[scenario.step]]\nname = \"get\"\npath = \"/\"\n";
+        let base =
+            crate::plan::read::read_str(text, std::path::Path::new("t.toml"), &Default::default())
+                .and_then(|d| d.prepare())
+                .unwrap();
+        assert_eq!(base.precision.len(), 1);
+        let s = Settings {
+            slo_text: "p99<50ms".into(),
+            slo: slo::parse("p99<50ms").unwrap(),
+            model: LoadModel::Open,
+            budget: Duration::from_secs(60),
+            step: Duration::from_secs(6),
+            warmup: Duration::from_secs(1),
+            start: None,
+            max: None,
+            max_in_flight: 1000,
+            threads: Some(1),
+        };
+        // A step stops once precise; the validation, 3 steps long, does not.
+        assert_eq!(at_level(&base, 100.0, &s, 1).precision, base.precision);
+        let validation = at_level(&base, 100.0, &s, VALIDATION_STEPS);
+        assert!(validation.precision.is_empty());
+        assert_eq!(
+            validation.scenarios[0].profile.duration(),
+            Some(Duration::from_secs(19))
+        );
     }
 }

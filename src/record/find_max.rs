@@ -42,6 +42,10 @@ pub struct FindMaxStep {
     /// run again before it is believed.
     #[serde(skip)]
     pub doubtful: bool,
+    /// How long the step took, start-up and warm-up included, when known: the search's budget
+    /// charges this rather than the nominal step length. Not recorded.
+    #[serde(skip)]
+    pub took: Option<Duration>,
 }
 
 /// The search's outcome.

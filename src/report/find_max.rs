@@ -118,6 +118,7 @@ mod tests {
             rerun: false,
             validation: false,
             doubtful: false,
+            took: None,
         }
     }
 

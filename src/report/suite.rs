@@ -528,6 +528,7 @@ mod tests {
             rerun: false,
             validation: false,
             doubtful: false,
+            took: None,
         };
         let mut steps = vec![step(top / 2.0, true), step(top, true)];
         if broke {
