@@ -262,4 +262,31 @@ fn bad_precision_goals_are_refused_with_what_and_where() {
         err.contains("plan.toml:5:7") && err.contains("`two` is not a share"),
         "{err}"
     );
+    // A count of iterations, not a time, ends the run: nothing to stop within.
+    let (code, _, err) =
+        common::run_volley(&["http://127.0.0.1:1/", "-n", "3000", "--precision", "p50=2%"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("ends after a number of iterations, not at a set time"),
+        "{err}"
+    );
+    // Beside another scenario, one that ends by a count may end apart from it.
+    std::fs::write(
+        &plan,
+        "name = \"p\"\n[target]\nbase_url = \"http://127.0.0.1:1\"\n\
+         [precision]\np50 = \"50%\"\n\
+         [[scenario]]\nname = \"long\"\nload = { profile = \"constant-vus\", vus = 1, duration = \"8s\" }\n\
+         [[scenario.step]]\nname = \"get\"\npath = \"/\"\n\
+         [[scenario]]\nname = \"short\"\nload = { profile = \"per-vu-iterations\", vus = 2, iterations = 400 }\n\
+         [[scenario.step]]\nname = \"get\"\npath = \"/\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = common::run_volley(&["check", plan.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains(
+            "scenario `short` ends after a number of iterations, so it may end apart from `long`"
+        ),
+        "{err}"
+    );
 }

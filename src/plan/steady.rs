@@ -24,6 +24,19 @@ pub enum Unsteady {
         /// The first scenario.
         first: String,
     },
+    /// The only scenario ends by a count of iterations (`-n`, `iterations`), not at a set time:
+    /// its load is steady, but a run asked to be precise would have no length to stop within.
+    Counted {
+        /// The scenario.
+        scenario: String,
+    },
+    /// A scenario beside others ends by a count of iterations, so it may end apart from them.
+    CountedBeside {
+        /// The scenario that ends by a count.
+        scenario: String,
+        /// Another scenario of the plan.
+        other: String,
+    },
     /// The measured window is shorter than the fewest batches an interval needs.
     TooShort {
         /// The measured window.
@@ -42,6 +55,13 @@ impl Unsteady {
             Self::Staggered { scenario, first } => {
                 format!("scenario `{scenario}` starts or ends apart from `{first}`")
             }
+            Self::Counted { scenario } => format!(
+                "scenario `{scenario}` ends after a number of iterations, not at a set time"
+            ),
+            Self::CountedBeside { scenario, other } => format!(
+                "scenario `{scenario}` ends after a number of iterations, so it may end apart \
+                 from `{other}`"
+            ),
             Self::TooShort { window } => format!(
                 "the run measures for {}, and an interval needs at least {MIN_BATCHES} \
                  one-second batches",
@@ -51,9 +71,10 @@ impl Unsteady {
     }
 
     /// Whether the run's seconds measure different loads (a ramp, scenarios apart), so that
-    /// batch means over them are no interval at all; a short window only lacks batches.
+    /// batch means over them are no interval at all; a short window only lacks batches, and a
+    /// lone scenario that ends by a count only lacks a set length.
     pub fn mixes_loads(&self) -> bool {
-        !matches!(self, Self::TooShort { .. })
+        !matches!(self, Self::TooShort { .. } | Self::Counted { .. })
     }
 }
 
@@ -63,8 +84,12 @@ impl fmt::Display for Unsteady {
             Self::Ramps { .. } => {
                 "a run stopped once precise would cut it short, and its figures mix the levels"
             }
-            Self::Staggered { .. } => {
+            Self::Staggered { .. } | Self::CountedBeside { .. } => {
                 "a run stopped once precise would stop both, cutting one short"
+            }
+            Self::Counted { .. } => {
+                "a run asked to be precise needs a set length as its longest (-d, or the \
+                 profile's duration, without an iteration count)"
             }
             Self::TooShort { .. } => "so it could never be precise",
         };
@@ -77,15 +102,22 @@ impl fmt::Display for Unsteady {
 
 impl Plan {
     /// Why this plan cannot be run until precise, if it cannot: a scenario whose level
-    /// changes, scenarios that start or end at different times, or a measured window shorter
-    /// than [`MIN_BATCHES`] seconds. Scenarios that end by an iteration count have no fixed
-    /// end and are judged on their start alone.
+    /// changes, scenarios that start or end at different times (or may: one beside others that
+    /// ends by an iteration count), a scenario that ends by a count, or a measured window
+    /// shorter than [`MIN_BATCHES`] seconds.
     pub fn unsteady(&self) -> Option<Unsteady> {
         let first = self.scenarios.first()?;
         for sc in &self.scenarios {
             if !sc.profile.ramp().is_constant() {
                 return Some(Unsteady::Ramps {
                     scenario: sc.name.clone(),
+                });
+            }
+            let other = self.scenarios.iter().find(|o| o.name != sc.name);
+            if let Some(other) = other.filter(|_| sc.profile.ends_by_count()) {
+                return Some(Unsteady::CountedBeside {
+                    scenario: sc.name.clone(),
+                    other: other.name.clone(),
                 });
             }
             if sc.start_after != first.start_after
@@ -96,6 +128,11 @@ impl Plan {
                     first: first.name.clone(),
                 });
             }
+        }
+        if first.profile.ends_by_count() {
+            return Some(Unsteady::Counted {
+                scenario: first.name.clone(),
+            });
         }
         let end = first.start_after + first.profile.duration()?;
         let window = end.saturating_sub(self.warmup);

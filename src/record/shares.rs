@@ -48,6 +48,41 @@ pub struct Merged {
     pub lost: Vec<LostShare>,
 }
 
+/// How far apart shares may begin or end measuring, in seconds, before the merged window's
+/// seconds measure different loads (some with every share's load, some with only some).
+pub const APART_S: f64 = 1.0;
+
+/// Why merged shares measured different loads, when they did: they began or ended measuring
+/// more than [`APART_S`] apart. `windows` are each share's `(offset_s, duration_s)` in the
+/// merged window ([`ShareFigures`]). A merged record so made has no intervals
+/// (`summary.ci95.unsteady`, docs/measurement.md "Merged and repeated runs").
+pub fn shares_apart(windows: impl Iterator<Item = (f64, f64)> + Clone) -> Option<String> {
+    let spread = |of: fn((f64, f64)) -> f64| {
+        let (lo, hi) = windows
+            .clone()
+            .map(of)
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                (lo.min(x), hi.max(x))
+            });
+        if hi >= lo { hi - lo } else { 0.0 }
+    };
+    let began = spread(|(offset, _)| offset);
+    let ended = spread(|(offset, duration)| offset + duration);
+    (began > APART_S || ended > APART_S).then(|| {
+        format!(
+            "the shares began measuring {began:.1} s apart and ended {ended:.1} s apart, so \
+             some seconds hold only some shares' load"
+        )
+    })
+}
+
+impl Merged {
+    /// [`shares_apart`] over this record's shares.
+    pub fn apart(&self) -> Option<String> {
+        shares_apart(self.shares.iter().map(|s| (s.offset_s, s.duration_s)))
+    }
+}
+
 /// What a lost generator had reported before it was lost.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct LostShare {

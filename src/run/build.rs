@@ -310,10 +310,7 @@ fn generator(outcome: &RunOutcome, model: Model) -> Generator {
 /// run asked to last until precise got.
 fn uncertainty(plan: &Plan, outcome: &RunOutcome, rps: f64) -> Ci95 {
     if let Some(why) = plan.unsteady().filter(Unsteady::mixes_loads) {
-        return Ci95 {
-            unsteady: Some(why.cause()),
-            ..Ci95::default()
-        };
+        return Ci95::unsteady(why.cause());
     }
     let batches = outcome.batches.histograms();
     let mut ci = crate::analysis::interval::ci95(&crate::analysis::interval::Input {

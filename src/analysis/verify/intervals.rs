@@ -19,6 +19,16 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
     if let Some(p) = &recorded.precision {
         precision(p, r, f);
     }
+    if let Some(apart) = r.merged.as_ref().and_then(|m| m.apart()) {
+        // Shares that measured apart are a load that changed, whatever the record claims.
+        f.check(
+            recorded.unsteady.is_some(),
+            Rule::IntervalsAgree,
+            "summary.ci95.unsteady",
+            "absent",
+            || format!("a cause: {apart}"),
+        );
+    }
     if let Some(why) = &recorded.unsteady {
         // A load that changed has no intervals, whatever its batches would give; nor have
         // its groups.

@@ -37,17 +37,15 @@ use crate::record::model::RunConfig;
 use crate::record::shares::{LostShare, Merged, ShareFigures};
 
 /// The merged record's latency batches and the intervals computed from them and its series;
-/// none when a share's load was not steady (`unsteady`, as the shares' records say).
+/// none when a share's load was not steady (`unsteady`, as the shares' records say), or the
+/// shares measured apart ([`crate::record::shares::shares_apart`]).
 fn uncertainty(
     merged: &mut RunRecord,
     batches: &Batches,
     unsteady: Option<String>,
 ) -> Result<(), MergeError> {
     if let Some(why) = unsteady {
-        merged.summary.ci95 = Some(crate::record::model::Ci95 {
-            unsteady: Some(why),
-            ..Default::default()
-        });
+        merged.summary.ci95 = Some(crate::record::model::Ci95::unsteady(why));
         for g in &mut merged.groups {
             g.batches = None;
         }
@@ -327,10 +325,18 @@ fn merge_with(
         .sum::<u64>();
     merged.series = parts::series(&parts);
     crate::record::series::fit_to_window(&mut merged.series, window);
-    let unsteady = parts.iter().find_map(|p| {
-        let ci = p.record.summary.ci95.as_ref()?;
-        ci.unsteady.clone()
-    });
+    let unsteady = parts
+        .iter()
+        .find_map(|p| {
+            let ci = p.record.summary.ci95.as_ref()?;
+            ci.unsteady.clone()
+        })
+        .or_else(|| {
+            let windows = parts
+                .iter()
+                .map(|p| (p.offset_s, p.record.summary.duration_s));
+            crate::record::shares::shares_apart(windows)
+        });
     merged.groups = parts::groups(&parts)?;
     uncertainty(&mut merged, &parts::batches(&parts)?, unsteady)?;
     merged.checks = parts::checks(&parts);

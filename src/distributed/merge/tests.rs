@@ -133,6 +133,27 @@ fn series_and_window_follow_the_wall_clock() {
     );
     let total: u64 = m.series.iter().map(|s| s.requests).sum();
     assert_eq!(total, m.summary.requests);
+    // Its seconds hold one share's load, then both, then one: no interval stands for them.
+    let ci = m.summary.ci95.as_ref().unwrap();
+    assert_eq!(
+        ci.unsteady.as_deref(),
+        Some(
+            "the shares began measuring 2.0 s apart and ended 2.0 s apart, so some seconds \
+             hold only some shares' load"
+        )
+    );
+    assert!(ci.rps.is_none() && ci.p50_ms.is_none(), "{ci:?}");
+    // `volley verify` holds a merged record to it, whatever the record claims.
+    let said = |r: &crate::record::model::RunRecord| {
+        crate::analysis::verify::record(r)
+            .into_iter()
+            .filter(|v| v.path == "summary.ci95.unsteady")
+            .count()
+    };
+    assert_eq!(said(&m), 0);
+    let mut steady = m.clone();
+    steady.summary.ci95.as_mut().unwrap().unsteady = None;
+    assert_eq!(said(&steady), 1);
 }
 
 #[test]

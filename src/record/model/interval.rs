@@ -177,6 +177,17 @@ impl BoundFigure {
 }
 
 impl Ci95 {
+    /// A load that did not hold one level: no intervals, `why` in `unsteady`, and
+    /// `autocorrelation` the method a steady load's intervals would have had (not `lag1`, which
+    /// marks older records).
+    pub fn unsteady(why: String) -> Self {
+        Ci95 {
+            autocorrelation: Autocorrelation::InitialPositiveSequence,
+            unsteady: Some(why),
+            ..Ci95::default()
+        }
+    }
+
     /// The interval of `figure`, if the run had one.
     pub fn get(&self, figure: BoundFigure) -> Option<&Bound> {
         match figure {
