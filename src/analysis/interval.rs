@@ -71,7 +71,10 @@ pub fn ci95_by(input: &Input<'_>, method: Autocorrelation) -> Ci95 {
             let values: Vec<f64> = hs.iter().map(|h| figure_of(figure, h)).collect();
             bound(value, &values, *b, method)
         });
-        ci.set(figure, bound);
+        ci.set(
+            figure,
+            bound.map(|b| at_resolution(b, figure, input.latency)),
+        );
     }
     ci
 }
@@ -181,6 +184,17 @@ fn figure_of(figure: BoundFigure, h: &Histogram<u64>) -> f64 {
     }
 }
 
+/// A percentile's half-width is at least the width of the histogram's bucket that holds it
+/// (1 µs up to 2,048 µs, then 3 significant digits): the recorder cannot place the figure more
+/// finely, so batches that all fall in one bucket do not make it exact.
+fn at_resolution(mut b: Bound, figure: BoundFigure, latency: &Histogram<u64>) -> Bound {
+    if let Some(q) = figure.quantile() {
+        let bucket = latency.equivalent_range(latency.value_at_quantile(q));
+        b.half_width = b.half_width.max(us_to_ms(bucket));
+    }
+    b
+}
+
 /// The whole batches inside the window, the last one holding every later response too.
 fn latency_batches(input: &Input<'_>) -> Vec<Histogram<u64>> {
     let whole = ((input.window_s + 1e-6) / input.batch_s.max(1) as f64).floor() as usize;
@@ -281,7 +295,14 @@ fn bound(value: f64, values: &[f64], batch_s: u64, method: Autocorrelation) -> O
     if values.len() < MIN_BATCHES {
         return None;
     }
-    let effective = effective_batches(values, method);
+    // Batches that all agree have no spread to correlate (their mean's rounding would
+    // otherwise read as one long correlation).
+    let agree = values.iter().all(|v| *v == values[0]);
+    let effective = if agree {
+        values.len() as f64
+    } else {
+        effective_batches(values, method)
+    };
     if effective < 2.0 {
         return None;
     }
@@ -416,5 +437,38 @@ mod tests {
                 .p50_ms
                 .is_none()
         );
+    }
+
+    #[test]
+    fn batches_in_one_bucket_leave_the_buckets_width() {
+        // Every response took 19 µs: the batches agree exactly, but the histogram only says
+        // "19 to 20 µs", so ±1 µs (5 %), never ±0 — and a goal of 2 % is not met.
+        let batches: Vec<Histogram<u64>> = (0..10)
+            .map(|_| {
+                let mut h = new_histogram();
+                h.record_n(19, 1000).unwrap();
+                h
+            })
+            .collect();
+        let series = seconds(10, |_| 1000);
+        let ci = ci95(&input(&series, &batches, &mut new_histogram()));
+        let p50 = ci.p50_ms.clone().unwrap_or_else(|| panic!("{ci:?}"));
+        assert_eq!((p50.value, p50.half_width), (0.019, 0.001), "{p50:?}");
+        let goal = PrecisionGoal {
+            figure: BoundFigure::P50,
+            share: 0.02,
+            part: None,
+        };
+        assert!(!met(&ci, &goal));
+        // At 3 ms the buckets are 2 µs wide.
+        let wide: Vec<Histogram<u64>> = (0..10)
+            .map(|_| {
+                let mut h = new_histogram();
+                h.record_n(3000, 1000).unwrap();
+                h
+            })
+            .collect();
+        let p99 = ci95(&input(&series, &wide, &mut new_histogram())).p99_ms;
+        assert_eq!(p99.map(|b| b.half_width), Some(0.002));
     }
 }

@@ -216,21 +216,47 @@ impl Metric {
     }
 
     /// The value of one full second of the series; `None` for metrics the series does not hold,
-    /// partial seconds and seconds without the figure.
+    /// partial seconds, seconds without the figure, and a percentile's seconds with fewer than
+    /// [`crate::analysis::interval::MIN_ABOVE`] responses above it — the least a run's own
+    /// intervals ask of a batch (a p99 of 30 responses is their slowest, not a p99).
     pub fn of_second(self, s: &SecondStats) -> Option<f64> {
         if s.span_s < 0.999 {
             return None;
         }
+        let enough = |q: f64| s.requests as f64 * (1.0 - q) >= crate::analysis::interval::MIN_ABOVE;
         match self {
             Self::Throughput => Some(s.requests as f64 / s.span_s),
-            Self::P50 => s.p50_ms,
-            Self::P90 => s.p90_ms,
-            Self::P99 => s.p99_ms,
+            Self::P50 => s.p50_ms.filter(|_| enough(0.50)),
+            Self::P90 => s.p90_ms.filter(|_| enough(0.90)),
+            Self::P99 => s.p99_ms.filter(|_| enough(0.99)),
             Self::ErrorRate => (s.requests + s.not_sent > 0)
                 .then(|| 100.0 * s.errors as f64 / (s.requests + s.not_sent) as f64),
             Self::Mean | Self::P95 | Self::P99_9 | Self::Max => None,
             // The series holds no stream figures: streams are judged over repeats only.
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seconds_percentile_needs_ten_responses_above_it() {
+        let second = |requests| SecondStats {
+            requests,
+            p50_ms: Some(1.0),
+            p90_ms: Some(2.0),
+            p99_ms: Some(3.0),
+            ..SecondStats::without_responses(0, 1.0, 0)
+        };
+        // 30 responses: a median, but their p90 and p99 are their slowest few.
+        let few = second(30);
+        assert_eq!(Metric::P50.of_second(&few), Some(1.0));
+        assert_eq!(Metric::P90.of_second(&few), None);
+        assert_eq!(Metric::P99.of_second(&few), None);
+        assert_eq!(Metric::Throughput.of_second(&few), Some(30.0));
+        assert_eq!(Metric::P99.of_second(&second(1000)), Some(3.0));
     }
 }
