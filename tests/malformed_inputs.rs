@@ -513,6 +513,11 @@ fn bad_flags_and_urls_are_refused_naming_the_flag() {
         ),
         (&["run", good_plan, "--set", "noequals"], "is not KEY=VALUE"),
         (
+            &["run", good_plan, "--set", "msx=5"],
+            "--set msx: the plan has no variable `msx`: [vars] does not define it and no \
+             template reads vars.msx",
+        ),
+        (
             &["run", good_plan, "--set", "a.b.c=1"],
             "`a.b.c`: use vars.NAME (or NAME), target.base_url",
         ),

@@ -58,6 +58,8 @@ pub struct Templates {
     base: Value,
     /// The names the plan's `[vars]` defines.
     var_names: BTreeSet<String>,
+    /// The `vars.NAME` the compiled templates read (guarded or not).
+    read_vars: BTreeSet<String>,
     next_id: usize,
 }
 
@@ -146,6 +148,7 @@ impl Templates {
             env,
             data,
             var_names: vars.keys().cloned().collect(),
+            read_vars: BTreeSet::new(),
             base: {
                 let mut base: BTreeMap<String, Value> = BTreeMap::new();
                 base.insert("vars".into(), Value::from(minijinja::value::Serde(&vars)));
@@ -222,13 +225,12 @@ impl Templates {
             .iter()
             .any(|w| template.source().contains(w));
         for nested in template.undeclared_variables(true) {
-            if let Some(rest) = nested.strip_prefix("vars.")
-                && !guarded
-            {
+            if let Some(rest) = nested.strip_prefix("vars.") {
                 let name = rest.split('.').next().unwrap_or(rest);
-                if !self.var_names.contains(name) {
+                if !guarded && !self.var_names.contains(name) {
                     return Err(TemplateError(self.undefined_var(name)));
                 }
+                self.read_vars.insert(name.to_string());
             }
             if let Some(rest) = nested.strip_prefix("data.") {
                 self.check_data(rest, guarded)?;
@@ -268,6 +270,11 @@ impl Templates {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Whether a template compiled so far reads `vars.NAME`.
+    pub fn reads_var(&self, name: &str) -> bool {
+        self.read_vars.contains(name)
     }
 
     /// Why `vars.NAME` is undefined, with the names `[vars]` does define.

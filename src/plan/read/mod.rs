@@ -15,6 +15,7 @@ mod profile;
 mod report;
 mod secrets;
 mod session;
+mod sets;
 mod step;
 mod stream;
 mod target;
@@ -251,6 +252,7 @@ impl Ctx<'_> {
         let mut templates = Templates::new(vars, self.data_sources(f)?);
         let mut groups = Vec::new();
         let mut scenarios = self.scenarios(f, &target, schemas, &mut templates, &mut groups)?;
+        self.sets_read(f, &templates)?;
         seed_arrivals(&mut scenarios, self.options.seed.or(f.seed));
         self.unique_rows(f, &templates, &scenarios)?;
         let later = matches!(schemas, Schemas::Later(_));
