@@ -104,11 +104,15 @@ fn replayed_a_a_sequences_seldom_call_a_difference_and_a_b_ones_decide() {
         }
         let (sa, sb) = (seq.join("a"), seq.join("b"));
         let args = ["--metric", "p50", "--max-runs", "5"];
-        outcome(&ab(&[
-            &[sa.to_str().unwrap(), sb.to_str().unwrap()][..],
-            &args,
-        ]
-        .concat()))
+        let stdout = ab(&[&[sa.to_str().unwrap(), sb.to_str().unwrap()][..], &args].concat());
+        let (pairs, call) = outcome(&stdout);
+        // The comparison is over the runs the sequence decided on, not every run the folders
+        // hold (5 a side).
+        if call == "faster" || call == "slower" {
+            let over = format!("over runs ({pairs} vs {pairs})");
+            assert!(stdout.contains(&over), "{stdout}");
+        }
+        (pairs, call)
     };
     let mut false_calls = 0;
     let mut decided = 0;
@@ -155,6 +159,44 @@ fn bad_flags_are_refused_with_what_and_why() {
         let (code, _, stderr) = common::run_volley(&all);
         assert_eq!(code, Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains(says), "{args:?}: {stderr}");
+    }
+    // A folder of runs replayed against itself.
+    let dir = common::temp_dir("ab-same");
+    let d = dir.to_str().unwrap();
+    let (code, _, stderr) = common::run_volley(&["ab", d, d]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("A and B are the same folder"), "{stderr}");
+    // Sides that are neither two folders nor two tests, said before anything runs.
+    let missing = dir.join("nofile.toml");
+    for (args, says) in [
+        (vec![d, url.as_str()], "not one of each".to_string()),
+        (
+            vec!["duration=1s", "duration=2s"],
+            "`duration=1s` is an override (KEY=VALUE): give the plan it overrides with --plan"
+                .to_string(),
+        ),
+        (
+            vec![
+                "--plan",
+                missing.to_str().unwrap(),
+                url.as_str(),
+                url.as_str(),
+            ],
+            format!("cannot read plan {}", missing.display()),
+        ),
+        (
+            vec![
+                "--plan",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/tests/malformed/ok-plan.toml"),
+                url.as_str(),
+                "x=1",
+            ],
+            "with --plan, A and B are the plan's overrides".to_string(),
+        ),
+    ] {
+        let (code, _, stderr) = common::run_volley(&[&["ab"][..], &args].concat());
+        assert_eq!(code, Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(&says), "{args:?}: {stderr}");
     }
 }
 

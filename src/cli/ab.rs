@@ -1,7 +1,7 @@
 //! `volley ab A B [test flags]`: short runs A B A B … until the comparison is decided
 //! (`volley::suite::ab`), then the comparison as `volley compare` writes it.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use volley::plan::Plan;
@@ -62,7 +62,8 @@ pub fn run(a: AbArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     }
     let sides = [a.quick.url.clone().unwrap_or_default(), a.b.clone()];
     let design = |open| volley::suite::ab::design(&a.decide, a.threshold, a.max_runs, open);
-    let outcome = if sides.iter().all(|s| Path::new(s).is_dir()) {
+    let kind = volley::suite::ab::sides(&sides, a.plan.as_deref())?;
+    let outcome = if kind == volley::suite::ab::Sides::Folders {
         volley::suite::ab::replay(&sides.clone().map(PathBuf::from), design)?
     } else {
         let plans = [plan_of(&a, &sides[0])?, plan_of(&a, &sides[1])?];

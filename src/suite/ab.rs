@@ -172,12 +172,69 @@ pub fn run<E: From<Error>>(
     })
 }
 
+/// What `volley ab`'s two sides are: two folders of runs to replay, or two tests to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sides {
+    /// Both are folders of runs: the sequence replays them ([`replay`]).
+    Folders,
+    /// Both are tests: URLs, or with `--plan`, its overrides (`KEY=VALUE[,KEY=VALUE]`).
+    Tests,
+}
+
+/// Which kind `sides` are, or why they cannot be read as either: one a folder and one not; a
+/// URL where `plan` (the `--plan` file, when given) wants overrides; an override without a
+/// plan; a plan that cannot be read — each said before anything runs.
+pub fn sides(sides: &[String; 2], plan: Option<&Path>) -> Result<Sides, Error> {
+    let invalid = |why: String| Error::Invalid {
+        what: "volley ab".into(),
+        why,
+    };
+    match sides.each_ref().map(|s| Path::new(s).is_dir()) {
+        [true, true] => return Ok(Sides::Folders),
+        [true, false] | [false, true] => {
+            return Err(invalid(format!(
+                "`{}` and `{}`: give two folders of runs (to replay them) or two tests, not one \
+                 of each",
+                sides[0], sides[1]
+            )));
+        }
+        [false, false] => {}
+    }
+    let url = sides.iter().find(|s| s.contains("://"));
+    let set = sides.iter().find(|s| !s.contains("://") && s.contains('='));
+    match (plan, url, set) {
+        (Some(plan), _, _) if !plan.is_file() => Err(Error::File {
+            action: crate::error::FileAction::ReadPlan,
+            path: plan.to_path_buf(),
+            cause: std::io::Error::new(std::io::ErrorKind::NotFound, "no such plan file"),
+        }),
+        (Some(_), Some(url), _) => Err(invalid(format!(
+            "`{url}`: with --plan, A and B are the plan's overrides (KEY=VALUE[,KEY=VALUE], e.g. \
+             vars.ms=3), not URLs"
+        ))),
+        (None, _, Some(set)) => Err(invalid(format!(
+            "`{set}` is an override (KEY=VALUE): give the plan it overrides with --plan FILE"
+        ))),
+        _ => Ok(Sides::Tests),
+    }
+}
+
 /// Replays two folders of runs already made (`dirs`: A's, B's), pair by pair in their order,
 /// under the design `design_of` gives for their model (open or not).
 pub fn replay(
     dirs: &[PathBuf; 2],
     design_of: impl FnOnce(bool) -> Result<Design, Error>,
 ) -> Result<AbOutcome, Error> {
+    let same = |d: &PathBuf| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());
+    if same(&dirs[0]) == same(&dirs[1]) {
+        return Err(Error::Invalid {
+            what: "volley ab".into(),
+            why: format!(
+                "A and B are the same folder ({}): a folder against itself decides nothing",
+                dirs[0].display()
+            ),
+        });
+    }
     let variants = read_variants(dirs, &[])?;
     let open = variants[0].runs.iter().any(|r| r.config.model.has_open());
     let mut runs: Vec<_> = variants.iter().map(|v| v.runs.iter()).collect();
@@ -194,7 +251,12 @@ pub fn replay(
 /// to the outcome's folder (`sequence.txt`, `comparison.md`).
 pub fn comparison(o: &AbOutcome, threshold_pct: f64) -> Result<String, Error> {
     let labels = ["A".to_string(), "B".to_string()];
-    let variants = read_variants(&o.folders, &labels)?;
+    let mut variants = read_variants(&o.folders, &labels)?;
+    // The runs the sequence decided on, no more: a replayed folder may hold later runs, and a
+    // side may have one run past the last pair.
+    for v in &mut variants {
+        v.runs.truncate((o.sequence.pairs as usize).max(1));
+    }
     // As `volley compare` makes it: the plans' scenarios, steps and phases judged too.
     let c = compare(&variants, CompareOptions::of_command(threshold_pct)?);
     let words = sequential::text(&o.sequence);
