@@ -478,6 +478,12 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
     assert!((3..8).contains(&runs("base")), "{} rounds", runs("base"));
     let md = std::fs::read_to_string(folder.join("report.md")).unwrap();
     assert!(md.contains("slower against base"), "{md}");
+    // The header says the runs each target got, not the most it could have.
+    let got = format!(
+        "until decided: {} of at most 8 run(s) per target",
+        runs("base")
+    );
+    assert!(md.contains(&got), "{md}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
