@@ -295,7 +295,7 @@ mod tests {
             let mut s = honest(level, false);
             if std::mem::take(&mut first) {
                 s.held = false;
-                s.reason = "latency p99<50ms failed (observed 67.5)".into();
+                s.reason = "latency p99<50ms failed (observed 67.500 ms)".into();
                 s.doubtful = true;
             }
             s

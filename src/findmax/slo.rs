@@ -172,6 +172,17 @@ pub fn reason(record: &RunRecord, judgement: &Judgement) -> String {
     }
 }
 
+/// An observed value in its threshold's unit: `35.999 ms`, `2.50%` (a ratio), `812.3 req/s`.
+fn in_unit(v: f64, t: &Threshold) -> String {
+    use crate::record::model::ThresholdUnit;
+    match t.metric.unit() {
+        ThresholdUnit::Ms => format!("{v:.3} ms"),
+        ThresholdUnit::Ratio => format!("{:.2}%", v * 100.0),
+        ThresholdUnit::PerSecond => format!("{v:.1} req/s"),
+        ThresholdUnit::Count => format!("{v:.0}"),
+    }
+}
+
 /// Why the step broke the SLO or was not a steady state, if it did.
 fn broken(
     record: &RunRecord,
@@ -183,7 +194,7 @@ fn broken(
     for t in slo {
         let observed = t.observe(&view);
         if !t.passes(observed) {
-            let seen = observed.map_or_else(|| "nothing measured".into(), |v| format!("{v:.3}"));
+            let seen = observed.map_or_else(|| "nothing measured".into(), |v| in_unit(v, t));
             return Some(format!(
                 "{} {} failed (observed {seen})",
                 t.metric_text, t.condition_text
@@ -266,11 +277,15 @@ mod tests {
             judge(&step(55.0, 60.0, 20.0), &slo, Some(1000.0)),
             Judgement::Broke(_)
         ));
-        // Small lag against a broken step: the target's fault.
-        assert!(matches!(
-            judge(&step(55.0, 45.0, 2.0), &slo, Some(1000.0)),
-            Judgement::Broke(_)
-        ));
+        // Small lag against a broken step: the target's fault, its figure in its unit.
+        let broke = judge(&step(55.0, 45.0, 2.0), &slo, Some(1000.0));
+        let Judgement::Broke(why) = broke else {
+            panic!("{broke:?}")
+        };
+        assert!(
+            why.starts_with("latency p99<50ms failed (observed ") && why.ends_with(" ms)"),
+            "{why}"
+        );
     }
 
     #[test]
