@@ -452,7 +452,7 @@ mod tests {
             .collect();
         let series = seconds(10, |_| 1000);
         let ci = ci95(&input(&series, &batches, &mut new_histogram()));
-        let p50 = ci.p50_ms.clone().unwrap_or_else(|| panic!("{ci:?}"));
+        let p50 = ci.p50_ms.unwrap_or_else(|| panic!("{ci:?}"));
         assert_eq!((p50.value, p50.half_width), (0.019, 0.001), "{p50:?}");
         let goal = PrecisionGoal {
             figure: BoundFigure::P50,

@@ -62,8 +62,7 @@ pub fn run(a: AbArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     }
     let sides = [a.quick.url.clone().unwrap_or_default(), a.b.clone()];
     let design = |open| volley::suite::ab::design(&a.decide, a.threshold, a.max_runs, open);
-    let kind = volley::suite::ab::sides(&sides, a.plan.as_deref())?;
-    let outcome = if kind == volley::suite::ab::Sides::Folders {
+    let outcome = if volley::suite::ab::sides(&sides, a.plan.as_deref())?.replays() {
         volley::suite::ab::replay(&sides.clone().map(PathBuf::from), design)?
     } else {
         let plans = [plan_of(&a, &sides[0])?, plan_of(&a, &sides[1])?];

@@ -181,6 +181,13 @@ pub enum Sides {
     Tests,
 }
 
+impl Sides {
+    /// Whether the sequence replays folders of runs rather than running tests.
+    pub fn replays(self) -> bool {
+        self == Self::Folders
+    }
+}
+
 /// Which kind `sides` are, or why they cannot be read as either: one a folder and one not; a
 /// URL where `plan` (the `--plan` file, when given) wants overrides; an override without a
 /// plan; a plan that cannot be read — each said before anything runs.

@@ -325,20 +325,8 @@ fn merge_with(
         .sum::<u64>();
     merged.series = parts::series(&parts);
     crate::record::series::fit_to_window(&mut merged.series, window);
-    let unsteady = parts
-        .iter()
-        .find_map(|p| {
-            let ci = p.record.summary.ci95.as_ref()?;
-            ci.unsteady.clone()
-        })
-        .or_else(|| {
-            let windows = parts
-                .iter()
-                .map(|p| (p.offset_s, p.record.summary.duration_s));
-            crate::record::shares::shares_apart(windows)
-        });
     merged.groups = parts::groups(&parts)?;
-    uncertainty(&mut merged, &parts::batches(&parts)?, unsteady)?;
+    uncertainty(&mut merged, &parts::batches(&parts)?, unsteady(&parts))?;
     merged.checks = parts::checks(&parts);
     merged.merged = Some(Merged {
         count,
@@ -369,6 +357,21 @@ fn merge_with(
 }
 
 /// Seconds from `origin` to `at` (≥ 0).
+/// Why the merged seconds measure different loads, if they do: a share's own load was not
+/// steady (its record's `unsteady`), or the shares measured apart.
+fn unsteady(parts: &[PlacedShare]) -> Option<String> {
+    let own = parts.iter().find_map(|p| {
+        let ci = p.record.summary.ci95.as_ref()?;
+        ci.unsteady.clone()
+    });
+    own.or_else(|| {
+        let windows = parts
+            .iter()
+            .map(|p| (p.offset_s, p.record.summary.duration_s));
+        crate::record::shares::shares_apart(windows)
+    })
+}
+
 fn since(origin: SystemTime, at: SystemTime) -> f64 {
     at.duration_since(origin).map_or(0.0, |d| d.as_secs_f64())
 }
