@@ -17,8 +17,9 @@ use crate::record::selfcheck::{SelfCheck, SelfCheckCode, SelfCheckOutcome};
 use crate::record::series::SecondStats;
 use crate::run::{RecordView, windows::per_sec};
 
-/// Shares whose start of measuring differs by more than this are warned about, seconds.
-pub const SKEW_WARNING_S: f64 = 1.0;
+/// Shares whose start of measuring differs by more than this are warned about, seconds: the
+/// same bar past which their merged record has no intervals ([`crate::record::shares::APART_S`]).
+pub const SKEW_WARNING_S: f64 = crate::record::shares::APART_S;
 
 /// The latency batches aligned as the series are (a share's second `k` is merged second
 /// `k + round(offset)`), at the longest batch length of the shares.
