@@ -426,3 +426,28 @@ fn a_share_asked_for_after_the_coordinator_gave_it_away_is_refused_saying_why() 
     let _ = first.wait(Duration::from_secs(30));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_plan_a_share_would_get_nothing_of_is_refused_before_any_generator_joins() {
+    // One VU cannot be divided between two generators: said at once, nothing listened for.
+    let dir = temp_dir("coord-one-vu");
+    let plan = dir.join("plan.toml");
+    std::fs::write(
+        &plan,
+        "[target]\nbase_url = \"http://127.0.0.1:9\"\n[[scenario]]\nname = \"one\"\n\
+         load = { profile = \"constant-vus\", vus = 1, duration = \"2s\" }\n\
+         [[scenario.step]]\nname = \"get\"\npath = \"/\"\n",
+    )
+    .unwrap();
+    let plan = plan.to_str().unwrap();
+    let (code, _, err) = common::run_volley(&["coordinate", plan, "--workers", "2"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--workers 2") && err.contains("scenario `one`: share 1/2 gets no VU"),
+        "{err}"
+    );
+    assert!(!err.contains("listening"), "{err}");
+    let (code, _, err) = common::run_volley(&["coordinate", plan, "--workers", "0"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--workers: must be between 1 and"), "{err}");
+}

@@ -90,7 +90,6 @@ pub struct JoinArgs {
 
 /// Runs the coordinator; returns the exit code of the merged run.
 pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
-    volley::distributed::coordinate::check_workers(a.workers)?;
     let plan = match &a.plan {
         Some(path) => {
             let options = ReadOptions {
@@ -103,6 +102,7 @@ pub fn run(a: CoordinateArgs) -> anyhow::Result<u8> {
         }
         None => None,
     };
+    volley::distributed::coordinate::check_workers(a.workers, plan.as_deref())?;
     let (token, generated) = match a
         .token
         .clone()

@@ -202,6 +202,37 @@ pub fn apply(mut plan: Plan, segment: Segment, plan_hash: String) -> Result<Plan
     Ok(plan)
 }
 
+/// Whether the whole test `plan` divides among `count` generators: every share `i/count` gets
+/// a VU (or iterations, requests, data rows) of each scenario, as [`apply`] would make it. A
+/// coordinator checks this before any generator joins, so a share that would get nothing is
+/// refused up front, not after the test has started without it.
+pub fn divides(plan: &Plan, count: u32) -> Result<(), Error> {
+    let invalid = |why: String| Error::Invalid {
+        what: format!("--workers {count}"),
+        why,
+    };
+    for index in 0..count {
+        let segment = Segment::new(index, count).map_err(|e| invalid(e.to_string()))?;
+        for sc in &plan.scenarios {
+            let warmup_in = plan.warmup.saturating_sub(sc.start_after);
+            sc.profile
+                .clone()
+                .share(segment, warmup_in)
+                .map_err(|why| invalid(format!("scenario `{}`: {why}", sc.name)))?;
+        }
+        for (name, source) in &plan.templates.data {
+            if source.share(segment).is_none() {
+                return Err(invalid(format!(
+                    "data `{name}` has {} rows, fewer than the {count} shares: share \
+                     {segment} would have none",
+                    source.len()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Why one scenario's profile cannot be divided into a share.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum ShareError {

@@ -59,16 +59,18 @@ pub struct CoordinatorOptions {
     pub settings: Distributed,
 }
 
-/// `--workers N`: between 1 and [`crate::schedule::segment::MAX_SEGMENTS`] shares.
-pub fn check_workers(count: u32) -> Result<(), crate::error::Error> {
+/// `--workers N`: between 1 and [`crate::schedule::segment::MAX_SEGMENTS`] shares, and, with
+/// the coordinator's plan, shares that each get some of its load
+/// ([`crate::plan::segment::divides`]).
+pub fn check_workers(count: u32, plan: Option<&Plan>) -> Result<(), crate::error::Error> {
     let most = crate::schedule::segment::MAX_SEGMENTS;
-    match (1..=most).contains(&count) {
-        true => Ok(()),
-        false => Err(crate::error::Error::Invalid {
+    if !(1..=most).contains(&count) {
+        return Err(crate::error::Error::Invalid {
             what: "--workers".into(),
             why: format!("must be between 1 and {most}"),
-        }),
+        });
     }
+    plan.map_or(Ok(()), |p| crate::plan::segment::divides(p, count))
 }
 
 /// Why a coordinated test has no merged record.
