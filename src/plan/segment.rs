@@ -188,14 +188,9 @@ pub fn apply(mut plan: Plan, segment: Segment, plan_hash: String) -> Result<Plan
     let templates = Arc::get_mut(&mut plan.templates)
         .ok_or_else(|| invalid("the plan's data files are already in use".into()))?;
     for (name, source) in &mut templates.data {
-        *source = source.share(segment).ok_or_else(|| {
-            invalid(format!(
-                "data `{name}` has {} rows, fewer than the {} shares: share {segment} would \
-                 have none",
-                source.len(),
-                segment.count()
-            ))
-        })?;
+        *source = source
+            .share(segment)
+            .ok_or_else(|| invalid(no_rows(name, source, segment)))?;
     }
     plan.fit_threads(plan.threads);
     plan.share = Some(PlanShare { segment, plan_hash });
@@ -222,15 +217,20 @@ pub fn divides(plan: &Plan, count: u32) -> Result<(), Error> {
         }
         for (name, source) in &plan.templates.data {
             if source.share(segment).is_none() {
-                return Err(invalid(format!(
-                    "data `{name}` has {} rows, fewer than the {count} shares: share \
-                     {segment} would have none",
-                    source.len()
-                )));
+                return Err(invalid(no_rows(name, source, segment)));
             }
         }
     }
     Ok(())
+}
+
+/// Why share `segment` of data file `name` would have no rows.
+fn no_rows(name: &str, source: &crate::plan::data::DataSource, segment: Segment) -> String {
+    format!(
+        "data `{name}` has {} rows, fewer than the {} shares: share {segment} would have none",
+        source.len(),
+        segment.count()
+    )
 }
 
 /// Why one scenario's profile cannot be divided into a share.

@@ -272,9 +272,9 @@ impl Templates {
         }
     }
 
-    /// Whether a template compiled so far reads `vars.NAME`.
-    pub fn reads_var(&self, name: &str) -> bool {
-        self.read_vars.contains(name)
+    /// The `NAME`s of the `vars.NAME` the templates compiled so far read.
+    pub fn read_vars(&self) -> impl Iterator<Item = &str> {
+        self.read_vars.iter().map(String::as_str)
     }
 
     /// Why `vars.NAME` is undefined, with the names `[vars]` does define.

@@ -99,9 +99,7 @@ impl ServerState {
             front: backends.map(Front::new),
         }
     }
-}
 
-impl ServerState {
     /// Whether a fault has closed the target ([`Gone`]): its answers are spent or its time is
     /// up. The listener's task closes the listener and the open connections when it next runs;
     /// until then this keeps a connection opened before from being answered after the close.
@@ -215,7 +213,7 @@ impl Route {
 /// connection (HTTP/1) or resets the stream (HTTP/2, HTTP/3) without a response, as a server
 /// that went away would. Requests already in a handler at the close are answered.
 #[derive(Debug, thiserror::Error)]
-#[error("the target has closed after its last allowed answer")]
+#[error("the target has closed (a fault): no more answers")]
 pub(crate) struct Gone;
 
 /// Serves one request (the hyper service function).

@@ -20,7 +20,8 @@ impl Ctx<'_> {
             let _ = url_templates.text(url, &BTreeSet::new());
         }
         let read = |name: &str| {
-            f.vars.contains_key(name) || templates.reads_var(name) || url_templates.reads_var(name)
+            let reads = |t: &Templates| t.read_vars().any(|n| n == name);
+            f.vars.contains_key(name) || reads(templates) || reads(&url_templates)
         };
         let Some(name) = self.options.sets.iter().find_map(|(key, _)| match key {
             SetKey::Var(name) if !read(name) => Some(name),
@@ -28,11 +29,14 @@ impl Ctx<'_> {
         }) else {
             return Ok(());
         };
-        let mut has: Vec<&str> = f.vars.keys().map(String::as_str).collect();
-        has.extend(self.options.sets.iter().filter_map(|(key, _)| match key {
-            SetKey::Var(n) if templates.reads_var(n) && !f.vars.contains_key(n) => Some(n.as_str()),
-            _ => None,
-        }));
+        let has: BTreeSet<&str> = f
+            .vars
+            .keys()
+            .map(String::as_str)
+            .chain(templates.read_vars())
+            .chain(url_templates.read_vars())
+            .collect();
+        let has: Vec<&str> = has.into_iter().collect();
         let has = if has.is_empty() {
             "it has none ([vars] is empty and no template reads vars.NAME)".to_string()
         } else {
