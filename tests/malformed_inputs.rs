@@ -112,6 +112,11 @@ const BAD_PLANS: &[(&str, &str, &str)] = &[
     ),
     ("wrong-type-vus.toml", "7:7", "invalid type: string \"ten\""),
     (
+        "precision-bare-number.toml",
+        "13:7",
+        "expected a string\n  hint: write the value as a string with its unit: \"3%\" for a share",
+    ),
+    (
         "huge-vus.toml",
         "7:7",
         "invalid value: integer `99999999999`",
