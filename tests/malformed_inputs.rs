@@ -571,6 +571,33 @@ fn bad_flags_and_urls_are_refused_naming_the_flag() {
             &["find-max", url, "--slo", "p99<5ms", "--step", "0s"],
             "a step must last longer than 0",
         ),
+        (
+            &[
+                "find-max",
+                url,
+                "--slo",
+                "p99<5ms",
+                "--step",
+                "3s",
+                "--precision",
+                "p50=3%",
+            ],
+            "each step measures for 3s (--step; in a suite, [find_max] step), and a precision \
+             goal needs at least 5 one-second batches",
+        ),
+        (
+            &[
+                "find-max",
+                good_plan,
+                "--slo",
+                "p99<5ms",
+                "--step",
+                "4s",
+                "--precision",
+                "p50=3%",
+            ],
+            "each step measures for 4s (--step",
+        ),
         (&["serve", "--port", "70000"], "--port"),
         (&["serve", "--bind", "not-an-ip"], "--bind"),
         (

@@ -18,7 +18,7 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     super::export::start(&mut outputs, None, "volley find-max")?;
     let base = base_plan(&a)?;
     super::runs::open_files(&base);
-    if let Some(why) = findmax::run::unsearchable(&base) {
+    if let Some(why) = findmax::run::unsearchable(&base, settings.step) {
         anyhow::bail!(volley::Error::Invalid {
             what: "plan".into(),
             why,
@@ -46,10 +46,8 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         },
     )?;
     let Some(SearchResult { record, .. }) = found else {
-        anyhow::bail!(
-            "no step could run within the budget of {}",
-            humantime::format_duration(a.budget)
-        );
+        let budget = humantime::format_duration(a.budget);
+        anyhow::bail!("no step could run within the budget of {budget}");
     };
     Ok(super::finish(&record, &mut outputs, a.quiet).1)
 }
@@ -103,7 +101,7 @@ fn base_plan(a: &FindMaxArgs) -> anyhow::Result<Plan> {
     input.threads = a.threads;
     input.connect = a.connect.options();
     input.grpc = a.grpc.input();
-    input.duration = Some(a.step);
+    (input.duration, input.load_replaced) = (Some(a.step), true);
     a.results.clone().apply_quick(&mut input);
     if a.model == LoadModel::Open {
         input.rate_per_sec = Some(1.0);

@@ -202,12 +202,23 @@ impl Settings {
     }
 }
 
-/// Why a plan cannot be searched, in words (`None` when it can).
-pub fn unsearchable(plan: &Plan) -> Option<String> {
-    (plan.scenarios.len() != 1).then(|| {
-        format!(
+/// Why a plan cannot be searched in steps of `step` (measured, after the warm-up), in words
+/// (`None` when it can): more than one scenario, or precision goals that no step is long enough
+/// to reach.
+pub fn unsearchable(plan: &Plan, step: Duration) -> Option<String> {
+    use crate::analysis::interval::MIN_BATCHES;
+    if plan.scenarios.len() != 1 {
+        return Some(format!(
             "find-max needs a plan with one scenario; this one has {}",
             plan.scenarios.len()
+        ));
+    }
+    (!plan.precision.is_empty() && step < Duration::from_secs(MIN_BATCHES as u64)).then(|| {
+        format!(
+            "each step measures for {} (--step; in a suite, [find_max] step), and a precision goal needs at least \
+             {MIN_BATCHES} one-second batches to end a step early: give --step {MIN_BATCHES}s \
+             or more, or no goal",
+            humantime::format_duration(step)
         )
     })
 }

@@ -78,6 +78,9 @@ pub struct RunInput {
     pub seed: Option<u64>,
     /// `--sse`, `--llm`: the request is a streaming step (`None`: an ordinary request).
     pub sse: Option<crate::plan::file::SseFile>,
+    /// The load is a placeholder its caller replaces (find-max's steps): whether that load is
+    /// steady enough for `precision` is the caller's to check, not the reader's.
+    pub load_replaced: bool,
 }
 
 /// A quick-mode gRPC call: `--proto`, `--import-path`, `--call`, `--data`.
@@ -179,6 +182,7 @@ impl RunInput {
             arrivals: None,
             seed: None,
             sse: None,
+            load_replaced: false,
         }
     }
 
@@ -194,6 +198,7 @@ impl RunInput {
             latency_buckets: self.latency_buckets.clone(),
             precision: self.precision.clone(),
             seed: self.seed,
+            load_replaced: self.load_replaced,
             ..ReadOptions::default()
         };
         let finish = Finish {

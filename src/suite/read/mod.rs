@@ -206,9 +206,9 @@ impl Ctx<'_> {
                 targets.push((t, target));
             }
         }
-        if find_max.is_some() {
+        if let Some(search) = &find_max {
             for (t, target) in &targets {
-                if let Some(why) = unsearchable(&target.plan) {
+                if let Some(why) = unsearchable(&target.plan, search.step) {
                     let at = t.get_ref().plan.as_ref().or(f.plan.as_ref());
                     return Err(self.err(
                         at.map(Spanned::span),
