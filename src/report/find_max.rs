@@ -78,12 +78,16 @@ pub fn tables(f: &FindMax) -> Vec<Table> {
     )
     .with_note(
         "In the order run. A level marked \"again\" was run a second time to confirm a break \
-         that may have been a one-off pause of the machine.",
+         that may have been a one-off pause of the machine; one marked \"validation\" was run \
+         for several steps at the level found, and when it held its figures are the maximum.",
     );
     for s in &f.steps {
         let mut level = load(s.level);
         if s.rerun {
             level.push_str(" (again)");
+        }
+        if s.validation {
+            level.push_str(" (validation)");
         }
         steps.push([
             level,
@@ -162,5 +166,19 @@ mod tests {
         let steps = &tables(&f)[1];
         let levels: Vec<&str> = steps.rows.iter().map(|r| r[0].as_str()).collect();
         assert_eq!(levels, ["3 VUs", "6 VUs", "6 VUs (again)"]);
+    }
+
+    #[test]
+    fn the_validation_row_says_so() {
+        let mut validation = step(4.0, true);
+        validation.validation = true;
+        let outcome = SearchOutcome {
+            steps: vec![step(4.0, true), step(5.0, false), validation],
+            stopped: "the bisection converged".into(),
+        };
+        let f = FindMax::from_outcome(LoadModel::Closed, "p99<50ms", &outcome, Duration::ZERO);
+        let steps = &tables(&f)[1];
+        let levels: Vec<&str> = steps.rows.iter().map(|r| r[0].as_str()).collect();
+        assert_eq!(levels, ["4 VUs", "5 VUs", "4 VUs (validation)"]);
     }
 }
