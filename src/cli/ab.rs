@@ -8,35 +8,37 @@ use volley::plan::Plan;
 
 use super::args::{QuickArgs, parse_duration, parse_set};
 
-/// `volley ab`.
+/// `volley ab`: its own flags under a heading of their own, the test's flags, and B.
 #[derive(Debug, clap::Args)]
 pub struct AbArgs {
+    /// A and B are variants of this plan.
+    #[arg(long, value_name = "PLAN", help_heading = AB)]
+    pub plan: Option<PathBuf>,
+    /// Metric to decide (repeatable, comma-separated): p50, p90, p95, p99, p99.9, mean,
+    /// throughput, errors (default: throughput in the closed model, p50 in the open);
+    /// `p50{step=pay}` decides one step of a plan's runs (also scenario=, phase=).
+    #[arg(long = "metric", value_delimiter = ',', value_name = "METRIC", help_heading = AB)]
+    pub decide: Vec<String>,
+    /// Practical threshold, %: a change is decided beyond ±PCT, equivalence within.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, help_heading = AB)]
+    pub threshold: f64,
+    /// Most runs per side: the horizon the sequence's α is spent over.
+    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(3..=500), help_heading = AB)]
+    pub max_runs: u32,
+    /// Start no pair that would end after this long, e.g. 10m.
+    #[arg(long, value_parser = parse_duration, help_heading = AB)]
+    pub max_time: Option<Duration>,
     /// The test, as quick mode takes it; its URL is A.
     #[command(flatten)]
     pub quick: QuickArgs,
     /// B: a URL (the same test against it). With --plan, A and B are the plan's overrides,
     /// `KEY=VALUE[,KEY=VALUE…]`; two folders of runs already made are replayed in order.
-    #[arg(value_name = "B")]
+    #[arg(value_name = "B", help_heading = None)]
     pub b: String,
-    /// A and B are variants of this plan.
-    #[arg(long, value_name = "PLAN")]
-    pub plan: Option<PathBuf>,
-    /// Metric to decide (repeatable, comma-separated): p50, p90, p95, p99, p99.9, mean,
-    /// throughput, errors (default: throughput in the closed model, p50 in the open);
-    /// `p50{step=pay}` decides one step of a plan's runs (also scenario=, phase=).
-    #[arg(long = "metric", value_delimiter = ',', value_name = "METRIC")]
-    pub decide: Vec<String>,
-    /// Practical threshold, %: a change is decided beyond ±PCT, equivalence within.
-    #[arg(long, value_name = "PCT", default_value_t = 2.0)]
-    pub threshold: f64,
-    /// Most runs per side: the horizon the sequence's α is spent over.
-    #[arg(long, value_name = "N", default_value_t = 20, value_parser = clap::value_parser!(u32).range(3..=500))]
-    pub max_runs: u32,
-    /// Start no pair that would end after this long, e.g. 10m.
-    #[arg(long, value_parser = parse_duration)]
-    pub max_time: Option<Duration>,
 }
 
+/// The help heading of `volley ab`'s own flags (else they take the test flags' last heading).
+const AB: &str = "A/B until decided";
 /// Quick-mode flags `volley ab` refuses, by argument id: hidden from its help (and flags.md).
 const REFUSED: &str = "repeat repeat_until segment join join_wait json metrics_listen \
     metrics_linger prometheus_rw otlp targets metrics interval max_series";
