@@ -178,3 +178,61 @@ fn a_capacity_target_reports_its_true_service_time() {
         "mean hold {held} s for 10 ms"
     );
 }
+
+#[test]
+fn an_interrupted_search_says_so_and_calls_nothing_a_break() {
+    let t = target();
+    let dir = temp_dir("findmax-interrupted");
+    let url = format!("{}/", t.base_url());
+    let run = spawn_volley(
+        &dir,
+        &[
+            "find-max",
+            &url,
+            "--slo",
+            "p99<200ms",
+            "--step",
+            "1s",
+            "--warmup",
+            "0s",
+            "--start",
+            "50",
+            "--budget",
+            "60s",
+        ],
+        &[],
+    );
+    // The first step (50/s for 1 s) holds; past 60 requests a later step is under way.
+    wait_until("a second step", Duration::from_secs(30), || {
+        served(&t, "/", 200) > 60
+    });
+    run.signal(nix::sys::signal::Signal::SIGINT);
+    let finished = run.wait(Duration::from_secs(20));
+    let record = valid_record(&dir.join("run.json"));
+    common::verified(&dir.join("run.json"));
+    let fm = &record["find_max"];
+    let steps = fm["steps"].as_array().unwrap();
+    let (last, before) = steps.split_last().unwrap();
+    // Before the fix: "the load generator saturated before the target did", the interrupted
+    // step the break, and a made-up step "not run: the search was stopped" after it.
+    assert_eq!(fm["stopped"], "the search was interrupted", "{fm:#}");
+    assert_eq!(fm["generator_limited"], false, "{fm:#}");
+    assert_eq!(fm["breaking_load"], Value::Null, "{fm:#}");
+    assert_eq!(
+        fm["lower_bound"], "no break found before the search was interrupted",
+        "{fm:#}"
+    );
+    assert!(
+        last["interrupted"] == true && last["held"] == false,
+        "{fm:#}"
+    );
+    assert!(!before.is_empty(), "{fm:#}");
+    for s in before {
+        assert!(s["held"] == true && s["interrupted"] == false, "{fm:#}");
+    }
+    assert_eq!(record["interrupted"], "SIGINT", "{}", finished.stderr);
+    // The record kept is the highest step that held, whole.
+    let best = before.last().unwrap();
+    assert_eq!(fm["max_sustainable_load"], best["level"]);
+    assert_eq!(record["summary"]["rps"], best["rps"]);
+}

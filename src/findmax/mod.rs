@@ -13,7 +13,7 @@ pub mod slo;
 use std::time::Duration;
 
 pub use crate::record::find_max::{
-    FindMax, FindMaxStep, STOPPED_BUDGET, STOPPED_LEVEL_LIMIT, SearchOutcome,
+    FindMax, FindMaxStep, STOPPED_BUDGET, STOPPED_INTERRUPTED, STOPPED_LEVEL_LIMIT, SearchOutcome,
 };
 pub use slo::Judgement;
 
@@ -53,7 +53,9 @@ pub struct Probe {
 }
 
 /// Runs the search, calling `probe(level, validation)` for each step (`validation`: the run
-/// that validates the level found, [`SearchConfig::validation_steps`] steps long).
+/// that validates the level found, [`SearchConfig::validation_steps`] steps long). A step the
+/// probe reports [`FindMaxStep::interrupted`] ends the search: every step is pushed to the
+/// outcome in the order probed.
 pub fn search(
     config: &SearchConfig,
     mut probe: impl FnMut(f64, bool) -> FindMaxStep,
@@ -76,7 +78,7 @@ pub fn search(
         }
         let mut step = probe(level, false);
         budget.charge(&step, 1);
-        if !step.held && step.doubtful && budget.allows(1) {
+        if !step.held && step.doubtful && !step.interrupted && budget.allows(1) {
             // A tail-only break, or a generator that fell behind, may be a one-off pause of the
             // machine: believe it only if it happens again.
             let mut again = probe(level, false);
@@ -89,9 +91,11 @@ pub fn search(
             }
             steps.push(first);
         }
-        let held = step.held;
-        let limited = step.generator_limited;
+        let (held, limited, interrupted) = (step.held, step.generator_limited, step.interrupted);
         steps.push(step);
+        if interrupted {
+            break STOPPED_INTERRUPTED.to_string();
+        }
         if limited {
             break "the load generator saturated before the target did".to_string();
         }
@@ -175,8 +179,15 @@ impl Validation<'_> {
             let mut step = probe(level, true);
             step.validation = true;
             self.budget.charge(&step, n);
-            let (held, limited) = (step.held, step.generator_limited);
+            let (held, limited, interrupted) =
+                (step.held, step.generator_limited, step.interrupted);
             self.steps.push(step);
+            if interrupted {
+                return format!(
+                    "{STOPPED_INTERRUPTED} while validating {}",
+                    level_words(level)
+                );
+            }
             if held && level == found {
                 return format!(
                     "{STOPPED_CONVERGED}; validated at {} over {n} steps",
@@ -196,11 +207,17 @@ impl Validation<'_> {
             }
             // Near the knee a longer run drifts where a short step held: each step down twice
             // as far as the one before, so that the last is clear of it (1 %, 2 %, 4 %: 7 % in
-            // all at the default resolution).
+            // all at the default resolution); whole VUs go down by one at least.
             let down = self.config.resolution * f64::from(1u32 << tried);
-            let lower = round(level * (1.0 - down).max(0.0));
+            let mut lower = round(level * (1.0 - down).max(0.0));
+            if self.config.integer && lower >= level {
+                lower = level - 1.0;
+            }
             if lower >= level || lower < 1e-3 {
-                break;
+                return format!(
+                    "{STOPPED_CONVERGED}; the validation failed at {}, the lowest level",
+                    level_words(level)
+                );
             }
             level = lower;
         }
@@ -281,6 +298,7 @@ mod tests {
             noise: false,
             rerun: false,
             validation: false,
+            interrupted: false,
             doubtful: level > capacity,
             took: None,
         }
@@ -397,6 +415,82 @@ mod tests {
         // 200 fails, 198 (1 % down) fails, 194.04 (2 % further) holds.
         assert_eq!(validations.len(), 3, "{:?}", out.steps);
         assert!(!validations[0].held && !validations[1].held && validations[2].held);
+    }
+
+    #[test]
+    fn few_vus_step_down_one_at_least_when_a_validation_fails() {
+        // Short steps hold up to 40 VUs, a validation only up to 38: 1 % below 40 rounds back
+        // to 40, so the first step down is one VU (39), the next 2 % (38). Before, the search
+        // stopped after the one validation, saying "and each step down".
+        let mut c = config();
+        (c.start, c.integer) = (5.0, true);
+        let out = search(&c, |level, validation| {
+            target(if validation { 38.0 } else { 40.0 })(level, validation)
+        });
+        let levels: Vec<f64> = out
+            .steps
+            .iter()
+            .filter(|s| s.validation)
+            .map(|s| s.level)
+            .collect();
+        assert_eq!(levels, [40.0, 39.0, 38.0], "{}", out.stopped);
+        assert!(
+            out.stopped
+                .ends_with("stepped down to 38, which held over 3 steps"),
+            "{}",
+            out.stopped
+        );
+        let f = FindMax::from_outcome(LoadModel::Closed, "p99<50ms", &out, Duration::ZERO);
+        assert_eq!(f.max_sustainable_load, Some(38.0));
+        // At one VU there is no lower level, and the reason says so.
+        c.start = 1.0;
+        let out = search(&c, |level, validation| {
+            target(if validation { 0.5 } else { 1.0 })(level, validation)
+        });
+        assert!(
+            out.stopped
+                .ends_with("the validation failed at 1, the lowest level"),
+            "{}",
+            out.stopped
+        );
+    }
+
+    #[test]
+    fn an_interrupted_step_ends_the_search_and_breaks_nothing() {
+        let out = search(&config(), |level, v| FindMaxStep {
+            interrupted: level >= 80.0,
+            held: level < 80.0,
+            ..target(1e6)(level, v)
+        });
+        assert_eq!(out.stopped, STOPPED_INTERRUPTED);
+        let levels: Vec<f64> = out.steps.iter().map(|s| s.level).collect();
+        assert_eq!(levels, [10.0, 20.0, 40.0, 80.0]);
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
+        assert_eq!(f.breaking_load, None);
+        assert!(!f.generator_limited);
+        assert_eq!(f.max_sustainable_load, Some(40.0));
+        assert_eq!(
+            f.lower_bound.as_deref(),
+            Some("no break found before the search was interrupted")
+        );
+        // During a validation: the validation is not a failed one, and the bracket's level stands.
+        let out = search(&config(), |level, v| FindMaxStep {
+            interrupted: v,
+            held: !v && level <= 100.0,
+            ..target(100.0)(level, v)
+        });
+        assert!(
+            out.stopped
+                .starts_with("the search was interrupted while validating"),
+            "{}",
+            out.stopped
+        );
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
+        assert!(
+            (99.0..=100.0).contains(&f.max_sustainable_load.unwrap()),
+            "{f:?}"
+        );
+        assert!(f.breaking_load.unwrap() > 100.0);
     }
 
     #[test]

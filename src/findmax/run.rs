@@ -10,6 +10,7 @@ use super::{FindMax, FindMaxStep, SearchConfig, search};
 use crate::error::Error;
 use crate::plan::{Plan, Profile, Threshold};
 use crate::record::RunRecord;
+use crate::record::find_max::best_step;
 use crate::record::model::LoadModel;
 
 /// Time a step costs beyond its warm-up and measured part (start, drain, record), estimated.
@@ -255,7 +256,9 @@ pub fn at_level(base: &Plan, level: f64, s: &Settings, steps: u32) -> Plan {
 pub struct SearchResult {
     /// The headline figures and every step.
     pub summary: FindMax,
-    /// The record to keep: the best step that held (else the first step), named
+    /// The record to keep: the step whose figures are the maximum ([`best_step`]: the validation
+    /// that held, else the highest level that held below every failed validation), else the
+    /// first step's, named
     /// `<name>-find-max` for a plan and `find-max` for a URL, with `summary` under `find_max`.
     pub record: RunRecord,
     /// A step was interrupted (the record says by what), which ended the search.
@@ -273,14 +276,11 @@ pub fn run(
     mut on_step: impl FnMut(&FindMaxStep),
 ) -> Result<Option<SearchResult>, Error> {
     let started = Instant::now();
-    let mut best: Option<(f64, RunRecord)> = None;
-    let mut first: Option<RunRecord> = None;
+    // One entry per step, in the order run: the record of a step that held, and the first's.
+    let mut kept: Vec<Option<RunRecord>> = Vec::new();
     let mut interrupted = false;
     let mut failure: Option<Error> = None;
     let outcome = search(&s.config(), |level, validation| {
-        if interrupted || failure.is_some() {
-            return stopped_step(level, "not run: the search was stopped");
-        }
         let steps = if validation { VALIDATION_STEPS } else { 1 };
         let plan = at_level(base, level, s, steps);
         let began = Instant::now();
@@ -288,49 +288,24 @@ pub fn run(
             Ok(record) => record,
             Err(e) => {
                 failure = Some(e);
-                return stopped_step(level, "the run failed");
+                kept.push(None);
+                return stopped_step(level, validation);
             }
         };
-        let judgement = if record.interrupted.is_some() {
-            interrupted = true;
-            Judgement::Broke("interrupted".into())
-        } else {
-            slo::judge(&record, &s.slo, s.is_open().then_some(level))
-        };
-        let r = &record.summary;
-        let step = FindMaxStep {
-            level,
-            rps: r.rps,
-            p50_ms: r.latency_ms.p50,
-            p99_ms: r.latency_ms.p99,
-            error_rate: r.error_rate().unwrap_or(0.0),
-            held: judgement == Judgement::Held,
-            reason: slo::reason(&record, &judgement),
-            generator_limited: matches!(judgement, Judgement::GeneratorLimited(_)),
-            noise: false,
-            rerun: false,
-            validation,
-            doubtful: slo::doubtful(&record, &judgement, &s.slo, s.is_open().then_some(level)),
-            took: Some(began.elapsed()),
-        };
+        let step = judged(&record, level, validation, s, began.elapsed());
+        interrupted |= step.interrupted;
         on_step(&step);
-        // The validation's record is the one kept when it held (the search ends there); one
-        // that failed rules out the record of its level or above.
-        if validation && !step.held && best.as_ref().is_some_and(|(l, _)| *l >= level) {
-            best = None;
-        }
-        if step.held && (validation || best.as_ref().is_none_or(|(l, _)| level > *l)) {
-            best = Some((level, record));
-        } else if first.is_none() {
-            first = Some(record);
-        }
+        let keep = step.held || kept.is_empty();
+        kept.push(keep.then_some(record));
         step
     });
     if let Some(e) = failure {
         return Err(e);
     }
+    debug_assert_eq!(kept.len(), outcome.steps.len());
     let summary = FindMax::from_outcome(s.model, &s.slo_text, &outcome, started.elapsed());
-    let Some(mut record) = best.map(|(_, r)| r).or(first) else {
+    let best = best_step(&outcome.steps).and_then(|i| kept.get_mut(i)?.take());
+    let Some(mut record) = best.or_else(|| kept.first_mut()?.take()) else {
         return Ok(None);
     };
     record.name = record_name(base);
@@ -346,6 +321,41 @@ pub fn run(
     }))
 }
 
+/// One step's figures and judgement from its run's `record` at `level`. A run stopped before
+/// its end (Ctrl-C) is [`FindMaxStep::interrupted`]: neither held nor broken.
+fn judged(
+    record: &RunRecord,
+    level: f64,
+    validation: bool,
+    s: &Settings,
+    took: Duration,
+) -> FindMaxStep {
+    let open_level = s.is_open().then_some(level);
+    let cut = record.interrupted.is_some();
+    let judgement = slo::judge(record, &s.slo, open_level);
+    let r = &record.summary;
+    FindMaxStep {
+        level,
+        rps: r.rps,
+        p50_ms: r.latency_ms.p50,
+        p99_ms: r.latency_ms.p99,
+        error_rate: r.error_rate().unwrap_or(0.0),
+        held: !cut && judgement == Judgement::Held,
+        reason: if cut {
+            "interrupted: the figures cover part of the step".into()
+        } else {
+            slo::reason(record, &judgement)
+        },
+        generator_limited: !cut && matches!(judgement, Judgement::GeneratorLimited(_)),
+        noise: false,
+        rerun: false,
+        validation,
+        interrupted: cut,
+        doubtful: !cut && slo::doubtful(record, &judgement, &s.slo, open_level),
+        took: Some(took),
+    }
+}
+
 /// The name of a search's record (and so of its results folder): `find-max` for a URL,
 /// `<plan name>-find-max` for a plan.
 pub fn record_name(base: &Plan) -> String {
@@ -356,7 +366,8 @@ pub fn record_name(base: &Plan) -> String {
     }
 }
 
-fn stopped_step(level: f64, why: &str) -> FindMaxStep {
+/// The step of a run that failed: it ends the search, whose error is returned.
+fn stopped_step(level: f64, validation: bool) -> FindMaxStep {
     FindMaxStep {
         level,
         rps: 0.0,
@@ -364,11 +375,12 @@ fn stopped_step(level: f64, why: &str) -> FindMaxStep {
         p99_ms: None,
         error_rate: 0.0,
         held: false,
-        reason: why.into(),
-        generator_limited: true,
+        reason: "the run failed".into(),
+        generator_limited: false,
         noise: false,
         rerun: false,
-        validation: false,
+        validation,
+        interrupted: true,
         doubtful: false,
         took: None,
     }

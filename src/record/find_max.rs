@@ -37,6 +37,10 @@ pub struct FindMaxStep {
     /// when it held, its figures are the maximum reported.
     #[serde(default)]
     pub validation: bool,
+    /// The step was stopped before its end (Ctrl-C, or a run that failed): its figures cover
+    /// only part of it, it neither held nor broke the SLO, and the search ended with it.
+    #[serde(default)]
+    pub interrupted: bool,
     /// The break may be a one-off pause of the machine: only the latency tail broke (rate
     /// achieved, no errors, median within bounds), or the generator fell behind. Such a step is
     /// run again before it is believed.
@@ -102,29 +106,12 @@ impl FindMax {
         outcome: &SearchOutcome,
         elapsed: Duration,
     ) -> Self {
-        // A validation that held is the figure; one that failed rules its level and above out.
-        let failed = outcome
-            .steps
-            .iter()
-            .filter(|s| s.validation && !s.held)
-            .map(|s| s.level)
-            .min_by(f64::total_cmp);
-        let best = outcome
-            .steps
-            .iter()
-            .find(|s| s.validation && s.held)
-            .or_else(|| {
-                outcome
-                    .steps
-                    .iter()
-                    .filter(|s| s.held && failed.is_none_or(|f| s.level < f))
-                    .max_by(|a, b| a.level.total_cmp(&b.level))
-            });
+        let best = best_step(&outcome.steps).map(|i| &outcome.steps[i]);
         let peak = outcome.steps.iter().max_by(|a, b| a.rps.total_cmp(&b.rps));
         let breaking = outcome
             .steps
             .iter()
-            .filter(|s| !s.held && !s.generator_limited && !s.noise)
+            .filter(|s| !s.held && !s.generator_limited && !s.noise && !s.interrupted)
             .min_by(|a, b| a.level.total_cmp(&b.level));
         let generator_limited = outcome
             .steps
@@ -166,6 +153,8 @@ impl FindMax {
         }
         Some(if self.stopped == STOPPED_BUDGET {
             "no break found within the budget".into()
+        } else if self.stopped.starts_with(STOPPED_INTERRUPTED) {
+            "no break found before the search was interrupted".into()
         } else if self.stopped.starts_with(STOPPED_LEVEL_LIMIT) {
             "no break found up to the level limit".into()
         } else {
@@ -174,6 +163,28 @@ impl FindMax {
     }
 }
 
+/// The step whose figures are the maximum (its index in `steps`): the validation that held;
+/// else the highest level that held below every validation that failed (one that failed rules
+/// its level and above out); `None` when no step qualifies.
+pub fn best_step(steps: &[FindMaxStep]) -> Option<usize> {
+    let failed = steps
+        .iter()
+        .filter(|s| s.validation && !s.held && !s.interrupted)
+        .map(|s| s.level)
+        .min_by(f64::total_cmp);
+    let held = |s: &FindMaxStep| s.held && !s.interrupted;
+    steps
+        .iter()
+        .position(|s| s.validation && held(s))
+        .or_else(|| {
+            (0..steps.len())
+                .filter(|&i| held(&steps[i]) && failed.is_none_or(|f| steps[i].level < f))
+                .max_by(|&a, &b| steps[a].level.total_cmp(&steps[b].level))
+        })
+}
+
+/// The start of `stopped` when the search was interrupted (Ctrl-C) or a step's run failed.
+pub const STOPPED_INTERRUPTED: &str = "the search was interrupted";
 /// `stopped` when the budget ran out.
 pub const STOPPED_BUDGET: &str = "the time budget was spent";
 /// The start of [`SearchOutcome::stopped`] when the level limit was reached.

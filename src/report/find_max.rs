@@ -121,6 +121,7 @@ mod tests {
             noise: false,
             rerun: false,
             validation: false,
+            interrupted: false,
             doubtful: false,
             took: None,
         }

@@ -533,6 +533,7 @@ mod tests {
             noise: false,
             rerun: false,
             validation: false,
+            interrupted: false,
             doubtful: false,
             took: None,
         };
