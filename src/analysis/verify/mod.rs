@@ -8,11 +8,13 @@
 //!
 //! Layout: `counts` (attempts, requests, errors, groups), `rates` (every rate over its
 //! window, windows inside the run, the series), `ladder` (percentiles ordered), `outcome`
-//! (status, first line and exit code), `generator` (CPU steal and its warning), `intervals` (the 95 % intervals from the batches), `merged` (a merged record against its shares),
+//! (status, first line and exit code), `generator` (CPU steal and its warning), `find_max` (a
+//! search's headline figures from its steps), `intervals` (the 95 % intervals from the batches), `merged` (a merged record against its shares),
 //! [`suite`] (a suite's statuses against its records), `files` (what a path stands for).
 
 mod counts;
 mod files;
+mod find_max;
 mod generator;
 mod intervals;
 mod ladder;
@@ -77,6 +79,9 @@ pub enum Rule {
     /// The CPU steal share is a share (0–1), and a run whose share reached the limit carries the
     /// `cpu_steal` warning.
     StealWarned,
+    /// A search's maximum, peak, break and lower bound are what its steps give, and the
+    /// record's figures are those of the step the maximum comes from.
+    FindMaxAgrees,
 }
 
 impl Rule {
@@ -102,6 +107,7 @@ impl Rule {
             Self::StreamsAddUp => "streams_add_up",
             Self::QuicAddsUp => "quic_adds_up",
             Self::StealWarned => "steal_warned",
+            Self::FindMaxAgrees => "find_max_agrees",
         }
     }
 }
@@ -207,6 +213,7 @@ pub fn record(r: &RunRecord) -> Vec<Violation> {
     streams::check(r, &mut f);
     quic(r, &mut f);
     generator::check(r, &mut f);
+    find_max::check(r, &mut f);
     f.into_vec()
 }
 

@@ -369,3 +369,75 @@ fn a_load_that_was_not_steady_has_no_intervals() {
         [("summary.ci95.rps".to_string(), Rule::IntervalsAgree)]
     );
 }
+
+#[test]
+fn a_search_whose_headline_is_not_what_its_steps_give_is_named() {
+    use crate::record::find_max::{FindMax, FindMaxStep, SearchOutcome};
+    use crate::record::model::LoadModel;
+    let step = |level: f64, rps: f64, held: bool| FindMaxStep {
+        level,
+        rps,
+        p50_ms: Some(1.0),
+        p99_ms: Some(2.0),
+        error_rate: 0.0,
+        held,
+        reason: if held {
+            String::new()
+        } else {
+            "p99 broke".into()
+        },
+        generator_limited: false,
+        noise: false,
+        rerun: false,
+        validation: false,
+        interrupted: false,
+        doubtful: false,
+        took: None,
+    };
+    let mut r = consistent();
+    let rps = r.summary.rps;
+    let outcome = SearchOutcome {
+        steps: vec![step(100.0, rps, true), step(200.0, rps * 10.0, false)],
+        stopped: "the bisection converged".into(),
+    };
+    let found = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &outcome, Default::default());
+    r.find_max = Some(found.clone());
+    assert_eq!(named(&r), vec![]);
+    let tampered = |edit: &dyn Fn(&mut FindMax)| {
+        let mut r = r.clone();
+        edit(r.find_max.as_mut().unwrap());
+        named(&r)
+    };
+    let rule = |path: &str| vec![(path.to_string(), Rule::FindMaxAgrees)];
+    assert_eq!(
+        tampered(&|f| f.max_sustainable_rps = Some(12345.0)),
+        rule("find_max.max_sustainable_rps")
+    );
+    // Without its break, the maximum would also be only a lower bound.
+    assert_eq!(
+        tampered(&|f| f.breaking_load = None),
+        [
+            ("find_max.breaking_load".to_string(), Rule::FindMaxAgrees),
+            ("find_max.lower_bound".to_string(), Rule::FindMaxAgrees),
+        ]
+    );
+    assert_eq!(
+        tampered(&|f| f.lower_bound = Some("no break found within the budget".into())),
+        rule("find_max.lower_bound")
+    );
+    assert_eq!(
+        tampered(&|f| f.breaking_reason = Some("errors broke".into())),
+        rule("find_max.breaking_reason")
+    );
+    // The record's figures must be the best step's: here the broken step's rps claims them.
+    assert_eq!(
+        tampered(&|f| f.steps[0].rps = rps + 1.0),
+        [
+            (
+                "find_max.max_sustainable_rps".to_string(),
+                Rule::FindMaxAgrees
+            ),
+            ("summary.rps".to_string(), Rule::FindMaxAgrees),
+        ]
+    );
+}

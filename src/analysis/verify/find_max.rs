@@ -1,0 +1,86 @@
+//! A search's headline figures are what its steps give: `find_max`'s maximum, peak, break,
+//! saturation and lower bound recomputed from `find_max.steps` ([`FindMax::from_outcome`]), and
+//! the record's own figures are those of the step the maximum comes from ([`best_step`]).
+
+use std::time::Duration;
+
+use super::{Findings, Rule, near};
+use crate::record::find_max::{FindMax, SearchOutcome, best_step};
+use crate::record::model::RunRecord;
+
+/// [`Rule::FindMaxAgrees`].
+pub(super) fn check(r: &RunRecord, f: &mut Findings) {
+    let Some(found) = &r.find_max else { return };
+    let outcome = SearchOutcome {
+        steps: found.steps.clone(),
+        stopped: found.stopped.clone(),
+    };
+    let again = FindMax::from_outcome(found.model, &found.slo, &outcome, Duration::ZERO);
+    let figures = [
+        (
+            "max_sustainable_rps",
+            found.max_sustainable_rps,
+            again.max_sustainable_rps,
+        ),
+        (
+            "max_sustainable_load",
+            found.max_sustainable_load,
+            again.max_sustainable_load,
+        ),
+        ("peak_rps", Some(found.peak_rps), Some(again.peak_rps)),
+        ("peak_load", Some(found.peak_load), Some(again.peak_load)),
+        ("breaking_load", found.breaking_load, again.breaking_load),
+    ];
+    for (name, recorded, from_steps) in figures {
+        let agree = match (recorded, from_steps) {
+            (Some(a), Some(b)) => near(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        f.check(
+            agree,
+            Rule::FindMaxAgrees,
+            format!("find_max.{name}"),
+            shown(recorded),
+            || format!("{} (from find_max.steps)", shown(from_steps)),
+        );
+    }
+    let words = [
+        (
+            "breaking_reason",
+            found.breaking_reason.clone(),
+            again.breaking_reason,
+        ),
+        ("lower_bound", found.why_lower_bound(), again.lower_bound),
+    ];
+    for (name, recorded, from_steps) in words {
+        f.check(
+            recorded == from_steps,
+            Rule::FindMaxAgrees,
+            format!("find_max.{name}"),
+            format!("{recorded:?}"),
+            || format!("{from_steps:?} (from find_max.steps)"),
+        );
+    }
+    f.check(
+        found.generator_limited == again.generator_limited,
+        Rule::FindMaxAgrees,
+        "find_max.generator_limited",
+        found.generator_limited,
+        || format!("{} (from find_max.steps)", again.generator_limited),
+    );
+    if let Some(i) = best_step(&found.steps) {
+        let step = found.steps[i].rps;
+        f.check(
+            near(r.summary.rps, step),
+            Rule::FindMaxAgrees,
+            "summary.rps",
+            r.summary.rps,
+            || format!("{step} (find_max.steps[{i}], the step the maximum comes from)"),
+        );
+    }
+}
+
+/// A figure or `null`.
+fn shown(v: Option<f64>) -> String {
+    v.map_or_else(|| "null".into(), |v| v.to_string())
+}
