@@ -146,6 +146,7 @@ fn agree(recorded: &Ci95, again: &Ci95, path: &str, f: &mut Findings) {
             (Some(a), Some(b)) => {
                 super::near(a.value, b.value)
                     && super::near(a.half_width, b.half_width)
+                    && super::near(a.effective, b.effective)
                     && (a.batches, a.batch_s) == (b.batches, b.batch_s)
             }
             (None, None) => true,
@@ -216,8 +217,8 @@ fn show(b: Option<&crate::record::model::Bound>) -> String {
         || "none".into(),
         |b| {
             format!(
-                "{} ± {} ({} batches of {} s)",
-                b.value, b.half_width, b.batches, b.batch_s
+                "{} ± {} ({} batches of {} s, {} effective)",
+                b.value, b.half_width, b.batches, b.batch_s, b.effective
             )
         },
     )

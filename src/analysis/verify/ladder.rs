@@ -1,6 +1,9 @@
-//! Percentiles: every latency ladder of a record is ordered and holds its mean.
+//! Percentiles: every latency ladder of a record is ordered and holds its mean, and the run's
+//! and each group's are what their histograms give.
 
-use super::{Findings, Rule};
+use super::{Findings, Rule, near};
+use crate::record::decode_histogram;
+use crate::record::figures::percentiles;
 use crate::record::model::{Percentiles, RunRecord};
 
 /// Slack for two figures of one ladder, ms: they come from one histogram, so they differ from
@@ -76,6 +79,47 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
                 format!("{path}.mean"),
                 mean,
                 || format!("between {path}.min = {min} and {path}.max = {max}"),
+            );
+        }
+    }
+}
+
+/// [`Rule::LadderFromHistogram`]: `summary.latency_ms` is what `histograms.latency_us` gives,
+/// each group's `latency_ms` what its `histogram_us` gives (an undecodable histogram is
+/// `histogram_count`'s finding).
+pub(super) fn from_histograms(r: &RunRecord, f: &mut Findings) {
+    let run = (
+        "summary.latency_ms".to_string(),
+        &r.summary.latency_ms,
+        &r.histograms.latency_us,
+    );
+    let groups = r.groups.iter().enumerate().map(|(i, g)| {
+        (
+            format!("groups[{i}].latency_ms"),
+            &g.latency_ms,
+            &g.histogram_us,
+        )
+    });
+    for (path, ladder, encoded) in std::iter::once(run).chain(groups) {
+        let Ok(h) = decode_histogram(encoded) else {
+            continue;
+        };
+        let again = percentiles(&h);
+        let mean = [("mean", ladder.mean, again.mean)];
+        let pairs = ladder.ladder().into_iter().zip(again.ladder());
+        let rungs = pairs.map(|((name, found), (_, expected))| (name, found, expected));
+        for (name, found, expected) in rungs.chain(mean) {
+            let agree = match (found, expected) {
+                (Some(a), Some(b)) => near(a, b),
+                (a, b) => a.is_none() && b.is_none(),
+            };
+            let shown = |v: Option<f64>| v.map_or_else(|| "null".into(), |v| v.to_string());
+            f.check(
+                agree,
+                Rule::LadderFromHistogram,
+                format!("{path}.{name}"),
+                shown(found),
+                || format!("{} from its histogram", shown(expected)),
             );
         }
     }

@@ -60,6 +60,8 @@ pub enum Rule {
     ArrivalAddsUp,
     /// min ≤ p10 ≤ … ≤ p99.99 ≤ max, and min ≤ mean ≤ max, for every latency ladder.
     PercentilesOrdered,
+    /// The run's and each group's latency ladder is what its histogram gives.
+    LadderFromHistogram,
     /// The recorded outcome (status, first line, exit code) is what the figures give.
     OutcomeAgrees,
     /// A threshold that ended the run has failed.
@@ -99,6 +101,7 @@ impl Rule {
             Self::SeriesAddsUp => "series_adds_up",
             Self::ArrivalAddsUp => "arrival_adds_up",
             Self::PercentilesOrdered => "percentiles_ordered",
+            Self::LadderFromHistogram => "ladder_from_histogram",
             Self::OutcomeAgrees => "outcome_agrees",
             Self::ThresholdsAgree => "thresholds_agree",
             Self::MergedAddsUp => "merged_adds_up",
@@ -207,6 +210,7 @@ pub fn record(r: &RunRecord) -> Vec<Violation> {
     counts::check(r, &mut f);
     rates::check(r, &mut f);
     ladder::check(r, &mut f);
+    ladder::from_histograms(r, &mut f);
     intervals::check(r, &mut f);
     outcome::check(r, &mut f);
     merged::check(r, &mut f);

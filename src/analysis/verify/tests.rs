@@ -441,3 +441,16 @@ fn a_search_whose_headline_is_not_what_its_steps_give_is_named() {
         ]
     );
 }
+
+#[test]
+fn a_ladder_that_is_not_its_histograms_is_named() {
+    let mut r = consistent();
+    r.summary.latency_ms.p50 = r.summary.latency_ms.p50.map(|v| v + 0.001);
+    assert_eq!(
+        named(&r),
+        vec![(
+            "summary.latency_ms.p50".to_string(),
+            Rule::LadderFromHistogram
+        )]
+    );
+}
