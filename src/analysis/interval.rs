@@ -24,6 +24,12 @@ pub const MIN_BATCHES: usize = 5;
 /// (a batch of 1,000 responses bounds p99, not p99.9).
 pub const MIN_ABOVE: f64 = 10.0;
 
+/// Whether `n` responses hold at least `need` above quantile `q` (`n × (1 − q)`, float rounding
+/// forgiven: 100 responses hold 10 above p90, where 100 × (1 − 0.9) computes to 9.999…).
+pub fn enough_above(n: f64, q: f64, need: f64) -> bool {
+    n * (1.0 - q) >= need - 1e-9
+}
+
 /// What the intervals are computed from: a run's seconds and its latency in batches.
 #[derive(Debug, Clone, Copy)]
 pub struct Input<'a> {
@@ -216,8 +222,8 @@ fn coarsened(
 ) -> Option<(Vec<Histogram<u64>>, u64)> {
     let enough = |hs: &[Histogram<u64>]| {
         let fewest = hs.iter().map(Histogram::len).min().unwrap_or(0) as f64;
-        let above = figure.quantile().map_or(1.0, |q| 1.0 - q);
-        fewest > 0.0 && fewest * above >= MIN_ABOVE.min(fewest)
+        let q = figure.quantile().unwrap_or(0.0);
+        fewest > 0.0 && enough_above(fewest, q, MIN_ABOVE.min(fewest))
     };
     while hs.len() >= MIN_BATCHES {
         if enough(&hs) {
@@ -437,6 +443,24 @@ mod tests {
                 .p50_ms
                 .is_none()
         );
+    }
+
+    #[test]
+    fn batches_of_a_hundred_bound_p90_unmerged() {
+        // 100 responses a second hold 10 above their p90: the seconds are the batches. 99 a
+        // second would be merged in pairs, and 3 pairs are too few.
+        let batches = |n: u64| {
+            (0..6)
+                .map(|_| {
+                    let mut h = new_histogram();
+                    (1..=n).for_each(|v| h.record(v * 100).unwrap());
+                    h
+                })
+                .collect::<Vec<_>>()
+        };
+        let hundred = coarsened(batches(100), 1, BoundFigure::P90).unwrap();
+        assert_eq!((hundred.0.len(), hundred.1), (6, 1));
+        assert!(coarsened(batches(99), 1, BoundFigure::P90).is_none());
     }
 
     #[test]

@@ -223,7 +223,8 @@ impl Metric {
         if s.span_s < 0.999 {
             return None;
         }
-        let enough = |q: f64| s.requests as f64 * (1.0 - q) >= crate::analysis::interval::MIN_ABOVE;
+        use crate::analysis::interval::{MIN_ABOVE, enough_above};
+        let enough = |q: f64| enough_above(s.requests as f64, q, MIN_ABOVE);
         match self {
             Self::Throughput => Some(s.requests as f64 / s.span_s),
             Self::P50 => s.p50_ms.filter(|_| enough(0.50)),
@@ -258,5 +259,8 @@ mod tests {
         assert_eq!(Metric::P99.of_second(&few), None);
         assert_eq!(Metric::Throughput.of_second(&few), Some(30.0));
         assert_eq!(Metric::P99.of_second(&second(1000)), Some(3.0));
+        // 100 responses hold 10 above their p90 (100 × (1 − 0.9) is 9.999… in floats); 99 do not.
+        assert_eq!(Metric::P90.of_second(&second(100)), Some(2.0));
+        assert_eq!(Metric::P90.of_second(&second(99)), None);
     }
 }

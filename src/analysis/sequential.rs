@@ -181,21 +181,23 @@ impl Design {
     }
 
     /// Looks at metric `m` after `pairs` pairs, from its per-run values on each side (`a` the
-    /// baseline); `None` while it cannot be tested (too few runs, a value missing or not
-    /// positive on a relative metric).
+    /// baseline, pair by pair); a pair where either value is missing or, on a relative metric,
+    /// not positive is left out. `None` while it cannot be tested (fewer than [`MIN_PAIRS`]
+    /// pairs, or left).
     pub fn look(&self, m: Metric, a: &[f64], b: &[f64], pairs: u32) -> Option<Look> {
         let level = self.level(pairs);
         let relative = m.relative();
-        let usable = |v: &&f64| v.is_finite() && (!relative || **v > 0.0);
-        if level <= 0.0 || !a.iter().all(|v| usable(&v)) || !b.iter().all(|v| usable(&v)) {
+        let usable = |v: f64| v.is_finite() && (!relative || v > 0.0);
+        let scale = |x: f64| if relative { x.ln() } else { x };
+        let (a, b): (Vec<f64>, Vec<f64>) = a
+            .iter()
+            .zip(b)
+            .filter(|&(&x, &y)| usable(x) && usable(y))
+            .map(|(&x, &y)| (scale(x), scale(y)))
+            .unzip();
+        if level <= 0.0 || a.len() < MIN_PAIRS as usize {
             return None;
         }
-        let scale = |xs: &[f64]| -> Vec<f64> {
-            xs.iter()
-                .map(|&x| if relative { x.ln() } else { x })
-                .collect()
-        };
-        let (a, b) = (scale(a), scale(b));
         let d = paired(&a, &b)?;
         let unit = |x: f64| if relative { 100.0 * x.exp_m1() } else { x };
         let (lo, hi) = d.interval(1.0 - level);
@@ -435,6 +437,13 @@ mod tests {
             d.look(Metric::ErrorRate, &[0.0; 3], &[0.0; 3], 3)
                 .is_some_and(|l| l.call == Call::Equivalent)
         );
+        // A run without the figure leaves its pair out, not the metric: before, one such run
+        // kept every later look of it from being made.
+        let d = design(vec![Metric::P50]);
+        let a = [2.0, f64::NAN, 2.02, 1.98, 2.01, 1.99];
+        let b = [2.4, 2.4, 2.42, 2.38, 2.41, 2.39];
+        let look = d.look(Metric::P50, &a, &b, 6).unwrap();
+        assert_eq!(look.call, Call::Worse, "{look:?}");
     }
 
     #[test]
