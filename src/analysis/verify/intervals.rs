@@ -7,7 +7,7 @@ use crate::record::batches::Batches;
 use crate::record::decode_histogram;
 use crate::record::group_series::GroupSeries;
 use crate::record::model::{
-    Autocorrelation, BoundFigure, Ci95, Group, PrecisionOutcome, RunRecord,
+    Autocorrelation, BoundFigure, Ci95, Group, GroupKind, PrecisionOutcome, RunRecord,
 };
 
 /// `summary.ci95` recomputed from `histograms.batches_us` and `series`; the batches' responses
@@ -17,7 +17,28 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         return;
     };
     if let Some(p) = &recorded.precision {
+        // Both are refused before a run: a load that changes, and shares merged afterwards.
+        f.check(
+            recorded.unsteady.is_none() && r.merged.is_none(),
+            Rule::IntervalsAgree,
+            "summary.ci95.precision",
+            "present",
+            || {
+                "none: a run whose load changed, or a merged record, is never run until precise"
+                    .into()
+            },
+        );
         precision(p, r, f);
+    }
+    if let Some(i) = r.groups.iter().position(|g| g.kind == GroupKind::Phase) {
+        // Phases are the levels of a ladder: a load that changed.
+        f.check(
+            recorded.unsteady.is_some(),
+            Rule::IntervalsAgree,
+            "summary.ci95.unsteady",
+            "absent",
+            || format!("a cause: groups[{i}] is a phase of a ladder"),
+        );
     }
     if let Some(apart) = r.merged.as_ref().and_then(|m| m.apart()) {
         // Shares that measured apart are a load that changed, whatever the record claims.

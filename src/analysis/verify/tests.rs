@@ -362,11 +362,28 @@ fn a_load_that_was_not_steady_has_no_intervals() {
     };
     r.summary.ci95 = Some(Ci95 {
         rps: Some(bound),
-        ..unsteady
+        ..unsteady.clone()
     });
     assert_eq!(
         named(&r),
         [("summary.ci95.rps".to_string(), Rule::IntervalsAgree)]
+    );
+    // A load that changed is never run until precise.
+    r.summary.ci95 = Some(Ci95 {
+        precision: Some(crate::record::model::PrecisionOutcome {
+            goals: vec![crate::record::model::PrecisionGoal {
+                figure: crate::record::model::BoundFigure::P99,
+                share: 0.02,
+                part: None,
+            }],
+            reached: false,
+            at_s: None,
+        }),
+        ..unsteady
+    });
+    assert_eq!(
+        named(&r),
+        [("summary.ci95.precision".to_string(), Rule::IntervalsAgree)]
     );
 }
 
@@ -453,4 +470,33 @@ fn a_ladder_that_is_not_its_histograms_is_named() {
             Rule::LadderFromHistogram
         )]
     );
+}
+
+#[test]
+fn a_run_with_phases_must_say_its_load_changed() {
+    let text = include_str!("../../../tests/records/v2-two-scenarios.json");
+    let mut group = crate::record::parse_record(text.as_bytes(), std::path::Path::new("v2.json"))
+        .unwrap()
+        .groups[0]
+        .clone();
+    group.kind = GroupKind::Phase;
+    group.ci95 = None;
+    let mut r = fixture("ok", 12, 250, 2000, 3, 0.0);
+    settle(&mut r);
+    let latency = crate::record::decode_histogram(&r.histograms.latency_us).unwrap();
+    r.summary.ci95 = Some(crate::analysis::interval::ci95(
+        &crate::analysis::interval::Input {
+            window_s: r.summary.duration_s,
+            series: &r.series,
+            batch_s: 1,
+            batches: &[],
+            rps: r.summary.rps,
+            latency: &latency,
+        },
+    ));
+    r.groups.push(group);
+    let unsteady = ("summary.ci95.unsteady".to_string(), Rule::IntervalsAgree);
+    assert!(named(&r).contains(&unsteady), "{:?}", named(&r));
+    r.summary.ci95 = Some(crate::record::model::Ci95::unsteady("a ladder".into()));
+    assert!(!named(&r).contains(&unsteady), "{:?}", named(&r));
 }
