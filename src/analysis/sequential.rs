@@ -181,23 +181,21 @@ impl Design {
     }
 
     /// Looks at metric `m` after `pairs` pairs, from its per-run values on each side (`a` the
-    /// baseline, pair by pair); a pair where either value is missing or, on a relative metric,
-    /// not positive is left out. `None` while it cannot be tested (fewer than [`MIN_PAIRS`]
-    /// pairs, or left).
+    /// baseline, pair by pair). `None` while it cannot be tested: fewer than [`MIN_PAIRS`]
+    /// pairs, or a run without the figure or, on a relative metric, with one not above 0 — a
+    /// run whose every request failed (0 req/s, no latency) is a result no log-scale test can
+    /// hold, and leaving its pair out would let the runs that worked call the sides equivalent,
+    /// so the metric stays undecided from then on (the comparison afterwards shows the run).
     pub fn look(&self, m: Metric, a: &[f64], b: &[f64], pairs: u32) -> Option<Look> {
         let level = self.level(pairs);
         let relative = m.relative();
         let usable = |v: f64| v.is_finite() && (!relative || v > 0.0);
         let scale = |x: f64| if relative { x.ln() } else { x };
-        let (a, b): (Vec<f64>, Vec<f64>) = a
-            .iter()
-            .zip(b)
-            .filter(|&(&x, &y)| usable(x) && usable(y))
-            .map(|(&x, &y)| (scale(x), scale(y)))
-            .unzip();
-        if level <= 0.0 || a.len() < MIN_PAIRS as usize {
+        if level <= 0.0 || !a.iter().chain(b).all(|&v| usable(v)) || a.len() < MIN_PAIRS as usize {
             return None;
         }
+        let (a, b): (Vec<f64>, Vec<f64>) =
+            a.iter().zip(b).map(|(&x, &y)| (scale(x), scale(y))).unzip();
         let d = paired(&a, &b)?;
         let unit = |x: f64| if relative { 100.0 * x.exp_m1() } else { x };
         let (lo, hi) = d.interval(1.0 - level);
@@ -437,13 +435,12 @@ mod tests {
             d.look(Metric::ErrorRate, &[0.0; 3], &[0.0; 3], 3)
                 .is_some_and(|l| l.call == Call::Equivalent)
         );
-        // A run without the figure leaves its pair out, not the metric: before, one such run
-        // kept every later look of it from being made.
-        let d = design(vec![Metric::P50]);
-        let a = [2.0, f64::NAN, 2.02, 1.98, 2.01, 1.99];
-        let b = [2.4, 2.4, 2.42, 2.38, 2.41, 2.39];
-        let look = d.look(Metric::P50, &a, &b, 6).unwrap();
-        assert_eq!(look.call, Call::Worse, "{look:?}");
+        // A run without the figure (every request failed) is never left out: the runs that
+        // worked would call the sides equivalent.
+        let d = design(vec![Metric::Throughput]);
+        let a = [1000.0, 1001.0, 999.0, 1000.0, 1001.0, 999.0];
+        let b = [1000.0, 0.0, 1001.0, 999.0, 1000.0, 1000.5];
+        assert!(d.look(Metric::Throughput, &a, &b, 6).is_none());
     }
 
     #[test]
