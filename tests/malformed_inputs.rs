@@ -114,7 +114,7 @@ const BAD_PLANS: &[(&str, &str, &str)] = &[
     (
         "precision-bare-number.toml",
         "13:7",
-        "expected a string\n  hint: write the value as a string with its unit: \"3%\" for a share",
+        "expected a string\n  hint: write `p50` as a string with its unit, e.g. \"3%\"",
     ),
     (
         "huge-vus.toml",

@@ -10,6 +10,7 @@ use std::time::Duration;
 use toml::Spanned;
 
 mod draft;
+mod hints;
 mod options;
 mod profile;
 mod report;
@@ -85,7 +86,7 @@ pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Draft,
     };
     let file: PlanFile = toml::from_str(text).map_err(|e| {
         let message = e.message().trim_end().to_string();
-        let hint = toml_hint(&message);
+        let hint = hints::toml_hint(&message, text, e.span().map(|s| s.start));
         ctx.err(e.span(), message, hint.as_deref())
     })?;
     let share = match options.segment {
@@ -96,26 +97,6 @@ pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Draft,
         None => None,
     };
     ctx.compile(file, Finish { share, quick: None })
-}
-
-/// The hint for a TOML reader's `message`: the plan format for an unknown field, quotes and a
-/// unit for a bare number where a string is expected (`p50 = 3` for `"3%"`, `timeout = 5` for
-/// `"5s"`).
-fn toml_hint(message: &str) -> Option<String> {
-    if message.contains("unknown field") {
-        return Some(
-            "check the spelling; `volley check` lists the plan format in schema/plan.schema.json"
-                .into(),
-        );
-    }
-    let number = message
-        .strip_prefix("invalid type: integer `")
-        .or_else(|| message.strip_prefix("invalid type: floating point `"))
-        .filter(|_| message.ends_with("expected a string"))?;
-    let number = number.split('`').next()?;
-    Some(format!(
-        "write the value as a string with its unit: \"{number}%\" for a share, \"{number}s\" for a duration"
-    ))
 }
 
 /// Validates and compiles a plan desugared from quick mode's flags: the same reader as a plan
