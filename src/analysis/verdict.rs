@@ -214,10 +214,18 @@ pub fn verdict(r: &RunRecord) -> Verdict {
             } else {
                 Level::Warn
             },
-            format!(
-                "Interrupted ({signal}) after {}: {cut_short}; {figures}{failures}",
-                seconds(s.duration_s)
-            ),
+            match &r.find_max {
+                // The record is one whole step of the search, kept (its maximum's, or its first).
+                Some(f) => format!(
+                    "Interrupted ({signal}) after {} steps: the search stopped before it \
+                     finished; the step kept: {figures}{failures}",
+                    f.steps.len()
+                ),
+                None => format!(
+                    "Interrupted ({signal}) after {}: {cut_short}; {figures}{failures}",
+                    seconds(s.duration_s)
+                ),
+            },
         ),
         RunStatus::Incomplete(missing) => (Level::Fail, incomplete(r, missing, &figures)),
         RunStatus::NoMaximum(f) => (Level::Fail, no_maximum(f)),

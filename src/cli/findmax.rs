@@ -20,8 +20,8 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     super::runs::open_files(&base);
     if let Some(why) = findmax::run::unsearchable(&base, settings.step) {
         anyhow::bail!(volley::Error::Invalid {
-            what: "plan".into(),
-            why,
+            what: why.what().into(),
+            why: why.to_string(),
         });
     }
     if !a.quiet {

@@ -88,6 +88,11 @@ pub fn search(
             if step.held {
                 first.noise = true;
                 first.reason = format!("{} — held when run again: noise", first.reason);
+            } else if step.interrupted {
+                first.reason = format!(
+                    "{} — not confirmed: the run again was interrupted",
+                    first.reason
+                );
             }
             steps.push(first);
         }
@@ -491,6 +496,36 @@ mod tests {
             "{f:?}"
         );
         assert!(f.breaking_load.unwrap() > 100.0);
+    }
+
+    #[test]
+    fn a_break_whose_run_again_was_interrupted_is_no_break() {
+        // 100/s holds; 200/s breaks in its tail (doubtful), and its run again is interrupted.
+        let mut runs_of_200 = 0;
+        let out = search(&config_from(100.0), |level, v| {
+            let mut s = target(150.0)(level, v);
+            if level == 200.0 {
+                runs_of_200 += 1;
+                if runs_of_200 == 2 {
+                    (s.interrupted, s.doubtful) = (true, false);
+                }
+            }
+            s
+        });
+        assert_eq!(out.stopped, STOPPED_INTERRUPTED);
+        assert!(
+            out.steps[1].reason.contains("not confirmed"),
+            "{:?}",
+            out.steps
+        );
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
+        assert_eq!(f.breaking_load, None, "{f:?}");
+        assert_eq!(
+            f.lower_bound.as_deref(),
+            Some("no break found before the search was interrupted")
+        );
+        // The peak is the first run of 200/s, which was whole.
+        assert_eq!((f.peak_rps, f.peak_load), (150.0, 200.0));
     }
 
     #[test]

@@ -7,11 +7,12 @@ use std::time::{Duration, Instant};
 
 use super::slo::{self, Judgement};
 use super::{FindMax, FindMaxStep, SearchConfig, search};
+use crate::analysis::interval::MIN_BATCHES;
 use crate::error::Error;
 use crate::plan::{Plan, Profile, Threshold};
 use crate::record::RunRecord;
 use crate::record::find_max::best_step;
-use crate::record::model::LoadModel;
+use crate::record::model::{GroupKind, LoadModel};
 
 /// Time a step costs beyond its warm-up and measured part (start, drain, record), estimated.
 const STEP_OVERHEAD: Duration = Duration::from_millis(400);
@@ -175,7 +176,11 @@ impl Settings {
         let level = self.level_text(step.level);
         format!(
             "{} {:>10} → {:>10.1} req/s, p50 {:>8} ms, p99 {:>8} ms, errors {:.2}%{}",
-            if step.held { "✓" } else { "✗" },
+            match (step.interrupted, step.held) {
+                (true, _) => "–",
+                (_, true) => "✓",
+                _ => "✗",
+            },
             match (step.rerun, step.validation) {
                 (true, _) => format!("{level} (again)"),
                 (_, true) => format!("{level} (validation, {VALIDATION_STEPS} steps)"),
@@ -203,25 +208,40 @@ impl Settings {
     }
 }
 
-/// Why a plan cannot be searched in steps of `step` (measured, after the warm-up), in words
-/// (`None` when it can): more than one scenario, or precision goals that no step is long enough
-/// to reach.
-pub fn unsearchable(plan: &Plan, step: Duration) -> Option<String> {
-    use crate::analysis::interval::MIN_BATCHES;
-    if plan.scenarios.len() != 1 {
-        return Some(format!(
-            "find-max needs a plan with one scenario; this one has {}",
-            plan.scenarios.len()
-        ));
+/// Why a plan cannot be searched.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum Unsearchable {
+    /// The search varies one scenario's load.
+    #[error("find-max needs a plan with one scenario; this one has {0}")]
+    Scenarios(usize),
+    /// No step is long enough for an interval, so no step could be precise.
+    #[error(
+        "each step measures for {} (--step; in a suite, [find_max] step), and a precision goal \
+         needs at least {MIN_BATCHES} one-second batches: give --step {MIN_BATCHES}s or more (a \
+         step ends early only when longer), or no goal",
+        humantime::format_duration(*.0)
+    )]
+    TooShortForPrecision(Duration),
+}
+
+impl Unsearchable {
+    /// What the refusal names: the plan, or the precision goals.
+    pub fn what(&self) -> &'static str {
+        match self {
+            Self::Scenarios(_) => "plan",
+            Self::TooShortForPrecision(_) => "--precision",
+        }
     }
-    (!plan.precision.is_empty() && step < Duration::from_secs(MIN_BATCHES as u64)).then(|| {
-        format!(
-            "each step measures for {} (--step; in a suite, [find_max] step), and a precision goal needs at least \
-             {MIN_BATCHES} one-second batches to end a step early: give --step {MIN_BATCHES}s \
-             or more, or no goal",
-            humantime::format_duration(step)
-        )
-    })
+}
+
+/// Why a plan cannot be searched in steps of `step` (measured, after the warm-up), if it cannot:
+/// more than one scenario, or precision goals that no step is long enough to reach.
+pub fn unsearchable(plan: &Plan, step: Duration) -> Option<Unsearchable> {
+    if plan.scenarios.len() != 1 {
+        return Some(Unsearchable::Scenarios(plan.scenarios.len()));
+    }
+    let least = Duration::from_secs(MIN_BATCHES as u64);
+    (!plan.precision.is_empty() && step < least).then_some(Unsearchable::TooShortForPrecision(step))
 }
 
 /// The search stops bisecting once the gap between the highest level that held and the lowest
@@ -239,6 +259,11 @@ pub fn at_level(base: &Plan, level: f64, s: &Settings, steps: u32) -> Plan {
     let sc = &mut plan.scenarios[0];
     sc.start_after = Duration::ZERO;
     sc.phases.clear();
+    // Nor groups for the phases: a one-scenario plan's are its last (after its steps), so no
+    // index of another group moves.
+    while plan.groups.last().is_some_and(|g| g.kind == GroupKind::Phase) {
+        plan.groups.pop();
+    }
     let length = s.warmup + s.step * steps;
     sc.profile = Profile::constant(s.model, level, length, s.max_in_flight);
     if steps > 1 {
@@ -278,7 +303,10 @@ pub fn run(
     let started = Instant::now();
     // One entry per step, in the order run: the record of a step that held, and the first's.
     let mut kept: Vec<Option<RunRecord>> = Vec::new();
-    let mut interrupted = false;
+    // The signal that stopped a step, and the step before (its level, and whether it is to be
+    // run again: a doubtful break).
+    let mut interrupted: Option<String> = None;
+    let mut before: Option<(f64, bool)> = None;
     let mut failure: Option<Error> = None;
     let outcome = search(&s.config(), |level, validation| {
         let steps = if validation { VALIDATION_STEPS } else { 1 };
@@ -292,8 +320,13 @@ pub fn run(
                 return stopped_step(level, validation);
             }
         };
-        let step = judged(&record, level, validation, s, began.elapsed());
-        interrupted |= step.interrupted;
+        let mut step = judged(&record, level, validation, s, began.elapsed());
+        // The search marks a run again itself once it returns; the line shown now says it too.
+        step.rerun = before.is_some_and(|(l, again)| again && l == level) && !validation;
+        before = Some((level, step.doubtful && !step.held));
+        if step.interrupted {
+            interrupted = record.interrupted.clone();
+        }
         on_step(&step);
         let keep = step.held || kept.is_empty();
         kept.push(keep.then_some(record));
@@ -310,14 +343,14 @@ pub fn run(
     };
     record.name = record_name(base);
     record.find_max = Some(summary.clone());
-    if interrupted {
-        record.interrupted.get_or_insert_with(|| "SIGINT".into());
+    if let Some(by) = &interrupted {
+        record.interrupted.get_or_insert_with(|| by.clone());
     }
     crate::analysis::verdict::settle(&mut record);
     Ok(Some(SearchResult {
         summary,
         record,
-        interrupted,
+        interrupted: interrupted.is_some(),
     }))
 }
 
@@ -341,7 +374,9 @@ fn judged(
         p99_ms: r.latency_ms.p99,
         error_rate: r.error_rate().unwrap_or(0.0),
         held: !cut && judgement == Judgement::Held,
-        reason: if cut {
+        reason: if cut && r.requests == 0 {
+            "interrupted before it sent a request".into()
+        } else if cut {
             "interrupted: the figures cover part of the step".into()
         } else {
             slo::reason(record, &judgement)

@@ -106,17 +106,24 @@ impl FindMax {
         outcome: &SearchOutcome,
         elapsed: Duration,
     ) -> Self {
-        let best = best_step(&outcome.steps).map(|i| &outcome.steps[i]);
-        let peak = outcome.steps.iter().max_by(|a, b| a.rps.total_cmp(&b.rps));
-        let breaking = outcome
-            .steps
-            .iter()
-            .filter(|s| !s.held && !s.generator_limited && !s.noise && !s.interrupted)
+        let steps = &outcome.steps;
+        let best = best_step(steps).map(|i| &steps[i]);
+        // Interrupted steps' figures cover part of a step: no peak, no break.
+        let whole = steps.iter().filter(|s| !s.interrupted);
+        let peak = whole.max_by(|a, b| a.rps.total_cmp(&b.rps));
+        // A doubtful break whose run again was interrupted was never confirmed.
+        let unconfirmed = |i: usize| {
+            let again = steps.get(i + 1);
+            again.is_some_and(|n| n.rerun && n.interrupted && n.level == steps[i].level)
+        };
+        let breaking = (0..steps.len())
+            .filter(|&i| {
+                let s = &steps[i];
+                !(s.held || s.generator_limited || s.noise || s.interrupted || unconfirmed(i))
+            })
+            .map(|i| &steps[i])
             .min_by(|a, b| a.level.total_cmp(&b.level));
-        let generator_limited = outcome
-            .steps
-            .iter()
-            .any(|s| s.generator_limited && !s.noise);
+        let generator_limited = steps.iter().any(|s| s.generator_limited && !s.noise);
         let mut found = FindMax {
             model,
             slo: slo.into(),

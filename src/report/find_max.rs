@@ -12,6 +12,12 @@ use crate::units::{ms, rate, seconds};
 /// within the budget)" when it is only a lower bound; "none: no step met the SLO".
 pub fn max_sustainable(f: &FindMax) -> String {
     match (f.max_sustainable_rps, f.why_lower_bound()) {
+        (None, _)
+            if f.stopped
+                .starts_with(crate::record::find_max::STOPPED_INTERRUPTED) =>
+        {
+            "none: the search was interrupted before a step held".into()
+        }
         (None, _) => "none: no step met the SLO".into(),
         (Some(v), Some(why)) => format!("≥ {} req/s ({why})", rate(v)),
         (Some(v), None) => format!("{} req/s", rate(v)),
@@ -95,7 +101,12 @@ pub fn tables(f: &FindMax) -> Vec<Table> {
             ms(s.p50_ms),
             ms(s.p99_ms),
             format!("{:.2}%", s.error_rate * 100.0),
-            if s.held { "yes" } else { "no" }.to_string(),
+            match (s.interrupted, s.held) {
+                (true, _) => "interrupted",
+                (_, true) => "yes",
+                _ => "no",
+            }
+            .to_string(),
             s.reason.clone(),
         ]);
     }

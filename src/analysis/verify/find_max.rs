@@ -68,14 +68,31 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         found.generator_limited,
         || format!("{} (from find_max.steps)", again.generator_limited),
     );
-    if let Some(i) = best_step(&found.steps) {
-        let step = found.steps[i].rps;
+    let Some(i) = best_step(&found.steps) else {
+        return;
+    };
+    let (step, s) = (&found.steps[i], &r.summary);
+    let kept = [
+        ("rps", Some(s.rps), Some(step.rps)),
+        ("latency_ms.p50", s.latency_ms.p50, step.p50_ms),
+        ("latency_ms.p99", s.latency_ms.p99, step.p99_ms),
+    ];
+    for (name, recorded, of_step) in kept {
+        let agree = match (recorded, of_step) {
+            (Some(a), Some(b)) => near(a, b),
+            (a, b) => a.is_none() && b.is_none(),
+        };
         f.check(
-            near(r.summary.rps, step),
+            agree,
             Rule::FindMaxAgrees,
-            "summary.rps",
-            r.summary.rps,
-            || format!("{step} (find_max.steps[{i}], the step the maximum comes from)"),
+            format!("summary.{name}"),
+            shown(recorded),
+            || {
+                format!(
+                    "{} (find_max.steps[{i}], the step the maximum comes from)",
+                    shown(of_step)
+                )
+            },
         );
     }
 }

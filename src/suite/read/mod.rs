@@ -17,7 +17,7 @@ use super::{CommandLine, Smoke, Suite, SuiteTarget};
 mod repeats;
 mod targets;
 use crate::error::Error;
-use crate::findmax::run::{Settings, unsearchable};
+use crate::findmax::run::{Settings, Unsearchable, unsearchable};
 use crate::plan::Plan;
 use crate::plan::read::{self as plan_read, parse_duration, resolve_target, scale_duration};
 use crate::record::model::LoadModel;
@@ -90,6 +90,7 @@ pub fn read_str(text: &str, path: &Path, options: &SuiteReadOptions) -> Result<S
         path,
         dir,
         options,
+        searched: false,
     };
     let file: SuiteFile = toml::from_str(text).map_err(|e| {
         let message = e.message().trim_end().to_string();
@@ -101,11 +102,15 @@ pub fn read_str(text: &str, path: &Path, options: &SuiteReadOptions) -> Result<S
     ctx.suite(file)
 }
 
+#[derive(Clone, Copy)]
 struct Ctx<'a> {
     text: &'a str,
     path: &'a Path,
     dir: &'a Path,
     options: &'a SuiteReadOptions,
+    /// The suite searches (`[find_max]`): the targets' plans' own load is a placeholder the
+    /// search replaces, so whether it suits `[precision]` is the search's to check.
+    searched: bool,
 }
 
 impl Ctx<'_> {
@@ -199,7 +204,11 @@ impl Ctx<'_> {
                 ));
             }
             if selected.contains(t.get_ref().name.get_ref()) {
-                let mut target = self.target(t, plan_path.as_deref(), smoke.as_ref())?;
+                let reader = Ctx {
+                    searched: find_max.is_some(),
+                    ..*self
+                };
+                let mut target = reader.target(t, plan_path.as_deref(), smoke.as_ref())?;
                 target.plan.watch.extend(watch.iter().cloned());
                 target.plan.watch.extend(self.watches(&t.get_ref().watch)?);
                 self.tag(&mut target, &f.tags)?;
@@ -210,11 +219,9 @@ impl Ctx<'_> {
             for (t, target) in &targets {
                 if let Some(why) = unsearchable(&target.plan, search.step) {
                     let at = t.get_ref().plan.as_ref().or(f.plan.as_ref());
-                    return Err(self.err(
-                        at.map(Spanned::span),
-                        why,
-                        Some("the search varies one scenario's load"),
-                    ));
+                    let hint = matches!(why, Unsearchable::Scenarios(_))
+                        .then_some("the search varies one scenario's load");
+                    return Err(self.err(at.map(Spanned::span), why, hint));
                 }
             }
         }
@@ -468,6 +475,7 @@ impl Ctx<'_> {
         sets: &[(crate::plan::set_key::SetKey, String)],
         time_scale: f64,
         name: &str,
+        load_replaced: bool,
     ) -> Result<Plan, Error> {
         let mut plan = plan_read::read_file(
             path,
@@ -475,6 +483,7 @@ impl Ctx<'_> {
                 sets: sets.to_vec(),
                 time_scale,
                 threads: None,
+                load_replaced,
                 // The targets are not running yet: no schema can be fetched from them.
                 reflection: false,
                 ..Default::default()

@@ -108,7 +108,7 @@ impl Ctx<'_> {
         }
         sets.extend(self.options.sets.iter().cloned());
         sets.push((SetKey::BaseUrl, base_url.into()));
-        let plan = self.plan(&path, &sets, self.options.time_scale, name)?;
+        let plan = self.plan(&path, &sets, self.options.time_scale, name, self.searched)?;
         let smoke_plan = smoke
             .map(|s| {
                 // The smoke gate's own plan is a test of the suite's plan; a target with a plan
@@ -118,7 +118,7 @@ impl Ctx<'_> {
                     _ => (path.clone(), SMOKE_TIME_SCALE),
                 };
                 let scale = s.time_scale.unwrap_or(default) * self.options.time_scale;
-                self.plan(&smoke_path, &sets, scale, &format!("{name}-smoke"))
+                self.plan(&smoke_path, &sets, scale, &format!("{name}-smoke"), false)
             })
             .transpose()?;
         Ok((path, plan, smoke_plan))
