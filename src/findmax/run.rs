@@ -261,7 +261,11 @@ pub fn at_level(base: &Plan, level: f64, s: &Settings, steps: u32) -> Plan {
     sc.phases.clear();
     // Nor groups for the phases: a one-scenario plan's are its last (after its steps), so no
     // index of another group moves.
-    while plan.groups.last().is_some_and(|g| g.kind == GroupKind::Phase) {
+    while plan
+        .groups
+        .last()
+        .is_some_and(|g| g.kind == GroupKind::Phase)
+    {
         plan.groups.pop();
     }
     let length = s.warmup + s.step * steps;

@@ -423,3 +423,31 @@ fn the_suites_tags_tag_every_targets_runs() {
     let bad = read_text(&format!("{GOOD}\n[tags]\nrun_id = \"x\"\n")).unwrap_err();
     assert!(bad.to_string().contains("volley's own"), "{bad}");
 }
+
+#[test]
+fn a_searched_plans_precision_is_judged_by_the_steps_not_its_own_load() {
+    // A ramp of 2 s asking for precision: a run of it would be refused, but a search replaces
+    // its load with steps of constant load, --step long.
+    let dir = std::env::temp_dir().join(format!("volley-suite-precision-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let plan = dir.join("ramp.toml");
+    std::fs::write(
+        &plan,
+        "[target]\nbase_url = \"http://127.0.0.1:1\"\n[precision]\np50 = \"3%\"\n\
+         [[scenario]]\nname = \"up\"\n[scenario.load]\nprofile = \"ramping-vus\"\n\
+         stages = [{ duration = \"2s\", target = 4 }]\n\
+         [[scenario.step]]\nname = \"get\"\npath = \"/\"\n",
+    )
+    .unwrap();
+    let suite = |step: &str| {
+        let text = format!(
+            "plan = {:?}\n[find_max]\nslo = \"p99<5ms\"\nstep = \"{step}\"\n{TARGET}",
+            plan.display().to_string()
+        );
+        read_text(&text)
+    };
+    assert!(suite("6s").is_ok(), "{:?}", suite("6s").err());
+    let why = suite("3s").unwrap_err().to_string();
+    assert!(why.contains("each step measures for 3s"), "{why}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
