@@ -196,3 +196,31 @@ pub const STOPPED_INTERRUPTED: &str = "the search was interrupted";
 pub const STOPPED_BUDGET: &str = "the time budget was spent";
 /// The start of [`SearchOutcome::stopped`] when the level limit was reached.
 pub const STOPPED_LEVEL_LIMIT: &str = "the level limit";
+
+#[cfg(test)]
+impl FindMaxStep {
+    /// A step for tests: `level`, `rps`, p50 1 ms, p99 2 ms, no errors, `held` (else broken,
+    /// "p99 broke"), nothing else marked.
+    pub(crate) fn test(level: f64, rps: f64, held: bool) -> Self {
+        Self {
+            level,
+            rps,
+            p50_ms: Some(1.0),
+            p99_ms: Some(2.0),
+            error_rate: 0.0,
+            held,
+            reason: if held {
+                String::new()
+            } else {
+                "p99 broke".into()
+            },
+            generator_limited: false,
+            noise: false,
+            rerun: false,
+            validation: false,
+            interrupted: false,
+            doubtful: false,
+            took: None,
+        }
+    }
+}

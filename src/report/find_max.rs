@@ -121,20 +121,8 @@ mod tests {
 
     fn step(level: f64, held: bool) -> Step {
         Step {
-            level,
-            rps: level * 0.99,
-            p50_ms: Some(1.0),
-            p99_ms: Some(2.0),
-            error_rate: 0.0,
-            held,
             reason: String::new(),
-            generator_limited: false,
-            noise: false,
-            rerun: false,
-            validation: false,
-            interrupted: false,
-            doubtful: false,
-            took: None,
+            ..Step::test(level, level * 0.99, held)
         }
     }
 

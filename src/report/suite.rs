@@ -522,20 +522,8 @@ mod tests {
 
     fn searched(name: &str, top: f64, stopped: &str, broke: bool) -> TargetOutcome {
         let step = |level: f64, held: bool| Step {
-            level,
-            rps: level,
-            p50_ms: Some(1.0),
-            p99_ms: Some(2.0),
-            error_rate: 0.0,
-            held,
             reason: String::new(),
-            generator_limited: false,
-            noise: false,
-            rerun: false,
-            validation: false,
-            interrupted: false,
-            doubtful: false,
-            took: None,
+            ..Step::test(level, level, held)
         };
         let mut steps = vec![step(top / 2.0, true), step(top, true)];
         if broke {

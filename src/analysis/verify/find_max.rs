@@ -32,12 +32,8 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         ("breaking_load", found.breaking_load, again.breaking_load),
     ];
     for (name, recorded, from_steps) in figures {
-        let agree = match (recorded, from_steps) {
-            (Some(a), Some(b)) => near(a, b),
-            (a, b) => a.is_none() && b.is_none(),
-        };
         f.check(
-            agree,
+            same(recorded, from_steps),
             Rule::FindMaxAgrees,
             format!("find_max.{name}"),
             shown(recorded),
@@ -78,12 +74,8 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         ("latency_ms.p99", s.latency_ms.p99, step.p99_ms),
     ];
     for (name, recorded, of_step) in kept {
-        let agree = match (recorded, of_step) {
-            (Some(a), Some(b)) => near(a, b),
-            (a, b) => a.is_none() && b.is_none(),
-        };
         f.check(
-            agree,
+            same(recorded, of_step),
             Rule::FindMaxAgrees,
             format!("summary.{name}"),
             shown(recorded),
@@ -94,6 +86,14 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
                 )
             },
         );
+    }
+}
+
+/// Both figures present and equal (to rounding), or both absent.
+fn same(a: Option<f64>, b: Option<f64>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => near(a, b),
+        (a, b) => a.is_none() && b.is_none(),
     }
 }
 

@@ -391,26 +391,7 @@ fn a_load_that_was_not_steady_has_no_intervals() {
 fn a_search_whose_headline_is_not_what_its_steps_give_is_named() {
     use crate::record::find_max::{FindMax, FindMaxStep, SearchOutcome};
     use crate::record::model::LoadModel;
-    let step = |level: f64, rps: f64, held: bool| FindMaxStep {
-        level,
-        rps,
-        p50_ms: Some(1.0),
-        p99_ms: Some(2.0),
-        error_rate: 0.0,
-        held,
-        reason: if held {
-            String::new()
-        } else {
-            "p99 broke".into()
-        },
-        generator_limited: false,
-        noise: false,
-        rerun: false,
-        validation: false,
-        interrupted: false,
-        doubtful: false,
-        took: None,
-    };
+    let step = FindMaxStep::test;
     let mut r = consistent();
     let rps = r.summary.rps;
     let kept = FindMaxStep {
@@ -479,13 +460,7 @@ fn a_ladder_that_is_not_its_histograms_is_named() {
 
 #[test]
 fn a_run_with_phases_must_say_its_load_changed() {
-    let text = include_str!("../../../tests/records/v2-two-scenarios.json");
-    let mut group = crate::record::parse_record(text.as_bytes(), std::path::Path::new("v2.json"))
-        .unwrap()
-        .groups[0]
-        .clone();
-    group.kind = GroupKind::Phase;
-    group.ci95 = None;
+    let group = testing::group(GroupKind::Phase, "stage 1: 0→4 VUs", Some("up"), 0);
     let mut r = fixture("ok", 12, 250, 2000, 3, 0.0);
     settle(&mut r);
     let latency = crate::record::decode_histogram(&r.histograms.latency_us).unwrap();

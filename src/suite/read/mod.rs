@@ -216,14 +216,7 @@ impl Ctx<'_> {
             }
         }
         if let Some(search) = &find_max {
-            for (t, target) in &targets {
-                if let Some(why) = unsearchable(&target.plan, search.step) {
-                    let at = t.get_ref().plan.as_ref().or(f.plan.as_ref());
-                    let hint = matches!(why, Unsearchable::Scenarios(_))
-                        .then_some("the search varies one scenario's load");
-                    return Err(self.err(at.map(Spanned::span), why, hint));
-                }
-            }
+            self.searchable(&f, &targets, search)?;
         }
         let notes = self.like_for_like(&f, &targets)?;
         let targets: Vec<SuiteTarget> = targets.into_iter().map(|(_, t)| t).collect();
@@ -463,6 +456,24 @@ impl Ctx<'_> {
         for plan in std::iter::once(&mut target.plan).chain(target.smoke_plan.as_mut()) {
             plan.tags = crate::plan::tags::merged(&plan.tags, &more)
                 .map_err(|why| self.err(None, format!("tags: {why}"), None))?;
+        }
+        Ok(())
+    }
+
+    /// Every target's plan can be searched with `search`'s steps, else the error at the plan.
+    fn searchable(
+        &self,
+        f: &SuiteFile,
+        targets: &[(&Spanned<SuiteTargetFile>, SuiteTarget)],
+        search: &Settings,
+    ) -> Result<(), Error> {
+        for (t, target) in targets {
+            if let Some(why) = unsearchable(&target.plan, search.step) {
+                let at = t.get_ref().plan.as_ref().or(f.plan.as_ref());
+                let hint = matches!(why, Unsearchable::Scenarios(_))
+                    .then_some("the search varies one scenario's load");
+                return Err(self.err(at.map(Spanned::span), why, hint));
+            }
         }
         Ok(())
     }
