@@ -291,15 +291,13 @@ fn intervals_are_checked_by_the_method_their_record_names() {
     );
 }
 
-#[test]
-fn a_precision_outcome_must_fit_the_window() {
-    use crate::record::model::{BoundFigure, PrecisionGoal, PrecisionOutcome};
+/// A steady 12 s record with the intervals its seconds give.
+fn steady_with_intervals() -> RunRecord {
     let mut r = fixture("ok", 12, 250, 2000, 3, 0.0);
     settle(&mut r);
-    let window = r.summary.duration_s;
     let latency = crate::record::decode_histogram(&r.histograms.latency_us).unwrap();
     let ci = crate::analysis::interval::ci95(&crate::analysis::interval::Input {
-        window_s: window,
+        window_s: r.summary.duration_s,
         series: &r.series,
         batch_s: 1,
         batches: &[],
@@ -307,6 +305,14 @@ fn a_precision_outcome_must_fit_the_window() {
         latency: &latency,
     });
     r.summary.ci95 = Some(ci);
+    r
+}
+
+#[test]
+fn a_precision_outcome_must_fit_the_window() {
+    use crate::record::model::{BoundFigure, PrecisionGoal, PrecisionOutcome};
+    let mut r = steady_with_intervals();
+    let window = r.summary.duration_s;
     let mut with = |reached: bool, at_s: Option<f64>, share: f64| {
         let ci = r.summary.ci95.as_mut().unwrap();
         ci.precision = Some(PrecisionOutcome {
@@ -461,19 +467,7 @@ fn a_ladder_that_is_not_its_histograms_is_named() {
 #[test]
 fn a_run_with_phases_must_say_its_load_changed() {
     let group = testing::group(GroupKind::Phase, "stage 1: 0→4 VUs", Some("up"), 0);
-    let mut r = fixture("ok", 12, 250, 2000, 3, 0.0);
-    settle(&mut r);
-    let latency = crate::record::decode_histogram(&r.histograms.latency_us).unwrap();
-    r.summary.ci95 = Some(crate::analysis::interval::ci95(
-        &crate::analysis::interval::Input {
-            window_s: r.summary.duration_s,
-            series: &r.series,
-            batch_s: 1,
-            batches: &[],
-            rps: r.summary.rps,
-            latency: &latency,
-        },
-    ));
+    let mut r = steady_with_intervals();
     r.groups.push(group);
     let unsteady = ("summary.ci95.unsteady".to_string(), Rule::IntervalsAgree);
     assert!(named(&r).contains(&unsteady), "{:?}", named(&r));
