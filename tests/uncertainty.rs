@@ -569,5 +569,20 @@ fn each_scenario_and_step_has_its_own_intervals() {
     let (code, stdout, stderr) = common::run_volley(&["verify", path.to_str().unwrap()]);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     assert!(stdout.contains(".ci95.p50_ms"), "{stdout}{stderr}");
+    // A group whose window starts after the run's has no intervals: its seconds would not be
+    // the run's.
+    let mut late = record.clone();
+    let g = late["groups"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|g| g["name"] == "mid")
+        .unwrap();
+    let end = g["end_s"].as_f64().unwrap();
+    (g["start_s"], g["end_s"]) = (serde_json::json!(1.0), serde_json::json!(end + 1.0));
+    std::fs::write(&path, serde_json::to_string(&late).unwrap()).unwrap();
+    let (code, stdout, stderr) = common::run_volley(&["verify", path.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(stdout.contains(".start_s: 1"), "{stdout}{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }

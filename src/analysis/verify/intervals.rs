@@ -110,7 +110,7 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
 }
 
 /// A group's intervals are what its own batches give over the run's seconds, its batches hold
-/// its every response, and it has both or neither.
+/// its every response, it has both or neither, and only when its window starts with the run's.
 fn group(r: &RunRecord, i: usize, g: &Group, method: Autocorrelation, f: &mut Findings) {
     let path = format!("groups[{i}]");
     f.check(
@@ -127,6 +127,15 @@ fn group(r: &RunRecord, i: usize, g: &Group, method: Autocorrelation, f: &mut Fi
     let (Some(recorded), Some(b)) = (&g.ci95, &g.batches) else {
         return;
     };
+    // Its seconds are counted from the run's second 0, so its window must start there too.
+    let start = g.start_s.unwrap_or(0.0);
+    f.check(
+        start.abs() <= 1e-3,
+        Rule::IntervalsAgree,
+        format!("{path}.start_s"),
+        start,
+        || "0: a group whose window starts after the measured window's has no intervals".into(),
+    );
     let (Ok(seconds), Ok(latency)) = (
         GroupSeries::from_record(b),
         decode_histogram(&g.histogram_us),
