@@ -450,6 +450,19 @@ fn a_load_that_is_not_steady_cannot_run_until_precise() {
             &["-d", "10s", "--segment", "0/2", "--precision", "p99=2%"][..],
             "cannot run until precise: each share would stop on its own figures",
         ),
+        (
+            &[
+                "-d",
+                "2s",
+                "--segment",
+                "1/2",
+                "--repeat",
+                "3",
+                "--repeat-until",
+                "p50=2%",
+            ][..],
+            "invalid --repeat-until: a test shared among generators (--segment) cannot repeat",
+        ),
     ] {
         let (code, _, err) = common::run_volley(&[&[url][..], args].concat());
         assert_eq!(code, Some(2), "{args:?}: {err}");

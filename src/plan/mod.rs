@@ -447,6 +447,15 @@ impl Plan {
         goals: &[crate::record::model::PrecisionGoal],
     ) -> Result<(), crate::error::Error> {
         crate::analysis::repeat_precision::check(repeat, goals)?;
+        if !goals.is_empty() && self.share.is_some() {
+            return Err(crate::error::Error::Invalid {
+                what: "--repeat-until".into(),
+                why: "a test shared among generators (--segment) cannot repeat until precise: \
+                      each share would stop after its own number of runs, on half the test's \
+                      figures, and leave repeats with no partner to merge; give --repeat N alone"
+                    .into(),
+            });
+        }
         self.has_parts(
             "--repeat-until",
             goals.iter().filter_map(|g| g.part.as_ref()),
