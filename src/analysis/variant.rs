@@ -43,7 +43,9 @@ pub fn read_variants(paths: &[PathBuf], labels: &[String]) -> Result<Vec<Variant
     }
     let mut variants = Vec::new();
     for path in paths {
-        let runs = read_runs(path)?.into_iter().map(|(_, r)| r).collect();
+        let runs = read_runs(path)?;
+        one_test(path, &runs)?;
+        let runs = runs.into_iter().map(|(_, r)| r).collect();
         variants.push(Variant {
             label: String::new(),
             source: path.clone(),
@@ -59,6 +61,40 @@ pub fn read_variants(paths: &[PathBuf], labels: &[String]) -> Result<Vec<Variant
         v.label = name;
     }
     Ok(variants)
+}
+
+/// A folder of repeats is one test: its runs share their name and target. A folder of a
+/// suite's targets is not, and a comparison would pool their figures as if it were.
+fn one_test(path: &Path, runs: &[(PathBuf, RunRecord)]) -> Result<(), Error> {
+    let test = |r: &RunRecord| (r.name.clone(), r.config.url.clone());
+    let Some((_, first)) = runs.first() else {
+        return Ok(());
+    };
+    let mut seen = vec![(runs[0].0.as_path(), test(first))];
+    for (file, r) in runs {
+        if !seen.iter().any(|(_, t)| *t == test(r)) {
+            seen.push((file, test(r)));
+        }
+    }
+    if seen.len() == 1 {
+        return Ok(());
+    }
+    let folder = |f: &Path| f.parent().unwrap_or(f).display().to_string();
+    let tests: Vec<String> = seen
+        .iter()
+        .map(|(f, (name, url))| format!("`{name}` against {url} ({})", folder(f)))
+        .collect();
+    let each: Vec<String> = seen.iter().map(|(f, _)| folder(f)).collect();
+    Err(Error::Invalid {
+        what: path.display().to_string(),
+        why: format!(
+            "its runs are {} different tests: {}; a folder of repeats is one test, and a \
+             comparison would pool them as one. Compare them: volley compare {}",
+            seen.len(),
+            tests.join(", "),
+            each.join(" ")
+        ),
+    })
 }
 
 /// The run names when they tell the variants apart, else the folder names, else A, B, C….
@@ -97,4 +133,38 @@ fn folder_name(p: &Path) -> String {
         .and_then(Path::file_name)
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::fixture::record;
+    use crate::record::set::RECORD_FILE;
+    use crate::record::write_record;
+
+    #[test]
+    fn a_folder_of_different_tests_is_not_one_variant() {
+        let dir = std::env::temp_dir().join(format!("volley-variant-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let write = |folder: &str, name: &str| {
+            let r = record(name, 1, 10, 1000, 0, 0.0);
+            write_record(&dir.join(folder).join(RECORD_FILE), &r).unwrap();
+        };
+        // Repeats: one test.
+        write("repeat-1", "api");
+        write("repeat-2", "api");
+        assert_eq!(read_variants(&[dir.clone()], &[]).unwrap()[0].runs.len(), 2);
+        // A suite's targets: two.
+        write("slower", "slower");
+        let err = read_variants(&[dir.clone()], &[]).unwrap_err().to_string();
+        assert!(
+            err.contains("its runs are 2 different tests: `api` against")
+                && err.contains(&format!(
+                    "volley compare {}",
+                    dir.join("repeat-1").display()
+                )),
+            "{err}"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
 }
