@@ -57,6 +57,18 @@ pub const APART_S: f64 = 1.0;
 /// merged window ([`ShareFigures`]). A merged record so made has no intervals
 /// (`summary.ci95.unsteady`, docs/measurement.md "Merged and repeated runs").
 pub fn shares_apart(windows: impl Iterator<Item = (f64, f64)> + Clone) -> Option<String> {
+    let (began, ended) = spreads(windows);
+    (began > APART_S || ended > APART_S).then(|| {
+        format!(
+            "the shares began measuring {began:.1} s apart and ended {ended:.1} s apart, so \
+             some seconds hold only some shares' load"
+        )
+    })
+}
+
+/// How far apart the shares began and ended measuring, s: the spreads of their windows'
+/// starts and ends.
+fn spreads(windows: impl Iterator<Item = (f64, f64)> + Clone) -> (f64, f64) {
     let spread = |of: fn((f64, f64)) -> f64| {
         let (lo, hi) = windows
             .clone()
@@ -66,20 +78,42 @@ pub fn shares_apart(windows: impl Iterator<Item = (f64, f64)> + Clone) -> Option
             });
         if hi >= lo { hi - lo } else { 0.0 }
     };
-    let began = spread(|(offset, _)| offset);
-    let ended = spread(|(offset, duration)| offset + duration);
-    (began > APART_S || ended > APART_S).then(|| {
-        format!(
-            "the shares began measuring {began:.1} s apart and ended {ended:.1} s apart, so \
-             some seconds hold only some shares' load"
-        )
-    })
+    (
+        spread(|(offset, _)| offset),
+        spread(|(offset, duration)| offset + duration),
+    )
+}
+
+/// Shares that began or ended further apart than this share of the shortest share's window
+/// leave the merged rates without an interval.
+pub const RATES_APART_SHARE: f64 = 0.01;
+
+/// Whether merged shares began or ended more than [`RATES_APART_SHARE`] of the shortest
+/// share's window apart. The rates are then over a window whose edges hold only some shares'
+/// load, below the rate of the seconds where all ran by about that share, and an interval made
+/// from the seconds would sit beside its figure (0.42 s apart over 6 s: 3,546 ± 83 req/s,
+/// while every whole second held 3,678–3,877). So the run's and the groups' `rps` have none;
+/// their latencies keep theirs.
+pub fn rates_apart(windows: impl Iterator<Item = (f64, f64)> + Clone) -> bool {
+    let shortest = windows.clone().map(|w| w.1).fold(f64::INFINITY, f64::min);
+    let (began, ended) = spreads(windows);
+    shortest.is_finite() && began.max(ended) > RATES_APART_SHARE * shortest
 }
 
 impl Merged {
     /// [`shares_apart`] over this record's shares.
     pub fn apart(&self) -> Option<String> {
-        shares_apart(self.shares.iter().map(|s| (s.offset_s, s.duration_s)))
+        shares_apart(self.windows())
+    }
+
+    /// [`rates_apart`] over this record's shares.
+    pub fn rates_apart(&self) -> bool {
+        rates_apart(self.windows())
+    }
+
+    /// Each share's `(offset_s, duration_s)` in the merged window.
+    fn windows(&self) -> impl Iterator<Item = (f64, f64)> + Clone {
+        self.shares.iter().map(|s| (s.offset_s, s.duration_s))
     }
 }
 

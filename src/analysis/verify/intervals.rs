@@ -92,7 +92,7 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         );
     }
     let hs = batches.histograms();
-    let again = ci95_by(
+    let mut again = ci95_by(
         &Input {
             window_s: r.summary.duration_s,
             series: &r.series,
@@ -103,15 +103,22 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         },
         recorded.autocorrelation,
     );
+    let rates_apart = r.merged.as_ref().is_some_and(|m| m.rates_apart());
+    if rates_apart {
+        again.rps = None;
+    }
     agree(recorded, &again, "summary.ci95", f);
     for (i, g) in r.groups.iter().enumerate() {
-        group(r, i, g, recorded.autocorrelation, f);
+        group(r, i, g, (recorded.autocorrelation, rates_apart), f);
     }
 }
 
 /// A group's intervals are what its own batches give over the run's seconds, its batches hold
 /// its every response, it has both or neither, and only when its window starts with the run's.
-fn group(r: &RunRecord, i: usize, g: &Group, method: Autocorrelation, f: &mut Findings) {
+/// `how`: the record's autocorrelation method, and whether merged shares measured too far
+/// apart for a rate's interval ([`crate::record::shares::rates_apart`]).
+fn group(r: &RunRecord, i: usize, g: &Group, how: (Autocorrelation, bool), f: &mut Findings) {
+    let (method, rates_apart) = how;
     let path = format!("groups[{i}]");
     f.check(
         g.ci95.is_some() == g.batches.is_some(),
@@ -163,7 +170,10 @@ fn group(r: &RunRecord, i: usize, g: &Group, method: Autocorrelation, f: &mut Fi
         latency.len(),
         || format!("the responses in {path}.histogram_us"),
     );
-    let again = of_group(&r.series, &seconds, g.window_s, g.rps, &latency, method);
+    let mut again = of_group(&r.series, &seconds, g.window_s, g.rps, &latency, method);
+    if rates_apart {
+        again.rps = None;
+    }
     agree(recorded, &again, &format!("{path}.ci95"), f);
 }
 

@@ -327,6 +327,9 @@ fn merge_with(
     crate::record::series::fit_to_window(&mut merged.series, window);
     merged.groups = parts::groups(&parts)?;
     uncertainty(&mut merged, &parts::batches(&parts)?, unsteady(&parts))?;
+    if crate::record::shares::rates_apart(windows(&parts)) {
+        without_rate_intervals(&mut merged);
+    }
     merged.checks = parts::checks(&parts);
     merged.merged = Some(Merged {
         count,
@@ -364,12 +367,23 @@ fn unsteady(parts: &[PlacedShare]) -> Option<String> {
         let ci = p.record.summary.ci95.as_ref()?;
         ci.unsteady.clone()
     });
-    own.or_else(|| {
-        let windows = parts
-            .iter()
-            .map(|p| (p.offset_s, p.record.summary.duration_s));
-        crate::record::shares::shares_apart(windows)
-    })
+    own.or_else(|| crate::record::shares::shares_apart(windows(parts)))
+}
+
+/// Each share's `(offset_s, duration_s)` in the merged window.
+fn windows(parts: &[PlacedShare<'_>]) -> impl Iterator<Item = (f64, f64)> + Clone {
+    parts
+        .iter()
+        .map(|p| (p.offset_s, p.record.summary.duration_s))
+}
+
+/// The run's and the groups' rates lose their intervals: the shares measured apart
+/// ([`crate::record::shares::rates_apart`]).
+pub(crate) fn without_rate_intervals(r: &mut RunRecord) {
+    let intervals = r.groups.iter_mut().filter_map(|g| g.ci95.as_mut());
+    for ci in r.summary.ci95.iter_mut().chain(intervals) {
+        ci.rps = None;
+    }
 }
 
 fn since(origin: SystemTime, at: SystemTime) -> f64 {

@@ -157,6 +157,40 @@ fn series_and_window_follow_the_wall_clock() {
 }
 
 #[test]
+fn shares_apart_by_more_than_a_hundredth_of_the_window_leave_the_rate_without_an_interval() {
+    let verified = |r: &crate::record::model::RunRecord| {
+        let found = crate::analysis::verify::record(r);
+        found
+            .iter()
+            .filter(|v| v.path.contains("ci95"))
+            .map(|v| v.path.clone())
+            .collect::<Vec<_>>()
+    };
+    // 50 ms apart over 10 s: the seconds stand for the rate.
+    let near = merge(
+        &[share(0, 2, 0, 100, 1_000), share(1, 2, 50, 100, 1_000)],
+        false,
+    )
+    .unwrap();
+    assert!(near.summary.ci95.as_ref().unwrap().rps.is_some());
+    assert_eq!(verified(&near), Vec::<String>::new());
+    // 420 ms apart: the rate over the widened window is 4 % below every whole second's, so
+    // it has no interval (the latencies keep theirs; these fixtures have no latency batches).
+    let apart = merge(
+        &[share(0, 2, 0, 100, 1_000), share(1, 2, 420, 100, 1_000)],
+        false,
+    )
+    .unwrap();
+    let ci = apart.summary.ci95.as_ref().unwrap();
+    assert!(ci.rps.is_none() && ci.unsteady.is_none(), "{ci:?}");
+    assert_eq!(verified(&apart), Vec::<String>::new());
+    // `volley verify` holds the record to it.
+    let mut claims = apart.clone();
+    claims.summary.ci95.as_mut().unwrap().rps = near.summary.ci95.as_ref().unwrap().rps;
+    assert_eq!(verified(&claims), ["summary.ci95.rps"]);
+}
+
+#[test]
 fn refusals_say_which_records() {
     let err = |inputs: &[Input]| merge(inputs, false).unwrap_err().to_string();
     let mut inputs = three();
