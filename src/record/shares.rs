@@ -68,7 +68,7 @@ pub fn shares_apart(windows: impl Iterator<Item = (f64, f64)> + Clone) -> Option
 
 /// How far apart the shares began and ended measuring, s: the spreads of their windows'
 /// starts and ends.
-fn spreads(windows: impl Iterator<Item = (f64, f64)> + Clone) -> (f64, f64) {
+pub fn spreads(windows: impl Iterator<Item = (f64, f64)> + Clone) -> (f64, f64) {
     let spread = |of: fn((f64, f64)) -> f64| {
         let (lo, hi) = windows
             .clone()

@@ -17,10 +17,6 @@ use crate::record::selfcheck::{SelfCheck, SelfCheckCode, SelfCheckOutcome};
 use crate::record::series::SecondStats;
 use crate::run::{RecordView, windows::per_sec};
 
-/// Shares whose start of measuring differs by more than this are warned about, seconds: the
-/// same bar past which their merged record has no intervals ([`crate::record::shares::APART_S`]).
-pub const SKEW_WARNING_S: f64 = crate::record::shares::APART_S;
-
 /// The latency batches aligned as the series are (a share's second `k` is merged second
 /// `k + round(offset)`), at the longest batch length of the shares.
 pub(super) fn batches(parts: &[PlacedShare]) -> Result<Batches, MergeError> {
@@ -297,14 +293,16 @@ pub(super) fn warnings(parts: &[PlacedShare], merged: &RunRecord, count: u32) ->
             }
         }
     }
-    let skew = parts.iter().map(|p| p.offset_s).fold(0.0, f64::max);
-    if skew > SKEW_WARNING_S {
+    // Warned about where the rates lose their intervals: apart by over 1 % of the window.
+    if crate::record::shares::rates_apart(super::windows(parts)) {
+        let (began, ended) = crate::record::shares::spreads(super::windows(parts));
         out.push(Warning {
             code: WarningCode::SharesNotTogether,
             message: format!(
-                "the shares began measuring up to {skew:.1} s apart: the merged window spans \
-                 them all ({:.1} s), so the rates are what the generators achieved together \
-                 over it, not at full load; start the shares together (the coordinator)",
+                "the shares began measuring {began:.2} s apart and ended {ended:.2} s apart: the \
+                 merged window spans them all ({:.1} s), so the rates are what the generators \
+                 achieved together over it, not at full load, and have no interval; start the \
+                 shares together (the coordinator)",
                 merged.summary.duration_s
             ),
         });

@@ -183,6 +183,12 @@ fn shares_apart_by_more_than_a_hundredth_of_the_window_leave_the_rate_without_an
     .unwrap();
     let ci = apart.summary.ci95.as_ref().unwrap();
     assert!(ci.rps.is_none() && ci.unsteady.is_none(), "{ci:?}");
+    let warned = |r: &crate::record::model::RunRecord| {
+        r.warnings
+            .iter()
+            .any(|w| w.code == WarningCode::SharesNotTogether)
+    };
+    assert!(warned(&apart) && !warned(&near), "{:?}", apart.warnings);
     assert_eq!(verified(&apart), Vec::<String>::new());
     // `volley verify` holds the record to it.
     let mut claims = apart.clone();
