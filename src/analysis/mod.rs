@@ -6,6 +6,7 @@ pub mod gate;
 pub mod interval;
 pub mod like_for_like;
 pub mod metric;
+pub mod proportion;
 pub mod repeat_precision;
 pub mod selfcheck;
 pub mod sequential;

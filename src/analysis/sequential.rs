@@ -64,6 +64,18 @@ impl Figure {
         }
     }
 
+    /// The error rate's counts in run `r`, (attempts charged, failed of them); `None` for the
+    /// other metrics and a run without the part.
+    pub fn error_counts(&self, r: &RunRecord) -> Option<(u64, u64)> {
+        if self.metric != Metric::ErrorRate {
+            return None;
+        }
+        match &self.part {
+            None => Some(r.summary.error_counts()),
+            Some(part) => Some(part.group_in(r)?.error_counts()),
+        }
+    }
+
     /// Its name in words: "latency p50", "latency p50 of step `pay`".
     pub fn label(&self) -> String {
         match &self.part {
@@ -290,6 +302,9 @@ pub struct Sequence {
     /// Per metric (in `design.metrics` order): the baseline's per-run values, then B's (NaN
     /// where a run had none).
     values: Vec<[Vec<f64>; 2]>,
+    /// Per metric: the error rate's counts pooled over each side's runs, (attempts charged,
+    /// failed of them); zeros for the other metrics.
+    counts: Vec<[(u64, u64); 2]>,
     /// Per metric: the latest look.
     pub looks: Vec<Option<Look>>,
     /// Pairs done.
@@ -305,6 +320,7 @@ impl Sequence {
         Self {
             design,
             values: vec![[Vec::new(), Vec::new()]; k],
+            counts: vec![[(0, 0); 2]; k],
             looks: vec![None; k],
             pairs: 0,
             stopped: None,
@@ -320,12 +336,17 @@ impl Sequence {
             let value = |r: &RunRecord| figure.value(r).unwrap_or(f64::NAN);
             self.values[i][0].push(value(a));
             self.values[i][1].push(value(b));
+            for (side, r) in [a, b].into_iter().enumerate() {
+                let (charged, failed) = figure.error_counts(r).unwrap_or((0, 0));
+                let pooled = &mut self.counts[i][side];
+                *pooled = (pooled.0 + charged, pooled.1 + failed);
+            }
             if self.looks[i].is_some_and(|l| l.call.decided()) {
                 continue;
             }
             let [va, vb] = &self.values[i];
             if let Some(look) = self.design.look(m, va, vb, self.pairs) {
-                self.looks[i] = Some(look);
+                self.looks[i] = Some(by_counts(look, self.counts[i], self.design.threshold(m)));
             }
         }
         self.decided()
@@ -337,6 +358,27 @@ impl Sequence {
             .iter()
             .all(|l| l.is_some_and(|l| l.call.decided()))
     }
+}
+
+/// An error rate called equivalent only if the pooled counts show it too: the runs' rates can
+/// agree exactly (no error anywhere) from too few attempts to say anything about 0.1 pp, so
+/// Newcombe's interval of the difference ([`crate::analysis::proportion`]), at the level of
+/// the equivalence, must also lie within ±`t`; else the metric stays undecided, shown with
+/// both intervals' span.
+fn by_counts(mut look: Look, [a, b]: [(u64, u64); 2], t: f64) -> Look {
+    if look.metric != Metric::ErrorRate || look.call != Call::Equivalent {
+        return look;
+    }
+    match crate::analysis::proportion::difference_pp(a, b, 1.0 - 2.0 * look.level) {
+        Some((lo, hi)) if lo >= -t && hi <= t => {}
+        shown => {
+            look.call = Call::Undecided;
+            if let Some((lo, hi)) = shown {
+                look.interval = (look.interval.0.min(lo), look.interval.1.max(hi));
+            }
+        }
+    }
+    look
 }
 
 /// The paired test of `b − a`: the mean of the per-pair differences, its standard error
@@ -365,6 +407,24 @@ mod tests {
             threshold_pct: 2.0,
             comparisons: 1,
         }
+    }
+
+    #[test]
+    fn no_errors_anywhere_is_equivalent_only_over_enough_attempts() {
+        let runs = |per_second: u64| {
+            let mut seq = Sequence::new(design(vec![Metric::ErrorRate]));
+            let r = crate::record::fixture::record("r", 10, per_second, 1_000, 0, 0.0);
+            for _ in 0..3 {
+                seq.add_pair(&r, &r);
+            }
+            seq.looks[0].expect("looked")
+        };
+        // 30 attempts a run: the runs' rates agree exactly, the counts show nothing.
+        let few = runs(3);
+        assert_eq!(few.call, Call::Undecided, "{few:?}");
+        assert!(few.interval.1 > 1.0, "{few:?}");
+        // 20,000 a run: 0 of 600,000 a side is within ±0.1 pp.
+        assert_eq!(runs(2_000).call, Call::Equivalent);
     }
 
     #[test]

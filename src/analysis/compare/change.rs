@@ -27,6 +27,14 @@ impl Scope<'_> {
         }
     }
 
+    /// The error rate's counts in this scope of run `r`: (attempts charged, failed of them).
+    fn error_counts(self, r: &RunRecord) -> Option<(u64, u64)> {
+        match self {
+            Self::Run => Some(r.summary.error_counts()),
+            Self::Group(key) => Some(key.find(r)?.error_counts()),
+        }
+    }
+
     /// The run's own batch-means interval of the figure in this scope.
     fn bound(self, metric: Metric, r: &RunRecord) -> Option<Bound> {
         match self {
@@ -49,6 +57,9 @@ pub(super) struct Tested {
     sd: Option<f64>,
     /// Runs of the larger side.
     runs: usize,
+    /// The error rate: Newcombe's 95 % interval of the difference of the sides' pooled
+    /// rates, pp ([`crate::analysis::proportion`]); an equivalence must lie within it too.
+    counts: Option<(f64, f64)>,
 }
 
 impl Tested {
@@ -80,7 +91,10 @@ impl Tested {
         let (lo, hi) = diff.interval(LEVEL);
         let (down, up) = bounds(metric, limit);
         let beyond = lo > up || hi < down;
-        let inside = lo >= down && hi <= up;
+        // An error rate's runs can agree exactly (no error in any) from too few attempts to
+        // show anything; the pooled counts must show the equivalence too.
+        let shown = self.counts.is_none_or(|(l, h)| l >= down && h <= up);
+        let inside = lo >= down && hi <= up && shown;
         let significant = p_adjusted.is_some_and(|p| p < ALPHA);
         let verdict = if significant && beyond {
             if (lo > up) == metric.higher_is_better() {
@@ -92,9 +106,17 @@ impl Tested {
             ChangeVerdict::Equivalent
         } else {
             ChangeVerdict::Inconclusive {
-                runs_needed: self.runs_needed(&diff, down, up, family),
+                // The runs' spread says nothing of what the counts lack.
+                runs_needed: shown
+                    .then(|| self.runs_needed(&diff, down, up, family))
+                    .flatten(),
                 tail_guard: None,
             }
+        };
+        // Shown with the span of both intervals where the counts are the wider.
+        let (lo, hi) = match self.counts {
+            Some((l, h)) if !shown => (lo.min(l), hi.max(h)),
+            _ => (lo, hi),
         };
         Change {
             change: self.change,
@@ -248,7 +270,15 @@ fn test(
         method: None,
         sd: None,
         runs: a.values.len().max(b.values.len()),
+        counts: None,
     };
+    if metric == Metric::ErrorRate {
+        let pooled = |v: &Variant| {
+            let counts = v.runs.iter().filter_map(|r| scope.error_counts(r));
+            crate::analysis::proportion::pooled(counts)
+        };
+        t.counts = crate::analysis::proportion::difference_pp(pooled(base), pooled(other), LEVEL);
+    }
     if a.values.len() >= MIN_REPEATS && b.values.len() >= MIN_REPEATS {
         let xs: Vec<f64> = a.values.iter().map(|&x| to_scale(metric, x)).collect();
         let ys: Vec<f64> = b.values.iter().map(|&x| to_scale(metric, x)).collect();

@@ -129,6 +129,27 @@ fn identical_configurations_are_shown_equivalent() {
 }
 
 #[test]
+fn no_errors_in_few_requests_is_no_equivalence() {
+    // 5 runs of 50 requests a side, none failed: the runs' rates agree exactly, but 0 of 250
+    // cannot show a difference within 0.1 pp.
+    let c = compare(
+        &[repeats("a", 10, 5000), repeats("b", 10, 5000)],
+        CompareOptions::default(),
+    );
+    let ch = row(&c, Metric::ErrorRate).changes[1].clone().unwrap();
+    assert_eq!(
+        ch.verdict,
+        ChangeVerdict::Inconclusive {
+            runs_needed: None,
+            tail_guard: None
+        },
+        "{ch:?}"
+    );
+    let (lo, hi) = ch.ci.unwrap();
+    assert!(lo < -1.0 && hi > 1.0, "{ch:?}");
+}
+
+#[test]
 fn single_runs_of_a_load_that_changes_give_no_per_second_verdict() {
     let ramp = |label: &str, rate: u64, p50: u64| {
         let mut r = record(label, 10, rate, p50, 0, 0.05);

@@ -510,6 +510,15 @@ impl Summary {
             &self.errors_by_kind,
         )
     }
+
+    /// The counts of [`Self::error_rate`]: (attempts charged, failed of them).
+    pub fn error_counts(&self) -> (u64, u64) {
+        outcome::error_counts(
+            self.requests + self.not_sent,
+            self.errors,
+            &self.errors_by_kind,
+        )
+    }
 }
 
 impl Group {
@@ -521,6 +530,15 @@ impl Group {
     /// The group's error rate, as [`Summary::error_rate`].
     pub fn error_rate(&self) -> Option<f64> {
         error_rate(
+            self.requests + self.not_sent,
+            self.errors,
+            &self.errors_by_kind,
+        )
+    }
+
+    /// The counts of [`Self::error_rate`]: (attempts charged, failed of them).
+    pub fn error_counts(&self) -> (u64, u64) {
+        outcome::error_counts(
             self.requests + self.not_sent,
             self.errors,
             &self.errors_by_kind,

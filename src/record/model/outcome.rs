@@ -92,8 +92,19 @@ pub fn error_rate(
     errors: u64,
     errors_by_kind: &BTreeMap<ErrorKind, u64>,
 ) -> Option<f64> {
+    let (charged, failed) = error_counts(attempts, errors, errors_by_kind);
+    error_share(charged, failed)
+}
+
+/// The counts an error rate is made of: (attempts charged, failed of them), both without the
+/// attempts the generator itself could not make.
+pub fn error_counts(
+    attempts: u64,
+    errors: u64,
+    errors_by_kind: &BTreeMap<ErrorKind, u64>,
+) -> (u64, u64) {
     let limited = generator_limited(errors_by_kind);
-    error_share(
+    (
         attempts.saturating_sub(limited),
         errors.saturating_sub(limited),
     )
