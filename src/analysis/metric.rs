@@ -127,6 +127,29 @@ impl Metric {
         matches!(self, Self::P99 | Self::P99_9 | Self::TtftP99 | Self::GapP99)
     }
 
+    /// The run latency quantile it is (0.5 for p50 … 0.999 for p99.9); `None` for the mean,
+    /// the max, throughput, the error rate and the stream figures.
+    pub fn quantile(self) -> Option<f64> {
+        Some(match self {
+            Self::P50 => 0.5,
+            Self::P90 => 0.9,
+            Self::P95 => 0.95,
+            Self::P99 => 0.99,
+            Self::P99_9 => 0.999,
+            _ => return None,
+        })
+    }
+
+    /// Whether `responses` hold enough above its quantile to judge it in a run: at least
+    /// [`crate::analysis::interval::MIN_ABOVE`], what a run's own intervals ask of a batch (a
+    /// p99.9 of 770 responses is the run's slowest, which is never judged); always for figures
+    /// that are not latency quantiles.
+    pub fn enough_responses(self, responses: u64) -> bool {
+        use crate::analysis::interval::{MIN_ABOVE, enough_above};
+        self.quantile()
+            .is_none_or(|q| enough_above(responses as f64, q, MIN_ABOVE))
+    }
+
     /// Whether a larger value is an improvement.
     pub fn higher_is_better(self) -> bool {
         matches!(self, Self::Throughput | Self::Goodput)

@@ -64,6 +64,21 @@ impl Figure {
         }
     }
 
+    /// Whether run `r` holds enough responses above the figure's quantile to judge it
+    /// ([`Metric::enough_responses`]); always for figures that are not latency quantiles.
+    pub fn enough_responses(&self, r: &RunRecord) -> bool {
+        if self.metric.quantile().is_none() {
+            return true;
+        }
+        let encoded = match &self.part {
+            None => Some(&r.histograms.latency_us),
+            Some(part) => part.group_in(r).map(|g| &g.histogram_us),
+        };
+        encoded
+            .and_then(|e| crate::record::decode_histogram(e).ok())
+            .is_some_and(|h| self.metric.enough_responses(h.len()))
+    }
+
     /// The error rate's counts in run `r`, (attempts charged, failed of them); `None` for the
     /// other metrics and a run without the part.
     pub fn error_counts(&self, r: &RunRecord) -> Option<(u64, u64)> {
@@ -333,7 +348,11 @@ impl Sequence {
         self.pairs += 1;
         for (i, figure) in self.design.metrics.iter().enumerate() {
             let m = figure.metric;
-            let value = |r: &RunRecord| figure.value(r).unwrap_or(f64::NAN);
+            // A percentile without enough responses above it is the run's slowest: no value.
+            let value = |r: &RunRecord| {
+                let v = figure.value(r).filter(|_| figure.enough_responses(r));
+                v.unwrap_or(f64::NAN)
+            };
             self.values[i][0].push(value(a));
             self.values[i][1].push(value(b));
             for (side, r) in [a, b].into_iter().enumerate() {
@@ -407,6 +426,21 @@ mod tests {
             threshold_pct: 2.0,
             comparisons: 1,
         }
+    }
+
+    #[test]
+    fn a_percentile_of_too_few_responses_is_never_looked_at() {
+        // 500 responses a run: p99.9 is the run's slowest; p50 is judged.
+        let r = crate::record::fixture::record("r", 5, 100, 1_000, 0, 0.0);
+        let mut seq = Sequence::new(design(vec![Metric::P99_9, Metric::P50]));
+        for _ in 0..3 {
+            seq.add_pair(&r, &r);
+        }
+        assert!(
+            seq.looks[0].is_none() && seq.looks[1].is_some(),
+            "{:?}",
+            seq.looks
+        );
     }
 
     #[test]

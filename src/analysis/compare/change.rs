@@ -35,6 +35,18 @@ impl Scope<'_> {
         }
     }
 
+    /// Responses in this scope of run `r`: its latency histogram's count; `None` when the
+    /// histogram is unreadable.
+    fn responses(self, r: &RunRecord) -> Option<u64> {
+        let encoded = match self {
+            Self::Run => &r.histograms.latency_us,
+            Self::Group(key) => &key.find(r)?.histogram_us,
+        };
+        crate::record::decode_histogram(encoded)
+            .ok()
+            .map(|h| h.len())
+    }
+
     /// The run's own batch-means interval of the figure in this scope.
     fn bound(self, metric: Metric, r: &RunRecord) -> Option<Bound> {
         match self {
@@ -279,7 +291,20 @@ fn test(
         };
         t.counts = crate::analysis::proportion::difference_pp(pooled(base), pooled(other), LEVEL);
     }
+    // A percentile is judged over runs only where every run that has it holds enough
+    // responses above it.
+    let enough = |v: &Variant| {
+        let mut with = v.runs.iter().filter(|r| scope.value(metric, r).is_some());
+        with.all(|r| {
+            scope
+                .responses(r)
+                .is_some_and(|n| metric.enough_responses(n))
+        })
+    };
     if a.values.len() >= MIN_REPEATS && b.values.len() >= MIN_REPEATS {
+        if !enough(base) || !enough(other) {
+            return t;
+        }
         let xs: Vec<f64> = a.values.iter().map(|&x| to_scale(metric, x)).collect();
         let ys: Vec<f64> = b.values.iter().map(|&x| to_scale(metric, x)).collect();
         t.diff = stats::student(&xs, &ys);

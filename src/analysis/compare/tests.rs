@@ -29,6 +29,10 @@ fn repeats(label: &str, rate: u64, latency_us: u64) -> Variant {
                 0.0,
             )
         })
+        .map(|mut r| {
+            many_responses(&mut r);
+            r
+        })
         .collect();
     variant(label, runs)
 }
@@ -49,7 +53,22 @@ pub(crate) fn run(rps: f64, p50_ms: f64, at_s: u64) -> RunRecord {
     l.max = Some(p50_ms * 5.0);
     let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_790_000_000 + at_s);
     r.started_at = humantime::format_rfc3339_millis(t).to_string();
+    many_responses(&mut r);
     r
+}
+
+/// Multiplies every count of `r`'s latency histogram so that it holds at least 20,000
+/// responses, its shape unchanged: enough above p99.9 for each percentile to be judged over
+/// runs (`Metric::enough_responses`).
+pub(crate) fn many_responses(r: &mut RunRecord) {
+    let h = crate::record::decode_histogram(&r.histograms.latency_us).unwrap();
+    let k = 20_000_u64.div_ceil(h.len().max(1));
+    let mut more = crate::record::recorder::new_histogram();
+    for v in h.iter_recorded() {
+        more.record_n(v.value_iterated_to(), v.count_at_value() * k)
+            .unwrap();
+    }
+    r.histograms.latency_us = crate::record::encode_histogram(&more);
 }
 
 /// Runs of [`run`]`(1000.0, 2.0, i)` whose p99s are `p99` (ms), the i-th started i s after the
@@ -126,6 +145,26 @@ fn identical_configurations_are_shown_equivalent() {
         let (lo, hi) = ch.ci.unwrap();
         assert!(lo >= -c.threshold(r.metric) && hi <= c.threshold(r.metric));
     }
+}
+
+#[test]
+fn a_percentile_with_too_few_responses_above_it_is_not_judged_over_runs() {
+    // 500 responses a run: 5 above p99 and none to speak of above p99.9 — each is the run's
+    // slowest few, judged no more than the max; p90 has 50 above and is judged.
+    let runs = |label: &str, latency_us: u64| {
+        let runs = (0..5)
+            .map(|i| record(label, 5, 100, latency_us + i, 0, 0.0))
+            .collect();
+        variant(label, runs)
+    };
+    let c = compare(
+        &[runs("a", 5000), runs("b", 5000)],
+        CompareOptions::default(),
+    );
+    for m in [Metric::P99, Metric::P99_9] {
+        assert_eq!(change(&c, m).verdict, ChangeVerdict::NotEnoughData, "{m:?}");
+    }
+    assert_eq!(change(&c, Metric::P90).method, Some(Method::Repeats));
 }
 
 #[test]
