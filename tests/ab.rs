@@ -102,10 +102,20 @@ fn replayed_a_a_sequences_seldom_call_a_difference_and_a_b_ones_decide() {
                 std::fs::copy(run, folder.join("run.json")).unwrap();
             }
         }
-        let (sa, sb) = (seq.join("a"), seq.join("b"));
-        let args = ["--metric", "p50", "--max-runs", "5"];
+        let (sa, sb, out) = (seq.join("a"), seq.join("b"), seq.join("out"));
+        let args = [
+            "--metric",
+            "p50",
+            "--max-runs",
+            "5",
+            "--out",
+            out.to_str().unwrap(),
+        ];
         let stdout = ab(&[&[sa.to_str().unwrap(), sb.to_str().unwrap()][..], &args].concat());
         let (pairs, call) = outcome(&stdout);
+        // A replay writes what it decided too.
+        let top = common::only_subfolder(&out);
+        assert!(top.join("comparison.md").is_file() && top.join("sequence.txt").is_file());
         // The comparison is over the runs the sequence decided on, not every run the folders
         // hold (5 a side).
         if call == "faster" || call == "slower" {

@@ -53,7 +53,7 @@ pub struct Rule {
 }
 
 /// The metric names rules and `--metric` take.
-pub const METRICS: &str = "p50, p90, p95, p99, p99.9, mean, max, throughput, errors, ttft, ttft-p99, gap-p99, tpot, goodput";
+pub const METRICS: &str = "p50, p90, p95, p99, p99.9, mean, max, throughput, errors, ttft, ttft-p99, gap-p99, tpot, rtt, goodput";
 
 /// The metric a rule or `--metric` names (`p99`, `rps`, `errors`, …).
 pub fn metric_named(name: &str) -> Option<Metric> {

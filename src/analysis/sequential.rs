@@ -306,6 +306,8 @@ pub enum Stopped {
     MaxTime,
     /// A run was interrupted (Ctrl-C), or failed.
     Interrupted,
+    /// The runs given ran out (a replay of two folders of runs).
+    RunsSpent,
 }
 
 /// A sequence so far: each side's per-run values of each metric, and each metric's latest

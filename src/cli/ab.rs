@@ -65,7 +65,7 @@ pub fn run(a: AbArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let sides = [a.quick.url.clone().unwrap_or_default(), a.b.clone()];
     let design = |open| volley::suite::ab::design(&a.decide, a.threshold, a.max_runs, open);
     let outcome = if volley::suite::ab::sides(&sides, a.plan.as_deref())?.replays() {
-        volley::suite::ab::replay(&sides.clone().map(PathBuf::from), design)?
+        volley::suite::ab::replay(&sides.clone().map(PathBuf::from), design, &a.quick.out)?
     } else {
         let plans = [plan_of(&a, &sides[0])?, plan_of(&a, &sides[1])?];
         let (quiet, tuning) = (a.quick.quiet, a.quick.tuning);
@@ -82,8 +82,8 @@ pub fn run(a: AbArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         volley::suite::ab::run(&plans, design, budget, execute, say)?
     };
     println!("{}", volley::suite::ab::comparison(&outcome, a.threshold)?);
-    if let Some(top) = &outcome.top {
-        println!("runs, sequence.txt and comparison.md: {}", top.display());
+    if let Some(written) = outcome.written() {
+        println!("{written}");
     }
     Ok(super::EXIT_OK)
 }

@@ -10,25 +10,26 @@ pub const TABLE_NOTE: &str = "The decision is the sequence's (paired looks, α s
     sequence). The comparison table is `volley compare` over the same runs: unpaired, every \
     metric in one Holm family, a separate reading that can leave a decided metric inconclusive.";
 
-/// One figure's state: "throughput slower −9.8 % [−13.1, −6.4]".
+/// One figure's state: "throughput slower −9.8% [−13.1%, −6.4%]" (as `volley compare` signs
+/// its changes).
 fn metric_state(f: &Figure, look: Option<&Look>) -> String {
     let m = f.metric;
     let Some(l) = look else {
         return format!("{} not tested yet", f.label());
     };
-    let unit = if m.relative() { " %" } else { " pp" };
+    let signed = |v: f64| super::comparison::signed(m, v);
     let withheld = match l.withheld {
         Some(TailGuard::TooFewRuns) => format!(" (a tail needs {MIN_GUARDED_RUNS} pairs)"),
         Some(TailGuard::OneRunCarriesIt) => " (one pair carries it)".to_string(),
         None => String::new(),
     };
     format!(
-        "{} {}{withheld} {:+.1}{unit} [{:+.1}, {:+.1}]",
+        "{} {}{withheld} {} [{}, {}]",
         f.label(),
         l.call.words(m),
-        l.change,
-        l.interval.0,
-        l.interval.1
+        signed(l.change),
+        signed(l.interval.0),
+        signed(l.interval.1)
     )
 }
 
@@ -51,6 +52,7 @@ pub fn text(seq: &Sequence) -> String {
         Some(Stopped::MaxRuns) => format!("the run budget ({} pairs) spent", seq.design.max_pairs),
         Some(Stopped::MaxTime) => "the time budget spent".to_string(),
         Some(Stopped::Interrupted) => "a run was interrupted".to_string(),
+        Some(Stopped::RunsSpent) => "the runs given ran out".to_string(),
         None => "still running".to_string(),
     };
     let mut o = format!(

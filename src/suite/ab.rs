@@ -20,15 +20,28 @@ use crate::run::Outputs;
 use crate::run::output::{Kept, ResultsFolder};
 
 /// What a sequence of A/B runs did: the sequence, each side's folder of runs, and the folder
-/// that holds both (none for a replay of runs already made).
+/// its outputs go to.
 #[derive(Debug)]
 pub struct AbOutcome {
     /// What was decided, after how many pairs, and why it stopped.
     pub sequence: Sequence,
     /// A's folder of runs, then B's.
     pub folders: [PathBuf; 2],
-    /// `<out>/ab-<UTC time>/`, holding `a/`, `b/`, `sequence.txt` and `comparison.md`.
+    /// `<out>/ab-<UTC time>/`, holding `sequence.txt` and `comparison.md`, and the runs (`a/`,
+    /// `b/`) unless they were replayed from folders already made.
     pub top: Option<PathBuf>,
+}
+
+impl AbOutcome {
+    /// Where its outputs were written, in words for the terminal.
+    pub fn written(&self) -> Option<String> {
+        let top = self.top.as_ref()?;
+        let shown = top.display();
+        Some(match self.folders.iter().any(|f| f.starts_with(top)) {
+            true => format!("runs, sequence.txt and comparison.md: {shown}"),
+            false => format!("sequence.txt and comparison.md: {shown}"),
+        })
+    }
 }
 
 /// The design of `--metric` names (default: throughput in the closed model, p50 in the
@@ -115,7 +128,7 @@ fn measures(plan: &Plan, figures: &[Figure]) -> Result<(), Error> {
             };
             return Err(Error::Invalid {
                 what: "--metric".into(),
-                why: format!("{} needs {needs}, and the plan has none", m.label()),
+                why: format!("{} needs {needs}, and the test has none", m.label()),
             });
         }
     }
@@ -227,10 +240,12 @@ pub fn sides(sides: &[String; 2], plan: Option<&Path>) -> Result<Sides, Error> {
 }
 
 /// Replays two folders of runs already made (`dirs`: A's, B's), pair by pair in their order,
-/// under the design `design_of` gives for their model (open or not).
+/// under the design `design_of` gives for their model (open or not); its outputs go to
+/// `<out>/ab-<UTC time>/`.
 pub fn replay(
     dirs: &[PathBuf; 2],
     design_of: impl FnOnce(bool) -> Result<Design, Error>,
+    out: &Path,
 ) -> Result<AbOutcome, Error> {
     let same = |d: &PathBuf| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone());
     if same(&dirs[0]) == same(&dirs[1]) {
@@ -250,7 +265,7 @@ pub fn replay(
     Ok(AbOutcome {
         sequence,
         folders: dirs.clone(),
-        top: None,
+        top: Some(new_folder(out, &format!("ab-{}", stamp()))?),
     })
 }
 

@@ -17,8 +17,9 @@ pub enum Side {
 
 /// Runs `run(side, pair)` by turns, A then B, pair after pair (from 1), and looks after each
 /// pair, until every metric of `design` is decided, `design.max_pairs` pairs are done, the next
-/// pair would end after `max_time` (judged by the last pair's length), or a run comes back
-/// `None` (interrupted) or interrupted. `after` sees the sequence after each pair.
+/// pair would end after `max_time` (judged by the last pair's length), a run comes back
+/// interrupted, or `run` has no run to give (`None`: a replay's folders ran out). `after` sees
+/// the sequence after each pair.
 pub fn until_decided<E: From<crate::error::Error>>(
     design: Design,
     max_time: Option<Duration>,
@@ -31,12 +32,10 @@ pub fn until_decided<E: From<crate::error::Error>>(
     loop {
         let pair_started = Instant::now();
         let pair = seq.pairs + 1;
-        let Some(a) = run(Side::A, pair)?.filter(|r| r.interrupted.is_none()) else {
-            seq.stopped = Some(Stopped::Interrupted);
+        let Some(a) = take(run(Side::A, pair)?, &mut seq) else {
             return Ok(seq);
         };
-        let Some(b) = run(Side::B, pair)?.filter(|r| r.interrupted.is_none()) else {
-            seq.stopped = Some(Stopped::Interrupted);
+        let Some(b) = take(run(Side::B, pair)?, &mut seq) else {
             return Ok(seq);
         };
         if pair == 1 {
@@ -62,6 +61,17 @@ pub fn until_decided<E: From<crate::error::Error>>(
             return Ok(seq);
         }
     }
+}
+
+/// The run to look at, or none: then `seq` stopped, the runs given having run out or this
+/// one interrupted.
+fn take(run: Option<RunRecord>, seq: &mut Sequence) -> Option<RunRecord> {
+    match run {
+        None => seq.stopped = Some(Stopped::RunsSpent),
+        Some(r) if r.interrupted.is_some() => seq.stopped = Some(Stopped::Interrupted),
+        Some(r) => return Some(r),
+    }
+    None
 }
 
 #[cfg(test)]
@@ -119,6 +129,16 @@ mod tests {
         let stop =
             |side, _| -> Result<_, crate::error::Error> { Ok((side == Side::A).then(|| at(10))) };
         let seq = until_decided(design(4), None, stop, |_| {}).unwrap();
+        assert_eq!((seq.stopped, seq.pairs), (Some(Stopped::RunsSpent), 0));
+        let mut sent = Vec::new();
+        let signal = |side, _| -> Result<_, crate::error::Error> {
+            sent.push(side);
+            let mut r = at(10);
+            r.interrupted = Some("SIGINT".into());
+            Ok(Some(r))
+        };
+        let seq = until_decided(design(4), None, signal, |_| {}).unwrap();
         assert_eq!((seq.stopped, seq.pairs), (Some(Stopped::Interrupted), 0));
+        assert_eq!(sent, [Side::A], "B is not run after A was interrupted");
     }
 }
