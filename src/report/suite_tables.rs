@@ -198,7 +198,7 @@ pub fn operations(variants: &[Variant]) -> Option<Table> {
                     rate,
                 ),
                 with(ms(of(|g| g.latency_ms.mean)), BoundFigure::Mean, in_ms),
-                ms(of(|g| g.latency_ms.p95)),
+                with(ms(of(|g| g.latency_ms.p95)), BoundFigure::P95, in_ms),
                 with(ms(of(|g| g.latency_ms.p99)), BoundFigure::P99, in_ms),
                 error_rate(errors, attempts),
             ]);
@@ -313,6 +313,7 @@ mod tests {
         };
         let mut once = variant("rest", &[("post", None)], 10.0);
         once.runs[0].groups[0].ci95 = Some(crate::record::model::Ci95 {
+            p95_ms: Some(bound(5.1, 0.04)),
             p99_ms: Some(bound(5.38, 0.02)),
             rps: Some(bound(100.0, 2.5)),
             ..Default::default()
@@ -322,7 +323,8 @@ mod tests {
         twice.runs.push(twice.runs[0].clone());
         let t = operations(&[once, twice]).unwrap();
         // The fixture's step: 10 req/s, p99 from its histogram; ± only for the single run.
-        assert!(t.rows[0][3].ends_with(" ± 2.5") && t.rows[0][6].ends_with(" ± 0.020"));
+        let [rps, p95, p99] = [3, 5, 6].map(|i| &t.rows[0][i]);
+        assert!(rps.ends_with(" ± 2.5") && p95.ends_with(" ± 0.040") && p99.ends_with(" ± 0.020"));
         assert!(!t.rows[1][3].contains('±') && !t.rows[1][6].contains('±'));
     }
 
