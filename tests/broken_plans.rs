@@ -267,7 +267,8 @@ fn bad_precision_goals_are_refused_with_what_and_where() {
         common::run_volley(&["http://127.0.0.1:1/", "-n", "3000", "--precision", "p50=2%"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.contains("ends after a number of iterations, not at a set time"),
+        err.contains("the run ends after a number of requests (-n), not at a set time")
+            && !err.contains("scenario"),
         "{err}"
     );
     // Beside another scenario, one that ends by a count may end apart from it.

@@ -27,8 +27,8 @@ pub enum Unsteady {
     /// The only scenario ends by a count of iterations (`-n`, `iterations`), not at a set time:
     /// its load is steady, but a run asked to be precise would have no length to stop within.
     Counted {
-        /// The scenario.
-        scenario: String,
+        /// The scenario; `None` in a run of one URL (quick mode, `-n`), which has none.
+        scenario: Option<String>,
     },
     /// A scenario beside others ends by a count of iterations, so it may end apart from them.
     CountedBeside {
@@ -55,9 +55,14 @@ impl Unsteady {
             Self::Staggered { scenario, first } => {
                 format!("scenario `{scenario}` starts or ends apart from `{first}`")
             }
-            Self::Counted { scenario } => format!(
+            Self::Counted {
+                scenario: Some(scenario),
+            } => format!(
                 "scenario `{scenario}` ends after a number of iterations, not at a set time"
             ),
+            Self::Counted { scenario: None } => {
+                "the run ends after a number of requests (-n), not at a set time".into()
+            }
             Self::CountedBeside { scenario, other } => format!(
                 "scenario `{scenario}` ends after a number of iterations, so it may end apart \
                  from `{other}`"
@@ -130,8 +135,9 @@ impl Plan {
             }
         }
         if first.profile.ends_by_count() {
+            // A run of one URL has no groups: no scenario to name.
             return Some(Unsteady::Counted {
-                scenario: first.name.clone(),
+                scenario: (!self.groups.is_empty()).then(|| first.name.clone()),
             });
         }
         let end = first.start_after + first.profile.duration()?;

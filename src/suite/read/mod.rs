@@ -96,7 +96,7 @@ pub fn read_str(text: &str, path: &Path, options: &SuiteReadOptions) -> Result<S
         let message = e.message().trim_end().to_string();
         let hint = message
             .contains("unknown field")
-            .then_some("check the spelling; the README's \"Suites\" section lists every key");
+            .then_some("check the spelling; docs/suites.md lists every key");
         ctx.err(e.span(), message, hint)
     })?;
     ctx.suite(file)

@@ -42,8 +42,8 @@ impl Ctx<'_> {
             return Err(self.at(r, why, None));
         }
         if !(1..=MAX_REPEATS).contains(&count) {
-            return Err(self.at(
-                r,
+            return Err(self.err(
+                Some(self.place_of(f, key).unwrap_or(r.span())),
                 format!("{key} = {count} is out of range"),
                 Some("1 (the default) to 1000 measured runs per target"),
             ));
@@ -73,7 +73,9 @@ impl Ctx<'_> {
         let max_runs = self.repeats(f, false)?;
         if max_runs < 3 || targets.len() < 2 {
             let why = "until-decided compares two targets or more, over at least 3 runs each";
-            return Err(self.at(r, why, Some("max_runs = 3 or more, and two [[target]]s")));
+            let at = self.place_of(f, "max_runs").filter(|_| max_runs < 3);
+            let hint = Some("max_runs = 3 or more, and two [[target]]s");
+            return Err(self.err(Some(at.unwrap_or(r.span())), why, hint));
         }
         let u = f.until_decided.as_ref().map(|u| u.get_ref());
         let metrics = u.and_then(|u| u.metrics.clone()).unwrap_or_default();
@@ -81,14 +83,29 @@ impl Ctx<'_> {
         let open = targets[0].plan.model().has_open();
         let design = crate::suite::ab::design(&metrics, threshold, max_runs, open);
         let at = f.until_decided.as_ref().map(|u| u.span());
-        let mut design = design.map_err(|e| self.err(at.clone(), e, None))?;
+        let mut design = design.map_err(|e| self.err(at.clone(), metrics_key(e), None))?;
         for t in targets {
             crate::suite::ab::has_parts(&t.plan, &design.metrics).map_err(|e| {
-                let why = format!("target `{}` (plan {}): {e}", t.name, t.plan_path.display());
+                let (name, plan) = (&t.name, t.plan_path.display());
+                let why = format!("target `{name}` (plan {plan}): {}", metrics_key(e));
                 self.err(at.clone(), why, None)
             })?;
         }
         design.comparisons = targets.len() as u32 - 1;
         Ok(Some(design))
+    }
+
+    /// Where `[until_decided]` sets `key` (`max_runs`): the table's span, if it sets it.
+    fn place_of(&self, f: &SuiteFile, key: &str) -> Option<std::ops::Range<usize>> {
+        let u = f.until_decided.as_ref()?;
+        (key == "max_runs" && u.get_ref().max_runs.is_some()).then(|| u.span())
+    }
+}
+
+/// An error about `volley ab`'s `--metric`, said of the suite's key: "metrics: …".
+fn metrics_key(e: Error) -> String {
+    match e {
+        Error::Invalid { why, .. } => format!("metrics: {why}"),
+        e => e.to_string(),
     }
 }
