@@ -150,6 +150,16 @@ pub fn search(
             };
             v.run(g, &mut probe, round)
         }
+        // The bracket is still wide: say how wide, and that nothing confirmed its floor.
+        Some(g) if stopped == STOPPED_BUDGET => match bad {
+            Some(b) => format!(
+                "{STOPPED_BUDGET} before the bisection converged: the maximum lies between {} \
+                 and {}, not validated",
+                level_words(g),
+                level_words(b)
+            ),
+            None => stopped,
+        },
         _ => stopped,
     };
     SearchOutcome { steps, stopped }
@@ -535,6 +545,25 @@ mod tests {
         let out = search(&c, target(1e5));
         assert_eq!(out.steps.len(), 4);
         assert_eq!(out.stopped, "the time budget was spent");
+    }
+
+    #[test]
+    fn a_budget_spent_before_the_bracket_closed_says_how_wide_it_is() {
+        // 10, 20 and 40 held, 80 broke: four steps fill 20 s, and the maximum is not known to
+        // better than 40–80.
+        let mut c = config();
+        c.budget = Duration::from_secs(20);
+        let out = search(&c, target(50.0));
+        assert_eq!(
+            out.stopped,
+            "the time budget was spent before the bisection converged: the maximum lies \
+             between 40 and 80, not validated"
+        );
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
+        assert_eq!(
+            (f.max_sustainable_load, f.breaking_load),
+            (Some(40.0), Some(80.0))
+        );
     }
 
     #[test]
