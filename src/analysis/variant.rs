@@ -153,10 +153,17 @@ mod tests {
         // Repeats: one test.
         write("repeat-1", "api");
         write("repeat-2", "api");
-        assert_eq!(read_variants(&[dir.clone()], &[]).unwrap()[0].runs.len(), 2);
+        assert_eq!(
+            read_variants(std::slice::from_ref(&dir), &[]).unwrap()[0]
+                .runs
+                .len(),
+            2
+        );
         // A suite's targets: two.
         write("slower", "slower");
-        let err = read_variants(&[dir.clone()], &[]).unwrap_err().to_string();
+        let err = read_variants(std::slice::from_ref(&dir), &[])
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("its runs are 2 different tests: `api` against")
                 && err.contains(&format!(
