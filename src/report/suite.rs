@@ -425,7 +425,9 @@ pub fn markdown(o: &SuiteOutcome) -> String {
     }
     out.push_str(&v.targets.to_markdown("##"));
     for note in &v.notes {
-        out.push_str(&format!("> **Note:** {}\n\n", md_text(note)));
+        // Every line of a note inside the quote, each its own line.
+        let lines = md_text(note).replace('\n', "  \n> ");
+        out.push_str(&format!("> **Note:** {lines}\n\n"));
     }
     for t in v.results.iter().chain(&v.operations) {
         out.push_str(&t.to_markdown("##"));
@@ -571,5 +573,15 @@ mod tests {
         );
         let row = target_row(&o.targets[1], true);
         assert!(row.contains(&"≥ 797.4".to_string()), "{row:?}");
+        // A note of several lines stays inside its quote, a line each.
+        let two = SuiteOutcome {
+            decided: vec!["decided after 3 rounds:\nb: p50 slower".into()],
+            ..o
+        };
+        assert!(
+            markdown(&two).contains("> **Note:** decided after 3 rounds:  \n> b: p50 slower\n"),
+            "{}",
+            markdown(&two)
+        );
     }
 }

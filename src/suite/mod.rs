@@ -128,6 +128,9 @@ impl Suite {
                 "a find-max search each ({} model, SLO {})",
                 f.model, f.slo_text
             ),
+            None if self.until_decided.is_some() => {
+                format!("runs until decided, at most {} each", self.repeats)
+            }
             None => format!("{} run(s) each", self.repeats),
         };
         let mut plans: Vec<String> = Vec::new();
