@@ -2,7 +2,8 @@
 
 use std::fmt::Write;
 
-use crate::analysis::compare::{MIN_GUARDED_RUNS, TailGuard};
+use crate::analysis::compare::{ERROR_RATE_THRESHOLD_PP, MIN_GUARDED_RUNS, TailGuard};
+use crate::analysis::metric::Metric;
 use crate::analysis::sequential::{ALPHA, Call, Figure, Look, Sequence, Stopped};
 
 /// Beside a sequence's decision and the comparison of its runs, which reads them another way.
@@ -72,14 +73,48 @@ pub fn text(seq: &Sequence) -> String {
         };
         let _ = writeln!(o, "  {}{at}", metric_state(f, look.as_ref()));
     }
+    let errors = seq
+        .design
+        .metrics
+        .iter()
+        .any(|f| f.metric == Metric::ErrorRate);
+    let errors = match errors {
+        true => format!(" (the error rate's: ±{ERROR_RATE_THRESHOLD_PP} pp)"),
+        false => String::new(),
+    };
     let _ = writeln!(
         o,
         "Intervals at each look's own level a (1 − a; an equivalence's 1 − 2a). Sequential design: α = {ALPHA} over the whole \
          sequence, spent over {} pairs (Pocock-type), split among {} metric(s), threshold \
-         ±{}% (docs/measurement.md, \"A/B until decided\").",
+         ±{}%{errors} (docs/measurement.md, \"A/B until decided\").",
         seq.design.max_pairs,
         seq.design.metrics.len(),
         seq.design.threshold_pct
     );
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::sequential::Design;
+
+    #[test]
+    fn the_footer_gives_the_error_rates_own_threshold() {
+        let seq = |metrics: Vec<Metric>| {
+            Sequence::new(Design {
+                metrics: metrics.into_iter().map(Figure::of_runs).collect(),
+                max_pairs: 20,
+                threshold_pct: 2.0,
+                comparisons: 1,
+            })
+        };
+        let with = text(&seq(vec![Metric::P50, Metric::ErrorRate]));
+        assert!(
+            with.contains("threshold ±2% (the error rate's: ±0.1 pp)"),
+            "{with}"
+        );
+        let without = text(&seq(vec![Metric::P50]));
+        assert!(!without.contains("error rate's"), "{without}");
+    }
 }
