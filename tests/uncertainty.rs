@@ -568,34 +568,26 @@ fn each_scenario_and_step_has_its_own_intervals() {
             "{file}: {text}"
         );
     }
-    // A group's interval that its batches do not give is caught.
-    let mut tampered = record.clone();
-    let g = tampered["groups"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|g| g["name"] == "fast")
-        .unwrap();
-    g["ci95"]["p50_ms"]["half_width"] = serde_json::json!(fast.1 / 2.0);
+    // `volley verify` names a group's figure edited by `edit`: a path ending in `says`.
     let path = dir.join("tampered.json");
-    std::fs::write(&path, serde_json::to_string(&tampered).unwrap()).unwrap();
-    let (code, stdout, stderr) = common::run_volley(&["verify", path.to_str().unwrap()]);
-    assert_eq!(code, Some(1), "{stdout}{stderr}");
-    assert!(stdout.contains(".ci95.p50_ms"), "{stdout}{stderr}");
+    let refused = |name: &str, edit: &dyn Fn(&mut Value), says: &str| {
+        let mut tampered = record.clone();
+        let groups = tampered["groups"].as_array_mut().unwrap();
+        edit(groups.iter_mut().find(|g| g["name"] == name).unwrap());
+        std::fs::write(&path, serde_json::to_string(&tampered).unwrap()).unwrap();
+        let (code, stdout, stderr) = common::run_volley(&["verify", path.to_str().unwrap()]);
+        assert_eq!(code, Some(1), "{stdout}{stderr}");
+        assert!(stdout.contains(says), "{says}: {stdout}{stderr}");
+    };
+    // A group's interval that its batches do not give is caught.
+    let half = |g: &mut Value| g["ci95"]["p50_ms"]["half_width"] = serde_json::json!(fast.1 / 2.0);
+    refused("fast", &half, ".ci95.p50_ms");
     // A group whose window starts after the run's has no intervals: its seconds would not be
     // the run's.
-    let mut late = record.clone();
-    let g = late["groups"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .find(|g| g["name"] == "mid")
-        .unwrap();
-    let end = g["end_s"].as_f64().unwrap();
-    (g["start_s"], g["end_s"]) = (serde_json::json!(1.0), serde_json::json!(end + 1.0));
-    std::fs::write(&path, serde_json::to_string(&late).unwrap()).unwrap();
-    let (code, stdout, stderr) = common::run_volley(&["verify", path.to_str().unwrap()]);
-    assert_eq!(code, Some(1), "{stdout}{stderr}");
-    assert!(stdout.contains(".start_s: 1"), "{stdout}{stderr}");
+    let later = |g: &mut Value| {
+        let end = g["end_s"].as_f64().unwrap();
+        (g["start_s"], g["end_s"]) = (serde_json::json!(1.0), serde_json::json!(end + 1.0));
+    };
+    refused("mid", &later, ".start_s: 1");
     let _ = std::fs::remove_dir_all(&dir);
 }
