@@ -82,6 +82,8 @@
 //! default so that this cannot happen.
 
 mod change;
+#[cfg(test)]
+mod count_tests;
 mod drift;
 pub mod groups;
 mod robust;

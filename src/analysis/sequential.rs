@@ -381,22 +381,25 @@ impl Sequence {
     }
 }
 
-/// An error rate called equivalent only if the pooled counts show it too: the runs' rates can
-/// agree exactly (no error anywhere) from too few attempts to say anything about 0.1 pp, so
-/// Newcombe's interval of the difference ([`crate::analysis::proportion`]), at the level of
-/// the equivalence, must also lie within ±`t`; else the metric stays undecided, shown with
-/// both intervals' span.
+/// An error rate's call stands only if the pooled counts show it too (runs can agree exactly
+/// from too few attempts to say anything of 0.1 pp): Newcombe's interval of the difference
+/// ([`crate::analysis::proportion`]) within ±`t` for an equivalence (at 1 − 2a), beyond it on
+/// the same side for a call (at 1 − a); else undecided, shown with both intervals' span.
 fn by_counts(mut look: Look, [a, b]: [(u64, u64); 2], t: f64) -> Look {
-    if look.metric != Metric::ErrorRate || look.call != Call::Equivalent {
+    if look.metric != Metric::ErrorRate || !look.call.decided() {
         return look;
     }
-    match crate::analysis::proportion::difference_pp(a, b, 1.0 - 2.0 * look.level) {
-        Some((lo, hi)) if lo >= -t && hi <= t => {}
-        shown => {
-            look.call = Call::Undecided;
-            if let Some((lo, hi)) = shown {
-                look.interval = (look.interval.0.min(lo), look.interval.1.max(hi));
-            }
+    let (equivalent, above) = (look.call == Call::Equivalent, look.interval.0 > t);
+    let level = 1.0 - look.level * if equivalent { 2.0 } else { 1.0 };
+    let shown = crate::analysis::proportion::difference_pp(a, b, level);
+    let holds = shown.is_some_and(|(lo, hi)| match equivalent {
+        true => lo >= -t && hi <= t,
+        false => beyond_threshold(lo, hi, t, above),
+    });
+    if !holds {
+        look.call = Call::Undecided;
+        if let Some((lo, hi)) = shown {
+            look.interval = (look.interval.0.min(lo), look.interval.1.max(hi));
         }
     }
     look
@@ -459,7 +462,7 @@ mod tests {
         let few = runs(3);
         assert_eq!(few.call, Call::Undecided, "{few:?}");
         assert!(few.interval.1 > 1.0, "{few:?}");
-        // 20,000 a run: 0 of 600,000 a side is within ±0.1 pp.
+        // 20,000 a run: 0 of 60,000 a side is within ±0.1 pp.
         assert_eq!(runs(2_000).call, Call::Equivalent);
     }
 

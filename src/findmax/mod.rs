@@ -9,6 +9,7 @@
 
 pub mod run;
 pub mod slo;
+mod validation;
 
 use std::time::Duration;
 
@@ -16,6 +17,7 @@ pub use crate::record::find_max::{
     FindMax, FindMaxStep, STOPPED_BUDGET, STOPPED_INTERRUPTED, STOPPED_LEVEL_LIMIT, SearchOutcome,
 };
 pub use slo::Judgement;
+use validation::Validation;
 
 /// How the search proceeds.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -150,112 +152,15 @@ pub fn search(
             };
             v.run(g, &mut probe, round)
         }
-        // The bracket is still wide: say how wide, and that nothing confirmed its floor.
-        Some(g) if stopped == STOPPED_BUDGET => match bad {
-            Some(b) => format!(
-                "{STOPPED_BUDGET} before the bisection converged: the maximum lies between {} \
-                 and {}, not validated",
-                level_words(g),
-                level_words(b)
-            ),
-            None => stopped,
-        },
-        _ => stopped,
+        _ => validation::unconverged(stopped, good.zip(bad)),
     };
     SearchOutcome { steps, stopped }
-}
-
-/// The validation of the level found: a run [`SearchConfig::validation_steps`] steps long at
-/// it, whose figures are the ones reported; when it breaks the SLO, a lower level is validated
-/// (a resolution lower, then twice as far each time), at most [`MAX_VALIDATIONS`] in all.
-struct Validation<'a> {
-    config: &'a SearchConfig,
-    budget: &'a mut Budget,
-    steps: &'a mut Vec<FindMaxStep>,
-}
-
-impl Validation<'_> {
-    /// Validates `found` (and steps down); says how the search ended.
-    fn run(
-        &mut self,
-        found: f64,
-        probe: &mut impl FnMut(f64, bool) -> FindMaxStep,
-        round: impl Fn(f64) -> f64,
-    ) -> String {
-        let n = self.config.validation_steps;
-        let mut level = found;
-        for tried in 0..MAX_VALIDATIONS {
-            if !self.budget.allows(n) {
-                return format!(
-                    "{STOPPED_CONVERGED}; no time was left to validate {}",
-                    level_words(level)
-                );
-            }
-            let mut step = probe(level, true);
-            step.validation = true;
-            self.budget.charge(&step, n);
-            let (held, limited, interrupted) =
-                (step.held, step.generator_limited, step.interrupted);
-            self.steps.push(step);
-            if interrupted {
-                return format!(
-                    "{STOPPED_INTERRUPTED} while validating {}",
-                    level_words(level)
-                );
-            }
-            if held && level == found {
-                return format!(
-                    "{STOPPED_CONVERGED}; validated at {} over {n} steps",
-                    level_words(level)
-                );
-            }
-            if held {
-                return format!(
-                    "{STOPPED_CONVERGED}; the validation at {} failed, stepped down to {}, which \
-                     held over {n} steps",
-                    level_words(found),
-                    level_words(level)
-                );
-            }
-            if limited {
-                return "the load generator saturated before the target did".to_string();
-            }
-            // Near the knee a longer run drifts where a short step held: each step down twice
-            // as far as the one before, so that the last is clear of it (1 %, 2 %, 4 %: 7 % in
-            // all at the default resolution); whole VUs go down by one at least.
-            let down = self.config.resolution * f64::from(1u32 << tried);
-            let mut lower = round(level * (1.0 - down).max(0.0));
-            if self.config.integer && lower >= level {
-                lower = level - 1.0;
-            }
-            if lower >= level || lower < 1e-3 {
-                return format!(
-                    "{STOPPED_CONVERGED}; the validation failed at {}, the lowest level",
-                    level_words(level)
-                );
-            }
-            level = lower;
-        }
-        format!(
-            "{STOPPED_CONVERGED}; the validation failed at {} and each step down",
-            level_words(found)
-        )
-    }
-}
-
-/// A level in the words of the stop reason: `400.0`, `32`.
-fn level_words(level: f64) -> String {
-    if level.fract() == 0.0 {
-        format!("{level:.0}")
-    } else {
-        format!("{level:.1}")
-    }
 }
 
 /// What is left of the search's time: each step is charged what it took
 /// ([`FindMaxStep::took`]; a step that `--precision` ended early leaves the rest to later
 /// steps), or its nominal length when that is not known.
-struct Budget {
+pub(crate) struct Budget {
     budget: Duration,
     step: Duration,
     spent: Duration,
@@ -271,12 +176,12 @@ impl Budget {
     }
 
     /// Whether `steps` more steps of the nominal length fit in what is left.
-    fn allows(&self, steps: u32) -> bool {
+    pub(crate) fn allows(&self, steps: u32) -> bool {
         self.spent + self.step * steps <= self.budget
     }
 
     /// Charges a step `nominal` steps long (the validation: several).
-    fn charge(&mut self, step: &FindMaxStep, nominal: u32) {
+    pub(crate) fn charge(&mut self, step: &FindMaxStep, nominal: u32) {
         self.spent += step.took.unwrap_or(self.step * nominal);
     }
 }

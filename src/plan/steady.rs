@@ -27,7 +27,8 @@ pub enum Unsteady {
     /// The only scenario ends by a count of iterations (`-n`, `iterations`), not at a set time:
     /// its load is steady, but a run asked to be precise would have no length to stop within.
     Counted {
-        /// The scenario; `None` in a run of one URL (quick mode, `-n`), which has none.
+        /// The scenario; `None` in a run of one URL (quick mode, `-n`), which has none of the
+        /// user's (the plan reader says so).
         scenario: Option<String>,
     },
     /// A scenario beside others ends by a count of iterations, so it may end apart from them.
@@ -135,9 +136,8 @@ impl Plan {
             }
         }
         if first.profile.ends_by_count() {
-            // A run of one URL has no groups: no scenario to name.
             return Some(Unsteady::Counted {
-                scenario: (!self.groups.is_empty()).then(|| first.name.clone()),
+                scenario: Some(first.name.clone()),
             });
         }
         let end = first.start_after + first.profile.duration()?;

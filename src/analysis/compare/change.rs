@@ -103,31 +103,36 @@ impl Tested {
         let (lo, hi) = diff.interval(LEVEL);
         let (down, up) = bounds(metric, limit);
         let beyond = lo > up || hi < down;
-        // An error rate's runs can agree exactly (no error in any) from too few attempts to
-        // show anything; the pooled counts must show the equivalence too.
-        let shown = self.counts.is_none_or(|(l, h)| l >= down && h <= up);
-        let inside = lo >= down && hi <= up && shown;
+        let inside = lo >= down && hi <= up;
+        // An error rate's runs can agree exactly (no error in any, or the same few in each)
+        // from too few attempts to show anything: the pooled counts must show the same — a
+        // call beyond ±T on the same side, an equivalence within it.
+        let counted = match self.counts {
+            Some((l, h)) if beyond => (lo > up && l > up) || (hi < down && h < down),
+            Some((l, h)) if inside => l >= down && h <= up,
+            _ => true,
+        };
         let significant = p_adjusted.is_some_and(|p| p < ALPHA);
-        let verdict = if significant && beyond {
+        let verdict = if significant && beyond && counted {
             if (lo > up) == metric.higher_is_better() {
                 ChangeVerdict::Better
             } else {
                 ChangeVerdict::Worse
             }
-        } else if inside {
+        } else if inside && counted {
             ChangeVerdict::Equivalent
         } else {
             ChangeVerdict::Inconclusive {
                 // The runs' spread says nothing of what the counts lack.
-                runs_needed: shown
+                runs_needed: counted
                     .then(|| self.runs_needed(&diff, down, up, family))
                     .flatten(),
                 tail_guard: None,
             }
         };
-        // Shown with the span of both intervals where the counts are the wider.
+        // Where the counts held the verdict back, shown with the span of both intervals.
         let (lo, hi) = match self.counts {
-            Some((l, h)) if !shown => (lo.min(l), hi.max(h)),
+            Some((l, h)) if !counted => (lo.min(l), hi.max(h)),
             _ => (lo, hi),
         };
         Change {
@@ -295,11 +300,13 @@ fn test(
     // responses above it.
     let enough = |v: &Variant| {
         let mut with = v.runs.iter().filter(|r| scope.value(metric, r).is_some());
-        with.all(|r| {
-            scope
-                .responses(r)
-                .is_some_and(|n| metric.enough_responses(n))
-        })
+        // Only a latency quantile needs its histogram read.
+        metric.quantile().is_none()
+            || with.all(|r| {
+                scope
+                    .responses(r)
+                    .is_some_and(|n| metric.enough_responses(n))
+            })
     };
     if a.values.len() >= MIN_REPEATS && b.values.len() >= MIN_REPEATS {
         if !enough(base) || !enough(other) {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::record::fixture::record;
+use crate::record::fixture::{many_responses, record};
 use crate::record::model::RunRecord;
 
 pub(crate) fn variant(label: &str, runs: Vec<RunRecord>) -> Variant {
@@ -16,7 +16,7 @@ pub(crate) fn variant(label: &str, runs: Vec<RunRecord>) -> Variant {
     }
 }
 
-fn repeats(label: &str, rate: u64, latency_us: u64) -> Variant {
+pub(crate) fn repeats(label: &str, rate: u64, latency_us: u64) -> Variant {
     let runs = [0i64, 7, -5, 3, -2]
         .iter()
         .map(|d| {
@@ -57,20 +57,6 @@ pub(crate) fn run(rps: f64, p50_ms: f64, at_s: u64) -> RunRecord {
     r
 }
 
-/// Multiplies every count of `r`'s latency histogram so that it holds at least 20,000
-/// responses, its shape unchanged: enough above p99.9 for each percentile to be judged over
-/// runs (`Metric::enough_responses`).
-pub(crate) fn many_responses(r: &mut RunRecord) {
-    let h = crate::record::decode_histogram(&r.histograms.latency_us).unwrap();
-    let k = 20_000_u64.div_ceil(h.len().max(1));
-    let mut more = crate::record::recorder::new_histogram();
-    for v in h.iter_recorded() {
-        more.record_n(v.value_iterated_to(), v.count_at_value() * k)
-            .unwrap();
-    }
-    r.histograms.latency_us = crate::record::encode_histogram(&more);
-}
-
 /// Runs of [`run`]`(1000.0, 2.0, i)` whose p99s are `p99` (ms), the i-th started i s after the
 /// first.
 pub(crate) fn runs_with_p99(p99: &[f64]) -> Vec<RunRecord> {
@@ -84,7 +70,7 @@ pub(crate) fn runs_with_p99(p99: &[f64]) -> Vec<RunRecord> {
         .collect()
 }
 
-fn row(c: &Comparison, m: Metric) -> &MetricRow {
+pub(crate) fn row(c: &Comparison, m: Metric) -> &MetricRow {
     c.rows.iter().find(|r| r.metric == m).unwrap()
 }
 
@@ -145,47 +131,6 @@ fn identical_configurations_are_shown_equivalent() {
         let (lo, hi) = ch.ci.unwrap();
         assert!(lo >= -c.threshold(r.metric) && hi <= c.threshold(r.metric));
     }
-}
-
-#[test]
-fn a_percentile_with_too_few_responses_above_it_is_not_judged_over_runs() {
-    // 500 responses a run: 5 above p99 and none to speak of above p99.9 — each is the run's
-    // slowest few, judged no more than the max; p90 has 50 above and is judged.
-    let runs = |label: &str, latency_us: u64| {
-        let runs = (0..5)
-            .map(|i| record(label, 5, 100, latency_us + i, 0, 0.0))
-            .collect();
-        variant(label, runs)
-    };
-    let c = compare(
-        &[runs("a", 5000), runs("b", 5000)],
-        CompareOptions::default(),
-    );
-    for m in [Metric::P99, Metric::P99_9] {
-        assert_eq!(change(&c, m).verdict, ChangeVerdict::NotEnoughData, "{m:?}");
-    }
-    assert_eq!(change(&c, Metric::P90).method, Some(Method::Repeats));
-}
-
-#[test]
-fn no_errors_in_few_requests_is_no_equivalence() {
-    // 5 runs of 50 requests a side, none failed: the runs' rates agree exactly, but 0 of 250
-    // cannot show a difference within 0.1 pp.
-    let c = compare(
-        &[repeats("a", 10, 5000), repeats("b", 10, 5000)],
-        CompareOptions::default(),
-    );
-    let ch = row(&c, Metric::ErrorRate).changes[1].clone().unwrap();
-    assert_eq!(
-        ch.verdict,
-        ChangeVerdict::Inconclusive {
-            runs_needed: None,
-            tail_guard: None
-        },
-        "{ch:?}"
-    );
-    let (lo, hi) = ch.ci.unwrap();
-    assert!(lo < -1.0 && hi > 1.0, "{ch:?}");
 }
 
 #[test]

@@ -293,9 +293,12 @@ pub(super) fn warnings(parts: &[PlacedShare], merged: &RunRecord, count: u32) ->
             }
         }
     }
-    // Warned about where the rates lose their intervals: apart by over 1 % of the window.
-    if crate::record::shares::rates_apart(super::windows(parts)) {
-        let (began, ended) = crate::record::shares::spreads(super::windows(parts));
+    // Warned about where the rates lose their intervals: apart by over 1 % of the window, or
+    // by over a second (every interval lost) in a run long enough that 1 % is more.
+    let windows = || super::windows(parts);
+    let shares = crate::record::shares::shares_apart(windows());
+    if crate::record::shares::rates_apart(windows()) || shares.is_some() {
+        let (began, ended) = crate::record::shares::spreads(windows());
         out.push(Warning {
             code: WarningCode::SharesNotTogether,
             message: format!(

@@ -189,6 +189,17 @@ fn shares_apart_by_more_than_a_hundredth_of_the_window_leave_the_rate_without_an
             .any(|w| w.code == WarningCode::SharesNotTogether)
     };
     assert!(warned(&apart) && !warned(&near), "{:?}", apart.warnings);
+    // 1.5 s apart over 200 s: under 1 % of the window, but past the second beyond which no
+    // interval stands; warned too.
+    let long = |index: u32, offset_ms: u64| {
+        let mut i = share(index, 2, offset_ms, 10, 1_000);
+        let share = i.record.share.take();
+        i.record = fixture::record("test", 200, 10, 1_000, 0, 0.0);
+        i.record.share = share;
+        i
+    };
+    let late = merge(&[long(0, 0), long(1, 1_500)], false).unwrap();
+    assert!(warned(&late), "{:?}", late.warnings);
     assert_eq!(verified(&apart), Vec::<String>::new());
     // `volley verify` holds the record to it.
     let mut claims = apart.clone();

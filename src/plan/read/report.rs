@@ -7,6 +7,7 @@ use super::Ctx;
 use crate::error::Error;
 use crate::plan::Plan;
 use crate::plan::file::PlanFile;
+use crate::plan::steady::Unsteady;
 use crate::record::model::{Part, PrecisionGoal};
 
 impl Ctx<'_> {
@@ -33,7 +34,15 @@ impl Ctx<'_> {
     /// the flag, or `[precision]`, is refused with why.
     pub(super) fn precision_fits(&self, f: &PlanFile, plan: &Plan) -> Result<(), Error> {
         let unsteady = plan.precision.first().and_then(|_| plan.unsteady());
-        let unsteady = unsteady.filter(|_| !self.options.load_replaced);
+        let unsteady = unsteady
+            .filter(|_| !self.options.load_replaced)
+            .map(|u| match u {
+                // A run of one URL (quick mode's flags) has no scenario of the user's to name.
+                Unsteady::Counted { .. } if self.flags.is_some() => {
+                    Unsteady::Counted { scenario: None }
+                }
+                u => u,
+            });
         let why = match &unsteady {
             Some(why) => why.to_string(),
             None => match plan

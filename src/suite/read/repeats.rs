@@ -42,10 +42,14 @@ impl Ctx<'_> {
             return Err(self.at(r, why, None));
         }
         if !(1..=MAX_REPEATS).contains(&count) {
+            let hint = match key {
+                "max_runs" => "3 to 1000 runs per target (default 20)",
+                _ => "1 (the default) to 1000 measured runs per target",
+            };
             return Err(self.err(
                 Some(self.place_of(f, key).unwrap_or(r.span())),
                 format!("{key} = {count} is out of range"),
-                Some("1 (the default) to 1000 measured runs per target"),
+                Some(hint),
             ));
         }
         Ok(count as u32)
@@ -102,10 +106,15 @@ impl Ctx<'_> {
     }
 }
 
-/// An error about `volley ab`'s `--metric`, said of the suite's key: "metrics: …".
+/// An error about one of `volley ab`'s flags said of the suite's key: "metrics: …",
+/// "threshold: …".
 fn metrics_key(e: Error) -> String {
     match e {
-        Error::Invalid { why, .. } => format!("metrics: {why}"),
+        Error::Invalid { what, why } => {
+            let key = what.trim_start_matches("--");
+            let key = if key == "metric" { "metrics" } else { key };
+            format!("{key}: {why}")
+        }
         e => e.to_string(),
     }
 }
