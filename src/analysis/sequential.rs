@@ -75,8 +75,8 @@ impl Figure {
             Some(part) => part.group_in(r).map(|g| &g.histogram_us),
         };
         encoded
-            .and_then(|e| crate::record::decode_histogram(e).ok())
-            .is_some_and(|h| self.metric.enough_responses(h.len()))
+            .and_then(|e| crate::record::responses_in(e))
+            .is_some_and(|n| self.metric.enough_responses(n))
     }
 
     /// The error rate's counts in run `r`, (attempts charged, failed of them); `None` for the

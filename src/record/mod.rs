@@ -86,6 +86,12 @@ pub struct BadHistogram {
     pub why: HistogramError,
 }
 
+/// The responses an encoded latency histogram holds (its count); `None` when it cannot be
+/// decoded.
+pub fn responses_in(text: &str) -> Option<u64> {
+    decode_histogram(text).ok().map(|h| h.len())
+}
+
 /// Parses a histogram written by [`encode_histogram`] (HDR V2, uncompressed).
 ///
 /// The header is checked before the decoder sees it: the decoder allocates as many bytes as

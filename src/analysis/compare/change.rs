@@ -42,9 +42,7 @@ impl Scope<'_> {
             Self::Run => &r.histograms.latency_us,
             Self::Group(key) => &key.find(r)?.histogram_us,
         };
-        crate::record::decode_histogram(encoded)
-            .ok()
-            .map(|h| h.len())
+        crate::record::responses_in(encoded)
     }
 
     /// The run's own batch-means interval of the figure in this scope.
