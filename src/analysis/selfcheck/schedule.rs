@@ -164,7 +164,7 @@ fn kept(test: &str, lag_p99: f64, unsent: u64, caught: u64) -> String {
         0 => String::new(),
         n => format!(
             "; {n} due in the last moment before the run was stopped were not sent (at most \
-             {caught}: a grid tick and the send lag's p99 at the asked rate, one more per worker)"
+             {caught}: a grid tick and the send lag's p99 at the rate asked, one more per worker)"
         ),
     };
     format!("the sends followed the schedule: {test}; {lag}; none dropped{unsent}")
@@ -174,7 +174,8 @@ fn kept(test: &str, lag_p99: f64, unsent: u64, caught: u64) -> String {
 /// the generator: a run stopped once precise, by a signal or by a failed threshold ends between
 /// a worker's grid points, so the iterations due since its last point (and those its send lag
 /// holds) never go. At most those due within a tick plus the send lag's p99 (`lag_p99_ms`) at
-/// the asked rate, one more per worker; 0 for a run that ran its course.
+/// the asked rate (or the busiest whole second's, for a ramp), one more per worker; 0 for a
+/// run that ran its course.
 fn caught_by_the_stop(r: &RunRecord, lag_p99_ms: f64) -> u64 {
     let precise = r
         .summary
@@ -188,7 +189,21 @@ fn caught_by_the_stop(r: &RunRecord, lag_p99_ms: f64) -> u64 {
     };
     let tick_s = r.generator.send_grid_ms.unwrap_or(0.0) / 1e3;
     let workers = r.generator.threads.len().max(1) as u64;
-    (a.asked_per_sec * (tick_s + lag_p99_ms / 1e3)).ceil() as u64 + workers
+    let rate = a
+        .asked_per_sec
+        .max(busiest_second(r, a.requests_per_iteration));
+    (rate * (tick_s + lag_p99_ms / 1e3)).ceil() as u64 + workers
+}
+
+/// The most iterations a whole second of the run started, per second: a ramp stopped near its
+/// peak was asking more than its mean rate when it stopped.
+fn busiest_second(r: &RunRecord, requests_per_iteration: Option<u32>) -> f64 {
+    let per = f64::from(requests_per_iteration.unwrap_or(1).max(1));
+    r.series
+        .iter()
+        .filter(|s| s.span_s >= 1.0)
+        .map(|s| (s.requests + s.not_sent) as f64 / s.span_s / per)
+        .fold(0.0, f64::max)
 }
 
 /// The cause a failed check names: worker threads out of CPU, the in-flight cap, the machine's
@@ -293,6 +308,7 @@ mod tests {
     use crate::record::fixture::record;
     use crate::record::model::Arrival;
     use crate::record::selfcheck::SelfCheckOutcome;
+    use crate::record::series::SecondStats;
 
     /// An open-model record at 3,000/s on a 1 ms grid, one worker, whose sends kept the
     /// plan, with `unsent` iterations due and never sent.
@@ -335,5 +351,12 @@ mod tests {
         let mut r = open(caught + 1);
         r.interrupted = Some("SIGINT".into());
         assert_eq!(outcome(&r), SelfCheckOutcome::Failed);
+        // A ramp stopped near its peak asked more than its mean: its last whole second says so.
+        let mut ramp = open(caught + 1);
+        ramp.interrupted = Some("SIGINT".into());
+        ramp.series = vec![SecondStats::without_responses(4, 1.0, 0)];
+        ramp.series[0].requests = 9_000;
+        assert!(caught_by_the_stop(&ramp, lag_p99) > caught + 1);
+        assert_eq!(outcome(&ramp), SelfCheckOutcome::Passed);
     }
 }
