@@ -113,14 +113,14 @@ pub fn search(
         }
         level = match (good, bad) {
             (Some(g), None) => {
-                let next = round(g * config.growth);
-                if next > config.max_level {
+                // The limit itself is the last level tried.
+                if g >= config.max_level {
                     break format!(
                         "{STOPPED_LEVEL_LIMIT} ({}) was reached while the SLO held",
                         config.max_level
                     );
                 }
-                next
+                round(g * config.growth).min(config.max_level)
             }
             (None, Some(b)) => {
                 // Even the first level broke: go down.
@@ -243,6 +243,28 @@ mod tests {
         let found = f.max_sustainable_rps.unwrap();
         assert!((194.0..=200.0).contains(&found), "{found}");
         assert!(f.breaking_load.unwrap() > 200.0);
+    }
+
+    #[test]
+    fn the_level_limit_is_itself_tried_before_the_search_says_it_was_reached() {
+        let mut limited = config_from(800.0);
+        limited.max_level = 3_000.0;
+        // 800, 1,600, then 3,000 (not 3,200), which breaks: the search bisects below it.
+        let out = search(&limited, target(2_000.0));
+        assert_eq!(out.steps[2].level, 3_000.0, "{:?}", out.steps);
+        assert!(
+            !out.stopped.starts_with(STOPPED_LEVEL_LIMIT),
+            "{}",
+            out.stopped
+        );
+        // A target that holds the limit: it was run, and the search says so.
+        let out = search(&limited, target(5_000.0));
+        assert_eq!(out.steps.last().map(|s| s.level), Some(3_000.0));
+        assert!(
+            out.stopped.starts_with(STOPPED_LEVEL_LIMIT),
+            "{}",
+            out.stopped
+        );
     }
 
     #[test]

@@ -324,7 +324,11 @@ fn uncertainty(plan: &Plan, outcome: &RunOutcome, rps: f64) -> Ci95 {
     ci.precision = (!plan.precision.is_empty()).then(|| PrecisionOutcome {
         goals: plan.precision.clone(),
         reached: outcome.precise_at.is_some(),
-        at_s: outcome.precise_at.map(|d| d.as_secs_f64()),
+        // Judged once a second is complete: the last second's end may come just after the
+        // window's.
+        at_s: outcome
+            .precise_at
+            .map(|d| d.min(outcome.window).as_secs_f64()),
     });
     ci
 }

@@ -7,7 +7,7 @@ use crate::record::batches::Batches;
 use crate::record::decode_histogram;
 use crate::record::group_series::GroupSeries;
 use crate::record::model::{
-    Autocorrelation, BoundFigure, Ci95, Group, GroupKind, PrecisionOutcome, RunRecord,
+    Autocorrelation, Bound, BoundFigure, Ci95, Group, GroupKind, PrecisionOutcome, RunRecord,
 };
 
 /// `summary.ci95` recomputed from `histograms.batches_us` and `series`; the batches' responses
@@ -30,14 +30,14 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         );
         precision(p, r, f);
     }
-    if let Some(i) = r.groups.iter().position(|g| g.kind == GroupKind::Phase) {
-        // Phases are the levels of a ladder: a load that changed.
+    if let Some(why) = changing_phases(r) {
+        // Phases that ramp or hold different levels: a load that changed.
         f.check(
             recorded.unsteady.is_some(),
             Rule::IntervalsAgree,
             "summary.ci95.unsteady",
             "absent",
-            || format!("a cause: groups[{i}] is a phase of a ladder"),
+            || format!("a cause: {why}"),
         );
     }
     if let Some(apart) = r.merged.as_ref().and_then(|m| m.apart()) {
@@ -111,6 +111,30 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
     for (i, g) in r.groups.iter().enumerate() {
         group(r, i, g, (recorded.autocorrelation, rates_apart), f);
     }
+}
+
+/// Where the record's phases show a load that changed: a stage that ramps (`ramp_from`), or
+/// two phases of one scenario that hold different levels (a ladder). Stages that all hold one
+/// level are a steady load, with intervals.
+fn changing_phases(r: &RunRecord) -> Option<String> {
+    let phases: Vec<(usize, &Group)> = r
+        .groups
+        .iter()
+        .enumerate()
+        .filter(|(_, g)| g.kind == GroupKind::Phase)
+        .collect();
+    if let Some((i, _)) = phases.iter().find(|(_, g)| g.ramp_from.is_some()) {
+        return Some(format!("groups[{i}] is a stage that ramps"));
+    }
+    let level = |g: &Group| (g.target_vus, g.target_rps.map(f64::to_bits));
+    phases.iter().enumerate().find_map(|(k, (j, g))| {
+        let (i, _) = phases[..k]
+            .iter()
+            .find(|(_, o)| o.scenario == g.scenario && level(o) != level(g))?;
+        Some(format!(
+            "groups[{i}] and groups[{j}] are phases of one scenario at different levels"
+        ))
+    })
 }
 
 /// A group's intervals are what its own batches give over the run's seconds, its batches hold
@@ -234,6 +258,7 @@ fn precision(p: &PrecisionOutcome, r: &RunRecord, f: &mut Findings) {
         p.reached,
         || format!("{} (at_s is {:?})", p.at_s.is_some(), p.at_s),
     );
+    kept(p, r, f);
     if let Some(at) = p.at_s {
         let earliest = MIN_BATCHES as f64 - 1e-3;
         f.check(
@@ -245,6 +270,65 @@ fn precision(p: &PrecisionOutcome, r: &RunRecord, f: &mut Findings) {
                 format!(
                     "at least {MIN_BATCHES} s, and within the last second of the window \
                      (summary.duration_s {duration_s})"
+                )
+            },
+        );
+    }
+}
+
+/// How far a goal's final interval may be above the share asked, as a share of it, where the
+/// run says it reached it: the goal is judged on the seconds done when it was met; the record's
+/// interval is centred on the whole histogram, so the two differ a little.
+const PRECISION_SLACK: f64 = 0.05;
+
+/// What a run asked to last until precise says it got agrees with the rest of the record: it
+/// reached its goals only with final intervals within them, and one that did not reach them
+/// ran its whole length unless a signal or a threshold stopped it; a run of a count of
+/// requests (`-n`) has no goals.
+fn kept(p: &PrecisionOutcome, r: &RunRecord, f: &mut Findings) {
+    let path = "summary.ci95.precision";
+    f.check(
+        r.config.requests.is_none(),
+        Rule::IntervalsAgree,
+        "config.requests",
+        format!("{:?}", r.config.requests),
+        || format!("none: a run of a count of requests is never run until precise ({path})"),
+    );
+    if p.reached {
+        for (i, goal) in p.goals.iter().enumerate() {
+            let ci = match &goal.part {
+                Some(part) => part.group_in(r).and_then(|g| g.ci95.as_ref()),
+                None => r.summary.ci95.as_ref(),
+            };
+            let got = ci
+                .and_then(|c| c.get(goal.figure))
+                .and_then(Bound::relative);
+            f.check(
+                got.is_some_and(|x| x <= goal.share * (1.0 + PRECISION_SLACK)),
+                Rule::IntervalsAgree,
+                format!("{path}.goals[{i}]"),
+                got.map_or_else(|| "no interval".into(), |x| format!("±{x:.4}")),
+                || {
+                    format!(
+                        "an interval within ±{} of the figure, as `reached` says",
+                        goal.share
+                    )
+                },
+            );
+        }
+        return;
+    }
+    let stopped = r.interrupted.is_some() || r.thresholds.iter().any(|t| t.aborted);
+    if let Some(asked) = r.config.duration_s.filter(|_| !stopped) {
+        f.check(
+            r.summary.duration_s >= asked - 1.0,
+            Rule::IntervalsAgree,
+            "summary.duration_s",
+            r.summary.duration_s,
+            || {
+                format!(
+                    "the length asked, {asked} s (config.duration_s): a run not precise, not \
+                     interrupted and not stopped by a threshold runs its course"
                 )
             },
         );

@@ -4,7 +4,7 @@ use super::*;
 use crate::analysis::selfcheck::testing;
 use crate::analysis::verdict::settle;
 use crate::record::fixture::record as fixture;
-use crate::record::model::{GroupKind, ThresholdResult};
+use crate::record::model::{Group, GroupKind, ThresholdResult};
 
 /// A consistent record, its outcome settled.
 fn consistent() -> RunRecord {
@@ -293,7 +293,12 @@ fn intervals_are_checked_by_the_method_their_record_names() {
 
 /// A steady 12 s record with the intervals its seconds give.
 fn steady_with_intervals() -> RunRecord {
-    let mut r = fixture("ok", 12, 250, 2000, 3, 0.0);
+    with_intervals(0.0)
+}
+
+/// A 12 s record whose seconds' counts move by `wobble` of their mean, with its intervals.
+fn with_intervals(wobble: f64) -> RunRecord {
+    let mut r = fixture("ok", 12, 250, 2000, 3, wobble);
     settle(&mut r);
     let latency = crate::record::decode_histogram(&r.histograms.latency_us).unwrap();
     let ci = crate::analysis::interval::ci95(&crate::analysis::interval::Input {
@@ -317,7 +322,7 @@ fn a_precision_outcome_must_fit_the_window() {
         let ci = r.summary.ci95.as_mut().unwrap();
         ci.precision = Some(PrecisionOutcome {
             goals: vec![PrecisionGoal {
-                figure: BoundFigure::P99,
+                figure: BoundFigure::Rps,
                 share,
                 part: None,
             }],
@@ -332,13 +337,14 @@ fn a_precision_outcome_must_fit_the_window() {
             Rule::IntervalsAgree,
         )]
     };
-    assert_eq!(with(true, Some(window - 0.4), 0.02), vec![]);
+    // Goals the run's intervals meet.
+    assert_eq!(with(true, Some(window - 0.4), 0.5), vec![]);
     assert_eq!(with(false, None, 0.02), vec![]);
     // Precise before an interval can exist, or long before the run stopped.
-    assert_eq!(with(true, Some(2.0), 0.02), at("at_s"));
-    assert_eq!(with(true, Some(window - 3.0), 0.02), at("at_s"));
-    assert_eq!(with(true, None, 0.02), at("reached"));
-    assert_eq!(with(false, Some(window), 0.02), at("reached"));
+    assert_eq!(with(true, Some(2.0), 0.5), at("at_s"));
+    assert_eq!(with(true, Some(window - 3.0), 0.5), at("at_s"));
+    assert_eq!(with(true, None, 0.5), at("reached"));
+    assert_eq!(with(false, Some(window), 0.5), at("reached"));
     assert_eq!(with(false, None, 0.0), at("goals"));
     // A goal on a part the run has no group for.
     let ci = r.summary.ci95.as_mut().unwrap();
@@ -346,6 +352,56 @@ fn a_precision_outcome_must_fit_the_window() {
     p.goals[0].share = 0.02;
     p.goals[0].part = Some(crate::record::model::Part::Step("pay".into()));
     assert_eq!(named(&r), at("goals[0].part"));
+}
+
+#[test]
+fn a_precision_outcome_must_agree_with_the_intervals_and_the_length() {
+    use crate::record::model::{BoundFigure, PrecisionGoal, PrecisionOutcome};
+    let mut r = with_intervals(0.05);
+    let window = r.summary.duration_s;
+    let ci = r.summary.ci95.as_ref().unwrap();
+    let got = ci.get(BoundFigure::Rps).and_then(|b| b.relative()).unwrap();
+    let outcome = |figure, share: f64, reached: bool| PrecisionOutcome {
+        goals: vec![PrecisionGoal {
+            figure,
+            share,
+            part: None,
+        }],
+        reached,
+        at_s: reached.then_some(window),
+    };
+    let with = |p: PrecisionOutcome, r: &mut RunRecord| {
+        r.summary.ci95.as_mut().unwrap().precision = Some(p);
+        named(r)
+    };
+    let goal = vec![(
+        "summary.ci95.precision.goals[0]".to_string(),
+        Rule::IntervalsAgree,
+    )];
+    // Reached: the final interval is within the share, give or take the live judgement's.
+    assert_eq!(
+        with(outcome(BoundFigure::Rps, got * 1.02, true), &mut r),
+        vec![]
+    );
+    assert_eq!(
+        with(outcome(BoundFigure::Rps, got / 2.0, true), &mut r),
+        goal
+    );
+    assert_eq!(with(outcome(BoundFigure::P99, 0.5, true), &mut r), goal);
+    // Not reached: the run went on to the length asked, unless something stopped it.
+    r.config.duration_s = Some(window + 8.0);
+    let short = vec![("summary.duration_s".to_string(), Rule::IntervalsAgree)];
+    assert_eq!(with(outcome(BoundFigure::Rps, 0.01, false), &mut r), short);
+    r.interrupted = Some("SIGINT".into());
+    settle(&mut r);
+    assert_eq!(with(outcome(BoundFigure::Rps, 0.01, false), &mut r), vec![]);
+    // A run of a count of requests is never run until precise.
+    r.config.requests = Some(3_000);
+    let counted = vec![("config.requests".to_string(), Rule::IntervalsAgree)];
+    assert_eq!(
+        with(outcome(BoundFigure::Rps, 0.01, false), &mut r),
+        counted
+    );
 }
 
 #[test]
@@ -466,11 +522,28 @@ fn a_ladder_that_is_not_its_histograms_is_named() {
 
 #[test]
 fn a_run_with_phases_must_say_its_load_changed() {
-    let group = testing::group(GroupKind::Phase, "stage 1: 0→4 VUs", Some("up"), 0);
-    let mut r = steady_with_intervals();
-    r.groups.push(group);
+    let phase = |name: &str, vus: u32, ramp_from: Option<f64>| {
+        let mut g = testing::group(GroupKind::Phase, name, Some("up"), 0);
+        (g.target_vus, g.ramp_from) = (Some(vus), ramp_from);
+        g
+    };
     let unsteady = ("summary.ci95.unsteady".to_string(), Rule::IntervalsAgree);
-    assert!(named(&r).contains(&unsteady), "{:?}", named(&r));
+    let says = |groups: Vec<Group>| {
+        let mut r = steady_with_intervals();
+        r.groups = groups;
+        named(&r).contains(&unsteady)
+    };
+    // A stage that ramps, and a ladder's levels, change the load.
+    assert!(says(vec![phase("stage 1: 0→4 VUs", 4, Some(0.0))]));
+    let ladder = vec![phase("phase 1", 4, None), phase("phase 2", 8, None)];
+    assert!(says(ladder.clone()));
+    // Stages that hold one level do not: a steady load, with intervals.
+    assert!(!says(vec![
+        phase("stage 1", 4, None),
+        phase("stage 2", 4, None)
+    ]));
+    let mut r = steady_with_intervals();
+    r.groups = ladder;
     r.summary.ci95 = Some(crate::record::model::Ci95::unsteady("a ladder".into()));
     assert!(!named(&r).contains(&unsteady), "{:?}", named(&r));
 }
