@@ -154,6 +154,20 @@ fn a_run_lasts_until_it_is_precise_or_its_maximum() {
     let (p50, half) = bound(&record, "p50_ms").unwrap();
     assert!(half / p50 <= 0.06, "p50 {p50} ± {half}");
 
+    // A goal met at the last second: precise at the window's end, not after it (the record
+    // verifies).
+    let record = common::run_json_ok(
+        &dir,
+        &[&url, "-c", "4", "-d", "5s", "--precision", "p50=50%"],
+    );
+    let p = &record["summary"]["ci95"]["precision"];
+    let window = record["summary"]["duration_s"].as_f64().unwrap();
+    assert_eq!(p["reached"], true, "{p}");
+    assert!(
+        p["at_s"].as_f64().unwrap() <= window,
+        "{p}, window {window}"
+    );
+
     // A goal it cannot reach: it runs its whole length and says so.
     let record = common::run_json_ok(
         &dir,

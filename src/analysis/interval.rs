@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 
 use crate::record::batches::Batches;
 use crate::record::group_series::GroupSeries;
-use crate::record::model::{Autocorrelation, Bound, BoundFigure, Ci95, PrecisionGoal};
+use crate::record::model::{Autocorrelation, Bound, BoundFigure, Ci95, PrecisionGoal, RunRecord};
 use crate::record::recorder::new_histogram;
 use crate::record::series::{SecondStats, us_to_ms};
 
@@ -180,6 +180,17 @@ pub fn met(ci: &Ci95, goal: &PrecisionGoal) -> bool {
     ci.get(goal.figure)
         .and_then(Bound::relative)
         .is_some_and(|r| r <= goal.share)
+}
+
+/// The relative half-width of goal `goal`'s figure in run `r`'s final intervals: the run's
+/// (`summary.ci95`) or its part's (`groups[].ci95`); `None` without an interval.
+pub fn goal_got(r: &RunRecord, goal: &PrecisionGoal) -> Option<f64> {
+    let ci = match &goal.part {
+        Some(part) => part.group_in(r).and_then(|g| g.ci95.as_ref()),
+        None => r.summary.ci95.as_ref(),
+    };
+    ci.and_then(|c| c.get(goal.figure))
+        .and_then(Bound::relative)
 }
 
 /// A latency figure of a histogram of µs, in ms.

@@ -10,8 +10,8 @@ use crate::plan::{Plan, check_list};
 use crate::record::error_kind::ErrorKind;
 use crate::record::model::{
     Arrival, CheckResult, Ci95, Drain, Generator, Group, GroupBatches, GroupKind, Histograms,
-    PrecisionOutcome, RunConfig, RunRecord, ScenarioConfig, Summary, ThreadStats, ThresholdResult,
-    Tool, Warning,
+    PrecisionGoal, PrecisionOutcome, RunConfig, RunRecord, ScenarioConfig, Summary, ThreadStats,
+    ThresholdResult, Tool, Warning,
 };
 use crate::record::{SCHEMA_VERSION, encode_histogram, env};
 use crate::redact::redact_url_userinfo;
@@ -130,6 +130,7 @@ pub fn build_record(
         watch: beside.watch,
         outcome: None,
     };
+    precise_at_the_end(&mut record, outcome);
     record.thresholds = threshold_results(plan, outcome, &record);
     let gaps = t.sends.gaps();
     let sends = match model.has_open() {
@@ -331,6 +332,26 @@ fn uncertainty(plan: &Plan, outcome: &RunOutcome, rps: f64) -> Ci95 {
             .map(|d| d.min(outcome.window).as_secs_f64()),
     });
     ci
+}
+
+/// A run whose goals only its last second met: the stop at its end can come before the control
+/// loop judged that second. If it ran its course and its final intervals meet every goal, it
+/// was precise at its end.
+fn precise_at_the_end(r: &mut RunRecord, outcome: &RunOutcome) {
+    let stopped = outcome.interrupted.is_some() || outcome.abort.is_some();
+    let Some(p) = r.summary.ci95.as_ref().and_then(|c| c.precision.as_ref()) else {
+        return;
+    };
+    let met = |g: &PrecisionGoal| {
+        crate::analysis::interval::goal_got(r, g).is_some_and(|got| got <= g.share)
+    };
+    if p.reached || stopped || !p.goals.iter().all(met) {
+        return;
+    }
+    let at_s = Some(r.summary.duration_s);
+    if let Some(p) = r.summary.ci95.as_mut().and_then(|c| c.precision.as_mut()) {
+        (p.reached, p.at_s) = (true, at_s);
+    }
 }
 
 fn histograms(outcome: &RunOutcome, model: Model) -> Histograms {

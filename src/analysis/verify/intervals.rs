@@ -7,7 +7,7 @@ use crate::record::batches::Batches;
 use crate::record::decode_histogram;
 use crate::record::group_series::GroupSeries;
 use crate::record::model::{
-    Autocorrelation, Bound, BoundFigure, Ci95, Group, GroupKind, PrecisionOutcome, RunRecord,
+    Autocorrelation, BoundFigure, Ci95, Group, GroupKind, PrecisionOutcome, RunRecord,
 };
 
 /// `summary.ci95` recomputed from `histograms.batches_us` and `series`; the batches' responses
@@ -296,13 +296,7 @@ fn kept(p: &PrecisionOutcome, r: &RunRecord, f: &mut Findings) {
     );
     if p.reached {
         for (i, goal) in p.goals.iter().enumerate() {
-            let ci = match &goal.part {
-                Some(part) => part.group_in(r).and_then(|g| g.ci95.as_ref()),
-                None => r.summary.ci95.as_ref(),
-            };
-            let got = ci
-                .and_then(|c| c.get(goal.figure))
-                .and_then(Bound::relative);
+            let got = crate::analysis::interval::goal_got(r, goal);
             f.check(
                 got.is_some_and(|x| x <= goal.share * (1.0 + PRECISION_SLACK)),
                 Rule::IntervalsAgree,
