@@ -145,7 +145,7 @@ pub fn check(r: &RunRecord, sends: &Sends<'_>) -> SelfCheck {
     if broken.is_empty() {
         return passed(code, &figures, kept(&test, lag_p99, unsent, caught));
     }
-    let cause = cause(busiest, dropped, r.generator.steal_share);
+    let cause = cause(busiest, dropped, lag_p99, r.generator.steal_share);
     failed(
         code,
         &figures,
@@ -174,8 +174,8 @@ fn kept(test: &str, lag_p99: f64, unsent: u64, caught: u64) -> String {
 /// the generator: a run stopped once precise, by a signal or by a failed threshold ends between
 /// a worker's grid points, so the iterations due since its last point (and those its send lag
 /// holds) never go. At most those due within a tick plus the send lag's p99 (`lag_p99_ms`) at
-/// the asked rate (or the busiest whole second's, for a ramp), one more per worker; 0 for a
-/// run that ran its course.
+/// the rate asked then ([`rate_at_the_stop`]), with three standard deviations of a Poisson
+/// count more, one more per worker; 0 for a run that ran its course.
 fn caught_by_the_stop(r: &RunRecord, lag_p99_ms: f64) -> u64 {
     let precise = r
         .summary
@@ -191,36 +191,54 @@ fn caught_by_the_stop(r: &RunRecord, lag_p99_ms: f64) -> u64 {
     let workers = r.generator.threads.len().max(1) as u64;
     let rate = a
         .asked_per_sec
-        .max(busiest_second(r, a.requests_per_iteration));
-    (rate * (tick_s + lag_p99_ms / 1e3)).ceil() as u64 + workers
+        .max(rate_at_the_stop(r, a.requests_per_iteration));
+    // Iterations due in that span: Poisson arrivals vary by √λ around it.
+    let due = rate * (tick_s + lag_p99_ms / 1e3);
+    (due + 3.0 * due.sqrt()).ceil() as u64 + workers
 }
 
-/// The most iterations a whole second of the run started, per second: a ramp stopped near its
-/// peak was asking more than its mean rate when it stopped.
-fn busiest_second(r: &RunRecord, requests_per_iteration: Option<u32>) -> f64 {
+/// The rate a run was asking for when it stopped, iterations per second, as its whole seconds
+/// show it: the busiest, or the last carried on by its rise over the one before (a ramp stopped
+/// partway asks more than any whole second before the stop).
+fn rate_at_the_stop(r: &RunRecord, requests_per_iteration: Option<u32>) -> f64 {
     let per = f64::from(requests_per_iteration.unwrap_or(1).max(1));
-    r.series
+    let whole: Vec<f64> = r
+        .series
         .iter()
         .filter(|s| s.span_s >= 1.0)
         .map(|s| (s.requests + s.not_sent) as f64 / s.span_s / per)
-        .fold(0.0, f64::max)
+        .collect();
+    let busiest = whole.iter().copied().fold(0.0, f64::max);
+    let carried = match whole.as_slice() {
+        [.., before, last] => last + (last - before).max(0.0),
+        _ => 0.0,
+    };
+    busiest.max(carried)
 }
 
-/// The cause a failed check names: worker threads out of CPU, the in-flight cap, the machine's
-/// hypervisor (CPU steal at or above the `cpu_steal` warning's limit), or none it can see.
-fn cause(busiest: f64, dropped: u64, steal: Option<f64>) -> String {
+/// The cause a failed check names: worker threads out of CPU, the in-flight cap (iterations
+/// dropped while the sends kept time: a generator that stood still sends its backlog at once,
+/// and drops follow from that, not from the target), the machine's hypervisor (CPU steal at or
+/// above the `cpu_steal` warning's limit), or none it can see.
+fn cause(busiest: f64, dropped: u64, lag_p99_ms: f64, steal: Option<f64>) -> String {
     if busiest >= BUSY_WORKER {
         format!(
             "CPU: the busiest worker thread ran {:.0} % of the time",
             100.0 * busiest
         )
-    } else if dropped > 0 {
+    } else if dropped > 0 && lag_p99_ms <= LAG_LIMIT_MS {
         "the in-flight cap: the target was slower than the rate needs (raise -c or max_vus)".into()
     } else if let Some(share) = crate::analysis::stolen(steal) {
         format!(
             "CPU steal: the hypervisor took {:.1} % of the machine's CPU time, and the generator \
              stood still while it did",
             100.0 * share
+        )
+    } else if dropped > 0 {
+        format!(
+            "the generator stood still (lag p99 {lag_p99_ms:.2} ms) and sent its backlog at once, \
+             which found every VU busy: a pause the record does not explain (another process on \
+             its CPUs, a stopped process?)"
         )
     } else {
         "none in the record (another process on the generator's CPUs?)".into()
@@ -233,11 +251,16 @@ mod tests {
 
     #[test]
     fn the_cause_named_is_the_first_the_record_shows() {
-        assert!(cause(0.95, 3, Some(0.1)).starts_with("CPU: the busiest worker thread ran 95 %"));
-        assert!(cause(0.5, 3, Some(0.1)).starts_with("the in-flight cap"));
-        assert!(cause(0.5, 0, Some(0.021)).starts_with("CPU steal: the hypervisor took 2.1 %"));
-        assert!(cause(0.5, 0, Some(0.001)).starts_with("none in the record"));
-        assert!(cause(0.5, 0, None).starts_with("none in the record"));
+        let cpu = cause(0.95, 3, 1.0, Some(0.1));
+        assert!(cpu.starts_with("CPU: the busiest worker thread ran 95 %"));
+        assert!(cause(0.5, 3, 1.0, Some(0.1)).starts_with("the in-flight cap"));
+        // Drops after the sends fell behind: the backlog's, not the target's.
+        let stood = cause(0.5, 3, 96.0, None);
+        assert!(stood.starts_with("the generator stood still (lag p99 96.00 ms)"));
+        let steal = cause(0.5, 3, 96.0, Some(0.021));
+        assert!(steal.starts_with("CPU steal: the hypervisor took 2.1 %"));
+        assert!(cause(0.5, 0, 1.0, Some(0.001)).starts_with("none in the record"));
+        assert!(cause(0.5, 0, 9.0, None).starts_with("none in the record"));
     }
 
     fn grid(gap: u64, n: usize) -> Vec<u64> {
@@ -354,8 +377,12 @@ mod tests {
         // A ramp stopped near its peak asked more than its mean: its last whole second says so.
         let mut ramp = open(caught + 1);
         ramp.interrupted = Some("SIGINT".into());
-        ramp.series = vec![SecondStats::without_responses(4, 1.0, 0)];
-        ramp.series[0].requests = 9_000;
+        ramp.series = (0..2)
+            .map(|t| SecondStats::without_responses(t, 1.0, 0))
+            .collect();
+        (ramp.series[0].requests, ramp.series[1].requests) = (4_000, 6_000);
+        // Stopped partway into its third second: 8,000/s by then.
+        assert_eq!(rate_at_the_stop(&ramp, Some(1)), 8_000.0);
         assert!(caught_by_the_stop(&ramp, lag_p99) > caught + 1);
         assert_eq!(outcome(&ramp), SelfCheckOutcome::Passed);
     }
