@@ -86,8 +86,62 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
 
 /// [`Rule::LadderFromHistogram`]: `summary.latency_ms` is what `histograms.latency_us` gives,
 /// each group's `latency_ms` what its `histogram_us` gives (an undecodable histogram is
-/// `histogram_count`'s finding).
+/// `histogram_count`'s finding); and each figure the run's other ladders give (service
+/// latency, send lag, connect, TLS handshake, waiting) is what its histogram gives.
 pub(super) fn from_histograms(r: &RunRecord, f: &mut Findings) {
+    whole_ladders(r, f);
+    let (s, h) = (&r.summary, &r.histograms);
+    let others = [
+        (
+            "summary.service_latency_ms",
+            s.service_latency_ms.as_ref(),
+            h.service_latency_us.as_ref(),
+        ),
+        (
+            "generator.lag_ms",
+            r.generator.lag_ms.as_ref(),
+            h.lag_us.as_ref(),
+        ),
+        (
+            "summary.timing.connect_ms",
+            s.timing.connect_ms.as_ref(),
+            h.connect_us.as_ref(),
+        ),
+        (
+            "summary.timing.tls_handshake_ms",
+            s.timing.tls_handshake_ms.as_ref(),
+            h.tls_handshake_us.as_ref(),
+        ),
+        (
+            "summary.timing.waiting_ms",
+            s.timing.waiting_ms.as_ref(),
+            h.waiting_us.as_ref(),
+        ),
+    ];
+    for (path, ladder, encoded) in others {
+        let (Some(ladder), Some(Ok(h))) = (ladder, encoded.map(|e| decode_histogram(e))) else {
+            continue;
+        };
+        let again = percentiles(&h);
+        let rungs = ladder.ladder().into_iter().zip(again.ladder());
+        let mean = [(("mean", ladder.mean), ("mean", again.mean))];
+        // A figure the record leaves out claims nothing.
+        for ((name, found), (_, expected)) in rungs.chain(mean) {
+            let Some(found) = found else { continue };
+            let shown = |v: Option<f64>| v.map_or_else(|| "null".into(), |v| v.to_string());
+            f.check(
+                expected.is_some_and(|e| near(found, e)),
+                Rule::LadderFromHistogram,
+                format!("{path}.{name}"),
+                found,
+                || format!("{} from its histogram", shown(expected)),
+            );
+        }
+    }
+}
+
+/// The run's and each group's latency ladder against their histograms.
+fn whole_ladders(r: &RunRecord, f: &mut Findings) {
     let run = (
         "summary.latency_ms".to_string(),
         &r.summary.latency_ms,

@@ -547,3 +547,24 @@ fn a_run_with_phases_must_say_its_load_changed() {
     r.summary.ci95 = Some(crate::record::model::Ci95::unsteady("a ladder".into()));
     assert!(!named(&r).contains(&unsteady), "{:?}", named(&r));
 }
+
+#[test]
+fn a_send_lag_or_service_ladder_that_is_not_its_histogram_is_named() {
+    let mut h = crate::record::recorder::new_histogram();
+    for us in 1..=2_000u64 {
+        h.record(us * 3).unwrap();
+    }
+    let mut r = consistent();
+    r.histograms.lag_us = Some(crate::record::encode_histogram(&h));
+    r.generator.lag_ms = Some(crate::record::figures::percentiles(&h));
+    assert_eq!(named(&r), vec![]);
+    let lag = r.generator.lag_ms.as_mut().unwrap();
+    lag.p99 = lag.p99.map(|v| v + 0.001);
+    assert_eq!(
+        named(&r),
+        vec![("generator.lag_ms.p99".to_string(), Rule::LadderFromHistogram)]
+    );
+    // A rung the record leaves out claims nothing.
+    r.generator.lag_ms.as_mut().unwrap().p99 = None;
+    assert_eq!(named(&r), vec![]);
+}
