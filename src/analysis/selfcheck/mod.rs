@@ -22,7 +22,7 @@ use crate::record::model::RunRecord;
 use crate::record::selfcheck::{SelfCheck, SelfCheckCode, SelfCheckOutcome};
 
 pub use littles_law::{ExpectedLoad, LITTLES_LAW_TOLERANCE};
-pub use schedule::Sends;
+pub use schedule::{LAG_LIMIT_MS, Sends, critical};
 
 /// Runs every self-check on a finished record (thresholds included, warnings not needed), in a
 /// fixed order: counts, groups, percentiles, Little's law, heavy tail, the schedule kept.

@@ -21,6 +21,7 @@ mod ladder;
 mod merged;
 mod outcome;
 mod rates;
+mod selfchecks;
 mod streams;
 mod suite;
 
@@ -84,6 +85,9 @@ pub enum Rule {
     /// A search's maximum, peak, break and lower bound are what its steps give, and the
     /// record's figures are those of the step the maximum comes from.
     FindMaxAgrees,
+    /// A self-check that warns is also a warning; the schedule check's figures are the
+    /// record's, and a passed one has none that fails it.
+    SelfChecksAgree,
 }
 
 impl Rule {
@@ -111,6 +115,7 @@ impl Rule {
             Self::QuicAddsUp => "quic_adds_up",
             Self::StealWarned => "steal_warned",
             Self::FindMaxAgrees => "find_max_agrees",
+            Self::SelfChecksAgree => "self_checks_agree",
         }
     }
 }
@@ -218,6 +223,7 @@ pub fn record(r: &RunRecord) -> Vec<Violation> {
     quic(r, &mut f);
     generator::check(r, &mut f);
     find_max::check(r, &mut f);
+    selfchecks::check(r, &mut f);
     f.into_vec()
 }
 

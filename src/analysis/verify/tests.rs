@@ -562,9 +562,48 @@ fn a_send_lag_or_service_ladder_that_is_not_its_histogram_is_named() {
     lag.p99 = lag.p99.map(|v| v + 0.001);
     assert_eq!(
         named(&r),
-        vec![("generator.lag_ms.p99".to_string(), Rule::LadderFromHistogram)]
+        vec![(
+            "generator.lag_ms.p99".to_string(),
+            Rule::LadderFromHistogram
+        )]
     );
     // A rung the record leaves out claims nothing.
     r.generator.lag_ms.as_mut().unwrap().p99 = None;
+    assert_eq!(named(&r), vec![]);
+}
+
+#[test]
+fn a_schedule_check_that_its_own_figures_contradict_is_named() {
+    use crate::analysis::selfcheck::critical;
+    use crate::record::selfcheck::{SelfCheck, SelfCheckCode, SelfCheckOutcome};
+    let check = |outcome, d: f64| SelfCheck {
+        code: SelfCheckCode::ScheduleKept,
+        outcome,
+        figures: [
+            ("gaps_planned", 500.0),
+            ("gaps_sent", 500.0),
+            ("ks_distance", d),
+            ("ks_critical", critical(500, 500)),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
+        message: "the sends followed the schedule".into(),
+    };
+    let mut r = consistent();
+    r.self_checks = vec![check(SelfCheckOutcome::Passed, 0.01)];
+    assert_eq!(named(&r), vec![]);
+    // Passed, with a distance above its critical value.
+    r.self_checks = vec![check(SelfCheckOutcome::Passed, 0.5)];
+    let at = |name: &str| (format!("self_checks[0].{name}"), Rule::SelfChecksAgree);
+    assert_eq!(named(&r), vec![at("figures.ks_distance")]);
+    // A critical value that is not its gap counts'.
+    r.self_checks[0].figures.insert("ks_critical".into(), 0.9);
+    assert_eq!(named(&r), vec![at("figures.ks_critical")]);
+    // Failed, and no warning says so.
+    r.self_checks = vec![check(SelfCheckOutcome::Failed, 0.5)];
+    assert_eq!(named(&r), vec![at("outcome")]);
+    r.warnings = crate::analysis::warnings::diagnose(&r);
+    settle(&mut r);
     assert_eq!(named(&r), vec![]);
 }
