@@ -461,6 +461,17 @@ fn a_load_that_is_not_steady_cannot_run_until_precise() {
             "invalid --precision: the run measures for 2s, and an interval needs at least 5",
         ),
         (
+            &[
+                "-d",
+                "6s",
+                "--precision",
+                "p50=20%",
+                "--precision",
+                "p50=1%",
+            ][..],
+            "invalid --precision: p50 is asked twice (±20 % and ±1 %)",
+        ),
+        (
             &["-d", "10s", "--segment", "0/2", "--precision", "p99=2%"][..],
             "cannot run until precise: each share would stop on its own figures",
         ),
@@ -503,6 +514,11 @@ fn a_load_that_is_not_steady_cannot_run_until_precise() {
             "later",
             scenario("base", "", constant) + &scenario("late", "start_after = \"3s\"\n", constant),
             "scenario `late` starts or ends apart from `base`",
+        ),
+        (
+            "counted",
+            scenario("a", "", constant) + "[thresholds]\nrequests = [\"count > 100\"]\n",
+            "judges a count of requests, and a run stopped once precise would have fewer",
         ),
         (
             "steady",

@@ -14,6 +14,7 @@ impl Ctx<'_> {
     /// The precision goals: `--precision`, else `[precision]`, else none.
     pub(super) fn precision(&self, f: &PlanFile) -> Result<Vec<PrecisionGoal>, Error> {
         if !self.options.precision.is_empty() {
+            self.once_each(&self.options.precision, "--precision")?;
             return Ok(self.options.precision.clone());
         }
         let Some(table) = &f.precision else {
@@ -26,7 +27,8 @@ impl Ctx<'_> {
                 crate::plan::flags::precision_goal(name, share.get_ref())
                     .map_err(|why| self.at_key(share, "precision:", why, Some("e.g. p99 = \"2%\"")))
             })
-            .collect()
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|goals| self.once_each(&goals, "[precision]").map(|()| goals))
     }
 
     /// A plan asked to last until precise must hold one load over a window long enough for an
@@ -50,6 +52,7 @@ impl Ctx<'_> {
                 .iter()
                 .filter_map(|g| g.part.as_ref())
                 .find_map(|p| goal_part_problem(plan, p, self.flags.is_some()))
+                .or_else(|| counted_threshold(plan))
             {
                 Some(why) => why,
                 None => return Ok(()),
@@ -74,6 +77,26 @@ impl Ctx<'_> {
                 why,
             }),
         }
+    }
+
+    /// The goals given once each: a figure of the run, or of one part, asked twice is refused.
+    fn once_each(&self, goals: &[PrecisionGoal], what: &str) -> Result<(), Error> {
+        let twice = goals.iter().enumerate().find_map(|(i, g)| {
+            let same = |o: &&PrecisionGoal| o.figure == g.figure && o.part == g.part;
+            goals[..i].iter().find(same).map(|first| (first, g))
+        });
+        let Some((first, again)) = twice else {
+            return Ok(());
+        };
+        Err(Error::Invalid {
+            what: what.into(),
+            why: format!(
+                "{} is asked twice ({} and {}): give each figure once",
+                again.label(),
+                crate::report::uncertainty::asked(first),
+                crate::report::uncertainty::asked(again)
+            ),
+        })
     }
 
     /// The latency buckets' upper bounds: `--buckets`, else `[report] buckets`, else none (1-2-5).
@@ -112,4 +135,19 @@ fn goal_part_problem(plan: &Plan, part: &Part, one_url: bool) -> Option<String> 
         )),
         _ => plan.part_problem(part),
     }
+}
+
+/// A threshold on the count of requests: a run stopped once precise would have fewer, and the
+/// threshold would judge the stop, not the target.
+fn counted_threshold(plan: &Plan) -> Option<String> {
+    use crate::plan::threshold::ThresholdMetric;
+    let t = plan
+        .thresholds
+        .iter()
+        .find(|t| t.metric == ThresholdMetric::Requests)?;
+    Some(format!(
+        "the threshold `{}: {}` judges a count of requests, and a run stopped once precise \
+         would have fewer: judge a rate (`rps`) instead",
+        t.metric_text, t.condition_text
+    ))
 }
