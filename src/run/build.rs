@@ -237,8 +237,12 @@ fn summary(plan: &Plan, outcome: &RunOutcome, scenarios: &[(Span, Option<Arrival
         target_rps: arrival
             .filter(|a| a.requests_per_iteration == Some(1) && !plan.mixes_models())
             .map(|a| a.asked_per_sec),
+        // A stopped run abandons what is in flight: no drain, only the workers' way out.
         drain: Drain {
-            duration_s: outcome.drain.as_secs_f64(),
+            duration_s: match stopped(outcome) && c.drained == 0 {
+                true => 0.0,
+                false => outcome.drain.as_secs_f64(),
+            },
             requests: c.drained,
         },
         iterations: c.iterations,
@@ -334,18 +338,23 @@ fn uncertainty(plan: &Plan, outcome: &RunOutcome, rps: f64) -> Ci95 {
     ci
 }
 
+/// Whether the run was stopped before its end: by a signal, a failed `abort_on_fail`
+/// threshold, or once precise.
+fn stopped(outcome: &RunOutcome) -> bool {
+    outcome.interrupted.is_some() || outcome.abort.is_some() || outcome.precise_at.is_some()
+}
+
 /// A run whose goals only its last second met: the stop at its end can come before the control
 /// loop judged that second. If it ran its course and its final intervals meet every goal, it
 /// was precise at its end.
 fn precise_at_the_end(r: &mut RunRecord, outcome: &RunOutcome) {
-    let stopped = outcome.interrupted.is_some() || outcome.abort.is_some();
     let Some(p) = r.summary.ci95.as_ref().and_then(|c| c.precision.as_ref()) else {
         return;
     };
     let met = |g: &PrecisionGoal| {
         crate::analysis::interval::goal_got(r, g).is_some_and(|got| got <= g.share)
     };
-    if p.reached || stopped || !p.goals.iter().all(met) {
+    if p.reached || stopped(outcome) || !p.goals.iter().all(met) {
         return;
     }
     let at_s = Some(r.summary.duration_s);
