@@ -108,8 +108,9 @@ fn generator(r: &RunRecord, out: &mut Vec<Warning>) {
             WarningCode::SchedulingLag,
             format!(
                 "requests went out late against their schedule (lag p99 {lag_p99:.2} ms > \
-                 {LAG_P99_LIMIT_MS} ms): the generator could not keep the rate; latencies include \
-                 that lag"
+                 {LAG_P99_LIMIT_MS} ms): latencies include that lag, as they count from when \
+                 each request was due (the schedule_kept check fails past {} ms)",
+                crate::analysis::selfcheck::LAG_LIMIT_MS
             ),
         ));
     }
