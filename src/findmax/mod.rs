@@ -113,14 +113,14 @@ pub fn search(
         }
         level = match (good, bad) {
             (Some(g), None) => {
-                // The limit itself is the last level tried.
-                if g >= config.max_level {
+                let cap = config.cap();
+                if g >= cap {
                     break format!(
                         "{STOPPED_LEVEL_LIMIT} ({}) was reached while the SLO held",
                         config.max_level
                     );
                 }
-                round(g * config.growth).min(config.max_level)
+                round(g * config.growth).min(cap)
             }
             (None, Some(b)) => {
                 // Even the first level broke: go down.
@@ -183,6 +183,17 @@ impl Budget {
     /// Charges a step `nominal` steps long (the validation: several).
     pub(crate) fn charge(&mut self, step: &FindMaxStep, nominal: u32) {
         self.spent += step.took.unwrap_or(self.step * nominal);
+    }
+}
+
+impl SearchConfig {
+    /// The highest level the search tries: the level limit itself (whole VUs: the whole VUs
+    /// at or below it).
+    fn cap(&self) -> f64 {
+        match self.integer {
+            true => self.max_level.floor().max(1.0),
+            false => self.max_level,
+        }
     }
 }
 
@@ -256,6 +267,17 @@ mod tests {
             !out.stopped.starts_with(STOPPED_LEVEL_LIMIT),
             "{}",
             out.stopped
+        );
+        // Whole VUs: a limit of 10.5 is 10 VUs, never a fraction.
+        let mut vus = config_from(2.0);
+        (vus.max_level, vus.integer) = (10.5, true);
+        let out = search(&vus, target(50.0));
+        let levels: Vec<f64> = out.steps.iter().map(|s| s.level).collect();
+        assert!(levels.iter().all(|l| l.fract() == 0.0), "{levels:?}");
+        assert_eq!(
+            levels.iter().copied().fold(0.0, f64::max),
+            10.0,
+            "{levels:?}"
         );
         // A target that holds the limit: it was run, and the search says so.
         let out = search(&limited, target(5_000.0));

@@ -339,9 +339,11 @@ fn uncertainty(plan: &Plan, outcome: &RunOutcome, rps: f64) -> Ci95 {
 }
 
 /// Whether the run was stopped before its end: by a signal, a failed `abort_on_fail`
-/// threshold, or once precise.
+/// threshold, or once precise (before its window's end: a goal met by the last second is
+/// judged just after it).
 fn stopped(outcome: &RunOutcome) -> bool {
-    outcome.interrupted.is_some() || outcome.abort.is_some() || outcome.precise_at.is_some()
+    let precise_early = outcome.precise_at.is_some_and(|at| at < outcome.window);
+    outcome.interrupted.is_some() || outcome.abort.is_some() || precise_early
 }
 
 /// A run whose goals only its last second met: the stop at its end can come before the control

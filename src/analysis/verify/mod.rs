@@ -283,3 +283,5 @@ fn quic(r: &RunRecord, f: &mut Findings) {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_checks;

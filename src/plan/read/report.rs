@@ -52,7 +52,7 @@ impl Ctx<'_> {
                 .iter()
                 .filter_map(|g| g.part.as_ref())
                 .find_map(|p| goal_part_problem(plan, p, self.flags.is_some()))
-                .or_else(|| counted_threshold(plan))
+                .or_else(|| plan.precision.first().and_then(|_| counted_threshold(plan)))
             {
                 Some(why) => why,
                 None => return Ok(()),
