@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod coordinated;
+pub mod intervals;
 pub mod query_api;
 pub mod source;
 pub mod streams;
