@@ -10,25 +10,48 @@ use crate::record::model::{Percentiles, RunRecord};
 /// the exact order only by float rounding.
 const SLACK_MS: f64 = 1e-6;
 
-/// Every ladder of a record with its JSON path.
-fn ladders(r: &RunRecord) -> Vec<(String, &Percentiles)> {
-    let s = &r.summary;
+/// The run's ladders beside its latency that a record may leave out, each with its JSON path
+/// and its histogram in `histograms`: service latency, connect, TLS handshake, waiting, lag.
+fn optional(r: &RunRecord) -> [(&'static str, Option<&Percentiles>, Option<&String>); 5] {
+    let (s, h) = (&r.summary, &r.histograms);
     let t = &s.timing;
-    let mut out = vec![("summary.latency_ms".to_string(), &s.latency_ms)];
-    let optional = [
-        ("summary.service_latency_ms", s.service_latency_ms.as_ref()),
-        ("summary.timing.connect_ms", t.connect_ms.as_ref()),
+    [
+        (
+            "summary.service_latency_ms",
+            s.service_latency_ms.as_ref(),
+            h.service_latency_us.as_ref(),
+        ),
+        (
+            "summary.timing.connect_ms",
+            t.connect_ms.as_ref(),
+            h.connect_us.as_ref(),
+        ),
         (
             "summary.timing.tls_handshake_ms",
             t.tls_handshake_ms.as_ref(),
+            h.tls_handshake_us.as_ref(),
         ),
-        ("summary.timing.waiting_ms", t.waiting_ms.as_ref()),
-        ("generator.lag_ms", r.generator.lag_ms.as_ref()),
-    ];
+        (
+            "summary.timing.waiting_ms",
+            t.waiting_ms.as_ref(),
+            h.waiting_us.as_ref(),
+        ),
+        (
+            "generator.lag_ms",
+            r.generator.lag_ms.as_ref(),
+            h.lag_us.as_ref(),
+        ),
+    ]
+}
+
+/// Every ladder of a record with its JSON path.
+fn ladders(r: &RunRecord) -> Vec<(String, &Percentiles)> {
+    let s = &r.summary;
+    let mut out = vec![("summary.latency_ms".to_string(), &s.latency_ms)];
     out.extend(
-        optional
+        optional(r)
             .into_iter()
-            .filter_map(|(path, p)| Some((path.to_string(), p?))),
+            .filter_map(|(path, p, _)| Some((path.to_string(), p?))),
     );
     out.extend(
         r.groups
@@ -89,59 +112,6 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
 /// `histogram_count`'s finding); and each figure the run's other ladders give (service
 /// latency, send lag, connect, TLS handshake, waiting) is what its histogram gives.
 pub(super) fn from_histograms(r: &RunRecord, f: &mut Findings) {
-    whole_ladders(r, f);
-    let (s, h) = (&r.summary, &r.histograms);
-    let others = [
-        (
-            "summary.service_latency_ms",
-            s.service_latency_ms.as_ref(),
-            h.service_latency_us.as_ref(),
-        ),
-        (
-            "generator.lag_ms",
-            r.generator.lag_ms.as_ref(),
-            h.lag_us.as_ref(),
-        ),
-        (
-            "summary.timing.connect_ms",
-            s.timing.connect_ms.as_ref(),
-            h.connect_us.as_ref(),
-        ),
-        (
-            "summary.timing.tls_handshake_ms",
-            s.timing.tls_handshake_ms.as_ref(),
-            h.tls_handshake_us.as_ref(),
-        ),
-        (
-            "summary.timing.waiting_ms",
-            s.timing.waiting_ms.as_ref(),
-            h.waiting_us.as_ref(),
-        ),
-    ];
-    for (path, ladder, encoded) in others {
-        let (Some(ladder), Some(Ok(h))) = (ladder, encoded.map(|e| decode_histogram(e))) else {
-            continue;
-        };
-        let again = percentiles(&h);
-        let rungs = ladder.ladder().into_iter().zip(again.ladder());
-        let mean = [(("mean", ladder.mean), ("mean", again.mean))];
-        // A figure the record leaves out claims nothing.
-        for ((name, found), (_, expected)) in rungs.chain(mean) {
-            let Some(found) = found else { continue };
-            let shown = |v: Option<f64>| v.map_or_else(|| "null".into(), |v| v.to_string());
-            f.check(
-                expected.is_some_and(|e| near(found, e)),
-                Rule::LadderFromHistogram,
-                format!("{path}.{name}"),
-                found,
-                || format!("{} from its histogram", shown(expected)),
-            );
-        }
-    }
-}
-
-/// The run's and each group's latency ladder against their histograms.
-fn whole_ladders(r: &RunRecord, f: &mut Findings) {
     let run = (
         "summary.latency_ms".to_string(),
         &r.summary.latency_ms,
@@ -155,26 +125,52 @@ fn whole_ladders(r: &RunRecord, f: &mut Findings) {
         )
     });
     for (path, ladder, encoded) in std::iter::once(run).chain(groups) {
-        let Ok(h) = decode_histogram(encoded) else {
-            continue;
-        };
-        let again = percentiles(&h);
-        let mean = [("mean", ladder.mean, again.mean)];
-        let pairs = ladder.ladder().into_iter().zip(again.ladder());
-        let rungs = pairs.map(|((name, found), (_, expected))| (name, found, expected));
-        for (name, found, expected) in rungs.chain(mean) {
-            let agree = match (found, expected) {
-                (Some(a), Some(b)) => near(a, b),
-                (a, b) => a.is_none() && b.is_none(),
-            };
-            let shown = |v: Option<f64>| v.map_or_else(|| "null".into(), |v| v.to_string());
-            f.check(
-                agree,
-                Rule::LadderFromHistogram,
-                format!("{path}.{name}"),
-                shown(found),
-                || format!("{} from its histogram", shown(expected)),
-            );
+        against_histogram(&path, ladder, encoded, Rungs::All, f);
+    }
+    for (path, ladder, encoded) in optional(r) {
+        if let (Some(ladder), Some(encoded)) = (ladder, encoded) {
+            against_histogram(path, ladder, encoded, Rungs::Given, f);
         }
+    }
+}
+
+/// Which rungs of a ladder must be what its histogram gives.
+#[derive(Clone, Copy, PartialEq)]
+enum Rungs {
+    /// Every rung, and a rung left out only where the histogram gives none.
+    All,
+    /// Those the record gives: a rung left out claims nothing.
+    Given,
+}
+
+/// `ladder` (at `path`) against what the histogram `encoded` gives.
+fn against_histogram(
+    path: &str,
+    ladder: &Percentiles,
+    encoded: &str,
+    rungs: Rungs,
+    f: &mut Findings,
+) {
+    let Ok(h) = decode_histogram(encoded) else {
+        return;
+    };
+    let again = percentiles(&h);
+    let mean = [("mean", ladder.mean, again.mean)];
+    let pairs = ladder.ladder().into_iter().zip(again.ladder());
+    let all = pairs.map(|((name, found), (_, expected))| (name, found, expected));
+    for (name, found, expected) in all.chain(mean) {
+        let agree = match (found, expected) {
+            (Some(a), Some(b)) => near(a, b),
+            (None, _) if rungs == Rungs::Given => true,
+            (a, b) => a.is_none() && b.is_none(),
+        };
+        let shown = |v: Option<f64>| v.map_or_else(|| "null".into(), |v| v.to_string());
+        f.check(
+            agree,
+            Rule::LadderFromHistogram,
+            format!("{path}.{name}"),
+            shown(found),
+            || format!("{} from its histogram", shown(expected)),
+        );
     }
 }
