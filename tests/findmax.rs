@@ -236,3 +236,42 @@ fn an_interrupted_search_says_so_and_calls_nothing_a_break() {
     assert_eq!(fm["max_sustainable_load"], best["level"]);
     assert_eq!(record["summary"]["rps"], best["rps"]);
 }
+
+#[test]
+fn a_step_that_precision_ended_says_how_long_it_measured() {
+    let t = target();
+    let dir = temp_dir("findmax-precise");
+    let json = dir.join("run.json");
+    let out = volley()
+        .current_dir(&dir)
+        .args([
+            "find-max",
+            &format!("{}/", t.base_url()),
+            "--slo",
+            "p99<200ms",
+        ])
+        .args([
+            "--step", "7s", "--warmup", "0s", "--start", "50", "--max", "100",
+        ])
+        .args(["--precision", "p50=50%", "--budget", "60s", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    common::verified(&json);
+    let record = valid_record(&json);
+    let steps = record["find_max"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 2, "{err}");
+    // Five one-second batches are the fewest an interval needs: a goal this loose is met then,
+    // two seconds before the step's end. Before, nothing said so.
+    for s in steps {
+        let m = s["measured_s"].as_f64().unwrap();
+        assert!(
+            s["precise"] == true && (4.5..6.5).contains(&m),
+            "{steps:#?}"
+        );
+    }
+    assert!(err.contains("precise after 5.0 s"), "{err}");
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("5.0s (precise)"), "{table}");
+}

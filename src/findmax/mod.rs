@@ -230,6 +230,8 @@ mod tests {
             rerun: false,
             validation: false,
             interrupted: false,
+            measured_s: Some(5.0),
+            precise: false,
             doubtful: level > capacity,
             took: None,
         }

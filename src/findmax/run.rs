@@ -171,11 +171,12 @@ impl Settings {
 
     /// One judged step: `✓   400.0/s →      398.2 req/s, p50     1.20 ms, p99     3.40 ms,
     /// errors 0.00%`, with the reason when it did not hold; a level run again to confirm a break
-    /// says `(again)`, the validation run `(validation, 3 steps)`.
+    /// says `(again)`, the validation run `(validation, 3 steps)`; a step that `--precision`
+    /// ended says `, precise after 2.0 s`.
     pub fn step_line(&self, step: &FindMaxStep) -> String {
         let level = self.level_text(step.level);
         format!(
-            "{} {:>10} → {:>10.1} req/s, p50 {:>8} ms, p99 {:>8} ms, errors {:.2}%{}",
+            "{} {:>10} → {:>10.1} req/s, p50 {:>8} ms, p99 {:>8} ms, errors {:.2}%{}{}",
             match (step.interrupted, step.held) {
                 (true, _) => "–",
                 (_, true) => "✓",
@@ -190,6 +191,10 @@ impl Settings {
             crate::units::ms(step.p50_ms),
             crate::units::ms(step.p99_ms),
             step.error_rate * 100.0,
+            match step.measured_s {
+                Some(m) if step.precise => format!(", precise after {m:.1} s"),
+                _ => String::new(),
+            },
             if step.reason.is_empty() {
                 String::new()
             } else {
@@ -390,6 +395,12 @@ fn judged(
         rerun: false,
         validation,
         interrupted: cut,
+        measured_s: Some(r.duration_s),
+        precise: r
+            .ci95
+            .as_ref()
+            .and_then(|c| c.precision.as_ref())
+            .is_some_and(|p| p.reached),
         doubtful: !cut && slo::doubtful(record, &judgement, &s.slo, open_level),
         took: Some(took),
     }
@@ -420,6 +431,8 @@ fn stopped_step(level: f64, validation: bool) -> FindMaxStep {
         rerun: false,
         validation,
         interrupted: true,
+        measured_s: None,
+        precise: false,
         doubtful: false,
         took: None,
     }

@@ -41,6 +41,15 @@ pub struct FindMaxStep {
     /// only part of it, it neither held nor broke the SLO, and the search ended with it.
     #[serde(default)]
     pub interrupted: bool,
+    /// The step's measured window, s (its record's `summary.duration_s`): `--step` (the
+    /// validation: its whole length) unless `--precision` ended it early (`precise`) or it was
+    /// interrupted. Absent for a run that failed, and in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_s: Option<f64>,
+    /// The step's precision goals (`--precision`) were met and it stopped then, after
+    /// `measured_s`.
+    #[serde(default)]
+    pub precise: bool,
     /// The break may be a one-off pause of the machine: only the latency tail broke (rate
     /// achieved, no errors, median within bounds), or the generator fell behind. Such a step is
     /// run again before it is believed.
@@ -219,6 +228,8 @@ impl FindMaxStep {
             rerun: false,
             validation: false,
             interrupted: false,
+            measured_s: Some(5.0),
+            precise: false,
             doubtful: false,
             took: None,
         }

@@ -78,6 +78,7 @@ pub fn tables(f: &FindMax) -> Vec<Table> {
             "p50 ms",
             "p99 ms",
             "Errors",
+            "Measured",
             "<Met SLO",
             "<Why not",
         ],
@@ -85,7 +86,8 @@ pub fn tables(f: &FindMax) -> Vec<Table> {
     .with_note(
         "In the order run. A level marked \"again\" was run a second time to confirm a break \
          that may have been a one-off pause of the machine; one marked \"validation\" was run \
-         for several steps at the level found, and when it held its figures are the maximum.",
+         for several steps at the level found, and when it held its figures are the maximum. \
+         Measured: the step's measured window, \"precise\" when --precision ended it early.",
     );
     for s in &f.steps {
         let mut level = load(s.level);
@@ -101,6 +103,11 @@ pub fn tables(f: &FindMax) -> Vec<Table> {
             ms(s.p50_ms),
             ms(s.p99_ms),
             format!("{:.2}%", s.error_rate * 100.0),
+            match (s.measured_s, s.precise) {
+                (Some(m), true) => format!("{} (precise)", seconds(m)),
+                (Some(m), false) => seconds(m),
+                (None, _) => "-".into(),
+            },
             match (s.interrupted, s.held) {
                 (true, _) => "interrupted",
                 (_, true) => "yes",

@@ -68,11 +68,17 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         return;
     };
     let (step, s) = (&found.steps[i], &r.summary);
+    // The measured length: only in records that keep it per step.
+    let length = step
+        .measured_s
+        .map(|m| ("duration_s", Some(s.duration_s), Some(m)));
     let kept = [
         ("rps", Some(s.rps), Some(step.rps)),
         ("latency_ms.p50", s.latency_ms.p50, step.p50_ms),
         ("latency_ms.p99", s.latency_ms.p99, step.p99_ms),
-    ];
+    ]
+    .into_iter()
+    .chain(length);
     for (name, recorded, of_step) in kept {
         f.check(
             same(recorded, of_step),
@@ -87,6 +93,18 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
             },
         );
     }
+    let reached = s
+        .ci95
+        .as_ref()
+        .and_then(|c| c.precision.as_ref())
+        .is_some_and(|p| p.reached);
+    f.check(
+        step.measured_s.is_none() || step.precise == reached,
+        Rule::FindMaxAgrees,
+        format!("find_max.steps[{i}].precise"),
+        step.precise,
+        || format!("{reached} (summary.ci95.precision.reached of the step's own record)"),
+    );
 }
 
 /// Both figures present and equal (to rounding), or both absent.

@@ -459,6 +459,7 @@ fn a_search_whose_headline_is_not_what_its_steps_give_is_named() {
     let kept = FindMaxStep {
         p50_ms: r.summary.latency_ms.p50,
         p99_ms: r.summary.latency_ms.p99,
+        measured_s: Some(r.summary.duration_s),
         ..step(100.0, rps, true)
     };
     let outcome = SearchOutcome {
@@ -505,6 +506,12 @@ fn a_search_whose_headline_is_not_what_its_steps_give_is_named() {
             ("summary.rps".to_string(), Rule::FindMaxAgrees),
         ]
     );
+    // Its measured length and precision outcome too; a record before they were kept has none.
+    let length = tampered(&|f| f.steps[0].measured_s = Some(1.5));
+    assert_eq!(length, rule("summary.duration_s"));
+    let precise = tampered(&|f| f.steps[0].precise = true);
+    assert_eq!(precise, rule("find_max.steps[0].precise"));
+    assert_eq!(tampered(&|f| f.steps[0].measured_s = None), vec![]);
 }
 
 #[test]
