@@ -446,7 +446,7 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
         &file,
         format!(
             "plan = \"plan.toml\"\nrepeats = \"until-decided\"\n\
-             [until_decided]\nmetrics = [\"p50\", \"p50{{step=delay}}\"]\nmax_runs = 8\n\
+             [until_decided]\nmetrics = [\"p50\", \"p50{{step=delay}}\"]\nmax_runs = 8\nthreshold = 5\n\
              [[target]]\nname = \"base\"\nbase_url = \"{url}\"\nvars = {{ ms = 2 }}\n\
              [[target]]\nname = \"slower\"\nbase_url = \"{url}\"\nvars = {{ ms = 4 }}\n",
             url = t.base_url()
@@ -484,6 +484,9 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
         runs("base")
     );
     assert!(md.contains(&got), "{md}");
+    // The comparison beneath is made at the threshold the rounds decided at (it was ±2 %).
+    assert_eq!(s["threshold_pct"], 5.0, "{s:#}");
+    assert!(md.contains("interval lies beyond ±5%"), "{md}");
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -49,6 +49,12 @@ pub struct SuiteOutcome {
     /// lines per target).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub decided: Vec<String>,
+    /// `repeats = "until-decided"`: the practical threshold it decided at, %
+    /// (`[until_decided] threshold`); the comparison in the suite's reports is made at it, as
+    /// `volley ab`'s is. Absent otherwise, and then the comparison takes `volley compare`'s
+    /// default (2 %).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold_pct: Option<f64>,
     /// Per target, in the order they ran.
     pub targets: Vec<TargetOutcome>,
     /// The exit code of `volley suite` ([`SuiteOutcome::exit_code`]); absent in files of older

@@ -67,12 +67,14 @@ pub fn variants(o: &SuiteOutcome) -> Vec<Variant> {
 
 /// The comparison of `variants`, their plans' scenarios, steps (joined on their operation
 /// labels) and phases included. The targets' URLs differ by design, so that difference is not
-/// flagged as a like-for-like problem; every other one is.
-pub fn comparison(variants: &[Variant]) -> Option<Comparison> {
+/// flagged as a like-for-like problem; every other one is. At the threshold a suite run until
+/// decided decided at (`threshold_pct`, %), else `volley compare`'s default.
+pub fn comparison(variants: &[Variant], threshold_pct: Option<f64>) -> Option<Comparison> {
     if variants.is_empty() {
         return None;
     }
-    let mut c = compare(variants, CompareOptions::with_parts());
+    let options = threshold_pct.and_then(|t| CompareOptions::of_command(t).ok());
+    let mut c = compare(variants, options.unwrap_or_else(CompareOptions::with_parts));
     c.mismatches = mismatches_except(variants, &[TARGET_URL]);
     Some(c)
 }
@@ -393,7 +395,7 @@ struct Parts {
 
 fn parts(o: &SuiteOutcome) -> Parts {
     let variants = variants(o);
-    let compare = comparison(&variants).map(|c| (compare_view(&variants, &c), c));
+    let compare = comparison(&variants, o.threshold_pct).map(|c| (compare_view(&variants, &c), c));
     Parts {
         view: suite_view(o, &variants),
         variants,
@@ -560,6 +562,7 @@ mod tests {
             interrupted: None,
             notes: Vec::new(),
             decided: Vec::new(),
+            threshold_pct: None,
             exit_code: None,
             targets: vec![
                 searched("a", 400.0, "the bisection converged", true),

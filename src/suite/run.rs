@@ -128,6 +128,7 @@ pub fn run_with(
         interrupted: interrupts.signal().map(str::to_string),
         notes: suite.notes.clone(),
         decided,
+        threshold_pct: suite.until_decided.as_ref().map(|d| d.threshold_pct),
         targets,
         exit_code: None,
     };
