@@ -5,6 +5,7 @@
 //! shared machine), only the spread between runs says what a rerun would give.
 
 use crate::analysis::compare::{CompareOptions, MIN_REPEATS, MetricRow, Variant, compare};
+use crate::analysis::sequential::Figure;
 use crate::error::Error;
 use crate::record::RunRecord;
 use crate::record::model::{BoundFigure, PrecisionGoal};
@@ -17,7 +18,8 @@ pub struct SpreadPrecision {
     /// The half-width of the figure's 95 % interval over the runs (volley compare's: a t
     /// interval of the mean of the runs' logarithms, exponentiated), half its upper bound minus
     /// its lower, as a share of the figure (the geometric mean); `None` before
-    /// [`MIN_REPEATS`] runs, or where the runs lack the figure.
+    /// [`MIN_REPEATS`] runs, where the runs lack the figure, or where a run has fewer than
+    /// [`crate::analysis::interval::MIN_ABOVE`] responses above the percentile.
     pub share: Option<f64>,
 }
 
@@ -50,9 +52,20 @@ pub fn spread_precision(runs: &[RunRecord], goals: &[PrecisionGoal]) -> Vec<Spre
                 None => c.rows.iter().find(of_goal),
                 Some(part) => part.rows_in(c, &runs[0])?.iter().find(of_goal),
             });
-            let share = row.and_then(|row| match (row.estimates[0].value, row.estimates[0].ci) {
-                (Some(v), Some((lo, hi))) if v > 0.0 => Some((hi - lo) / 2.0 / v),
-                _ => None,
+            // A percentile with too few responses above it in some run is that run's slowest
+            // few: no more measured over runs than the max (as `volley compare` judges it).
+            let judged = |row: &&MetricRow| {
+                let figure = Figure {
+                    metric: row.metric,
+                    part: goal.part.clone(),
+                };
+                runs.iter().all(|r| figure.enough_responses(r))
+            };
+            let share = row.filter(judged).and_then(|row| {
+                match (row.estimates[0].value, row.estimates[0].ci) {
+                    (Some(v), Some((lo, hi))) if v > 0.0 => Some((hi - lo) / 2.0 / v),
+                    _ => None,
+                }
             });
             SpreadPrecision {
                 goal: goal.clone(),
@@ -135,6 +148,16 @@ mod tests {
         // Two more close runs narrow it below 2 %.
         let five = spread_precision(&runs(&[1000.0, 1010.0, 990.0, 1000.0, 1001.0]), &goals);
         assert!(all_met(&five), "{five:?}");
+    }
+
+    #[test]
+    fn a_percentile_with_too_few_responses_above_it_has_no_spread() {
+        // 2,000 responses a run: 20 above p99, 2 above p99.9 (the slowest two, as the max is).
+        let goals = [goal(BoundFigure::P99, 0.5), goal(BoundFigure::P99_9, 0.5)];
+        let states = spread_precision(&runs(&[1000.0, 1010.0, 990.0]), &goals);
+        assert!(states[0].met(), "{states:?}");
+        assert_eq!(states[1].share, None, "{states:?}");
+        assert!(!all_met(&states));
     }
 
     /// Runs of a plan with scenarios `mix` (steps `fast` and `slow`) and `solo` (one step
