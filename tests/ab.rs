@@ -283,3 +283,42 @@ fn a_step_of_a_plan_is_decided_on_its_own() {
         common::verified(r);
     }
 }
+
+#[test]
+fn an_interrupted_sequence_exits_130_with_its_runs_kept() {
+    let target = common::target();
+    let dir = common::temp_dir("ab-interrupted");
+    let (a, b) = (
+        format!("{}/", target.base_url()),
+        format!("{}/delay?ms=1", target.base_url()),
+    );
+    let file = |name: &str| std::fs::File::create(dir.join(name)).unwrap();
+    let child = common::volley()
+        .args([
+            "ab", &a, &b, "-c", "2", "-d", "30s", "--warmup", "0s", "--out",
+        ])
+        .arg(dir.join("out"))
+        .stdin(std::process::Stdio::null())
+        .stdout(file("stdout.txt"))
+        .stderr(file("stderr.txt"))
+        .spawn()
+        .unwrap();
+    let run = common::Spawned {
+        child,
+        dir: dir.clone(),
+        started: std::time::Instant::now(),
+    };
+    // The first run (A's) is under way once A is served.
+    common::wait_until("A's first run", std::time::Duration::from_secs(30), || {
+        common::served(&target, "/", 200) > 20
+    });
+    run.signal(nix::sys::signal::Signal::SIGINT);
+    let finished = run.wait(std::time::Duration::from_secs(30));
+    let stdout = std::fs::read_to_string(dir.join("stdout.txt")).unwrap();
+    // Before: exit 0, as if the sequence had run its course.
+    assert_eq!(finished.code, Some(130), "{stdout}\n{}", finished.stderr);
+    assert!(stdout.contains("a run was interrupted"), "{stdout}");
+    let records = common::records_under(&dir.join("out"));
+    assert_eq!(records.len(), 1, "the interrupted run's record is kept");
+    common::verified(&records[0]);
+}

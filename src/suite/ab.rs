@@ -25,8 +25,9 @@ use crate::run::output::{Kept, ResultsFolder};
 pub struct AbOutcome {
     /// What was decided, after how many pairs, and why it stopped.
     pub sequence: Sequence,
-    /// A's folder of runs, then B's.
-    pub folders: [PathBuf; 2],
+    /// A's folder of runs, then B's; `None` for a side whose first run was interrupted before
+    /// it finished (there is then no comparison, only what the sequence did).
+    pub folders: [Option<PathBuf>; 2],
     /// `<out>/ab-<UTC time>/`, holding `sequence.txt` and `comparison.md`, and the runs (`a/`,
     /// `b/`) unless they were replayed from folders already made.
     pub top: Option<PathBuf>,
@@ -37,10 +38,12 @@ impl AbOutcome {
     pub fn written(&self) -> Option<String> {
         let top = self.top.as_ref()?;
         let shown = top.display();
-        Some(match self.folders.iter().any(|f| f.starts_with(top)) {
-            true => format!("runs, sequence.txt and comparison.md: {shown}"),
-            false => format!("sequence.txt and comparison.md: {shown}"),
-        })
+        Some(
+            match self.folders.iter().flatten().any(|f| f.starts_with(top)) {
+                true => format!("runs, sequence.txt and comparison.md: {shown}"),
+                false => format!("sequence.txt and comparison.md: {shown}"),
+            },
+        )
     }
 }
 
@@ -171,16 +174,9 @@ pub fn run<E: From<Error>>(
     for o in outputs {
         o.close();
     }
-    let [Some(a), Some(b)] = folders else {
-        return Err(Error::Invalid {
-            what: "A/B".into(),
-            why: "no run of A and B finished".into(),
-        }
-        .into());
-    };
     Ok(AbOutcome {
         sequence,
-        folders: [a, b],
+        folders,
         top: Some(top),
     })
 }
@@ -264,16 +260,27 @@ pub fn replay(
     let sequence = until_decided(design_of(open)?, None, next, |_| {})?;
     Ok(AbOutcome {
         sequence,
-        folders: dirs.clone(),
+        folders: dirs.clone().map(Some),
         top: Some(new_folder(out, &format!("ab-{}", stamp()))?),
     })
 }
 
 /// What the sequence decided, then the comparison of its runs (text); both are also written
-/// to the outcome's folder (`sequence.txt`, `comparison.md`).
+/// to the outcome's folder (`sequence.txt`, `comparison.md`). Without a finished run of each
+/// side (interrupted at once), what the sequence did, and that there is no comparison.
 pub fn comparison(o: &AbOutcome, threshold_pct: f64) -> Result<String, Error> {
+    let words = sequential::text(&o.sequence);
+    let [Some(a), Some(b)] = &o.folders else {
+        // Interrupted before a run of each side finished.
+        if let Some(top) = &o.top {
+            write(&top.join("sequence.txt"), &words)?;
+        }
+        return Ok(format!(
+            "{words}No comparison: no run of both A and B finished."
+        ));
+    };
     let labels = ["A".to_string(), "B".to_string()];
-    let mut variants = read_variants(&o.folders, &labels)?;
+    let mut variants = read_variants(&[a.clone(), b.clone()], &labels)?;
     // The runs the sequence decided on, no more: a replayed folder may hold later runs, and a
     // side may have one run past the last pair.
     for v in &mut variants {
@@ -281,7 +288,6 @@ pub fn comparison(o: &AbOutcome, threshold_pct: f64) -> Result<String, Error> {
     }
     // As `volley compare` makes it: the plans' scenarios, steps and phases judged too.
     let c = compare(&variants, CompareOptions::of_command(threshold_pct)?);
-    let words = sequential::text(&o.sequence);
     let table = render_comparison(&variants, &c, Format::Text, None)?;
     if let Some(top) = &o.top {
         let md = render_comparison(&variants, &c, Format::Markdown, None)?;
