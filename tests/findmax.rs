@@ -140,7 +140,19 @@ fn bad_slo_and_multi_scenario_plans_are_refused() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--slo `p99 fast`"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--slo: `p99 fast`"));
+    // `errors<1` read as a fraction was 100 %: a step with 30 % errors held.
+    let out = volley()
+        .args([
+            "find-max",
+            "http://127.0.0.1:9/",
+            "--slo",
+            "p99<50ms,errors<1",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("write `1%`"));
     let out = volley()
         .args([
             "find-max",

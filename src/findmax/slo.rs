@@ -3,7 +3,7 @@
 //! generator not the bottleneck).
 
 use crate::analysis::stolen;
-use crate::plan::threshold::{self, Threshold, ThresholdMetric};
+use crate::plan::threshold::{self, Op, Threshold, ThresholdMetric};
 use crate::record::model::{RunRecord, WarningCode};
 use crate::run::RecordView;
 
@@ -11,7 +11,10 @@ use crate::run::RecordView;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SloError {
     /// One clause is not a condition.
-    #[error("--slo `{clause}`: {why}")]
+    #[error(
+        "`{clause}`: {why} (an SLO clause is a latency bound like p99<50ms or avg<=10ms, or an \
+         error rate like errors<1%)"
+    )]
     Clause {
         /// The clause as written.
         clause: String,
@@ -32,11 +35,24 @@ pub fn parse(text: &str) -> Result<Vec<Threshold>, SloError> {
             Some(rest) => (ThresholdMetric::ErrorRate, rest.trim()),
             None => (ThresholdMetric::Latency, clause),
         };
-        let (stat, op, bound) =
-            threshold::parse_condition(metric, condition).map_err(|why| SloError::Clause {
-                clause: clause.to_string(),
-                why: why.to_string(),
-            })?;
+        let refused = |why: String| SloError::Clause {
+            clause: clause.to_string(),
+            why,
+        };
+        let (stat, op, bound) = threshold::parse_condition(metric, condition).map_err(|why| {
+            let why = why.to_string();
+            let prefix = format!("`{condition}`: ");
+            refused(why.strip_prefix(&prefix).unwrap_or(&why).to_string())
+        })?;
+        // The SLO is what must hold: a ceiling above nothing.
+        if !matches!(op, Op::Lt | Op::Le) {
+            return Err(refused("an SLO is a ceiling: use < or <=".into()));
+        }
+        // `errors<=0%` (no error at all) can hold; nothing else at 0 can.
+        let latency = metric == ThresholdMetric::Latency;
+        if bound < 0.0 || (bound == 0.0 && (latency || op == Op::Lt)) {
+            return Err(refused("no step can meet a ceiling that low".into()));
+        }
         out.push(Threshold {
             metric_text: if metric == ThresholdMetric::ErrorRate {
                 "errors".into()
@@ -328,13 +344,28 @@ mod tests {
             parse("").unwrap_err().to_string(),
             "--slo is empty; e.g. 'p99<50ms,errors<1%'"
         );
+        let why = |slo: &str| parse(slo).unwrap_err().to_string();
         assert!(
-            parse("p99 fast")
-                .unwrap_err()
-                .to_string()
-                .starts_with("--slo `p99 fast`: ")
+            why("p99 fast").starts_with("`p99 fast`: "),
+            "{}",
+            why("p99 fast")
         );
-        assert!(parse("p99 fast").is_err());
         assert!(parse("errors<200%").is_err());
+        // Said once, with what a clause may be.
+        let rps = why("rps>100");
+        assert!(
+            rps.starts_with("`rps>100`: `rps` is not") && rps.contains("errors<1%"),
+            "{rps}"
+        );
+        // A floor, or a ceiling nothing meets, would make every step break.
+        for (slo, says) in [
+            ("p99>50ms", "ceiling"),
+            ("p99<0ms", "that low"),
+            ("errors<0%", "that low"),
+            ("errors<1", "`1%`"),
+        ] {
+            assert!(why(slo).contains(says), "{slo}: {}", why(slo));
+        }
+        assert_eq!(parse("errors<=0%").unwrap()[0].bound, 0.0);
     }
 }

@@ -220,6 +220,13 @@ pub enum BoundError {
     /// A rate above 100 % or below 0.
     #[error("`{0}` is not a rate between 0% and 100%")]
     RateRange(String),
+    /// A bare whole number as an error rate: a fraction of 1 (100 %) or more, where a
+    /// percentage was surely meant.
+    #[error(
+        "`{0}` reads as a fraction of all requests, where 1 is 100 %: write `{0}%` for per cent, \
+         or a fraction like 0.01"
+    )]
+    WholeRate(String),
     /// A count or throughput bound that is not a number.
     #[error("`{0}` is not a number")]
     NotNumber(String),
@@ -373,6 +380,11 @@ fn parse_value(metric: ThresholdMetric, v: &str) -> Result<f64, BoundError> {
                 .parse()
                 .map_err(|_| BoundError::NotRate(v.into()))?;
             let rate = n * scale;
+            // `errors<1` would never fail; a check rate of 1 (every check passed) is meant.
+            let whole = metric == ThresholdMetric::ErrorRate || n > 1.0;
+            if scale == 1.0 && n >= 1.0 && n <= 100.0 && whole {
+                return Err(BoundError::WholeRate(v.into()));
+            }
             if !(0.0..=1.0).contains(&rate) {
                 return Err(BoundError::RateRange(v.into()));
             }

@@ -80,6 +80,18 @@ fn conditions_parse_with_units() {
     ] {
         assert!(parse_condition(m, bad).is_err(), "{bad}");
     }
+    // A bare whole number as an error rate is a percentage gone wrong: `errors<1` read as
+    // 100 % never failed. A check rate of 1 is every check passed.
+    for bare in ["rate < 1", "rate<=5", "rate < 1.0"] {
+        let why = parse_condition(ThresholdMetric::ErrorRate, bare).unwrap_err();
+        assert!(why.to_string().contains("write `"), "{why}");
+    }
+    assert_eq!(
+        c(ThresholdMetric::CheckRate, "rate == 1"),
+        (Stat::Value, Op::Eq, 1.0)
+    );
+    let why = parse_condition(ThresholdMetric::CheckRate, "rate > 99").unwrap_err();
+    assert!(why.to_string().contains("`99%`"), "{why}");
 }
 
 struct Fake;
