@@ -338,6 +338,12 @@ fn a_load_that_is_not_steady_cannot_run_until_precise() {
             "scenario `late` starts or ends apart from `base`",
         ),
         (
+            "idle",
+            scenario("late", "start_after = \"3s\"\n", constant)
+                + &scenario("later", "start_after = \"3s\"\n", constant),
+            "the measured window's first 3s carry no load",
+        ),
+        (
             "counted",
             scenario("a", "", constant) + "[thresholds]\nrequests = [\"count > 100\"]\n",
             "judges a count of requests, and a run stopped once precise would have fewer",

@@ -38,6 +38,14 @@ pub enum Unsteady {
         /// Another scenario of the plan.
         other: String,
     },
+    /// Every scenario starts after the warm-up ends: the measured window opens with seconds
+    /// of no load.
+    Idle {
+        /// The first scenario.
+        scenario: String,
+        /// The seconds of the window before it starts.
+        idle: Duration,
+    },
     /// The measured window is shorter than the fewest batches an interval needs.
     TooShort {
         /// The measured window.
@@ -68,6 +76,11 @@ impl Unsteady {
                 "scenario `{scenario}` ends after a number of iterations, so it may end apart \
                  from `{other}`"
             ),
+            Self::Idle { scenario, idle } => format!(
+                "the measured window's first {} carry no load: every scenario, `{scenario}` \
+                 included, starts after them",
+                humantime::format_duration(*idle)
+            ),
             Self::TooShort { window } => format!(
                 "the run measures for {}, and an interval needs at least {MIN_BATCHES} \
                  one-second batches",
@@ -97,6 +110,7 @@ impl fmt::Display for Unsteady {
                 "a run asked to be precise needs a set length as its longest (-d, or the \
                  profile's duration, without an iteration count)"
             }
+            Self::Idle { .. } => "its seconds mix no load with load (start one scenario at once)",
             Self::TooShort { .. } => "so it could never be precise",
         };
         match self {
@@ -109,8 +123,8 @@ impl fmt::Display for Unsteady {
 impl Plan {
     /// Why this plan cannot be run until precise, if it cannot: a scenario whose level
     /// changes, scenarios that start or end at different times (or may: one beside others that
-    /// ends by an iteration count), a scenario that ends by a count, or a measured window
-    /// shorter than [`MIN_BATCHES`] seconds.
+    /// ends by an iteration count), a scenario that ends by a count, scenarios that all start
+    /// after the warm-up, or a measured window shorter than [`MIN_BATCHES`] seconds.
     pub fn unsteady(&self) -> Option<Unsteady> {
         let first = self.scenarios.first()?;
         for sc in &self.scenarios {
@@ -138,6 +152,12 @@ impl Plan {
         if first.profile.ends_by_count() {
             return Some(Unsteady::Counted {
                 scenario: Some(first.name.clone()),
+            });
+        }
+        if first.start_after > self.warmup {
+            return Some(Unsteady::Idle {
+                scenario: first.name.clone(),
+                idle: first.start_after - self.warmup,
             });
         }
         let end = first.start_after + first.profile.duration()?;
