@@ -55,7 +55,7 @@ fn a_goal_on_one_part_of_a_plan_is_met_by_that_part() {
     let window = record["summary"]["duration_s"].as_f64().unwrap();
     assert!((window - 7.0).abs() < 0.5, "{window}");
     let line = format!(
-        "Precision: stopped at the maximum length: p50 ±{:.1} % (asked ±5 %), \
+        "Precision (within this run): stopped at the maximum length: p50 ±{:.1} % (asked ±5 %), \
          p50{{scenario=sparse}} ±{:.1} % (asked ±1 %)",
         100.0 * half / p50,
         100.0 * share

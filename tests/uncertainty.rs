@@ -189,7 +189,7 @@ fn a_run_lasts_until_it_is_precise_or_its_maximum() {
         "{out}"
     );
     assert!(
-        out.contains("Precision: stopped at the maximum length: p50 ±"),
+        out.contains("Precision (within this run): stopped at the maximum length: p50 ±"),
         "{out}"
     );
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::uncertainty::{goal_got, plus_minus};
+use super::uncertainty::{asked, goal_got, plus_minus, precision_line};
 use super::{Format, comparison};
 use crate::analysis::compare::{CompareOptions, Variant, compare};
 use crate::analysis::repeat_precision::{SpreadPrecision, all_met};
@@ -49,17 +49,40 @@ pub fn write_spread(
     Ok(comparison::text(&variants, &c))
 }
 
-/// One line per finished run: `1,234 requests, 617.0 req/s, p50 1.20 ms, p99 3.40 ms, 0 errors`.
+/// One line per finished run: `1,234 requests, 617.0 req/s, p50 1.20 ms, p99 3.40 ms, 0 errors`,
+/// and for a run asked to last until precise what it got (`; precise at 6.0s: p50 ±0.9 % (asked
+/// ±1 %)`, [`precision_line`]).
 pub fn run_line(r: &RunRecord) -> String {
     let s = &r.summary;
+    let precision = s.ci95.as_ref().and_then(|c| c.precision.as_ref());
     format!(
-        "{} requests, {} req/s, p50 {} ms, p99 {} ms, {} errors",
+        "{} requests, {} req/s, p50 {} ms, p99 {} ms, {} errors{}",
         thousands(s.requests),
         rate(s.rps),
         ms(s.latency_ms.p50),
         ms(s.latency_ms.p99),
         thousands(s.errors),
+        precision.map_or_else(String::new, |p| format!("; {}", precision_line(r, p))),
     )
+}
+
+/// What `--precision` got in each of a folder's runs: `--precision in each run: 1 of 3 runs
+/// precise (p50 ±1 %)`; `None` when no run asked it.
+pub fn precision_lead(runs: &[RunRecord]) -> Option<String> {
+    let outcomes: Vec<_> = runs
+        .iter()
+        .filter_map(|r| r.summary.ci95.as_ref()?.precision.as_ref())
+        .collect();
+    let goals = outcomes.first()?.goals.iter();
+    let goals: Vec<String> = goals
+        .map(|g| format!("{} {}", g.label(), asked(g)))
+        .collect();
+    let reached = outcomes.iter().filter(|p| p.reached).count();
+    Some(format!(
+        "--precision in each run: {reached} of {} runs precise ({})",
+        runs.len(),
+        goals.join(", ")
+    ))
 }
 
 /// What `--repeat-until` got after `runs` runs: `precise after 4 runs: p50 ±0.8 % (asked ±1 %)`,
@@ -122,5 +145,39 @@ mod tests {
         );
         // Goals met by the runs an interruption left are met all the same.
         assert!(until_line(&met, 3, true).starts_with("precise after 3 runs"));
+    }
+
+    #[test]
+    fn each_run_of_a_folder_says_what_its_precision_goals_got() {
+        use crate::record::model::{Ci95, PrecisionOutcome};
+        let run = |reached: bool| {
+            let mut r = crate::record::fixture::record("r", 6, 1000, 2000, 0, 0.0);
+            let goals = vec![PrecisionGoal {
+                figure: BoundFigure::P50,
+                share: 0.01,
+                part: None,
+            }];
+            let at_s = reached.then_some(5.0);
+            r.summary.ci95 = Some(Ci95 {
+                precision: Some(PrecisionOutcome {
+                    goals,
+                    reached,
+                    at_s,
+                }),
+                ..Ci95::default()
+            });
+            r
+        };
+        let runs = [run(false), run(true), run(false)];
+        // Before, neither the runs' lines nor the folder's top said a word of it.
+        assert!(run_line(&runs[0]).contains("; stopped at the maximum length: p50 "));
+        assert!(run_line(&runs[1]).contains("; precise at 5.0s: p50 "));
+        assert_eq!(
+            precision_lead(&runs).as_deref(),
+            Some("--precision in each run: 1 of 3 runs precise (p50 ±1 %)")
+        );
+        let plain = crate::record::fixture::record("r", 6, 1000, 2000, 0, 0.0);
+        assert_eq!(precision_lead(&[plain.clone()]), None);
+        assert!(!run_line(&plain).contains(';'));
     }
 }

@@ -133,7 +133,8 @@ fn latencies(o: &mut String, r: &RunRecord) {
             let _ = writeln!(o, "95 % intervals: none, the load was not steady: {why}");
         }
         if let Some(p) = &ci.precision {
-            let _ = writeln!(o, "Precision: {}", super::uncertainty::precision_line(r, p));
+            let line = super::uncertainty::precision_line(r, p);
+            let _ = writeln!(o, "Precision (within this run): {line}");
         }
         let _ = writeln!(o);
     }
