@@ -243,6 +243,12 @@ fn an_interrupted_search_says_so_and_calls_nothing_a_break() {
         assert!(s["held"] == true && s["interrupted"] == false, "{fm:#}");
     }
     assert_eq!(record["interrupted"], "SIGINT", "{}", finished.stderr);
+    // Steps of 1 s are too short to see a queue build: the search says so (it did not).
+    let unjudged = fm["steady_unjudged"].as_str().unwrap_or_default();
+    assert!(
+        unjudged.contains("too short to judge a steady state"),
+        "{fm:#}"
+    );
     // The record kept is the highest step that held, whole.
     let best = before.last().unwrap();
     assert_eq!(fm["max_sustainable_load"], best["level"]);
@@ -274,6 +280,7 @@ fn a_step_that_precision_ended_says_how_long_it_measured() {
     let record = valid_record(&json);
     let steps = record["find_max"]["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 2, "{err}");
+    assert_eq!(record["find_max"]["steady_unjudged"], Value::Null);
     // Five one-second batches are the fewest an interval needs: a goal this loose is met then,
     // two seconds before the step's end. Before, nothing said so.
     for s in steps {

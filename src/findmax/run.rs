@@ -158,15 +158,30 @@ impl Settings {
             .quick
             .as_ref()
             .map_or(plan.target.base_url.as_str(), |q| q.url.as_str());
+        let note = self.steady_unjudged();
         format!(
-            "{} — {} model, SLO {}, steps of {} + {} warm-up, budget {}",
+            "{} — {} model, SLO {}, steps of {} + {} warm-up, budget {}{}",
             crate::redact::redact_url_userinfo(target),
             self.model,
             self.slo_text,
             humantime::format_duration(self.step),
             humantime::format_duration(self.warmup),
-            humantime::format_duration(self.budget)
+            humantime::format_duration(self.budget),
+            note.map_or_else(String::new, |n| format!("\n  WARNING: {n}"))
         )
+    }
+
+    /// Why the steps cannot be judged for a steady state, when they are too short for it.
+    pub fn steady_unjudged(&self) -> Option<String> {
+        (self.step.as_secs_f64() < slo::STEADY_SECONDS as f64).then(|| {
+            format!(
+                "steps of {} are too short to judge a steady state ({} whole seconds are \
+                 needed): a queue that builds within a step goes unseen, so the maximum may be \
+                 above what the target sustains",
+                humantime::format_duration(self.step),
+                slo::STEADY_SECONDS
+            )
+        })
     }
 
     /// One judged step: `✓   400.0/s →      398.2 req/s, p50     1.20 ms, p99     3.40 ms,
@@ -345,7 +360,8 @@ pub fn run(
         return Err(e);
     }
     debug_assert_eq!(kept.len(), outcome.steps.len());
-    let summary = FindMax::from_outcome(s.model, &s.slo_text, &outcome, started.elapsed());
+    let mut summary = FindMax::from_outcome(s.model, &s.slo_text, &outcome, started.elapsed());
+    summary.steady_unjudged = s.steady_unjudged();
     let best = best_step(&outcome.steps).and_then(|i| kept.get_mut(i)?.take());
     let Some(mut record) = best.or_else(|| kept.first_mut()?.take()) else {
         return Ok(None);

@@ -26,6 +26,10 @@ pub enum SloError {
     Empty,
 }
 
+/// The fewest whole seconds of a step its steady state is judged on (the p99 of the first
+/// third against the last's); a shorter step is not judged, and the search says so.
+pub const STEADY_SECONDS: usize = 3;
+
 /// Parses `p99<50ms,errors<1%` into thresholds: clauses starting with `errors` are error rates,
 /// the others latency conditions (`p99<50ms`, `avg<10ms`, `max<1s`).
 pub fn parse(text: &str) -> Result<Vec<Threshold>, SloError> {
@@ -236,7 +240,7 @@ fn broken(
         .filter(|x| x.span_s >= 0.5)
         .filter_map(|x| x.p99_ms)
         .collect();
-    if p99.len() >= 3 {
+    if p99.len() >= STEADY_SECONDS {
         let third = (p99.len() / 3).max(1);
         let first = median(&p99[..third]);
         let last = median(&p99[p99.len() - third..]);

@@ -105,6 +105,11 @@ pub struct FindMax {
     pub steps: Vec<FindMaxStep>,
     /// Time the search took, seconds.
     pub elapsed_s: f64,
+    /// Why no step was judged for a steady state: steps shorter than the 3 whole seconds it is
+    /// judged on, so a queue that built within a step went unseen and the maximum may be above
+    /// what the target sustains. Absent when the steps were long enough.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_unjudged: Option<String>,
 }
 
 impl FindMax {
@@ -147,6 +152,7 @@ impl FindMax {
             stopped: outcome.stopped.clone(),
             steps: outcome.steps.clone(),
             elapsed_s: elapsed.as_secs_f64(),
+            steady_unjudged: None,
         };
         found.lower_bound = found.why_lower_bound();
         found

@@ -63,6 +63,9 @@ pub fn tables(f: &FindMax) -> Vec<Table> {
             f.stopped
         ),
     ]);
+    if let Some(why) = &f.steady_unjudged {
+        t.push(["WARNING".to_string(), why.clone()]);
+    }
     if f.generator_limited {
         t.push([
             "WARNING".to_string(),
