@@ -334,9 +334,13 @@ fn no_maximum(f: &FindMax) -> String {
         )
     } else {
         format!(
-            "No maximum: no step met the SLO {}; the lowest step, {}, broke it: {}",
+            "No maximum: no step met the SLO {}; the lowest step, {} {}, broke it: {}",
             f.slo,
             number(f.breaking_load.unwrap_or(0.0)),
+            match f.model {
+                crate::record::model::LoadModel::Open => "req/s",
+                _ => "VUs",
+            },
             f.breaking_reason.as_deref().unwrap_or("nothing measured")
         )
     }

@@ -40,6 +40,12 @@ pub struct SearchConfig {
     pub validation_steps: u32,
 }
 
+/// Why the search ended when even its lowest level broke the SLO ([`SearchConfig::floor`]).
+pub const STOPPED_FLOOR: &str = "the lowest level broke the SLO";
+
+/// How far below `start` a search whose first level broke goes down: a sixteenth of it.
+const FLOOR_SHARE: f64 = 1.0 / 16.0;
+
 /// Why the search ended when the bisection brackets the maximum within the resolution.
 pub const STOPPED_CONVERGED: &str = "the bisection converged";
 
@@ -123,10 +129,11 @@ pub fn search(
                 round(g * config.growth).min(cap)
             }
             (None, Some(b)) => {
-                // Even the first level broke: go down.
+                // Even the first level broke: go down, to a sixteenth of it at most (at least
+                // one VU): a target that breaks lower than that is broken, not slow.
                 let next = round(b / config.growth);
-                if next >= b || next < 1e-3 {
-                    break "the lowest level broke the SLO".to_string();
+                if next >= b || next < config.floor() {
+                    break STOPPED_FLOOR.to_string();
                 }
                 next
             }
@@ -193,6 +200,16 @@ impl SearchConfig {
         match self.integer {
             true => self.max_level.floor().max(1.0),
             false => self.max_level,
+        }
+    }
+
+    /// The lowest level a search whose first level broke goes down to: a sixteenth of
+    /// `start` (at least one VU; at least 0.001/s).
+    fn floor(&self) -> f64 {
+        let floor = (self.start * FLOOR_SHARE).max(1e-3);
+        match self.integer {
+            true => floor.max(1.0),
+            false => floor,
         }
     }
 }
@@ -566,5 +583,13 @@ mod tests {
         let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &out, Duration::ZERO);
         let found = f.max_sustainable_rps.unwrap();
         assert!((97.0..=100.0).contains(&found), "{found}");
+        // Broken at every level: down to a sixteenth of the start (it went on to 0.001/s).
+        let out = search(&config_from(50.0), target(0.0));
+        let mut levels: Vec<f64> = out.steps.iter().map(|s| s.level).collect();
+        levels.dedup(); // each doubtful break is run again
+        assert_eq!(
+            (levels, out.stopped.as_str()),
+            (vec![50.0, 25.0, 12.5, 6.25, 3.125], STOPPED_FLOOR)
+        );
     }
 }
