@@ -106,6 +106,12 @@ fn finds_the_known_capacity_of_three_targets_within_budget() {
         assert!(f["elapsed_s"].as_f64().unwrap() <= 60.0);
         assert_eq!(f["generator_limited"], false);
         assert!(f["steps"].as_array().unwrap().len() >= 4);
+        // -q prints the result and nothing else (it printed nothing at all).
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            said.starts_with("max sustainable throughput: ") && said.lines().count() == 1,
+            "{said}"
+        );
         // The bisection went to 1 %, and a run three steps long validated the level found:
         // the maximum reported is that run's throughput.
         let stopped = f["stopped"].as_str().unwrap();
@@ -153,6 +159,21 @@ fn bad_slo_and_multi_scenario_plans_are_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("write `1%`"));
+    // A budget shorter than one step is refused before the search (it printed its banner and
+    // exited 1 with "no step could run within the budget").
+    let out = volley()
+        .args([
+            "find-max",
+            "http://127.0.0.1:9/",
+            "--slo",
+            "p99<50ms",
+            "--budget",
+            "5s",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("shorter than one step (6s"));
     let out = volley()
         .args([
             "find-max",

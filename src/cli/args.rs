@@ -255,7 +255,7 @@ pub struct FindMaxArgs {
     /// Parent folder of the results folder.
     #[arg(long, value_name = "DIR", default_value = "volley-results")]
     pub out: PathBuf,
-    /// Only the results.
+    /// Only the result: the maximum on one line (a search that ends badly says why on stderr).
     #[arg(short = 'q', long)]
     pub quiet: bool,
     /// Success statuses, groups and buckets.

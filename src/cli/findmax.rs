@@ -24,6 +24,14 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
             why: why.to_string(),
         });
     }
+    let (step, budget) = (a.warmup + settings.step, a.budget);
+    if budget < step {
+        let [step, budget] = [step, budget].map(humantime::format_duration);
+        anyhow::bail!(volley::Error::Invalid {
+            what: "--budget".into(),
+            why: format!("{budget} is shorter than one step ({step}: --warmup + --step)"),
+        });
+    }
     if !a.quiet {
         eprintln!("volley find-max: {}", settings.banner(&base));
     }
@@ -45,11 +53,29 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
             }
         },
     )?;
-    let Some(SearchResult { record, .. }) = found else {
+    let Some(SearchResult {
+        record, summary, ..
+    }) = found
+    else {
         let budget = humantime::format_duration(a.budget);
         anyhow::bail!("no step could run within the budget of {budget}");
     };
-    Ok(super::finish(&record, &mut outputs, a.quiet).1)
+    let code = super::finish(&record, &mut outputs, a.quiet).1;
+    if a.quiet && summary.max_sustainable_rps.is_some() {
+        // -q: the result, and nothing else.
+        let at = summary
+            .max_sustainable_load
+            .map(|l| volley::report::find_max::level(&summary, l));
+        let max = volley::report::find_max::max_sustainable(&summary);
+        println!(
+            "max sustainable throughput: {max} at {}",
+            at.unwrap_or_default()
+        );
+        if let Some(why) = &summary.steady_unjudged {
+            eprintln!("volley: WARNING: {why}");
+        }
+    }
+    Ok(code)
 }
 
 /// The search's settings from the flags.
