@@ -175,11 +175,17 @@ fn variants_table(variants: &[Variant]) -> Table {
 fn main_table(c: &Comparison) -> Table {
     let heads = heads(c, &["<Metric"]);
     let head_refs: Vec<&str> = heads.iter().map(String::as_str).collect();
-    let note = if c.runs.iter().any(|&n| n > 1) {
+    let note = if c.runs.iter().all(|&n| n > 1) {
         "Figures are geometric means over runs (the error rate: the mean), with a 95% t interval \
          when there are three runs or more. Changes are against the baseline."
+    } else if c.runs.iter().any(|&n| n > 1) {
+        "Figures are geometric means over runs (the error rate: the mean), with a 95% t interval \
+         when there are three runs or more; a variant of one run shows that run's own 95% \
+         interval, within the run (a rerun may land outside it). Changes are against the \
+         baseline."
     } else {
-        "Changes are against the baseline."
+        "In brackets: each run's own 95% interval, within that run (a rerun may land outside \
+         it; --repeat 3 measures the spread between runs). Changes are against the baseline."
     };
     let mut table = Table::new("Comparison", &head_refs).with_note(note);
     for row in &c.rows {
@@ -357,7 +363,11 @@ impl Calls {
                 ChangeVerdict::Inconclusive { .. } => {
                     let settle = match runs_needed(ch) {
                         Some(n) => format!("; {n}"),
-                        None if ch.method.is_some_and(|m| m != Method::Repeats) => "; weak".into(),
+                        // No spread between runs to size it: three runs each, the fewest a
+                        // test over runs takes, is the start.
+                        None if ch.method.is_some_and(|m| m != Method::Repeats) => {
+                            "; ≥ 3, weak: one run each".into()
+                        }
                         None => String::new(),
                     };
                     self.unsure.push(format!("{label} ({change}{settle})"));
@@ -555,6 +565,17 @@ mod tests {
             "{txt}"
         );
         assert!(!txt.contains("NOT LIKE-FOR-LIKE"), "{txt}");
+    }
+
+    #[test]
+    fn single_runs_say_whose_interval_is_in_brackets() {
+        let v = [variant("a", 1, 5000), variant("b", 1, 5100)];
+        let txt = text(&v, &compare(&v, CompareOptions::default()));
+        // Before, "Changes are against the baseline." and nothing of the brackets.
+        assert!(txt.contains("In brackets: each run's own 95% interval"), "{txt}");
+        let v = [variant("a", 1, 5000), variant("b", 3, 5100)];
+        let txt = text(&v, &compare(&v, CompareOptions::default()));
+        assert!(txt.contains("a variant of one run shows that run's own"), "{txt}");
     }
 }
 
