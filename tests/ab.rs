@@ -58,6 +58,8 @@ fn a_large_change_is_decided_early_and_every_run_is_kept() {
         stdout.contains("volley comparison"),
         "the comparison follows: {stdout}"
     );
+    // The URLs differ on purpose: no like-for-like warning for it (there was one).
+    assert!(!stdout.contains("NOT LIKE-FOR-LIKE"), "{stdout}");
     let top = common::only_subfolder(&dir);
     for file in ["sequence.txt", "comparison.md"] {
         assert!(top.join(file).is_file(), "{file}");

@@ -287,7 +287,13 @@ pub fn comparison(o: &AbOutcome, threshold_pct: f64) -> Result<String, Error> {
         v.runs.truncate((o.sequence.pairs as usize).max(1));
     }
     // As `volley compare` makes it: the plans' scenarios, steps and phases judged too.
-    let c = compare(&variants, CompareOptions::of_command(threshold_pct)?);
+    let mut c = compare(&variants, CompareOptions::of_command(threshold_pct)?);
+    // A and B differ on purpose, most often in the target's URL: that is no like-for-like
+    // problem here (a suite's comparison leaves it out too); every other difference is.
+    c.mismatches = crate::analysis::like_for_like::mismatches_except(
+        &variants,
+        &[crate::analysis::like_for_like::TARGET_URL],
+    );
     let table = render_comparison(&variants, &c, Format::Text, None)?;
     if let Some(top) = &o.top {
         let md = render_comparison(&variants, &c, Format::Markdown, None)?;
