@@ -146,6 +146,16 @@ pub fn precision_goal(name: &str, share: &str) -> Result<PrecisionGoal, String> 
     let (figure_name, part) = crate::record::model::Part::split(name)?;
     let figure = BoundFigure::parse(figure_name)
         .ok_or_else(|| format!("`{figure_name}` is not a figure with an interval ({names})"))?;
+    if share.contains(',') {
+        return Err(format!(
+            "`{share}`: give one goal per --precision, e.g. --precision p99=2%"
+        ));
+    }
+    if share.parse::<f64>().is_ok() {
+        return Err(format!(
+            "`{share}` has no `%`: a share is a percentage, like 2%"
+        ));
+    }
     let pct = share
         .strip_suffix('%')
         .and_then(|n| n.trim().parse::<f64>().ok())

@@ -572,10 +572,16 @@ mod tests {
         let v = [variant("a", 1, 5000), variant("b", 1, 5100)];
         let txt = text(&v, &compare(&v, CompareOptions::default()));
         // Before, "Changes are against the baseline." and nothing of the brackets.
-        assert!(txt.contains("In brackets: each run's own 95% interval"), "{txt}");
+        assert!(
+            txt.contains("In brackets: each run's own 95% interval"),
+            "{txt}"
+        );
         let v = [variant("a", 1, 5000), variant("b", 3, 5100)];
         let txt = text(&v, &compare(&v, CompareOptions::default()));
-        assert!(txt.contains("a variant of one run shows that run's own"), "{txt}");
+        assert!(
+            txt.contains("a variant of one run shows that run's own"),
+            "{txt}"
+        );
     }
 }
 
