@@ -14,7 +14,8 @@ mod validation;
 use std::time::Duration;
 
 pub use crate::record::find_max::{
-    FindMax, FindMaxStep, STOPPED_BUDGET, STOPPED_INTERRUPTED, STOPPED_LEVEL_LIMIT, SearchOutcome,
+    FindMax, FindMaxStep, NOT_VALIDATED, STOPPED_BUDGET, STOPPED_INTERRUPTED, STOPPED_LEVEL_LIMIT,
+    SearchOutcome,
 };
 pub use slo::Judgement;
 use validation::Validation;

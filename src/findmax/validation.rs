@@ -2,8 +2,8 @@
 //! the SLO), and how a search that did not converge says so.
 
 use super::{
-    Budget, FindMaxStep, MAX_VALIDATIONS, STOPPED_BUDGET, STOPPED_CONVERGED, STOPPED_INTERRUPTED,
-    SearchConfig,
+    Budget, FindMaxStep, MAX_VALIDATIONS, NOT_VALIDATED, STOPPED_BUDGET, STOPPED_CONVERGED,
+    STOPPED_INTERRUPTED, SearchConfig,
 };
 
 /// The validation of the level found: a run [`SearchConfig::validation_steps`] steps long at
@@ -28,7 +28,7 @@ impl Validation<'_> {
         for tried in 0..MAX_VALIDATIONS {
             if !self.budget.allows(n) {
                 return format!(
-                    "{STOPPED_CONVERGED}; no time was left to validate {}",
+                    "{STOPPED_CONVERGED}; {NOT_VALIDATED} {}",
                     level_words(level)
                 );
             }

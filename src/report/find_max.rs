@@ -20,6 +20,9 @@ pub fn max_sustainable(f: &FindMax) -> String {
         }
         (None, _) => "none: no step met the SLO".into(),
         (Some(v), Some(why)) => format!("≥ {} req/s ({why})", rate(v)),
+        (Some(v), None) if f.stopped.contains(crate::record::find_max::NOT_VALIDATED) => {
+            format!("{} req/s (not validated: no time was left)", rate(v))
+        }
         (Some(v), None) => format!("{} req/s", rate(v)),
     }
 }
@@ -162,6 +165,11 @@ mod tests {
         let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &broke, Duration::ZERO);
         assert_eq!(f.lower_bound, None);
         assert_eq!(max_sustainable(&f), "797.4 req/s");
+        // A maximum no validation run confirmed says so (it was printed bare).
+        broke.stopped = "the bisection converged; no time was left to validate 797.4".into();
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &broke, Duration::ZERO);
+        let said = max_sustainable(&f);
+        assert_eq!(said, "797.4 req/s (not validated: no time was left)");
     }
 
     #[test]
