@@ -177,7 +177,7 @@ mod tests {
             Some("--precision in each run: 1 of 3 runs precise (p50 ±1 %)")
         );
         let plain = crate::record::fixture::record("r", 6, 1000, 2000, 0, 0.0);
-        assert_eq!(precision_lead(&[plain.clone()]), None);
+        assert_eq!(precision_lead(std::slice::from_ref(&plain)), None);
         assert!(!run_line(&plain).contains(';'));
     }
 }

@@ -382,7 +382,7 @@ fn parse_value(metric: ThresholdMetric, v: &str) -> Result<f64, BoundError> {
             let rate = n * scale;
             // `errors<1` would never fail; a check rate of 1 (every check passed) is meant.
             let whole = metric == ThresholdMetric::ErrorRate || n > 1.0;
-            if scale == 1.0 && n >= 1.0 && n <= 100.0 && whole {
+            if scale == 1.0 && (1.0..=100.0).contains(&n) && whole {
                 return Err(BoundError::WholeRate(v.into()));
             }
             if !(0.0..=1.0).contains(&rate) {
