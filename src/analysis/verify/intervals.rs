@@ -7,8 +7,7 @@ use crate::record::batches::Batches;
 use crate::record::decode_histogram;
 use crate::record::group_series::GroupSeries;
 use crate::record::model::{
-    Autocorrelation, BoundFigure, Ci95, Group, GroupKind, PrecisionGoal, PrecisionOutcome,
-    RunRecord,
+    Autocorrelation, BoundFigure, Ci95, Group, GroupKind, PrecisionOutcome, RunRecord,
 };
 
 /// `summary.ci95` recomputed from `histograms.batches_us` and `series`; the batches' responses
@@ -314,22 +313,6 @@ fn kept(p: &PrecisionOutcome, r: &RunRecord, f: &mut Findings) {
         return;
     }
     let stopped = r.interrupted.is_some() || r.thresholds.iter().any(|t| t.aborted);
-    // A run that ran its course with every final interval within its goal was precise at its
-    // end (an `at_s` without `reached` is named above).
-    let met = |g: &PrecisionGoal| {
-        let got = crate::analysis::interval::goal_got(r, g);
-        g.share > 0.0 && got.is_some_and(|got| got <= g.share)
-    };
-    f.check(
-        stopped || p.at_s.is_some() || p.goals.is_empty() || !p.goals.iter().all(met),
-        Rule::IntervalsAgree,
-        format!("{path}.reached"),
-        p.reached,
-        || {
-            "true: the run ran its course and every goal's final interval is within its share"
-                .into()
-        },
-    );
     if let Some(asked) = r.config.duration_s.filter(|_| !stopped) {
         f.check(
             r.summary.duration_s >= asked - 1.0,
