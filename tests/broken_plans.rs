@@ -236,7 +236,7 @@ fn bad_precision_goals_are_refused_with_what_and_where() {
         ),
         ("p99=0%", "`0%` is not a share above 0% and up to 50%"),
         ("p99=2", "`2` has no `%`: a share is a percentage"),
-        ("p99=2%,p50=1%", "give one goal per --precision"),
+        ("p99=2%,p50=1%", "one goal at a time"),
         ("p99", "`p99` is not FIGURE=SHARE like p99=2%"),
         (
             "p99{step=request}=2%",

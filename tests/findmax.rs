@@ -173,7 +173,7 @@ fn bad_slo_and_multi_scenario_plans_are_refused() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("shorter than one step (6s"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("shorter than one step (6s 400ms"));
     let out = volley()
         .args([
             "find-max",

@@ -344,6 +344,15 @@ fn a_load_that_is_not_steady_cannot_run_until_precise() {
             "the measured window's first 3s carry no load",
         ),
         (
+            "idle-counted",
+            scenario(
+                "late",
+                "start_after = \"3s\"\n",
+                "profile = \"iterations\", vus = 2, iterations = 500, max_duration = \"8s\"",
+            ),
+            "the measured window's first 3s carry no load",
+        ),
+        (
             "counted",
             scenario("a", "", constant) + "[thresholds]\nrequests = [\"count > 100\"]\n",
             "judges a count of requests, and a run stopped once precise would have fewer",

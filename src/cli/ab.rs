@@ -86,13 +86,7 @@ pub fn run(a: AbArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         println!("{written}");
     }
     // Decided or not, the sequence ran its course; a signal is the exit code's to say.
-    let stopped = outcome.sequence.stopped;
-    Ok(
-        match stopped == Some(volley::analysis::sequential::Stopped::Interrupted) {
-            true => super::EXIT_INTERRUPTED,
-            false => super::EXIT_OK,
-        },
-    )
+    Ok([super::EXIT_OK, super::EXIT_INTERRUPTED][usize::from(outcome.interrupted())])
 }
 
 /// The plan of one side: quick mode against URL `side`, or the plan with `side`'s overrides.

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use volley::findmax;
-use volley::findmax::run::{SearchResult, Settings};
+use volley::findmax::run::Settings;
 use volley::plan::read::{ReadOptions, read_file};
 use volley::plan::{Plan, RunInput};
 use volley::record::model::LoadModel;
@@ -22,14 +22,6 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         anyhow::bail!(volley::Error::Invalid {
             what: why.what().into(),
             why: why.to_string(),
-        });
-    }
-    let (step, budget) = (a.warmup + settings.step, a.budget);
-    if budget < step {
-        let [step, budget] = [step, budget].map(humantime::format_duration);
-        anyhow::bail!(volley::Error::Invalid {
-            what: "--budget".into(),
-            why: format!("{budget} is shorter than one step ({step}: --warmup + --step)"),
         });
     }
     if !a.quiet {
@@ -53,28 +45,12 @@ pub fn run(a: FindMaxArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
             }
         },
     )?;
-    let Some(SearchResult {
-        record, summary, ..
-    }) = found
-    else {
-        let budget = humantime::format_duration(a.budget);
-        anyhow::bail!("no step could run within the budget of {budget}");
+    let Some(found) = found else {
+        anyhow::bail!("no step could run within the budget of {:?}", a.budget);
     };
-    let code = super::finish(&record, &mut outputs, a.quiet).1;
-    if a.quiet && summary.max_sustainable_rps.is_some() {
-        // -q: the result, and nothing else.
-        let at = summary
-            .max_sustainable_load
-            .map(|l| volley::report::find_max::level(&summary, l));
-        let max = volley::report::find_max::max_sustainable(&summary);
-        println!(
-            "max sustainable throughput: {max} at {}",
-            at.unwrap_or_default()
-        );
-        if let Some(why) = &summary.steady_unjudged {
-            eprintln!("volley: WARNING: {why}");
-        }
-    }
+    let code = super::finish(&found.record, &mut outputs, a.quiet).1;
+    let said = volley::report::find_max::result_line(&found.summary).filter(|_| a.quiet);
+    said.inspect(|line| println!("{line}"));
     Ok(code)
 }
 
@@ -84,7 +60,7 @@ fn settings(a: &FindMaxArgs) -> anyhow::Result<Settings> {
         what: "--slo".into(),
         why: why.to_string(),
     })?;
-    let settings = Settings {
+    Ok(Settings {
         slo_text: a.slo.clone(),
         slo,
         model: a.model,
@@ -95,12 +71,8 @@ fn settings(a: &FindMaxArgs) -> anyhow::Result<Settings> {
         max: a.max,
         max_in_flight: a.max_in_flight,
         threads: a.threads,
-    };
-    settings.check().map_err(|why| volley::Error::Invalid {
-        what: "find-max settings".into(),
-        why: why.to_string(),
-    })?;
-    Ok(settings)
+    }
+    .checked()?)
 }
 
 /// The test the search varies: a URL as quick mode would run it, or a plan file.

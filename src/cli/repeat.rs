@@ -5,7 +5,7 @@
 use volley::analysis::repeat_precision::{all_met, spread_precision};
 use volley::record::RunRecord;
 use volley::record::model::PrecisionGoal;
-use volley::report::repeats::{precision_lead, run_line, spread_text, until_line, write_spread};
+use volley::report::repeats::{lead, run_line, spread_text, until_line, write_spread};
 use volley::run::Outputs;
 use volley::run::output::Kept;
 
@@ -51,9 +51,7 @@ pub fn run(
             break;
         }
     }
-    // What --precision got in each run goes beside it.
-    let outcome = [outcome, precision_lead(&runs)].into_iter().flatten();
-    let outcome = Some(outcome.collect::<Vec<_>>().join("; ")).filter(|l| !l.is_empty());
+    let outcome = lead(outcome, &runs);
     if let (Some(line), Some(dir)) = (&outcome, &folder) {
         // The folder's top says what the goals got, as the console does.
         if let Err(e) = write_spread(dir, name, &runs, Some(line)) {

@@ -41,7 +41,8 @@ pub struct SearchConfig {
     pub validation_steps: u32,
 }
 
-/// Why the search ended when even its lowest level broke the SLO ([`SearchConfig::floor`]).
+/// Why the search ended when even its lowest level broke the SLO (it goes down to a sixteenth
+/// of its start, at least one VU).
 pub const STOPPED_FLOOR: &str = "the lowest level broke the SLO";
 
 /// How far below `start` a search whose first level broke goes down: a sixteenth of it.

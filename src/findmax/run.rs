@@ -51,6 +51,20 @@ pub enum SettingsError {
         /// The highest level.
         max: f64,
     },
+    /// A budget that does not hold one step.
+    #[error(
+        "a budget of {} is shorter than one step ({}: warm-up, step, and {} to start and \
+         record it)",
+        humantime::format_duration(*budget),
+        humantime::format_duration(*step),
+        humantime::format_duration(STEP_OVERHEAD)
+    )]
+    BudgetShort {
+        /// The budget given.
+        budget: Duration,
+        /// What one step takes.
+        step: Duration,
+    },
     /// The open model's in-flight cap is out of range.
     #[error("max in flight {value} must be in 1..={max}")]
     InFlight {
@@ -124,6 +138,11 @@ impl Settings {
         {
             return Err(SettingsError::StartAboveMax { start, max });
         }
+        let step = self.config().step_time;
+        if self.budget < step {
+            let budget = self.budget;
+            return Err(SettingsError::BudgetShort { budget, step });
+        }
         if self.max_in_flight == 0 || self.max_in_flight > crate::plan::MAX_VUS {
             return Err(SettingsError::InFlight {
                 value: self.max_in_flight,
@@ -131,6 +150,16 @@ impl Settings {
             });
         }
         Ok(())
+    }
+
+    /// These settings, once [`Settings::check`] finds nothing wrong with them; else an input
+    /// error naming them.
+    pub fn checked(self) -> Result<Self, Error> {
+        self.check().map_err(|why| Error::Invalid {
+            what: "find-max settings".into(),
+            why: why.to_string(),
+        })?;
+        Ok(self)
     }
 
     /// The search's settings.
@@ -173,13 +202,15 @@ impl Settings {
 
     /// Why the steps cannot be judged for a steady state, when they are too short for it.
     pub fn steady_unjudged(&self) -> Option<String> {
-        (self.step.as_secs_f64() < slo::STEADY_SECONDS as f64).then(|| {
+        // The judge counts a last second of half a second or more.
+        let least = slo::STEADY_SECONDS as f64 - 0.5;
+        (self.step.as_secs_f64() < least).then(|| {
             format!(
-                "steps of {} are too short to judge a steady state ({} whole seconds are \
-                 needed): a queue that builds within a step goes unseen, so the maximum may be \
-                 above what the target sustains",
+                "search steps of {} are too short to judge a steady state ({least} s are \
+                 needed): a queue that builds within a step goes unseen, so a level may pass \
+                 that the target does not sustain (only the validation run, {VALIDATION_STEPS} \
+                 steps long, is judged for it)",
                 humantime::format_duration(self.step),
-                slo::STEADY_SECONDS
             )
         })
     }
@@ -412,11 +443,12 @@ fn judged(
         validation,
         interrupted: cut,
         measured_s: Some(r.duration_s),
-        precise: r
-            .ci95
-            .as_ref()
-            .and_then(|c| c.precision.as_ref())
-            .is_some_and(|p| p.reached),
+        // Ended early by its goals (a step that met them only at its end ran its course).
+        precise: r.duration_s + 0.5 < s.step.as_secs_f64()
+            && r.ci95
+                .as_ref()
+                .and_then(|c| c.precision.as_ref())
+                .is_some_and(|p| p.reached),
         doubtful: !cut && slo::doubtful(record, &judgement, &s.slo, open_level),
         took: Some(took),
     }

@@ -49,7 +49,9 @@ pub fn parse(text: &str) -> Result<Vec<Threshold>, SloError> {
             refused(why.strip_prefix(&prefix).unwrap_or(&why).to_string())
         })?;
         // The SLO is what must hold: a ceiling above nothing.
-        if !matches!(op, Op::Lt | Op::Le) {
+        // `errors==0%` is the ceiling `errors<=0%`.
+        let none = op == Op::Eq && bound == 0.0 && metric == ThresholdMetric::ErrorRate;
+        if !(matches!(op, Op::Lt | Op::Le) || none) {
             return Err(refused("an SLO is a ceiling: use < or <=".into()));
         }
         // `errors<=0%` (no error at all) can hold; nothing else at 0 can.
@@ -371,5 +373,6 @@ mod tests {
             assert!(why(slo).contains(says), "{slo}: {}", why(slo));
         }
         assert_eq!(parse("errors<=0%").unwrap()[0].bound, 0.0);
+        assert_eq!(parse("errors==0%").unwrap()[0].bound, 0.0);
     }
 }

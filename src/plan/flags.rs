@@ -148,7 +148,7 @@ pub fn precision_goal(name: &str, share: &str) -> Result<PrecisionGoal, String> 
         .ok_or_else(|| format!("`{figure_name}` is not a figure with an interval ({names})"))?;
     if share.contains(',') {
         return Err(format!(
-            "`{share}`: give one goal per --precision, e.g. --precision p99=2%"
+            "`{share}`: one goal at a time, e.g. p99=2% (repeat the flag for more)"
         ));
     }
     if share.parse::<f64>().is_ok() {

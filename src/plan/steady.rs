@@ -149,15 +149,15 @@ impl Plan {
                 });
             }
         }
-        if first.profile.ends_by_count() {
-            return Some(Unsteady::Counted {
-                scenario: Some(first.name.clone()),
-            });
-        }
         if first.start_after > self.warmup {
             return Some(Unsteady::Idle {
                 scenario: first.name.clone(),
                 idle: first.start_after - self.warmup,
+            });
+        }
+        if first.profile.ends_by_count() {
+            return Some(Unsteady::Counted {
+                scenario: Some(first.name.clone()),
             });
         }
         let end = first.start_after + first.profile.duration()?;

@@ -46,8 +46,8 @@ pub struct FindMaxStep {
     /// interrupted. Absent for a run that failed, and in records written before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measured_s: Option<f64>,
-    /// The step's precision goals (`--precision`) were met and it stopped then, after
-    /// `measured_s`.
+    /// The step's precision goals (`--precision`) were met before its end and it stopped
+    /// then, after `measured_s` (a step that met them only at its end ran its course).
     #[serde(default)]
     pub precise: bool,
     /// The break may be a one-off pause of the machine: only the latency tail broke (rate
@@ -105,9 +105,10 @@ pub struct FindMax {
     pub steps: Vec<FindMaxStep>,
     /// Time the search took, seconds.
     pub elapsed_s: f64,
-    /// Why no step was judged for a steady state: steps shorter than the 3 whole seconds it is
-    /// judged on, so a queue that built within a step went unseen and the maximum may be above
-    /// what the target sustains. Absent when the steps were long enough.
+    /// Why the search's steps were not judged for a steady state: shorter than the 2.5 s it
+    /// is judged on, so a queue that built within one went unseen and a level could pass that
+    /// the target does not sustain (the validation run, several steps long, is judged). Absent
+    /// when the steps were long enough.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_unjudged: Option<String>,
 }

@@ -184,8 +184,9 @@ fn main_table(c: &Comparison) -> Table {
          interval, within the run (a rerun may land outside it). Changes are against the \
          baseline."
     } else {
-        "In brackets: each run's own 95% interval, within that run (a rerun may land outside \
-         it; --repeat 3 measures the spread between runs). Changes are against the baseline."
+        "In brackets, where a run has one: its own 95% interval, within that run (a rerun may \
+         land outside it; three runs or more of each measure the spread between runs). Changes \
+         are against the baseline."
     };
     let mut table = Table::new("Comparison", &head_refs).with_note(note);
     for row in &c.rows {
@@ -366,7 +367,7 @@ impl Calls {
                         // No spread between runs to size it: three runs each, the fewest a
                         // test over runs takes, is the start.
                         None if ch.method.is_some_and(|m| m != Method::Repeats) => {
-                            "; ≥ 3, weak: one run each".into()
+                            "; ≥ 3, weak: too few runs for a spread".into()
                         }
                         None => String::new(),
                     };
@@ -573,7 +574,7 @@ mod tests {
         let txt = text(&v, &compare(&v, CompareOptions::default()));
         // Before, "Changes are against the baseline." and nothing of the brackets.
         assert!(
-            txt.contains("In brackets: each run's own 95% interval"),
+            txt.contains("In brackets, where a run has one: its own 95%"),
             "{txt}"
         );
         let v = [variant("a", 1, 5000), variant("b", 3, 5100)];

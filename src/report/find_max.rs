@@ -27,6 +27,21 @@ pub fn max_sustainable(f: &FindMax) -> String {
     }
 }
 
+/// The result on one line, as `-q` prints it: `max sustainable throughput: 790.2 req/s at 800.0
+/// req/s`; `None` without a maximum (the exit code and its line on stderr say why).
+pub fn result_line(f: &FindMax) -> Option<String> {
+    let at = level(f, f.max_sustainable_load?);
+    let warning = f.steady_unjudged.as_ref().map(|_| {
+        " (WARNING: steps too short to judge a \
+        steady state: see the record)"
+    });
+    Some(format!(
+        "max sustainable throughput: {} at {at}{}",
+        max_sustainable(f),
+        warning.unwrap_or_default()
+    ))
+}
+
 /// A level of the search in words: `400.0 req/s` (open model) or `32 VUs` (closed).
 pub fn level(f: &FindMax, level: f64) -> String {
     if f.model == LoadModel::Open {

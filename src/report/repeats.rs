@@ -66,6 +66,13 @@ pub fn run_line(r: &RunRecord) -> String {
     )
 }
 
+/// The line that heads a folder of repeats: what `--repeat-until` got (`until`), then what
+/// `--precision` got in each run ([`precision_lead`]); `None` when neither was asked.
+pub fn lead(until: Option<String>, runs: &[RunRecord]) -> Option<String> {
+    let lines: Vec<String> = until.into_iter().chain(precision_lead(runs)).collect();
+    (!lines.is_empty()).then(|| lines.join("; "))
+}
+
 /// What `--precision` got in each of a folder's runs: `--precision in each run: 1 of 3 runs
 /// precise (p50 ±1 %)`; `None` when no run asked it.
 pub fn precision_lead(runs: &[RunRecord]) -> Option<String> {

@@ -9,7 +9,7 @@ use super::until_decided::{Side, until_decided};
 use crate::analysis::compare::{CompareOptions, compare};
 use crate::analysis::gate::{METRICS, Part, metric_named};
 use crate::analysis::metric::Metric;
-use crate::analysis::sequential::{Design, Figure, Sequence};
+use crate::analysis::sequential::{Design, Figure, Sequence, Stopped};
 use crate::analysis::variant::read_variants;
 use crate::error::Error;
 use crate::plan::Plan;
@@ -25,8 +25,8 @@ use crate::run::output::{Kept, ResultsFolder};
 pub struct AbOutcome {
     /// What was decided, after how many pairs, and why it stopped.
     pub sequence: Sequence,
-    /// A's folder of runs, then B's; `None` for a side whose first run was interrupted before
-    /// it finished (there is then no comparison, only what the sequence did).
+    /// A's folder of runs, then B's; `None` for a side with no finished run (its first was
+    /// interrupted: there is then no comparison, only what the sequence did).
     pub folders: [Option<PathBuf>; 2],
     /// `<out>/ab-<UTC time>/`, holding `sequence.txt` and `comparison.md`, and the runs (`a/`,
     /// `b/`) unless they were replayed from folders already made.
@@ -38,12 +38,26 @@ impl AbOutcome {
     pub fn written(&self) -> Option<String> {
         let top = self.top.as_ref()?;
         let shown = top.display();
-        Some(
-            match self.folders.iter().flatten().any(|f| f.starts_with(top)) {
-                true => format!("runs, sequence.txt and comparison.md: {shown}"),
-                false => format!("sequence.txt and comparison.md: {shown}"),
-            },
-        )
+        let files = match self.compared() {
+            true => "sequence.txt and comparison.md",
+            false => "sequence.txt",
+        };
+        // Runs made here (not replayed) are kept beside them, finished or not.
+        let runs = ["a", "b"].iter().any(|side| top.join(side).is_dir());
+        Some(format!(
+            "{}{files}: {shown}",
+            if runs { "runs, " } else { "" }
+        ))
+    }
+
+    /// Whether both sides have a finished run, and so a comparison.
+    pub fn compared(&self) -> bool {
+        self.folders.iter().all(Option::is_some)
+    }
+
+    /// Whether a run was interrupted (the exit code is then 130).
+    pub fn interrupted(&self) -> bool {
+        self.sequence.stopped == Some(Stopped::Interrupted)
     }
 }
 
@@ -160,8 +174,9 @@ pub fn run<E: From<Error>>(
         |side: Side, pair| -> Result<_, E> {
             let i = side as usize;
             let record = execute(&plans[i], &mut outputs[i])?;
+            let finished = record.interrupted.is_none();
             for kept in outputs[i].finish(&record).kept {
-                if let Kept::Folder(dir) = kept {
+                if let (Kept::Folder(dir), true) = (kept, finished) {
                     folders[i] = dir.parent().map(Path::to_path_buf);
                 }
             }

@@ -112,7 +112,7 @@ pub fn run_with(
     }
     let interrupted = interrupts.signal().is_some();
     let decided = rounds.map_or_else(Vec::new, |r| r.finish(interrupted, &targets));
-    let outcome = SuiteOutcome {
+    let mut outcome = SuiteOutcome {
         schema_version: crate::record::suite::SUITE_SCHEMA_VERSION,
         name: suite.name.clone(),
         source: suite.source.clone(),
@@ -132,10 +132,7 @@ pub fn run_with(
         targets,
         exit_code: None,
     };
-    let outcome = SuiteOutcome {
-        exit_code: Some(outcome.exit_code()),
-        ..outcome
-    };
+    outcome.exit_code = Some(outcome.exit_code());
     // The record of the suite first, then the reports made from it and the runs.
     outcome.write()?;
     crate::report::suite::write(&outcome)?;

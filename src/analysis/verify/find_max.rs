@@ -99,7 +99,7 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         .and_then(|c| c.precision.as_ref())
         .is_some_and(|p| p.reached);
     f.check(
-        step.measured_s.is_none() || step.precise == reached,
+        !step.precise || reached,
         Rule::FindMaxAgrees,
         format!("find_max.steps[{i}].precise"),
         step.precise,

@@ -220,11 +220,11 @@ pub enum BoundError {
     /// A rate above 100 % or below 0.
     #[error("`{0}` is not a rate between 0% and 100%")]
     RateRange(String),
-    /// A bare whole number as an error rate: a fraction of 1 (100 %) or more, where a
-    /// percentage was surely meant.
+    /// A bare number as a rate where a percentage was surely meant: above 1 (100 %), or an
+    /// error rate below 1, which never fails.
     #[error(
-        "`{0}` reads as a fraction of all requests, where 1 is 100 %: write `{0}%` for per cent, \
-         or a fraction like 0.01"
+        "`{0}` reads as a fraction, where 1 is 100 %: write `{0}%` for per cent, or a fraction \
+         like 0.01"
     )]
     WholeRate(String),
     /// A count or throughput bound that is not a number.
@@ -341,10 +341,18 @@ pub fn parse_condition(
             });
         }
     };
-    let bound = parse_value(metric, value_text.trim()).map_err(|why| ThresholdError::Bound {
+    let value_text = value_text.trim();
+    let refused = |why| ThresholdError::Bound {
         text: text.into(),
         why,
-    })?;
+    };
+    let bound = parse_value(metric, value_text).map_err(refused)?;
+    // `errors < 1` read as a fraction never fails: a percentage was meant (`errors == 1`, every
+    // request failing, is a fraction as written).
+    let never_fails = matches!(op, Op::Lt | Op::Le) && !value_text.ends_with('%');
+    if metric == ThresholdMetric::ErrorRate && bound == 1.0 && never_fails {
+        return Err(refused(BoundError::WholeRate(value_text.into())));
+    }
     Ok((stat, op, bound))
 }
 
@@ -380,9 +388,9 @@ fn parse_value(metric: ThresholdMetric, v: &str) -> Result<f64, BoundError> {
                 .parse()
                 .map_err(|_| BoundError::NotRate(v.into()))?;
             let rate = n * scale;
-            // `errors<1` would never fail; a check rate of 1 (every check passed) is meant.
-            let whole = metric == ThresholdMetric::ErrorRate || n > 1.0;
-            if scale == 1.0 && (1.0..=100.0).contains(&n) && whole {
+            // A bare 5 is 5 %, surely (`errors<1` is judged with its operator, in
+            // `parse_condition`).
+            if scale == 1.0 && n > 1.0 && n <= 100.0 {
                 return Err(BoundError::WholeRate(v.into()));
             }
             if !(0.0..=1.0).contains(&rate) {

@@ -90,6 +90,11 @@ fn conditions_parse_with_units() {
         c(ThresholdMetric::CheckRate, "rate == 1"),
         (Stat::Value, Op::Eq, 1.0)
     );
+    // Every request failing, as a negative test asks, is a fraction as written.
+    assert_eq!(
+        c(ThresholdMetric::ErrorRate, "rate >= 1"),
+        (Stat::Value, Op::Ge, 1.0)
+    );
     let why = parse_condition(ThresholdMetric::CheckRate, "rate > 99").unwrap_err();
     assert!(why.to_string().contains("`99%`"), "{why}");
 }
