@@ -141,50 +141,33 @@ fn finds_the_known_capacity_of_three_targets_within_budget() {
 
 #[test]
 fn bad_slo_and_multi_scenario_plans_are_refused() {
-    let out = volley()
-        .args(["find-max", "http://127.0.0.1:9/", "--slo", "p99 fast"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--slo: `p99 fast`"));
-    // `errors<1` read as a fraction was 100 %: a step with 30 % errors held.
-    let out = volley()
-        .args([
-            "find-max",
-            "http://127.0.0.1:9/",
-            "--slo",
-            "p99<50ms,errors<1",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("write `1%`"));
-    // A budget shorter than one step is refused before the search (it printed its banner and
-    // exited 1 with "no step could run within the budget").
-    let out = volley()
-        .args([
-            "find-max",
-            "http://127.0.0.1:9/",
-            "--slo",
+    let url = "http://127.0.0.1:9/";
+    let plan = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/002-ladder.toml");
+    for (target, slo, more, says) in [
+        (url, "p99 fast", &[][..], "--slo: `p99 fast`"),
+        // `errors<1` read as a fraction was 100 %: a step with 30 % errors held.
+        (url, "p99<50ms,errors<1", &[], "write `1%`"),
+        // Refused before the search (it printed its banner, then exited 1 with "no step could
+        // run within the budget").
+        (
+            url,
             "p99<50ms",
-            "--budget",
-            "5s",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("shorter than one step (6s 400ms"));
-    let out = volley()
-        .args([
-            "find-max",
-            concat!(env!("CARGO_MANIFEST_DIR"), "/examples/002-ladder.toml"),
-            "--slo",
-            "p99<50ms",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("one scenario"));
+            &["--budget", "5s"],
+            "shorter than one step (6s 400ms",
+        ),
+        (plan, "p99<50ms", &[], "one scenario"),
+    ] {
+        let out = volley()
+            .args(["find-max", target, "--slo", slo])
+            .args(more)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.code() == Some(2) && err.contains(says),
+            "{slo}: {err}"
+        );
+    }
 }
 
 /// A `/metrics` value of a capacity-mode target.
