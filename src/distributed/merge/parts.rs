@@ -265,7 +265,7 @@ pub(super) fn thresholds(
 /// A threshold as the record writes it, parsed again to be judged.
 fn parse(t: &ThresholdResult) -> Result<Threshold, threshold::ThresholdError> {
     let (metric, filter) = threshold::parse_metric(&t.metric)?;
-    let (stat, op, bound) = threshold::parse_condition(metric, &t.condition)?;
+    let (stat, op, bound) = threshold::parse_recorded_condition(metric, &t.condition)?;
     Ok(Threshold {
         metric_text: t.metric.clone(),
         condition_text: t.condition.clone(),

@@ -287,6 +287,28 @@ pub fn parse_condition(
     metric: ThresholdMetric,
     text: &str,
 ) -> Result<(Stat, Op, f64), ThresholdError> {
+    let (stat, op, bound) = parse_recorded_condition(metric, text)?;
+    // `errors < 1` read as a fraction never fails: a percentage was meant (`errors == 1`, every
+    // request failing, is a fraction as written).
+    let value_text = text.trim().trim_start_matches(|c| !"<>=".contains(c));
+    let value_text = value_text.trim_start_matches(['<', '>', '=']).trim();
+    let never_fails = matches!(op, Op::Lt | Op::Le) && !value_text.ends_with('%');
+    if metric == ThresholdMetric::ErrorRate && bound == 1.0 && never_fails {
+        return Err(ThresholdError::Bound {
+            text: text.into(),
+            why: BoundError::WholeRate(value_text.into()),
+        });
+    }
+    Ok((stat, op, bound))
+}
+
+/// [`parse_condition`] for a condition a record holds, judged again (a merge of shares): what
+/// the run was given is taken as written, even a bound this build refuses in a plan as a
+/// likely slip (`errors < 1`, a fraction of 1 that never fails, accepted by older builds).
+pub fn parse_recorded_condition(
+    metric: ThresholdMetric,
+    text: &str,
+) -> Result<(Stat, Op, f64), ThresholdError> {
     let t = text.trim();
     let op_at = t
         .find(['<', '>', '='])
@@ -347,12 +369,6 @@ pub fn parse_condition(
         why,
     };
     let bound = parse_value(metric, value_text).map_err(refused)?;
-    // `errors < 1` read as a fraction never fails: a percentage was meant (`errors == 1`, every
-    // request failing, is a fraction as written).
-    let never_fails = matches!(op, Op::Lt | Op::Le) && !value_text.ends_with('%');
-    if metric == ThresholdMetric::ErrorRate && bound == 1.0 && never_fails {
-        return Err(refused(BoundError::WholeRate(value_text.into())));
-    }
     Ok((stat, op, bound))
 }
 

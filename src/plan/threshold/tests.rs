@@ -86,6 +86,11 @@ fn conditions_parse_with_units() {
         let why = parse_condition(ThresholdMetric::ErrorRate, bare).unwrap_err();
         assert!(why.to_string().contains("write `"), "{why}");
     }
+    // A record written before that refusal holds it, and is judged again as written.
+    assert_eq!(
+        parse_recorded_condition(ThresholdMetric::ErrorRate, "rate < 1").unwrap(),
+        (Stat::Value, Op::Lt, 1.0)
+    );
     assert_eq!(
         c(ThresholdMetric::CheckRate, "rate == 1"),
         (Stat::Value, Op::Eq, 1.0)
