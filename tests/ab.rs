@@ -162,6 +162,11 @@ fn bad_flags_are_refused_with_what_and_why() {
         (vec!["--threshold", "0"], "--threshold"),
         (vec!["--repeat", "2"], "--repeat"),
         (vec!["--json", "x.json"], "not with `volley ab`"),
+        // The first pair (1 s + 1 s) would overrun the time allowed.
+        (
+            vec!["--max-time", "1500ms"],
+            "shorter than one pair of runs (A 1.0s + B 1.0s)",
+        ),
         // A stream figure of plans without streams: refused before any run, not run to
         // --max-runs without a value.
         (vec!["--metric", "ttft"], "TTFT p50 needs a streaming step"),

@@ -164,6 +164,7 @@ pub fn run<E: From<Error>>(
     for plan in plans {
         measures(plan, &design.metrics)?;
     }
+    fits_a_pair(plans, max_time)?;
     let top = new_folder(out, &format!("ab-{}", stamp()))?;
     let mut outputs =
         ["a", "b"].map(|side| Outputs::none().with(ResultsFolder::repeats(&top.join(side), side)));
@@ -193,6 +194,36 @@ pub fn run<E: From<Error>>(
         sequence,
         folders,
         top: Some(top),
+    })
+}
+
+/// Refuses a `max_time` shorter than one pair of runs (A's length and B's, from their
+/// scenarios' ends): the first pair would overrun it, and one pair decides nothing.
+fn fits_a_pair(plans: &[Plan; 2], max_time: Option<Duration>) -> Result<(), Error> {
+    let length = |p: &Plan| {
+        let ends: Option<Vec<Duration>> = p
+            .scenarios
+            .iter()
+            .map(|s| Some(s.start_after + s.duration()?))
+            .collect();
+        ends?.into_iter().max()
+    };
+    let (Some(max), Some(a), Some(b)) = (max_time, length(&plans[0]), length(&plans[1])) else {
+        return Ok(());
+    };
+    if a + b <= max {
+        return Ok(());
+    }
+    let s = |d: Duration| crate::units::seconds(d.as_secs_f64());
+    Err(Error::Invalid {
+        what: "--max-time".into(),
+        why: format!(
+            "{} is shorter than one pair of runs (A {} + B {}): give at least {}, or shorter runs",
+            s(max),
+            s(a),
+            s(b),
+            s(a + b)
+        ),
     })
 }
 
