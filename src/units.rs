@@ -13,6 +13,16 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A count of virtual users in words: `1 VU`, `32 VUs` (a fraction rounded to the nearest).
+pub fn vus(n: f64) -> String {
+    let n = n.round();
+    if n == 1.0 {
+        "1 VU".into()
+    } else {
+        format!("{n:.0} VUs")
+    }
+}
+
 /// A rate with one decimal and thousands separators: `15959.14` → `15,959.1`.
 pub fn rate(v: f64) -> String {
     if !v.is_finite() {

@@ -254,7 +254,7 @@ impl Settings {
         if self.is_open() {
             format!("{level:.1}/s")
         } else {
-            format!("{level:.0} VUs")
+            crate::units::vus(level)
         }
     }
 }

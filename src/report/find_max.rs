@@ -47,7 +47,7 @@ pub fn level(f: &FindMax, level: f64) -> String {
     if f.model == LoadModel::Open {
         format!("{} req/s", rate(level))
     } else {
-        format!("{level:.0} VUs")
+        crate::units::vus(level)
     }
 }
 

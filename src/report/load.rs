@@ -115,15 +115,15 @@ pub fn scenario_line(name: &str, load: &str, start_after_s: f64) -> String {
 /// stages)", "ladder of 4 phases up to 200 VUs over 12.0s", "100.0 iterations/s for 30.0s, at
 /// most 50 VUs".
 pub fn describe_load(l: &ScenarioLoad) -> String {
-    let vus = l.peak_vus.unwrap_or(0);
+    let vus = crate::units::vus(f64::from(l.peak_vus.unwrap_or(0)));
     let max_vus = l.max_vus.unwrap_or(0);
     let per_sec = rate(l.peak_rate_per_sec.unwrap_or(0.0));
     let over = l.duration_s.map(seconds).unwrap_or_else(|| "-".into());
     let n = thousands(l.iterations.unwrap_or(0));
     match (l.profile, l.model) {
-        (ProfileKind::ConstantVus, _) => format!("{vus} VUs for {over}"),
-        (ProfileKind::Iterations, _) => format!("{n} iterations shared by {vus} VUs"),
-        (ProfileKind::PerVuIterations, _) => format!("{n} iterations per VU, {vus} VUs"),
+        (ProfileKind::ConstantVus, _) => format!("{vus} for {over}"),
+        (ProfileKind::Iterations, _) => format!("{n} iterations shared by {vus}"),
+        (ProfileKind::PerVuIterations, _) => format!("{n} iterations per VU, {vus}"),
         (ProfileKind::ConstantArrivalRate, _) if l.iterations.is_some() => {
             format!("{n} iterations at {per_sec}/s, at most {max_vus} in flight")
         }
@@ -131,7 +131,7 @@ pub fn describe_load(l: &ScenarioLoad) -> String {
             format!("{per_sec} iterations/s for {over}, at most {max_vus} VUs")
         }
         (ProfileKind::Ladder, LoadModel::Closed) => {
-            format!("ladder of {} phases up to {vus} VUs over {over}", l.stages)
+            format!("ladder of {} phases up to {vus} over {over}", l.stages)
         }
         (ProfileKind::Ladder, LoadModel::Open) => format!(
             "ladder of {} phases up to {per_sec} iterations/s over {over}, at most {max_vus} VUs",
@@ -140,7 +140,7 @@ pub fn describe_load(l: &ScenarioLoad) -> String {
         // The ramping profiles, and the words of any profile without words of its own: its
         // peak, length and stages, by its model.
         (_, LoadModel::Closed) => {
-            format!("up to {vus} VUs over {over} ({})", stages(l.stages))
+            format!("up to {vus} over {over} ({})", stages(l.stages))
         }
         (_, LoadModel::Open) => format!(
             "up to {per_sec} iterations/s over {over} ({}), at most {max_vus} VUs",

@@ -245,7 +245,7 @@ pub(super) fn load_level(f: &FindMax, level: f64) -> String {
     if f.model == LoadModel::Open {
         format!("{level:.1}/s")
     } else {
-        format!("{level:.0} VUs")
+        crate::units::vus(level)
     }
 }
 

@@ -303,7 +303,7 @@ fn groups_table(kind: GroupKind, groups: &[&Group]) -> Table {
                     None => v,
                 };
                 row.push(match (g.target_vus, g.target_rps) {
-                    (Some(v), _) => from(format!("{v} VUs")),
+                    (Some(v), _) => from(crate::units::vus(f64::from(v))),
                     (None, Some(rps)) => from(format!("{} req/s", rate(rps))),
                     _ => "-".into(),
                 });
