@@ -334,6 +334,9 @@ fn target_row(t: &TargetOutcome, searched: bool) -> Vec<String> {
                     Some(_) => f
                         .max_sustainable_rps
                         .map_or_else(dash, |v| format!("≥ {}", rate(v))),
+                    None if f.stopped.contains(crate::record::find_max::NOT_VALIDATED) => f
+                        .max_sustainable_rps
+                        .map_or_else(dash, |v| format!("{} (not validated)", rate(v))),
                     None => f.max_sustainable_rps.map_or_else(dash, rate),
                 });
                 row.push(
@@ -576,6 +579,12 @@ mod tests {
         );
         let row = target_row(&o.targets[1], true);
         assert!(row.contains(&"≥ 797.4".to_string()), "{row:?}");
+        let stopped = format!(
+            "the bisection converged; {}",
+            crate::record::find_max::NOT_VALIDATED
+        );
+        let row = target_row(&searched("c", 400.0, &stopped, true), true);
+        assert!(row.contains(&"400.0 (not validated)".into()), "{row:?}");
         // A note of several lines stays inside its quote, a line each.
         let two = SuiteOutcome {
             decided: vec!["decided after 3 rounds:\nb: p50 slower".into()],
