@@ -19,6 +19,10 @@ pub fn with_interval(figure: BoundFigure, b: &Bound) -> String {
 /// `value ± half` for a column that names the unit: `29.6 ± 1.9`, `1,234.5 ± 12.3`.
 pub fn bare_interval(figure: BoundFigure, b: &Bound) -> String {
     match figure {
+        // A half-width under the last digit shown is said so, not rounded to a bare 0.0.
+        BoundFigure::Rps if b.half_width > 0.0 && b.half_width < 0.05 => {
+            format!("{} ± <0.1", rate(b.value))
+        }
         BoundFigure::Rps => format!("{} ± {}", rate(b.value), rate(b.half_width)),
         _ => format!("{} ± {}", ms(Some(b.value)), ms(Some(b.half_width))),
     }
@@ -228,5 +232,20 @@ mod tests {
             ..p.goals[0].clone()
         };
         assert_eq!(asked(&seven), "±7 %", "0.07 × 100 is 7.000000000000001");
+    }
+
+    #[test]
+    fn a_rate_held_tighter_than_its_last_digit_says_so() {
+        let b = |half_width| Bound {
+            value: 1500.0,
+            half_width,
+            batches: 10,
+            batch_s: 1,
+            effective: 10.0,
+        };
+        let rps = |h| with_interval(BoundFigure::Rps, &b(h));
+        assert_eq!(rps(0.02), "1,500.0 ± <0.1 req/s");
+        assert_eq!(rps(0.0), "1,500.0 ± 0.0 req/s", "batches that all agree");
+        assert_eq!(rps(12.34), "1,500.0 ± 12.3 req/s");
     }
 }
