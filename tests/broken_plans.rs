@@ -280,7 +280,7 @@ fn bad_precision_goals_are_refused_with_what_and_where() {
          [precision]\np50 = \"50%\"\n\
          [[scenario]]\nname = \"long\"\nload = { profile = \"constant-vus\", vus = 1, duration = \"8s\" }\n\
          [[scenario.step]]\nname = \"get\"\npath = \"/\"\n\
-         [[scenario]]\nname = \"short\"\nload = { profile = \"per-vu-iterations\", vus = 2, iterations = 400 }\n\
+         [[scenario]]\nname = \"short\"\nload = { profile = \"iterations\", vus = 2, iterations = 400 }\n\
          [[scenario.step]]\nname = \"get\"\npath = \"/\"\n",
     )
     .unwrap();
@@ -290,6 +290,21 @@ fn bad_precision_goals_are_refused_with_what_and_where() {
         err.contains(
             "scenario `short` ends after a number of iterations, so it may end apart from `long`"
         ),
+        "{err}"
+    );
+    // Each VU that stops after its own iterations lowers the load: a ramp down, alone too.
+    std::fs::write(
+        &plan,
+        "name = \"p\"\n[target]\nbase_url = \"http://127.0.0.1:1\"\n\
+         [precision]\np50 = \"50%\"\n\
+         [[scenario]]\nname = \"each\"\nload = { profile = \"per-vu-iterations\", vus = 2, iterations = 400 }\n\
+         [[scenario.step]]\nname = \"get\"\npath = \"/\"\n",
+    )
+    .unwrap();
+    let (code, _, err) = common::run_volley(&["check", plan.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("each VU of scenario `each` stops after its own iterations"),
         "{err}"
     );
 }

@@ -208,6 +208,44 @@ fn example_004_transactions_counts_exact_iterations_and_expected_400s() {
 }
 
 #[test]
+fn per_vu_iterations_end_one_vu_at_a_time_so_have_no_interval() {
+    let _serial = serial();
+    let t = target();
+    let dir = temp_dir("per-vu");
+    let plan = dir.join("each.toml");
+    // Two VUs, 300 iterations each, one at 10 ms and one at 20 ms: the first ends at ~3 s,
+    // and the load halves for the last ~3 s.
+    std::fs::write(
+        &plan,
+        r#"
+[target]
+base_url = "http://127.0.0.1:1"
+[[scenario]]
+name = "each"
+load = { profile = "per-vu-iterations", vus = 2, iterations = 300 }
+[[scenario.step]]
+name = "get"
+path = "/delay?ms={{ vu }}0"
+"#,
+    )
+    .unwrap();
+    let (code, rec, _) = run_plan(&plan, &t.base_url(), &[]);
+    assert_eq!(code, Some(0));
+    assert_eq!(rec["summary"]["requests"], 600);
+    let ci = &rec["summary"]["ci95"];
+    assert_eq!(
+        ci["unsteady"],
+        "each VU of scenario `each` stops after its own iterations, so the load falls as they \
+         finish",
+        "{ci}"
+    );
+    assert!(
+        ci.get("rps").is_none() && ci.get("p50_ms").is_none(),
+        "{ci}"
+    );
+}
+
+#[test]
 fn ramping_vus_follow_their_stages() {
     let _serial = serial();
     let t = target();

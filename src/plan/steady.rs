@@ -31,6 +31,12 @@ pub enum Unsteady {
         /// user's (the plan reader says so).
         scenario: Option<String>,
     },
+    /// Each VU of a scenario stops after its own count of iterations (`per-vu-iterations`):
+    /// the load falls as they finish, one VU after another.
+    PerVu {
+        /// The scenario.
+        scenario: String,
+    },
     /// A scenario beside others ends by a count of iterations, so it may end apart from them.
     CountedBeside {
         /// The scenario that ends by a count.
@@ -72,6 +78,10 @@ impl Unsteady {
             Self::Counted { scenario: None } => {
                 "the run ends after a number of requests (-n), not at a set time".into()
             }
+            Self::PerVu { scenario } => format!(
+                "each VU of scenario `{scenario}` stops after its own iterations, so the load \
+                 falls as they finish"
+            ),
             Self::CountedBeside { scenario, other } => format!(
                 "scenario `{scenario}` ends after a number of iterations, so it may end apart \
                  from `{other}`"
@@ -100,7 +110,7 @@ impl Unsteady {
 impl fmt::Display for Unsteady {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let then = match self {
-            Self::Ramps { .. } => {
+            Self::Ramps { .. } | Self::PerVu { .. } => {
                 "a run stopped once precise would cut it short, and its figures mix the levels"
             }
             Self::Staggered { .. } | Self::CountedBeside { .. } => {
@@ -130,6 +140,11 @@ impl Plan {
         for sc in &self.scenarios {
             if !sc.profile.ramp().is_constant() {
                 return Some(Unsteady::Ramps {
+                    scenario: sc.name.clone(),
+                });
+            }
+            if sc.profile.per_vu_iterations().is_some() {
+                return Some(Unsteady::PerVu {
                     scenario: sc.name.clone(),
                 });
             }
