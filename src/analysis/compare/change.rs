@@ -243,7 +243,10 @@ fn estimate(v: &Variant, metric: Metric, scope: Scope<'_>) -> Estimate {
         .collect();
     let scaled: Vec<f64> = values.iter().map(|&x| to_scale(metric, x)).collect();
     let m = stats::mean(&scaled);
-    let ci = m.filter(|_| values.len() >= MIN_REPEATS).map(|m| {
+    // A percentile with too few responses above it in some run has no interval over runs
+    // (as it has no test): each run's figure is its slowest few.
+    let over_runs = values.len() >= MIN_REPEATS && enough_above(v, metric, scope);
+    let ci = m.filter(|_| over_runs).map(|m| {
         let n = scaled.len() as f64;
         let half =
             stats::t_quantile(0.5 + LEVEL / 2.0, n - 1.0) * (stats::variance(&scaled) / n).sqrt();
@@ -294,20 +297,8 @@ fn test(
         };
         t.counts = crate::analysis::proportion::difference_pp(pooled(base), pooled(other), LEVEL);
     }
-    // A percentile is judged over runs only where every run that has it holds enough
-    // responses above it.
-    let enough = |v: &Variant| {
-        let mut with = v.runs.iter().filter(|r| scope.value(metric, r).is_some());
-        // Only a latency quantile needs its histogram read.
-        metric.quantile().is_none()
-            || with.all(|r| {
-                scope
-                    .responses(r)
-                    .is_some_and(|n| metric.enough_responses(n))
-            })
-    };
     if a.values.len() >= MIN_REPEATS && b.values.len() >= MIN_REPEATS {
-        if !enough(base) || !enough(other) {
+        if !enough_above(base, metric, scope) || !enough_above(other, metric, scope) {
             return t;
         }
         let xs: Vec<f64> = a.values.iter().map(|&x| to_scale(metric, x)).collect();
@@ -332,6 +323,19 @@ fn test(
         t.method = diff.map(|_| method);
     }
     t
+}
+
+/// Whether every run of `v` that has `metric` holds enough responses above it to judge it over
+/// runs (only a latency quantile asks: p99 needs 1,000 responses, p99.9 10,000).
+fn enough_above(v: &Variant, metric: Metric, scope: Scope<'_>) -> bool {
+    let mut with = v.runs.iter().filter(|r| scope.value(metric, r).is_some());
+    // Only a latency quantile needs its histogram read.
+    metric.quantile().is_none()
+        || with.all(|r| {
+            scope
+                .responses(r)
+                .is_some_and(|n| metric.enough_responses(n))
+        })
 }
 
 /// The weak test of a figure in two single runs: each run's own batch-means interval
@@ -372,6 +376,15 @@ fn per_second(
     y: f64,
 ) -> Option<Difference> {
     if unsteady(base) || unsteady(other) {
+        return None;
+    }
+    // Merged shares that measured apart have edge seconds with only some shares' load: no
+    // rate from their seconds (as the merge gave the rates no interval).
+    let apart = |v: &Variant| {
+        let merged = |r: &RunRecord| r.merged.as_ref().is_some_and(|m| m.rates_apart());
+        v.runs.iter().any(merged)
+    };
+    if metric == Metric::Throughput && (apart(base) || apart(other)) {
         return None;
     }
     let side = |v: &Variant| -> Option<(f64, f64, f64)> {
