@@ -170,7 +170,7 @@ fn a_scenario_that_has_done_its_iterations_says_finished() {
         screen = tmux.screen();
         screen.contains("quick: finished (5 iterations)")
     });
-    assert!(screen.contains("long: 1 VUs (closed model)"), "{screen}");
+    assert!(screen.contains("long: 1 VU (closed model)"), "{screen}");
     tmux.keys("q");
     let exit = dir.join("exit");
     common::wait_until("volley to exit after q", Duration::from_secs(30), || {

@@ -218,8 +218,8 @@ fn shape_now(sc: &Scenario, elapsed: Duration, warmup: Duration, named: bool) ->
     };
     let level = match sc.profile.model() {
         LoadModel::Closed => format!(
-            "{} VUs (closed model)",
-            sc.profile.level_at(t).ceil() as u64
+            "{} (closed model)",
+            crate::units::vus(sc.profile.level_at(t).ceil())
         ),
         LoadModel::Open => format!(
             "{} req/s asked (open model, at most {} in flight)",
