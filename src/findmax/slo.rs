@@ -235,24 +235,41 @@ fn broken(
             ));
         }
     }
-    // Steady state: p99 per second must not keep climbing (a queue building up).
-    let p99: Vec<f64> = record
-        .series
-        .iter()
-        .filter(|x| x.span_s >= 0.5)
-        .filter_map(|x| x.p99_ms)
-        .collect();
-    if p99.len() >= STEADY_SECONDS {
-        let third = (p99.len() / 3).max(1);
-        let first = median(&p99[..third]);
-        let last = median(&p99[p99.len() - third..]);
-        if last > first * GROWTH && last - first > (latency_bound * 0.1).min(5.0) {
-            return Some(format!(
-                "latency still growing (p99 {first:.2} → {last:.2} ms): not a steady state"
-            ));
-        }
+    // Steady state: latency per second must not keep climbing (a queue building up).
+    let (name, per_second) = steady_series(record)?;
+    let third = (per_second.len() / 3).max(1);
+    let first = median(&per_second[..third]);
+    let last = median(&per_second[per_second.len() - third..]);
+    (last > first * GROWTH && last - first > (latency_bound * 0.1).min(5.0)).then(|| {
+        format!("latency still growing ({name} {first:.2} → {last:.2} ms): not a steady state")
+    })
+}
+
+/// The per-second latency the steady-state check follows, over the step's seconds of at least
+/// half a second: the highest of p99, p90 and p50 that every such second holds 10 responses
+/// above ([`MIN_ABOVE`], as the intervals ask of a batch) — a second of 50 responses has a p99
+/// that is its slowest one, whose jumps are no queue. `None` with fewer than
+/// [`STEADY_SECONDS`] seconds, or seconds too thin even for p50.
+fn steady_series(record: &RunRecord) -> Option<(&'static str, Vec<f64>)> {
+    use crate::analysis::interval::{MIN_ABOVE, enough_above};
+    use crate::record::series::SecondStats;
+    let seconds: Vec<&SecondStats> = record.series.iter().filter(|x| x.span_s >= 0.5).collect();
+    if seconds.len() < STEADY_SECONDS {
+        return None;
     }
-    None
+    let figures: [(&str, f64, fn(&SecondStats) -> Option<f64>); 3] = [
+        ("p99", 0.99, |s| s.p99_ms),
+        ("p90", 0.90, |s| s.p90_ms),
+        ("p50", 0.50, |s| s.p50_ms),
+    ];
+    figures.into_iter().find_map(|(name, q, of)| {
+        let thin = |s: &&SecondStats| !enough_above(s.requests as f64, q, MIN_ABOVE);
+        if seconds.iter().any(thin) {
+            return None;
+        }
+        let values: Vec<f64> = seconds.iter().filter_map(|s| of(s)).collect();
+        (values.len() >= STEADY_SECONDS).then_some((name, values))
+    })
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -308,6 +325,35 @@ mod tests {
             why.starts_with("latency p99<50ms failed (observed ") && why.ends_with(" ms)"),
             "{why}"
         );
+    }
+
+    #[test]
+    fn a_steady_state_is_judged_on_a_percentile_each_second_holds() {
+        let slo = parse("p99<20ms").unwrap();
+        // Six seconds whose p99 climbs 3.5 → 8.5 ms and p50 climbs by `p50_step` a second.
+        let climbing = |per_second: u64, p50_step: f64| {
+            let mut r = fixture::record("step", 6, per_second, 2_000, 0, 0.0);
+            for (i, s) in r.series.iter_mut().enumerate() {
+                s.p99_ms = Some(3.5 + i as f64);
+                s.p50_ms = Some(2.0 + p50_step * i as f64);
+            }
+            judge(&r, &slo, None)
+        };
+        // At 1,000 a second the p99 of each second is one: its climb is a queue.
+        let Judgement::Broke(why) = climbing(1_000, 0.0) else {
+            panic!("a climbing p99 of 1,000-response seconds held")
+        };
+        assert!(
+            why.starts_with("latency still growing (p99 4.50 → 8.50 ms)"),
+            "{why}"
+        );
+        // At 50 a second each second's p99 is its slowest response, and p50 is flat: held.
+        assert_eq!(climbing(50, 0.0), Judgement::Held);
+        // A queue that moves the median is seen all the same.
+        let Judgement::Broke(why) = climbing(50, 1.0) else {
+            panic!("a climbing p50 held")
+        };
+        assert!(why.starts_with("latency still growing (p50 "), "{why}");
     }
 
     #[test]
