@@ -329,3 +329,37 @@ fn an_interrupted_sequence_exits_130_with_its_runs_kept() {
     assert_eq!(records.len(), 1, "the interrupted run's record is kept");
     common::verified(&records[0]);
 }
+
+#[test]
+fn a_percentile_the_runs_are_too_short_for_is_refused_at_the_first_pair() {
+    // One VU at 5 ms for 1 s: about 190 responses a run, where a p99 needs 1,000. No pair
+    // could decide it; the sequence said "not tested yet" to its last pair.
+    let target = common::target();
+    let url = format!("{}/delay?ms=5", target.base_url());
+    let dir = common::temp_dir("ab-thin");
+    let (code, _, stderr) = common::run_volley(&[
+        "ab",
+        &url,
+        &url,
+        "-c",
+        "1",
+        "-d",
+        "1s",
+        "--metric",
+        "p50,p99",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("latency p99: A's first run holds")
+            && stderr.contains("judged only in runs of 1,000 or more"),
+        "{stderr}"
+    );
+    // The first pair's runs are kept, and sound.
+    let records = common::records_under(&dir);
+    assert_eq!(records.len(), 2, "{records:?}");
+    for r in &records {
+        common::verified(r);
+    }
+}

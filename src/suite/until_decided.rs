@@ -40,7 +40,13 @@ pub fn until_decided<E: From<crate::error::Error>>(
         };
         if pair == 1 {
             // A part the runs lack would leave its figure undecided to the end.
-            if let Some(why) = [&a, &b].iter().find_map(|r| seq.design.missing_part(r)) {
+            let thin = |r: &RunRecord, side| seq.design.too_few_responses(r, side);
+            let thin = thin(&a, "A").or_else(|| thin(&b, "B"));
+            if let Some(why) = [&a, &b]
+                .iter()
+                .find_map(|r| seq.design.missing_part(r))
+                .or(thin)
+            {
                 let what = "--metric".into();
                 return Err(crate::error::Error::Invalid { what, why }.into());
             }
