@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use crate::analysis::compare::{ERROR_RATE_THRESHOLD_PP, MIN_GUARDED_RUNS, TailGuard};
 use crate::analysis::metric::Metric;
-use crate::analysis::sequential::{ALPHA, Call, Figure, Look, Sequence, Stopped};
+use crate::analysis::sequential::{ALPHA, Call, Figure, Look, MIN_PAIRS, Sequence, Stopped};
 
 /// Beside a sequence's decision and the comparison of its runs, which reads them another way.
 pub const TABLE_NOTE: &str = "The decision is the sequence's (paired looks, α spent over the \
@@ -13,10 +13,18 @@ pub const TABLE_NOTE: &str = "The decision is the sequence's (paired looks, α s
 
 /// One figure's state: "throughput slower −9.8% [−13.1%, −6.4%]" (as `volley compare` signs
 /// its changes).
-fn metric_state(f: &Figure, look: Option<&Look>) -> String {
+fn metric_state(f: &Figure, look: Option<&Look>, pairs: u32) -> String {
     let m = f.metric;
     let Some(l) = look else {
-        return format!("{} not tested yet", f.label());
+        return match pairs >= MIN_PAIRS {
+            // The looks began and none could hold it: a NaN stays in its pairs.
+            true => format!(
+                "{} undecided: no look could hold it (a run lacked it, held fewer than 10 \
+                 responses above it, or none succeeded)",
+                f.label()
+            ),
+            false => format!("{} not tested yet", f.label()),
+        };
     };
     let signed = |v: f64| super::comparison::signed(m, v);
     let withheld = match l.withheld {
@@ -41,7 +49,16 @@ pub fn line(seq: &Sequence) -> String {
         .metrics
         .iter()
         .zip(&seq.looks)
-        .map(|(f, l)| metric_state(f, l.as_ref()))
+        .map(|(f, l)| {
+            let state = metric_state(f, l.as_ref(), seq.pairs);
+            match l {
+                // Held from the pair that decided it, and said so.
+                Some(l) if l.call != Call::Undecided && l.pairs < seq.pairs => {
+                    format!("{state} (decided at pair {})", l.pairs)
+                }
+                _ => state,
+            }
+        })
         .collect();
     format!("pair {}: {}", seq.pairs, states.join("; "))
 }
@@ -71,7 +88,7 @@ pub fn text(seq: &Sequence) -> String {
             }
             _ => String::new(),
         };
-        let _ = writeln!(o, "  {}{at}", metric_state(f, look.as_ref()));
+        let _ = writeln!(o, "  {}{at}", metric_state(f, look.as_ref(), seq.pairs));
     }
     let errors = seq
         .design
@@ -116,5 +133,34 @@ mod tests {
         );
         let without = text(&seq(vec![Metric::P50]));
         assert!(!without.contains("error rate's"), "{without}");
+    }
+
+    #[test]
+    fn a_figure_no_look_can_hold_and_one_decided_earlier_say_so() {
+        let mut seq = Sequence::new(Design {
+            metrics: vec![Figure::of_runs(Metric::P50), Figure::of_runs(Metric::P99)],
+            max_pairs: 20,
+            threshold_pct: 2.0,
+            comparisons: 1,
+        });
+        // Runs of 500 responses: a p50 to decide, a p99 that is each run's slowest few.
+        let run = |i: u64| crate::record::fixture::record("a", 5, 100, 5000 + i % 3, 0, 0.0);
+        for i in 0..2 {
+            seq.add_pair(&run(i), &run(i + 1));
+        }
+        assert!(
+            line(&seq).contains("latency p99 not tested yet"),
+            "{}",
+            line(&seq)
+        );
+        for i in 2..4 {
+            seq.add_pair(&run(i), &run(i + 1));
+        }
+        let l = line(&seq);
+        assert!(
+            l.contains("latency p99 undecided: no look could hold it"),
+            "{l}"
+        );
+        assert!(l.contains("(decided at pair 3)"), "{l}");
     }
 }
