@@ -257,7 +257,8 @@ fn steady_series(record: &RunRecord) -> Option<(&'static str, Vec<f64>)> {
     if seconds.len() < STEADY_SECONDS {
         return None;
     }
-    let figures: [(&str, f64, fn(&SecondStats) -> Option<f64>); 3] = [
+    type Of = fn(&SecondStats) -> Option<f64>;
+    let figures: [(&str, f64, Of); 3] = [
         ("p99", 0.99, |s| s.p99_ms),
         ("p90", 0.90, |s| s.p90_ms),
         ("p50", 0.50, |s| s.p50_ms),

@@ -5,6 +5,7 @@ use super::{
     Budget, FindMaxStep, MAX_VALIDATIONS, NOT_VALIDATED, STOPPED_BUDGET, STOPPED_CONVERGED,
     STOPPED_INTERRUPTED, SearchConfig,
 };
+use crate::record::find_max::UNCONVERGED;
 
 /// The validation of the level found: a run [`SearchConfig::validation_steps`] steps long at
 /// it, whose figures are the ones reported; when it breaks the SLO, a lower level is validated
@@ -99,8 +100,7 @@ fn level_words(level: f64) -> String {
 pub(super) fn unconverged(stopped: String, bracket: Option<(f64, f64)>) -> String {
     match bracket {
         Some((held, broke)) if stopped == STOPPED_BUDGET => format!(
-            "{STOPPED_BUDGET} before the bisection converged: the maximum lies between {} and {}, \
-             not validated",
+            "{STOPPED_BUDGET} {UNCONVERGED}: the maximum lies between {} and {}, not validated",
             level_words(held),
             level_words(broke)
         ),

@@ -212,6 +212,9 @@ pub const STOPPED_INTERRUPTED: &str = "the search was interrupted";
 pub const STOPPED_BUDGET: &str = "the time budget was spent";
 /// The start of [`SearchOutcome::stopped`] when the level limit was reached.
 pub const STOPPED_LEVEL_LIMIT: &str = "the level limit";
+/// Part of why a search stopped when its budget ran out with the bracket still open (a level
+/// that held, one that broke): its maximum is then only known to lie between them.
+pub const UNCONVERGED: &str = "before the bisection converged";
 /// Part of why a search stopped when it converged but had no time left to validate the level
 /// found: its maximum is then a search step's, not a validation run's.
 pub const NOT_VALIDATED: &str = "no time was left to validate";

@@ -23,6 +23,10 @@ pub fn max_sustainable(f: &FindMax) -> String {
         (Some(v), None) if f.stopped.contains(crate::record::find_max::NOT_VALIDATED) => {
             format!("{} req/s (not validated: no time was left)", rate(v))
         }
+        (Some(v), None) if f.stopped.contains(crate::record::find_max::UNCONVERGED) => format!(
+            "≥ {} req/s (not validated: the budget ended the bisection before it converged)",
+            rate(v)
+        ),
         (Some(v), None) => format!("{} req/s", rate(v)),
     }
 }
@@ -185,6 +189,15 @@ mod tests {
         let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &broke, Duration::ZERO);
         let said = max_sustainable(&f);
         assert_eq!(said, "797.4 req/s (not validated: no time was left)");
+        // Nor one a budget cut short with the bracket open (it was printed bare too).
+        broke.stopped = "the time budget was spent before the bisection converged: the maximum \
+            lies between 800 and 1600, not validated"
+            .into();
+        let f = FindMax::from_outcome(LoadModel::Open, "p99<50ms", &broke, Duration::ZERO);
+        assert_eq!(
+            max_sustainable(&f),
+            "≥ 797.4 req/s (not validated: the budget ended the bisection before it converged)"
+        );
     }
 
     #[test]

@@ -330,15 +330,7 @@ fn target_row(t: &TargetOutcome, searched: bool) -> Vec<String> {
         let dash = || "-".to_string();
         match &t.find_max {
             Some(f) => {
-                row.push(match f.why_lower_bound() {
-                    Some(_) => f
-                        .max_sustainable_rps
-                        .map_or_else(dash, |v| format!("≥ {}", rate(v))),
-                    None if f.stopped.contains(crate::record::find_max::NOT_VALIDATED) => f
-                        .max_sustainable_rps
-                        .map_or_else(dash, |v| format!("{} (not validated)", rate(v))),
-                    None => f.max_sustainable_rps.map_or_else(dash, rate),
-                });
+                row.push(suite_tables::max_cell(f));
                 row.push(
                     f.max_sustainable_load
                         .map_or_else(dash, |l| load_level(f, l)),
