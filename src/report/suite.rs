@@ -104,7 +104,6 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
     };
     let plan_runs = o.find_max.is_none() && !variants.is_empty();
     let mut notes = o.notes.clone();
-    notes.extend(o.decided.iter().cloned());
     if plan_runs {
         notes.extend(suite_tables::duration_warning(variants));
     }
@@ -167,6 +166,12 @@ fn headline(o: &SuiteOutcome, variants: &[Variant], ran: usize, n: usize) -> Vec
             "Interrupted by {signal}: the figures cover what was measured before it"
         ));
     }
+    // What the rounds decided heads the ranking, which alone would read as a verdict.
+    let decided = o
+        .decided
+        .iter()
+        .map(|d| d.replace(":\n", ": ").replace('\n', " · "));
+    headline.extend(decided);
     if o.find_max.is_some() {
         headline.push(find_max_ranking(o));
         return headline;
@@ -582,10 +587,8 @@ mod tests {
             decided: vec!["decided after 3 rounds:\nb: p50 slower".into()],
             ..o
         };
-        assert!(
-            markdown(&two).contains("> **Note:** decided after 3 rounds:  \n> b: p50 slower\n"),
-            "{}",
-            markdown(&two)
-        );
+        let md = markdown(&two);
+        assert!(md.contains("decided after 3 rounds: b: p50 slower"), "{md}");
+        assert!(!md.contains("> **Note:** decided"), "{md}");
     }
 }
