@@ -113,12 +113,50 @@ pub fn accounting(r: &RunRecord) -> Vec<(&'static str, String)> {
         None if s.iterations != s.requests + s.not_sent && s.iterations > 0 => out.push((
             "Iterations",
             format!(
-                "{} ({}/s)",
+                "{} started ({}/s){}",
                 thousands(s.iterations),
-                rate(s.iterations as f64 / s.duration_s.max(1e-9))
+                rate(s.iterations as f64 / s.duration_s.max(1e-9)),
+                // A run of one URL: one request an iteration, so the rest were in flight.
+                match (
+                    &r.config.plan,
+                    s.iterations.checked_sub(s.requests + s.not_sent)
+                ) {
+                    (None, Some(cut)) => format!(
+                        "; {} in flight when the run stopped, abandoned unrecorded",
+                        thousands(cut)
+                    ),
+                    _ => String::new(),
+                }
             ),
         )),
         None => {}
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iterations_a_stop_left_in_flight_are_said_in_a_run_of_one_url() {
+        let mut r = crate::record::fixture::record("quick", 5, 100, 2000, 0, 0.0);
+        r.summary.iterations = r.summary.requests + 4;
+        let line = |r: &RunRecord| {
+            let lines = accounting(r);
+            lines
+                .into_iter()
+                .find(|(k, _)| *k == "Iterations")
+                .unwrap()
+                .1
+        };
+        assert_eq!(
+            line(&r),
+            "504 started (100.8/s); 4 in flight when the run stopped, abandoned unrecorded"
+        );
+        // A plan's iterations hold several requests each: the count alone.
+        r.config.plan = Some("plan.toml".into());
+        r.summary.iterations = 100;
+        assert_eq!(line(&r), "100 started (20.0/s)");
+    }
 }
