@@ -294,6 +294,19 @@ fn a_load_that_is_not_steady_cannot_run_until_precise() {
             "invalid --precision: p50 is asked twice (±20 % and ±1 %)",
         ),
         (
+            &[
+                "-d",
+                "1s",
+                "--repeat",
+                "5",
+                "--repeat-until",
+                "p50=20%",
+                "--repeat-until",
+                "p50=1%",
+            ][..],
+            "invalid --repeat-until: p50 is asked twice (±20 % and ±1 %)",
+        ),
+        (
             &["-d", "10s", "--segment", "0/2", "--precision", "p99=2%"][..],
             "cannot run until precise: each share would stop on its own figures",
         ),

@@ -447,6 +447,7 @@ impl Plan {
         goals: &[crate::record::model::PrecisionGoal],
     ) -> Result<(), crate::error::Error> {
         crate::analysis::repeat_precision::check(repeat, goals)?;
+        read::once_each(goals, "--repeat-until")?;
         if !goals.is_empty() && self.share.is_some() {
             return Err(crate::error::Error::Invalid {
                 what: "--repeat-until".into(),

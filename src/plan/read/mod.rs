@@ -34,6 +34,7 @@ pub use draft::Draft;
 pub(crate) use draft::Finish;
 use draft::{DraftKind, Pending};
 pub use options::ReadOptions;
+pub(crate) use report::once_each;
 use step::StepEnv;
 pub use watch::{ErrorAt, watch_spec};
 

@@ -14,7 +14,7 @@ impl Ctx<'_> {
     /// The precision goals: `--precision`, else `[precision]`, else none.
     pub(super) fn precision(&self, f: &PlanFile) -> Result<Vec<PrecisionGoal>, Error> {
         if !self.options.precision.is_empty() {
-            self.once_each(&self.options.precision, "--precision")?;
+            once_each(&self.options.precision, "--precision")?;
             return Ok(self.options.precision.clone());
         }
         let Some(table) = &f.precision else {
@@ -28,7 +28,7 @@ impl Ctx<'_> {
                     .map_err(|why| self.at_key(share, "precision:", why, Some("e.g. p99 = \"2%\"")))
             })
             .collect::<Result<Vec<_>, _>>()
-            .and_then(|goals| self.once_each(&goals, "[precision]").map(|()| goals))
+            .and_then(|goals| once_each(&goals, "[precision]").map(|()| goals))
     }
 
     /// A plan asked to last until precise must hold one load over a window long enough for an
@@ -79,26 +79,6 @@ impl Ctx<'_> {
         }
     }
 
-    /// The goals given once each: a figure of the run, or of one part, asked twice is refused.
-    fn once_each(&self, goals: &[PrecisionGoal], what: &str) -> Result<(), Error> {
-        let twice = goals.iter().enumerate().find_map(|(i, g)| {
-            let same = |o: &&PrecisionGoal| o.figure == g.figure && o.part == g.part;
-            goals[..i].iter().find(same).map(|first| (first, g))
-        });
-        let Some((first, again)) = twice else {
-            return Ok(());
-        };
-        Err(Error::Invalid {
-            what: what.into(),
-            why: format!(
-                "{} is asked twice ({} and {}): give each figure once",
-                again.label(),
-                crate::report::uncertainty::asked(first),
-                crate::report::uncertainty::asked(again)
-            ),
-        })
-    }
-
     /// The latency buckets' upper bounds: `--buckets`, else `[report] buckets`, else none (1-2-5).
     pub(super) fn latency_buckets(&self, f: &PlanFile) -> Result<Vec<Duration>, Error> {
         if !self.options.latency_buckets.is_empty() {
@@ -121,6 +101,26 @@ impl Ctx<'_> {
             ))
         })
     }
+}
+
+/// The goals given once each (`what`: the flag or table that gives them): a figure of the run, or of one part, asked twice is refused.
+pub(crate) fn once_each(goals: &[PrecisionGoal], what: &str) -> Result<(), Error> {
+    let twice = goals.iter().enumerate().find_map(|(i, g)| {
+        let same = |o: &&PrecisionGoal| o.figure == g.figure && o.part == g.part;
+        goals[..i].iter().find(same).map(|first| (first, g))
+    });
+    let Some((first, again)) = twice else {
+        return Ok(());
+    };
+    Err(Error::Invalid {
+        what: what.into(),
+        why: format!(
+            "{} is asked twice ({} and {}): give each figure once",
+            again.label(),
+            crate::report::uncertainty::asked(first),
+            crate::report::uncertainty::asked(again)
+        ),
+    })
 }
 
 /// What is wrong with a precision goal's part in `plan` (`one_url`: quick mode's, whose
