@@ -273,6 +273,9 @@ mod tests {
         let g = parse_precision(" rps{scenario=browse} = 5% ").unwrap();
         assert_eq!(g.part, Some(Part::Scenario("browse".into())));
         assert_eq!(parse_precision("p50=1%").unwrap().part, None);
+        // As compare and ab name it.
+        let g = parse_precision("throughput=2%").unwrap();
+        assert_eq!((g.figure, g.label()), (BoundFigure::Rps, "rps".to_string()));
         for (bad, why) in [
             ("p99{step=pay=2%", "without its `}`"),
             ("p99{stage=pay}=2%", "unknown filter `stage`"),

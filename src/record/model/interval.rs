@@ -158,9 +158,13 @@ impl BoundFigure {
         }
     }
 
-    /// The figure named `name` (as [`name`](Self::name) writes it).
+    /// The figure named `name` (as [`name`](Self::name) writes it; `throughput` for `rps`).
     pub fn parse(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|f| f.name() == name)
+        match name {
+            // As `volley compare --metric` and `volley ab --metric` name it.
+            "throughput" => Some(Self::Rps),
+            _ => Self::ALL.into_iter().find(|f| f.name() == name),
+        }
     }
 
     /// A latency percentile's quantile (0.99 for p99); `None` for the rate and the mean.
