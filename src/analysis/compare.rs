@@ -499,6 +499,12 @@ fn notes(variants: &[Variant], rows: &[MetricRow]) -> Vec<String> {
              its seconds measure different loads, not noise; repeat each test (--repeat 3)"
                 .into(),
         );
+    } else if few && from.is_none() {
+        notes.push(format!(
+            "no verdict from these runs: a single run gives one only from its own intervals or \
+             from {MIN_SECONDS} full seconds or more, and these are too short; run each for \
+             {MIN_SECONDS} s or more, or repeat each {MIN_REPEATS} times (--repeat {MIN_REPEATS})"
+        ));
     }
     if let Some(base) = variants.first() {
         for v in &variants[1..] {

@@ -275,6 +275,14 @@ fn short_runs_and_failed_runs_do_not_break_the_comparison() {
         "{:?}",
         c.notes
     );
+    // Two-second runs: no verdict, and the notes say why and what would give one.
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.starts_with("no verdict from these runs")),
+        "{:?}",
+        c.notes
+    );
     assert!(
         c.mismatches.iter().any(|m| m.starts_with("duration asked")),
         "{:?}",
