@@ -364,6 +364,14 @@ impl Calls {
                 ChangeVerdict::Inconclusive { .. } => {
                     let settle = match runs_needed(ch) {
                         Some(n) => format!("; {n}"),
+                        // The counts fell short (runs that agree exactly, as 0 errors in each):
+                        // more requests, not more runs alike, would bound it.
+                        None if row.metric == crate::analysis::metric::Metric::ErrorRate => {
+                            format!(
+                                "; too few requests to bound it within ±{} pp",
+                                crate::analysis::compare::ERROR_RATE_THRESHOLD_PP
+                            )
+                        }
                         // No spread between runs to size it: three runs each, the fewest a
                         // test over runs takes, is the start.
                         None if ch.method.is_some_and(|m| m != Method::Repeats) => {

@@ -48,6 +48,11 @@ fn an_interval_across_the_threshold_is_inconclusive() {
         ),
         "{text}"
     );
+    // No error in 100 requests a side bounds nothing: more requests, not runs, would.
+    assert!(
+        text.contains("error rate (+0.00 pp; too few requests to bound it within ±0.1 pp)"),
+        "{text}"
+    );
 }
 
 /// Issue 10: two sets of 4 repeats of one configuration, taken one after the other on a
