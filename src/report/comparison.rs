@@ -9,8 +9,8 @@ mod groups;
 
 use super::table::{Table, md_text};
 use crate::analysis::compare::{
-    Change, ChangeVerdict, Comparison, Estimate, MIN_GUARDED_RUNS, Method, Metric, MetricRow,
-    RunsNeeded, TailGuard, Variant,
+    Change, ChangeVerdict, Comparison, Estimate, MIN_GUARDED_RUNS, MIN_REPEATS, Method, Metric,
+    MetricRow, RunsNeeded, TailGuard, Variant,
 };
 use crate::record::model::Level;
 
@@ -106,9 +106,13 @@ pub fn compare_view(variants: &[Variant], c: &Comparison) -> CompareView {
         verdicts: if alone {
             vec![format!(
                 "the spread of each figure over {} runs: geometric mean (error rate: arithmetic \
-                 mean) and 95% interval; compare this folder with another one of repeats for a \
-                 verdict",
-                c.runs[0]
+                 mean){}; compare this folder with another one of repeats for a verdict",
+                c.runs[0],
+                if c.runs[0] >= MIN_REPEATS {
+                    " and 95% interval"
+                } else {
+                    " (an interval over runs needs 3)"
+                }
             )]
         } else {
             verdict_lines(c)

@@ -120,6 +120,21 @@ mod tests {
     use crate::record::model::{BoundFigure, PrecisionGoal};
 
     #[test]
+    fn a_spread_of_two_runs_promises_no_interval() {
+        let run = || crate::record::fixture::record("r", 5, 100, 2000, 0, 0.0);
+        let two = spread_text(Path::new("out"), "r", &[run(), run()]);
+        assert!(
+            two.contains("arithmetic mean) (an interval over runs needs 3);"),
+            "{two}"
+        );
+        let three = spread_text(Path::new("out"), "r", &[run(), run(), run()]);
+        assert!(
+            three.contains("arithmetic mean) and 95% interval;"),
+            "{three}"
+        );
+    }
+
+    #[test]
     fn until_lines_say_how_the_series_ended() {
         let goal = |share| PrecisionGoal {
             figure: BoundFigure::P50,
