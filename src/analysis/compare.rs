@@ -88,6 +88,8 @@ mod drift;
 pub mod groups;
 mod robust;
 #[cfg(test)]
+mod single_run_tests;
+#[cfg(test)]
 pub(crate) mod tests;
 
 pub use super::metric::Metric;
@@ -469,6 +471,18 @@ fn judge(pending: Vec<&mut Pending>, threshold_pct: f64) -> usize {
     family
 }
 
+/// Whether a single run of `v` is too short for a weak test: no interval of its own (under 5
+/// one-second batches) and fewer than [`MIN_SECONDS`] full seconds.
+fn too_short(v: &Variant) -> bool {
+    let [r] = v.runs.as_slice() else {
+        return false;
+    };
+    let full = r.series.iter().filter(|s| s.span_s >= 0.999).count();
+    r.summary.requests > 0
+        && r.summary.ci95.as_ref().is_none_or(|c| c.rps.is_none())
+        && full < MIN_SECONDS
+}
+
 fn notes(variants: &[Variant], rows: &[MetricRow]) -> Vec<String> {
     let mut notes = super::like_for_like::run_notes(variants);
     let used = |m: Method| {
@@ -499,7 +513,7 @@ fn notes(variants: &[Variant], rows: &[MetricRow]) -> Vec<String> {
              its seconds measure different loads, not noise; repeat each test (--repeat 3)"
                 .into(),
         );
-    } else if few && from.is_none() {
+    } else if few && from.is_none() && variants.len() > 1 && variants.iter().any(too_short) {
         notes.push(format!(
             "no verdict from these runs: a single run gives one only from its own intervals or \
              from {MIN_SECONDS} full seconds or more, and these are too short; run each for \

@@ -263,12 +263,23 @@ fn steady_series(record: &RunRecord) -> Option<(&'static str, Vec<f64>)> {
         ("p90", 0.90, |s| s.p90_ms),
         ("p50", 0.50, |s| s.p50_ms),
     ];
+    // Judged thin on the full seconds that had responses: a stalled second (none finished)
+    // or the step's partial last one says nothing of a percentile's reach.
+    let full = || {
+        seconds
+            .iter()
+            .filter(|s| s.span_s >= 0.999 && s.requests > 0)
+    };
     figures.into_iter().find_map(|(name, q, of)| {
         let thin = |s: &&SecondStats| !enough_above(s.requests as f64, q, MIN_ABOVE);
-        if seconds.iter().any(thin) {
+        if full().count() == 0 || full().any(|s| thin(&s)) {
             return None;
         }
-        let values: Vec<f64> = seconds.iter().filter_map(|s| of(s)).collect();
+        let values: Vec<f64> = seconds
+            .iter()
+            .filter(|s| !thin(s))
+            .filter_map(|s| of(s))
+            .collect();
         (values.len() >= STEADY_SECONDS).then_some((name, values))
     })
 }
@@ -350,6 +361,13 @@ mod tests {
         );
         // At 50 a second each second's p99 is its slowest response, and p50 is flat: held.
         assert_eq!(climbing(50, 0.0), Judgement::Held);
+        // A stalled second (no response finished) leaves the others judged.
+        let mut r = fixture::record("step", 6, 1_000, 2_000, 0, 0.0);
+        for (i, s) in r.series.iter_mut().enumerate() {
+            s.p99_ms = Some(3.5 + i as f64);
+        }
+        (r.series[2].requests, r.series[2].p99_ms) = (0, None);
+        assert!(matches!(judge(&r, &slo, None), Judgement::Broke(_)));
         // A queue that moves the median is seen all the same.
         let Judgement::Broke(why) = climbing(50, 1.0) else {
             panic!("a climbing p50 held")

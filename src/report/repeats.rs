@@ -127,6 +127,7 @@ mod tests {
             two.contains("arithmetic mean) (an interval over runs needs 3);"),
             "{two}"
         );
+        assert!(!two.contains("no verdict from these runs"), "{two}");
         let three = spread_text(Path::new("out"), "r", &[run(), run(), run()]);
         assert!(
             three.contains("arithmetic mean) and 95% interval;"),
