@@ -272,7 +272,7 @@ fn steady_series(record: &RunRecord) -> Option<(&'static str, Vec<f64>)> {
     };
     figures.into_iter().find_map(|(name, q, of)| {
         let thin = |s: &&SecondStats| !enough_above(s.requests as f64, q, MIN_ABOVE);
-        if full().count() == 0 || full().any(|s| thin(&s)) {
+        if full().count() == 0 || full().any(&thin) {
             return None;
         }
         let values: Vec<f64> = seconds

@@ -143,7 +143,8 @@ impl Plan {
                     scenario: sc.name.clone(),
                 });
             }
-            if sc.profile.per_vu_iterations().is_some() {
+            // One VU alone ends all at once: its load holds to the end.
+            if sc.profile.per_vu_iterations().is_some() && sc.max_vus() > 1 {
                 return Some(Unsteady::PerVu {
                     scenario: sc.name.clone(),
                 });

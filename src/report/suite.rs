@@ -104,6 +104,7 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
     };
     let plan_runs = o.find_max.is_none() && !variants.is_empty();
     let mut notes = o.notes.clone();
+    notes.extend(o.decided.iter().cloned());
     if plan_runs {
         notes.extend(suite_tables::duration_warning(variants));
     }
@@ -167,11 +168,7 @@ fn headline(o: &SuiteOutcome, variants: &[Variant], ran: usize, n: usize) -> Vec
         ));
     }
     // What the rounds decided heads the ranking, which alone would read as a verdict.
-    let decided = o
-        .decided
-        .iter()
-        .map(|d| d.replace(":\n", ": ").replace('\n', " · "));
-    headline.extend(decided);
+    headline.extend(suite_tables::decided_headline(o));
     if o.find_max.is_some() {
         headline.push(find_max_ranking(o));
         return headline;
@@ -582,13 +579,19 @@ mod tests {
         );
         let row = target_row(&searched("c", 400.0, &stopped, true), true);
         assert!(row.contains(&"400.0 (not validated)".into()), "{row:?}");
-        // A note of several lines stays inside its quote, a line each.
+        // The decision heads the report on one line; its note keeps its lines in its quote.
         let two = SuiteOutcome {
             decided: vec!["decided after 3 rounds:\nb: p50 slower".into()],
             ..o
         };
         let md = markdown(&two);
-        assert!(md.contains("decided after 3 rounds: b: p50 slower"), "{md}");
-        assert!(!md.contains("> **Note:** decided"), "{md}");
+        assert!(
+            md.contains("- **decided after 3 rounds: b: p50 slower**"),
+            "{md}"
+        );
+        assert!(
+            md.contains("> **Note:** decided after 3 rounds:  \n> b: p50 slower\n"),
+            "{md}"
+        );
     }
 }

@@ -195,7 +195,7 @@ pub fn operations(variants: &[Variant]) -> Option<Table> {
                 with(
                     of(|g| Some(g.rps)).map_or_else(|| "-".into(), rate),
                     BoundFigure::Rps,
-                    rate,
+                    super::uncertainty::rate_half,
                 ),
                 with(ms(of(|g| g.latency_ms.mean)), BoundFigure::Mean, in_ms),
                 with(ms(of(|g| g.latency_ms.p95)), BoundFigure::P95, in_ms),
@@ -256,6 +256,31 @@ pub(super) fn max_cell(f: &FindMax) -> String {
         rate(v),
         if unvalidated { " (not validated)" } else { "" }
     )
+}
+
+/// What a suite's rounds decided, a line per target for its headline: each target's decision
+/// and its metrics' calls, without the method's paragraph or the table's note (which its notes
+/// keep in full).
+pub(super) fn decided_headline(o: &SuiteOutcome) -> Vec<String> {
+    let method = |l: &&str| l.starts_with("Intervals at each look's own level");
+    o.decided
+        .iter()
+        .filter(|d| d.as_str() != super::sequential::TABLE_NOTE)
+        .map(|d| {
+            let mut line = String::new();
+            for l in d
+                .lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty() && !method(l))
+            {
+                if !line.is_empty() {
+                    line.push_str(if line.ends_with(':') { " " } else { " · " });
+                }
+                line.push_str(l);
+            }
+            line
+        })
+        .collect()
 }
 
 /// A find-max level in words: `400.0/s` (open model) or `32 VUs` (closed).

@@ -19,12 +19,18 @@ pub fn with_interval(figure: BoundFigure, b: &Bound) -> String {
 /// `value ± half` for a column that names the unit: `29.6 ± 1.9`, `1,234.5 ± 12.3`.
 pub fn bare_interval(figure: BoundFigure, b: &Bound) -> String {
     match figure {
-        // A half-width under the last digit shown is said so, not rounded to a bare 0.0.
-        BoundFigure::Rps if b.half_width > 0.0 && b.half_width < 0.05 => {
-            format!("{} ± <0.1", rate(b.value))
-        }
-        BoundFigure::Rps => format!("{} ± {}", rate(b.value), rate(b.half_width)),
+        BoundFigure::Rps => format!("{} ± {}", rate(b.value), rate_half(b.half_width)),
         _ => format!("{} ± {}", ms(Some(b.value)), ms(Some(b.half_width))),
+    }
+}
+
+/// A rate's half-width with one decimal, as the rate: `12.3`; one under the last digit shown
+/// reads `<0.1`, not a bare `0.0` (which stays for batches that all agree).
+pub(crate) fn rate_half(half_width: f64) -> String {
+    if half_width > 0.0 && half_width < 0.05 {
+        "<0.1".into()
+    } else {
+        rate(half_width)
     }
 }
 

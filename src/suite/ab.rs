@@ -204,7 +204,8 @@ fn fits_a_pair(plans: &[Plan; 2], max_time: Option<Duration>) -> Result<(), Erro
         let ends: Option<Vec<Duration>> = p
             .scenarios
             .iter()
-            .map(|s| Some(s.start_after + s.duration()?))
+            // A scenario that ends by a count has only a cap (`max_duration`): no length.
+            .map(|s| (!s.profile.ends_by_count()).then_some(s.start_after + s.duration()?))
             .collect();
         ends?.into_iter().max()
     };

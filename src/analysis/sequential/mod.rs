@@ -189,27 +189,30 @@ impl Design {
     }
 
     /// Why run `r` (of side `side`, "A" or "B") cannot give a percentile a value: the first
-    /// figure whose quantile it holds too few responses above — as every run of the same test
-    /// would, so the sequence could never decide it; `None` when it holds enough for all.
+    /// figure whose quantile it holds fewer than half the responses it needs above — far
+    /// enough short that the runs of the same test would be too, so the sequence could never
+    /// decide it; `None` when it holds enough for all, or none at all (a run that failed says
+    /// so itself).
     pub fn too_few_responses(&self, r: &RunRecord, side: &str) -> Option<String> {
-        let figure = self.metrics.iter().find(|f| !f.enough_responses(r))?;
-        let q = figure.metric.quantile()?;
-        let need = (crate::analysis::interval::MIN_ABOVE / (1.0 - q)).round();
-        let encoded = match &figure.part {
-            None => Some(&r.histograms.latency_us),
-            Some(part) => part.group_in(r).map(|g| &g.histogram_us),
-        };
-        let held = encoded
-            .and_then(|e| crate::record::responses_in(e))
-            .unwrap_or(0);
-        Some(format!(
-            "{}: {side}'s first run holds {} responses, and it is judged only in runs of {} or \
-             more (10 above it; in fewer it is the run's slowest few), so no pair would decide \
-             it; run each longer (-d), or decide p50 or p90",
-            figure.label(),
-            crate::units::thousands(held),
-            crate::units::thousands(need as u64)
-        ))
+        self.metrics.iter().find_map(|figure| {
+            let q = figure.metric.quantile()?;
+            let need = (crate::analysis::interval::MIN_ABOVE / (1.0 - q)).round() as u64;
+            let encoded = match &figure.part {
+                None => Some(&r.histograms.latency_us),
+                Some(part) => part.group_in(r).map(|g| &g.histogram_us),
+            };
+            let held = encoded.and_then(|e| crate::record::responses_in(e))?;
+            (held > 0 && held < need / 2).then(|| {
+                format!(
+                    "{}: {side}'s first run holds {} responses, and it is judged only in runs of \
+                     {} or more (10 above it; in fewer it is the run's slowest few), so no pair \
+                     would decide it; make each run longer, or decide a lower percentile",
+                    figure.label(),
+                    crate::units::thousands(held),
+                    crate::units::thousands(need)
+                )
+            })
+        })
     }
 
     /// The α spent by the looks up to `pairs` pairs, over all metrics.
