@@ -70,13 +70,17 @@ impl Figure {
         if self.metric.quantile().is_none() {
             return true;
         }
+        self.responses(r)
+            .is_some_and(|n| self.metric.enough_responses(n))
+    }
+
+    /// The responses in run `r` behind the figure's latency: the run's, or its part's.
+    fn responses(&self, r: &RunRecord) -> Option<u64> {
         let encoded = match &self.part {
             None => Some(&r.histograms.latency_us),
             Some(part) => part.group_in(r).map(|g| &g.histogram_us),
         };
-        encoded
-            .and_then(|e| crate::record::responses_in(e))
-            .is_some_and(|n| self.metric.enough_responses(n))
+        encoded.and_then(|e| crate::record::responses_in(e))
     }
 
     /// The error rate's counts in run `r`, (attempts charged, failed of them); `None` for the
@@ -197,11 +201,7 @@ impl Design {
         self.metrics.iter().find_map(|figure| {
             let q = figure.metric.quantile()?;
             let need = (crate::analysis::interval::MIN_ABOVE / (1.0 - q)).round() as u64;
-            let encoded = match &figure.part {
-                None => Some(&r.histograms.latency_us),
-                Some(part) => part.group_in(r).map(|g| &g.histogram_us),
-            };
-            let held = encoded.and_then(|e| crate::record::responses_in(e))?;
+            let held = figure.responses(r)?;
             (held > 0 && held < need / 2).then(|| {
                 format!(
                     "{}: {side}'s first run holds {} responses, and it is judged only in runs of \
