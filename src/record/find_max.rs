@@ -81,8 +81,9 @@ pub struct FindMax {
     /// step held). Only a lower bound when `lower_bound` says why.
     pub max_sustainable_rps: Option<f64>,
     /// Why `max_sustainable_rps` is only a lower bound ("no break found within the budget", "the
-    /// load generator saturated before the target"); null when a step that broke the SLO bounds
-    /// it from above. Reports write such a maximum "≥ 797.4 req/s (no break found within the
+    /// load generator saturated before the target", "not validated: the budget ended the
+    /// bisection before it converged"); null when a step that broke the SLO bounds it from
+    /// above and the bisection converged. Reports write such a maximum "≥ 797.4 req/s (no break found within the
     /// budget)".
     #[serde(default)]
     pub lower_bound: Option<String>,
@@ -160,9 +161,9 @@ impl FindMax {
     }
 
     /// Why the maximum found is only a lower bound, from the other figures (so records written
-    /// before `lower_bound` existed read the same): the generator saturated first, or no step
-    /// broke the SLO before the search stopped. `None` when there is no maximum, or a break
-    /// bounds it.
+    /// before `lower_bound` existed read the same): the generator saturated first, the budget
+    /// ended the bisection with its bracket open, or no step broke the SLO before the search
+    /// stopped. `None` when there is no maximum, or a break bounds it.
     pub fn why_lower_bound(&self) -> Option<String> {
         self.max_sustainable_rps?;
         if let Some(why) = &self.lower_bound {
@@ -170,6 +171,9 @@ impl FindMax {
         }
         if self.generator_limited {
             return Some("the load generator saturated before the target".into());
+        }
+        if self.stopped.contains(UNCONVERGED) {
+            return Some(UNCONVERGED_WHY.into());
         }
         if self.breaking_load.is_some() {
             return None;
@@ -215,6 +219,9 @@ pub const STOPPED_LEVEL_LIMIT: &str = "the level limit";
 /// Part of why a search stopped when its budget ran out with the bracket still open (a level
 /// that held, one that broke): its maximum is then only known to lie between them.
 pub const UNCONVERGED: &str = "before the bisection converged";
+/// `lower_bound` of a search whose budget ended the bisection with its bracket open.
+pub const UNCONVERGED_WHY: &str =
+    "not validated: the budget ended the bisection before it converged";
 /// Part of why a search stopped when it converged but had no time left to validate the level
 /// found: its maximum is then a search step's, not a validation run's.
 pub const NOT_VALIDATED: &str = "no time was left to validate";

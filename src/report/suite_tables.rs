@@ -248,7 +248,7 @@ pub(super) fn max_cell(f: &FindMax) -> String {
     let Some(v) = f.max_sustainable_rps else {
         return "-".into();
     };
-    let at_least = f.why_lower_bound().is_some() || f.stopped.contains(UNCONVERGED);
+    let at_least = f.why_lower_bound().is_some();
     let unvalidated = f.stopped.contains(NOT_VALIDATED) || f.stopped.contains(UNCONVERGED);
     format!(
         "{}{}{}",
