@@ -443,7 +443,13 @@ fn paced_bidirectional_messages_are_each_answered_after_the_delay() {
     let s = step_streams(&r);
     assert_eq!(s["sent"]["round_trips"], 50, "{s:#}");
     let rtt = &s["sent"]["round_trip_ms"];
-    near_truth("round trip p50", rtt["p50"].as_f64().unwrap(), 20.0);
+    // The target's timer wakes late, never early (0.4–0.8 ms on a loaded VM), as in the echo
+    // test above: [20, 21.5) ms.
+    let p50 = rtt["p50"].as_f64().unwrap();
+    assert!(
+        (20.0..21.5).contains(&p50),
+        "round trip p50 {p50} ms against 20 ms"
+    );
     let max = rtt["max"].as_f64().unwrap();
     assert!(
         max < 30.0,
