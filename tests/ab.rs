@@ -283,6 +283,21 @@ fn a_step_of_a_plan_is_decided_on_its_own() {
         stderr.contains("the runs have no step `pay`; they have scenario `mix`, step `mix / fast`"),
         "{stderr}"
     );
+    // A flag of the test has nothing to act on in a replay: refused, naming it (it was
+    // ignored).
+    for (flag, value) in [("-c", "8"), ("--max-time", "1s"), ("--plan", plan)] {
+        let (code, _, stderr) = common::run_volley(&["ab", &a, &b, flag, value]);
+        assert_eq!(code, Some(2), "{flag}: {stderr}");
+        assert!(
+            stderr.contains("folders of runs already made, replayed as they are"),
+            "{flag}: {stderr}"
+        );
+    }
+    let (code, _, stderr) = common::run_volley(&["ab", &a, &b, "-c", "8"]);
+    assert!(
+        stderr.contains("invalid --connections"),
+        "{code:?} {stderr}"
+    );
     // Every run kept is a sound record; the refused sequences ran none.
     let records = common::records_under(&dir);
     assert_eq!(records.len() as u32, 2 * pairs, "{records:?}");
@@ -328,6 +343,98 @@ fn an_interrupted_sequence_exits_130_with_its_runs_kept() {
     let records = common::records_under(&dir.join("out"));
     assert_eq!(records.len(), 1, "the interrupted run's record is kept");
     common::verified(&records[0]);
+    // Replayed, that run stops the replay too, but no signal came now: exit 0 (it was 130).
+    let runs = records[0]
+        .ancestors()
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("quick-"))
+        })
+        .unwrap();
+    let copy = dir.join("copy");
+    let copied = std::process::Command::new("cp")
+        .arg("-r")
+        .arg(runs)
+        .arg(&copy)
+        .status();
+    assert!(copied.unwrap().success());
+    let (runs, copy, out) = (
+        runs.to_str().unwrap(),
+        copy.to_str().unwrap(),
+        dir.join("replay"),
+    );
+    let (code, stdout, stderr) =
+        common::run_volley(&["ab", runs, copy, "--out", out.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stdout}\n{stderr}");
+    assert!(stdout.contains("a run was interrupted"), "{stdout}");
+}
+
+#[test]
+fn two_base_urls_of_one_plan_are_compared() {
+    // docs/reports.md's example: A and B override the plan's base URL, and an override holds a
+    // URL (it was refused as "not overrides"). B's target serves one request at a time, 5 ms
+    // each, so four VUs wait there.
+    let (fast, slow) = (
+        common::target(),
+        common::capacity_target(1, std::time::Duration::from_millis(5)),
+    );
+    let dir = common::temp_dir("ab-base-url");
+    let plan = dir.join("plan.toml");
+    let text = "[target]\nbase_url = \"http://127.0.0.1:1\"\n[[scenario]]\nname = \"s\"\n\
+                [scenario.load]\nprofile = \"constant-vus\"\nvus = 4\nduration = \"1s\"\n\
+                [[scenario.step]]\nname = \"root\"\npath = \"/\"\n";
+    std::fs::write(&plan, text).unwrap();
+    let side = |t: &volley::server::RunningTarget| format!("target.base_url={}", t.base_url());
+    let (a, b) = (side(&fast), side(&slow));
+    let (plan, out) = (plan.to_str().unwrap(), dir.to_str().unwrap());
+    let args = ["--plan", plan, &a, &b, "--metric", "p50", "--max-runs", "6"];
+    let stdout = ab(&[&args[..], &["--out", out]].concat());
+    let (pairs, call) = outcome(&stdout);
+    assert_eq!(call, "slower", "{stdout}");
+    // B's runs went to B's target.
+    let b_runs = common::records_under(&common::only_subfolder(&dir).join("b"));
+    assert_eq!(b_runs.len() as u32, pairs, "{b_runs:?}");
+    for r in &b_runs {
+        let text = std::fs::read_to_string(r).unwrap();
+        assert!(text.contains(&slow.base_url()), "{}", r.display());
+        common::verified(r);
+    }
+}
+
+#[test]
+fn a_side_without_a_value_stops_the_sequence_at_once() {
+    // B refuses every connection: its throughput is 0, which no look can test, so no pair
+    // could ever decide it (it ran to --max-runs).
+    let target = common::target();
+    let url = format!("{}/", target.base_url());
+    let dead = format!("http://127.0.0.1:{}/", common::closed_port());
+    let dir = common::temp_dir("ab-dead");
+    let out = dir.to_str().unwrap();
+    let args = [
+        "ab",
+        &url,
+        &dead,
+        "-c",
+        "2",
+        "-d",
+        "1s",
+        "--max-runs",
+        "6",
+        "--out",
+        out,
+    ];
+    let (code, stdout, stderr) = common::run_volley(&args);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.starts_with("A/B until decided: 1 pair(s)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("more runs could decide nothing"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("throughput undecided"), "{stdout}");
+    assert_eq!(common::records_under(&dir).len(), 2);
 }
 
 #[test]

@@ -511,6 +511,16 @@ fn until_decided_needs_interleaved_turns_and_its_table() {
             "repeats = \"until-decided\"\n[until_decided]\nmetrics = [\"p50{step=nope}\"]\n",
             "target `a` (plan ",
         ),
+        // The rule of a table beside a count would be ignored (it was, silently).
+        (
+            "repeats = 3\n[until_decided]\nmax_runs = 5\n",
+            "with a count of repeats",
+        ),
+        // A stream figure of a plan without streams could never be decided (it ran to max_runs).
+        (
+            "repeats = \"until-decided\"\n[until_decided]\nmetrics = [\"ttft\"]\n",
+            "TTFT p50 needs a streaming step",
+        ),
     ] {
         let file = dir.join("suite.toml");
         std::fs::write(&file, format!("plan = \"plan.toml\"\n{head}{targets}")).unwrap();
@@ -520,6 +530,72 @@ fn until_decided_needs_interleaved_turns_and_its_table() {
             err.contains(says) && err.contains("suite.toml:"),
             "{head}: {err}"
         );
+    }
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn until_decided_stops_when_a_side_runs_no_more_or_nothing_can_be_decided() {
+    let _serial = serial();
+    let t = common::target();
+    let dir = temp_dir("suite-until-decided-stops");
+    std::fs::write(dir.join("plan.toml"), DELAY_PLAN).unwrap();
+    let url = t.base_url();
+    let good = |name: &str| format!("[[target]]\nname = \"{name}\"\nbase_url = \"{url}\"\n");
+    let failing = |name: &str| {
+        format!("[[target]]\nname = \"{name}\"\nbase_url = \"{url}\"\ncommand = [\"false\"]\n")
+    };
+    let (p50, p999) = ("", "metrics = [\"p99.9\"]\n");
+    for (name, rule, targets, code, says, b_runs) in [
+        // b fails to start in round 1: nothing was decided (it said "every metric decided").
+        (
+            "b-fails",
+            p50,
+            good("a") + &failing("b"),
+            1,
+            "stopped: a run failed",
+            0,
+        ),
+        // The baseline fails: b's runs could pair with nothing (it ran all 6 rounds).
+        (
+            "a-fails",
+            p50,
+            failing("a") + &good("b"),
+            1,
+            "stopped: a run failed",
+            1,
+        ),
+        // About 2,000 responses a run, where a p99.9 needs 10,000: no round could decide it
+        // (it ran all 6).
+        (
+            "thin",
+            p999,
+            good("a") + &good("b"),
+            0,
+            "more runs could decide nothing",
+            1,
+        ),
+    ] {
+        let file = dir.join(format!("{name}.toml"));
+        let head = "plan = \"plan.toml\"\nrepeats = \"until-decided\"\n\
+                    [until_decided]\nmax_runs = 6\n";
+        std::fs::write(&file, format!("{head}{rule}{targets}")).unwrap();
+        let out_dir = dir.join(name);
+        let (got, out, err) = suite(&file, &out_dir, &["-q"]);
+        assert_eq!(got, Some(code), "{name}: {out}\n{err}");
+        let folder = only_subfolder(&out_dir.join("results"));
+        let s = read_json(&folder.join("suite.json"));
+        let decided = s["decided"][0].as_str().unwrap_or_else(|| panic!("{s:#}"));
+        assert!(decided.contains(says), "{name}: {decided}");
+        assert!(
+            !decided.contains("every metric decided"),
+            "{name}: {decided}"
+        );
+        let runs = common::records_under(&folder.join("b"));
+        assert_eq!(runs.len(), b_runs, "{name}: {runs:?}");
+        for r in &runs {
+            common::verified(r);
+        }
     }
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -31,40 +31,24 @@ pub struct AbArgs {
     /// The test, as quick mode takes it; its URL is A.
     #[command(flatten)]
     pub quick: QuickArgs,
-    /// B: a URL (the same test against it). With --plan, A and B are the plan's overrides,
-    /// `KEY=VALUE[,KEY=VALUE…]`; two folders of runs already made are replayed in order.
+    /// B: as A, the other side.
     #[arg(value_name = "B", help_heading = None)]
     pub b: String,
+    /// The flags given on the command line, as spelt in the help (`--json`).
+    #[arg(skip)]
+    pub given: Vec<String>,
 }
 
 /// The help heading of `volley ab`'s own flags (else they take the test flags' last heading).
 const AB: &str = "A/B until decided";
-/// Quick-mode flags `volley ab` refuses, by argument id: hidden from its help (and flags.md).
-const REFUSED: &str = "repeat repeat_until segment join join_wait json metrics_listen \
-    metrics_linger prometheus_rw otlp targets metrics interval max_series";
-
-/// Hides a flag `volley ab` refuses from its help.
-pub fn hide_refused(arg: clap::Arg) -> clap::Arg {
-    let refused = REFUSED.split_whitespace().any(|id| id == arg.get_id());
-    if refused { arg.hide(true) } else { arg }
-}
 
 /// Runs the sequence (or replays two folders of runs); returns the exit code.
 pub fn run(a: AbArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
-    let (q, e) = (&a.quick, &a.quick.export);
-    let outputs = q.json.is_some() || e.metrics_listen.is_some() || e.prometheus_rw.is_some();
-    let runs = q.repeat > 1 || !q.repeat_until.is_empty() || q.join.join.is_some();
-    if runs || q.segment.is_some() || outputs || e.otlp.is_some() || !q.watch.targets.is_empty() {
-        anyhow::bail!(volley::Error::Invalid {
-            what: "--repeat/--repeat-until/--segment/--join/--json/--watch/live outputs".into(),
-            why: "not with `volley ab`: the sequence decides its runs (--max-runs bounds them), \
-                  and keeps every run's record under --out (ab-<time>/a, b)"
-                .into(),
-        });
-    }
     let sides = [a.quick.url.clone().unwrap_or_default(), a.b.clone()];
+    let kind = volley::suite::ab::sides(&sides, a.plan.as_deref())?;
+    volley::suite::ab::refuse_flags(&a.given, kind)?;
     let design = |open| volley::suite::ab::design(&a.decide, a.threshold, a.max_runs, open);
-    let outcome = if volley::suite::ab::sides(&sides, a.plan.as_deref())?.replays() {
+    let outcome = if kind.replays() {
         volley::suite::ab::replay(&sides.clone().map(PathBuf::from), design, &a.quick.out)?
     } else {
         let plans = [plan_of(&a, &sides[0])?, plan_of(&a, &sides[1])?];

@@ -9,7 +9,7 @@ use clap::{CommandFactory, FromArgMatches};
 use volley::color::{ColorChoice, ColorPolicy, Style};
 use volley::redact::{ArgRole, Argv};
 
-use super::args::Cli;
+use super::args::{Cli, Command};
 
 static POLICY: OnceLock<ColorPolicy> = OnceLock::new();
 
@@ -43,7 +43,10 @@ pub fn parse() -> (Cli, Argv) {
         );
     let mut argv = Argv::plain(plain);
     mark_roles(&matches, &mut argv);
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit());
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.format(&mut cmd).exit());
+    if let (Some(Command::Ab(a)), Some(("ab", m))) = (&mut cli.command, matches.subcommand()) {
+        a.given = volley::plan::flags::given(cmd.find_subcommand("ab"), m);
+    }
     (cli, argv)
 }
 

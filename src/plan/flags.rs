@@ -219,6 +219,17 @@ pub fn parse_duration(text: &str) -> Result<Duration, ArgError> {
     super::read::parse_duration(text).map_err(|why| ArgError::Duration(why.to_string()))
 }
 
+/// The flags of subcommand `sub` given on the command line, as spelt in its help (`--json`).
+pub fn given(sub: Option<&clap::Command>, m: &clap::ArgMatches) -> Vec<String> {
+    let given = |a: &&clap::Arg| {
+        m.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine)
+    };
+    let args = sub.into_iter().flat_map(|c| c.get_arguments());
+    args.filter(given)
+        .filter_map(|a| Some(format!("--{}", a.get_long()?)))
+        .collect()
+}
+
 /// `find-max --model`: what the search varies, the arrival rate (`open`) or the VUs (`closed`).
 pub fn model_parser() -> impl clap::builder::TypedValueParser<Value = LoadModel> {
     use clap::builder::{PossibleValuesParser, TypedValueParser};

@@ -4,7 +4,7 @@ use std::fmt::Write;
 
 use crate::analysis::compare::{ERROR_RATE_THRESHOLD_PP, MIN_GUARDED_RUNS, TailGuard};
 use crate::analysis::metric::Metric;
-use crate::analysis::sequential::{ALPHA, Call, Figure, Look, MIN_PAIRS, Sequence, Stopped};
+use crate::analysis::sequential::{ALPHA, Call, MIN_PAIRS, Sequence, Stopped};
 
 /// Beside a sequence's decision and the comparison of its runs, which reads them another way.
 pub const TABLE_NOTE: &str = "The decision is the sequence's (paired looks, α spent over the \
@@ -13,10 +13,11 @@ pub const TABLE_NOTE: &str = "The decision is the sequence's (paired looks, α s
 
 /// One figure's state: "throughput slower −9.8% [−13.1%, −6.4%]" (as `volley compare` signs
 /// its changes).
-fn metric_state(f: &Figure, look: Option<&Look>, pairs: u32) -> String {
+fn metric_state(seq: &Sequence, i: usize) -> String {
+    let (f, look, pairs) = (&seq.design.metrics[i], seq.looks[i].as_ref(), seq.pairs);
     let m = f.metric;
     let Some(l) = look else {
-        return match pairs >= MIN_PAIRS {
+        return match pairs >= MIN_PAIRS || seq.undecidable(i) {
             // The looks began and none could hold it: a NaN stays in its pairs.
             true => format!(
                 "{} undecided: no look could hold it (a run lacked it, held fewer than 10 \
@@ -45,12 +46,11 @@ fn metric_state(f: &Figure, look: Option<&Look>, pairs: u32) -> String {
 /// The line after pair `seq.pairs`: every metric's state.
 pub fn line(seq: &Sequence) -> String {
     let states: Vec<String> = seq
-        .design
-        .metrics
+        .looks
         .iter()
-        .zip(&seq.looks)
-        .map(|(f, l)| {
-            let state = metric_state(f, l.as_ref(), seq.pairs);
+        .enumerate()
+        .map(|(i, l)| {
+            let state = metric_state(seq, i);
             match l {
                 // Held from the pair that decided it, and said so.
                 Some(l) if l.call != Call::Undecided && l.pairs < seq.pairs => {
@@ -70,7 +70,11 @@ pub fn text(seq: &Sequence) -> String {
         Some(Stopped::MaxRuns) => format!("the run budget ({} pairs) spent", seq.design.max_pairs),
         Some(Stopped::MaxTime) => "the time budget spent".to_string(),
         Some(Stopped::Interrupted) => "a run was interrupted".to_string(),
+        Some(Stopped::Failed) => "a run failed".to_string(),
         Some(Stopped::RunsSpent) => "the runs given ran out".to_string(),
+        Some(Stopped::Undecidable) => {
+            "more runs could decide nothing (a run had no value for each metric left)".to_string()
+        }
         None => "still running".to_string(),
     };
     let mut o = format!(
@@ -78,7 +82,7 @@ pub fn text(seq: &Sequence) -> String {
         seq.pairs,
         2 * seq.pairs
     );
-    for (f, look) in seq.design.metrics.iter().zip(&seq.looks) {
+    for (i, look) in seq.looks.iter().enumerate() {
         let at = match look {
             Some(l) if l.call != Call::Undecided => {
                 format!(
@@ -88,7 +92,7 @@ pub fn text(seq: &Sequence) -> String {
             }
             _ => String::new(),
         };
-        let _ = writeln!(o, "  {}{at}", metric_state(f, look.as_ref(), seq.pairs));
+        let _ = writeln!(o, "  {}{at}", metric_state(seq, i));
     }
     let errors = seq
         .design
@@ -114,7 +118,7 @@ pub fn text(seq: &Sequence) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::sequential::Design;
+    use crate::analysis::sequential::{Design, Figure};
 
     #[test]
     fn the_footer_gives_the_error_rates_own_threshold() {
@@ -148,11 +152,15 @@ mod tests {
         for i in 0..2 {
             seq.add_pair(&run(i), &run(i + 1));
         }
+        // Before the first look, the p99 is known to be beyond any look (its runs hold it
+        // with too few responses), the p50 is not tested yet.
+        let l = line(&seq);
+        assert!(l.contains("latency p50 not tested yet"), "{l}");
         assert!(
-            line(&seq).contains("latency p99 not tested yet"),
-            "{}",
-            line(&seq)
+            l.contains("latency p99 undecided: no look could hold it"),
+            "{l}"
         );
+        assert_eq!(seq.settled(), None, "the p50 may still be decided");
         for i in 2..4 {
             seq.add_pair(&run(i), &run(i + 1));
         }
@@ -162,5 +170,7 @@ mod tests {
             "{l}"
         );
         assert!(l.contains("(decided at pair 3)"), "{l}");
+        // With the p50 decided, more pairs could decide nothing.
+        assert_eq!(seq.settled(), Some(Stopped::Undecidable));
     }
 }

@@ -31,6 +31,8 @@ pub struct AbOutcome {
     /// `<out>/ab-<UTC time>/`, holding `sequence.txt` and `comparison.md`, and the runs (`a/`,
     /// `b/`) unless they were replayed from folders already made.
     pub top: Option<PathBuf>,
+    /// Whether the runs were replayed from folders already made (none was run here).
+    pub replayed: bool,
 }
 
 impl AbOutcome {
@@ -55,9 +57,10 @@ impl AbOutcome {
         self.folders.iter().all(Option::is_some)
     }
 
-    /// Whether a run was interrupted (the exit code is then 130).
+    /// Whether a run was interrupted here (the exit code is then 130); a replayed run that
+    /// was interrupted when it was made stops a replay too, but no signal came now.
     pub fn interrupted(&self) -> bool {
-        self.sequence.stopped == Some(Stopped::Interrupted)
+        self.sequence.stopped == Some(Stopped::Interrupted) && !self.replayed
     }
 }
 
@@ -114,13 +117,13 @@ pub fn design(
 
 /// Refuses a part (`p50{step=pay}`) that `plan` has no group for: its figure would stay
 /// undecided to the budget. Names the parts it has.
-pub fn has_parts(plan: &Plan, figures: &[Figure]) -> Result<(), Error> {
+fn has_parts(plan: &Plan, figures: &[Figure]) -> Result<(), Error> {
     plan.has_parts("--metric", figures.iter().filter_map(|f| f.part.as_ref()))
 }
 
 /// Refuses a stream metric that `plan` cannot measure (it would run to `--max-runs` without a
 /// value to decide on), and a part it has no group for.
-fn measures(plan: &Plan, figures: &[Figure]) -> Result<(), Error> {
+pub fn measures(plan: &Plan, figures: &[Figure]) -> Result<(), Error> {
     has_parts(plan, figures)?;
     let metrics: Vec<Metric> = figures.iter().map(|f| f.metric).collect();
     let streams = || {
@@ -194,6 +197,7 @@ pub fn run<E: From<Error>>(
         sequence,
         folders,
         top: Some(top),
+        replayed: false,
     })
 }
 
@@ -263,8 +267,8 @@ pub fn sides(sides: &[String; 2], plan: Option<&Path>) -> Result<Sides, Error> {
         }
         [false, false] => {}
     }
-    let url = sides.iter().find(|s| s.contains("://"));
-    let set = sides.iter().find(|s| !s.contains("://") && s.contains('='));
+    let url = sides.iter().find(|s| !is_override(s) && s.contains("://"));
+    let set = sides.iter().find(|s| is_override(s));
     match (plan, url, set) {
         (Some(plan), _, _) if !plan.is_file() => Err(Error::File {
             action: crate::error::FileAction::ReadPlan,
@@ -280,6 +284,87 @@ pub fn sides(sides: &[String; 2], plan: Option<&Path>) -> Result<Sides, Error> {
         ))),
         _ => Ok(Sides::Tests),
     }
+}
+
+/// Quick-mode flags `volley ab` refuses, hidden from its help: the sequence decides its runs
+/// (`--max-runs` bounds them) and keeps every run's record itself.
+pub const REFUSED_FLAGS: [&str; 15] = [
+    "--repeat",
+    "--repeat-until",
+    "--segment",
+    "--join",
+    "--join-wait",
+    "--token",
+    "--json",
+    "--metrics-listen",
+    "--metrics-linger",
+    "--prometheus-rw",
+    "--otlp",
+    "--watch",
+    "--watch-metric",
+    "--watch-interval",
+    "--watch-max-series",
+];
+
+/// Hides a flag `volley ab` refuses from its help (and flags.md); names A.
+pub fn hide_refused(arg: clap::Arg) -> clap::Arg {
+    let long = arg.get_long().map(|l| format!("--{l}"));
+    if arg.get_id() == "url" {
+        return arg.value_name("A").help(
+            "A: a URL (B the same test against another), or with --plan the plan's overrides, \
+             KEY=VALUE[,KEY=VALUE…]; two folders of runs already made are replayed in order",
+        );
+    }
+    let refused = long.is_some_and(|l| REFUSED_FLAGS.contains(&l.as_str()));
+    if refused { arg.hide(true) } else { arg }
+}
+
+/// The flags a replay of two folders of runs reads; every other flag is the test's, which a
+/// replay does not run.
+const REPLAY_FLAGS: [&str; 6] = [
+    "--metric",
+    "--threshold",
+    "--max-runs",
+    "--out",
+    "--quiet",
+    "--color",
+];
+
+/// Refuses the first of `given` (the flags on the command line, as spelt in the help: `--json`)
+/// that `volley ab` takes no part in: one of [`REFUSED_FLAGS`], or, when `sides` replay folders
+/// of runs, a flag of the test (its runs are already made) or `--max-time` (a replay takes no
+/// time).
+pub fn refuse_flags(given: &[String], sides: Sides) -> Result<(), Error> {
+    let invalid = |flag: &String, why: &str| {
+        Err(Error::Invalid {
+            what: flag.clone(),
+            why: why.into(),
+        })
+    };
+    if let Some(flag) = given.iter().find(|f| REFUSED_FLAGS.contains(&f.as_str())) {
+        return invalid(
+            flag,
+            "not with `volley ab`: the sequence decides its runs (--max-runs bounds them), and \
+             keeps every run's record under --out (ab-<time>/a, b)",
+        );
+    }
+    let replayed = |f: &&String| sides.replays() && !REPLAY_FLAGS.contains(&f.as_str());
+    match given.iter().find(replayed) {
+        Some(flag) => invalid(
+            flag,
+            "A and B are folders of runs already made, replayed as they are: a flag of the \
+             test (or --plan, --max-time) has nothing to act on; give two URLs to run the \
+             test",
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Whether side `s` is an override (`KEY=VALUE[,…]`): an `=` before any `://`, so that
+/// `target.base_url=http://new:8080` is one and `http://host/?a=1` is a URL.
+fn is_override(s: &str) -> bool {
+    s.find('=')
+        .is_some_and(|eq| s.find("://").is_none_or(|url| eq < url))
 }
 
 /// Replays two folders of runs already made (`dirs`: A's, B's), pair by pair in their order,
@@ -309,6 +394,7 @@ pub fn replay(
         sequence,
         folders: dirs.clone().map(Some),
         top: Some(new_folder(out, &format!("ab-{}", stamp()))?),
+        replayed: true,
     })
 }
 

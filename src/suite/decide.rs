@@ -1,11 +1,11 @@
 //! A suite's `repeats = "until-decided"`: after each round, every target after the first is
 //! compared with it by the sequential design `volley ab` uses
 //! ([`crate::analysis::sequential`]), the round's two runs a pair; the rounds stop once every
-//! target still running is decided.
+//! comparison has stopped: decided, undecidable, or a side that runs no more.
 
 use crate::analysis::sequential::{Design, Sequence, Stopped};
 use crate::record::RunRecord;
-use crate::record::suite::TargetOutcome;
+use crate::record::suite::{Status, TargetOutcome};
 use std::path::Path;
 
 use super::Progress;
@@ -31,9 +31,11 @@ impl Rounds {
     }
 
     /// After round `round` (from 1): adds each target's pair (the first target's run of the
-    /// round, and its own) where both ran; returns whether every target with a run this round
-    /// is decided (false when the first target has none: nothing can be decided). Once they
-    /// are, the spread of each target's runs is written in its folder under `folder`.
+    /// round, and its own) where both ran, and stops each sequence that is settled — decided,
+    /// or undecidable ([`Sequence::settled`]) — or whose side ran no more (it, or the first
+    /// target, failed, aborted or was interrupted); returns whether every sequence has
+    /// stopped. Once they have, the spread of each target's runs is written in its folder
+    /// under `folder`.
     pub(super) fn after_round(
         &mut self,
         round: u32,
@@ -41,7 +43,7 @@ impl Rounds {
         folder: &Path,
         say: Progress<'_>,
     ) -> bool {
-        if !self.all_decided(round, targets) {
+        if !self.all_stopped(round, targets) {
             return false;
         }
         self.decided = Some(self.lines(Stopped::Decided, targets));
@@ -56,8 +58,8 @@ impl Rounds {
         true
     }
 
-    /// What was decided: once every target was, or else when the rounds ended (`interrupted`
-    /// or all run).
+    /// What was decided: once every sequence stopped, or else when the rounds ended
+    /// (`interrupted` or all run).
     pub(super) fn finish(mut self, interrupted: bool, targets: &[TargetOutcome]) -> Vec<String> {
         let stopped = match interrupted {
             true => Stopped::Interrupted,
@@ -69,18 +71,29 @@ impl Rounds {
         }
     }
 
-    fn all_decided(&mut self, round: u32, targets: &[TargetOutcome]) -> bool {
+    fn all_stopped(&mut self, round: u32, targets: &[TargetOutcome]) -> bool {
         fn of_round(t: &TargetOutcome, round: u32) -> Option<&RunRecord> {
             t.runs.last().filter(|_| t.runs.len() as u32 == round)
         }
-        let Some(base) = targets.first().and_then(|t| of_round(t, round)) else {
+        let Some(first) = targets.first() else {
             return false;
         };
         let mut all = true;
         for (seq, t) in self.sequences.iter_mut().zip(&targets[1..]) {
-            if let Some(run) = of_round(t, round) {
-                all &= seq.decided() || seq.add_pair(base, run);
+            if seq.stopped.is_none() {
+                seq.stopped = match (of_round(first, round), of_round(t, round)) {
+                    (Some(base), Some(run)) => {
+                        seq.add_pair(base, run);
+                        seq.settled()
+                    }
+                    // A side without this round's run takes no more turns.
+                    _ if [first, t].iter().any(|t| t.status == Status::Interrupted) => {
+                        Some(Stopped::Interrupted)
+                    }
+                    _ => Some(Stopped::Failed),
+                };
             }
+            all &= seq.stopped.is_some();
         }
         all
     }
@@ -91,10 +104,7 @@ impl Rounds {
         let base = targets.first().map_or("", |t| t.name.as_str());
         let mut out = Vec::new();
         for (seq, t) in self.sequences.iter_mut().zip(&targets[1..]) {
-            seq.stopped = Some(match seq.decided() {
-                true => Stopped::Decided,
-                false => stopped,
-            });
+            seq.stopped.get_or_insert(stopped);
             let text = sequential::text(seq);
             out.push(format!("{} against {base}: {}", t.name, text.trim_end()));
         }

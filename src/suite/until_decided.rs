@@ -16,7 +16,8 @@ pub enum Side {
 }
 
 /// Runs `run(side, pair)` by turns, A then B, pair after pair (from 1), and looks after each
-/// pair, until every metric of `design` is decided, `design.max_pairs` pairs are done, the next
+/// pair, until every metric of `design` is decided (or those left can never be:
+/// [`Sequence::settled`]), `design.max_pairs` pairs are done, the next
 /// pair would end after `max_time` (judged by the last pair's length), a run comes back
 /// interrupted, or `run` has no run to give (`None`: a replay's folders ran out). `after` sees
 /// the sequence after each pair.
@@ -51,11 +52,11 @@ pub fn until_decided<E: From<crate::error::Error>>(
                 return Err(crate::error::Error::Invalid { what, why }.into());
             }
         }
-        let decided = seq.add_pair(&a, &b);
+        seq.add_pair(&a, &b);
         after(&seq);
         last_pair = last_pair.max(pair_started.elapsed());
-        seq.stopped = if decided {
-            Some(Stopped::Decided)
+        seq.stopped = if let Some(settled) = seq.settled() {
+            Some(settled)
         } else if seq.pairs >= seq.design.max_pairs {
             Some(Stopped::MaxRuns)
         } else if max_time.is_some_and(|max| started.elapsed() + last_pair > max) {

@@ -245,9 +245,9 @@ impl Design {
     pub fn look(&self, m: Metric, a: &[f64], b: &[f64], pairs: u32) -> Option<Look> {
         let level = self.level(pairs);
         let relative = m.relative();
-        let usable = |v: f64| v.is_finite() && (!relative || v > 0.0);
         let scale = |x: f64| if relative { x.ln() } else { x };
-        if level <= 0.0 || !a.iter().chain(b).all(|&v| usable(v)) || a.len() < MIN_PAIRS as usize {
+        if level <= 0.0 || !a.iter().chain(b).all(|&v| usable(m, v)) || a.len() < MIN_PAIRS as usize
+        {
             return None;
         }
         let (a, b): (Vec<f64>, Vec<f64>) =
@@ -325,6 +325,12 @@ fn tail_withheld(
     (!every).then_some(TailGuard::OneRunCarriesIt)
 }
 
+/// Whether `v` is a value of metric `m` a look can test: finite, and above 0 for a relative
+/// metric (tested on the log scale).
+fn usable(m: Metric, v: f64) -> bool {
+    v.is_finite() && (!m.relative() || v > 0.0)
+}
+
 /// Why a sequence stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stopped {
@@ -334,10 +340,15 @@ pub enum Stopped {
     MaxRuns,
     /// The time budget spent.
     MaxTime,
-    /// A run was interrupted (Ctrl-C), or failed.
+    /// A run was interrupted (Ctrl-C).
     Interrupted,
+    /// A run failed (a suite's target that failed, or whose baseline did, runs no more).
+    Failed,
     /// The runs given ran out (a replay of two folders of runs).
     RunsSpent,
+    /// No metric left undecided could be decided by more pairs: each has a run without a
+    /// value ([`Sequence::undecidable`]).
+    Undecidable,
 }
 
 /// A sequence so far: each side's per-run values of each metric, and each metric's latest
@@ -401,6 +412,31 @@ impl Sequence {
             }
         }
         self.decided()
+    }
+
+    /// Whether metric `i` (in `design.metrics` order) can never be decided: it is not, and a
+    /// run so far has no value a look can test (every request failed, a part it lacks, or a
+    /// percentile with too few responses above it), which stays in its pairs.
+    pub fn undecidable(&self, i: usize) -> bool {
+        let m = self.design.metrics[i].metric;
+        let decided = self.looks[i].is_some_and(|l| l.call.decided());
+        !decided && !self.values[i].iter().flatten().all(|&v| usable(m, v))
+    }
+
+    /// Why the sequence should stop now without a budget spent: every metric decided, or every
+    /// one left undecided undecidable; `None` while more pairs could decide something.
+    pub fn settled(&self) -> Option<Stopped> {
+        let k = self.design.metrics.len();
+        match () {
+            _ if self.decided() => Some(Stopped::Decided),
+            _ if (0..k).all(|i| {
+                self.undecidable(i) || self.looks[i].is_some_and(|l| l.call.decided())
+            }) =>
+            {
+                Some(Stopped::Undecidable)
+            }
+            _ => None,
+        }
     }
 
     /// Whether every metric is decided.

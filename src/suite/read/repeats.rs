@@ -27,6 +27,12 @@ impl Ctx<'_> {
             return Ok(1);
         };
         let (key, count) = match r.get_ref() {
+            RepeatsFile::Count(_) if f.until_decided.is_some() => {
+                let u = f.until_decided.as_ref().map_or(r.span(), |u| u.span());
+                let why = "[until_decided] with a count of repeats: its rule would be ignored";
+                let hint = Some("repeats = \"until-decided\" (max_runs then bounds the runs)");
+                return Err(self.err(Some(u), why, hint));
+            }
             RepeatsFile::Count(n) => ("repeats", *n),
             RepeatsFile::Rule(rule) if rule == "until-decided" => {
                 let max = f.until_decided.as_ref().and_then(|u| u.get_ref().max_runs);
@@ -89,7 +95,7 @@ impl Ctx<'_> {
         let at = f.until_decided.as_ref().map(|u| u.span());
         let mut design = design.map_err(|e| self.err(at.clone(), metrics_key(e), None))?;
         for t in targets {
-            crate::suite::ab::has_parts(&t.plan, &design.metrics).map_err(|e| {
+            crate::suite::ab::measures(&t.plan, &design.metrics).map_err(|e| {
                 let (name, plan) = (&t.name, t.plan_path.display());
                 let why = format!("target `{name}` (plan {plan}): {}", metrics_key(e));
                 self.err(at.clone(), why, None)
