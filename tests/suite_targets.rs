@@ -466,6 +466,23 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
         "{decided}"
     );
     assert!(decided.contains("every metric decided"), "{decided}");
+    // The same, typed for scripts (it was text only).
+    let d = &s["decisions"][0];
+    assert_eq!(
+        (&d["target"], &d["baseline"]),
+        (&"slower".into(), &"base".into()),
+        "{d:#}"
+    );
+    assert_eq!(d["stopped"], "decided", "{d:#}");
+    let m = &d["metrics"];
+    assert_eq!(
+        (&m[0]["metric"], &m[0]["call"]),
+        (&"p50".into(), &"worse".into()),
+        "{d:#}"
+    );
+    assert_eq!(m[1]["part"], serde_json::json!({"step": "delay"}), "{d:#}");
+    assert!(m[0]["change"].as_f64().unwrap() > 5.0, "{d:#}");
+    assert!(m[0]["decided_at_pair"].as_u64().unwrap() >= 3, "{d:#}");
     // Stopped before its 8 rounds: each target ran as many runs as the rounds that were run.
     let runs = |name: &str| {
         std::fs::read_dir(folder.join(name))
@@ -542,39 +559,18 @@ fn until_decided_stops_when_a_side_runs_no_more_or_nothing_can_be_decided() {
     std::fs::write(dir.join("plan.toml"), DELAY_PLAN).unwrap();
     let url = t.base_url();
     let good = |name: &str| format!("[[target]]\nname = \"{name}\"\nbase_url = \"{url}\"\n");
-    let failing = |name: &str| {
-        format!("[[target]]\nname = \"{name}\"\nbase_url = \"{url}\"\ncommand = [\"false\"]\n")
-    };
+    let failing = |name: &str| good(name) + "command = [\"false\"]\n";
     let (p50, p999) = ("", "metrics = [\"p99.9\"]\n");
-    for (name, rule, targets, code, says, b_runs) in [
+    let failed = ("stopped: a run failed", "failed");
+    let none = ("more runs could decide nothing", "undecidable");
+    for (name, rule, targets, code, (says, stopped), b_runs) in [
         // b fails to start in round 1: nothing was decided (it said "every metric decided").
-        (
-            "b-fails",
-            p50,
-            good("a") + &failing("b"),
-            1,
-            "stopped: a run failed",
-            0,
-        ),
+        ("b-fails", p50, good("a") + &failing("b"), 1, failed, 0),
         // The baseline fails: b's runs could pair with nothing (it ran all 6 rounds).
-        (
-            "a-fails",
-            p50,
-            failing("a") + &good("b"),
-            1,
-            "stopped: a run failed",
-            1,
-        ),
+        ("a-fails", p50, failing("a") + &good("b"), 1, failed, 1),
         // About 2,000 responses a run, where a p99.9 needs 10,000: no round could decide it
         // (it ran all 6).
-        (
-            "thin",
-            p999,
-            good("a") + &good("b"),
-            0,
-            "more runs could decide nothing",
-            1,
-        ),
+        ("thin", p999, good("a") + &good("b"), 0, none, 1),
     ] {
         let file = dir.join(format!("{name}.toml"));
         let head = "plan = \"plan.toml\"\nrepeats = \"until-decided\"\n\
@@ -587,10 +583,9 @@ fn until_decided_stops_when_a_side_runs_no_more_or_nothing_can_be_decided() {
         let s = read_json(&folder.join("suite.json"));
         let decided = s["decided"][0].as_str().unwrap_or_else(|| panic!("{s:#}"));
         assert!(decided.contains(says), "{name}: {decided}");
-        assert!(
-            !decided.contains("every metric decided"),
-            "{name}: {decided}"
-        );
+        let d = &s["decisions"][0];
+        assert_eq!(d["stopped"], stopped, "{name}: {d:#}");
+        assert_eq!(d["metrics"][0]["call"], "undecided", "{name}: {d:#}");
         let runs = common::records_under(&folder.join("b"));
         assert_eq!(runs.len(), b_runs, "{name}: {runs:?}");
         for r in &runs {

@@ -55,6 +55,14 @@ pub struct Rule {
 /// The metric names rules and `--metric` take.
 pub const METRICS: &str = "p50, p90, p95, p99, p99.9, mean, max, throughput, errors, ttft, ttft-p99, gap-p99, tpot, rtt, goodput";
 
+/// The name of metric `m` in [`METRICS`] (`p99`, `throughput`, `errors`, …).
+pub fn metric_name(m: Metric) -> &'static str {
+    METRICS
+        .split(", ")
+        .find(|name| metric_named(name) == Some(m))
+        .unwrap_or_else(|| m.label())
+}
+
 /// The metric a rule or `--metric` names (`p99`, `rps`, `errors`, …).
 pub fn metric_named(name: &str) -> Option<Metric> {
     Some(match name {

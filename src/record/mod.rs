@@ -23,6 +23,7 @@ pub mod set;
 pub mod shares;
 pub mod streams;
 pub mod suite;
+pub mod suite_decision;
 pub mod timing;
 pub mod watch;
 

@@ -49,6 +49,10 @@ pub struct SuiteOutcome {
     /// lines per target).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub decided: Vec<String>,
+    /// `repeats = "until-decided"`: the same, typed, one per target after the first (absent
+    /// in files written before 2026-12-01).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub decisions: Vec<super::suite_decision::SuiteDecision>,
     /// `repeats = "until-decided"`: the practical threshold it decided at, %
     /// (`[until_decided] threshold`); the comparison in the suite's reports is made at it, as
     /// `volley ab`'s is. Absent otherwise, and then the comparison takes `volley compare`'s

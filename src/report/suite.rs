@@ -559,6 +559,7 @@ mod tests {
             interrupted: None,
             notes: Vec::new(),
             decided: Vec::new(),
+            decisions: Vec::new(),
             threshold_pct: None,
             exit_code: None,
             targets: vec![

@@ -3,19 +3,19 @@
 //! ([`crate::analysis::sequential`]), the round's two runs a pair; the rounds stop once every
 //! comparison has stopped: decided, undecidable, or a side that runs no more.
 
-use crate::analysis::sequential::{Design, Sequence, Stopped};
+use crate::analysis::sequential::{Call, Design, Sequence, Stopped};
 use crate::record::RunRecord;
 use crate::record::suite::{Status, TargetOutcome};
+use crate::record::suite_decision::{DecisionStop, MetricCall, MetricDecision, SuiteDecision};
 use std::path::Path;
 
 use super::Progress;
 use crate::report::repeats::write_spread;
 use crate::report::sequential;
 
-/// One sequence per target after the first, and what they decided once every one has.
+/// One sequence per target after the first.
 pub(super) struct Rounds {
     sequences: Vec<Sequence>,
-    decided: Option<Vec<String>>,
 }
 
 impl Rounds {
@@ -24,10 +24,7 @@ impl Rounds {
         let sequences = (1..targets)
             .map(|_| Sequence::new(design.clone()))
             .collect();
-        Self {
-            sequences,
-            decided: None,
-        }
+        Self { sequences }
     }
 
     /// After round `round` (from 1): adds each target's pair (the first target's run of the
@@ -46,7 +43,6 @@ impl Rounds {
         if !self.all_stopped(round, targets) {
             return false;
         }
-        self.decided = Some(self.lines(Stopped::Decided, targets));
         for t in targets.iter().filter(|t| t.runs.len() > 1) {
             if let Err(e) = write_spread(&folder.join(&t.name), &t.name, &t.runs, None) {
                 say(&format!(
@@ -58,17 +54,30 @@ impl Rounds {
         true
     }
 
-    /// What was decided: once every sequence stopped, or else when the rounds ended
-    /// (`interrupted` or all run).
-    pub(super) fn finish(mut self, interrupted: bool, targets: &[TargetOutcome]) -> Vec<String> {
+    /// What was decided, in words (a block of lines per target after the first, then the
+    /// table's note) and typed; a sequence still going when the rounds ended stopped for
+    /// `interrupted`, or else at the most rounds.
+    pub(super) fn finish(
+        mut self,
+        interrupted: bool,
+        targets: &[TargetOutcome],
+    ) -> (Vec<String>, Vec<SuiteDecision>) {
         let stopped = match interrupted {
             true => Stopped::Interrupted,
             false => Stopped::MaxRuns,
         };
-        match self.decided.take() {
-            Some(lines) => lines,
-            None => self.lines(stopped, targets),
+        let base = targets.first().map_or("", |t| t.name.as_str());
+        let (mut lines, mut typed) = (Vec::new(), Vec::new());
+        for (seq, t) in self.sequences.iter_mut().zip(&targets[1..]) {
+            seq.stopped.get_or_insert(stopped);
+            let text = sequential::text(seq);
+            lines.push(format!("{} against {base}: {}", t.name, text.trim_end()));
+            typed.push(decision(seq, &t.name, base));
         }
+        if !lines.is_empty() {
+            lines.push(sequential::TABLE_NOTE.to_string());
+        }
+        (lines, typed)
     }
 
     fn all_stopped(&mut self, round: u32, targets: &[TargetOutcome]) -> bool {
@@ -97,20 +106,37 @@ impl Rounds {
         }
         all
     }
+}
 
-    /// What each comparison decided, `stopped` saying why the rounds ended: a block of lines
-    /// per target after the first.
-    fn lines(&mut self, stopped: Stopped, targets: &[TargetOutcome]) -> Vec<String> {
-        let base = targets.first().map_or("", |t| t.name.as_str());
-        let mut out = Vec::new();
-        for (seq, t) in self.sequences.iter_mut().zip(&targets[1..]) {
-            seq.stopped.get_or_insert(stopped);
-            let text = sequential::text(seq);
-            out.push(format!("{} against {base}: {}", t.name, text.trim_end()));
-        }
-        if !out.is_empty() {
-            out.push(sequential::TABLE_NOTE.to_string());
-        }
-        out
+/// The comparison `seq` of `target` with `baseline`, typed for `suite.json`.
+fn decision(seq: &Sequence, target: &str, baseline: &str) -> SuiteDecision {
+    let metrics = seq.design.metrics.iter().zip(&seq.looks);
+    let metrics = metrics.map(|(f, look)| MetricDecision {
+        metric: crate::analysis::gate::metric_name(f.metric).to_string(),
+        part: f.part.clone(),
+        call: look.map_or(MetricCall::Undecided, |l| match l.call {
+            Call::Better => MetricCall::Better,
+            Call::Worse => MetricCall::Worse,
+            Call::Equivalent => MetricCall::Equivalent,
+            Call::Undecided => MetricCall::Undecided,
+        }),
+        change: look.map(|l| l.change),
+        interval: look.map(|l| [l.interval.0, l.interval.1]),
+        decided_at_pair: look.filter(|l| l.call.decided()).map(|l| l.pairs),
+    });
+    SuiteDecision {
+        target: target.into(),
+        baseline: baseline.into(),
+        pairs: seq.pairs,
+        stopped: match seq.stopped.unwrap_or(Stopped::MaxRuns) {
+            Stopped::Decided => DecisionStop::Decided,
+            Stopped::MaxRuns => DecisionStop::MaxRuns,
+            Stopped::MaxTime => DecisionStop::MaxTime,
+            Stopped::Interrupted => DecisionStop::Interrupted,
+            Stopped::Failed => DecisionStop::Failed,
+            Stopped::RunsSpent => DecisionStop::RunsSpent,
+            Stopped::Undecidable => DecisionStop::Undecidable,
+        },
+        metrics: metrics.collect(),
     }
 }

@@ -111,7 +111,8 @@ pub fn run_with(
         }
     }
     let interrupted = interrupts.signal().is_some();
-    let decided = rounds.map_or_else(Vec::new, |r| r.finish(interrupted, &targets));
+    let (decided, decisions) =
+        rounds.map_or_else(Default::default, |r| r.finish(interrupted, &targets));
     let mut outcome = SuiteOutcome {
         schema_version: crate::record::suite::SUITE_SCHEMA_VERSION,
         name: suite.name.clone(),
@@ -128,6 +129,7 @@ pub fn run_with(
         interrupted: interrupts.signal().map(str::to_string),
         notes: suite.notes.clone(),
         decided,
+        decisions,
         threshold_pct: suite.until_decided.as_ref().map(|d| d.threshold_pct),
         targets,
         exit_code: None,
