@@ -131,6 +131,10 @@ fn latencies(o: &mut String, r: &RunRecord) {
         }
         if let Some(why) = &ci.unsteady {
             let _ = writeln!(o, "95 % intervals: none, the load was not steady: {why}");
+        } else if let Some(why) = super::uncertainty::too_few(r)
+            && super::uncertainty::text_line(ci).is_none()
+        {
+            let _ = writeln!(o, "95 % intervals: none, {why}");
         }
         if let Some(p) = &ci.precision {
             let line = super::uncertainty::precision_line(r, p);

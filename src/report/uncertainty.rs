@@ -64,6 +64,19 @@ pub fn text_line(ci: &Ci95) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
+/// Why a steady run has no interval when it is too short: "the run held 2 one-second batches,
+/// and an interval needs 5 (a run of 5 s or longer; …)"; `None` when it held enough.
+pub fn too_few(r: &RunRecord) -> Option<String> {
+    let need = crate::analysis::interval::MIN_BATCHES;
+    let held = r.histograms.batches_us.len();
+    (held < need).then(|| {
+        format!(
+            "the run held {held} one-second batches, and an interval needs {need} (a run of \
+             {need} s or longer; docs/measurement.md, \"Uncertainty\")"
+        )
+    })
+}
+
 /// What the precision asked got: `precise at 6.0 s: p99 ±1.9 % (asked ±2 %)` or `stopped at the
 /// maximum length: p99 ±3.4 % (asked ±2 %)` (or `interrupted (SIGINT): …`, `stopped by a failed
 /// threshold: …`); a goal on a part of the plan reads that part's interval
@@ -128,13 +141,13 @@ pub fn table(r: &RunRecord) -> Option<Table> {
             ]);
         }
     }
-    if let Some(why) = &ci.unsteady {
-        t.push([
-            "none".to_string(),
-            format!("the load was not steady: {why}"),
-            String::new(),
-            String::new(),
-        ]);
+    let why = match (&ci.unsteady, too_few(r)) {
+        (Some(why), _) => Some(format!("the load was not steady: {why}")),
+        (None, Some(why)) if t.rows.is_empty() => Some(why),
+        _ => None,
+    };
+    if let Some(why) = why {
+        t.push(["none".to_string(), why, String::new(), String::new()]);
     }
     if let Some(p) = &ci.precision {
         t.push([
@@ -238,6 +251,25 @@ mod tests {
             ..p.goals[0].clone()
         };
         assert_eq!(asked(&seven), "±7 %", "0.07 × 100 is 7.000000000000001");
+    }
+
+    #[test]
+    fn a_run_too_short_for_an_interval_says_so() {
+        // Two seconds: the table and the summary said nothing (it was left out).
+        let mut r = record("short", 2, 100, 2000, 0, 0.0);
+        r.summary.ci95 = Some(Ci95::default());
+        r.histograms.batches_us = vec![String::new(); 2];
+        let t = table(&r).expect("a row saying why");
+        let why = "the run held 2 one-second batches, and an interval needs 5";
+        assert!(t.rows[0][1].starts_with(why), "{:?}", t.rows);
+        let text = crate::report::text::render(&r);
+        assert!(
+            text.contains(&format!("95 % intervals: none, {why}")),
+            "{text}"
+        );
+        // Five batches with no figure (e.g. too few responses) do not say it.
+        r.histograms.batches_us = vec![String::new(); 5];
+        assert!(table(&r).is_none());
     }
 
     #[test]
