@@ -41,8 +41,18 @@ pub fn read_variants(paths: &[PathBuf], labels: &[String]) -> Result<Vec<Variant
             ),
         });
     }
+    let same = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
     let mut variants = Vec::new();
-    for path in paths {
+    for (i, path) in paths.iter().enumerate() {
+        if let Some(first) = paths[..i].iter().find(|p| same(p) == same(path)) {
+            return Err(Error::Invalid {
+                what: path.display().to_string(),
+                why: format!(
+                    "the same runs as {} (given twice): runs against themselves compare nothing",
+                    first.display()
+                ),
+            });
+        }
         let runs = read_runs(path)?;
         one_test(path, &runs)?;
         let runs = runs.into_iter().map(|(_, r)| r).collect();
@@ -172,6 +182,11 @@ mod tests {
                 )),
             "{err}"
         );
+        // The same runs twice compare nothing (it printed 'inconclusive').
+        let one = dir.join("repeat-1");
+        let twice = [one.clone(), dir.join("repeat-2/../repeat-1")];
+        let err = read_variants(&twice, &[]).unwrap_err().to_string();
+        assert!(err.contains("(given twice)"), "{err}");
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

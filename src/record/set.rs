@@ -30,6 +30,9 @@ pub fn read_runs(path: &Path) -> Result<Vec<(PathBuf, RunRecord)>, Error> {
         .map(|e| e.path().join(RECORD_FILE))
         .filter(|p| p.is_file())
         .collect();
+    if files.is_empty() && path.join(super::suite::SUITE_FILE).is_file() {
+        return Err(suite_folder(path));
+    }
     if files.is_empty() {
         return Err(Error::Record {
             path: path.to_path_buf(),
@@ -44,6 +47,32 @@ pub fn read_runs(path: &Path) -> Result<Vec<(PathBuf, RunRecord)>, Error> {
         .into_iter()
         .map(|f| read_record(&f).map(|r| (f, r)))
         .collect()
+}
+
+/// Why a suite's results folder is not one test: it holds a folder per target, each compared
+/// as a variant of its own (named, with the command that compares them).
+fn suite_folder(path: &Path) -> Error {
+    let mut targets: Vec<PathBuf> = std::fs::read_dir(path)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    targets.sort();
+    let names: Vec<String> = targets
+        .iter()
+        .filter_map(|t| Some(t.file_name()?.to_string_lossy().into_owned()))
+        .collect();
+    let shown: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
+    Error::Record {
+        path: path.to_path_buf(),
+        why: format!(
+            "a suite's results folder (suite.json), whose targets ({}) are each a test of their \
+             own; compare them: volley compare {}",
+            names.join(", "),
+            shown.join(" ")
+        ),
+    }
 }
 
 /// A sort key that compares runs of digits by value: "repeat-10" → ["repeat-", 10].
@@ -102,6 +131,23 @@ mod tests {
         let err = read_runs(&dir.join("empty")).unwrap_err().to_string();
         assert!(err.contains("none of its subfolders"), "{err}");
         assert!(read_runs(&dir.join("missing.json")).is_err());
+        // A suite's folder whose targets hold repeats names them (it said none was there).
+        let suite = dir.join("suite");
+        for t in ["a", "b"] {
+            let r = record(t, 1, 10, 1000, 0, 0.0);
+            write_record(&suite.join(t).join("repeat-1").join(RECORD_FILE), &r).unwrap();
+        }
+        std::fs::write(suite.join(super::super::suite::SUITE_FILE), "{}").unwrap();
+        let err = read_runs(&suite).unwrap_err().to_string();
+        let cmd = format!(
+            "volley compare {} {}",
+            suite.join("a").display(),
+            suite.join("b").display()
+        );
+        assert!(
+            err.contains("whose targets (a, b)") && err.contains(&cmd),
+            "{err}"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 }
