@@ -70,7 +70,7 @@ pub struct DemoArgs {
     /// Parent folder of the results folders.
     #[arg(long, default_value = "volley-results")]
     pub out: PathBuf,
-    /// Seconds per run (two runs).
+    /// Length of each of the two runs, e.g. 8s, 1m.
     #[arg(long, value_parser = parse_duration, default_value = "8s")]
     pub duration: Duration,
 }

@@ -28,9 +28,6 @@ pub fn run(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         // schemas by server reflection).
         .prepare()?;
     plan.watch.extend(watch);
-    if !a.quiet {
-        eprintln!("{}", volley::run::show::banner(&plan));
-    }
     let records = super::export::records(a.json, &a.out, a.repeat, &plan.name);
     let flags = super::runs::RunFlags {
         repeat: a.repeat,

@@ -16,9 +16,6 @@ pub fn run(args: QuickArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
     let watch = args.watch.specs()?;
     let mut plan = input_from(args)?.validate()?.prepare()?;
     plan.watch.extend(watch);
-    if !quiet {
-        eprintln!("{}", volley::run::show::banner(&plan));
-    }
     let outputs = export.add_to(super::export::records(json, &out, repeat, &plan.name));
     let flags = super::runs::RunFlags {
         repeat,

@@ -45,6 +45,9 @@ pub fn run(
 ) -> anyhow::Result<u8> {
     let quiet = flags.shown == Shown::Nothing;
     plan.repeat_until_fits(flags.repeat, &flags.until)?;
+    if !quiet {
+        eprintln!("{}", volley::run::show::banner(plan));
+    }
     // Before the first request: an output that cannot be written would lose the measurement.
     super::export::start(&mut outputs, Some(plan), "volley")?;
     open_files(plan);

@@ -87,6 +87,7 @@ pub fn quick_shape(
             "closed model, {connections} connections × {streams} streams ({} in flight)",
             u64::from(connections) * u64::from(streams)
         ),
+        LoadModel::Closed if connections == 1 => "closed model, 1 connection".into(),
         LoadModel::Closed => format!("closed model, {connections} connections"),
     }
 }
