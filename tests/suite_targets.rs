@@ -559,7 +559,14 @@ fn until_decided_stops_when_a_side_runs_no_more_or_nothing_can_be_decided() {
     std::fs::write(dir.join("plan.toml"), DELAY_PLAN).unwrap();
     let url = t.base_url();
     let good = |name: &str| format!("[[target]]\nname = \"{name}\"\nbase_url = \"{url}\"\n");
-    let failing = |name: &str| good(name) + "command = [\"false\"]\n";
+    // A process that exits at once, for a port where nothing answers.
+    let closed = common::closed_port();
+    let failing = |name: &str| {
+        format!(
+            "[[target]]\nname = \"{name}\"\nbase_url = \"http://127.0.0.1:{closed}\"\n\
+             command = [\"false\"]\n"
+        )
+    };
     let (p50, p999) = ("", "metrics = [\"p99.9\"]\n");
     let failed = ("stopped: a run failed", "failed");
     let none = ("more runs could decide nothing", "undecidable");

@@ -43,17 +43,21 @@ pub fn read_variants(paths: &[PathBuf], labels: &[String]) -> Result<Vec<Variant
     }
     let same = |p: &PathBuf| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
     let mut variants = Vec::new();
-    for (i, path) in paths.iter().enumerate() {
-        if let Some(first) = paths[..i].iter().find(|p| same(p) == same(path)) {
+    let mut files: Vec<HashSet<PathBuf>> = Vec::new();
+    for path in paths {
+        let runs = read_runs(path)?;
+        let these: HashSet<PathBuf> = runs.iter().map(|(f, _)| same(f)).collect();
+        if let Some(i) = files.iter().position(|f| !f.is_disjoint(&these)) {
             return Err(Error::Invalid {
                 what: path.display().to_string(),
                 why: format!(
-                    "the same runs as {} (given twice): runs against themselves compare nothing",
-                    first.display()
+                    "it holds runs {} holds too (given twice): runs against themselves \
+                     compare nothing",
+                    paths[i].display()
                 ),
             });
         }
-        let runs = read_runs(path)?;
+        files.push(these);
         one_test(path, &runs)?;
         let runs = runs.into_iter().map(|(_, r)| r).collect();
         variants.push(Variant {
@@ -186,6 +190,10 @@ mod tests {
         let one = dir.join("repeat-1");
         let twice = [one.clone(), dir.join("repeat-2/../repeat-1")];
         let err = read_variants(&twice, &[]).unwrap_err().to_string();
+        assert!(err.contains("(given twice)"), "{err}");
+        // So is a run inside a folder given beside it.
+        let inside = [dir.join("repeat-1"), dir.join("repeat-1").join(RECORD_FILE)];
+        let err = read_variants(&inside, &[]).unwrap_err().to_string();
         assert!(err.contains("(given twice)"), "{err}");
         std::fs::remove_dir_all(dir).unwrap();
     }

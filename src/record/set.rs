@@ -50,13 +50,14 @@ pub fn read_runs(path: &Path) -> Result<Vec<(PathBuf, RunRecord)>, Error> {
 }
 
 /// Why a suite's results folder is not one test: it holds a folder per target, each compared
-/// as a variant of its own (named, with the command that compares them).
+/// as a variant of its own (named, with the command that compares them: the targets that
+/// hold runs).
 fn suite_folder(path: &Path) -> Error {
     let mut targets: Vec<PathBuf> = std::fs::read_dir(path)
         .into_iter()
         .flatten()
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
+        .filter(|p| read_runs(p).is_ok())
         .collect();
     targets.sort();
     let names: Vec<String> = targets
@@ -138,6 +139,8 @@ mod tests {
             write_record(&suite.join(t).join("repeat-1").join(RECORD_FILE), &r).unwrap();
         }
         std::fs::write(suite.join(super::super::suite::SUITE_FILE), "{}").unwrap();
+        // A target that failed before its first run holds only its server.log.
+        std::fs::create_dir_all(suite.join("c")).unwrap();
         let err = read_runs(&suite).unwrap_err().to_string();
         let cmd = format!(
             "volley compare {} {}",

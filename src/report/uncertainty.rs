@@ -68,7 +68,9 @@ pub fn text_line(ci: &Ci95) -> Option<String> {
 /// and an interval needs 5 (a run of 5 s or longer; …)"; `None` when it held enough.
 pub fn too_few(r: &RunRecord) -> Option<String> {
     let need = crate::analysis::interval::MIN_BATCHES;
-    let held = r.histograms.batches_us.len();
+    // Whole seconds of the window, as the interval counts them (a partial last one is no
+    // batch of its own).
+    let held = (r.summary.duration_s.max(0.0) + 1e-6).floor() as usize;
     (held < need).then(|| {
         format!(
             "the run held {held} one-second batches, and an interval needs {need} (a run of \
@@ -258,17 +260,18 @@ mod tests {
         // Two seconds: the table and the summary said nothing (it was left out).
         let mut r = record("short", 2, 100, 2000, 0, 0.0);
         r.summary.ci95 = Some(Ci95::default());
-        r.histograms.batches_us = vec![String::new(); 2];
+        (r.summary.duration_s, r.histograms.batches_us) = (4.5, vec![String::new(); 5]);
         let t = table(&r).expect("a row saying why");
-        let why = "the run held 2 one-second batches, and an interval needs 5";
+        // A partial last second is no batch of its own.
+        let why = "the run held 4 one-second batches, and an interval needs 5";
         assert!(t.rows[0][1].starts_with(why), "{:?}", t.rows);
         let text = crate::report::text::render(&r);
         assert!(
             text.contains(&format!("95 % intervals: none, {why}")),
             "{text}"
         );
-        // Five batches with no figure (e.g. too few responses) do not say it.
-        r.histograms.batches_us = vec![String::new(); 5];
+        // Five whole batches with no figure (e.g. too few responses) do not say it.
+        r.summary.duration_s = 5.0;
         assert!(table(&r).is_none());
     }
 

@@ -81,8 +81,12 @@ impl Rounds {
     }
 
     fn all_stopped(&mut self, round: u32, targets: &[TargetOutcome]) -> bool {
+        // A whole run of this round: a target aborted or interrupted in it ran part of one.
         fn of_round(t: &TargetOutcome, round: u32) -> Option<&RunRecord> {
-            t.runs.last().filter(|_| t.runs.len() as u32 == round)
+            let whole = matches!(t.status, Status::Ran | Status::ThresholdsFailed);
+            t.runs
+                .last()
+                .filter(|_| whole && t.runs.len() as u32 == round)
         }
         let Some(first) = targets.first() else {
             return false;
@@ -96,7 +100,10 @@ impl Rounds {
                         seq.settled()
                     }
                     // A side without this round's run takes no more turns.
-                    _ if [first, t].iter().any(|t| t.status == Status::Interrupted) => {
+                    _ if [first, t]
+                        .iter()
+                        .any(|t| matches!(t.status, Status::Interrupted | Status::NotRun)) =>
+                    {
                         Some(Stopped::Interrupted)
                     }
                     _ => Some(Stopped::Failed),
