@@ -384,6 +384,7 @@ fn run_and_compare_reports_render_in_chromium() {
         interrupted: None,
         notes: Vec::new(),
         decided: Vec::new(),
+        decisions: Vec::new(),
         threshold_pct: None,
         targets: vec![ran("closed", "closed"), ran("open", "open"), down],
         exit_code: None,
