@@ -16,28 +16,31 @@ pub struct SuiteDecision {
     /// Pairs of runs (rounds in which both ran) the comparison used.
     pub pairs: u32,
     /// Why its rounds stopped.
-    pub stopped: DecisionStop,
+    pub stopped: Stopped,
     /// Each metric asked (`[until_decided] metrics`), in that order.
     pub metrics: Vec<MetricDecision>,
 }
 
-/// Why a comparison's rounds stopped.
+/// Why a sequence of A/B pairs stopped (`volley ab`; a suite's comparison of a target with the
+/// first: its rounds).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum DecisionStop {
+pub enum Stopped {
     /// Every metric decided.
     Decided,
-    /// `max_runs` rounds were run.
+    /// `max_pairs` pairs (`--max-runs`, `max_runs` rounds) run.
     MaxRuns,
-    /// A time budget was spent.
+    /// The time budget spent.
     MaxTime,
-    /// A signal stopped the suite.
+    /// A run was interrupted (Ctrl-C), or a signal stopped the suite before its turn.
     Interrupted,
-    /// Its target, or the first, failed a step or aborted: it ran no more.
+    /// A run failed (a suite's target that failed or aborted, or whose baseline did, runs no
+    /// more).
     Failed,
-    /// The runs given ran out.
+    /// The runs given ran out (a replay of two folders of runs).
     RunsSpent,
-    /// More rounds could decide nothing: each metric left has a run without a value.
+    /// No metric left undecided could be decided by more pairs: each has a run without a
+    /// value a look can test.
     Undecidable,
 }
 

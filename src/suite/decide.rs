@@ -6,7 +6,7 @@
 use crate::analysis::sequential::{Call, Design, Sequence, Stopped};
 use crate::record::RunRecord;
 use crate::record::suite::{Status, TargetOutcome};
-use crate::record::suite_decision::{DecisionStop, MetricCall, MetricDecision, SuiteDecision};
+use crate::record::suite_decision::{MetricCall, MetricDecision, SuiteDecision};
 use std::path::Path;
 
 use super::Progress;
@@ -135,15 +135,7 @@ fn decision(seq: &Sequence, target: &str, baseline: &str) -> SuiteDecision {
         target: target.into(),
         baseline: baseline.into(),
         pairs: seq.pairs,
-        stopped: match seq.stopped.unwrap_or(Stopped::MaxRuns) {
-            Stopped::Decided => DecisionStop::Decided,
-            Stopped::MaxRuns => DecisionStop::MaxRuns,
-            Stopped::MaxTime => DecisionStop::MaxTime,
-            Stopped::Interrupted => DecisionStop::Interrupted,
-            Stopped::Failed => DecisionStop::Failed,
-            Stopped::RunsSpent => DecisionStop::RunsSpent,
-            Stopped::Undecidable => DecisionStop::Undecidable,
-        },
+        stopped: seq.stopped.unwrap_or(Stopped::MaxRuns),
         metrics: metrics.collect(),
     }
 }

@@ -34,6 +34,7 @@ use super::gate::Part;
 use super::metric::Metric;
 use super::stats::{Difference, mean, variance, without};
 use crate::record::model::RunRecord;
+pub use crate::record::suite_decision::Stopped;
 
 /// The false-call rate a whole sequence is held to.
 pub const ALPHA: f64 = 0.05;
@@ -329,26 +330,6 @@ fn tail_withheld(
 /// metric (tested on the log scale).
 fn usable(m: Metric, v: f64) -> bool {
     v.is_finite() && (!m.relative() || v > 0.0)
-}
-
-/// Why a sequence stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stopped {
-    /// Every metric decided.
-    Decided,
-    /// `max_pairs` pairs run.
-    MaxRuns,
-    /// The time budget spent.
-    MaxTime,
-    /// A run was interrupted (Ctrl-C).
-    Interrupted,
-    /// A run failed (a suite's target that failed, or whose baseline did, runs no more).
-    Failed,
-    /// The runs given ran out (a replay of two folders of runs).
-    RunsSpent,
-    /// No metric left undecided could be decided by more pairs: each has a run without a
-    /// value ([`Sequence::undecidable`]).
-    Undecidable,
 }
 
 /// A sequence so far: each side's per-run values of each metric, and each metric's latest
