@@ -15,8 +15,9 @@ pub struct AbArgs {
     #[arg(long, value_name = "PLAN", help_heading = AB)]
     pub plan: Option<PathBuf>,
     /// Metric to decide (repeatable, comma-separated): p50, p90, p95, p99, p99.9, mean,
-    /// throughput, errors (default: throughput in the closed model, p50 in the open);
-    /// `p50{step=pay}` decides one step of a plan's runs (also scenario=, phase=).
+    /// throughput, errors; with streams ttft, ttft-p99, gap-p99, tpot, rtt, goodput (default:
+    /// throughput in the closed model, p50 in the open); `p50{step=pay}` decides one step of a
+    /// plan's runs (also scenario=, phase=).
     #[arg(long = "metric", value_delimiter = ',', value_name = "METRIC", help_heading = AB)]
     pub decide: Vec<String>,
     /// Practical threshold, %: a change is decided beyond ±PCT, equivalence within.
