@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::closed_port;
+use crate::common::{closed_port, volley};
 
 /// The state and process group of `pid` from /proc, if it exists.
 pub fn stat(pid: u64) -> Option<(char, u64)> {
@@ -115,3 +115,37 @@ pub fn example_suite(dir: &Path) -> (PathBuf, Vec<u16>) {
     std::fs::copy("examples/suite-plan.toml", dir.join("suite-plan.toml")).unwrap();
     (suite, ports)
 }
+
+/// Runs `volley suite SUITE ARGS… --out DIR/results`: (exit code, stdout, stderr).
+pub fn suite(suite: &Path, dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let out = volley()
+        .arg("suite")
+        .arg(suite)
+        .args(args)
+        .arg("--out")
+        .arg(dir.join("results"))
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A plan that waits `{{ vars.ms }}` ms per request (1 ms unless set), 2 VUs for 1 s.
+pub const DELAY_PLAN: &str = r#"
+[target]
+base_url = "http://127.0.0.1:1"
+[vars]
+ms = 1
+[[scenario]]
+name = "wait"
+[scenario.load]
+profile = "constant-vus"
+vus = 2
+duration = "1s"
+[[scenario.step]]
+name = "delay"
+path = "/delay?ms={{ vars.ms }}"
+"#;
