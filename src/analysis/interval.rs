@@ -214,7 +214,7 @@ fn at_resolution(mut b: Bound, figure: BoundFigure, latency: &Histogram<u64>) ->
 
 /// The whole batches inside the window, the last one holding every later response too.
 fn latency_batches(input: &Input<'_>) -> Vec<Histogram<u64>> {
-    let whole = ((input.window_s + 1e-6) / input.batch_s.max(1) as f64).floor() as usize;
+    let whole = whole_batches(input.window_s, input.batch_s);
     let mut out: Vec<Histogram<u64>> = input.batches.iter().take(whole.max(1)).cloned().collect();
     if let Some(last) = out.last_mut() {
         for later in input.batches.iter().skip(whole.max(1)) {
@@ -222,6 +222,12 @@ fn latency_batches(input: &Input<'_>) -> Vec<Histogram<u64>> {
         }
     }
     out
+}
+
+/// The whole batches of `batch_s` seconds a window of `window_s` seconds holds (a partial last
+/// one is no batch of its own).
+pub fn whole_batches(window_s: f64, batch_s: u64) -> usize {
+    ((window_s.max(0.0) + 1e-6) / batch_s.max(1) as f64).floor() as usize
 }
 
 /// The batches merged pairwise until each has enough responses for `figure` (and none is

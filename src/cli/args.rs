@@ -87,7 +87,7 @@ pub enum Command {
     Verify(super::verify::VerifyArgs),
     /// A/B until decided: short runs of A and B by turns until the chosen metrics are decided
     /// (faster, slower or equivalent; a sequential test), then their comparison.
-    #[command(mut_args(volley::suite::ab::hide_refused))]
+    #[command(mut_args(volley::suite::ab::ab_arg))]
     Ab(Box<super::ab::AbArgs>),
 }
 

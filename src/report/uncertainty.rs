@@ -67,10 +67,9 @@ pub fn text_line(ci: &Ci95) -> Option<String> {
 /// Why a steady run has no interval when it is too short: "the run held 2 one-second batches,
 /// and an interval needs 5 (a run of 5 s or longer; …)"; `None` when it held enough.
 pub fn too_few(r: &RunRecord) -> Option<String> {
-    let need = crate::analysis::interval::MIN_BATCHES;
-    // Whole seconds of the window, as the interval counts them (a partial last one is no
-    // batch of its own).
-    let held = (r.summary.duration_s.max(0.0) + 1e-6).floor() as usize;
+    use crate::analysis::interval::{MIN_BATCHES, whole_batches};
+    // Whole seconds of the window, as the interval counts them.
+    let (need, held) = (MIN_BATCHES, whole_batches(r.summary.duration_s, 1));
     (held < need).then(|| {
         format!(
             "the run held {held} one-second batches, and an interval needs {need} (a run of \

@@ -306,8 +306,8 @@ pub const REFUSED_FLAGS: [&str; 15] = [
     "--watch-max-series",
 ];
 
-/// Hides a flag `volley ab` refuses from its help (and flags.md); names A.
-pub fn hide_refused(arg: clap::Arg) -> clap::Arg {
+/// A flag of `volley ab`: hidden from its help (and flags.md) when ab refuses it; A named.
+pub fn ab_arg(arg: clap::Arg) -> clap::Arg {
     let long = arg.get_long().map(|l| format!("--{l}"));
     if arg.get_id() == "url" {
         return arg.value_name("A").help(

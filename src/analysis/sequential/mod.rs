@@ -384,7 +384,7 @@ impl Sequence {
                 let pooled = &mut self.counts[i][side];
                 *pooled = (pooled.0 + charged, pooled.1 + failed);
             }
-            if self.looks[i].is_some_and(|l| l.call.decided()) {
+            if self.decided_at(i) {
                 continue;
             }
             let [va, vb] = &self.values[i];
@@ -400,31 +400,30 @@ impl Sequence {
     /// percentile with too few responses above it), which stays in its pairs.
     pub fn undecidable(&self, i: usize) -> bool {
         let m = self.design.metrics[i].metric;
-        let decided = self.looks[i].is_some_and(|l| l.call.decided());
-        !decided && !self.values[i].iter().flatten().all(|&v| usable(m, v))
+        !self.decided_at(i) && !self.values[i].iter().flatten().all(|&v| usable(m, v))
+    }
+
+    /// Whether metric `i` is decided.
+    fn decided_at(&self, i: usize) -> bool {
+        self.looks[i].is_some_and(|l| l.call.decided())
     }
 
     /// Why the sequence should stop now without a budget spent: every metric decided, or every
     /// one left undecided undecidable; `None` while more pairs could decide something.
     pub fn settled(&self) -> Option<Stopped> {
         let k = self.design.metrics.len();
-        match () {
-            _ if self.decided() => Some(Stopped::Decided),
-            _ if (0..k).all(|i| {
-                self.undecidable(i) || self.looks[i].is_some_and(|l| l.call.decided())
-            }) =>
-            {
-                Some(Stopped::Undecidable)
-            }
-            _ => None,
+        if self.decided() {
+            Some(Stopped::Decided)
+        } else if (0..k).all(|i| self.decided_at(i) || self.undecidable(i)) {
+            Some(Stopped::Undecidable)
+        } else {
+            None
         }
     }
 
     /// Whether every metric is decided.
     pub fn decided(&self) -> bool {
-        self.looks
-            .iter()
-            .all(|l| l.is_some_and(|l| l.call.decided()))
+        (0..self.looks.len()).all(|i| self.decided_at(i))
     }
 }
 
