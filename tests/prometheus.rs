@@ -87,47 +87,55 @@ fn prometheus_holds_the_totals_of_the_record_scraped_and_pushed() {
         "{}",
         record["summary"]
     );
-    // Pushed series carry no job label; scraped ones carry job="volley".
+    // Pushed series carry no job label; scraped ones carry job="volley". The page is gone once
+    // the run has ended, and Prometheus marks a failed scrape's series stale: an instant query
+    // then finds nothing. `last_over_time` reads the last sample held, which ignores those
+    // markers (the bare selector failed whenever a scrape came between the run's end and the
+    // query).
+    let held = |selector: &str| format!("last_over_time({selector}[5m])");
     for job in ["", "volley"] {
         let run = format!("job=\"{job}\",scenario=\"\",step=\"\"");
-        let q = |metric: &str, expected: u64| {
-            prometheus.expect(&format!("{metric}{{{run}}}"), expected as f64)
-        };
-        q("volley_requests_total", requests);
-        q("volley_latency_seconds_count", ok + busy);
-        prometheus.expect(
-            &format!("volley_latency_seconds_bucket{{{run},le=\"+Inf\"}}"),
-            (ok + busy) as f64,
+        let q =
+            |selector: String, expected: u64| prometheus.expect(&held(&selector), expected as f64);
+        q(format!("volley_requests_total{{{run}}}"), requests);
+        q(format!("volley_latency_seconds_count{{{run}}}"), ok + busy);
+        q(
+            format!("volley_latency_seconds_bucket{{{run},le=\"+Inf\"}}"),
+            ok + busy,
         );
-        prometheus.expect(&format!("sum(volley_errors_total{{{run}}})"), errors as f64);
         prometheus.expect(
-            &format!("volley_errors_total{{{run},kind=\"http_5xx\"}}"),
-            common::errors_of(&record, "http_5xx") as f64,
+            &format!("sum({})", held(&format!("volley_errors_total{{{run}}}"))),
+            errors as f64,
+        );
+        q(
+            format!("volley_errors_total{{{run},kind=\"http_5xx\"}}"),
+            common::errors_of(&record, "http_5xx"),
         );
         for (status, n) in [("200", ok), ("503", busy)] {
-            prometheus.expect(
-                &format!("volley_responses_total{{{run},status=\"{status}\"}}"),
-                n as f64,
+            q(
+                format!("volley_responses_total{{{run},status=\"{status}\"}}"),
+                n,
             );
         }
         for name in ["home", "busy"] {
-            prometheus.expect(
-                &format!(
+            q(
+                format!(
                     "volley_requests_total{{job=\"{job}\",scenario=\"browse\",step=\"{name}\"}}"
                 ),
-                common::step_u64(&record, name, "requests") as f64,
+                common::step_u64(&record, name, "requests"),
             );
         }
         // Scraped and pushed after the run: nothing runs any more.
-        prometheus.expect(&format!("volley_active_vus{{{run}}}"), 0.0);
+        q(format!("volley_active_vus{{{run}}}"), 0);
         // Every series carries the run's id, the record's.
         let id = record["run_id"].as_str().unwrap();
-        prometheus.expect(
-            &format!("volley_requests_total{{{run},run_id=\"{id}\"}}"),
-            requests as f64,
+        q(
+            format!("volley_requests_total{{{run},run_id=\"{id}\"}}"),
+            requests,
         );
     }
-    prometheus.expect("up{job=\"volley\"}", 1.0);
+    // Scraped successfully: `up` is 0 once the page has gone, 1 while it was there.
+    prometheus.expect("max_over_time(up{job=\"volley\"}[5m])", 1.0);
 }
 
 /// Two runs pushing to one Prometheus at the same time land in two sets of series, each

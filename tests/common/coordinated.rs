@@ -125,13 +125,30 @@ pub fn share_generators(dir: &Path, plan: &str, join: &str, n: usize) -> Vec<Spa
         .collect()
 }
 
-/// Waits until the coordinator has counted requests of the running test.
+/// Waits until the coordinator has counted requests of the running test (60 s at most, the
+/// coordinator's wait for its generators; then fails with what each process said).
 pub fn wait_until_running(dir: &Path) {
-    super::wait_until("the test runs", Duration::from_secs(30), || {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let running = || {
         let text = stderr_of(dir);
         let last = text.lines().rfind(|l| l.contains("generators running"));
         last.is_some_and(|l| !l.contains(", 0 requests"))
-    });
+    };
+    while !running() {
+        if std::time::Instant::now() > deadline {
+            let generators: Vec<String> = (0..)
+                .map(|i| dir.join(format!("w{i}")))
+                .take_while(|w| w.is_dir())
+                .map(|w| format!("{}:\n{}", w.display(), stderr_of(&w)))
+                .collect();
+            panic!(
+                "timed out waiting for the test runs\ncoordinator:\n{}\n{}",
+                stderr_of(dir),
+                generators.join("\n")
+            );
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
 }
 
 /// Waits for each process, at most `limit` each.
