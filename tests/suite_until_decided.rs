@@ -19,7 +19,7 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
         &file,
         format!(
             "plan = \"plan.toml\"\nrepeats = \"until-decided\"\n\
-             [until_decided]\nmetrics = [\"p50\", \"p50{{step=delay}}\"]\nmax_runs = 8\nthreshold = 5\n\
+             [until_decided]\nmetrics = [\"p50\", \"p50{{step=delay}}\"]\nmax_runs = 8\nthreshold = \"5%\"\n\
              [[target]]\nname = \"base\"\nbase_url = \"{url}\"\nvars = {{ ms = 2 }}\n\
              [[target]]\nname = \"slower\"\nbase_url = \"{url}\"\nvars = {{ ms = 4 }}\n",
             url = t.base_url()
@@ -100,6 +100,11 @@ fn until_decided_needs_interleaved_turns_and_its_table() {
         (
             "repeats = \"until-decided\"\n[until_decided]\nmetrics = [\"p50{step=nope}\"]\n",
             "target `a` (plan ",
+        ),
+        // A percentage is a number or "N%" (a string was serde's "expected f64").
+        (
+            "repeats = \"until-decided\"\n[until_decided]\nthreshold = \"five\"\n",
+            "threshold must be a percentage",
         ),
         // The rule of a table beside a count would be ignored (it was, silently).
         (

@@ -68,8 +68,8 @@ pub struct UntilDecidedFile {
     /// The metrics to decide (default: throughput in the closed model, p50 in the open); a
     /// metric may name one part of the plan, as `volley ab --metric` does (`p50{step=pay}`).
     pub metrics: Option<Vec<String>>,
-    /// The practical threshold, % (default 2).
-    pub threshold: Option<f64>,
+    /// The practical threshold, % (default 2): a number (`2`) or a percentage (`"2%"`).
+    pub threshold: Option<Spanned<toml::Value>>,
     /// Most runs per target (default 20).
     pub max_runs: Option<i64>,
 }

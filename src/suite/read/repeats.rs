@@ -89,7 +89,13 @@ impl Ctx<'_> {
         }
         let u = f.until_decided.as_ref().map(|u| u.get_ref());
         let metrics = u.and_then(|u| u.metrics.clone()).unwrap_or_default();
-        let threshold = u.and_then(|u| u.threshold).unwrap_or(2.0);
+        let threshold = match u.and_then(|u| u.threshold.as_ref()) {
+            None => 2.0,
+            Some(t) => percent(t.get_ref()).ok_or_else(|| {
+                let why = "threshold must be a percentage: a number (2) or a string (\"2%\")";
+                self.at(t, why, Some("threshold = 2 decides changes beyond ±2 %"))
+            })?,
+        };
         let open = targets[0].plan.model().has_open();
         let design = crate::suite::ab::design(&metrics, threshold, max_runs, open);
         let at = f.until_decided.as_ref().map(|u| u.span());
@@ -109,6 +115,16 @@ impl Ctx<'_> {
     fn place_of(&self, f: &SuiteFile, key: &str) -> Option<std::ops::Range<usize>> {
         let u = f.until_decided.as_ref()?;
         (key == "max_runs" && u.get_ref().max_runs.is_some()).then(|| u.span())
+    }
+}
+
+/// `2`, `2.5` or `"2%"`: the percentage (a string without its `%` is none).
+fn percent(v: &toml::Value) -> Option<f64> {
+    match v {
+        toml::Value::Integer(n) => Some(*n as f64),
+        toml::Value::Float(x) => Some(*x),
+        toml::Value::String(s) => s.trim().strip_suffix('%')?.trim().parse().ok(),
+        _ => None,
     }
 }
 
