@@ -21,7 +21,8 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
             "plan = \"plan.toml\"\nrepeats = \"until-decided\"\n\
              [until_decided]\nmetrics = [\"p50\", \"p50{{step=delay}}\"]\nmax_runs = 8\nthreshold = \"5%\"\n\
              [[target]]\nname = \"base\"\nbase_url = \"{url}\"\nvars = {{ ms = 2 }}\n\
-             [[target]]\nname = \"slower\"\nbase_url = \"{url}\"\nvars = {{ ms = 4 }}\n",
+             [[target]]\nname = \"slower\"\nbase_url = \"{url}\"\nvars = {{ ms = 4 }}\n\
+             [[target]]\nname = \"same\"\nbase_url = \"{url}\"\nvars = {{ ms = 2 }}\n",
             url = t.base_url()
         ),
     )
@@ -56,7 +57,8 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
     assert_eq!(m[1]["part"], serde_json::json!({"step": "delay"}), "{d:#}");
     assert!(m[0]["change"].as_f64().unwrap() > 5.0, "{d:#}");
     assert!(m[0]["decided_at_pair"].as_u64().unwrap() >= 3, "{d:#}");
-    // Stopped before its 8 rounds: each target ran as many runs as the rounds that were run.
+    // Stopped before its 8 rounds; a target decided ran no more (it ran every round before),
+    // and the first target ran as long as any comparison went on.
     let runs = |name: &str| {
         std::fs::read_dir(folder.join(name))
             .unwrap()
@@ -64,15 +66,18 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
             .filter(|e| e.file_name().to_string_lossy().starts_with("repeat-"))
             .count()
     };
-    assert_eq!(runs("base"), runs("slower"));
-    assert!((3..8).contains(&runs("base")), "{} rounds", runs("base"));
+    let pairs = |i: usize| s["decisions"][i]["pairs"].as_u64().unwrap() as usize;
+    assert!((3..8).contains(&runs("slower")), "{} rounds", runs("slower"));
+    assert_eq!((runs("slower"), runs("same")), (pairs(0), pairs(1)), "{s:#}");
+    assert_eq!(runs("base"), runs("slower").max(runs("same")));
     let md = std::fs::read_to_string(folder.join("report.md")).unwrap();
     assert!(md.contains("slower against base"), "{md}");
     // The header says the runs each target got, not the most it could have.
-    let got = format!(
-        "until decided: {} of at most 8 run(s) per target",
-        runs("base")
-    );
+    let (fewest, most) = (runs("slower").min(runs("same")), runs("base"));
+    let got = match fewest == most {
+        true => format!("until decided: {most} of at most 8 run(s) per target"),
+        false => format!("until decided: {fewest}–{most} of at most 8 run(s) per target"),
+    };
     assert!(md.contains(&got), "{md}");
     // The comparison beneath is made at the threshold the rounds decided at (it was ±2 %).
     assert_eq!(s["threshold_pct"], 5.0, "{s:#}");

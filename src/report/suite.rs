@@ -121,12 +121,7 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
             match &o.find_max {
                 Some(search) => format!("find-max per target ({search})"),
                 None if o.decided.is_empty() => format!("{} run(s) per target", o.repeats),
-                // Until decided: the runs each target got, not the most it could have.
-                None => format!(
-                    "until decided: {} of at most {} run(s) per target",
-                    o.targets.iter().map(|t| t.records.len()).max().unwrap_or(0),
-                    o.repeats
-                ),
+                None => suite_tables::until_decided_runs(o),
             },
             o.started_at,
             o.folder.display()

@@ -18,6 +18,21 @@ use crate::units::{ms, rate, seconds, thousands};
 /// What a target's row says for an operation its plan does not have.
 pub const MISSING: &str = "missing";
 
+/// "until decided: 3–6 of at most 20 run(s) per target": the runs each target got (fewest–most:
+/// a target decided early runs no more), not the most it could have had.
+pub fn until_decided_runs(o: &SuiteOutcome) -> String {
+    let runs = o.targets.iter().map(|t| t.records.len());
+    let (fewest, most) = (runs.clone().min().unwrap_or(0), runs.max().unwrap_or(0));
+    let got = match fewest == most {
+        true => most.to_string(),
+        false => format!("{fewest}–{most}"),
+    };
+    format!(
+        "until decided: {got} of at most {} run(s) per target",
+        o.repeats
+    )
+}
+
 /// The median of `values` (`None` when empty).
 fn median(mut values: Vec<f64>) -> Option<f64> {
     if values.is_empty() {

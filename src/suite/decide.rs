@@ -1,7 +1,8 @@
 //! A suite's `repeats = "until-decided"`: after each round, every target after the first is
 //! compared with it by the sequential design `volley ab` uses
 //! ([`crate::analysis::sequential`]), the round's two runs a pair; the rounds stop once every
-//! comparison has stopped: decided, undecidable, or a side that runs no more.
+//! comparison has stopped: decided, undecidable, or a side that runs no more. A target whose
+//! comparison has stopped takes no more turns.
 
 use crate::analysis::sequential::{Call, Design, Sequence, Stopped};
 use crate::record::RunRecord;
@@ -25,6 +26,15 @@ impl Rounds {
             .map(|_| Sequence::new(design.clone()))
             .collect();
         Self { sequences }
+    }
+
+    /// Whether target `i` takes the next round's turn: the first while any comparison goes
+    /// on, another while its own does (one decided early runs no more).
+    pub(super) fn takes_turn(&self, i: usize) -> bool {
+        match i.checked_sub(1) {
+            None => self.sequences.iter().any(|s| s.stopped.is_none()),
+            Some(j) => self.sequences.get(j).is_some_and(|s| s.stopped.is_none()),
+        }
     }
 
     /// After round `round` (from 1): adds each target's pair (the first target's run of the

@@ -13,16 +13,14 @@ use super::process::{Registry, Started, run_to_end};
 use super::signals::Interrupts;
 use super::{Suite, SuiteTarget, watched};
 use crate::error::Error;
-use crate::findmax;
-use crate::findmax::run::Settings;
+use crate::findmax::{self, run::Settings};
 use crate::plan::Plan;
 use crate::record::set::RECORD_FILE;
 use crate::record::suite::{Status, SuiteOutcome, SuiteStep, TargetOutcome};
 use crate::record::{RunRecord, write_record};
 use crate::report::new_folder;
 use crate::report::repeats::{repeat_dir, run_line, write_spread};
-use crate::run;
-use crate::run::output::ResultsFolder;
+use crate::run::{self, output::ResultsFolder};
 use crate::units::thousands;
 
 use super::halt::{Halt, halt_after};
@@ -86,8 +84,10 @@ pub fn run_with(
     for runs in super::order::turns(suite.order, suite.repeats) {
         let round = *runs.end();
         for (i, t) in suite.targets.iter().enumerate() {
-            // A target that failed, was interrupted or aborted takes no more turns.
-            if !matches!(targets[i].status, Status::Ran | Status::ThresholdsFailed) {
+            // A target that failed, was interrupted or aborted takes no more turns, nor one
+            // whose comparison has stopped.
+            let decided = rounds.as_ref().is_some_and(|r| !r.takes_turn(i));
+            if decided || !matches!(targets[i].status, Status::Ran | Status::ThresholdsFailed) {
                 continue;
             }
             let mut runner = TargetRun {
