@@ -67,8 +67,16 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
             .count()
     };
     let pairs = |i: usize| s["decisions"][i]["pairs"].as_u64().unwrap() as usize;
-    assert!((3..8).contains(&runs("slower")), "{} rounds", runs("slower"));
-    assert_eq!((runs("slower"), runs("same")), (pairs(0), pairs(1)), "{s:#}");
+    assert!(
+        (3..8).contains(&runs("slower")),
+        "{} rounds",
+        runs("slower")
+    );
+    assert_eq!(
+        (runs("slower"), runs("same")),
+        (pairs(0), pairs(1)),
+        "{s:#}"
+    );
     assert_eq!(runs("base"), runs("slower").max(runs("same")));
     let md = std::fs::read_to_string(folder.join("report.md")).unwrap();
     assert!(md.contains("slower against base"), "{md}");

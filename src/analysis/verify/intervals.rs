@@ -7,7 +7,8 @@ use crate::record::batches::Batches;
 use crate::record::decode_histogram;
 use crate::record::group_series::GroupSeries;
 use crate::record::model::{
-    Autocorrelation, BoundFigure, Ci95, Group, GroupKind, PrecisionOutcome, RunRecord,
+    Autocorrelation, BoundFigure, Ci95, Group, GroupKind, PrecisionOutcome, ProfileKind, RunRecord,
+    ScenarioConfig,
 };
 
 /// `summary.ci95` recomputed from `histograms.batches_us` and `series`; the batches' responses
@@ -30,8 +31,8 @@ pub(super) fn check(r: &RunRecord, f: &mut Findings) {
         );
         precision(p, r, f);
     }
-    if let Some(why) = changing_phases(r) {
-        // Phases that ramp or hold different levels: a load that changed.
+    if let Some(why) = changing_phases(r).or_else(|| scenarios_apart(r)) {
+        // Phases that ramp or hold different levels, scenarios apart: a load that changed.
         f.check(
             recorded.unsteady.is_some(),
             Rule::IntervalsAgree,
@@ -135,6 +136,42 @@ fn changing_phases(r: &RunRecord) -> Option<String> {
             "groups[{i}] and groups[{j}] are phases of one scenario at different levels"
         ))
     })
+}
+
+/// Where the record's scenarios show a load that changed in its window (as
+/// [`crate::plan::Plan::unsteady`] finds in a plan): one of several VUs running its own
+/// iteration count (each stops when it is done), one that ends by a count beside others,
+/// scenarios that start or stop apart, or a window that begins before any scenario does.
+/// Records without their scenarios' loads (older versions) say nothing here.
+fn scenarios_apart(r: &RunRecord) -> Option<String> {
+    let scenarios = &r.config.scenarios;
+    let first = scenarios.first()?;
+    let span = |s: &ScenarioConfig| s.load.as_ref().map(|l| (s.start_after_s, l.duration_s));
+    for (i, s) in scenarios.iter().enumerate() {
+        let load = s.load.as_ref()?;
+        let at = format!("config.scenarios[{i}]");
+        if load.profile == ProfileKind::PerVuIterations && load.peak_vus.unwrap_or(1) > 1 {
+            return Some(format!(
+                "{at} runs an iteration count per VU on several VUs"
+            ));
+        }
+        if load.iterations.is_some() && scenarios.len() > 1 {
+            return Some(format!(
+                "{at} ends by an iteration count beside other scenarios"
+            ));
+        }
+        if span(s) != span(first) {
+            return Some(format!(
+                "{at} starts or stops apart from config.scenarios[0]"
+            ));
+        }
+    }
+    let earliest = scenarios
+        .iter()
+        .map(|s| s.start_after_s)
+        .fold(f64::INFINITY, f64::min);
+    (earliest > r.config.warmup_s)
+        .then(|| "every scenario starts after the measured window begins".to_string())
 }
 
 /// A group's intervals are what its own batches give over the run's seconds, its batches hold

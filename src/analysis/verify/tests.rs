@@ -292,7 +292,7 @@ fn intervals_are_checked_by_the_method_their_record_names() {
 }
 
 /// A steady 12 s record with the intervals its seconds give.
-fn steady_with_intervals() -> RunRecord {
+pub(super) fn steady_with_intervals() -> RunRecord {
     with_intervals(0.0)
 }
 
