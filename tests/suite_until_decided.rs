@@ -22,7 +22,7 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
              [until_decided]\nmetrics = [\"p50\", \"p50{{step=delay}}\"]\nmax_runs = 8\nthreshold = \"5%\"\n\
              [[target]]\nname = \"base\"\nbase_url = \"{url}\"\nvars = {{ ms = 2 }}\n\
              [[target]]\nname = \"slower\"\nbase_url = \"{url}\"\nvars = {{ ms = 4 }}\n\
-             [[target]]\nname = \"same\"\nbase_url = \"{url}\"\nvars = {{ ms = 2 }}\n",
+             [[target]]\nname = \"close\"\nbase_url = \"{url}\"\nvars = {{ ms = 2.1 }}\n",
             url = t.base_url()
         ),
     )
@@ -73,15 +73,20 @@ fn until_decided_stops_the_rounds_once_each_target_is_decided() {
         runs("slower")
     );
     assert_eq!(
-        (runs("slower"), runs("same")),
+        (runs("slower"), runs("close")),
         (pairs(0), pairs(1)),
         "{s:#}"
     );
-    assert_eq!(runs("base"), runs("slower").max(runs("same")));
+    assert_eq!(runs("base"), runs("slower").max(runs("close")));
+    // Each target's spread is written, a target decided early too (it took no turn in the
+    // last round, where the spread used to be written).
+    for name in ["base", "slower", "close"] {
+        assert!(folder.join(name).join("report.md").exists(), "{name}");
+    }
     let md = std::fs::read_to_string(folder.join("report.md")).unwrap();
     assert!(md.contains("slower against base"), "{md}");
     // The header says the runs each target got, not the most it could have.
-    let (fewest, most) = (runs("slower").min(runs("same")), runs("base"));
+    let (fewest, most) = (runs("slower").min(runs("close")), runs("base"));
     let got = match fewest == most {
         true => format!("until decided: {most} of at most 8 run(s) per target"),
         false => format!("until decided: {fewest}–{most} of at most 8 run(s) per target"),

@@ -37,22 +37,17 @@ impl Rounds {
         }
     }
 
-    /// After round `round` (from 1): adds each target's pair (the first target's run of the
-    /// round, and its own) where both ran, and stops each sequence that is settled — decided,
-    /// or undecidable ([`Sequence::settled`]) — or whose side ran no more (it, or the first
-    /// target, failed, aborted or was interrupted); returns whether every sequence has
-    /// stopped. Once they have, the spread of each target's runs is written in its folder
-    /// under `folder`.
-    pub(super) fn after_round(
-        &mut self,
-        round: u32,
+    /// What was decided, in words (a block of lines per target after the first, then the
+    /// table's note) and typed; a sequence still going when the rounds ended stopped for
+    /// `interrupted`, or else at the most rounds. The spread of each target's runs is written
+    /// in its folder under `folder`: a target decided early took no more turns, and its last
+    /// turn was not the suite's last.
+    pub(super) fn finish(
+        mut self,
+        interrupted: bool,
         targets: &[TargetOutcome],
-        folder: &Path,
-        say: Progress<'_>,
-    ) -> bool {
-        if !self.all_stopped(round, targets) {
-            return false;
-        }
+        (folder, say): (&Path, Progress<'_>),
+    ) -> (Vec<String>, Vec<SuiteDecision>) {
         for t in targets.iter().filter(|t| t.runs.len() > 1) {
             if let Err(e) = write_spread(&folder.join(&t.name), &t.name, &t.runs, None) {
                 say(&format!(
@@ -61,17 +56,6 @@ impl Rounds {
                 ));
             }
         }
-        true
-    }
-
-    /// What was decided, in words (a block of lines per target after the first, then the
-    /// table's note) and typed; a sequence still going when the rounds ended stopped for
-    /// `interrupted`, or else at the most rounds.
-    pub(super) fn finish(
-        mut self,
-        interrupted: bool,
-        targets: &[TargetOutcome],
-    ) -> (Vec<String>, Vec<SuiteDecision>) {
         let stopped = match interrupted {
             true => Stopped::Interrupted,
             false => Stopped::MaxRuns,
@@ -90,7 +74,12 @@ impl Rounds {
         (lines, typed)
     }
 
-    fn all_stopped(&mut self, round: u32, targets: &[TargetOutcome]) -> bool {
+    /// After round `round` (from 1): adds each target's pair (the first target's run of the
+    /// round, and its own) where both ran, and stops each sequence that is settled — decided,
+    /// or undecidable ([`Sequence::settled`]) — or whose side ran no more (it, or the first
+    /// target, failed, aborted or was interrupted); returns whether every sequence has
+    /// stopped.
+    pub(super) fn after_round(&mut self, round: u32, targets: &[TargetOutcome]) -> bool {
         // A whole run of this round: a target aborted or interrupted in it ran part of one.
         fn of_round(t: &TargetOutcome, round: u32) -> Option<&RunRecord> {
             let whole = matches!(t.status, Status::Ran | Status::ThresholdsFailed);

@@ -103,16 +103,15 @@ pub fn run_with(
             };
             runner.run(&mut targets[i])?;
         }
-        if rounds
-            .as_mut()
-            .is_some_and(|r| r.after_round(round, &targets, &folder, &mut *say))
-        {
+        let stopped = rounds.as_mut().map(|r| r.after_round(round, &targets));
+        if stopped == Some(true) {
             break;
         }
     }
     let interrupted = interrupts.signal().is_some();
-    let (decided, decisions) =
-        rounds.map_or_else(Default::default, |r| r.finish(interrupted, &targets));
+    let (decided, decisions) = rounds.map_or_else(Default::default, |r| {
+        r.finish(interrupted, &targets, (&folder, &mut *say))
+    });
     let mut outcome = SuiteOutcome {
         schema_version: crate::record::suite::SUITE_SCHEMA_VERSION,
         name: suite.name.clone(),

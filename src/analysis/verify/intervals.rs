@@ -150,7 +150,10 @@ fn scenarios_apart(r: &RunRecord) -> Option<String> {
     for (i, s) in scenarios.iter().enumerate() {
         let load = s.load.as_ref()?;
         let at = format!("config.scenarios[{i}]");
-        if load.profile == ProfileKind::PerVuIterations && load.peak_vus.unwrap_or(1) > 1 {
+        // A merged record's VUs are its shares' together: a share of one VU each ends all at
+        // once (shares that end apart are `merged`'s own check).
+        let vus = load.peak_vus.unwrap_or(1);
+        if load.profile == ProfileKind::PerVuIterations && vus > 1 && r.merged.is_none() {
             return Some(format!(
                 "{at} runs an iteration count per VU on several VUs"
             ));
