@@ -72,11 +72,12 @@ pub fn results(variants: &[Variant]) -> Table {
             "Test duration",
         ],
     )
-    .with_note(
+    .with_note(format!(
         "Report 002's table. With repeats, throughput, latencies and duration are the medians \
          over the target's runs; requests are the sum, the error rate is over all its attempts. \
-         The test duration is the measured window (warm-up and drain excluded).",
-    );
+         The test duration is the measured window (warm-up and drain excluded).{}",
+        uneven_runs(variants)
+    ));
     for v in variants {
         let of = |f: fn(&RunRecord) -> Option<f64>| median(v.runs.iter().filter_map(f).collect());
         let requests: u64 = v.runs.iter().map(|r| r.summary.requests).sum();
@@ -98,6 +99,25 @@ pub fn results(variants: &[Variant]) -> Table {
         ]);
     }
     t
+}
+
+/// " The targets ran different numbers of runs (a 8, b 3): …" when they did (a suite until
+/// decided stops a target's runs once it is decided), else nothing: summed requests then
+/// differ by the runs alone.
+fn uneven_runs(variants: &[Variant]) -> String {
+    let counts: Vec<String> = variants
+        .iter()
+        .map(|v| format!("{} {}", v.label, v.runs.len()))
+        .collect();
+    let first = variants.first().map_or(0, |v| v.runs.len());
+    if variants.iter().all(|v| v.runs.len() == first) {
+        return String::new();
+    }
+    format!(
+        " The targets ran different numbers of runs ({}): their summed requests differ by that \
+         alone; compare the medians.",
+        counts.join(", ")
+    )
 }
 
 /// A warning when the targets' test durations (each the median over its runs) differ by more
@@ -167,13 +187,14 @@ pub fn operations(variants: &[Variant]) -> Option<Table> {
             "Error rate",
         ],
     )
-    .with_note(
+    .with_note(format!(
         "Steps joined on their operation label (a step's `operation`, else its name). With \
          repeats, requests are summed and the other figures are medians over runs; throughput is \
          over the step's own window. A target run once shows its step's 95 % interval within \
          that run (±; docs/measurement.md, \"Uncertainty\"). \"missing\": the target's plan has \
-         no such operation.",
-    );
+         no such operation.{}",
+        uneven_runs(variants)
+    ));
     for label in &labels {
         for v in variants {
             let steps: Vec<&Group> = v
@@ -384,6 +405,20 @@ mod tests {
         let [rps, p95, p99] = [3, 5, 6].map(|i| &t.rows[0][i]);
         assert!(rps.ends_with(" ± 2.5") && p95.ends_with(" ± 0.040") && p99.ends_with(" ± 0.020"));
         assert!(!t.rows[1][3].contains('±') && !t.rows[1][6].contains('±'));
+    }
+
+    #[test]
+    fn summed_requests_of_uneven_runs_are_said_to_be_so() {
+        let (a, mut b) = (
+            variant("a", &[("get", None)], 10.0),
+            variant("b", &[("get", None)], 10.0),
+        );
+        assert_eq!(uneven_runs(&[a.clone(), b.clone()]), "");
+        b.runs.push(b.runs[0].clone());
+        let v = [a, b];
+        let said = "different numbers of runs (a 1, b 2)";
+        assert!(results(&v).note.unwrap().contains(said));
+        assert!(operations(&v).unwrap().note.unwrap().contains(said));
     }
 
     #[test]
