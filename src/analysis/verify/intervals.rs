@@ -138,8 +138,8 @@ fn changing_phases(r: &RunRecord) -> Option<String> {
     })
 }
 
-/// Where the record's scenarios show a load that changed in its window (as
-/// [`crate::plan::Plan::unsteady`] finds in a plan): one of several VUs running its own
+/// Where the record's scenarios show a load that changed in its window (as the plan's own
+/// `unsteady` check finds before a run): one of several VUs running its own
 /// iteration count (each stops when it is done), one that ends by a count beside others,
 /// scenarios that start or stop apart, or a window that begins before any scenario does.
 /// Records without their scenarios' loads (older versions) say nothing here.

@@ -507,10 +507,15 @@ impl Ctx<'_> {
     }
 }
 
+/// `"2%"`, `"0.5 %"` → the percentage (a string without its `%` is none).
+fn percent_of(s: &str) -> Option<f64> {
+    s.trim().strip_suffix('%')?.trim().parse().ok()
+}
+
 /// `"1%"`, `"0.5 %"`, or a fraction `0.01` → a fraction 0–1.
 fn error_rate(v: &toml::Value) -> Option<f64> {
     let rate = match v {
-        toml::Value::String(s) => s.trim().strip_suffix('%')?.trim().parse::<f64>().ok()? / 100.0,
+        toml::Value::String(s) => percent_of(s)? / 100.0,
         toml::Value::Float(f) => *f,
         toml::Value::Integer(i) => *i as f64,
         _ => return None,

@@ -123,7 +123,7 @@ fn percent(v: &toml::Value) -> Option<f64> {
     match v {
         toml::Value::Integer(n) => Some(*n as f64),
         toml::Value::Float(x) => Some(*x),
-        toml::Value::String(s) => s.trim().strip_suffix('%')?.trim().parse().ok(),
+        toml::Value::String(s) => super::percent_of(s),
         _ => None,
     }
 }
