@@ -128,6 +128,15 @@ fn until_decided_needs_interleaved_turns_and_its_table() {
             "repeats = \"until-decided\"\n[until_decided]\nthreshold = \"five\"\n",
             "threshold must be a percentage",
         ),
+        // One that is no positive share is refused at its own line (it was at the table's).
+        (
+            "repeats = \"until-decided\"\n[until_decided]\nthreshold = \"-2%\"\n",
+            "suite.toml:4",
+        ),
+        (
+            "repeats = \"until-decided\"\n[until_decided]\nthreshold = 0\n",
+            "percentage above 0",
+        ),
         // The rule of a table beside a count would be ignored (it was, silently).
         (
             "repeats = 3\n[until_decided]\nmax_runs = 5\n",

@@ -91,10 +91,13 @@ impl Ctx<'_> {
         let metrics = u.and_then(|u| u.metrics.clone()).unwrap_or_default();
         let threshold = match u.and_then(|u| u.threshold.as_ref()) {
             None => 2.0,
-            Some(t) => percent(t.get_ref()).ok_or_else(|| {
-                let why = "threshold must be a percentage: a number (2) or a string (\"2%\")";
-                self.at(t, why, Some("threshold = 2 decides changes beyond ±2 %"))
-            })?,
+            Some(t) => percent(t.get_ref())
+                .filter(|p| p.is_finite() && *p > 0.0)
+                .ok_or_else(|| {
+                    let why =
+                        "threshold must be a percentage above 0: a number (2) or a string (\"2%\")";
+                    self.at(t, why, Some("threshold = 2 decides changes beyond ±2 %"))
+                })?,
         };
         let open = targets[0].plan.model().has_open();
         let design = crate::suite::ab::design(&metrics, threshold, max_runs, open);
