@@ -9,6 +9,10 @@
 //! tens of milliseconds that a shared 2-core machine has after heavy work, and the knee of a
 //! capacity-limited target is so sharp that the maximum found hardly moves (the queue, hence
 //! the latency, grows without bound just above W/S).
+//!
+//! Every test here that loads a target holds `serial()`: the short ones used to run beside the
+//! first search, which then found too little and searched again (the binary took 250 s in a
+//! full local run on 2026-12-01, 125 s alone).
 
 mod common;
 
@@ -179,6 +183,7 @@ fn metric(page: &str, name: &str) -> f64 {
 
 #[test]
 fn a_capacity_target_reports_its_true_service_time() {
+    let _serial = serial();
     // The oracle of find-max's accuracy: the target counts how long each request held a
     // worker (the service time plus its own work), so its true capacity is known.
     let t = capacity_target(2, Duration::from_millis(10));
@@ -197,6 +202,7 @@ fn a_capacity_target_reports_its_true_service_time() {
 
 #[test]
 fn an_interrupted_search_says_so_and_calls_nothing_a_break() {
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("findmax-interrupted");
     let url = format!("{}/", t.base_url());
@@ -261,6 +267,7 @@ fn an_interrupted_search_says_so_and_calls_nothing_a_break() {
 
 #[test]
 fn a_step_that_precision_ended_says_how_long_it_measured() {
+    let _serial = serial();
     let t = target();
     let dir = temp_dir("findmax-precise");
     let json = dir.join("run.json");
