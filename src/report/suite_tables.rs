@@ -105,14 +105,14 @@ pub fn results(variants: &[Variant]) -> Table {
 /// decided stops a target's runs once it is decided), else nothing: summed requests then
 /// differ by the runs alone.
 fn uneven_runs(variants: &[Variant]) -> String {
-    let counts: Vec<String> = variants
-        .iter()
-        .map(|v| format!("{} {}", v.label, v.runs.len()))
-        .collect();
     let first = variants.first().map_or(0, |v| v.runs.len());
     if variants.iter().all(|v| v.runs.len() == first) {
         return String::new();
     }
+    let counts: Vec<String> = variants
+        .iter()
+        .map(|v| format!("{} {}", v.label, v.runs.len()))
+        .collect();
     format!(
         " The targets ran different numbers of runs ({}): their summed requests differ by that \
          alone; compare the medians.",

@@ -64,6 +64,11 @@ impl AbOutcome {
     }
 }
 
+/// Whether `threshold_pct` can be a practical threshold: a finite percentage above 0.
+pub fn threshold_ok(threshold_pct: f64) -> bool {
+    threshold_pct.is_finite() && threshold_pct > 0.0
+}
+
 /// The design of `--metric` names (default: throughput in the closed model, p50 in the
 /// open), `threshold_pct` and `max_runs` per side.
 pub fn design(
@@ -101,7 +106,7 @@ pub fn design(
             Metric::Throughput
         }));
     }
-    if !(threshold_pct.is_finite() && threshold_pct > 0.0) {
+    if !threshold_ok(threshold_pct) {
         return Err(Error::Invalid {
             what: "--threshold".into(),
             why: "must be a percentage > 0, e.g. 2".into(),

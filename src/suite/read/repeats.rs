@@ -92,7 +92,7 @@ impl Ctx<'_> {
         let threshold = match u.and_then(|u| u.threshold.as_ref()) {
             None => 2.0,
             Some(t) => percent(t.get_ref())
-                .filter(|p| p.is_finite() && *p > 0.0)
+                .filter(|p| crate::suite::ab::threshold_ok(*p))
                 .ok_or_else(|| {
                     let why =
                         "threshold must be a percentage above 0: a number (2) or a string (\"2%\")";
