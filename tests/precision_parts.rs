@@ -174,5 +174,17 @@ fn repeats_until_one_part_is_precise_and_unmeetable_parts_are_refused() {
         err.contains("plan.toml:5:26") && err.contains("the plan has no scenario `sparce`"),
         "{err}"
     );
+    // `check` reads `--precision` as `run` does: over the plan's table, a part it lacks refused.
+    let path = plan.to_str().unwrap();
+    let (code, _, err) = common::run_volley(&["check", path, "--precision", "p50{step=slwo}=2%"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("the plan has no step `slwo`"), "{err}");
+    let (code, out, err) = common::run_volley(&["check", path, "--precision", "p99{step=slow}=2%"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("  p99{step=slow}: "), "{out}");
+    assert!(
+        !out.contains("sparce"),
+        "the flag replaces the table: {out}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

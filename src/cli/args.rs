@@ -290,6 +290,9 @@ pub struct CheckArgs {
     /// file, or one that is not a regular file, is refused before the run.
     #[arg(long, value_name = "SIZE", value_parser = volley::proto::conn::parse_size)]
     pub max_data_size: Option<u64>,
+    /// As for `run`: checked against the plan, and the precision goals shown.
+    #[command(flatten)]
+    pub results: ResultArgs,
 }
 
 /// Quick mode: one URL, flags like oha, wrk and hey.
@@ -420,7 +423,7 @@ pub struct QuickArgs {
     pub join: super::coordinate::JoinArgs,
 }
 
-/// What counts as a success and how results are cut: quick mode, `run` and `find-max`.
+/// What counts as a success and how results are cut: quick mode, `run`, `check` and `find-max`.
 #[derive(Debug, Clone, Args)]
 #[command(next_help_heading = "Results")]
 pub struct ResultArgs {

@@ -70,21 +70,20 @@ fn join(a: RunArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
 
 /// Validates a plan and prints one rendered request per step.
 pub fn check(a: CheckArgs) -> anyhow::Result<u8> {
-    let plan = read_file(
-        &a.plan,
-        &ReadOptions {
-            sets: a.sets,
-            time_scale: a.time_scale,
-            threads: None,
-            secret_headers: a.secret_headers,
-            segment: a.segment,
-            max_data_bytes: max_data(a.max_data_size),
-            ..Default::default()
-        },
-    )?
-    // Every step's request is shown, so gRPC schemas the plan takes from the target are
-    // fetched as a run would.
-    .prepare()?;
+    let mut options = ReadOptions {
+        sets: a.sets,
+        time_scale: a.time_scale,
+        threads: None,
+        secret_headers: a.secret_headers,
+        segment: a.segment,
+        max_data_bytes: max_data(a.max_data_size),
+        ..Default::default()
+    };
+    a.results.apply(&mut options);
+    let plan = read_file(&a.plan, &options)?
+        // Every step's request is shown, so gRPC schemas the plan takes from the target are
+        // fetched as a run would.
+        .prepare()?;
     // Printed only once every step has rendered: a plan that fails says so, and only that.
     let out = volley::run::show::check_text(&plan, &a.plan)?;
     print!("{out}");
