@@ -19,9 +19,10 @@ use crate::units::{ms, rate, seconds, thousands};
 pub const MISSING: &str = "missing";
 
 /// "until decided: 3–6 of at most 20 run(s) per target": the runs each target got (fewest–most:
-/// a target decided early runs no more), not the most it could have had.
+/// a target decided early runs no more), not the most it could have had. A target without a
+/// run (it failed, or was not reached, before its first) is not counted: the failures say so.
 pub fn until_decided_runs(o: &SuiteOutcome) -> String {
-    let runs = o.targets.iter().map(|t| t.records.len());
+    let runs = o.targets.iter().map(|t| t.records.len()).filter(|&n| n > 0);
     let (fewest, most) = (runs.clone().min().unwrap_or(0), runs.max().unwrap_or(0));
     let got = match fewest == most {
         true => most.to_string(),
@@ -419,6 +420,28 @@ mod tests {
         let said = "different numbers of runs (a 1, b 2)";
         assert!(results(&v).note.unwrap().contains(said));
         assert!(operations(&v).unwrap().note.unwrap().contains(said));
+    }
+
+    #[test]
+    fn until_decided_runs_count_the_targets_that_ran() {
+        let target = |name: &str, runs: usize| {
+            let mut t =
+                crate::record::suite::TargetOutcome::new(name, "", std::path::Path::new(name));
+            t.records = vec![std::path::PathBuf::from("run.json"); runs];
+            t
+        };
+        let mut o: SuiteOutcome = serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "name": "s", "source": "s.toml", "repeats": 20, "folder": "out",
+            "started_at": "", "ended_at": "", "interrupted": null, "targets": []
+        }))
+        .unwrap();
+        o.targets = vec![target("a", 6), target("b", 3), target("broken", 0)];
+        assert_eq!(
+            until_decided_runs(&o),
+            "until decided: 3–6 of at most 20 run(s) per target"
+        );
+        o.targets.truncate(1);
+        assert!(until_decided_runs(&o).starts_with("until decided: 6 of"));
     }
 
     #[test]
