@@ -123,6 +123,28 @@ fn check_renders_one_request_per_step() {
     assert!(stdout.contains(r#""title":"task 1-0""#), "{stdout}");
 }
 
+/// The reference plan in docs/plans.md (every key, commented) is a valid plan: `volley check`
+/// passes it, its data file beside it.
+#[test]
+fn the_reference_plan_in_the_docs_checks() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/plans.md"));
+    let doc = doc.unwrap();
+    let plan = doc
+        .split("```toml\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .find(|b| b.contains("[[scenario]]") && b.contains("[target]"))
+        .expect("docs/plans.md has a whole plan");
+    let dir = temp_dir("docs-reference-plan");
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/accounts.csv");
+    std::fs::copy(examples, dir.join("accounts.csv")).unwrap();
+    std::fs::write(dir.join("plan.toml"), plan).unwrap();
+    let (code, out, err) = run_volley(&["check", dir.join("plan.toml").to_str().unwrap()]);
+    assert_eq!(code, Some(0), "docs/plans.md's reference plan: {err}");
+    assert!(out.contains("step get_task:"), "{out}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// Plans that passed `volley check` and could not work: a variable only a later step extracts
 /// (the run once spun through 784,580 unsent attempts in 0.5 s), unique rows for more VUs than
 /// rows, a CSV column or an environment variable that is not there, a data file that is no

@@ -325,3 +325,92 @@ fn small(words: &[String], addr: &str, out: &std::path::Path) -> Vec<String> {
     }
     args
 }
+
+/// Every relative link of the README, `docs/` and `bench/README.md` names a file that is there,
+/// and its `#anchor`, if any, one of that file's headings (as GitHub makes them: lower case,
+/// punctuation dropped, spaces to `-`, `-1`, `-2`… on repeats).
+#[test]
+fn every_link_in_the_docs_resolves() {
+    let mut docs = common::documents();
+    docs.push(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/README.md"));
+    let mut bad = Vec::new();
+    for doc in &docs {
+        let text = std::fs::read_to_string(doc).unwrap();
+        for (line, target) in links(&text) {
+            let (path, anchor) = target.split_once('#').unwrap_or((&target, ""));
+            let file = match path {
+                "" => doc.clone(),
+                p => doc.parent().unwrap().join(p),
+            };
+            let at = format!("{}:{line}: {target}", doc.display());
+            if !file.exists() {
+                bad.push(format!("{at}: no such file"));
+            } else if !anchor.is_empty() && file.extension().is_some_and(|e| e == "md") {
+                let text = std::fs::read_to_string(&file).unwrap();
+                if !anchors(&text).contains(anchor) {
+                    bad.push(format!("{at}: no such heading"));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// The relative link targets of `text` outside code (fenced blocks and `inline`), with their
+/// line numbers.
+fn links(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced {
+            continue;
+        }
+        let prose: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
+        for part in prose.split("](").skip(1) {
+            let target = part.split([')', ' ']).next().unwrap_or("");
+            let external = ["http://", "https://", "mailto:"]
+                .iter()
+                .any(|s| target.starts_with(s));
+            if !external && !target.is_empty() {
+                out.push((i + 1, target.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// The anchors GitHub gives the headings of `text`.
+fn anchors(text: &str) -> std::collections::BTreeSet<String> {
+    let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
+    let mut fenced = false;
+    let mut out = std::collections::BTreeSet::new();
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        }
+        let Some(heading) = line.strip_prefix('#').filter(|_| !fenced) else {
+            continue;
+        };
+        let slug: String = heading
+            .trim_start_matches('#')
+            .trim()
+            .to_lowercase()
+            .chars()
+            .filter_map(|c| match c {
+                ' ' => Some('-'),
+                c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+                _ => None,
+            })
+            .collect();
+        let n = seen.entry(slug.clone()).or_default();
+        out.insert(match *n {
+            0 => slug.clone(),
+            k => format!("{slug}-{k}"),
+        });
+        *n += 1;
+    }
+    out
+}

@@ -253,6 +253,12 @@ fn grpc_stream_options_that_cannot_apply_are_refused_where_they_are() {
             "grpc = \"volley.target.v1.Streams/Ticks\"\ngrpc_stream = { slo = { ttft = \"fast\" } }",
             "grpc_stream.slo.ttft",
         ),
+        (
+            "grpc = \"volley.target.v1.Streams/Chat\"\n\
+             json = { message = \"hi {{ seq }}\", delai_ms = 2 }\ngrpc_stream = { count = 2, echo = true }",
+            "its stream's message: the data does not fit volley.target.v1.EchoRequest: \
+             unrecognized field name 'delai_ms'",
+        ),
     ];
     for (step, why) in cases {
         let plan = plan(&dir, &t.base_url(), CLOSED, step, "");
@@ -260,6 +266,20 @@ fn grpc_stream_options_that_cannot_apply_are_refused_where_they_are() {
         assert_ne!(code, Some(0), "{step}");
         assert!(err.contains(why), "{step}: {err}");
         assert!(err.contains("plan.toml:"), "located: {err}");
+    }
+    // What each step sends, shown: a request decoded from its protobuf, a stream's first message.
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/006-grpc-streams.toml"
+    );
+    let (code, out, err) = run_volley(&["check", example]);
+    assert_eq!(code, Some(0), "{err}");
+    for shown in [
+        r#"{"count":"20","firstMs":5.0,"gapMs":10.0} (20 bytes of protobuf)"#,
+        r#"message (seq 0): {"seq":0} (0 bytes of protobuf)"#,
+        r#"message (seq 0): {"delay_ms":2,"message":"hello 1"} (18 bytes of protobuf)"#,
+    ] {
+        assert!(out.contains(shown), "{shown}\n{out}");
     }
 }
 

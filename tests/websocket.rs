@@ -194,6 +194,22 @@ fn steps_that_cannot_be_websockets_are_refused_where_they_are() {
     let (code, _, err) = run_volley(&["check", &http2]);
     assert_ne!(code, Some(0));
     assert!(err.contains("RFC 8441"), "{err}");
+    // What a step sends over its WebSocket is shown: written out, or its first rendered.
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/008-websocket.toml");
+    let (code, out, err) = run_volley(&["check", example]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("    each message: {\"message\":\"hello\"}\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("    each message: (32 bytes, binary)\n"),
+        "{out}"
+    );
+    let seq = "path = \"/ws\"\nbody = \"n{{ seq }}\"\nwebsocket = { count = 2 }";
+    let (code, out, err) = run_volley(&["check", &plan(&dir, base, CLOSED, seq, "")]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("    message (seq 0): n0\n"), "{out}");
 }
 
 #[test]

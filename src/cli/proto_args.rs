@@ -32,7 +32,7 @@ pub struct ConnectArgs {
     /// Accept any server certificate (self-signed, expired, other name); still encrypted.
     #[arg(short = 'k', long)]
     pub insecure: bool,
-    /// Trust the CA certificates of this PEM file instead of the system's roots.
+    /// Trust the CA certificates of this PEM file instead of the built-in Mozilla roots.
     #[arg(long, value_name = "PEM")]
     pub cacert: Option<PathBuf>,
     /// Client certificate (PEM) for mutual TLS; needs --key.

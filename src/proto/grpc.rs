@@ -230,18 +230,29 @@ impl GrpcMethod {
 
     /// Decodes a response message (unframed protobuf) to JSON, for checks and extraction.
     pub fn decode_json(&self, message: &[u8]) -> Result<serde_json::Value, GrpcError> {
-        let output = self.desc.output();
-        let dynamic = DynamicMessage::decode(output.clone(), message).map_err(|source| {
-            GrpcError::Decode {
-                message: output.full_name().into(),
-                source,
-            }
-        })?;
-        serde_json::to_value(&dynamic).map_err(|source| GrpcError::Payload {
-            message: output.full_name().into(),
-            source,
-        })
+        decode_as(self.desc.output(), message)
     }
+
+    /// Decodes a request message (unframed protobuf) to JSON, as `volley check` shows it.
+    pub fn decode_request_json(&self, message: &[u8]) -> Result<serde_json::Value, GrpcError> {
+        decode_as(self.desc.input(), message)
+    }
+}
+
+/// `message` (unframed protobuf) decoded as a `kind` and written as JSON.
+fn decode_as(
+    kind: prost_reflect::MessageDescriptor,
+    message: &[u8],
+) -> Result<serde_json::Value, GrpcError> {
+    let dynamic =
+        DynamicMessage::decode(kind.clone(), message).map_err(|source| GrpcError::Decode {
+            message: kind.full_name().into(),
+            source,
+        })?;
+    serde_json::to_value(&dynamic).map_err(|source| GrpcError::Payload {
+        message: kind.full_name().into(),
+        source,
+    })
 }
 
 /// Encodes each distinct JSON payload once: a templated plan that renders the same data again

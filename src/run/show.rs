@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::plan::render::{RenderError, RenderedRequest, render_owned};
 use crate::plan::segment::PlanShare;
 use crate::plan::{DynamicRequest, Plan, Scenario, StaticRequest, Step, StepRequest};
+use crate::proto::stream::Spec;
 use crate::redact::redact_url_userinfo;
 
 /// `volley check`'s listing of `plan`, read from `path`; an error when a step's request does not
@@ -237,6 +238,17 @@ fn scenario(out: &mut String, plan: &Plan, sc: &Scenario, path: &Path) -> Result
                 let _ = writeln!(out, "    {line}");
             }
         }
+        if let Some(message) = stream_message(plan, st, &ctx) {
+            let message = message.map_err(|why| crate::Error::Plan {
+                at: path.display().to_string(),
+                why: format!(
+                    "step `{}` of scenario `{}`: its stream's message: {why}",
+                    st.name, sc.name
+                ),
+                hint: None,
+            })?;
+            let _ = writeln!(out, "    {message}");
+        }
         for c in &st.checks {
             let _ = writeln!(out, "    check: {}", c.describe());
         }
@@ -261,19 +273,71 @@ fn show_static(plan: &Plan, st: &Step, s: &StaticRequest) -> String {
         return String::from_utf8_lossy(bytes).into_owned();
     }
     let r = &s.request;
-    let grpc = st.grpc.is_some();
-    let body = if grpc {
-        format!("({} bytes of protobuf)", r.body.len())
+    let grpc = st.grpc.as_deref();
+    let body = if let Some(method) = grpc {
+        let messages_below = st.stream.as_ref().is_some_and(|s| s.message.is_some());
+        match method.decode_request_json(&r.body) {
+            _ if messages_below => String::new(),
+            Ok(json) => format!("{json} ({} bytes of protobuf)", r.body.len()),
+            Err(_) => format!("({} bytes of protobuf)", r.body.len()),
+        }
     } else {
         String::from_utf8_lossy(&r.body).into_owned()
     };
     describe_h2(
         &[r.method.as_str(), &r.path_and_query, &r.authority],
-        version(plan, grpc),
+        version(plan, grpc.is_some()),
         &r.headers,
-        grpc,
+        grpc.is_some(),
         &body,
     )
+}
+
+/// A streaming step's message as `volley check` shows it: its first (`seq` 0) rendered from
+/// its template, as JSON for gRPC (refused as a run would refuse it: a field the message type
+/// lacks), as text for a WebSocket; a WebSocket's every message when it is written out. `None`
+/// for other steps (a gRPC request written out is the request shown above).
+fn stream_message(
+    plan: &Plan,
+    st: &Step,
+    ctx: &minijinja::Value,
+) -> Option<Result<String, String>> {
+    let stream = st.stream.as_ref()?;
+    let Some(template) = &stream.message else {
+        return match &stream.spec {
+            Spec::Ws(ws) if ws.binary => Some(Ok(format!(
+                "each message: ({} bytes, binary)",
+                ws.message.len()
+            ))),
+            Spec::Ws(ws) => Some(Ok(format!(
+                "each message: {}",
+                String::from_utf8_lossy(&ws.message)
+            ))),
+            _ => None,
+        };
+    };
+    let seq = BTreeMap::from([(crate::plan::stream::SEQ, 0)]);
+    let ctx = minijinja::value::merge_maps([minijinja::Value::from(seq), ctx.clone()]);
+    let mut text = Vec::new();
+    let rendered = plan
+        .templates
+        .render_into(template, &ctx, &mut text)
+        .map_err(|e| e.to_string())
+        .map(|()| String::from_utf8_lossy(&text).into_owned());
+    Some(rendered.and_then(|text| {
+        match st.grpc.as_deref() {
+            Some(method) => method
+                .encode_json(&text)
+                .map(|bytes| {
+                    format!(
+                        "message (seq 0): {text} ({} bytes of protobuf)",
+                        bytes.len()
+                    )
+                })
+                .map_err(|e| e.to_string()),
+            None => Ok(format!("message (seq 0): {text}")),
+        }
+    }))
 }
 
 /// The HTTP version a step's requests go out in, as a request line writes it.

@@ -47,7 +47,7 @@ pub fn starter_plan(r: &CurlRequest, from_curl: Option<&str>) -> String {
 # A starter plan, written by `volley new` {source}.
 #   volley check plan.toml   # validates it and prints the request each step sends; sends nothing
 #   volley run plan.toml     # runs it (--time-scale 0.1: every stage ten times shorter)
-# Every key: README.md, \"Test plans\"; editors complete keys with schema/plan.schema.json.
+# Every key: docs/plans.md (a reference plan); editors complete keys with schema/plan.schema.json.
 name = \"starter\"
 
 [target]
