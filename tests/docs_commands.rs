@@ -328,7 +328,8 @@ fn small(words: &[String], addr: &str, out: &std::path::Path) -> Vec<String> {
 
 /// Every relative link of the README, `docs/` and `bench/README.md` names a file that is there,
 /// and its `#anchor`, if any, one of that file's headings (as GitHub makes them: lower case,
-/// punctuation dropped, spaces to `-`, `-1`, `-2`… on repeats).
+/// punctuation dropped, spaces to `-`, `-1`, `-2`… on repeats); every path of the repository
+/// they name in inline code (`tests/signals.rs`) is there too.
 #[test]
 fn every_link_in_the_docs_resolves() {
     let mut docs = common::documents();
@@ -353,7 +354,43 @@ fn every_link_in_the_docs_resolves() {
             }
         }
     }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for doc in &docs {
+        let text = std::fs::read_to_string(doc).unwrap();
+        for (line, path) in named_paths(&text) {
+            if !root.join(&path).exists() {
+                bad.push(format!("{}:{line}: `{path}`: no such file", doc.display()));
+            }
+        }
+    }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Paths of the repository named in inline code (`tests/signals.rs`), with their line numbers;
+/// not those with a pattern (`*`, `…`, `<`) or of what runs write (`fuzz/corpus/`, …).
+fn named_paths(text: &str) -> Vec<(usize, String)> {
+    let tops = [
+        "src/",
+        "tests/",
+        "bench/",
+        "examples/",
+        "docs/",
+        "proto/",
+        "schema/",
+        ".ci/",
+    ];
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        for code in line.split('`').skip(1).step_by(2) {
+            let plain = code
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c));
+            if plain && tops.iter().any(|t| code.starts_with(t)) {
+                out.push((i + 1, code.to_string()));
+            }
+        }
+    }
+    out
 }
 
 /// The relative link targets of `text` outside code (fenced blocks and `inline`), with their
