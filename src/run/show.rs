@@ -209,21 +209,21 @@ fn scenario(out: &mut String, plan: &Plan, sc: &Scenario, path: &Path) -> Result
     let ctx = plan.templates.context(0, 0, &sc.name, &extracted);
     for st in &sc.steps {
         let _ = writeln!(out, "\n  step {}:", st.name);
+        let placeholders = !extracted.is_empty();
+        let failed = |why: String| crate::Error::Plan {
+            at: path.display().to_string(),
+            why: format!("step `{}` of scenario `{}`: {why}", st.name, sc.name),
+            hint: placeholders
+                .then(|| "extracted variables render as placeholders like <name> here".into()),
+        };
         let rendered = match &st.request {
             StepRequest::Static(s) => show_static(plan, st, s),
-            StepRequest::Dynamic(d) => {
-                // A template that cannot render (too long a loop, a failing filter), or
-                // renders what a run could not send, is a mistake in the plan: exit 2.
-                render_owned(&plan.templates, d, &ctx)
-                    .map(|r| show_dynamic(plan, st, d, &r))
-                    .map_err(|e| crate::Error::Plan {
-                        at: path.display().to_string(),
-                        why: format!("step `{}` of scenario `{}`: {}", st.name, sc.name, why(&e)),
-                        hint: (!extracted.is_empty()).then(|| {
-                            "extracted variables render as placeholders like <name> here".into()
-                        }),
-                    })?
-            }
+            // A template that cannot render (too long a loop, a failing filter), or renders
+            // what a run could not send, is a mistake in the plan: exit 2.
+            StepRequest::Dynamic(d) => render_owned(&plan.templates, d, &ctx)
+                .map_err(|e| why(&e))
+                .and_then(|r| show_dynamic(plan, st, d, &r, placeholders))
+                .map_err(failed)?,
         };
         // Header lines (after the request line, up to the blank line) with secret values
         // redacted; the request sent carries them.
@@ -238,15 +238,8 @@ fn scenario(out: &mut String, plan: &Plan, sc: &Scenario, path: &Path) -> Result
                 let _ = writeln!(out, "    {line}");
             }
         }
-        if let Some(message) = stream_message(plan, st, &ctx) {
-            let message = message.map_err(|why| crate::Error::Plan {
-                at: path.display().to_string(),
-                why: format!(
-                    "step `{}` of scenario `{}`: its stream's message: {why}",
-                    st.name, sc.name
-                ),
-                hint: None,
-            })?;
+        if let Some(message) = stream_message(plan, st, &ctx, placeholders) {
+            let message = message.map_err(|why| failed(format!("its stream's message: {why}")))?;
             let _ = writeln!(out, "    {message}");
         }
         for c in &st.checks {
@@ -294,13 +287,13 @@ fn show_static(plan: &Plan, st: &Step, s: &StaticRequest) -> String {
 }
 
 /// A streaming step's message as `volley check` shows it: its first (`seq` 0) rendered from
-/// its template, as JSON for gRPC (refused as a run would refuse it: a field the message type
-/// lacks), as text for a WebSocket; a WebSocket's every message when it is written out. `None`
+/// its template, as JSON for gRPC (see [`encoded`]), as text for a WebSocket; a WebSocket's every message when it is written out. `None`
 /// for other steps (a gRPC request written out is the request shown above).
 fn stream_message(
     plan: &Plan,
     st: &Step,
     ctx: &minijinja::Value,
+    placeholders: bool,
 ) -> Option<Result<String, String>> {
     let stream = st.stream.as_ref()?;
     let Some(template) = &stream.message else {
@@ -324,19 +317,11 @@ fn stream_message(
         .render_into(template, &ctx, &mut text)
         .map_err(|e| e.to_string())
         .map(|()| String::from_utf8_lossy(&text).into_owned());
-    Some(rendered.and_then(|text| {
-        match st.grpc.as_deref() {
-            Some(method) => method
-                .encode_json(&text)
-                .map(|bytes| {
-                    format!(
-                        "message (seq 0): {text} ({} bytes of protobuf)",
-                        bytes.len()
-                    )
-                })
-                .map_err(|e| e.to_string()),
-            None => Ok(format!("message (seq 0): {text}")),
+    Some(rendered.and_then(|text| match st.grpc.as_deref() {
+        Some(method) => {
+            encoded(method, &text, placeholders).map(|m| format!("message (seq 0): {m}"))
         }
+        None => Ok(format!("message (seq 0): {text}")),
     }))
 }
 
@@ -350,16 +335,32 @@ fn version(plan: &Plan, grpc: bool) -> &'static str {
 }
 
 /// A templated request, rendered: as HTTP/1.1 bytes, or its HTTP/2 head and body.
-fn show_dynamic(plan: &Plan, st: &Step, d: &DynamicRequest, r: &RenderedRequest) -> String {
+/// (`placeholders`: the scenario extracts variables, which render as stand-ins here.)
+fn show_dynamic(
+    plan: &Plan,
+    st: &Step,
+    d: &DynamicRequest,
+    r: &RenderedRequest,
+    placeholders: bool,
+) -> Result<String, String> {
     let connect = &plan.target.connect;
-    if st.grpc.is_some() || !connect.client_for(false).protocol().sends_http1_bytes() {
-        return describe_h2(
+    if let Some(method) = st.grpc.as_deref() {
+        return Ok(describe_h2(
             &[&d.method, &r.path, &plan.target.host_header],
-            version(plan, st.grpc.is_some()),
+            version(plan, true),
             &r.headers,
-            st.grpc.is_some(),
+            true,
+            &encoded(method, &r.body, placeholders)?,
+        ));
+    }
+    if !connect.client_for(false).protocol().sends_http1_bytes() {
+        return Ok(describe_h2(
+            &[&d.method, &r.path, &plan.target.host_header],
+            version(plan, false),
+            &r.headers,
+            false,
             &r.body,
-        );
+        ));
     }
     let mut bytes = Vec::new();
     crate::proto::http1::write_request(
@@ -371,7 +372,24 @@ fn show_dynamic(plan: &Plan, st: &Step, d: &DynamicRequest, r: &RenderedRequest)
         r.body.as_bytes(),
         connect.keepalive,
     );
-    String::from_utf8_lossy(&bytes).into_owned()
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A gRPC message's JSON with its size encoded, as `volley check` shows it; why it does not
+/// fit the message type (as a run would find), unless `placeholders` (extracted variables'
+/// stand-ins) may be why: then that is said, not refused.
+fn encoded(
+    method: &crate::proto::grpc::GrpcMethod,
+    json: &str,
+    placeholders: bool,
+) -> Result<String, String> {
+    match method.encode_json(json) {
+        Ok(bytes) => Ok(format!("{json} ({} bytes of protobuf)", bytes.len())),
+        Err(e) if placeholders => Ok(format!(
+            "{json} (not encoded here, perhaps for a placeholder: {e})"
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 /// An HTTP/2 (or HTTP/3) request or gRPC call, for display: its head (`[method, path,
