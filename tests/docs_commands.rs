@@ -366,6 +366,51 @@ fn every_link_in_the_docs_resolves() {
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
+/// One line of a Markdown text outside fenced code blocks: its number, its prose and its
+/// inline code spans (a span may run over lines of its paragraph; a blank line ends it).
+struct MdLine {
+    number: usize,
+    text: String,
+    prose: String,
+    code: Vec<String>,
+}
+
+/// The lines of `text` outside fenced code blocks, prose and inline code apart.
+fn md_lines(text: &str) -> Vec<MdLine> {
+    let (mut out, mut fenced, mut in_code) = (Vec::new(), false, false);
+    let mut span = String::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            (fenced, in_code) = (!fenced, false);
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        if line.trim().is_empty() {
+            in_code = false;
+            span.clear();
+        }
+        let mut md = MdLine {
+            number: i + 1,
+            text: line.to_string(),
+            prose: String::new(),
+            code: Vec::new(),
+        };
+        for c in line.chars().chain(std::iter::once('\n')) {
+            match (c, in_code) {
+                ('`', true) => md.code.push(std::mem::take(&mut span)),
+                ('`', false) => md.prose.push(' '),
+                (c, true) => span.push(c),
+                (c, false) => md.prose.push(c),
+            }
+            in_code ^= c == '`';
+        }
+        out.push(md);
+    }
+    out
+}
+
 /// Paths of the repository named in inline code (`tests/signals.rs`), with their line numbers;
 /// not those with a pattern (`*`, `…`, `<`) or of what runs write (`fuzz/corpus/`, …).
 fn named_paths(text: &str) -> Vec<(usize, String)> {
@@ -379,61 +424,48 @@ fn named_paths(text: &str) -> Vec<(usize, String)> {
         "schema/",
         ".ci/",
     ];
-    let mut out = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        for code in line.split('`').skip(1).step_by(2) {
-            let plain = code
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c));
-            if plain && tops.iter().any(|t| code.starts_with(t)) {
-                out.push((i + 1, code.to_string()));
-            }
-        }
-    }
-    out
+    let plain = |code: &str| {
+        code.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./-".contains(c))
+    };
+    md_lines(text)
+        .into_iter()
+        .flat_map(|l| l.code.into_iter().map(move |c| (l.number, c)))
+        .filter(|(_, code)| plain(code) && tops.iter().any(|t| code.starts_with(t)))
+        .collect()
 }
 
-/// The relative link targets of `text` outside code (fenced blocks and `inline`), with their
-/// line numbers.
+/// The relative link targets of `text`'s prose (`[text](target)`, a title after the target
+/// dropped), with their line numbers.
 fn links(text: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
-    let mut fenced = false;
-    for (i, line) in text.lines().enumerate() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-        }
-        if fenced {
-            continue;
-        }
-        let prose: String = line.split('`').step_by(2).collect::<Vec<_>>().join(" ");
-        for part in prose.split("](").skip(1) {
+    for line in md_lines(text) {
+        for part in line.prose.split("](").skip(1) {
             let target = part.split([')', ' ']).next().unwrap_or("");
             let external = ["http://", "https://", "mailto:"]
                 .iter()
                 .any(|s| target.starts_with(s));
             if !external && !target.is_empty() {
-                out.push((i + 1, target.to_string()));
+                out.push((line.number, target.to_string()));
             }
         }
     }
     out
 }
 
-/// The anchors GitHub gives the headings of `text`.
+/// The anchors GitHub gives the ATX headings of `text` (`#` to `######` and a space): lower
+/// case, punctuation but `-` and `_` dropped, spaces to `-`, `-1`, `-2`… on repeats.
 fn anchors(text: &str) -> std::collections::BTreeSet<String> {
     let mut seen: std::collections::BTreeMap<String, usize> = Default::default();
-    let mut fenced = false;
     let mut out = std::collections::BTreeSet::new();
-    for line in text.lines() {
-        if line.trim_start().starts_with("```") {
-            fenced = !fenced;
-        }
-        let Some(heading) = line.strip_prefix('#').filter(|_| !fenced) else {
+    for line in md_lines(text) {
+        let hashes = line.text.len() - line.text.trim_start_matches('#').len();
+        let rest = &line.text[hashes..];
+        if !(1..=6).contains(&hashes) || !(rest.is_empty() || rest.starts_with(' ')) {
             continue;
-        };
-        let slug: String = heading
-            .trim_start_matches('#')
-            .trim()
+        }
+        let slug = rest.trim().trim_end_matches('#').trim();
+        let slug: String = slug
             .to_lowercase()
             .chars()
             .filter_map(|c| match c {
@@ -450,4 +482,21 @@ fn anchors(text: &str) -> std::collections::BTreeSet<String> {
         *n += 1;
     }
     out
+}
+
+/// The checker above reads Markdown as GitHub does: headings only with `#`…`######` and a
+/// space, outside fences, closing `#` dropped; links and paths outside code, code spans over
+/// lines included.
+#[test]
+fn the_link_checker_reads_markdown_as_github_does() {
+    let text = "# A `b` c?\n## A b c\n#tag\n####### seven\n```\n# fenced\n[f](fenced.md)\n```\n\
+                ### Closed ###\nsee [x](a.md#h \"title\"), `[y](code.md)`, a span `over\n\
+                lines [z](span.md)` and [w](b.md) in `tests/a.rs`, `src/*.rs`\n";
+    let anchors: Vec<String> = anchors(text).into_iter().collect();
+    assert_eq!(anchors, ["a-b-c", "a-b-c-1", "closed"]);
+    assert_eq!(
+        links(text),
+        [(10, "a.md#h".to_string()), (11, "b.md".to_string())]
+    );
+    assert_eq!(named_paths(text), [(11, "tests/a.rs".to_string())]);
 }

@@ -527,7 +527,7 @@ fn check_shows_what_grpc_steps_send_and_refuses_what_cannot_be_encoded() {
     let (code, out, err) = run_volley(&["check", &example("006-grpc-streams.toml")]);
     assert_eq!(code, Some(0), "{err}");
     for shown in [
-        r#"{"count":"20","firstMs":5.0,"gapMs":10.0} (20 bytes of protobuf)"#,
+        r#"{"count":20,"first_ms":5.0,"gap_ms":10.0} (20 bytes of protobuf)"#,
         r#"message (seq 0): {"seq":0} (0 bytes of protobuf)"#,
         r#"message (seq 0): {"delay_ms":2,"message":"hello 1"} (18 bytes of protobuf)"#,
     ] {
@@ -540,12 +540,28 @@ fn check_shows_what_grpc_steps_send_and_refuses_what_cannot_be_encoded() {
         "{out}"
     );
     assert!(
-        out.contains("(not encoded here, perhaps for a placeholder: "),
+        out.contains("(not encoded here, for a placeholder: "),
         "{out}"
     );
 
     let dir = temp_dir("grpc-check");
+    // No `json` and a templated header: the empty message, as a run sends it.
+    let step = "grpc = \"volley.target.v1.Echo/Echo\"\nheaders = { \"X-Vu\" = \"{{ vu }}\" }";
+    let (code, out, err) =
+        run_volley(&["check", &plan(&dir, "http://127.0.0.1:9", CLOSED, step, "")]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.contains("\n    {} (0 bytes of protobuf)\n"), "{out}");
+    // A scenario that extracts a variable, and a message without its placeholder.
+    let again = "grpc = \"volley.target.v1.Echo/Echo\"\njson = { message = \"hi\" }\n\
+                 [scenario.step.extract]\nsaid = { json = \"/message\" }\n\
+                 [[scenario.step]]\nname = \"again\"\ngrpc = \"volley.target.v1.Echo/Echo\"\n\
+                 json = { message = \"hi {{ vu }}\", nope = 1 }";
     for (step, why) in [
+        (
+            again,
+            "step `again` of scenario `s`: the data does not fit volley.target.v1.EchoRequest: \
+             unrecognized field name 'nope'",
+        ),
         (
             "grpc = \"volley.target.v1.Echo/Echo\"\njson = { message = \"hi {{ vu }}\", nope = 1 }",
             "step `stream` of scenario `s`: the data does not fit volley.target.v1.EchoRequest: \

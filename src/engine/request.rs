@@ -155,8 +155,7 @@ fn build_dynamic<'a>(
     let body = match &step.grpc {
         Some(m) => {
             let json = std::str::from_utf8(&scratch.body).map_err(|_| RenderFailed)?;
-            m.encode_json(if json.is_empty() { "{}" } else { json })
-                .map_err(|_| RenderFailed)?
+            m.encode_body(json).map_err(|_| RenderFailed)?
         }
         None => Bytes::copy_from_slice(&scratch.body),
     };

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use bytes::{BufMut, Bytes, BytesMut};
 use http::HeaderMap;
 use prost::Message as _;
-use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor};
+use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor, SerializeOptions};
 
 pub use crate::record::grpc_code::GrpcCode;
 
@@ -228,31 +228,45 @@ impl GrpcMethod {
         Ok(dynamic.encode_to_vec().into())
     }
 
-    /// Decodes a response message (unframed protobuf) to JSON, for checks and extraction.
-    pub fn decode_json(&self, message: &[u8]) -> Result<serde_json::Value, GrpcError> {
-        decode_as(self.desc.output(), message)
+    /// Encodes a step's JSON body as [`encode_json`](Self::encode_json) does; an empty body (a
+    /// step without `json`) is the message with every field at its default, `{}`.
+    pub fn encode_body(&self, json: &str) -> Result<Bytes, GrpcError> {
+        self.encode_json(if json.is_empty() { "{}" } else { json })
     }
 
-    /// Decodes a request message (unframed protobuf) to JSON, as `volley check` shows it.
+    /// Decodes a response message (unframed protobuf) to JSON, for checks and extraction
+    /// (proto3's JSON mapping: lowerCamelCase names, 64-bit integers as strings).
+    pub fn decode_json(&self, message: &[u8]) -> Result<serde_json::Value, GrpcError> {
+        decode_as(self.desc.output(), message, &SerializeOptions::new())
+    }
+
+    /// Decodes a request message (unframed protobuf) to JSON as a plan writes it, for `volley
+    /// check`: the .proto's field names, 64-bit integers as numbers.
     pub fn decode_request_json(&self, message: &[u8]) -> Result<serde_json::Value, GrpcError> {
-        decode_as(self.desc.input(), message)
+        let as_written = SerializeOptions::new()
+            .use_proto_field_name(true)
+            .stringify_64_bit_integers(false);
+        decode_as(self.desc.input(), message, &as_written)
     }
 }
 
-/// `message` (unframed protobuf) decoded as a `kind` and written as JSON.
+/// `message` (unframed protobuf) decoded as a `kind` and written as JSON with `options`.
 fn decode_as(
     kind: prost_reflect::MessageDescriptor,
     message: &[u8],
+    options: &SerializeOptions,
 ) -> Result<serde_json::Value, GrpcError> {
     let dynamic =
         DynamicMessage::decode(kind.clone(), message).map_err(|source| GrpcError::Decode {
             message: kind.full_name().into(),
             source,
         })?;
-    serde_json::to_value(&dynamic).map_err(|source| GrpcError::Payload {
-        message: kind.full_name().into(),
-        source,
-    })
+    dynamic
+        .serialize_with_options(serde_json::value::Serializer, options)
+        .map_err(|source| GrpcError::Payload {
+            message: kind.full_name().into(),
+            source,
+        })
 }
 
 /// Encodes each distinct JSON payload once: a templated plan that renders the same data again

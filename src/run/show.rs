@@ -209,11 +209,11 @@ fn scenario(out: &mut String, plan: &Plan, sc: &Scenario, path: &Path) -> Result
     let ctx = plan.templates.context(0, 0, &sc.name, &extracted);
     for st in &sc.steps {
         let _ = writeln!(out, "\n  step {}:", st.name);
-        let placeholders = !extracted.is_empty();
+        let placeholders: Vec<&str> = extracted.keys().map(String::as_str).collect();
         let failed = |why: String| crate::Error::Plan {
             at: path.display().to_string(),
             why: format!("step `{}` of scenario `{}`: {why}", st.name, sc.name),
-            hint: placeholders
+            hint: (!placeholders.is_empty())
                 .then(|| "extracted variables render as placeholders like <name> here".into()),
         };
         let rendered = match &st.request {
@@ -222,7 +222,7 @@ fn scenario(out: &mut String, plan: &Plan, sc: &Scenario, path: &Path) -> Result
             // what a run could not send, is a mistake in the plan: exit 2.
             StepRequest::Dynamic(d) => render_owned(&plan.templates, d, &ctx)
                 .map_err(|e| why(&e))
-                .and_then(|r| show_dynamic(plan, st, d, &r, placeholders))
+                .and_then(|r| show_dynamic(plan, st, d, &r, &placeholders))
                 .map_err(failed)?,
         };
         // Header lines (after the request line, up to the blank line) with secret values
@@ -238,7 +238,7 @@ fn scenario(out: &mut String, plan: &Plan, sc: &Scenario, path: &Path) -> Result
                 let _ = writeln!(out, "    {line}");
             }
         }
-        if let Some(message) = stream_message(plan, st, &ctx, placeholders) {
+        if let Some(message) = stream_message(plan, st, &ctx, &placeholders) {
             let message = message.map_err(|why| failed(format!("its stream's message: {why}")))?;
             let _ = writeln!(out, "    {message}");
         }
@@ -268,9 +268,8 @@ fn show_static(plan: &Plan, st: &Step, s: &StaticRequest) -> String {
     let r = &s.request;
     let grpc = st.grpc.as_deref();
     let body = if let Some(method) = grpc {
-        let messages_below = st.stream.as_ref().is_some_and(|s| s.message.is_some());
         match method.decode_request_json(&r.body) {
-            _ if messages_below => String::new(),
+            _ if messages_below(st) => String::new(),
             Ok(json) => format!("{json} ({} bytes of protobuf)", r.body.len()),
             Err(_) => format!("({} bytes of protobuf)", r.body.len()),
         }
@@ -287,13 +286,14 @@ fn show_static(plan: &Plan, st: &Step, s: &StaticRequest) -> String {
 }
 
 /// A streaming step's message as `volley check` shows it: its first (`seq` 0) rendered from
-/// its template, as JSON for gRPC (see [`encoded`]), as text for a WebSocket; a WebSocket's every message when it is written out. `None`
-/// for other steps (a gRPC request written out is the request shown above).
+/// its template, as JSON for gRPC (see [`encoded`]), as text for a WebSocket; a WebSocket's
+/// every message when it is written out. `None` for other steps (a gRPC request written out is
+/// the request shown above).
 fn stream_message(
     plan: &Plan,
     st: &Step,
     ctx: &minijinja::Value,
-    placeholders: bool,
+    placeholders: &[&str],
 ) -> Option<Result<String, String>> {
     let stream = st.stream.as_ref()?;
     let Some(template) = &stream.message else {
@@ -311,12 +311,10 @@ fn stream_message(
     };
     let seq = BTreeMap::from([(crate::plan::stream::SEQ, 0)]);
     let ctx = minijinja::value::merge_maps([minijinja::Value::from(seq), ctx.clone()]);
-    let mut text = Vec::new();
     let rendered = plan
         .templates
-        .render_into(template, &ctx, &mut text)
-        .map_err(|e| e.to_string())
-        .map(|()| String::from_utf8_lossy(&text).into_owned());
+        .render(template, &ctx)
+        .map_err(|e| e.to_string());
     Some(rendered.and_then(|text| match st.grpc.as_deref() {
         Some(method) => {
             encoded(method, &text, placeholders).map(|m| format!("message (seq 0): {m}"))
@@ -341,16 +339,20 @@ fn show_dynamic(
     st: &Step,
     d: &DynamicRequest,
     r: &RenderedRequest,
-    placeholders: bool,
+    placeholders: &[&str],
 ) -> Result<String, String> {
     let connect = &plan.target.connect;
     if let Some(method) = st.grpc.as_deref() {
+        let body = match messages_below(st) {
+            true => String::new(),
+            false => encoded(method, &r.body, placeholders)?,
+        };
         return Ok(describe_h2(
             &[&d.method, &r.path, &plan.target.host_header],
             version(plan, true),
             &r.headers,
             true,
-            &encoded(method, &r.body, placeholders)?,
+            &body,
         ));
     }
     if !connect.client_for(false).protocol().sends_http1_bytes() {
@@ -376,20 +378,31 @@ fn show_dynamic(
 }
 
 /// A gRPC message's JSON with its size encoded, as `volley check` shows it; why it does not
-/// fit the message type (as a run would find), unless `placeholders` (extracted variables'
-/// stand-ins) may be why: then that is said, not refused.
+/// fit the message type (as a run would find), unless it holds one of the `placeholders`
+/// (extracted variables' stand-ins, `<name>`, escaped in JSON strings): then that is said, not
+/// refused.
 fn encoded(
     method: &crate::proto::grpc::GrpcMethod,
     json: &str,
-    placeholders: bool,
+    placeholders: &[&str],
 ) -> Result<String, String> {
-    match method.encode_json(json) {
-        Ok(bytes) => Ok(format!("{json} ({} bytes of protobuf)", bytes.len())),
-        Err(e) if placeholders => Ok(format!(
-            "{json} (not encoded here, perhaps for a placeholder: {e})"
-        )),
+    let holds = |name: &&str| {
+        json.contains(&format!("<{name}>")) || json.contains(&format!("\\u003c{name}\\u003e"))
+    };
+    let shown = if json.is_empty() { "{}" } else { json };
+    match method.encode_body(json) {
+        Ok(bytes) => Ok(format!("{shown} ({} bytes of protobuf)", bytes.len())),
+        Err(e) if placeholders.iter().any(holds) => {
+            Ok(format!("{json} (not encoded here, for a placeholder: {e})"))
+        }
         Err(e) => Err(e.to_string()),
     }
+}
+
+/// Whether a step's messages come from its stream's template (shown below its request), so
+/// that its request carries none of them.
+fn messages_below(st: &Step) -> bool {
+    st.stream.as_ref().is_some_and(|s| s.message.is_some())
 }
 
 /// An HTTP/2 (or HTTP/3) request or gRPC call, for display: its head (`[method, path,

@@ -428,16 +428,10 @@ impl Ctx<'_> {
         let body = match (grpc, &request.body) {
             (None, Body::Bytes(bytes)) => bytes.clone(),
             // The message is checked against its type now, not at every request.
-            (Some(m), _) => m
-                .encode_json(if rendered.body.is_empty() {
-                    "{}"
-                } else {
-                    &rendered.body
-                })
-                .map_err(|e| match &st.json {
-                    Some(j) => self.at(j, e.to_string(), None),
-                    None => self.at(&st.name, e.to_string(), None),
-                })?,
+            (Some(m), _) => m.encode_body(&rendered.body).map_err(|e| match &st.json {
+                Some(j) => self.at(j, e.to_string(), None),
+                None => self.at(&st.name, e.to_string(), None),
+            })?,
             (None, _) => rendered.body.into_bytes().into(),
         };
         let method = &request.method;
