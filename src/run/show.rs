@@ -10,7 +10,6 @@ use crate::error::Error;
 use crate::plan::render::{RenderError, RenderedRequest, render_owned};
 use crate::plan::segment::PlanShare;
 use crate::plan::{DynamicRequest, Plan, Scenario, StaticRequest, Step, StepRequest};
-use crate::proto::stream::Spec;
 use crate::redact::redact_url_userinfo;
 
 /// `volley check`'s listing of `plan`, read from `path`; an error when a step's request does not
@@ -297,17 +296,12 @@ fn stream_message(
 ) -> Option<Result<String, String>> {
     let stream = st.stream.as_ref()?;
     let Some(template) = &stream.message else {
-        return match &stream.spec {
-            Spec::Ws(ws) if ws.binary => Some(Ok(format!(
-                "each message: ({} bytes, binary)",
-                ws.message.len()
-            ))),
-            Spec::Ws(ws) => Some(Ok(format!(
-                "each message: {}",
-                String::from_utf8_lossy(&ws.message)
-            ))),
-            _ => None,
-        };
+        return stream.spec.written_message().map(|(message, binary)| {
+            Ok(match binary {
+                true => format!("each message: ({} bytes, binary)", message.len()),
+                false => format!("each message: {}", String::from_utf8_lossy(message)),
+            })
+        });
     };
     let seq = BTreeMap::from([(crate::plan::stream::SEQ, 0)]);
     let ctx = minijinja::value::merge_maps([minijinja::Value::from(seq), ctx.clone()]);

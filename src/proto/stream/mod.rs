@@ -82,6 +82,15 @@ impl Spec {
         pace.offset(count.saturating_sub(1)).unwrap_or_default()
     }
 
+    /// The message its every stream sends, as the plan wrote it, and whether it goes in binary
+    /// frames: a WebSocket's (a gRPC stream's is the step's request; SSE sends none).
+    pub fn written_message(&self) -> Option<(&[u8], bool)> {
+        match self {
+            Self::Ws(w) => Some((&w.message, w.binary)),
+            Self::Sse(_) | Self::Grpc(_) => None,
+        }
+    }
+
     /// Whether its messages are an LLM's output tokens (LLM mode).
     pub fn is_llm(&self) -> bool {
         match self {
