@@ -326,8 +326,9 @@ fn version(plan: &Plan, grpc: bool) -> &'static str {
         .version_name()
 }
 
-/// A templated request, rendered: as HTTP/1.1 bytes, or its HTTP/2 head and body.
-/// (`placeholders`: the scenario extracts variables, which render as stand-ins here.)
+/// A templated request, rendered: as HTTP/1.1 bytes, or its HTTP/2 head and body (a gRPC
+/// message encoded, see [`encoded`]; `placeholders`: the names of the variables the scenario
+/// extracts, which render as stand-ins here).
 fn show_dynamic(
     plan: &Plan,
     st: &Step,
@@ -336,26 +337,19 @@ fn show_dynamic(
     placeholders: &[&str],
 ) -> Result<String, String> {
     let connect = &plan.target.connect;
-    if let Some(method) = st.grpc.as_deref() {
-        let body = match messages_below(st) {
-            true => String::new(),
-            false => encoded(method, &r.body, placeholders)?,
-        };
+    let grpc = st.grpc.as_deref();
+    let body = match grpc {
+        Some(_) if messages_below(st) => String::new(),
+        Some(method) => encoded(method, &r.body, placeholders)?,
+        None => r.body.clone(),
+    };
+    if grpc.is_some() || !connect.client_for(false).protocol().sends_http1_bytes() {
         return Ok(describe_h2(
             &[&d.method, &r.path, &plan.target.host_header],
-            version(plan, true),
+            version(plan, grpc.is_some()),
             &r.headers,
-            true,
+            grpc.is_some(),
             &body,
-        ));
-    }
-    if !connect.client_for(false).protocol().sends_http1_bytes() {
-        return Ok(describe_h2(
-            &[&d.method, &r.path, &plan.target.host_header],
-            version(plan, false),
-            &r.headers,
-            false,
-            &r.body,
         ));
     }
     let mut bytes = Vec::new();
@@ -365,7 +359,7 @@ fn show_dynamic(
         &plan.target.host_header,
         r.path.as_bytes(),
         r.headers.iter().map(|(n, v)| (n.as_str(), v.as_bytes())),
-        r.body.as_bytes(),
+        body.as_bytes(),
         connect.keepalive,
     );
     Ok(String::from_utf8_lossy(&bytes).into_owned())
