@@ -266,14 +266,13 @@ fn show_static(plan: &Plan, st: &Step, s: &StaticRequest) -> String {
     }
     let r = &s.request;
     let grpc = st.grpc.as_deref();
-    let body = if let Some(method) = grpc {
-        match method.decode_request_json(&r.body) {
-            _ if messages_below(st) => String::new(),
+    let body = match grpc {
+        Some(_) if messages_below(st) => String::new(),
+        Some(method) => match method.decode_request_json(&r.body) {
             Ok(json) => format!("{json} ({} bytes of protobuf)", r.body.len()),
             Err(_) => format!("({} bytes of protobuf)", r.body.len()),
-        }
-    } else {
-        String::from_utf8_lossy(&r.body).into_owned()
+        },
+        None => String::from_utf8_lossy(&r.body).into_owned(),
     };
     describe_h2(
         &[r.method.as_str(), &r.path_and_query, &r.authority],
