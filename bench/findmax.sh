@@ -4,7 +4,8 @@
 # maximum is W/S req/s by its settings, and W over the mean time a request really held a
 # worker by its own /metrics: the true capacity, below W/S by the target's own work per
 # request). Uses the default search settings (budget 3m, steps of 5 s + 1 s warm-up) unless
-# STEP/WARMUP/BUDGET are set. Target pinned to CPU 1, generator to CPU 0.
+# STEP/WARMUP/BUDGET are set; EXTRA adds flags (e.g. EXTRA="--precision p50=2%" with STEP=10s:
+# steps sized by their precision). Target pinned to CPU 1, generator to CPU 0.
 #
 #   bench/findmax.sh                       # capacities 2×10ms, 4×10ms, 8×10ms
 #   CAPACITIES="16:10ms 4:2ms" bench/findmax.sh
@@ -16,6 +17,7 @@ SLO=${SLO:-"p99<50ms,errors<1%"}
 BUDGET=${BUDGET:-3m}
 STEP=${STEP:-5s}
 WARMUP=${WARMUP:-1s}
+read -r -a EXTRA <<< "${EXTRA:-}"
 PORT=${PORT:-18383}
 [ -x "$VOLLEY" ] || (cd "$here/.." && cargo build --release)
 tmp=$(mktemp -d)
@@ -25,7 +27,7 @@ trap cleanup EXIT INT TERM
 if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
   echo "port $PORT is in use; set PORT" >&2; exit 1
 fi
-printf '%-12s %10s %10s %10s %8s %8s %9s %6s\n' capacity "W/S" "true/s" "found/s" "vs W/S" "vs true" answer_s steps
+printf '%-12s %10s %10s %10s %8s %8s %9s %6s %8s\n' capacity "W/S" "true/s" "found/s" "vs W/S" "vs true" answer_s steps step_s
 for c in $CAPACITIES; do
   workers=${c%%:*}; service=${c#*:}
   taskset -c 1 "$VOLLEY" serve --port "$PORT" --threads 1 --capacity "$workers" --service-time "$service" >"$tmp/serve.log" 2>&1 &
@@ -33,7 +35,8 @@ for c in $CAPACITIES; do
   for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.05; done
   start=$(date +%s.%N)
   taskset -c 0 "$VOLLEY" find-max "http://127.0.0.1:$PORT/" --slo "$SLO" --budget "$BUDGET" \
-    --step "$STEP" --warmup "$WARMUP" --threads 1 -q --json "$tmp/run.json" --out "$tmp/results" || true
+    --step "$STEP" --warmup "$WARMUP" --threads 1 -q --json "$tmp/run.json" --out "$tmp/results" \
+    ${EXTRA[@]+"${EXTRA[@]}"} || true
   end=$(date +%s.%N)
   # The target's own count of how long requests held a worker over the whole search.
   timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3" >"$tmp/metrics.txt" || true
@@ -50,8 +53,11 @@ held = float(page["volley_target_capacity_held_seconds_total"])
 holds = float(page["volley_target_capacity_holds_total"])
 true = workers / (held / holds)
 found = rec["max_sustainable_rps"] or 0.0
+m = [s["measured_s"] for s in rec["steps"] if not s["validation"] and s.get("measured_s")]
 print(f"{workers}x{service:<9} {expected:10.1f} {true:10.1f} {found:10.1f} "
       f"{100*(found-expected)/expected:+7.1f}% {100*(found-true)/true:+7.1f}% "
-      f"{float(sys.argv[5])-float(sys.argv[4]):9.1f} {len(rec['steps']):6d}")
+      f"{float(sys.argv[5])-float(sys.argv[4]):9.1f} {len(rec['steps']):6d} "
+      # The search steps' mean measured window (the validation's excluded), s.
+      f"{sum(m) / max(len(m), 1):8.2f}")
 PY
 done

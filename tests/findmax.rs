@@ -23,9 +23,15 @@ use std::time::{Duration, Instant};
 use common::*;
 use serde_json::Value;
 
-/// One search against a fresh target of `workers` × `service_ms`: the exit status, the record,
-/// how long it took, and the results folder's parent.
-fn search(workers: usize, service_ms: u64, attempt: u32) -> (Output, Value, Duration, PathBuf) {
+/// One search against a fresh target of `workers` × `service_ms`, with `more` flags: the exit
+/// status, the record, how long it took, the results folder's parent, and the target's true
+/// capacity (req/s: the workers over the mean time a request held one, by its own `/metrics`).
+fn search(
+    workers: usize,
+    service_ms: u64,
+    attempt: u32,
+    more: &[&str],
+) -> (Output, Value, Duration, PathBuf, f64) {
     let t = capacity_target(workers, Duration::from_millis(service_ms));
     let dir = temp_dir(&format!("findmax-{workers}x{service_ms}-{attempt}"));
     let json = dir.join("run.json");
@@ -44,8 +50,9 @@ fn search(workers: usize, service_ms: u64, attempt: u32) -> (Output, Value, Dura
             "--warmup",
             "500ms",
             "-q",
-            "--json",
         ])
+        .args(more)
+        .arg("--json")
         .arg(&json)
         .output()
         .unwrap();
@@ -58,34 +65,41 @@ fn search(workers: usize, service_ms: u64, attempt: u32) -> (Output, Value, Dura
             .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr))),
     )
     .unwrap();
-    (out, rec, took, dir)
+    let page = http_get(&t.base_url(), "/metrics");
+    let held = metric(&page, "volley_target_capacity_held_seconds_total");
+    let truth = workers as f64 * metric(&page, "volley_target_capacity_holds_total") / held;
+    (out, rec, took, dir, truth)
 }
 
 #[test]
 fn finds_the_known_capacity_of_three_targets_within_budget() {
     let _serial = serial();
     for (workers, service_ms) in [(2usize, 20u64), (2, 10), (4, 10)] {
-        let capacity = workers as f64 * 1000.0 / service_ms as f64;
-        let within = |rec: &Value| {
+        let nominal = workers as f64 * 1000.0 / service_ms as f64;
+        // Against the truth the target reports (below W/S by its own work per request).
+        let within = |rec: &Value, truth: f64| {
             rec["find_max"]["max_sustainable_rps"]
                 .as_f64()
-                .is_some_and(|found| (found - capacity).abs() <= capacity * 0.10)
+                .is_some_and(|found| (found - truth).abs() <= truth * 0.10)
         };
         // A search is a measurement of this machine too: a stall of several seconds (seen once
         // in a full local run: a 400 req/s target served 170-210 req/s for 8 s, then was fine
         // again) makes it rightly report less. One more search then decides; both are printed.
         let mut found_first = None;
-        let (out, rec, took, dir) = match search(workers, service_ms, 1) {
-            first if within(&first.1) => first,
+        let (out, rec, took, dir, truth) = match search(workers, service_ms, 1, &[]) {
+            first if within(&first.1, first.4) => first,
             first => {
                 found_first = Some(first.1["find_max"]["max_sustainable_rps"].clone());
                 eprintln!(
-                    "capacity {capacity}: first search found {}; steps {}; searching again",
-                    first.1["find_max"]["max_sustainable_rps"], first.1["find_max"]["steps"]
+                    "capacity {nominal}: first search found {} (true {:.1}); steps {}; searching again",
+                    first.1["find_max"]["max_sustainable_rps"],
+                    first.4,
+                    first.1["find_max"]["steps"]
                 );
-                search(workers, service_ms, 2)
+                search(workers, service_ms, 2, &[])
             }
         };
+        let capacity = format!("{nominal} (true {truth:.1})");
         let f = &rec["find_max"];
         assert_eq!(
             out.status.code(),
@@ -101,7 +115,7 @@ fn finds_the_known_capacity_of_three_targets_within_budget() {
             "capacity {capacity}: found {found:.1} in {took:.1?} (first search: {found_first:?})"
         );
         assert!(
-            within(&rec),
+            within(&rec, truth),
             "capacity {capacity}: found {found} (first search: {found_first:?}); steps {}",
             f["steps"]
         );
@@ -123,6 +137,7 @@ fn finds_the_known_capacity_of_three_targets_within_budget() {
             stopped.contains("validated at") || stopped.contains("stepped down to"),
             "{stopped}"
         );
+        assert!(stopped.ends_with("over 3 steps"), "{stopped}");
         let last = f["steps"].as_array().unwrap().last().unwrap();
         assert_eq!(last["validation"], true, "{last}");
         assert_eq!(last["rps"].as_f64(), Some(found));
@@ -160,6 +175,9 @@ fn bad_slo_and_multi_scenario_plans_are_refused() {
             "shorter than one step (6s 400ms",
         ),
         (plan, "p99<50ms", &[], "one scenario"),
+        (url, "p99<50ms", &["--resolution", "1"], "`1` has no `%`"),
+        (url, "p99<50ms", &["--resolution", "60%"], "up to 50%"),
+        (url, "p99<50ms", &["--validation-steps", "11"], "0..=10"),
     ] {
         let out = volley()
             .args(["find-max", target, "--slo", slo])
@@ -172,6 +190,35 @@ fn bad_slo_and_multi_scenario_plans_are_refused() {
             "{slo}: {err}"
         );
     }
+}
+
+#[test]
+fn the_bracket_and_the_validation_length_are_the_users_to_set() {
+    let _serial = serial();
+    let more = ["--resolution", "5%", "--validation-steps", "1"];
+    let (out, rec, _, _, truth) = search(2, 10, 1, &more);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let f = &rec["find_max"];
+    let stopped = f["stopped"].as_str().unwrap();
+    // The bisection stopped at 5 % (at 1 % it takes two more steps) and one step validated
+    // the level found, or a step down from it.
+    let gap = f["breaking_load"].as_f64().unwrap() / f["max_sustainable_load"].as_f64().unwrap();
+    assert!(
+        gap <= 1.051 || stopped.contains("stepped down"),
+        "bracket {gap}: {f:#}"
+    );
+    assert!(stopped.ends_with("over 1 step"), "{stopped}: {err}");
+    let last = f["steps"].as_array().unwrap().last().unwrap();
+    assert_eq!(last["validation"], true, "{last}");
+    assert!(
+        last["measured_s"].as_f64().unwrap() < 2.5,
+        "one step long: {last}"
+    );
+    let found = f["max_sustainable_rps"].as_f64().unwrap();
+    assert!(
+        (found - truth).abs() <= truth * 0.10,
+        "found {found} of {truth}: {f:#}"
+    );
 }
 
 /// A `/metrics` value of a capacity-mode target.

@@ -6,6 +6,7 @@ use std::time::Duration;
 use super::command_args::{CompareArgs, DemoArgs, ReportArgs, ServeArgs};
 use super::proto_args::{ConnectArgs, GrpcArgs};
 use clap::{Args, Parser, Subcommand};
+use volley::findmax::run::{MAX_VALIDATION_STEPS, VALIDATION_STEPS};
 pub use volley::plan::flags::{parse_duration, parse_rate, parse_set, parse_time_scale};
 use volley::record::model::LoadModel;
 
@@ -227,6 +228,12 @@ pub struct FindMaxArgs {
     /// Open model: most requests in flight.
     #[arg(short = 'c', long = "max-in-flight", default_value_t = 1000)]
     pub max_in_flight: u32,
+    /// Bisect until the bracket is within this share of the level that held.
+    #[arg(long, value_name = "SHARE", value_parser = volley::plan::flags::parse_share, default_value = "1%")]
+    pub resolution: f64,
+    /// Length of the validation run at the level found, in steps (0: none).
+    #[arg(long, value_name = "N", default_value_t = VALIDATION_STEPS, value_parser = clap::value_parser!(u32).range(0..=i64::from(MAX_VALIDATION_STEPS)))]
+    pub validation_steps: u32,
     /// HTTP method (URL targets).
     #[arg(short = 'm', long, default_value = "GET")]
     pub method: String,

@@ -70,6 +70,8 @@ fn settings(a: &FindMaxArgs) -> anyhow::Result<Settings> {
         start: a.start,
         max: a.max,
         max_in_flight: a.max_in_flight,
+        resolution: a.resolution,
+        validation_steps: a.validation_steps,
         threads: a.threads,
     }
     .checked()?)

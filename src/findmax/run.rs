@@ -73,6 +73,12 @@ pub enum SettingsError {
         /// The largest allowed.
         max: u32,
     },
+    /// A bracket share outside (0, 50 %].
+    #[error("a resolution of {}% is not above 0% and up to 50%", 100.0 * .0)]
+    Resolution(f64),
+    /// A validation run longer than volley allows.
+    #[error("a validation of {0} steps is more than {MAX_VALIDATION_STEPS}")]
+    ValidationSteps(u32),
 }
 
 /// How a search is run: what `volley find-max` takes from its flags, a suite from `[find_max]`.
@@ -96,6 +102,12 @@ pub struct Settings {
     pub max: Option<f64>,
     /// Open model: most requests in flight.
     pub max_in_flight: u32,
+    /// The bisection stops once the bracket is within this share of the level that held, 0–0.5
+    /// (default [`RESOLUTION`]); a validation that fails steps down by it, then twice as far.
+    pub resolution: f64,
+    /// Length of the validation run at the level found, in steps (default
+    /// [`VALIDATION_STEPS`]; 0: none, the bisection's step is the answer).
+    pub validation_steps: u32,
     /// Worker threads (default: one per core, at most one per VU).
     pub threads: Option<usize>,
 }
@@ -143,6 +155,12 @@ impl Settings {
             let budget = self.budget;
             return Err(SettingsError::BudgetShort { budget, step });
         }
+        if !(self.resolution > 0.0 && self.resolution <= 0.5) {
+            return Err(SettingsError::Resolution(self.resolution));
+        }
+        if self.validation_steps > MAX_VALIDATION_STEPS {
+            return Err(SettingsError::ValidationSteps(self.validation_steps));
+        }
         if self.max_in_flight == 0 || self.max_in_flight > crate::plan::MAX_VUS {
             return Err(SettingsError::InFlight {
                 value: self.max_in_flight,
@@ -169,11 +187,11 @@ impl Settings {
                 .start
                 .unwrap_or(if self.is_open() { 50.0 } else { 1.0 }),
             growth: 2.0,
-            resolution: RESOLUTION,
+            resolution: self.resolution,
             integer: !self.is_open(),
             budget: self.budget,
             step_time: self.warmup + self.step + STEP_OVERHEAD,
-            validation_steps: VALIDATION_STEPS,
+            validation_steps: self.validation_steps,
             max_level: self
                 .max
                 .unwrap_or(if self.is_open() { 1e6 } else { 10_000.0 }),
@@ -181,7 +199,7 @@ impl Settings {
     }
 
     /// What the search is about to do, for `plan`: `http://h/ — open model, SLO p99<50ms,
-    /// steps of 5s + 1s warm-up, budget 3m`.
+    /// steps of 5s + 1s warm-up, budget 3m, to 1%, validation 3 steps`.
     pub fn banner(&self, plan: &Plan) -> String {
         let target = plan
             .quick
@@ -189,13 +207,18 @@ impl Settings {
             .map_or(plan.target.base_url.as_str(), |q| q.url.as_str());
         let note = self.steady_unjudged();
         format!(
-            "{} — {} model, SLO {}, steps of {} + {} warm-up, budget {}{}",
+            "{} — {} model, SLO {}, steps of {} + {} warm-up, budget {}, to {}%, {}{}",
             crate::redact::redact_url_userinfo(target),
             self.model,
             self.slo_text,
             humantime::format_duration(self.step),
             humantime::format_duration(self.warmup),
             humantime::format_duration(self.budget),
+            100.0 * self.resolution,
+            match self.validation_steps {
+                0 => "no validation".to_string(),
+                n => format!("validation {}", super::validation::steps_words(n)),
+            },
             note.map_or_else(String::new, |n| format!("\n  WARNING: {n}"))
         )
     }
@@ -204,12 +227,18 @@ impl Settings {
     pub fn steady_unjudged(&self) -> Option<String> {
         // The judge counts a last second of half a second or more.
         let least = slo::STEADY_SECONDS as f64 - 0.5;
+        let validated = match self.validation_steps {
+            0 => "and no validation run is asked".to_string(),
+            n => format!(
+                "only the validation run, {}, is judged for it",
+                super::validation::steps_words(n)
+            ),
+        };
         (self.step.as_secs_f64() < least).then(|| {
             format!(
                 "search steps of {} are too short to judge a steady state ({least} s are \
                  needed): a queue that builds within a step goes unseen, so a level may pass \
-                 that the target does not sustain (only the validation run, {VALIDATION_STEPS} \
-                 steps long, is judged for it)",
+                 that the target does not sustain ({validated})",
                 humantime::format_duration(self.step),
             )
         })
@@ -230,7 +259,10 @@ impl Settings {
             },
             match (step.rerun, step.validation) {
                 (true, _) => format!("{level} (again)"),
-                (_, true) => format!("{level} (validation, {VALIDATION_STEPS} steps)"),
+                (_, true) => format!(
+                    "{level} (validation, {})",
+                    super::validation::steps_words(self.validation_steps)
+                ),
                 _ => level,
             },
             step.rps,
@@ -302,8 +334,11 @@ pub const RESOLUTION: f64 = 0.01;
 /// The validation run at the level found lasts this many steps.
 pub const VALIDATION_STEPS: u32 = 3;
 
+/// The longest validation run, in steps (`--validation-steps`).
+pub const MAX_VALIDATION_STEPS: u32 = 10;
+
 /// The base plan at one load level: a constant rate (open) or VU count (closed) for `steps`
-/// steps (1, or [`VALIDATION_STEPS`] for the validation).
+/// steps (1, or [`Settings::validation_steps`] for the validation).
 pub fn at_level(base: &Plan, level: f64, s: &Settings, steps: u32) -> Plan {
     let mut plan = base.clone();
     plan.warmup = s.warmup;
@@ -364,7 +399,7 @@ pub fn run(
     let mut before: Option<(f64, bool)> = None;
     let mut failure: Option<Error> = None;
     let outcome = search(&s.config(), |level, validation| {
-        let steps = if validation { VALIDATION_STEPS } else { 1 };
+        let steps = if validation { s.validation_steps } else { 1 };
         let plan = at_level(base, level, s, steps);
         let began = Instant::now();
         let record = match run_step(&plan) {
@@ -512,6 +547,8 @@ mod tests {
             start: None,
             max: None,
             max_in_flight: 1000,
+            resolution: RESOLUTION,
+            validation_steps: VALIDATION_STEPS,
             threads: Some(1),
         };
         // A step stops once precise; the validation, 3 steps long, does not.

@@ -47,16 +47,18 @@ impl Validation<'_> {
             }
             if held && level == found {
                 return format!(
-                    "{STOPPED_CONVERGED}; validated at {} over {n} steps",
-                    level_words(level)
+                    "{STOPPED_CONVERGED}; validated at {} over {}",
+                    level_words(level),
+                    steps_words(n)
                 );
             }
             if held {
                 return format!(
                     "{STOPPED_CONVERGED}; the validation at {} failed, stepped down to {}, which \
-                     held over {n} steps",
+                     held over {}",
                     level_words(found),
-                    level_words(level)
+                    level_words(level),
+                    steps_words(n)
                 );
             }
             if limited {
@@ -83,6 +85,11 @@ impl Validation<'_> {
             level_words(found)
         )
     }
+}
+
+/// A length in steps, in words: `1 step`, `3 steps`.
+pub(super) fn steps_words(n: u32) -> String {
+    format!("{n} step{}", if n == 1 { "" } else { "s" })
 }
 
 /// A level in the words of the stop reason: `400.0`, `32`.

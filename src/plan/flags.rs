@@ -44,6 +44,9 @@ pub enum ArgError {
     /// Not a precision goal like `p99=2%`.
     #[error("{0}")]
     Precision(String),
+    /// A share that is not a percentage above 0 % and up to 50 %.
+    #[error("{0}")]
+    Share(String),
     /// A send grid above [`MAX_SEND_GRID`].
     #[error("`{0}` is longer than the longest send grid, 10ms")]
     GridTooLong(String),
@@ -151,21 +154,32 @@ pub fn precision_goal(name: &str, share: &str) -> Result<PrecisionGoal, String> 
             "`{share}`: one goal at a time, e.g. p99=2% (repeat the flag for more)"
         ));
     }
-    if share.parse::<f64>().is_ok() {
+    Ok(PrecisionGoal {
+        figure,
+        share: share_of(share)?,
+        part,
+    })
+}
+
+/// A share like `2%` → 0.02: a percentage above 0 % and up to 50 %, or what is wrong with it.
+pub fn share_of(share: &str) -> Result<f64, String> {
+    if share.trim().parse::<f64>().is_ok() {
         return Err(format!(
             "`{share}` has no `%`: a share is a percentage, like 2%"
         ));
     }
     let pct = share
+        .trim()
         .strip_suffix('%')
         .and_then(|n| n.trim().parse::<f64>().ok())
         .filter(|p| p.is_finite() && *p > 0.0 && *p <= 50.0)
         .ok_or_else(|| format!("`{share}` is not a share above 0% and up to 50%, like 2%"))?;
-    Ok(PrecisionGoal {
-        figure,
-        share: pct / 100.0,
-        part,
-    })
+    Ok(pct / 100.0)
+}
+
+/// Parses `find-max --resolution`, a share like `1%` ([`share_of`]).
+pub fn parse_share(text: &str) -> Result<f64, ArgError> {
+    share_of(text).map_err(ArgError::Share)
 }
 
 /// Latency bucket bounds (`--buckets 25ms,50ms,100ms,500ms`), ascending.

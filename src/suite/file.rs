@@ -94,6 +94,10 @@ pub struct FindMaxFile {
     pub max: Option<Spanned<f64>>,
     /// Open model: most requests in flight (default 1000).
     pub max_in_flight: Option<Spanned<u32>>,
+    /// Bisect until the bracket is within this share of the level that held (default `"1%"`).
+    pub resolution: Option<Spanned<String>>,
+    /// Length of the validation run at the level found, in steps (default 3; 0: none).
+    pub validation_steps: Option<Spanned<u32>>,
 }
 
 /// `[smoke]`.

@@ -17,8 +17,9 @@ use super::{CommandLine, Smoke, Suite, SuiteTarget};
 mod repeats;
 mod targets;
 use crate::error::Error;
-use crate::findmax::run::{Settings, Unsearchable, unsearchable};
+use crate::findmax::run::{RESOLUTION, Settings, Unsearchable, VALIDATION_STEPS, unsearchable};
 use crate::plan::Plan;
+use crate::plan::flags::share_of;
 use crate::plan::read::{self as plan_read, parse_duration, resolve_target, scale_duration};
 use crate::record::model::LoadModel;
 use crate::watch::spec::Spec;
@@ -295,7 +296,16 @@ impl Ctx<'_> {
             Some(m) => *m.get_ref(),
             None => FIND_MAX_IN_FLIGHT,
         };
+        let resolution = match &f.resolution {
+            Some(r) => share_of(r.get_ref()).map_err(|why| self.at(r, why, None))?,
+            None => RESOLUTION,
+        };
         let settings = Settings {
+            resolution,
+            validation_steps: f
+                .validation_steps
+                .as_ref()
+                .map_or(VALIDATION_STEPS, |v| *v.get_ref()),
             slo_text: f.slo.get_ref().clone(),
             slo,
             model,

@@ -82,7 +82,8 @@ fn a_valid_suite_with_defaults() {
 #[test]
 fn find_max_settings_take_the_cli_defaults_and_the_time_scale() {
     let text = "plan = \"suite-plan.toml\"\n[find_max]\nslo = \"p99<50ms,errors<1%\"\n\
-                model = \"closed\"\nstep = \"2s\"\nstart = 4.0\n[[target]]\nname = \"a\"\n\
+                model = \"closed\"\nstep = \"2s\"\nstart = 4.0\nresolution = \"0.5%\"\n\
+                validation_steps = 1\n[[target]]\nname = \"a\"\n\
                 base_url = \"http://127.0.0.1:1\"\n";
     let s = read_str(
         text,
@@ -101,6 +102,7 @@ fn find_max_settings_take_the_cli_defaults_and_the_time_scale() {
     assert_eq!(f.step, Duration::from_secs(1));
     assert_eq!(f.warmup, Duration::from_millis(500));
     assert_eq!((f.start, f.max, f.max_in_flight), (Some(4.0), None, 1000));
+    assert_eq!((f.resolution, f.validation_steps), (0.005, 1));
 }
 
 #[test]
@@ -197,6 +199,11 @@ fn find_max_mistakes_are_located() {
             format!("{PLAN}[find_max]\nslo = \"p99<5ms\"\nbudgte = \"1m\"\n{TARGET}"),
             ":4:1",
             "unknown field `budgte`",
+        ),
+        (
+            format!("{PLAN}[find_max]\nslo = \"p99<5ms\"\nresolution = \"1\"\n{TARGET}"),
+            ":4:14",
+            "`1` has no `%`",
         ),
     ]);
 }
