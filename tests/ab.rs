@@ -61,9 +61,15 @@ fn a_large_change_is_decided_early_and_every_run_is_kept() {
     // The URLs differ on purpose: no like-for-like warning for it (there was one).
     assert!(!stdout.contains("NOT LIKE-FOR-LIKE"), "{stdout}");
     let top = common::only_subfolder(&dir);
-    for file in ["sequence.txt", "comparison.md"] {
+    for file in ["sequence.txt", "comparison.md", "comparison.html"] {
         assert!(top.join(file).is_file(), "{file}");
     }
+    // The page says what was decided, as the Markdown does (there was no page).
+    let html = std::fs::read_to_string(top.join("comparison.html")).unwrap();
+    assert!(
+        html.contains("<html") && html.contains(&format!("until decided: {pairs} pair(s)")),
+        "{html}"
+    );
     let records = common::records_under(&top);
     assert_eq!(records.len() as u32, 2 * pairs, "one record per run");
     for r in &records {

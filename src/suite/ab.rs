@@ -28,7 +28,8 @@ pub struct AbOutcome {
     /// A's folder of runs, then B's; `None` for a side with no finished run (its first was
     /// interrupted: there is then no comparison, only what the sequence did).
     pub folders: [Option<PathBuf>; 2],
-    /// `<out>/ab-<UTC time>/`, holding `sequence.txt` and `comparison.md`, and the runs (`a/`,
+    /// `<out>/ab-<UTC time>/`, holding `sequence.txt`, `comparison.md` and `comparison.html`,
+    /// and the runs (`a/`,
     /// `b/`) unless they were replayed from folders already made.
     pub top: Option<PathBuf>,
     /// Whether the runs were replayed from folders already made (none was run here).
@@ -41,7 +42,7 @@ impl AbOutcome {
         let top = self.top.as_ref()?;
         let shown = top.display();
         let files = match self.compared() {
-            true => "sequence.txt and comparison.md",
+            true => "sequence.txt, comparison.md and comparison.html",
             false => "sequence.txt",
         };
         // Runs made here (not replayed) are kept beside them, finished or not.
@@ -404,7 +405,7 @@ pub fn replay(
 }
 
 /// What the sequence decided, then the comparison of its runs (text); both are also written
-/// to the outcome's folder (`sequence.txt`, `comparison.md`). Without a finished run of each
+/// to the outcome's folder (`sequence.txt`, `comparison.md`, `comparison.html`). Without a finished run of each
 /// side (interrupted at once), what the sequence did, and that there is no comparison.
 pub fn comparison(o: &AbOutcome, threshold_pct: f64) -> Result<String, Error> {
     let words = sequential::text(&o.sequence);
@@ -439,6 +440,11 @@ pub fn comparison(o: &AbOutcome, threshold_pct: f64) -> Result<String, Error> {
             &top.join("comparison.md"),
             &format!("{words}{TABLE_NOTE}\n\n{md}"),
         )?;
+        // The page's lead is one line: what was decided, each line of the words in turn.
+        let lead = words.lines().map(str::trim).filter(|l| !l.is_empty());
+        let lead = format!("{} {TABLE_NOTE}", lead.collect::<Vec<_>>().join(" · "));
+        let html = render_comparison(&variants, &c, Format::Html, Some((&lead, "")))?;
+        write(&top.join("comparison.html"), &html)?;
         write(&top.join("sequence.txt"), &words)?;
     }
     Ok(format!("{words}{TABLE_NOTE}\n\n{table}"))
