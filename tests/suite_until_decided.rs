@@ -113,6 +113,11 @@ fn until_decided_needs_interleaved_turns_and_its_table() {
             "repeats = \"until-decided\"\norder = \"sequential\"\n",
             "interleaved",
         ),
+        // `repeat` is read as `repeats` (it was an unknown key).
+        (
+            "repeat = \"until-decided\"\norder = \"sequential\"\n",
+            "interleaved",
+        ),
         ("repeats = \"sometimes\"\n", "neither a count nor a rule"),
         ("[until_decided]\nmax_runs = 5\n", "without repeats"),
         (

@@ -28,7 +28,8 @@ pub struct SuiteFile {
     /// Measured runs per target (default 1), in the `order` given; with 2 or more each target's folder
     /// holds `repeat-1/` … `repeat-N/` as `--repeat` writes them. Not with `[find_max]`.
     /// `"until-decided"`: rounds (interleaved) until every target is decided against the first
-    /// on the metrics of `[until_decided]`, as `volley ab` decides.
+    /// on the metrics of `[until_decided]`, as `volley ab` decides. Also spelt `repeat`.
+    #[serde(alias = "repeat")]
     pub repeats: Option<Spanned<RepeatsFile>>,
     /// With `repeats = "until-decided"`: what to decide and the budget.
     pub until_decided: Option<Spanned<UntilDecidedFile>>,
