@@ -1,6 +1,7 @@
 //! The open model's schedule self-check (docs/measurement.md, "The schedule kept"): a run the
 //! generator can keep passes the Kolmogorov–Smirnov test of its send gaps, uniform and Poisson;
-//! a run whose iterations are dropped at the in-flight cap fails it and names the cause.
+//! a run whose iterations are dropped at the in-flight cap, or that asks more than its worker
+//! thread can send, fails it and names the cause.
 
 mod common;
 
@@ -64,6 +65,45 @@ fn iterations_dropped_at_the_in_flight_cap_fail_the_check_with_their_cause() {
     );
     assert!(message.contains("cause: the in-flight cap"), "{message}");
     assert!(common::warning_codes(&record).contains(&"schedule_kept"));
+}
+
+#[test]
+fn a_rate_beyond_the_generator_fails_the_check_and_names_its_cpu() {
+    let _serial = common::serial();
+    let target = common::target();
+    let dir = common::temp_dir("schedule-cpu");
+    // One worker thread cannot send half a million requests a second: it runs flat out and
+    // falls behind its schedule.
+    let url = format!("{}/", target.base_url());
+    let args = [
+        &url,
+        "--rate",
+        "500000",
+        "-d",
+        "2s",
+        "--threads",
+        "1",
+        "-c",
+        "200",
+    ];
+    let (_, record) = common::run_json(&dir, &args);
+    let check = schedule_check(&record);
+    assert_eq!(check["outcome"], "failed", "{check}");
+    let message = check["message"].as_str().unwrap();
+    assert!(message.contains("did not keep its schedule"), "{message}");
+    // The cause named is the first the record shows: a worker busy 90 % of its time or more
+    // is the CPU's fault (a machine that took the CPU from it shows less, and another cause).
+    let busiest = record["generator"]["threads"][0]["utilization"]
+        .as_f64()
+        .unwrap();
+    if busiest >= 0.9 {
+        assert!(
+            message.contains("cause: CPU: the busiest worker thread ran"),
+            "{message}"
+        );
+    } else {
+        eprintln!("the worker ran {busiest:.2} of the time: the CPU cause not held to");
+    }
 }
 
 #[test]
