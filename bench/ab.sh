@@ -130,6 +130,22 @@ for (( i = 1; i <= LIVE; i++ )); do
       -d "${DURATION}s" --threads 1 -q --metric "$METRIC" --max-runs "$MAX_RUNS" \
       --out "$tmp/live" 2>/dev/null | sed -n '1,2p' | tr '\n' ' ')
     echo "live $kind $i: $line"
+    echo "$kind $line" >> "$tmp/live.txt"
   done
 done
+# The live sequences' tally, as the replays': calls per kind and the median pairs used.
+[[ -s $tmp/live.txt ]] && python3 - "$tmp/live.txt" <<'PY'
+import re, statistics, sys
+seen = {}
+for line in open(sys.argv[1]):
+    kind, rest = line.split(" ", 1)
+    pairs = re.search(r"until decided: (\d+) pair", rest)
+    call = re.search(r"\b(faster|slower|equivalent|undecided)\b", rest.split("until decided", 1)[-1])
+    calls, used = seen.setdefault(kind, ([], []))
+    calls.append(call.group(1) if call else "failed")
+    used.append(int(pairs.group(1)) if pairs else 0)
+for kind, (calls, used) in seen.items():
+    counts = {c: calls.count(c) for c in ("faster", "slower", "equivalent", "undecided", "failed")}
+    print(f"live {kind}: {len(calls)} sequences: {counts}; median pairs used {statistics.median(used):g}")
+PY
 exit $rc
