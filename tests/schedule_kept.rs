@@ -68,7 +68,7 @@ fn iterations_dropped_at_the_in_flight_cap_fail_the_check_with_their_cause() {
 }
 
 #[test]
-fn a_rate_beyond_the_generator_fails_the_check_and_names_its_cpu() {
+fn a_rate_beyond_the_generator_fails_the_check_and_names_the_cause() {
     let _serial = common::serial();
     let target = common::target();
     let dir = common::temp_dir("schedule-cpu");
@@ -92,18 +92,16 @@ fn a_rate_beyond_the_generator_fails_the_check_and_names_its_cpu() {
     let message = check["message"].as_str().unwrap();
     assert!(message.contains("did not keep its schedule"), "{message}");
     // The cause named is the first the record shows: a worker busy 90 % of its time or more
-    // is the CPU's fault (a machine that took the CPU from it shows less, and another cause).
-    let busiest = record["generator"]["threads"][0]["utilization"]
-        .as_f64()
-        .unwrap();
-    if busiest >= 0.9 {
-        assert!(
-            message.contains("cause: CPU: the busiest worker thread ran"),
-            "{message}"
-        );
-    } else {
-        eprintln!("the worker ran {busiest:.2} of the time: the CPU cause not held to");
-    }
+    // is the CPU's fault (a machine that took the CPU from it shows less, and another cause);
+    // on a quiet machine this worker runs flat out.
+    let busiest = figure(check, "busiest_worker_cpu_pct");
+    let cpu = message.contains("cause: CPU: the busiest worker thread ran");
+    assert_eq!(
+        cpu,
+        busiest >= 90.0,
+        "worker busy {busiest:.0} %: {message}"
+    );
+    assert!(message.contains("; cause: "), "{message}");
 }
 
 #[test]

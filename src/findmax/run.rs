@@ -73,8 +73,12 @@ pub enum SettingsError {
         /// The largest allowed.
         max: u32,
     },
-    /// A bracket share outside (0, 50 %].
-    #[error("a resolution of {}% is not above 0% and up to 50%", 100.0 * .0)]
+    /// A bracket share outside (0, [`MAX_RESOLUTION`]].
+    #[error(
+        "a resolution of {}% is not above 0% and up to {}%",
+        percent(*.0),
+        percent(MAX_RESOLUTION)
+    )]
     Resolution(f64),
     /// A validation run longer than volley allows.
     #[error("a validation of {0} steps is more than {MAX_VALIDATION_STEPS}")]
@@ -102,8 +106,9 @@ pub struct Settings {
     pub max: Option<f64>,
     /// Open model: most requests in flight.
     pub max_in_flight: u32,
-    /// The bisection stops once the bracket is within this share of the level that held, 0–0.5
-    /// (default [`RESOLUTION`]); a validation that fails steps down by it, then twice as far.
+    /// The bisection stops once the bracket is within this share of the level that held, above
+    /// 0 and up to [`MAX_RESOLUTION`] (default [`RESOLUTION`]); a validation that fails steps
+    /// down by it, then twice as far each time.
     pub resolution: f64,
     /// Length of the validation run at the level found, in steps (default
     /// [`VALIDATION_STEPS`]; 0: none, the bisection's step is the answer).
@@ -119,7 +124,9 @@ impl Settings {
     }
 
     /// Why these settings cannot be searched with, in words: a step of 0, a start or maximum
-    /// that is not a positive number within volley's limits, a start above the maximum.
+    /// that is not a positive number within volley's limits, a start above the maximum, a
+    /// budget shorter than a step, an in-flight cap, resolution or validation length out of
+    /// range.
     pub fn check(&self) -> Result<(), SettingsError> {
         if self.step.is_zero() {
             return Err(SettingsError::ZeroStep);
@@ -155,7 +162,7 @@ impl Settings {
             let budget = self.budget;
             return Err(SettingsError::BudgetShort { budget, step });
         }
-        if !(self.resolution > 0.0 && self.resolution <= 0.5) {
+        if !(self.resolution > 0.0 && self.resolution <= MAX_RESOLUTION) {
             return Err(SettingsError::Resolution(self.resolution));
         }
         if self.validation_steps > MAX_VALIDATION_STEPS {
@@ -214,7 +221,7 @@ impl Settings {
             humantime::format_duration(self.step),
             humantime::format_duration(self.warmup),
             humantime::format_duration(self.budget),
-            100.0 * self.resolution,
+            percent(self.resolution),
             match self.validation_steps {
                 0 => "no validation".to_string(),
                 n => format!("validation {}", super::validation::steps_words(n)),
@@ -227,12 +234,14 @@ impl Settings {
     pub fn steady_unjudged(&self) -> Option<String> {
         // The judge counts a last second of half a second or more.
         let least = slo::STEADY_SECONDS as f64 - 0.5;
-        let validated = match self.validation_steps {
+        let n = self.validation_steps;
+        let words = super::validation::steps_words(n);
+        let validated = match n {
             0 => "and no validation run is asked".to_string(),
-            n => format!(
-                "only the validation run, {}, is judged for it",
-                super::validation::steps_words(n)
-            ),
+            _ if self.step.as_secs_f64() * f64::from(n) < least => {
+                format!("nor is the validation run, {words}, long enough for it")
+            }
+            _ => format!("only the validation run, {words}, is judged for it"),
         };
         (self.step.as_secs_f64() < least).then(|| {
             format!(
@@ -331,15 +340,26 @@ pub fn unsearchable(plan: &Plan, step: Duration) -> Option<Unsearchable> {
 /// that broke is within this share of the former.
 pub const RESOLUTION: f64 = 0.01;
 
+/// The coarsest bracket a search may stop at (`--resolution`): a failed validation steps down
+/// by the resolution, then twice and four times as far: 7 % below the level found at most at
+/// 1 %, 57 % at 10 %.
+pub const MAX_RESOLUTION: f64 = 0.1;
+
+/// A share as a percentage in words: `1`, `0.5`, `7` (not `7.000000000000001`).
+fn percent(share: f64) -> String {
+    let text = format!("{:.3}", 100.0 * share);
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// The validation run at the level found lasts this many steps.
 pub const VALIDATION_STEPS: u32 = 3;
 
 /// The longest validation run, in steps (`--validation-steps`).
 pub const MAX_VALIDATION_STEPS: u32 = 10;
 
-/// The base plan at one load level: a constant rate (open) or VU count (closed) for `steps`
-/// steps (1, or [`Settings::validation_steps`] for the validation).
-pub fn at_level(base: &Plan, level: f64, s: &Settings, steps: u32) -> Plan {
+/// The base plan at one load level: a constant rate (open) or VU count (closed) for one step,
+/// or for [`Settings::validation_steps`] steps when it is the `validation`.
+pub fn at_level(base: &Plan, level: f64, s: &Settings, validation: bool) -> Plan {
     let mut plan = base.clone();
     plan.warmup = s.warmup;
     let sc = &mut plan.scenarios[0];
@@ -354,9 +374,10 @@ pub fn at_level(base: &Plan, level: f64, s: &Settings, steps: u32) -> Plan {
     {
         plan.groups.pop();
     }
+    let steps = if validation { s.validation_steps } else { 1 };
     let length = s.warmup + s.step * steps;
     sc.profile = Profile::constant(s.model, level, length, s.max_in_flight);
-    if steps > 1 {
+    if validation {
         // The validation runs its whole length: a long run at the level found is what catches
         // a drift near the knee, which a run stopped as soon as it is precise would not.
         plan.precision.clear();
@@ -399,8 +420,7 @@ pub fn run(
     let mut before: Option<(f64, bool)> = None;
     let mut failure: Option<Error> = None;
     let outcome = search(&s.config(), |level, validation| {
-        let steps = if validation { s.validation_steps } else { 1 };
-        let plan = at_level(base, level, s, steps);
+        let plan = at_level(base, level, s, validation);
         let began = Instant::now();
         let record = match run_step(&plan) {
             Ok(record) => record,
@@ -552,12 +572,28 @@ mod tests {
             threads: Some(1),
         };
         // A step stops once precise; the validation, 3 steps long, does not.
-        assert_eq!(at_level(&base, 100.0, &s, 1).precision, base.precision);
-        let validation = at_level(&base, 100.0, &s, VALIDATION_STEPS);
+        assert_eq!(at_level(&base, 100.0, &s, false).precision, base.precision);
+        let validation = at_level(&base, 100.0, &s, true);
         assert!(validation.precision.is_empty());
         assert_eq!(
             validation.scenarios[0].profile.duration(),
             Some(Duration::from_secs(19))
         );
+        // Nor does a validation one step long (it stopped once precise before).
+        let one = Settings {
+            validation_steps: 1,
+            ..s
+        };
+        assert!(at_level(&base, 100.0, &one, true).precision.is_empty());
+        // The banner says the bracket and the validation; 0.8 s steps leave both unjudged.
+        let (step, resolution) = (Duration::from_millis(800), 0.07);
+        let short = Settings {
+            step,
+            resolution,
+            ..one
+        };
+        assert!(short.banner(&base).contains(", to 7%, validation 1 step"));
+        let unjudged = short.steady_unjudged().unwrap();
+        assert!(unjudged.contains("nor is the validation run, 1 step, long enough"));
     }
 }

@@ -123,8 +123,8 @@ pub fn render(r: &RunRecord, format: Format) -> Result<String, Error> {
 }
 
 /// Renders a comparison of `variants` (`volley compare`, a series of repeats' spread) in
-/// `format`, after `first` (a CI gate's verdict, in text and in Markdown; not on the HTML page,
-/// which shows its own verdict).
+/// `format`, after `first` (a CI gate's or an A/B sequence's verdict: `.0` in text and as the
+/// HTML page's lead, `.1` in Markdown).
 pub fn render_comparison(
     variants: &[crate::analysis::compare::Variant],
     c: &crate::analysis::compare::Comparison,

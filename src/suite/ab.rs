@@ -29,8 +29,7 @@ pub struct AbOutcome {
     /// interrupted: there is then no comparison, only what the sequence did).
     pub folders: [Option<PathBuf>; 2],
     /// `<out>/ab-<UTC time>/`, holding `sequence.txt`, `comparison.md` and `comparison.html`,
-    /// and the runs (`a/`,
-    /// `b/`) unless they were replayed from folders already made.
+    /// and the runs (`a/`, `b/`) unless they were replayed from folders already made.
     pub top: Option<PathBuf>,
     /// Whether the runs were replayed from folders already made (none was run here).
     pub replayed: bool,
@@ -405,8 +404,9 @@ pub fn replay(
 }
 
 /// What the sequence decided, then the comparison of its runs (text); both are also written
-/// to the outcome's folder (`sequence.txt`, `comparison.md`, `comparison.html`). Without a finished run of each
-/// side (interrupted at once), what the sequence did, and that there is no comparison.
+/// to the outcome's folder (`sequence.txt`, `comparison.md`, `comparison.html`). Without a
+/// finished run of each side (interrupted at once), what the sequence did, and that there is
+/// no comparison.
 pub fn comparison(o: &AbOutcome, threshold_pct: f64) -> Result<String, Error> {
     let words = sequential::text(&o.sequence);
     let [Some(a), Some(b)] = &o.folders else {

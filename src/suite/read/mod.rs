@@ -17,7 +17,10 @@ use super::{CommandLine, Smoke, Suite, SuiteTarget};
 mod repeats;
 mod targets;
 use crate::error::Error;
-use crate::findmax::run::{RESOLUTION, Settings, Unsearchable, VALIDATION_STEPS, unsearchable};
+use crate::findmax::run::{
+    MAX_RESOLUTION, MAX_VALIDATION_STEPS, RESOLUTION, Settings, SettingsError, Unsearchable,
+    VALIDATION_STEPS, unsearchable,
+};
 use crate::plan::Plan;
 use crate::plan::flags::share_of;
 use crate::plan::read::{self as plan_read, parse_duration, resolve_target, scale_duration};
@@ -297,15 +300,25 @@ impl Ctx<'_> {
             None => FIND_MAX_IN_FLIGHT,
         };
         let resolution = match &f.resolution {
-            Some(r) => share_of(r.get_ref()).map_err(|why| self.at(r, why, None))?,
+            Some(r) => share_of(r.get_ref())
+                .and_then(|v| match v <= MAX_RESOLUTION {
+                    true => Ok(v),
+                    false => Err(SettingsError::Resolution(v).to_string()),
+                })
+                .map_err(|why| self.at(r, why, None))?,
             None => RESOLUTION,
+        };
+        let validation_steps = match &f.validation_steps {
+            Some(v) if *v.get_ref() > MAX_VALIDATION_STEPS => {
+                let why = SettingsError::ValidationSteps(*v.get_ref());
+                return Err(self.at(v, why.to_string(), None));
+            }
+            Some(v) => *v.get_ref(),
+            None => VALIDATION_STEPS,
         };
         let settings = Settings {
             resolution,
-            validation_steps: f
-                .validation_steps
-                .as_ref()
-                .map_or(VALIDATION_STEPS, |v| *v.get_ref()),
+            validation_steps,
             slo_text: f.slo.get_ref().clone(),
             slo,
             model,

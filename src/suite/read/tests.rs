@@ -205,6 +205,16 @@ fn find_max_mistakes_are_located() {
             ":4:14",
             "`1` has no `%`",
         ),
+        (
+            format!("{PLAN}[find_max]\nslo = \"p99<5ms\"\nresolution = \"20%\"\n{TARGET}"),
+            ":4:14",
+            "up to 10%",
+        ),
+        (
+            format!("{PLAN}[find_max]\nslo = \"p99<5ms\"\nvalidation_steps = 11\n{TARGET}"),
+            ":4:20",
+            "a validation of 11 steps is more than 10",
+        ),
     ]);
 }
 
