@@ -76,8 +76,8 @@ pub enum SettingsError {
     /// A bracket share outside (0, [`MAX_RESOLUTION`]].
     #[error(
         "a resolution of {}% is not above 0% and up to {}%",
-        percent(*.0),
-        percent(MAX_RESOLUTION)
+        crate::units::number(100.0 * .0),
+        crate::units::number(100.0 * MAX_RESOLUTION)
     )]
     Resolution(f64),
     /// A validation run longer than volley allows.
@@ -162,12 +162,8 @@ impl Settings {
             let budget = self.budget;
             return Err(SettingsError::BudgetShort { budget, step });
         }
-        if !(self.resolution > 0.0 && self.resolution <= MAX_RESOLUTION) {
-            return Err(SettingsError::Resolution(self.resolution));
-        }
-        if self.validation_steps > MAX_VALIDATION_STEPS {
-            return Err(SettingsError::ValidationSteps(self.validation_steps));
-        }
+        Self::resolution(self.resolution)?;
+        Self::validation_steps(self.validation_steps)?;
         if self.max_in_flight == 0 || self.max_in_flight > crate::plan::MAX_VUS {
             return Err(SettingsError::InFlight {
                 value: self.max_in_flight,
@@ -175,6 +171,19 @@ impl Settings {
             });
         }
         Ok(())
+    }
+
+    /// `share` if it can be a resolution (above 0, up to [`MAX_RESOLUTION`]), else why not.
+    pub fn resolution(share: f64) -> Result<f64, SettingsError> {
+        let fits = share > 0.0 && share <= MAX_RESOLUTION;
+        fits.then_some(share)
+            .ok_or(SettingsError::Resolution(share))
+    }
+
+    /// `n` if it can be a validation's length (at most [`MAX_VALIDATION_STEPS`]), else why not.
+    pub fn validation_steps(n: u32) -> Result<u32, SettingsError> {
+        let fits = n <= MAX_VALIDATION_STEPS;
+        fits.then_some(n).ok_or(SettingsError::ValidationSteps(n))
     }
 
     /// These settings, once [`Settings::check`] finds nothing wrong with them; else an input
@@ -221,7 +230,7 @@ impl Settings {
             humantime::format_duration(self.step),
             humantime::format_duration(self.warmup),
             humantime::format_duration(self.budget),
-            percent(self.resolution),
+            crate::units::number(100.0 * self.resolution),
             match self.validation_steps {
                 0 => "no validation".to_string(),
                 n => format!("validation {}", super::validation::steps_words(n)),
@@ -344,12 +353,6 @@ pub const RESOLUTION: f64 = 0.01;
 /// by the resolution, then twice and four times as far: 7 % below the level found at most at
 /// 1 %, 57 % at 10 %.
 pub const MAX_RESOLUTION: f64 = 0.1;
-
-/// A share as a percentage in words: `1`, `0.5`, `7` (not `7.000000000000001`).
-fn percent(share: f64) -> String {
-    let text = format!("{:.3}", 100.0 * share);
-    text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
 
 /// The validation run at the level found lasts this many steps.
 pub const VALIDATION_STEPS: u32 = 3;
@@ -542,58 +545,5 @@ fn stopped_step(level: f64, validation: bool) -> FindMaxStep {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_validation_measures_its_whole_length_whatever_the_precision_asked() {
-        let text = "[target]\nbase_url = \"http://127.0.0.1:8080\"\n\
-                    [precision]\np50 = \"3%\"\n\
-                    [[scenario]]\nname = \"s\"\n\
-                    [scenario.load]\nprofile = \"constant-vus\"\nvus = 2\nduration = \"10s\"\n\
-                    [[scenario.step]]\nname = \"get\"\npath = \"/\"\n";
-        let base =
-            crate::plan::read::read_str(text, std::path::Path::new("t.toml"), &Default::default())
-                .and_then(|d| d.prepare())
-                .unwrap();
-        assert_eq!(base.precision.len(), 1);
-        let s = Settings {
-            slo_text: "p99<50ms".into(),
-            slo: slo::parse("p99<50ms").unwrap(),
-            model: LoadModel::Open,
-            budget: Duration::from_secs(60),
-            step: Duration::from_secs(6),
-            warmup: Duration::from_secs(1),
-            start: None,
-            max: None,
-            max_in_flight: 1000,
-            resolution: RESOLUTION,
-            validation_steps: VALIDATION_STEPS,
-            threads: Some(1),
-        };
-        // A step stops once precise; the validation, 3 steps long, does not.
-        assert_eq!(at_level(&base, 100.0, &s, false).precision, base.precision);
-        let validation = at_level(&base, 100.0, &s, true);
-        assert!(validation.precision.is_empty());
-        assert_eq!(
-            validation.scenarios[0].profile.duration(),
-            Some(Duration::from_secs(19))
-        );
-        // Nor does a validation one step long (it stopped once precise before).
-        let one = Settings {
-            validation_steps: 1,
-            ..s
-        };
-        assert!(at_level(&base, 100.0, &one, true).precision.is_empty());
-        // The banner says the bracket and the validation; 0.8 s steps leave both unjudged.
-        let (step, resolution) = (Duration::from_millis(800), 0.07);
-        let short = Settings {
-            step,
-            resolution,
-            ..one
-        };
-        assert!(short.banner(&base).contains(", to 7%, validation 1 step"));
-        let unjudged = short.steady_unjudged().unwrap();
-        assert!(unjudged.contains("nor is the validation run, 1 step, long enough"));
-    }
-}
+#[path = "run_tests.rs"]
+mod tests;

@@ -17,10 +17,7 @@ use super::{CommandLine, Smoke, Suite, SuiteTarget};
 mod repeats;
 mod targets;
 use crate::error::Error;
-use crate::findmax::run::{
-    MAX_RESOLUTION, MAX_VALIDATION_STEPS, RESOLUTION, Settings, SettingsError, Unsearchable,
-    VALIDATION_STEPS, unsearchable,
-};
+use crate::findmax::run::{RESOLUTION, Settings, Unsearchable, VALIDATION_STEPS, unsearchable};
 use crate::plan::Plan;
 use crate::plan::flags::share_of;
 use crate::plan::read::{self as plan_read, parse_duration, resolve_target, scale_duration};
@@ -299,21 +296,16 @@ impl Ctx<'_> {
             Some(m) => *m.get_ref(),
             None => FIND_MAX_IN_FLIGHT,
         };
+        // Each checked at its own key (`Settings::check` would name the table).
         let resolution = match &f.resolution {
             Some(r) => share_of(r.get_ref())
-                .and_then(|v| match v <= MAX_RESOLUTION {
-                    true => Ok(v),
-                    false => Err(SettingsError::Resolution(v).to_string()),
-                })
+                .and_then(|v| Settings::resolution(v).map_err(|e| e.to_string()))
                 .map_err(|why| self.at(r, why, None))?,
             None => RESOLUTION,
         };
         let validation_steps = match &f.validation_steps {
-            Some(v) if *v.get_ref() > MAX_VALIDATION_STEPS => {
-                let why = SettingsError::ValidationSteps(*v.get_ref());
-                return Err(self.at(v, why.to_string(), None));
-            }
-            Some(v) => *v.get_ref(),
+            Some(v) => Settings::validation_steps(*v.get_ref())
+                .map_err(|why| self.at(v, why.to_string(), None))?,
             None => VALIDATION_STEPS,
         };
         let settings = Settings {
