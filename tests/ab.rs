@@ -299,9 +299,10 @@ fn a_step_of_a_plan_is_decided_on_its_own() {
             "{flag}: {stderr}"
         );
     }
+    // Named as typed: a short flag in both its forms (it was named `--connections` alone).
     let (code, _, stderr) = common::run_volley(&["ab", &a, &b, "-c", "8"]);
     assert!(
-        stderr.contains("invalid --connections"),
+        stderr.contains("invalid -c/--connections: "),
         "{code:?} {stderr}"
     );
     // Every run kept is a sound record; the refused sequences ran none.

@@ -35,9 +35,9 @@ pub struct AbArgs {
     /// B: as A, the other side.
     #[arg(value_name = "B", help_heading = None)]
     pub b: String,
-    /// The flags given on the command line, as spelt in the help (`--json`).
+    /// The flags given on the command line.
     #[arg(skip)]
-    pub given: Vec<String>,
+    pub given: Vec<volley::plan::flags::GivenFlag>,
 }
 
 /// The help heading of `volley ab`'s own flags (else they take the test flags' last heading).

@@ -233,14 +233,40 @@ pub fn parse_duration(text: &str) -> Result<Duration, ArgError> {
     super::read::parse_duration(text).map_err(|why| ArgError::Duration(why.to_string()))
 }
 
-/// The flags of subcommand `sub` given on the command line, as spelt in its help (`--json`).
-pub fn given(sub: Option<&clap::Command>, m: &clap::ArgMatches) -> Vec<String> {
+/// A flag given on the command line: its long form as spelt in the help (`--connections`) and
+/// its short letter, when it has one (`c`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GivenFlag {
+    /// `--` and its long name.
+    pub long: String,
+    /// Its one-letter form, if any.
+    pub short: Option<char>,
+}
+
+impl std::fmt::Display for GivenFlag {
+    /// Both forms where there are two (`-c/--connections`), so that it reads as typed.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.short {
+            Some(c) => write!(f, "-{c}/{}", self.long),
+            None => f.write_str(&self.long),
+        }
+    }
+}
+
+/// The flags of subcommand `sub` given on the command line.
+pub fn given(sub: Option<&clap::Command>, m: &clap::ArgMatches) -> Vec<GivenFlag> {
     let given = |a: &&clap::Arg| {
         m.value_source(a.get_id().as_str()) == Some(clap::parser::ValueSource::CommandLine)
     };
     let args = sub.into_iter().flat_map(|c| c.get_arguments());
     args.filter(given)
-        .filter_map(|a| Some(format!("--{}", a.get_long()?)))
+        .filter_map(|a| {
+            let long = format!("--{}", a.get_long()?);
+            Some(GivenFlag {
+                long,
+                short: a.get_short(),
+            })
+        })
         .collect()
 }
 

@@ -13,6 +13,7 @@ use crate::analysis::sequential::{Design, Figure, Sequence, Stopped};
 use crate::analysis::variant::read_variants;
 use crate::error::Error;
 use crate::plan::Plan;
+use crate::plan::flags::GivenFlag;
 use crate::record::model::RunRecord;
 use crate::report::sequential::{self, TABLE_NOTE};
 use crate::report::{Format, new_folder, render_comparison};
@@ -335,25 +336,28 @@ const REPLAY_FLAGS: [&str; 6] = [
     "--color",
 ];
 
-/// Refuses the first of `given` (the flags on the command line, as spelt in the help: `--json`)
-/// that `volley ab` takes no part in: one of [`REFUSED_FLAGS`], or, when `sides` replay folders
+/// Refuses the first of `given` (the flags on the command line, named in both forms where there
+/// are two: `-c/--connections`) that `volley ab` takes no part in: one of [`REFUSED_FLAGS`], or, when `sides` replay folders
 /// of runs, a flag of the test (its runs are already made) or `--max-time` (a replay takes no
 /// time).
-pub fn refuse_flags(given: &[String], sides: Sides) -> Result<(), Error> {
-    let invalid = |flag: &String, why: &str| {
+pub fn refuse_flags(given: &[GivenFlag], sides: Sides) -> Result<(), Error> {
+    let invalid = |flag: &GivenFlag, why: &str| {
         Err(Error::Invalid {
-            what: flag.clone(),
+            what: flag.to_string(),
             why: why.into(),
         })
     };
-    if let Some(flag) = given.iter().find(|f| REFUSED_FLAGS.contains(&f.as_str())) {
+    if let Some(flag) = given
+        .iter()
+        .find(|f| REFUSED_FLAGS.contains(&f.long.as_str()))
+    {
         return invalid(
             flag,
             "not with `volley ab`: the sequence decides its runs (--max-runs bounds them), and \
              keeps every run's record under --out (ab-<time>/a, b)",
         );
     }
-    let replayed = |f: &&String| sides.replays() && !REPLAY_FLAGS.contains(&f.as_str());
+    let replayed = |f: &&GivenFlag| sides.replays() && !REPLAY_FLAGS.contains(&f.long.as_str());
     match given.iter().find(replayed) {
         Some(flag) => invalid(
             flag,
