@@ -9,6 +9,8 @@
 #
 #   bench/findmax.sh                       # capacities 2×10ms, 4×10ms, 8×10ms
 #   CAPACITIES="16:10ms 4:2ms" bench/findmax.sh
+#   KEEP=/tmp/fm bench/findmax.sh          # keeps each search's record (W-S.json) and the
+#                                          # target's /metrics (W-S.metrics) there
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 VOLLEY=${VOLLEY:-$here/../target/release/volley}
@@ -27,21 +29,29 @@ trap cleanup EXIT INT TERM
 if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
   echo "port $PORT is in use; set PORT" >&2; exit 1
 fi
-printf '%-12s %10s %10s %10s %8s %8s %9s %6s %8s\n' capacity "W/S" "true/s" "found/s" "vs W/S" "vs true" answer_s steps step_s
+# The machine's CPU ticks so far: all of them, and those the hypervisor took (steal).
+ticks() { awk '/^cpu /{t=0; for (i=2; i<=NF; i++) t+=$i; print t, $9}' /proc/stat; }
+printf '%-12s %10s %10s %10s %8s %8s %9s %6s %8s %6s\n' capacity "W/S" "true/s" "found/s" "vs W/S" "vs true" answer_s steps step_s steal
 for c in $CAPACITIES; do
   workers=${c%%:*}; service=${c#*:}
   taskset -c 1 "$VOLLEY" serve --port "$PORT" --threads 1 --capacity "$workers" --service-time "$service" >"$tmp/serve.log" 2>&1 &
   server=$!
   for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break; sleep 0.05; done
-  start=$(date +%s.%N)
+  start=$(date +%s.%N); read -r total0 steal0 < <(ticks)
   taskset -c 0 "$VOLLEY" find-max "http://127.0.0.1:$PORT/" --slo "$SLO" --budget "$BUDGET" \
     --step "$STEP" --warmup "$WARMUP" --threads 1 -q --json "$tmp/run.json" --out "$tmp/results" \
     ${EXTRA[@]+"${EXTRA[@]}"} || true
-  end=$(date +%s.%N)
+  end=$(date +%s.%N); read -r total1 steal1 < <(ticks)
   # The target's own count of how long requests held a worker over the whole search.
   timeout 5 bash -c "exec 3<>/dev/tcp/127.0.0.1/$PORT; printf 'GET /metrics HTTP/1.0\r\n\r\n' >&3; cat <&3" >"$tmp/metrics.txt" || true
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
-  python3 - "$tmp/run.json" "$workers" "$service" "$start" "$end" "$tmp/metrics.txt" <<'PY'
+  if [ -n "${KEEP:-}" ]; then
+    mkdir -p "$KEEP"
+    cp "$tmp/run.json" "$KEEP/$workers-$service.json" 2>/dev/null || true
+    cp "$tmp/metrics.txt" "$KEEP/$workers-$service.metrics"
+  fi
+  steal=$(awk -v t="$((total1 - total0))" -v s="$((steal1 - steal0))" 'BEGIN {printf "%.1f%%", t ? 100 * s / t : 0}')
+  python3 - "$tmp/run.json" "$workers" "$service" "$start" "$end" "$tmp/metrics.txt" "$steal" <<'PY'
 import json, sys, re
 rec = json.load(open(sys.argv[1]))["find_max"]
 workers = int(sys.argv[2]); service = sys.argv[3]
@@ -58,6 +68,8 @@ print(f"{workers}x{service:<9} {expected:10.1f} {true:10.1f} {found:10.1f} "
       f"{100*(found-expected)/expected:+7.1f}% {100*(found-true)/true:+7.1f}% "
       f"{float(sys.argv[5])-float(sys.argv[4]):9.1f} {len(rec['steps']):6d} "
       # The search steps' mean measured window (the validation's excluded), s.
-      f"{sum(m) / max(len(m), 1):8.2f}")
+      f"{sum(m) / max(len(m), 1):8.2f} "
+      # The share of both CPUs' time the hypervisor took during the search.
+      f"{sys.argv[7]:>6}")
 PY
 done

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod coordinated;
+pub mod deadline;
 pub mod intervals;
 pub mod query_api;
 pub mod source;
