@@ -16,11 +16,12 @@
 #         (slower). Target: at least 90 %.
 #
 # and the median pairs each used. Also LIVE sequences of `volley ab URL_A URL_B` run live (A/A
-# then A/B), to show the live loop stops where the replay does. Exit code 1 when a target is
-# missed. KEEP=DIR keeps the pool; RECORDS=DIR reuses one.
+# then A/B; LIVE_KINDS=A/B for the second alone), to show the live loop stops where the replay
+# does. Exit code 1 when a target is missed. KEEP=DIR keeps the pool; RECORDS=DIR reuses one.
 #
 # Knobs: POOL=40  SEQUENCES=200  MAX_RUNS=10  DURATION=1  CONNECTIONS=4  BASE_MS=2
-#        CHANGED_MS=2.2  METRIC=p50  LIVE=3  SEED=1  VOLLEY=path (default target/$PROFILE/volley)
+#        CHANGED_MS=2.2  METRIC=p50  LIVE=3  LIVE_KINDS="A/A A/B"  SEED=1
+#        VOLLEY=path (default target/$PROFILE/volley)
 #        PROFILE=release  SERVER_CPU=1  CLIENT_CPU=0  RECORDS=dir  KEEP=dir
 set -euo pipefail
 
@@ -33,6 +34,7 @@ source "$here/common.sh"
 POOL=${POOL:-40} SEQUENCES=${SEQUENCES:-200} MAX_RUNS=${MAX_RUNS:-10} DURATION=${DURATION:-1}
 CONNECTIONS=${CONNECTIONS:-4} BASE_MS=${BASE_MS:-2} CHANGED_MS=${CHANGED_MS:-2.2}
 METRIC=${METRIC:-p50} LIVE=${LIVE:-3} SEED=${SEED:-1} PROFILE=${PROFILE:-release}
+LIVE_KINDS=${LIVE_KINDS:-"A/A A/B"}
 VOLLEY=${VOLLEY:-$repo/target/$PROFILE/volley} SERVER_CPU=${SERVER_CPU:-1} CLIENT_CPU=${CLIENT_CPU:-0}
 RECORDS=${RECORDS:-} KEEP=${KEEP:-}
 
@@ -43,6 +45,9 @@ case ${1:-} in
 esac
 for v in POOL SEQUENCES MAX_RUNS DURATION CONNECTIONS; do posint "${!v}" "$v"; done
 [[ $LIVE =~ ^[0-9]+$ ]] || die "LIVE must be a whole number (got '$LIVE')"
+for kind in $LIVE_KINDS; do
+  [[ $kind == A/A || $kind == A/B ]] || die "LIVE_KINDS takes A/A and A/B (got '$kind')"
+done
 (( POOL >= MAX_RUNS )) || die "POOL ($POOL) must be at least MAX_RUNS ($MAX_RUNS)"
 [[ -x $VOLLEY ]] || die "no volley executable at $VOLLEY (cargo build --profile $PROFILE)"
 command -v python3 >/dev/null || die "python3 not found; it draws the sequences"
@@ -126,6 +131,7 @@ rc=$?
 for (( i = 1; i <= LIVE; i++ )); do
   for pair in "A/A $url_a $url_a" "A/B $url_a $url_b"; do
     read -r kind left right <<< "$pair"
+    [[ " $LIVE_KINDS " == *" $kind "* ]] || continue
     line=$(taskset -c "$CLIENT_CPU" "$VOLLEY" ab "$left" "$right" -c "$CONNECTIONS" \
       -d "${DURATION}s" --threads 1 -q --metric "$METRIC" --max-runs "$MAX_RUNS" \
       --out "$tmp/live" 2>/dev/null | sed -n '1,2p' | tr '\n' ' ')

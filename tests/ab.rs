@@ -216,6 +216,20 @@ fn bad_flags_are_refused_with_what_and_why() {
             ],
             "with --plan, A and B are the plan's overrides".to_string(),
         ),
+        // With a plan, a flag of quick mode's test has nothing to act on (it was ignored).
+        (
+            vec![
+                "--plan",
+                concat!(env!("CARGO_MANIFEST_DIR"), "/tests/malformed/ok-plan.toml"),
+                "x=1",
+                "x=2",
+                "--threads",
+                "1",
+                "-d",
+                "1s",
+            ],
+            "invalid -d/--duration: with --plan, the plan is the test".to_string(),
+        ),
     ] {
         let (code, _, stderr) = common::run_volley(&[&["ab"][..], &args].concat());
         assert_eq!(code, Some(2), "{args:?}: {stderr}");

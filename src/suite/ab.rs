@@ -243,8 +243,11 @@ fn fits_a_pair(plans: &[Plan; 2], max_time: Option<Duration>) -> Result<(), Erro
 pub enum Sides {
     /// Both are folders of runs: the sequence replays them ([`replay`]).
     Folders,
-    /// Both are tests: URLs, or with `--plan`, its overrides (`KEY=VALUE[,KEY=VALUE]`).
+    /// Both are tests against URLs, quick mode's flags shaping them.
     Tests,
+    /// Both are the `--plan` file with overrides (`KEY=VALUE[,KEY=VALUE]`): the plan is the
+    /// test, and of quick mode's flags only [`PLAN_FLAGS`] act on it.
+    Plan,
 }
 
 impl Sides {
@@ -288,7 +291,8 @@ pub fn sides(sides: &[String; 2], plan: Option<&Path>) -> Result<Sides, Error> {
         (None, _, Some(set)) => Err(invalid(format!(
             "`{set}` is an override (KEY=VALUE): give the plan it overrides with --plan FILE"
         ))),
-        _ => Ok(Sides::Tests),
+        (Some(_), None, _) => Ok(Sides::Plan),
+        (None, _, None) => Ok(Sides::Tests),
     }
 }
 
@@ -336,10 +340,26 @@ const REPLAY_FLAGS: [&str; 6] = [
     "--color",
 ];
 
+/// The flags besides [`REPLAY_FLAGS`] that act on a test of the `--plan` file: the plan sets
+/// the load, the target and the requests, so quick mode's flags for those have nothing to act
+/// on (they were silently ignored).
+const PLAN_FLAGS: [&str; 9] = [
+    "--plan",
+    "--max-time",
+    "--threads",
+    "--expect-status",
+    "--group-by",
+    "--buckets",
+    "--precision",
+    "--send-grid",
+    "--no-tui",
+];
+
 /// Refuses the first of `given` (the flags on the command line, named in both forms where there
-/// are two: `-c/--connections`) that `volley ab` takes no part in: one of [`REFUSED_FLAGS`], or, when `sides` replay folders
-/// of runs, a flag of the test (its runs are already made) or `--max-time` (a replay takes no
-/// time).
+/// are two: `-c/--connections`) that `volley ab` takes no part in: one of [`REFUSED_FLAGS`];
+/// when `sides` replay folders of runs, a flag of the test (its runs are already made) or
+/// `--max-time` (a replay takes no time); when they are the `--plan` file's overrides, a flag
+/// not in [`PLAN_FLAGS`] (the plan is the test).
 pub fn refuse_flags(given: &[GivenFlag], sides: Sides) -> Result<(), Error> {
     let invalid = |flag: &GivenFlag, why: &str| {
         Err(Error::Invalid {
@@ -357,14 +377,26 @@ pub fn refuse_flags(given: &[GivenFlag], sides: Sides) -> Result<(), Error> {
              keeps every run's record under --out (ab-<time>/a, b)",
         );
     }
-    let replayed = |f: &&GivenFlag| sides.replays() && !REPLAY_FLAGS.contains(&f.long.as_str());
-    match given.iter().find(replayed) {
-        Some(flag) => invalid(
-            flag,
+    let (also, why): (&[&str], &str) = match sides {
+        Sides::Tests => return Ok(()),
+        Sides::Folders => (
+            &[],
             "A and B are folders of runs already made, replayed as they are: a flag of the \
-             test (or --plan, --max-time) has nothing to act on; give two URLs to run the \
-             test",
+             test (or --plan, --max-time) has nothing to act on; give two URLs to run the test",
         ),
+        Sides::Plan => (
+            &PLAN_FLAGS,
+            "with --plan, the plan is the test (its load, target and requests): this flag has \
+             nothing to act on; change the plan, or put the change in A's and B's overrides \
+             (KEY=VALUE)",
+        ),
+    };
+    let read = |f: &&GivenFlag| {
+        let long = f.long.as_str();
+        REPLAY_FLAGS.contains(&long) || also.contains(&long)
+    };
+    match given.iter().find(|f| !read(f)) {
+        Some(flag) => invalid(flag, why),
         None => Ok(()),
     }
 }
