@@ -11,7 +11,8 @@ use super::args::{QuickArgs, parse_duration, parse_set};
 /// `volley ab`: its own flags under a heading of their own, the test's flags, and B.
 #[derive(Debug, clap::Args)]
 pub struct AbArgs {
-    /// A and B are variants of this plan.
+    /// A and B are variants of this plan, which is the test: of the test's flags only
+    /// --threads, --send-grid and the Results flags act on it; any other is refused.
     #[arg(long, value_name = "PLAN", help_heading = AB)]
     pub plan: Option<PathBuf>,
     /// Metric to decide (repeatable, comma-separated): p50, p90, p95, p99, p99.9, mean,
