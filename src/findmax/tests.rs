@@ -19,22 +19,10 @@ fn config() -> SearchConfig {
 /// A target that holds up to `capacity` req/s and serves at most that.
 fn target(capacity: f64) -> impl FnMut(f64, bool) -> FindMaxStep {
     move |level, _| FindMaxStep {
-        level,
-        rps: level.min(capacity),
-        p50_ms: Some(1.0),
         p99_ms: Some(if level <= capacity { 2.0 } else { 500.0 }),
-        error_rate: 0.0,
-        held: level <= capacity,
         reason: String::new(),
-        generator_limited: false,
-        noise: false,
-        rerun: false,
-        validation: false,
-        interrupted: false,
-        measured_s: Some(5.0),
-        precise: false,
         doubtful: level > capacity,
-        took: None,
+        ..FindMaxStep::test(level, level.min(capacity), level <= capacity)
     }
 }
 

@@ -109,8 +109,7 @@ pub struct FindMax {
     /// Why the search's steps were not judged for a steady state: shorter than the 2.5 s it
     /// is judged on, so a queue that built within one went unseen and a level could pass that
     /// the target does not sustain (the validation run is judged when its steps together are
-    /// long enough). Absent
-    /// when the steps were long enough.
+    /// long enough). Absent when the steps were long enough.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_unjudged: Option<String>,
 }
