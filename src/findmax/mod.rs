@@ -82,30 +82,16 @@ pub fn search(
     let mut good: Option<f64> = None;
     let mut bad: Option<f64> = None;
     let mut level = round(config.start);
+    let n = config.validation_steps;
     let stopped = loop {
-        if !budget.allows(1) {
+        // A step that narrows an open bracket is not begun when it would crowd out the
+        // validation: a budget that cannot close the bracket validates the level that held.
+        let bracketed = good.is_some() && bad.is_some();
+        if !budget.allows(1) || (bracketed && budget.crowds_out(n)) {
             break STOPPED_BUDGET.to_string();
         }
-        let mut step = probe(level, false);
-        budget.charge(&step, 1);
-        if !step.held && step.doubtful && !step.interrupted && budget.allows(1) {
-            // A tail-only break, or a generator that fell behind, may be a one-off pause of the
-            // machine: believe it only if it happens again.
-            let mut again = probe(level, false);
-            again.rerun = true;
-            budget.charge(&again, 1);
-            let mut first = std::mem::replace(&mut step, again);
-            if step.held {
-                first.noise = true;
-                first.reason = format!("{} — held when run again: noise", first.reason);
-            } else if step.interrupted {
-                first.reason = format!(
-                    "{} — not confirmed: the run again was interrupted",
-                    first.reason
-                );
-            }
-            steps.push(first);
-        }
+        let keep = if good.is_some() { n } else { 0 };
+        let step = probed(level, &mut probe, &mut budget, &mut steps, keep);
         let (held, limited, interrupted) = (step.held, step.generator_limited, step.interrupted);
         steps.push(step);
         if interrupted {
@@ -119,51 +105,54 @@ pub fn search(
         } else {
             bad = Some(bad.map_or(level, |b: f64| b.min(level)));
         }
-        level = match (good, bad) {
-            (Some(g), None) => {
-                let cap = config.cap();
-                if g >= cap {
-                    break format!(
-                        "{STOPPED_LEVEL_LIMIT} ({}) was reached while the SLO held",
-                        config.max_level
-                    );
-                }
-                round(g * config.growth).min(cap)
-            }
-            (None, Some(b)) => {
-                // Even the first level broke: go down, to a sixteenth of it at most (at least
-                // one VU): a target that breaks lower than that is broken, not slow.
-                let next = round(b / config.growth);
-                if next >= b || next < config.floor() {
-                    break STOPPED_FLOOR.to_string();
-                }
-                next
-            }
-            (Some(g), Some(b)) => {
-                if (b - g) <= config.resolution * g || (config.integer && b - g <= 1.0) {
-                    break STOPPED_CONVERGED.to_string();
-                }
-                let mid = round((g + b) / 2.0);
-                if mid <= g || mid >= b {
-                    break STOPPED_CONVERGED.to_string();
-                }
-                mid
-            }
-            (None, None) => unreachable!("a step was just judged"),
-        };
-    };
-    let stopped = match good {
-        Some(g) if stopped == STOPPED_CONVERGED && config.validation_steps > 0 => {
-            let mut v = Validation {
-                config,
-                budget: &mut budget,
-                steps: &mut steps,
-            };
-            v.run(g, &mut probe, round)
+        match config.next_level(good, bad, round) {
+            Ok(next) => level = next,
+            Err(stop) => break stop,
         }
-        _ => validation::unconverged(stopped, good.zip(bad)),
     };
+    let stopped = Validation {
+        config,
+        budget: &mut budget,
+        steps: &mut steps,
+    }
+    .end(stopped, good, bad, &mut probe, round);
     SearchOutcome { steps, stopped }
+}
+
+/// Probes `level` once, and once more when the step is a doubtful break (a tail-only break, or
+/// a generator that fell behind, may be a one-off pause of the machine: it is believed only if
+/// it happens again) and the budget allows without crowding out a validation of `keep` steps.
+/// The first of two runs goes to `steps`; the one returned is the one that counts.
+fn probed(
+    level: f64,
+    probe: &mut impl FnMut(f64, bool) -> FindMaxStep,
+    budget: &mut Budget,
+    steps: &mut Vec<FindMaxStep>,
+    keep: u32,
+) -> FindMaxStep {
+    let mut step = probe(level, false);
+    budget.charge(&step, 1);
+    if step.held || !step.doubtful || step.interrupted {
+        return step;
+    }
+    if !budget.allows(1) || budget.crowds_out(keep) {
+        step.reason = format!("{} — not run again: no time was left", step.reason);
+        return step;
+    }
+    let mut again = probe(level, false);
+    again.rerun = true;
+    budget.charge(&again, 1);
+    if again.held {
+        step.noise = true;
+        step.reason = format!("{} — held when run again: noise", step.reason);
+    } else if again.interrupted {
+        step.reason = format!(
+            "{} — not confirmed: the run again was interrupted",
+            step.reason
+        );
+    }
+    steps.push(step);
+    again
 }
 
 /// What is left of the search's time: each step is charged what it took
@@ -189,6 +178,11 @@ impl Budget {
         self.spent + self.step * steps <= self.budget
     }
 
+    /// Whether one more step would leave no room for a validation of `n` steps that fits now.
+    pub(crate) fn crowds_out(&self, n: u32) -> bool {
+        n > 0 && self.allows(n) && !self.allows(n + 1)
+    }
+
     /// Charges a step `nominal` steps long (the validation: several).
     pub(crate) fn charge(&mut self, step: &FindMaxStep, nominal: u32) {
         self.spent += step.took.unwrap_or(self.step * nominal);
@@ -196,6 +190,46 @@ impl Budget {
 }
 
 impl SearchConfig {
+    /// The level after a step, from the highest level that held and the lowest that broke so
+    /// far: grow, go down, or bisect; `Err` with why the search stops instead.
+    fn next_level(
+        &self,
+        good: Option<f64>,
+        bad: Option<f64>,
+        round: impl Fn(f64) -> f64,
+    ) -> Result<f64, String> {
+        match (good, bad) {
+            (Some(g), None) => {
+                let cap = self.cap();
+                if g >= cap {
+                    return Err(format!(
+                        "{STOPPED_LEVEL_LIMIT} ({}) was reached while the SLO held",
+                        self.max_level
+                    ));
+                }
+                Ok(round(g * self.growth).min(cap))
+            }
+            (None, Some(b)) => {
+                // Even the first level broke: go down, to a sixteenth of it at most (at least
+                // one VU): a target that breaks lower than that is broken, not slow.
+                let next = round(b / self.growth);
+                if next >= b || next < self.floor() {
+                    return Err(STOPPED_FLOOR.to_string());
+                }
+                Ok(next)
+            }
+            (Some(g), Some(b)) => {
+                let mid = round((g + b) / 2.0);
+                let close = (b - g) <= self.resolution * g || (self.integer && b - g <= 1.0);
+                if close || mid <= g || mid >= b {
+                    return Err(STOPPED_CONVERGED.to_string());
+                }
+                Ok(mid)
+            }
+            (None, None) => unreachable!("a step was just judged"),
+        }
+    }
+
     /// The highest level the search tries: the level limit itself (whole VUs: the whole VUs
     /// at or below it).
     fn cap(&self) -> f64 {

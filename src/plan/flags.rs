@@ -44,7 +44,7 @@ pub enum ArgError {
     /// Not a precision goal like `p99=2%`.
     #[error("{0}")]
     Precision(String),
-    /// A share that is not a percentage above 0 % and up to 50 %.
+    /// A share that is not a percentage (like `1%`; the setting it is for bounds it).
     #[error("{0}")]
     Share(String),
     /// A send grid above [`MAX_SEND_GRID`].

@@ -82,7 +82,8 @@ pub struct FindMax {
     pub max_sustainable_rps: Option<f64>,
     /// Why `max_sustainable_rps` is only a lower bound ("no break found within the budget", "the
     /// load generator saturated before the target", "not validated: the budget ended the
-    /// bisection before it converged"); null when a step that broke the SLO bounds it from
+    /// bisection before it converged", or without "not validated: " when the budget's rest
+    /// validated the highest level that held); null when a step that broke the SLO bounds it from
     /// above and the bisection converged. Reports write such a maximum "≥ 797.4 req/s (no break found within the
     /// budget)".
     #[serde(default)]
@@ -173,7 +174,11 @@ impl FindMax {
             return Some("the load generator saturated before the target".into());
         }
         if self.stopped.contains(UNCONVERGED) {
-            return Some(UNCONVERGED_WHY.into());
+            let why = match self.validated() {
+                true => UNCONVERGED_VALIDATED_WHY,
+                false => UNCONVERGED_WHY,
+            };
+            return Some(why.into());
         }
         if self.breaking_load.is_some() {
             return None;
@@ -187,6 +192,40 @@ impl FindMax {
         } else {
             format!("no break found: {}", self.stopped)
         })
+    }
+
+    /// Whether a validation run held: the maximum is then its figures.
+    pub fn validated(&self) -> bool {
+        self.steps
+            .iter()
+            .any(|s| s.validation && s.held && !s.interrupted)
+    }
+
+    /// Why the maximum is a search step's that no validation run confirmed, where one was due:
+    /// the search was interrupted while validating, every validation tried failed, no time was
+    /// left for one, or the budget ended the bisection with its bracket open. `None` when a
+    /// validation held, or none was due (no break bounded the search, or `--validation-steps
+    /// 0`).
+    pub fn unvalidated(&self) -> Option<&'static str> {
+        self.max_sustainable_rps?;
+        let tried = |interrupted: bool| {
+            self.steps
+                .iter()
+                .any(|s| s.validation && s.interrupted == interrupted)
+        };
+        if self.validated() {
+            None
+        } else if tried(true) {
+            Some("the search was interrupted while validating")
+        } else if tried(false) {
+            Some("the validation failed")
+        } else if self.stopped.contains(NOT_VALIDATED) {
+            Some("no time was left")
+        } else if self.stopped.contains(UNCONVERGED) {
+            Some(UNCONVERGED_VALIDATED_WHY)
+        } else {
+            None
+        }
     }
 }
 
@@ -222,6 +261,9 @@ pub const UNCONVERGED: &str = "before the bisection converged";
 /// `lower_bound` of a search whose budget ended the bisection with its bracket open.
 pub const UNCONVERGED_WHY: &str =
     "not validated: the budget ended the bisection before it converged";
+/// `lower_bound` of a search whose budget ended the bisection with its bracket open, leaving
+/// time to validate the highest level that held (the search reserves it once a level held).
+pub const UNCONVERGED_VALIDATED_WHY: &str = "the budget ended the bisection before it converged";
 /// Part of why a search stopped when it converged but had no time left to validate the level
 /// found: its maximum is then a search step's, not a validation run's.
 pub const NOT_VALIDATED: &str = "no time was left to validate";

@@ -279,19 +279,22 @@ pub(super) fn find_max_ranking(o: &SuiteOutcome) -> String {
 
 /// A target's maximum in the suite's table: `400.0`; `≥ 797.4` when only a lower bound (no
 /// break found, the generator saturated, or a budget that ended the bisection with its bracket
-/// open); `(not validated)` after one no validation run confirmed; `-` without one.
+/// open); `(not validated)` after one no validation run confirmed ([`FindMax::unvalidated`]);
+/// `-` without one.
 pub(super) fn max_cell(f: &FindMax) -> String {
-    use crate::record::find_max::{NOT_VALIDATED, UNCONVERGED};
     let Some(v) = f.max_sustainable_rps else {
         return "-".into();
     };
     let at_least = f.why_lower_bound().is_some();
-    let unvalidated = f.stopped.contains(NOT_VALIDATED) || f.stopped.contains(UNCONVERGED);
     format!(
         "{}{}{}",
         if at_least { "≥ " } else { "" },
         rate(v),
-        if unvalidated { " (not validated)" } else { "" }
+        if f.unvalidated().is_some() {
+            " (not validated)"
+        } else {
+            ""
+        }
     )
 }
 
