@@ -176,7 +176,13 @@ fn bad_slo_and_multi_scenario_plans_are_refused() {
         ),
         (plan, "p99<50ms", &[], "one scenario"),
         (url, "p99<50ms", &["--resolution", "1"], "`1` has no `%`"),
-        (url, "p99<50ms", &["--resolution", "60%"], "up to 50%"),
+        // One bound, the search's own: it said "up to 50%" here, the bound of a precision.
+        (
+            url,
+            "p99<50ms",
+            &["--resolution", "60%"],
+            "resolution of 60% is not above 0% and up to 10%",
+        ),
         (url, "p99<50ms", &["--resolution", "20%"], "up to 10%"),
         (url, "p99<50ms", &["--validation-steps", "11"], "0..=10"),
     ] {

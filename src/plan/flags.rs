@@ -163,23 +163,35 @@ pub fn precision_goal(name: &str, share: &str) -> Result<PrecisionGoal, String> 
 
 /// A share like `2%` → 0.02: a percentage above 0 % and up to 50 %, or what is wrong with it.
 pub fn share_of(share: &str) -> Result<f64, String> {
+    match percentage(share)? {
+        s if s > 0.0 && s <= 0.5 => Ok(s),
+        _ => Err(format!(
+            "`{share}` is not a share above 0% and up to 50%, like 2%"
+        )),
+    }
+}
+
+/// A percentage like `2%` → 0.02, of any finite size (the setting it is for bounds it), or
+/// what is wrong with it.
+pub fn percentage(share: &str) -> Result<f64, String> {
     if share.trim().parse::<f64>().is_ok() {
         return Err(format!(
             "`{share}` has no `%`: a share is a percentage, like 2%"
         ));
     }
-    let pct = share
+    share
         .trim()
         .strip_suffix('%')
         .and_then(|n| n.trim().parse::<f64>().ok())
-        .filter(|p| p.is_finite() && *p > 0.0 && *p <= 50.0)
-        .ok_or_else(|| format!("`{share}` is not a share above 0% and up to 50%, like 2%"))?;
-    Ok(pct / 100.0)
+        .filter(|p| p.is_finite())
+        .map(|p| p / 100.0)
+        .ok_or_else(|| format!("`{share}` is not a share, like 2%"))
 }
 
-/// Parses `find-max --resolution`, a share like `1%` ([`share_of`]).
+/// Parses `find-max --resolution`, a percentage like `1%` ([`percentage`]; the search's
+/// settings bound it).
 pub fn parse_share(text: &str) -> Result<f64, ArgError> {
-    share_of(text).map_err(ArgError::Share)
+    percentage(text).map_err(ArgError::Share)
 }
 
 /// Latency bucket bounds (`--buckets 25ms,50ms,100ms,500ms`), ascending.

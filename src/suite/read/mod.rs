@@ -19,7 +19,7 @@ mod targets;
 use crate::error::Error;
 use crate::findmax::run::{RESOLUTION, Settings, Unsearchable, VALIDATION_STEPS, unsearchable};
 use crate::plan::Plan;
-use crate::plan::flags::share_of;
+use crate::plan::flags::percentage;
 use crate::plan::read::{self as plan_read, parse_duration, resolve_target, scale_duration};
 use crate::record::model::LoadModel;
 use crate::watch::spec::Spec;
@@ -298,7 +298,7 @@ impl Ctx<'_> {
         };
         // Each checked at its own key (`Settings::check` would name the table).
         let resolution = match &f.resolution {
-            Some(r) => share_of(r.get_ref())
+            Some(r) => percentage(r.get_ref())
                 .and_then(|v| Settings::resolution(v).map_err(|e| e.to_string()))
                 .map_err(|why| self.at(r, why, None))?,
             None => RESOLUTION,
