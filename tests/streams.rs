@@ -7,7 +7,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::streams::{CLOSED, OPEN, PythonPeer, near_truth, step_streams, stream_plan};
+use common::streams::{CLOSED, OPEN, PythonPeer, accurate, near_truth, step_streams, stream_plan};
 use common::{run_json, run_json_ok, run_volley, serial, target, temp_dir, valid_record, verified};
 use serde_json::Value;
 
@@ -18,44 +18,46 @@ fn plan(dir: &Path, base: &str, load: &str, step: &str, extra: &str) -> String {
 
 fn sse_figures_match_the_schedule(load: &str, name: &str) {
     let _serial = serial();
-    let t = target();
-    let dir = temp_dir(name);
-    // TTFT is measured from the due time (open model) or the send: it holds the generator's
-    // send lag and the target's own time to its first byte (~0.7 ms here), which a 50 ms TTFT's
-    // 3 % covers; the gaps and the stream's length are the schedule's own.
-    let step = "path = \"/sse?events=20&ttft_ms=50&gap_ms=10&done=1\"\nsse = {}";
-    let plan = plan(&dir, &t.base_url(), load, step, "");
-    let r = run_json_ok(&dir, &["run", &plan]);
-    let s = step_streams(&r);
-    let streams = s["streams"].as_u64().unwrap();
-    assert!(streams >= 8, "{s:#}");
-    assert_eq!(s["failed"], 0);
-    assert_eq!(s["with_messages"].as_u64(), Some(streams));
-    assert_eq!(
-        s["messages"].as_u64(),
-        Some(20 * streams),
-        "the sentinel is no message"
-    );
-    assert_eq!(s["ended"]["sentinel"].as_u64(), Some(streams));
-    // The body after the sentinel is read to its end: the connections are reused.
-    let opened = r["summary"]["connections_opened"].as_u64().unwrap();
-    assert!(
-        opened * 2 <= streams,
-        "{opened} connections for {streams} streams"
-    );
-    near_truth("TTFT p50", s["ttft_ms"]["p50"].as_f64().unwrap(), 50.0);
-    near_truth(
-        "gap p50",
-        s["message_gap_ms"]["p50"].as_f64().unwrap(),
-        10.0,
-    );
-    near_truth("stream p50", s["stream_ms"]["p50"].as_f64().unwrap(), 240.0);
-    // The run's figures are the one step's.
-    assert_eq!(r["summary"]["streams"]["messages"], s["messages"]);
-    assert!(
-        s.get("llm").is_none() && s.get("goodput").is_none(),
-        "{s:#}"
-    );
+    accurate(|| {
+        let t = target();
+        let dir = temp_dir(name);
+        // TTFT is measured from the due time (open model) or the send: it holds the generator's
+        // send lag and the target's own time to its first byte (~0.7 ms here), which a 50 ms TTFT's
+        // 3 % covers; the gaps and the stream's length are the schedule's own.
+        let step = "path = \"/sse?events=20&ttft_ms=50&gap_ms=10&done=1\"\nsse = {}";
+        let plan = plan(&dir, &t.base_url(), load, step, "");
+        let r = run_json_ok(&dir, &["run", &plan]);
+        let s = step_streams(&r);
+        let streams = s["streams"].as_u64().unwrap();
+        assert!(streams >= 8, "{s:#}");
+        assert_eq!(s["failed"], 0);
+        assert_eq!(s["with_messages"].as_u64(), Some(streams));
+        assert_eq!(
+            s["messages"].as_u64(),
+            Some(20 * streams),
+            "the sentinel is no message"
+        );
+        assert_eq!(s["ended"]["sentinel"].as_u64(), Some(streams));
+        // The body after the sentinel is read to its end: the connections are reused.
+        let opened = r["summary"]["connections_opened"].as_u64().unwrap();
+        assert!(
+            opened * 2 <= streams,
+            "{opened} connections for {streams} streams"
+        );
+        near_truth("TTFT p50", s["ttft_ms"]["p50"].as_f64().unwrap(), 50.0);
+        near_truth(
+            "gap p50",
+            s["message_gap_ms"]["p50"].as_f64().unwrap(),
+            10.0,
+        );
+        near_truth("stream p50", s["stream_ms"]["p50"].as_f64().unwrap(), 240.0);
+        // The run's figures are the one step's.
+        assert_eq!(r["summary"]["streams"]["messages"], s["messages"]);
+        assert!(
+            s.get("llm").is_none() && s.get("goodput").is_none(),
+            "{s:#}"
+        );
+    });
 }
 
 #[test]
@@ -81,37 +83,39 @@ fn llm_step(slo: &str) -> String {
 #[test]
 fn llm_streams_report_tokens_tpot_and_goodput_against_the_truth() {
     let _serial = serial();
-    let t = target();
-    let dir = temp_dir("llm");
-    let thresholds = "[thresholds]\n\"ttft{step=stream}\" = [\"p95 < 100ms\"]\n\
+    accurate(|| {
+        let t = target();
+        let dir = temp_dir("llm");
+        let thresholds = "[thresholds]\n\"ttft{step=stream}\" = [\"p95 < 100ms\"]\n\
                       tpot = [\"p50 < 6ms\"]\ngoodput = [\"> 1\"]";
-    let step = llm_step(", slo = { ttft = \"100ms\", tpot = \"10ms\" }");
-    let plan = plan(&dir, &t.base_url(), OPEN, &step, thresholds);
-    let r = run_json_ok(&dir, &["run", &plan]);
-    let s = step_streams(&r);
-    let streams = s["streams"].as_u64().unwrap();
-    let llm = &s["llm"];
-    assert_eq!(llm["tokens"].as_u64(), Some(16 * streams), "{s:#}");
-    assert_eq!(llm["tokens_from"], "usage");
-    assert_eq!(
-        s["messages"].as_u64(),
-        Some(16 * streams),
-        "role and usage chunks are no tokens"
-    );
-    near_truth("TTFT p50", s["ttft_ms"]["p50"].as_f64().unwrap(), 40.0);
-    near_truth("TPOT p50", llm["tpot_ms"]["p50"].as_f64().unwrap(), 5.0);
-    near_truth("ITL p50", s["message_gap_ms"]["p50"].as_f64().unwrap(), 5.0);
-    let good = &s["goodput"];
-    assert_eq!(good["judged"].as_u64(), Some(streams));
-    assert_eq!(
-        good["good"].as_u64(),
-        Some(streams),
-        "every stream meets 100 ms / 10 ms"
-    );
-    assert_eq!(good["slo"]["ttft_ms"], 100.0);
-    let results = r["thresholds"].as_array().unwrap();
-    assert_eq!(results.len(), 3);
-    assert!(results.iter().all(|t| t["passed"] == true), "{results:#?}");
+        let step = llm_step(", slo = { ttft = \"100ms\", tpot = \"10ms\" }");
+        let plan = plan(&dir, &t.base_url(), OPEN, &step, thresholds);
+        let r = run_json_ok(&dir, &["run", &plan]);
+        let s = step_streams(&r);
+        let streams = s["streams"].as_u64().unwrap();
+        let llm = &s["llm"];
+        assert_eq!(llm["tokens"].as_u64(), Some(16 * streams), "{s:#}");
+        assert_eq!(llm["tokens_from"], "usage");
+        assert_eq!(
+            s["messages"].as_u64(),
+            Some(16 * streams),
+            "role and usage chunks are no tokens"
+        );
+        near_truth("TTFT p50", s["ttft_ms"]["p50"].as_f64().unwrap(), 40.0);
+        near_truth("TPOT p50", llm["tpot_ms"]["p50"].as_f64().unwrap(), 5.0);
+        near_truth("ITL p50", s["message_gap_ms"]["p50"].as_f64().unwrap(), 5.0);
+        let good = &s["goodput"];
+        assert_eq!(good["judged"].as_u64(), Some(streams));
+        assert_eq!(
+            good["good"].as_u64(),
+            Some(streams),
+            "every stream meets 100 ms / 10 ms"
+        );
+        assert_eq!(good["slo"]["ttft_ms"], 100.0);
+        let results = r["thresholds"].as_array().unwrap();
+        assert_eq!(results.len(), 3);
+        assert!(results.iter().all(|t| t["passed"] == true), "{results:#?}");
+    });
 }
 
 #[test]
@@ -156,27 +160,29 @@ fn a_message_limit_stops_reading_and_the_connection_is_not_reused() {
 #[test]
 fn sse_over_http2_is_measured_the_same() {
     let _serial = serial();
-    let t = target();
-    let dir = temp_dir("sse-h2");
-    let step = "path = \"/sse?events=10&ttft_ms=50&gap_ms=10&done=1\"\nsse = {}";
-    let load = "profile = \"iterations\"\nvus = 4\niterations = 12";
-    let plan = plan(&dir, &t.base_url(), load, step, "");
-    let text = std::fs::read_to_string(&plan).unwrap();
-    std::fs::write(
-        &plan,
-        text.replace("timeout = ", "protocol = \"http2\"\ntimeout = "),
-    )
-    .unwrap();
-    let r = run_json_ok(&dir, &["run", &plan]);
-    assert_eq!(r["config"]["protocol"], "h2c");
-    let s = step_streams(&r);
-    assert_eq!(s["messages"], 120, "{s:#}");
-    near_truth("TTFT p50", s["ttft_ms"]["p50"].as_f64().unwrap(), 50.0);
-    near_truth(
-        "gap p50",
-        s["message_gap_ms"]["p50"].as_f64().unwrap(),
-        10.0,
-    );
+    accurate(|| {
+        let t = target();
+        let dir = temp_dir("sse-h2");
+        let step = "path = \"/sse?events=10&ttft_ms=50&gap_ms=10&done=1\"\nsse = {}";
+        let load = "profile = \"iterations\"\nvus = 4\niterations = 12";
+        let plan = plan(&dir, &t.base_url(), load, step, "");
+        let text = std::fs::read_to_string(&plan).unwrap();
+        std::fs::write(
+            &plan,
+            text.replace("timeout = ", "protocol = \"http2\"\ntimeout = "),
+        )
+        .unwrap();
+        let r = run_json_ok(&dir, &["run", &plan]);
+        assert_eq!(r["config"]["protocol"], "h2c");
+        let s = step_streams(&r);
+        assert_eq!(s["messages"], 120, "{s:#}");
+        near_truth("TTFT p50", s["ttft_ms"]["p50"].as_f64().unwrap(), 50.0);
+        near_truth(
+            "gap p50",
+            s["message_gap_ms"]["p50"].as_f64().unwrap(),
+            10.0,
+        );
+    });
 }
 
 #[test]
@@ -284,33 +290,35 @@ fn streaming_steps_that_cannot_work_are_refused_in_words() {
 #[test]
 fn example_007_llm_sse_runs_and_meets_its_objectives() {
     let _serial = serial();
-    let t = target();
-    let dir = temp_dir("example-007");
-    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/007-llm-sse.toml");
-    let base = format!("target.base_url={}", t.base_url());
-    let args = ["run", example, "--set", &base, "--time-scale", "0.3"];
-    let r = run_json_ok(&dir, &args);
-    let s = &r["summary"]["streams"];
-    let streams = s["streams"].as_u64().unwrap();
-    assert!(streams >= 40, "20/s for 3 s: {s:#}");
-    assert_eq!(s["llm"]["tokens"].as_u64(), Some(64 * streams));
-    near_truth("TTFT p50", s["ttft_ms"]["p50"].as_f64().unwrap(), 80.0);
-    near_truth(
-        "TPOT p50",
-        s["llm"]["tpot_ms"]["p50"].as_f64().unwrap(),
-        15.0,
-    );
-    assert_eq!(s["goodput"]["good"].as_u64(), Some(streams));
-    let report =
-        std::fs::read_to_string(common::only_subfolder(&dir.join("results")).join("report.md"))
-            .unwrap();
-    for table in [
-        "## Streams",
-        "## LLM streams",
-        "TTFT ≤ 200 ms, TPOT ≤ 25 ms",
-    ] {
-        assert!(report.contains(table), "{table} missing from report.md");
-    }
+    accurate(|| {
+        let t = target();
+        let dir = temp_dir("example-007");
+        let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/007-llm-sse.toml");
+        let base = format!("target.base_url={}", t.base_url());
+        let args = ["run", example, "--set", &base, "--time-scale", "0.3"];
+        let r = run_json_ok(&dir, &args);
+        let s = &r["summary"]["streams"];
+        let streams = s["streams"].as_u64().unwrap();
+        assert!(streams >= 40, "20/s for 3 s: {s:#}");
+        assert_eq!(s["llm"]["tokens"].as_u64(), Some(64 * streams));
+        near_truth("TTFT p50", s["ttft_ms"]["p50"].as_f64().unwrap(), 80.0);
+        near_truth(
+            "TPOT p50",
+            s["llm"]["tpot_ms"]["p50"].as_f64().unwrap(),
+            15.0,
+        );
+        assert_eq!(s["goodput"]["good"].as_u64(), Some(streams));
+        let report =
+            std::fs::read_to_string(common::only_subfolder(&dir.join("results")).join("report.md"))
+                .unwrap();
+        for table in [
+            "## Streams",
+            "## LLM streams",
+            "TTFT ≤ 200 ms, TPOT ≤ 25 ms",
+        ] {
+            assert!(report.contains(table), "{table} missing from report.md");
+        }
+    });
 }
 
 #[test]

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use common::streams::{CLOSED, OPEN, PythonPeer, near_truth, step_streams, stream_plan};
+use common::streams::{CLOSED, OPEN, PythonPeer, accurate, near_truth, step_streams, stream_plan};
 use common::{run_json, run_json_ok, run_volley, serial, target, temp_dir};
 
 /// Writes a plan against `base` with one scenario of `load` and one step `stream` of `step`.
@@ -18,32 +18,34 @@ fn plan(dir: &Path, base: &str, load: &str, step: &str, extra: &str) -> String {
 
 fn echoes_are_the_delay(load: &str, name: &str) {
     let _serial = serial();
-    let t = target();
-    let dir = temp_dir(name);
-    // Each message after the reply to the one before; each reply 20 ms after its message
-    // arrived: every round trip is 20 ms and the loopback's way there and back.
-    let step = "path = \"/ws?delay_ms=20\"\nbody = \"hello\"\n\
+    accurate(|| {
+        let t = target();
+        let dir = temp_dir(name);
+        // Each message after the reply to the one before; each reply 20 ms after its message
+        // arrived: every round trip is 20 ms and the loopback's way there and back.
+        let step = "path = \"/ws?delay_ms=20\"\nbody = \"hello\"\n\
                 websocket = { count = 5, echo = true }";
-    let extra = "[thresholds]\nround_trip = [\"p50 < 30ms\"]";
-    let plan = plan(&dir, &t.base_url(), load, step, extra);
-    let r = run_json_ok(&dir, &["run", &plan]);
-    assert_eq!(r["thresholds"][0]["passed"], true, "{:#}", r["thresholds"]);
-    assert_eq!(r["summary"]["status"]["101"], r["summary"]["requests"]);
-    let s = step_streams(&r);
-    let streams = s["streams"].as_u64().unwrap();
-    assert!(streams >= 8, "{s:#}");
-    assert_eq!(s["failed"], 0, "{s:#}");
-    assert_eq!(s["messages"].as_u64(), Some(5 * streams));
-    assert_eq!(s["ended"]["eof"].as_u64(), Some(streams));
-    let sent = &s["sent"];
-    assert_eq!(sent["messages"].as_u64(), Some(5 * streams), "{s:#}");
-    assert_eq!(sent["round_trips"].as_u64(), Some(5 * streams));
-    let rtt = sent["round_trip_ms"]["p50"].as_f64().unwrap();
-    near_truth("round trip p50", rtt, 20.0);
-    let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
-    near_truth("gap p50", gap, 20.0);
-    // Every stream opens its own connection: the upgrade is each one's wait.
-    assert_eq!(r["summary"]["connections_opened"], r["summary"]["requests"]);
+        let extra = "[thresholds]\nround_trip = [\"p50 < 30ms\"]";
+        let plan = plan(&dir, &t.base_url(), load, step, extra);
+        let r = run_json_ok(&dir, &["run", &plan]);
+        assert_eq!(r["thresholds"][0]["passed"], true, "{:#}", r["thresholds"]);
+        assert_eq!(r["summary"]["status"]["101"], r["summary"]["requests"]);
+        let s = step_streams(&r);
+        let streams = s["streams"].as_u64().unwrap();
+        assert!(streams >= 8, "{s:#}");
+        assert_eq!(s["failed"], 0, "{s:#}");
+        assert_eq!(s["messages"].as_u64(), Some(5 * streams));
+        assert_eq!(s["ended"]["eof"].as_u64(), Some(streams));
+        let sent = &s["sent"];
+        assert_eq!(sent["messages"].as_u64(), Some(5 * streams), "{s:#}");
+        assert_eq!(sent["round_trips"].as_u64(), Some(5 * streams));
+        let rtt = sent["round_trip_ms"]["p50"].as_f64().unwrap();
+        near_truth("round trip p50", rtt, 20.0);
+        let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
+        near_truth("gap p50", gap, 20.0);
+        // Every stream opens its own connection: the upgrade is each one's wait.
+        assert_eq!(r["summary"]["connections_opened"], r["summary"]["requests"]);
+    });
 }
 
 #[test]
@@ -59,21 +61,23 @@ fn echo_round_trips_are_the_delay_in_the_open_model() {
 #[test]
 fn paced_messages_come_back_on_their_own_schedule() {
     let _serial = serial();
-    let t = target();
-    let dir = temp_dir("ws-paced");
-    // One message every 10 ms, each echoed 30 ms after it arrived: the replies overlap the
-    // sends, each round trip still 30 ms and the replies 10 ms apart.
-    let step = "path = \"/ws?delay_ms=30\"\nbody = \"0123456789\"\n\
+    accurate(|| {
+        let t = target();
+        let dir = temp_dir("ws-paced");
+        // One message every 10 ms, each echoed 30 ms after it arrived: the replies overlap the
+        // sends, each round trip still 30 ms and the replies 10 ms apart.
+        let step = "path = \"/ws?delay_ms=30\"\nbody = \"0123456789\"\n\
                 websocket = { count = 6, interval = \"10ms\", binary = true }";
-    let r = run_json_ok(&dir, &["run", &plan(&dir, &t.base_url(), CLOSED, step, "")]);
-    let s = step_streams(&r);
-    let streams = s["streams"].as_u64().unwrap();
-    assert_eq!(s["failed"], 0, "{s:#}");
-    assert_eq!(s["messages"].as_u64(), Some(6 * streams));
-    let rtt = s["sent"]["round_trip_ms"]["p50"].as_f64().unwrap();
-    near_truth("round trip p50", rtt, 30.0);
-    let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
-    near_truth("gap p50", gap, 10.0);
+        let r = run_json_ok(&dir, &["run", &plan(&dir, &t.base_url(), CLOSED, step, "")]);
+        let s = step_streams(&r);
+        let streams = s["streams"].as_u64().unwrap();
+        assert_eq!(s["failed"], 0, "{s:#}");
+        assert_eq!(s["messages"].as_u64(), Some(6 * streams));
+        let rtt = s["sent"]["round_trip_ms"]["p50"].as_f64().unwrap();
+        near_truth("round trip p50", rtt, 30.0);
+        let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
+        near_truth("gap p50", gap, 10.0);
+    });
 }
 
 #[test]
@@ -298,34 +302,36 @@ fn a_message_that_cannot_be_rendered_cuts_its_stream_short() {
 #[test]
 fn example_008_websocket_runs_and_reads_its_echo() {
     let _serial = serial();
-    let t = target();
-    let dir = temp_dir("example-008");
-    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/008-websocket.toml");
-    let base = format!("target.base_url={}", t.base_url());
-    let args = ["run", example, "--set", &base, "--time-scale", "0.4"];
-    let r = run_json_ok(&dir, &args);
-    let scenario = |name: &str| {
-        r["groups"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|g| g["kind"] == "scenario" && g["name"] == name)
-            .unwrap_or_else(|| panic!("no scenario {name}"))["streams"]
-            .clone()
-    };
-    let chat = scenario("chat");
-    let streams = chat["streams"].as_u64().unwrap();
-    assert_eq!(chat["sent"]["round_trips"].as_u64(), Some(20 * streams));
-    let rtt = chat["sent"]["round_trip_ms"]["p50"].as_f64().unwrap();
-    // A 2 ms delay: the loopback's way there and back is above 3 % of it, so within 0.5 ms.
-    assert!((2.0..2.5).contains(&rtt), "round trip p50 {rtt} ms");
-    let ticker = scenario("ticker");
-    let rtt = ticker["sent"]["round_trip_ms"]["p50"].as_f64().unwrap();
-    near_truth("ticker round trip p50", rtt, 25.0);
-    let report =
-        std::fs::read_to_string(common::only_subfolder(&dir.join("results")).join("report.md"))
-            .unwrap();
-    for table in ["## Streams", "## Stream sends and goodput", "TTFT ≤ 50 ms"] {
-        assert!(report.contains(table), "{table} missing from report.md");
-    }
+    accurate(|| {
+        let t = target();
+        let dir = temp_dir("example-008");
+        let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/008-websocket.toml");
+        let base = format!("target.base_url={}", t.base_url());
+        let args = ["run", example, "--set", &base, "--time-scale", "0.4"];
+        let r = run_json_ok(&dir, &args);
+        let scenario = |name: &str| {
+            r["groups"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|g| g["kind"] == "scenario" && g["name"] == name)
+                .unwrap_or_else(|| panic!("no scenario {name}"))["streams"]
+                .clone()
+        };
+        let chat = scenario("chat");
+        let streams = chat["streams"].as_u64().unwrap();
+        assert_eq!(chat["sent"]["round_trips"].as_u64(), Some(20 * streams));
+        let rtt = chat["sent"]["round_trip_ms"]["p50"].as_f64().unwrap();
+        // A 2 ms delay: the loopback's way there and back is above 3 % of it, so within 0.5 ms.
+        assert!((2.0..2.5).contains(&rtt), "round trip p50 {rtt} ms");
+        let ticker = scenario("ticker");
+        let rtt = ticker["sent"]["round_trip_ms"]["p50"].as_f64().unwrap();
+        near_truth("ticker round trip p50", rtt, 25.0);
+        let report =
+            std::fs::read_to_string(common::only_subfolder(&dir.join("results")).join("report.md"))
+                .unwrap();
+        for table in ["## Streams", "## Stream sends and goodput", "TTFT ≤ 50 ms"] {
+            assert!(report.contains(table), "{table} missing from report.md");
+        }
+    });
 }

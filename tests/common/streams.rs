@@ -1,6 +1,7 @@
 //! Reading the stream figures of a record, the oracle's tolerance, and the Python peers
 //! (tests/streams.rs, tests/grpc_streams.rs, tests/websocket.rs).
 
+use std::cell::RefCell;
 use std::path::Path;
 
 use serde_json::Value;
@@ -42,13 +43,54 @@ pub fn step_streams(r: &Value) -> &Value {
     &g["streams"]
 }
 
-/// Asserts a measured median is the truth within max(0.2 ms, 3 %).
+/// Asserts a measured median is the truth within max(0.2 ms, 3 %) (inside [`accurate`], notes
+/// the miss instead).
 pub fn near_truth(what: &str, measured: f64, truth_ms: f64) {
     let tolerance = (truth_ms * 0.03).max(0.2);
-    assert!(
-        (measured - truth_ms).abs() <= tolerance,
-        "{what}: measured {measured} ms against {truth_ms} ms (± {tolerance})"
-    );
+    if (measured - truth_ms).abs() > tolerance {
+        missed(format!(
+            "{what}: measured {measured} ms against {truth_ms} ms (± {tolerance})"
+        ));
+    }
+}
+
+thread_local! {
+    /// The figures that missed their truth inside [`accurate`] (`None` outside it).
+    static MISSES: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+}
+
+/// A figure that missed its truth: noted inside [`accurate`], a failure outside it.
+pub fn missed(why: String) {
+    MISSES.with_borrow_mut(|m| match m {
+        Some(misses) => misses.push(why),
+        None => panic!("{why}"),
+    });
+}
+
+/// Runs `test`, and once more when a figure missed its truth ([`near_truth`], [`missed`]),
+/// failing only when both runs miss. These figures are held to a few per cent of a delay of
+/// milliseconds, and a burst of the VM's hypervisor taking the CPU can slow one run's timing
+/// that far (two such tests missed in one full suite of many, 2026-12-02, and passed alone 4 of
+/// 4); an error of the measurement misses in both runs. Any other assertion fails at once.
+pub fn accurate(mut test: impl FnMut()) {
+    let mut first = Vec::new();
+    for run in 1..=2 {
+        MISSES.set(Some(Vec::new()));
+        test();
+        let misses = MISSES.take().unwrap_or_default();
+        match (misses.is_empty(), run) {
+            (true, _) => return,
+            (false, 1) => {
+                eprintln!("missed the truth, running once more: {}", misses.join("; "));
+                first = misses;
+            }
+            (false, _) => panic!(
+                "missed the truth in both runs: {}; then {}",
+                first.join("; "),
+                misses.join("; ")
+            ),
+        }
+    }
 }
 
 /// A server volley did not write: a script of `tests/peers/` that prints its port, started on
