@@ -82,16 +82,11 @@ pub fn search(
     let mut good: Option<f64> = None;
     let mut bad: Option<f64> = None;
     let mut level = round(config.start);
-    let n = config.validation_steps;
     let stopped = loop {
-        // A step that narrows an open bracket is not begun when it would crowd out the
-        // validation: a budget that cannot close the bracket validates the level that held.
-        let bracketed = good.is_some() && bad.is_some();
-        if !budget.allows(1) || (bracketed && budget.crowds_out(n)) {
+        if !budget.allows(1) {
             break STOPPED_BUDGET.to_string();
         }
-        let keep = if good.is_some() { n } else { 0 };
-        let step = probed(level, &mut probe, &mut budget, &mut steps, keep);
+        let step = probed(level, &mut probe, &mut budget, &mut steps);
         let (held, limited, interrupted) = (step.held, step.generator_limited, step.interrupted);
         steps.push(step);
         if interrupted {
@@ -121,21 +116,20 @@ pub fn search(
 
 /// Probes `level` once, and once more when the step is a doubtful break (a tail-only break, or
 /// a generator that fell behind, may be a one-off pause of the machine: it is believed only if
-/// it happens again) and the budget allows without crowding out a validation of `keep` steps.
-/// The first of two runs goes to `steps`; the one returned is the one that counts.
+/// it happens again) and the budget allows. The first of two runs goes to `steps`; the one
+/// returned is the one that counts.
 fn probed(
     level: f64,
     probe: &mut impl FnMut(f64, bool) -> FindMaxStep,
     budget: &mut Budget,
     steps: &mut Vec<FindMaxStep>,
-    keep: u32,
 ) -> FindMaxStep {
     let mut step = probe(level, false);
     budget.charge(&step, 1);
     if step.held || !step.doubtful || step.interrupted {
         return step;
     }
-    if !budget.allows(1) || budget.crowds_out(keep) {
+    if !budget.allows(1) {
         step.reason = format!("{} — not run again: no time was left", step.reason);
         return step;
     }
@@ -176,11 +170,6 @@ impl Budget {
     /// Whether `steps` more steps of the nominal length fit in what is left.
     pub(crate) fn allows(&self, steps: u32) -> bool {
         self.spent + self.step * steps <= self.budget
-    }
-
-    /// Whether one more step would leave no room for a validation of `n` steps that fits now.
-    pub(crate) fn crowds_out(&self, n: u32) -> bool {
-        n > 0 && self.allows(n) && !self.allows(n + 1)
     }
 
     /// Charges a step `nominal` steps long (the validation: several).

@@ -18,9 +18,8 @@ pub(super) struct Validation<'a> {
 
 impl Validation<'_> {
     /// How the search ends after its loop stopped (`stopped`), with `good` the highest level
-    /// that held and `bad` the lowest that broke: a bisection that converged, or one a budget
-    /// ended with room left for the validation, validates `good`; any other end is said as it
-    /// is.
+    /// that held and `bad` the lowest that broke: a bisection that converged validates `good`;
+    /// any other end is said as it is.
     pub(super) fn end(
         &mut self,
         stopped: String,
@@ -29,26 +28,18 @@ impl Validation<'_> {
         probe: &mut impl FnMut(f64, bool) -> FindMaxStep,
         round: impl Fn(f64) -> f64,
     ) -> String {
-        let n = self.config.validation_steps;
-        let head = match (good, bad) {
-            (Some(_), _) if stopped == STOPPED_CONVERGED && n > 0 => Some(stopped.clone()),
-            (Some(g), Some(b)) if stopped == STOPPED_BUDGET && n > 0 && self.budget.allows(n) => {
-                Some(bracket_words(g, b))
+        match good {
+            Some(g) if stopped == STOPPED_CONVERGED && self.config.validation_steps > 0 => {
+                self.run(g, probe, round)
             }
-            _ => None,
-        };
-        match (good, head) {
-            (Some(g), Some(head)) => self.run(g, &head, probe, round),
             _ => unconverged(stopped, good.zip(bad)),
         }
     }
 
-    /// Validates `found` (and steps down); says how the search ended, after `head`: how the
-    /// bisection ended ("the bisection converged", or the bracket a budget left open).
+    /// Validates `found` (and steps down); says how the search ended.
     fn run(
         &mut self,
         found: f64,
-        head: &str,
         probe: &mut impl FnMut(f64, bool) -> FindMaxStep,
         round: impl Fn(f64) -> f64,
     ) -> String {
@@ -60,7 +51,10 @@ impl Validation<'_> {
                     0 => String::new(),
                     _ => format!("the validation at {} failed; ", level_words(found)),
                 };
-                return format!("{head}; {failed}{NOT_VALIDATED} {}", level_words(level));
+                return format!(
+                    "{STOPPED_CONVERGED}; {failed}{NOT_VALIDATED} {}",
+                    level_words(level)
+                );
             }
             let mut step = probe(level, true);
             step.validation = true;
@@ -70,20 +64,20 @@ impl Validation<'_> {
             self.steps.push(step);
             if interrupted {
                 return format!(
-                    "{STOPPED_INTERRUPTED} while validating {} ({head})",
+                    "{STOPPED_INTERRUPTED} while validating {}",
                     level_words(level)
                 );
             }
             if held && level == found {
                 return format!(
-                    "{head}; validated at {} over {}",
+                    "{STOPPED_CONVERGED}; validated at {} over {}",
                     level_words(level),
                     steps_words(n)
                 );
             }
             if held {
                 return format!(
-                    "{head}; the validation at {} failed, stepped down to {}, which \
+                    "{STOPPED_CONVERGED}; the validation at {} failed, stepped down to {}, which \
                      held over {}",
                     level_words(found),
                     level_words(level),
@@ -103,14 +97,14 @@ impl Validation<'_> {
             }
             if lower >= level || lower < 1e-3 {
                 return format!(
-                    "{head}; the validation failed at {}, the lowest level",
+                    "{STOPPED_CONVERGED}; the validation failed at {}, the lowest level",
                     level_words(level)
                 );
             }
             level = lower;
         }
         format!(
-            "{head}; the validation failed at {} and each step down",
+            "{STOPPED_CONVERGED}; the validation failed at {} and each step down",
             level_words(found)
         )
     }
@@ -135,19 +129,11 @@ fn level_words(level: f64) -> String {
 /// that nothing validated its floor; any other stop is said as it is.
 pub(super) fn unconverged(stopped: String, bracket: Option<(f64, f64)>) -> String {
     match bracket {
-        Some((held, broke)) if stopped == STOPPED_BUDGET => {
-            format!("{}, not validated", bracket_words(held, broke))
-        }
+        Some((held, broke)) if stopped == STOPPED_BUDGET => format!(
+            "{STOPPED_BUDGET} {UNCONVERGED}: the maximum lies between {} and {}, not validated",
+            level_words(held),
+            level_words(broke)
+        ),
         _ => stopped,
     }
-}
-
-/// How a search whose budget ended the bisection with its bracket open (`held`: the highest
-/// level that held, `broke`: the lowest that broke) begins to say why it stopped.
-pub(super) fn bracket_words(held: f64, broke: f64) -> String {
-    format!(
-        "{STOPPED_BUDGET} {UNCONVERGED}: the maximum lies between {} and {}",
-        level_words(held),
-        level_words(broke)
-    )
 }

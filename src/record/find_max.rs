@@ -82,8 +82,7 @@ pub struct FindMax {
     pub max_sustainable_rps: Option<f64>,
     /// Why `max_sustainable_rps` is only a lower bound ("no break found within the budget", "the
     /// load generator saturated before the target", "not validated: the budget ended the
-    /// bisection before it converged", or without "not validated: " when the budget's rest
-    /// validated the highest level that held); null when a step that broke the SLO bounds it from
+    /// bisection before it converged"); null when a step that broke the SLO bounds it from
     /// above and the bisection converged. Reports write such a maximum "≥ 797.4 req/s (no break found within the
     /// budget)".
     #[serde(default)]
@@ -174,11 +173,7 @@ impl FindMax {
             return Some("the load generator saturated before the target".into());
         }
         if self.stopped.contains(UNCONVERGED) {
-            let why = match self.validated() {
-                true => UNCONVERGED_VALIDATED_WHY,
-                false => UNCONVERGED_WHY,
-            };
-            return Some(why.into());
+            return Some(UNCONVERGED_WHY.into());
         }
         if self.breaking_load.is_some() {
             return None;
@@ -222,7 +217,7 @@ impl FindMax {
         } else if self.stopped.contains(NOT_VALIDATED) {
             Some("no time was left")
         } else if self.stopped.contains(UNCONVERGED) {
-            Some(UNCONVERGED_VALIDATED_WHY)
+            Some("the budget ended the bisection before it converged")
         } else {
             None
         }
@@ -261,9 +256,6 @@ pub const UNCONVERGED: &str = "before the bisection converged";
 /// `lower_bound` of a search whose budget ended the bisection with its bracket open.
 pub const UNCONVERGED_WHY: &str =
     "not validated: the budget ended the bisection before it converged";
-/// `lower_bound` of a search whose budget ended the bisection with its bracket open, leaving
-/// time to validate the highest level that held (the search reserves it once a level held).
-pub const UNCONVERGED_VALIDATED_WHY: &str = "the budget ended the bisection before it converged";
 /// Part of why a search stopped when it converged but had no time left to validate the level
 /// found: its maximum is then a search step's, not a validation run's.
 pub const NOT_VALIDATED: &str = "no time was left to validate";
