@@ -54,6 +54,17 @@ pub fn near_truth(what: &str, measured: f64, truth_ms: f64) {
     }
 }
 
+/// The figures of streams served on a schedule (the first message after `ttft_ms`, then one
+/// every `gap_ms`) near it: TTFT p50, gap p50 and, when given, the stream's length p50.
+pub fn near_schedule(s: &Value, ttft_ms: f64, gap_ms: f64, stream_ms: Option<f64>) {
+    near_truth("TTFT p50", s["ttft_ms"]["p50"].as_f64().unwrap(), ttft_ms);
+    let gap = s["message_gap_ms"]["p50"].as_f64().unwrap();
+    near_truth("gap p50", gap, gap_ms);
+    if let Some(truth) = stream_ms {
+        near_truth("stream p50", s["stream_ms"]["p50"].as_f64().unwrap(), truth);
+    }
+}
+
 thread_local! {
     /// The figures that missed their truth inside [`accurate`] (`None` outside it).
     static MISSES: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
