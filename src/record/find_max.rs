@@ -173,7 +173,7 @@ impl FindMax {
             return Some("the load generator saturated before the target".into());
         }
         if self.stopped.contains(UNCONVERGED) {
-            return Some(UNCONVERGED_WHY.into());
+            return Some(format!("not validated: {UNCONVERGED_WHY}"));
         }
         if self.breaking_load.is_some() {
             return None;
@@ -217,7 +217,7 @@ impl FindMax {
         } else if self.stopped.contains(NOT_VALIDATED) {
             Some("no time was left")
         } else if self.stopped.contains(UNCONVERGED) {
-            Some("the budget ended the bisection before it converged")
+            Some(UNCONVERGED_WHY)
         } else {
             None
         }
@@ -253,9 +253,9 @@ pub const STOPPED_LEVEL_LIMIT: &str = "the level limit";
 /// Part of why a search stopped when its budget ran out with the bracket still open (a level
 /// that held, one that broke): its maximum is then only known to lie between them.
 pub const UNCONVERGED: &str = "before the bisection converged";
-/// `lower_bound` of a search whose budget ended the bisection with its bracket open.
-pub const UNCONVERGED_WHY: &str =
-    "not validated: the budget ended the bisection before it converged";
+/// Why a search whose budget ended the bisection with its bracket open has a maximum that is
+/// only a lower bound, and unvalidated (its `lower_bound` is this after "not validated: ").
+pub const UNCONVERGED_WHY: &str = "the budget ended the bisection before it converged";
 /// Part of why a search stopped when it converged but had no time left to validate the level
 /// found: its maximum is then a search step's, not a validation run's.
 pub const NOT_VALIDATED: &str = "no time was left to validate";
