@@ -51,6 +51,43 @@ const FLOOR_SHARE: f64 = 1.0 / 16.0;
 /// Why the search ended when the bisection brackets the maximum within the resolution.
 pub const STOPPED_CONVERGED: &str = "the bisection converged";
 
+/// Why the search ended when a step's generator, not the target, was the limit.
+pub const STOPPED_GENERATOR: &str = "the load generator saturated before the target did";
+
+/// Why the search's loop of steps ended, before any validation: matched on to decide how the
+/// search ends ([`validation::Validation::end`]), and said in [`SearchOutcome::stopped`]'s words.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum LoopEnd {
+    /// No further step fitted in the budget.
+    Budget,
+    /// A step was interrupted (Ctrl-C, or a run that failed).
+    Interrupted,
+    /// A step's generator, not the target, was the limit.
+    GeneratorLimited,
+    /// The level limit (requests per second, or VUs) was reached while the SLO held.
+    LevelLimit(f64),
+    /// Even the lowest level the search goes down to broke the SLO.
+    Floor,
+    /// The bracket is within the resolution.
+    Converged,
+}
+
+impl LoopEnd {
+    /// The words of [`SearchOutcome::stopped`] for this end.
+    fn words(self) -> String {
+        match self {
+            Self::Budget => STOPPED_BUDGET.into(),
+            Self::Interrupted => STOPPED_INTERRUPTED.into(),
+            Self::GeneratorLimited => STOPPED_GENERATOR.into(),
+            Self::LevelLimit(max) => {
+                format!("{STOPPED_LEVEL_LIMIT} ({max}) was reached while the SLO held")
+            }
+            Self::Floor => STOPPED_FLOOR.into(),
+            Self::Converged => STOPPED_CONVERGED.into(),
+        }
+    }
+}
+
 /// The most validation runs: the level found, and as many steps down when one fails (the first a
 /// resolution lower, each next twice as far: 1 %, 2 %, 4 %).
 pub const MAX_VALIDATIONS: u32 = 4;
@@ -82,18 +119,18 @@ pub fn search(
     let mut good: Option<f64> = None;
     let mut bad: Option<f64> = None;
     let mut level = round(config.start);
-    let stopped = loop {
+    let end = loop {
         if !budget.allows(1) {
-            break STOPPED_BUDGET.to_string();
+            break LoopEnd::Budget;
         }
         let step = probed(level, &mut probe, &mut budget, &mut steps);
         let (held, limited, interrupted) = (step.held, step.generator_limited, step.interrupted);
         steps.push(step);
         if interrupted {
-            break STOPPED_INTERRUPTED.to_string();
+            break LoopEnd::Interrupted;
         }
         if limited {
-            break "the load generator saturated before the target did".to_string();
+            break LoopEnd::GeneratorLimited;
         }
         if held {
             good = Some(good.map_or(level, |g: f64| g.max(level)));
@@ -110,7 +147,7 @@ pub fn search(
         budget: &mut budget,
         steps: &mut steps,
     }
-    .end(stopped, good, bad, &mut probe, round);
+    .end(end, good, bad, &mut probe, round);
     SearchOutcome { steps, stopped }
 }
 
@@ -180,21 +217,18 @@ impl Budget {
 
 impl SearchConfig {
     /// The level after a step, from the highest level that held and the lowest that broke so
-    /// far: grow, go down, or bisect; `Err` with why the search stops instead.
+    /// far: grow, go down, or bisect; `Err` with why the search's loop ends instead.
     fn next_level(
         &self,
         good: Option<f64>,
         bad: Option<f64>,
         round: impl Fn(f64) -> f64,
-    ) -> Result<f64, String> {
+    ) -> Result<f64, LoopEnd> {
         match (good, bad) {
             (Some(g), None) => {
                 let cap = self.cap();
                 if g >= cap {
-                    return Err(format!(
-                        "{STOPPED_LEVEL_LIMIT} ({}) was reached while the SLO held",
-                        self.max_level
-                    ));
+                    return Err(LoopEnd::LevelLimit(self.max_level));
                 }
                 Ok(round(g * self.growth).min(cap))
             }
@@ -203,7 +237,7 @@ impl SearchConfig {
                 // one VU): a target that breaks lower than that is broken, not slow.
                 let next = round(b / self.growth);
                 if next >= b || next < self.floor() {
-                    return Err(STOPPED_FLOOR.to_string());
+                    return Err(LoopEnd::Floor);
                 }
                 Ok(next)
             }
@@ -211,7 +245,7 @@ impl SearchConfig {
                 let mid = round((g + b) / 2.0);
                 let close = (b - g) <= self.resolution * g || (self.integer && b - g <= 1.0);
                 if close || mid <= g || mid >= b {
-                    return Err(STOPPED_CONVERGED.to_string());
+                    return Err(LoopEnd::Converged);
                 }
                 Ok(mid)
             }

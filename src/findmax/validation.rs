@@ -2,8 +2,8 @@
 //! the SLO), and how a search that did not converge says so.
 
 use super::{
-    Budget, FindMaxStep, MAX_VALIDATIONS, NOT_VALIDATED, STOPPED_BUDGET, STOPPED_CONVERGED,
-    STOPPED_INTERRUPTED, SearchConfig,
+    Budget, FindMaxStep, LoopEnd, MAX_VALIDATIONS, NOT_VALIDATED, STOPPED_BUDGET,
+    STOPPED_CONVERGED, STOPPED_GENERATOR, STOPPED_INTERRUPTED, SearchConfig,
 };
 use crate::record::find_max::UNCONVERGED;
 
@@ -17,22 +17,23 @@ pub(super) struct Validation<'a> {
 }
 
 impl Validation<'_> {
-    /// How the search ends after its loop stopped (`stopped`), with `good` the highest level
-    /// that held and `bad` the lowest that broke: a bisection that converged validates `good`;
-    /// any other end is said as it is.
+    /// How the search ends after its loop ended (`end`), with `good` the highest level that
+    /// held and `bad` the lowest that broke: a bisection that converged validates `good`; a
+    /// budget spent with the bracket open gives it; any other end is said as it is.
     pub(super) fn end(
         &mut self,
-        stopped: String,
+        end: LoopEnd,
         good: Option<f64>,
         bad: Option<f64>,
         probe: &mut impl FnMut(f64, bool) -> FindMaxStep,
         round: impl Fn(f64) -> f64,
     ) -> String {
-        match good {
-            Some(g) if stopped == STOPPED_CONVERGED && self.config.validation_steps > 0 => {
+        match (end, good, bad) {
+            (LoopEnd::Converged, Some(g), _) if self.config.validation_steps > 0 => {
                 self.run(g, probe, round)
             }
-            _ => unconverged(stopped, good.zip(bad)),
+            (LoopEnd::Budget, Some(held), Some(broke)) => unconverged(held, broke),
+            _ => end.words(),
         }
     }
 
@@ -85,7 +86,7 @@ impl Validation<'_> {
                 );
             }
             if limited {
-                return "the load generator saturated before the target did".to_string();
+                return STOPPED_GENERATOR.to_string();
             }
             // Near the knee a longer run drifts where a short step held: each step down twice
             // as far as the one before, so that the last is clear of it (1 %, 2 %, 4 %: 7 % in
@@ -124,16 +125,13 @@ fn level_words(level: f64) -> String {
     }
 }
 
-/// How a search that stopped without converging ended: a budget spent with a bracket still open
-/// (`(held, broke)`: the highest level that held, the lowest that broke) gives its width, and
-/// that nothing validated its floor; any other stop is said as it is.
-pub(super) fn unconverged(stopped: String, bracket: Option<(f64, f64)>) -> String {
-    match bracket {
-        Some((held, broke)) if stopped == STOPPED_BUDGET => format!(
-            "{STOPPED_BUDGET} {UNCONVERGED}: the maximum lies between {} and {}, not validated",
-            level_words(held),
-            level_words(broke)
-        ),
-        _ => stopped,
-    }
+/// How a search whose budget was spent with its bracket still open ended: the bracket (`held`,
+/// the highest level that held; `broke`, the lowest that broke), and that nothing validated its
+/// floor.
+fn unconverged(held: f64, broke: f64) -> String {
+    format!(
+        "{STOPPED_BUDGET} {UNCONVERGED}: the maximum lies between {} and {}, not validated",
+        level_words(held),
+        level_words(broke)
+    )
 }
