@@ -422,6 +422,9 @@ pub fn run(
     let mut interrupted: Option<String> = None;
     let mut before: Option<(f64, bool)> = None;
     let mut failure: Option<Error> = None;
+    // The highest level that held so far and its median (ms): a tail break whose median moved
+    // well above it is a queue, not a pause (`slo::tail_only`).
+    let mut held: Option<(f64, f64)> = None;
     let outcome = search(&s.config(), |level, validation| {
         let plan = at_level(base, level, s, validation);
         let began = Instant::now();
@@ -433,7 +436,11 @@ pub fn run(
                 return stopped_step(level, validation);
             }
         };
-        let mut step = judged(&record, level, validation, s, began.elapsed());
+        let held_p50 = held.map(|(_, p50)| p50);
+        let mut step = judged(&record, level, validation, s, began.elapsed(), held_p50);
+        if step.held && !validation && held.is_none_or(|(l, _)| level >= l) {
+            held = step.p50_ms.map(|p50| (level, p50)).or(held);
+        }
         // The search marks a run again itself once it returns; the line shown now says it too.
         step.rerun = before.is_some_and(|(l, again)| again && l == level) && !validation;
         before = Some((level, step.doubtful && !step.held));
@@ -468,14 +475,16 @@ pub fn run(
     }))
 }
 
-/// One step's figures and judgement from its run's `record` at `level`. A run stopped before
-/// its end (Ctrl-C) is [`FindMaxStep::interrupted`]: neither held nor broken.
+/// One step's figures and judgement from its run's `record` at `level` (`held_p50`: the median
+/// of the highest level that held before it, ms). A run stopped before its end (Ctrl-C) is
+/// [`FindMaxStep::interrupted`]: neither held nor broken.
 fn judged(
     record: &RunRecord,
     level: f64,
     validation: bool,
     s: &Settings,
     took: Duration,
+    held_p50: Option<f64>,
 ) -> FindMaxStep {
     let open_level = s.is_open().then_some(level);
     let cut = record.interrupted.is_some();
@@ -507,7 +516,7 @@ fn judged(
                 .as_ref()
                 .and_then(|c| c.precision.as_ref())
                 .is_some_and(|p| p.reached),
-        doubtful: !cut && slo::doubtful(record, &judgement, &s.slo, open_level),
+        doubtful: !cut && slo::doubtful(record, &judgement, &s.slo, open_level, held_p50),
         took: Some(took),
     }
 }

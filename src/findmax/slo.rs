@@ -141,10 +141,22 @@ pub fn judge(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> Judgem
     Judgement::Broke(why)
 }
 
+/// How far a broken step's median may lie above the median of the highest level that held
+/// before the break is no longer one of the tail alone: a pause of the machine delays the
+/// requests of a moment, not half of them; a queue that grows moves the median.
+pub const MEDIAN_MOVED: f64 = 1.25;
+
 /// Whether only the latency tail of a broken step was out of bounds: the asked rate (if any) was
-/// achieved, nothing failed or was dropped, and the median met every latency bound. Such a break
-/// can be a one-off pause of the machine rather than the target's limit.
-pub fn tail_only(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> bool {
+/// achieved, nothing failed or was dropped, and the median met every latency bound and, when a
+/// level held before (`held_p50`: the median of the highest that did, ms), lay within
+/// [`MEDIAN_MOVED`] times it. Such a break can be a one-off pause of the machine rather than the
+/// target's limit.
+pub fn tail_only(
+    record: &RunRecord,
+    slo: &[Threshold],
+    rate: Option<f64>,
+    held_p50: Option<f64>,
+) -> bool {
     let s = &record.summary;
     let latency_bound = slo
         .iter()
@@ -155,12 +167,14 @@ pub fn tail_only(record: &RunRecord, slo: &[Threshold], rate: Option<f64>) -> bo
     achieved
         && s.errors == 0
         && s.dropped.unwrap_or(0) == 0
-        && s.latency_ms.p50.is_some_and(|p50| p50 <= latency_bound)
+        && s.latency_ms.p50.is_some_and(|p50| {
+            p50 <= latency_bound && held_p50.is_none_or(|held| p50 <= held * MEDIAN_MOVED)
+        })
 }
 
 /// Whether a step's judgement may be a one-off of the machine rather than the target's limit,
 /// and so is run again before it is believed: a break of the latency tail alone
-/// ([`tail_only`]), a break during which the hypervisor took the CPU (a `cpu_steal` warning:
+/// ([`tail_only`], with `held_p50` the median of the highest level that held so far, ms), a break during which the hypervisor took the CPU (a `cpu_steal` warning:
 /// the generator and a target on the same host were paused with it) and the open model's rate
 /// fell short by no more than the time taken could explain, or a generator that fell behind.
 /// A step that held is believed: it held in spite of the machine.
@@ -169,10 +183,13 @@ pub fn doubtful(
     judgement: &Judgement,
     slo: &[Threshold],
     rate: Option<f64>,
+    held_p50: Option<f64>,
 ) -> bool {
     match judgement {
         Judgement::Held => false,
-        Judgement::Broke(_) => tail_only(record, slo, rate) || stolen_enough(record, rate),
+        Judgement::Broke(_) => {
+            tail_only(record, slo, rate, held_p50) || stolen_enough(record, rate)
+        }
         Judgement::GeneratorLimited(_) => true,
     }
 }
@@ -385,19 +402,39 @@ mod tests {
     }
 
     #[test]
+    fn a_tail_break_is_doubted_only_while_its_median_stayed_near_the_last_that_held() {
+        let slo = parse("p99<50ms").unwrap();
+        // Rate achieved, no errors, median 20 ms within the bound: only the tail broke.
+        let r = step(20.0, 5.0, 1.0);
+        let broke = Judgement::Broke("latency p99<50ms failed".into());
+        // Nothing held before, or the highest level that held had the same median: a one-off
+        // pause of the machine would look like this, so it is run again.
+        assert!(doubtful(&r, &broke, &slo, Some(1000.0), None));
+        assert!(doubtful(&r, &broke, &slo, Some(1000.0), Some(20.0)));
+        assert!(doubtful(&r, &broke, &slo, Some(1000.0), Some(16.0)));
+        // The median moved more than a quarter above the last that held (20 against 14.5 ms,
+        // as 27.9 against 20.1 ms did at a target's knee): a queue, believed at once.
+        assert!(!doubtful(&r, &broke, &slo, Some(1000.0), Some(14.5)));
+        // Under steal it is doubted all the same: the time taken slows every request.
+        let mut stolen = r.clone();
+        stolen.generator.steal_share = Some(0.034);
+        assert!(doubtful(&stolen, &broke, &slo, Some(1000.0), Some(14.5)));
+    }
+
+    #[test]
     fn a_break_while_the_hypervisor_took_the_cpu_is_doubted_and_says_so() {
         let slo = parse("p99<50ms").unwrap();
         // The median broke too, so the break is not a tail-only one.
         let mut r = step(55.0, 60.0, 2.0);
         let judgement = judge(&r, &slo, Some(1000.0));
         assert!(matches!(judgement, Judgement::Broke(_)));
-        assert!(!doubtful(&r, &judgement, &slo, Some(1000.0)));
+        assert!(!doubtful(&r, &judgement, &slo, Some(1000.0), None));
         assert!(!reason(&r, &judgement).contains("hypervisor"));
         // Under the cpu_steal bar: still believed.
         r.generator.steal_share = Some(0.004);
-        assert!(!doubtful(&r, &judgement, &slo, Some(1000.0)));
+        assert!(!doubtful(&r, &judgement, &slo, Some(1000.0), None));
         r.generator.steal_share = Some(0.034);
-        assert!(doubtful(&r, &judgement, &slo, Some(1000.0)));
+        assert!(doubtful(&r, &judgement, &slo, Some(1000.0), None));
         // Unless the rate fell short by more than the time taken could explain: 3.4 % taken
         // leaves 93.6 % of the rate asked; 900 of 1,000/s is short of it, 940 is not.
         for (rps, doubted) in [(900.0, false), (940.0, true)] {
@@ -405,13 +442,13 @@ mod tests {
             short.summary.rps = rps;
             let judgement = judge(&short, &slo, Some(1000.0));
             assert_eq!(
-                doubtful(&short, &judgement, &slo, Some(1000.0)),
+                doubtful(&short, &judgement, &slo, Some(1000.0), None),
                 doubted,
                 "{rps}"
             );
         }
         // The closed model asks no rate: a break under steal is doubted.
-        assert!(doubtful(&r, &judgement, &slo, None));
+        assert!(doubtful(&r, &judgement, &slo, None, None));
         assert!(
             reason(&r, &judgement).ends_with(" — the hypervisor took 3.4% of the CPU time"),
             "{}",
@@ -422,7 +459,13 @@ mod tests {
         let mut stolen = held.clone();
         stolen.generator.steal_share = Some(0.2);
         assert_eq!(judge(&stolen, &slo, Some(1000.0)), Judgement::Held);
-        assert!(!doubtful(&stolen, &Judgement::Held, &slo, Some(1000.0)));
+        assert!(!doubtful(
+            &stolen,
+            &Judgement::Held,
+            &slo,
+            Some(1000.0),
+            None
+        ));
         assert_eq!(reason(&stolen, &Judgement::Held), "");
     }
 
