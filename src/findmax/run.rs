@@ -439,7 +439,7 @@ pub fn run(
         let held_p50 = held.map(|(_, p50)| p50);
         let mut step = judged(&record, level, validation, s, began.elapsed(), held_p50);
         if step.held && !validation && held.is_none_or(|(l, _)| level >= l) {
-            held = step.p50_ms.map(|p50| (level, p50)).or(held);
+            held = step.p50_ms.map(|p50| (level, p50));
         }
         // The search marks a run again itself once it returns; the line shown now says it too.
         step.rerun = before.is_some_and(|(l, again)| again && l == level) && !validation;
