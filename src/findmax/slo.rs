@@ -154,8 +154,8 @@ pub const MEDIAN_SLACK_MS: f64 = 1.0;
 /// Whether only the latency tail of a broken step was out of bounds: the asked rate (if any) was
 /// achieved, nothing failed or was dropped, and the median met every latency bound and, when a
 /// level held before (`held_p50`: the median of the highest that did, ms), lay within
-/// [`MEDIAN_MOVED`] times it (or [`MEDIAN_SLACK_MS`] above it, if more). Such a break can be a one-off pause of the machine rather than the
-/// target's limit.
+/// [`MEDIAN_MOVED`] times it (or [`MEDIAN_SLACK_MS`] above it, if more). Such a break can be a
+/// one-off pause of the machine rather than the target's limit.
 pub fn tail_only(
     record: &RunRecord,
     slo: &[Threshold],
