@@ -29,7 +29,9 @@ fn a_goal_on_one_part_of_a_plan_is_met_by_that_part() {
     let target = common::target();
     let dir = common::temp_dir("uncertainty-part-goal");
     let plan = dir.join("plan.toml");
-    let goals = "[precision]\np50 = \"5%\"\n\"p50{scenario=sparse}\" = \"1%\"\n";
+    // The run's own goal is loose enough to be met within 7 s on a busy 2-core host (CI once
+    // measured ±6.3 % there, where ±5 % was asked); the sparse part's 1 % is not met in 7 s.
+    let goals = "[precision]\np50 = \"25%\"\n\"p50{scenario=sparse}\" = \"1%\"\n";
     std::fs::write(&plan, busy_and_sparse(&target.base_url(), 7, goals)).unwrap();
     let out_dir = dir.join("held");
     let (code, out, err) = common::run_volley(&[
@@ -48,14 +50,14 @@ fn a_goal_on_one_part_of_a_plan_is_met_by_that_part() {
     assert_eq!(p["goals"][1]["part"]["scenario"], "sparse", "{p}");
     // The run's own goal was met; the sparse scenario's was not, so the run went on to its end.
     let (p50, half) = bound(&record, "p50_ms").unwrap();
-    assert!(half / p50 <= 0.05, "run p50 {p50} ± {half}");
+    assert!(half / p50 <= 0.25, "run p50 {p50} ± {half}");
     let (sparse, sparse_half) = group_bound(&record, "scenario", "sparse", "p50_ms").unwrap();
     let share = sparse_half / sparse;
     assert!(share > 0.01, "sparse p50 {sparse} ± {sparse_half}");
     let window = record["summary"]["duration_s"].as_f64().unwrap();
     assert!((window - 7.0).abs() < 0.5, "{window}");
     let line = format!(
-        "Precision (within this run): stopped at the maximum length: p50 ±{:.1} % (asked ±5 %), \
+        "Precision (within this run): stopped at the maximum length: p50 ±{:.1} % (asked ±25 %), \
          p50{{scenario=sparse}} ±{:.1} % (asked ±1 %)",
         100.0 * half / p50,
         100.0 * share
@@ -70,7 +72,7 @@ fn a_goal_on_one_part_of_a_plan_is_met_by_that_part() {
             "run",
             plan.to_str().unwrap(),
             "--precision",
-            "p50{step=quick}=5%",
+            "p50{step=quick}=10%",
         ],
     );
     let p = &record["summary"]["ci95"]["precision"];
@@ -79,7 +81,7 @@ fn a_goal_on_one_part_of_a_plan_is_met_by_that_part() {
     let at = p["at_s"].as_f64().unwrap();
     assert!((5.0..20.0).contains(&at), "precise at {at} s");
     let (quick, quick_half) = group_bound(&record, "step", "quick", "p50_ms").unwrap();
-    assert!(quick_half / quick <= 0.05, "{quick} ± {quick_half}");
+    assert!(quick_half / quick <= 0.10, "{quick} ± {quick_half}");
 
     // A part the plan lacks is refused before anything runs, saying what it has.
     let (code, _, err) = common::run_volley(&[
