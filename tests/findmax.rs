@@ -26,12 +26,7 @@ use serde_json::Value;
 /// One search against a fresh target of `workers` × `service_ms`, with `more` flags: the exit
 /// status, the record, how long it took, the results folder's parent, and the target's true
 /// capacity (req/s: the workers over the mean time a request held one, by its own `/metrics`).
-fn search(
-    workers: usize,
-    service_ms: u64,
-    attempt: u32,
-    more: &[&str],
-) -> (Output, Value, Duration, PathBuf, f64) {
+fn search(workers: usize, service_ms: u64, attempt: u32, more: &[&str]) -> Searched {
     let t = capacity_target(workers, Duration::from_millis(service_ms));
     let dir = temp_dir(&format!("findmax-{workers}x{service_ms}-{attempt}"));
     let json = dir.join("run.json");
@@ -71,34 +66,53 @@ fn search(
     (out, rec, took, dir, truth)
 }
 
+/// What [`search`] returns: the exit status, the record, how long it took, the results folder's
+/// parent and the target's true capacity (req/s).
+type Searched = (Output, Value, Duration, PathBuf, f64);
+
+/// A search that got within `tolerance` of the truth and ended on its validation, where
+/// `search` returns its record and the truth.
+fn validated_within(rec: &Value, truth: f64, tolerance: f64) -> bool {
+    let f = &rec["find_max"];
+    let last = f["steps"].as_array().and_then(|s| s.last());
+    f["max_sustainable_rps"]
+        .as_f64()
+        .is_some_and(|found| (found - truth).abs() <= truth * tolerance)
+        && last.is_some_and(|l| l["validation"] == true)
+}
+
+/// [`search`], and once more when the first missed the truth by more than `tolerance` or did
+/// not end on a validation: a search is a measurement of this machine too, and a stall of
+/// several seconds (seen once in a full local run: a 400 req/s target served 170-210 req/s for
+/// 8 s, then was fine again) makes it rightly report less, or spends its budget. The second
+/// search decides; the first's figure comes back beside it, to be printed.
+fn search_twice(
+    workers: usize,
+    service_ms: u64,
+    more: &[&str],
+    tolerance: f64,
+) -> (Searched, Option<Value>) {
+    let first = search(workers, service_ms, 1, more);
+    if validated_within(&first.1, first.4, tolerance) {
+        return (first, None);
+    }
+    let found = first.1["find_max"]["max_sustainable_rps"].clone();
+    eprintln!(
+        "{workers} x {service_ms} ms: first search found {found} (true {:.1}); steps {}; \
+         searching again",
+        first.4, first.1["find_max"]["steps"]
+    );
+    (search(workers, service_ms, 2, more), Some(found))
+}
+
 #[test]
 fn finds_the_known_capacity_of_three_targets_within_budget() {
     let _serial = serial();
     for (workers, service_ms) in [(2usize, 20u64), (2, 10), (4, 10)] {
         let nominal = workers as f64 * 1000.0 / service_ms as f64;
         // Against the truth the target reports (below W/S by its own work per request).
-        let within = |rec: &Value, truth: f64| {
-            rec["find_max"]["max_sustainable_rps"]
-                .as_f64()
-                .is_some_and(|found| (found - truth).abs() <= truth * 0.10)
-        };
-        // A search is a measurement of this machine too: a stall of several seconds (seen once
-        // in a full local run: a 400 req/s target served 170-210 req/s for 8 s, then was fine
-        // again) makes it rightly report less. One more search then decides; both are printed.
-        let mut found_first = None;
-        let (out, rec, took, dir, truth) = match search(workers, service_ms, 1, &[]) {
-            first if within(&first.1, first.4) => first,
-            first => {
-                found_first = Some(first.1["find_max"]["max_sustainable_rps"].clone());
-                eprintln!(
-                    "capacity {nominal}: first search found {} (true {:.1}); steps {}; searching again",
-                    first.1["find_max"]["max_sustainable_rps"],
-                    first.4,
-                    first.1["find_max"]["steps"]
-                );
-                search(workers, service_ms, 2, &[])
-            }
-        };
+        let ((out, rec, took, dir, truth), found_first) =
+            search_twice(workers, service_ms, &[], 0.10);
         let capacity = format!("{nominal} (true {truth:.1})");
         let f = &rec["find_max"];
         assert_eq!(
@@ -115,7 +129,7 @@ fn finds_the_known_capacity_of_three_targets_within_budget() {
             "capacity {capacity}: found {found:.1} in {took:.1?} (first search: {found_first:?})"
         );
         assert!(
-            within(&rec, truth),
+            validated_within(&rec, truth, 0.10),
             "capacity {capacity}: found {found} (first search: {found_first:?}); steps {}",
             f["steps"]
         );
@@ -203,7 +217,7 @@ fn bad_slo_and_multi_scenario_plans_are_refused() {
 fn the_bracket_and_the_validation_length_are_the_users_to_set() {
     let _serial = serial();
     let more = ["--resolution", "5%", "--validation-steps", "1"];
-    let (out, rec, _, _, truth) = search(2, 10, 1, &more);
+    let ((out, rec, _, _, truth), _) = search_twice(2, 10, &more, 0.10);
     let err = String::from_utf8_lossy(&out.stderr);
     let f = &rec["find_max"];
     let stopped = f["stopped"].as_str().unwrap();

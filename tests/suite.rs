@@ -374,6 +374,9 @@ fn a_find_max_suite_finds_each_targets_capacity() {
         unreachable!()
     };
     std::fs::copy("examples/suite-plan.toml", dir.join("plan.toml")).unwrap();
+    // p99 < 100 ms, as tests/findmax.rs has it: against 10 ms service times, 50 ms breaks a
+    // step near the knee on one stall of a busy host, and the 20 s budget leaves no time to
+    // recover from a false break.
     std::fs::write(
         dir.join("suite.toml"),
         format!(
@@ -381,7 +384,7 @@ fn a_find_max_suite_finds_each_targets_capacity() {
 name = "search"
 plan = "plan.toml"
 [find_max]
-slo = "p99<50ms,errors<1%"
+slo = "p99<100ms,errors<1%"
 budget = "20s"
 step = "1s"
 warmup = "300ms"
@@ -414,7 +417,7 @@ command = ["volley", "serve", "--port", "{four}", "--threads", "1", "--capacity"
     );
     let folder = only_subfolder(&results);
     let s = read_json(&folder.join("suite.json"));
-    assert_eq!(s["find_max"], "open model, SLO p99<50ms,errors<1%");
+    assert_eq!(s["find_max"], "open model, SLO p99<100ms,errors<1%");
     let mut found = Vec::new();
     for (name, capacity) in [("two-workers", 200.0), ("four-workers", 400.0)] {
         let t = target(&s, name);
