@@ -122,9 +122,12 @@ fn an_open_model_rate_is_the_sum_of_the_shares() {
         .collect();
     let total: u64 = shares.iter().map(|s| summary_u64(s, "requests")).sum();
     assert_eq!(summary_u64(&m, "requests"), total);
+    // The sum, not one share's 1000 nor their mean; within 3 %, since the merged window runs
+    // from the first share's start to the last one's end, and three processes woken together
+    // on a busy 2-core host can start tens of milliseconds apart.
     let rps = summary_f64(&m, "rps");
     assert!(
-        (rps - 3000.0).abs() <= 30.0,
+        (rps - 3000.0).abs() <= 90.0,
         "merged rate {rps:.1} req/s, asked 3000 (shares: {:?})",
         shares
             .iter()

@@ -459,9 +459,11 @@ fn paced_bidirectional_messages_are_each_answered_after_the_delay() {
         (20.0..21.5).contains(&p50),
         "round trip p50 {p50} ms against 20 ms"
     );
+    // Had replies waited for the one before, a stream's last would come back at 80 ms (each
+    // 15 ms after the one before it); 60 leaves room for one stall of the host.
     let max = rtt["max"].as_f64().unwrap();
     assert!(
-        max < 30.0,
+        max < 60.0,
         "a reply waited for the one before: max {max} ms"
     );
     // The replies come 5 ms apart, as the messages went: on the generator's 1 ms send grid.

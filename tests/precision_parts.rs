@@ -116,7 +116,7 @@ fn repeats_until_one_part_is_precise_and_unmeetable_parts_are_refused() {
             "run",
             plan.to_str().unwrap(),
             "--repeat",
-            "4",
+            "6",
             "--repeat-until",
             goal,
         ];
@@ -127,10 +127,11 @@ fn repeats_until_one_part_is_precise_and_unmeetable_parts_are_refused() {
         }
         (code, stdout, stderr)
     };
+    // Three 1 s runs usually agree within 40 %; one the host stalled can take a run or two more.
     let (code, out, err) = until("p50{step=quick}=40%");
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        out.contains("\nprecise after 3 runs: p50{step=quick} ±"),
+        (3..=5).any(|n| out.contains(&format!("\nprecise after {n} runs: p50{{step=quick}} ±"))),
         "{out}"
     );
     assert!(

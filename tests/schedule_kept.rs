@@ -22,6 +22,8 @@ fn figure(check: &Value, name: &str) -> f64 {
 
 #[test]
 fn a_kept_schedule_passes_the_gap_test_uniform_and_poisson() {
+    // Alone: a test beside it that loads both cores would make its sends late and bunched.
+    let _serial = common::serial();
     let target = common::target();
     let dir = common::temp_dir("schedule-kept");
     let url = format!("{}/delay?ms=1", target.base_url());
@@ -50,6 +52,7 @@ fn a_kept_schedule_passes_the_gap_test_uniform_and_poisson() {
 
 #[test]
 fn iterations_dropped_at_the_in_flight_cap_fail_the_check_with_their_cause() {
+    let _serial = common::serial();
     let target = common::target();
     let dir = common::temp_dir("schedule-dropped");
     // 200 req/s of 50 ms requests need 10 in flight; the cap is 2.
@@ -106,6 +109,7 @@ fn a_rate_beyond_the_generator_fails_the_check_and_names_the_cause() {
 
 #[test]
 fn a_closed_run_has_no_schedule_to_keep() {
+    let _serial = common::serial();
     let target = common::target();
     let dir = common::temp_dir("schedule-closed");
     let url = format!("{}/", target.base_url());

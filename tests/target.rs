@@ -362,12 +362,19 @@ async fn capacity_mode_caps_throughput_at_workers_over_service_time() {
             })
         })
         .collect();
-    // /metrics bypasses the queue even while it is full.
-    tokio::task::yield_now().await;
+    // /metrics bypasses the queue even while it is full: once every client has a request out,
+    // a scrape that queued would wait 100 ms or more (28+ ahead of it at 200 per second); the
+    // best of three scrapes, so that one preemption of a busy host does not count.
+    while issued.load(Ordering::Relaxed) < 32 {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
     let mut m = Conn::connect(addr).await;
-    let t = Instant::now();
-    assert_eq!(m.get("/metrics").await.status, 200);
-    let scrape = t.elapsed();
+    let mut scrape = Duration::MAX;
+    for _ in 0..3 {
+        let t = Instant::now();
+        assert_eq!(m.get("/metrics").await.status, 200);
+        scrape = scrape.min(t.elapsed());
+    }
 
     let mut latencies = Vec::new();
     for client in clients {
@@ -387,7 +394,7 @@ async fn capacity_mode_caps_throughput_at_workers_over_service_time() {
         "p50 {p50:?} shows no queueing"
     );
     assert!(
-        scrape < Duration::from_millis(20),
+        scrape < Duration::from_millis(60),
         "scrape queued: {scrape:?}"
     );
 }

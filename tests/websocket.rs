@@ -8,7 +8,9 @@ mod common;
 
 use std::path::Path;
 
-use common::streams::{CLOSED, OPEN, PythonPeer, accurate, near_truth, step_streams, stream_plan};
+use common::streams::{
+    CLOSED, OPEN, PythonPeer, accurate, missed, near_truth, step_streams, stream_plan,
+};
 use common::{run_json, run_json_ok, run_volley, serial, target, temp_dir};
 
 /// Writes a plan against `base` with one scenario of `load` and one step `stream` of `step`.
@@ -323,7 +325,9 @@ fn example_008_websocket_runs_and_reads_its_echo() {
         assert_eq!(chat["sent"]["round_trips"].as_u64(), Some(20 * streams));
         let rtt = chat["sent"]["round_trip_ms"]["p50"].as_f64().unwrap();
         // A 2 ms delay: the loopback's way there and back is above 3 % of it, so within 0.5 ms.
-        assert!((2.0..2.5).contains(&rtt), "round trip p50 {rtt} ms");
+        if !(2.0..2.5).contains(&rtt) {
+            missed(format!("round trip p50 {rtt} ms, not within 2.0–2.5"));
+        }
         let ticker = scenario("ticker");
         let rtt = ticker["sent"]["round_trip_ms"]["p50"].as_f64().unwrap();
         near_truth("ticker round trip p50", rtt, 25.0);
