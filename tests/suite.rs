@@ -205,6 +205,12 @@ reset = ["sh", "-c", "echo reset by suite"]
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(out.stdout.is_empty(), "-q prints nothing");
+    // … but says on stderr why it failed: each target that did not run, and its cause.
+    assert!(
+        stderr.contains("missing: start failed: ")
+            && stderr.contains("program `volley-test-no-such-program` not found"),
+        "{stderr}"
+    );
     let folder = only_subfolder(&results);
     let s = read_json(&folder.join("suite.json"));
 

@@ -121,7 +121,8 @@ pub struct SuiteArgs {
     /// Parent folder of the suite's results folder (<out>/<suite>-<UTC time>/).
     #[arg(long, value_name = "DIR", default_value = "volley-results")]
     pub out: PathBuf,
-    /// No progress lines and no report on stdout (errors still go to stderr).
+    /// No progress lines and no report on stdout (errors, and each target that did not run and
+    /// why, still go to stderr).
     #[arg(short = 'q', long)]
     pub quiet: bool,
 }
