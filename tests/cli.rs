@@ -21,6 +21,24 @@ fn usage_errors_exit_2_with_a_clear_message() {
     let cases: &[(&[&str], &str)] = &[
         (&["not-a-url"], "not a valid URL"),
         (&["ftp://127.0.0.1/"], "scheme `ftp`"),
+        // A URL without its scheme, and a command mistyped, say which they are.
+        (
+            &["127.0.0.1:1/x"],
+            "(no scheme: write http://127.0.0.1:1/x or https://127.0.0.1:1/x)",
+        ),
+        (
+            &["localhost:1/x"],
+            "(no scheme? a host and port are written http://host:port)",
+        ),
+        (
+            &["verfiy", "run.json"],
+            "`verfiy` is neither a command nor a URL: did you mean `volley verify`?",
+        ),
+        (&["comapre"], "did you mean `volley compare`?"),
+        (
+            &["grpc://127.0.0.1:1"],
+            "give --call package.Service/Method",
+        ),
         (&["http://127.0.0.1:1/", "--frobnicate"], "--frobnicate"),
         (&["http://127.0.0.1:1/", "-n", "0"], "at least 1"),
         (&["http://127.0.0.1:1/", "--rate", "0"], "greater than 0"),

@@ -217,6 +217,19 @@ impl RunInput {
             .map(|h| parse_header(h, &secrets))
             .collect::<Result<Vec<_>, _>>()?;
         let (base_url, path_and_query) = split_url(&self.url);
+        let scheme = base_url
+            .split_once("://")
+            .map(|(s, _)| s.to_ascii_lowercase());
+        if let (None, Some(scheme @ ("grpc" | "grpcs"))) = (&self.grpc, scheme.as_deref()) {
+            return Err(invalid(
+                "URL",
+                format!(
+                    "a {scheme}:// URL calls a gRPC method: give --call package.Service/Method \
+                     (its schema from --proto, or the server's reflection); for plain HTTP/2 \
+                     requests write http:// or https:// with --protocol http2"
+                ),
+            ));
+        }
         let step = self.step(path_and_query, &headers);
         let scenario = ScenarioFile {
             name: from(STEP, "default".into()),

@@ -212,6 +212,20 @@ fn closed_port() -> u16 {
 }
 
 #[test]
+fn a_grpc_url_without_a_call_is_refused_not_sent_as_plain_http() {
+    for url in ["grpc://127.0.0.1:1", "GRPCS://user:secret@127.0.0.1:1/x"] {
+        let e = RunInput::new(url).validate().unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid URL: a grpc")
+                && e.contains("give --call package.Service/Method"),
+            "{e}"
+        );
+        assert!(!e.contains("secret"), "{e}");
+    }
+    assert!(RunInput::new("http://127.0.0.1:1").validate().is_ok());
+}
+
+#[test]
 fn reflection_waits_for_preparation_and_validation_needs_no_network() {
     let url = format!("grpc://127.0.0.1:{}", closed_port());
     let mut i = RunInput::new(url.clone());

@@ -355,7 +355,7 @@ pub fn step_capture(capture: bool) -> Capture {
 #[derive(Debug, thiserror::Error)]
 pub enum BaseUrlError {
     /// Not a URL.
-    #[error("`{url}` is not a valid URL: {cause}")]
+    #[error("`{url}` is not a valid URL: {cause}{}", no_scheme(url, cause))]
     InvalidUrl {
         /// The URL as written.
         url: String,
@@ -363,7 +363,10 @@ pub enum BaseUrlError {
         cause: url::ParseError,
     },
     /// A scheme volley does not speak.
-    #[error("`{url}`: scheme `{scheme}` is not http, https, grpc or grpcs")]
+    #[error(
+        "`{url}`: scheme `{scheme}` is not http, https, grpc or grpcs{}",
+        host_port(url, scheme)
+    )]
     Scheme {
         /// The URL as written.
         url: String,
@@ -379,6 +382,28 @@ pub enum BaseUrlError {
     /// The connection options cannot be used with this URL.
     #[error(transparent)]
     Connect(#[from] ConnectOptionsError),
+}
+
+/// `localhost`, `127.0.0.1:8080/x`: a URL the parser found relative, which lacks its scheme.
+fn no_scheme(url: &str, cause: &url::ParseError) -> String {
+    match cause {
+        url::ParseError::RelativeUrlWithoutBase => {
+            format!(" (no scheme: write http://{url} or https://{url})")
+        }
+        _ => String::new(),
+    }
+}
+
+/// `localhost:8080/x`: a host and a port that the parser read as a scheme and a path (no `//`
+/// follows the scheme).
+fn host_port(url: &str, scheme: &str) -> String {
+    match url
+        .get(scheme.len()..)
+        .is_some_and(|rest| !rest.starts_with("://"))
+    {
+        true => " (no scheme? a host and port are written http://host:port)".into(),
+        false => String::new(),
+    }
 }
 
 /// Resolves a base URL into a [`Target`] connecting as `options` say; `grpc` when some step is a
