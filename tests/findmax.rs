@@ -375,3 +375,27 @@ fn a_step_that_precision_ended_says_how_long_it_measured() {
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("5.0s (precise)"), "{table}");
 }
+
+/// A search against a port where nothing listens says why in its one line (it said "observed
+/// nothing measured"), and exits 1.
+#[test]
+fn a_dead_target_is_named_in_the_searchs_line() {
+    let _serial = serial();
+    let dir = temp_dir("findmax-dead");
+    let url = format!("http://127.0.0.1:{}/", closed_port());
+    let out = volley()
+        .current_dir(&dir)
+        .args(["find-max", &url, "--slo", "p99<50ms", "-q"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("No maximum: ")
+            && err.contains("(observed nothing measured: ")
+            && err.contains(" attempts failed, ")
+            && err.contains(" with connection_refused)"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

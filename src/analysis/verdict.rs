@@ -185,7 +185,9 @@ fn figures(r: &RunRecord) -> String {
 
 /// The most frequent failure, by name and count, and what it means: ("connection_refused",
 /// 1234, "nothing listens …").
-fn main_failure(r: &RunRecord) -> (&'static str, u64, &'static str) {
+/// The commonest error kind of a run: its name, its count and what it usually means (`unknown`,
+/// 0 and nothing when nothing failed).
+pub fn main_failure(r: &RunRecord) -> (&'static str, u64, &'static str) {
     r.summary
         .errors_by_kind
         .iter()

@@ -239,6 +239,21 @@ fn in_unit(v: f64, t: &Threshold) -> String {
     }
 }
 
+/// "nothing measured", and why when the step's attempts failed: "nothing measured: 3 of 3
+/// attempts failed, 3 with connection_refused" (a search against a dead port said only the
+/// first part).
+fn nothing_measured(record: &RunRecord) -> String {
+    let s = &record.summary;
+    let attempts = s.requests + s.not_sent;
+    match crate::analysis::verdict::main_failure(record) {
+        (kind, n, _) if n > 0 => format!(
+            "nothing measured: {} of {attempts} attempts failed, {n} with {kind}",
+            s.errors
+        ),
+        _ => "nothing measured".into(),
+    }
+}
+
 /// Why the step broke the SLO or was not a steady state, if it did.
 fn broken(
     record: &RunRecord,
@@ -250,7 +265,7 @@ fn broken(
     for t in slo {
         let observed = t.observe(&view);
         if !t.passes(observed) {
-            let seen = observed.map_or_else(|| "nothing measured".into(), |v| in_unit(v, t));
+            let seen = observed.map_or_else(|| nothing_measured(record), |v| in_unit(v, t));
             return Some(format!(
                 "{} {} failed (observed {seen})",
                 t.metric_text, t.condition_text
