@@ -114,6 +114,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// [`Error::Invalid`]: `what` (a flag, a file, a URL) cannot be used, because `why`.
+    pub fn invalid(what: impl Into<String>, why: impl ToString) -> Self {
+        Self::Invalid {
+            what: what.into(),
+            why: why.to_string(),
+        }
+    }
+
     /// Whether the error is about the user's input (flags, plan, records to read) rather than
     /// about carrying out the work: the command line maps it to exit code 2.
     pub fn is_input(&self) -> bool {
@@ -128,4 +136,19 @@ impl Error {
             }
         }
     }
+}
+
+/// An error and its causes, as anyhow's `{:#}` writes them ("outer: cause: its cause"), each
+/// cause left out when the text before it already says it: an error whose message includes its
+/// source ("cannot listen on …: Address already in use") was written with that source twice.
+pub fn chain_text(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    for cause in std::iter::successors(err.source(), |e| e.source()) {
+        let line = cause.to_string();
+        if !text.contains(&line) {
+            text.push_str(": ");
+            text.push_str(&line);
+        }
+    }
+    text
 }

@@ -79,6 +79,32 @@ fn usage_errors_exit_2_with_a_clear_message() {
     }
 }
 
+/// An error whose message already holds its cause is written with that cause once (the port in
+/// use and a bad remote-write URL were each said twice in one line).
+#[test]
+fn an_error_says_its_cause_once() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let cases: [(&[&str], &str); 2] = [
+        (&["serve", "--port", &port], "Address already in use"),
+        (
+            &[
+                "http://127.0.0.1:1/",
+                "-n",
+                "1",
+                "--prometheus-rw",
+                "notaurl",
+            ],
+            "relative URL without a base",
+        ),
+    ];
+    for (args, cause) in cases {
+        let (code, stderr) = stderr_of(args);
+        assert_ne!(code, Some(0), "{args:?}: {stderr}");
+        assert_eq!(stderr.matches(cause).count(), 1, "{args:?}: {stderr}");
+    }
+}
+
 #[test]
 fn a_reader_that_stops_early_loses_only_text_never_the_results() {
     let t = target();

@@ -15,7 +15,7 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
     let paths: Vec<PathBuf> = a.baseline.iter().chain(&a.runs).cloned().collect();
     let variants = read_variants(&paths, &a.labels)?;
     if variants.len() == 1 && variants[0].runs.len() == 1 {
-        return Err(invalid(
+        return Err(volley::Error::invalid(
             "runs",
             "one run alone has nothing to be compared with; give two runs or more, or a folder \
              of repeats",
@@ -24,9 +24,9 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
     }
     if !a.fail_on.is_empty() && variants.len() < 2 {
         let v = &variants[0];
-        return Err(invalid(
+        return Err(volley::Error::invalid(
             "--fail-on",
-            &format!(
+            format!(
                 "nothing to compare: one variant (`{}`, {} runs); the gate judges the variants \
                  after the baseline against it, so give the baseline and at least one more \
                  (`--baseline DIR NEW`)",
@@ -55,12 +55,5 @@ pub fn run(a: CompareArgs) -> anyhow::Result<u8> {
             Ok(super::EXIT_GATE)
         }
         _ => Ok(super::EXIT_OK),
-    }
-}
-
-fn invalid(what: &str, why: &str) -> volley::Error {
-    volley::Error::Invalid {
-        what: what.into(),
-        why: why.into(),
     }
 }

@@ -57,14 +57,6 @@ pub struct K8sArgs {
     pub json: bool,
 }
 
-fn invalid(what: &str, why: impl std::fmt::Display) -> anyhow::Error {
-    volley::Error::Invalid {
-        what: what.into(),
-        why: why.to_string(),
-    }
-    .into()
-}
-
 /// Merges the shares' records; returns the exit code of the merged run.
 pub fn merge_run(a: MergeArgs) -> anyhow::Result<u8> {
     let mut inputs = Vec::with_capacity(a.records.len());
@@ -80,7 +72,7 @@ pub fn merge_run(a: MergeArgs) -> anyhow::Result<u8> {
             record,
         });
     }
-    let merged = merge(&inputs, false).map_err(|e| invalid("records", e))?;
+    let merged = merge(&inputs, false).map_err(|e| volley::Error::invalid("records", e))?;
     let mut outputs = volley::run::Outputs::none().with(ResultsFolder::exact(&a.out));
     super::export::start(&mut outputs, None, "volley merge")?;
     Ok(super::finish(&merged, &mut outputs, a.quiet).1)
@@ -95,10 +87,12 @@ pub fn k8s(a: K8sArgs) -> anyhow::Result<u8> {
             cause,
         })
     };
-    let plan_text = String::from_utf8(read(&a.plan)?)
-        .map_err(|_| invalid("plan", format!("{} is not UTF-8 text", a.plan.display())))?;
-    let file: volley::plan::file::PlanFile = toml::from_str(&plan_text)
-        .map_err(|e| invalid("plan", format!("{}: {}", a.plan.display(), e.message())))?;
+    let plan_text = String::from_utf8(read(&a.plan)?).map_err(|_| {
+        volley::Error::invalid("plan", format!("{} is not UTF-8 text", a.plan.display()))
+    })?;
+    let file: volley::plan::file::PlanFile = toml::from_str(&plan_text).map_err(|e| {
+        volley::Error::invalid("plan", format!("{}: {}", a.plan.display(), e.message()))
+    })?;
     let folder = a.plan.parent().unwrap_or(Path::new("."));
     let mut data = Vec::new();
     for relative in volley::distributed::k8s::shipped_files(&file, folder) {
@@ -127,7 +121,7 @@ pub fn k8s(a: K8sArgs) -> anyhow::Result<u8> {
     } else {
         manifests.yaml()
     }
-    .map_err(|e| invalid("manifests", e))?;
+    .map_err(|e| volley::Error::invalid("manifests", e))?;
     super::emit(&text, None)?;
     Ok(super::EXIT_OK)
 }

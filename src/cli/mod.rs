@@ -134,7 +134,8 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("{}: {err:#}", terminal::error_label());
+            let text = volley::error::chain_text(err.as_ref());
+            eprintln!("{}: {text}", terminal::error_label());
             let usage = err
                 .downcast_ref::<volley::Error>()
                 .is_some_and(volley::Error::is_input)

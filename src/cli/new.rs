@@ -67,7 +67,7 @@ pub fn run(a: NewArgs) -> anyhow::Result<u8> {
             base_url: a.base_url.clone(),
             include_static: a.include,
         };
-        har::import(file, &options).map_err(|e| invalid("--from-har", e))?
+        har::import(file, &options).map_err(|e| volley::Error::invalid("--from-har", e))?
     } else if let Some(file) = &a.from_openapi {
         let options = openapi::OpenApiOptions {
             base_url: a.base_url.clone(),
@@ -75,13 +75,16 @@ pub fn run(a: NewArgs) -> anyhow::Result<u8> {
             params: a.params.clone(),
             plan: a.output.clone(),
         };
-        openapi::import(file, &options).map_err(|e| invalid("--from-openapi", e))?
+        openapi::import(file, &options).map_err(|e| volley::Error::invalid("--from-openapi", e))?
     } else if let Some(command) = &a.from_curl {
-        let request = curl::parse(command).map_err(|e| invalid("--from-curl", e))?;
+        let request = curl::parse(command).map_err(|e| volley::Error::invalid("--from-curl", e))?;
         starter(request, Some(command))
     } else {
         let url = a.url.as_deref().unwrap_or(DEFAULT_URL);
-        starter(CurlRequest::get(url).map_err(|e| invalid("URL", e))?, None)
+        starter(
+            CurlRequest::get(url).map_err(|e| volley::Error::invalid("URL", e))?,
+            None,
+        )
     };
     for note in &imported.notes {
         eprintln!("note: {note}");
@@ -96,7 +99,7 @@ pub fn run(a: NewArgs) -> anyhow::Result<u8> {
             "{} exists; pass --force to overwrite it, or -o another path",
             a.output.display()
         );
-        return Err(invalid("--output", why).into());
+        return Err(volley::Error::invalid("--output", why).into());
     }
     volley::record::write_atomically(&a.output, text.as_bytes())?;
     let shown = a.output.display();
@@ -104,11 +107,4 @@ pub fn run(a: NewArgs) -> anyhow::Result<u8> {
     eprintln!("next:  volley check {shown}    # validates it and shows the request; sends nothing");
     eprintln!("       volley run {shown}      # --time-scale 0.1 runs it ten times shorter");
     Ok(super::EXIT_OK)
-}
-
-fn invalid(what: &str, why: impl ToString) -> volley::Error {
-    volley::Error::Invalid {
-        what: what.into(),
-        why: why.to_string(),
-    }
 }

@@ -1,6 +1,5 @@
 //! `volley suite SUITE.toml`: one test against several targets, then their comparison.
 
-use volley::record::suite::Status;
 use volley::suite::{self, SuiteReadOptions, SuiteRunOptions};
 
 use super::args::SuiteArgs;
@@ -43,16 +42,7 @@ pub fn run(a: SuiteArgs, argv: &volley::redact::Argv) -> anyhow::Result<u8> {
         println!("\n{}", volley::report::suite::text(&outcome));
         super::print_folder(&outcome.folder, &[volley::record::suite::SUITE_FILE]);
     } else {
-        // Quiet still says why it did not exit 0: each target that did not run, and its cause.
-        for t in outcome.targets.iter().filter(|t| t.status != Status::Ran) {
-            let cause = t.cause.as_deref().map(|c| format!(": {c}"));
-            eprintln!(
-                "{}: {}{}",
-                t.name,
-                t.result_words(),
-                cause.unwrap_or_default()
-            );
-        }
+        outcome.not_ran().for_each(|line| eprintln!("{line}"));
     }
     Ok(outcome.exit_code())
 }

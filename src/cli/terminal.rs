@@ -30,7 +30,7 @@ pub fn parse() -> (Cli, Argv) {
         ColorChoice::Never => clap::ColorChoice::Never,
     };
     let mut cmd = Cli::command().color(clap_choice);
-    if let Some(near) = mistyped_command(&cmd, &plain) {
+    if let Some(near) = volley::plan::peer_flags::mistyped_command(&plain, &cmd) {
         eprintln!("{near}");
         std::process::exit(2);
     }
@@ -52,33 +52,6 @@ pub fn parse() -> (Cli, Argv) {
         a.given = volley::plan::flags::given(cmd.find_subcommand("ab"), m);
     }
     (cli, argv)
-}
-
-/// `volley verfiy a.json`: a first argument that is neither a flag nor a URL (no `:`, `/` or
-/// `.`) but one edit from a command's name (two for names of 5 letters or more), said as such;
-/// clap would read it as quick mode's URL. `None` otherwise.
-fn mistyped_command(cmd: &clap::Command, args: &[String]) -> Option<String> {
-    let word = args.get(1)?;
-    if word.len() < 3 || word.starts_with('-') || word.contains([':', '/', '.']) {
-        return None;
-    }
-    let names = || {
-        cmd.get_subcommands()
-            .flat_map(|s| s.get_name_and_visible_aliases())
-    };
-    if word == "help" || names().any(|name| name == word) {
-        return None;
-    }
-    let (distance, name) = names()
-        .map(|name| (strsim::levenshtein(word, name), name))
-        .min()?;
-    let most = if name.len() >= 5 { 2 } else { 1 };
-    (distance <= most).then(|| {
-        format!(
-            "error: `{word}` is neither a command nor a URL: did you mean `volley {name}`? \
-             (volley --help lists the commands)"
-        )
-    })
 }
 
 /// The flags whose values hold secrets, by clap's id, with what they hold.

@@ -2,6 +2,34 @@
 //! curl's `-d` (a body; volley's `-d` is the duration), oha's `-z` (the duration) and `-q`
 //! (queries per second), wrk's `-t` (threads). Shown under clap's error, never instead of it.
 
+/// `volley verfiy a.json`: a first argument that is neither a flag nor a URL (no `:`, `/` or
+/// `.`) but one edit from a command's name (two for names of 5 letters or more), said as an
+/// error; clap would read it as quick mode's URL. `None` otherwise. `args` are the process's
+/// arguments, program name first; `cli` the command line's definition.
+pub fn mistyped_command(args: &[String], cli: &clap::Command) -> Option<String> {
+    let commands = || {
+        cli.get_subcommands()
+            .flat_map(|s| s.get_name_and_visible_aliases())
+    };
+    let word = args.get(1)?;
+    if word.len() < 3 || word.starts_with('-') || word.contains([':', '/', '.']) {
+        return None;
+    }
+    if word == "help" || commands().any(|name| name == word) {
+        return None;
+    }
+    let (distance, name) = commands()
+        .map(|name| (strsim::levenshtein(word, name), name))
+        .min()?;
+    let most = if name.len() >= 5 { 2 } else { 1 };
+    (distance <= most).then(|| {
+        format!(
+            "error: `{word}` is neither a command nor a URL: did you mean `volley {name}`? \
+             (volley --help lists the commands)"
+        )
+    })
+}
+
 /// A hint for a command line clap refused, when it holds a peer tool's flag: `None` when it
 /// holds none. `args` are the process's arguments, program name first.
 pub fn hint(args: &[String]) -> Option<String> {

@@ -88,6 +88,23 @@ impl SuiteOutcome {
         }
     }
 
+    /// Each target that did not run to its end and meet its thresholds, in a line with its
+    /// cause: "api: start failed: program `x` not found" (what `volley suite -q` still says).
+    pub fn not_ran(&self) -> impl Iterator<Item = String> {
+        self.targets
+            .iter()
+            .filter(|t| t.status != Status::Ran)
+            .map(|t| {
+                let cause = t.cause.as_deref().map(|c| format!(": {c}"));
+                format!(
+                    "{}: {}{}",
+                    t.name,
+                    t.result_words(),
+                    cause.unwrap_or_default()
+                )
+            })
+    }
+
     /// The targets that failed a step.
     pub fn failed(&self) -> impl Iterator<Item = &TargetOutcome> {
         self.targets.iter().filter(|t| t.status == Status::Failed)
