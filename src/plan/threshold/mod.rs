@@ -230,6 +230,10 @@ pub enum BoundError {
     /// A count or throughput bound that is not a number.
     #[error("`{0}` is not a number")]
     NotNumber(String),
+    /// A bound below zero: no latency, rate or count is, so the threshold could never (or
+    /// always) hold.
+    #[error("`{0}` is below zero, where no figure is")]
+    Negative(String),
 }
 
 /// Parses a metric key: `name` or `name{key=value}`.
@@ -293,13 +297,20 @@ pub fn parse_condition(
     let value_text = text.trim().trim_start_matches(|c| !"<>=".contains(c));
     let value_text = value_text.trim_start_matches(['<', '>', '=']).trim();
     let never_fails = matches!(op, Op::Lt | Op::Le) && !value_text.ends_with('%');
-    if metric == ThresholdMetric::ErrorRate && bound == 1.0 && never_fails {
-        return Err(ThresholdError::Bound {
+    let why = match bound {
+        b if b < 0.0 => Some(BoundError::Negative(value_text.into())),
+        1.0 if metric == ThresholdMetric::ErrorRate && never_fails => {
+            Some(BoundError::WholeRate(value_text.into()))
+        }
+        _ => None,
+    };
+    match why {
+        Some(why) => Err(ThresholdError::Bound {
             text: text.into(),
-            why: BoundError::WholeRate(value_text.into()),
-        });
+            why,
+        }),
+        None => Ok((stat, op, bound)),
     }
-    Ok((stat, op, bound))
 }
 
 /// [`parse_condition`] for a condition a record holds, judged again (a merge of shares): what

@@ -102,6 +102,19 @@ fn conditions_parse_with_units() {
     );
     let why = parse_condition(ThresholdMetric::CheckRate, "rate > 99").unwrap_err();
     assert!(why.to_string().contains("`99%`"), "{why}");
+    // A bound below zero never (or always) holds: refused when the plan is read, not after the
+    // load.
+    for (m, bad) in [
+        (ThresholdMetric::Latency, "p95 < -5ms"),
+        (ThresholdMetric::Throughput, "> -1"),
+        (ThresholdMetric::Requests, "count < -10"),
+    ] {
+        let why = parse_condition(m, bad).unwrap_err().to_string();
+        assert!(
+            why.contains("is below zero, where no figure is"),
+            "{bad}: {why}"
+        );
+    }
 }
 
 struct Fake;
