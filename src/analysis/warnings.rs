@@ -140,11 +140,11 @@ fn arrival(r: &RunRecord, out: &mut Vec<Warning>) {
             WarningCode::DroppedRequests,
             format!(
                 "{} {what} ({:.1}% of the {} due) were dropped because every VU was busy (the \
-                 in-flight cap): the target did not keep up with the rate (raise -c or max_vus \
-                 to queue them instead)",
+                 in-flight cap): {}",
                 a.dropped,
                 100.0 * a.dropped as f64 / a.due.max(1) as f64,
-                a.due
+                a.due,
+                busy_why(s)
             ),
         ));
     }
@@ -170,6 +170,28 @@ fn arrival(r: &RunRecord, out: &mut Vec<Warning>) {
                 a.unsent
             ),
         ));
+    }
+}
+
+/// Why every VU was busy: the target kept them, or — where attempts failed to connect or found
+/// the generator out of ports — each such failure held its VU back before its next try
+/// (docs/measurement.md, "Not sent"), which the target's speed does not explain.
+fn busy_why(s: &crate::record::model::Summary) -> String {
+    let held: u64 = s
+        .errors_by_kind
+        .iter()
+        .filter(|(k, _)| k.backs_off())
+        .map(|(_, n)| n)
+        .sum();
+    match held {
+        0 => "the target did not keep up with the rate (raise -c or max_vus to queue them \
+              instead)"
+            .into(),
+        n => format!(
+            "{n} attempts failed to connect (or found the generator out of ports), and each \
+             such failure holds its VU back before its next try, so the drops may be that wait \
+             rather than the target's speed: see the errors"
+        ),
     }
 }
 
@@ -270,6 +292,42 @@ mod tests {
             .into_iter()
             .find(|w| w.code == WarningCode::CpuSteal)
             .map(|w| w.message)
+    }
+
+    #[test]
+    fn drops_behind_failed_connections_are_not_blamed_on_the_targets_speed() {
+        let dropped = |refused: u64| {
+            let mut r = record("open", 3, 100, 2000, 0, 0.0);
+            r.summary.arrival = Some(crate::record::model::Arrival {
+                due: 30,
+                asked_per_sec: 10.0,
+                started: 3,
+                completed: 1,
+                achieved_per_sec: 0.3,
+                dropped: 27,
+                unsent: 0,
+                requests_per_iteration: None,
+            });
+            if refused > 0 {
+                r.summary
+                    .errors_by_kind
+                    .insert(ErrorKind::ConnectRefused, refused);
+            }
+            let w = diagnose(&r)
+                .into_iter()
+                .find(|w| w.code == WarningCode::DroppedRequests);
+            w.expect("dropped").message
+        };
+        assert!(
+            dropped(0).contains("the target did not keep up"),
+            "{}",
+            dropped(0)
+        );
+        let message = dropped(2);
+        assert!(
+            message.contains("2 attempts failed to connect") && !message.contains("keep up"),
+            "{message}"
+        );
     }
 
     #[test]
