@@ -184,9 +184,7 @@ fn figures(r: &RunRecord) -> String {
 }
 
 /// The most frequent failure, by name and count, and what it means: ("connection_refused",
-/// 1234, "nothing listens …").
-/// The commonest error kind of a run: its name, its count and what it usually means (`unknown`,
-/// 0 and nothing when nothing failed).
+/// 1234, "nothing listens …"); ("unknown", 0, "") when nothing failed.
 pub fn main_failure(r: &RunRecord) -> (&'static str, u64, &'static str) {
     r.summary
         .errors_by_kind

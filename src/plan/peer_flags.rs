@@ -1,6 +1,8 @@
 //! Hints for flags that mean something else in the tools volley's users come from: oha's and
 //! curl's `-d` (a body; volley's `-d` is the duration), oha's `-z` (the duration) and `-q`
 //! (queries per second), wrk's `-t` (threads). Shown under clap's error, never instead of it.
+//! And a mistyped command ([`mistyped_command`]), which clap would take for quick mode's URL:
+//! that one is the error.
 
 /// `volley verfiy a.json`: a first argument that is neither a flag nor a URL (no `:`, `/` or
 /// `.`) but one edit from a command's name (two for names of 5 letters or more), said as an
