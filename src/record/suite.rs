@@ -94,15 +94,7 @@ impl SuiteOutcome {
         self.targets
             .iter()
             .filter(|t| t.status != Status::Ran)
-            .map(|t| {
-                let cause = t.cause.as_deref().map(|c| format!(": {c}"));
-                format!(
-                    "{}: {}{}",
-                    t.name,
-                    t.result_words(),
-                    cause.unwrap_or_default()
-                )
-            })
+            .map(|t| format!("{}: {}", t.name, t.outcome_words()))
     }
 
     /// The targets that failed a step.
@@ -247,6 +239,13 @@ impl TargetOutcome {
             find_max: None,
             runs: Vec::new(),
         }
+    }
+
+    /// Its result and why: "start failed: program `x` not found" ("… no cause recorded" when
+    /// none was).
+    pub fn outcome_words(&self) -> String {
+        let cause = self.cause.as_deref().unwrap_or("no cause recorded");
+        format!("{}: {cause}", self.result_words())
     }
 
     /// Its result in a few words: "ran", "smoke failed", "interrupted", "not run".

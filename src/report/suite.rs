@@ -87,14 +87,7 @@ pub fn suite_view(o: &SuiteOutcome, variants: &[Variant]) -> SuiteView {
         .targets
         .iter()
         .filter(|t| t.status != Status::Ran)
-        .map(|t| {
-            format!(
-                "{} — {}: {}",
-                t.name,
-                t.result_words(),
-                t.cause.as_deref().unwrap_or("no cause recorded")
-            )
-        })
+        .map(|t| format!("{} — {}", t.name, t.outcome_words()))
         .collect();
     // As the exit code says: every target ran; interrupted; or something failed.
     let level = match o.exit_code() {
