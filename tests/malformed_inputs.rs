@@ -30,13 +30,21 @@ const BAD_PLANS: &[(&str, &str, &str)] = &[
     ("png-junk.toml", "1:1", "not UTF-8 text (byte 0x89)"),
     ("invalid-utf8.toml", "3:12", "not UTF-8 text (byte 0xe9)"),
     ("bad-toml.toml", "1:8", "unclosed table, expected `]`"),
-    ("duplicate-key.toml", "2:1", "duplicate key"),
+    (
+        "duplicate-key.toml",
+        "2:1",
+        "`name` is given twice in its table",
+    ),
     (
         "wrong-type-target.toml",
         "1:10",
         "invalid type: integer `5`",
     ),
-    ("wrong-type-vus.toml", "7:7", "invalid type: string \"ten\""),
+    (
+        "wrong-type-vus.toml",
+        "7:7",
+        "`vus`: invalid type: string \"ten\", expected a whole number",
+    ),
     (
         "precision-bare-number.toml",
         "13:7",
@@ -55,7 +63,7 @@ const BAD_PLANS: &[(&str, &str, &str)] = &[
     (
         "huge-integer.toml",
         "8:14",
-        "integer `99999999999999999999999` as i128, expected u64",
+        "`iterations`: invalid type: integer `99999999999999999999999` as i128, expected a whole number, 0 or more",
     ),
     (
         "huge-duration.toml",

@@ -476,6 +476,9 @@ fn an_invalid_suite_file_exits_2_with_its_location() {
     let (code, _, err) = common::run_volley(&["suite", path.to_str().unwrap()]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("bad.toml:5:11"), "{err}");
-    assert!(err.contains("expected a sequence"), "{err}");
+    assert!(
+        err.contains("`command`: invalid type: string \"volley serve\", expected an array"),
+        "{err}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

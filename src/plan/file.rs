@@ -208,7 +208,10 @@ pub struct TlsFile {
 
 /// A size: a number of bytes (`65536`), or text with a unit (`"64KiB"`, `"10MB"`, `"1.5MiB"`).
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a number of bytes (65536) or a size with its unit (\"64KiB\")"
+)]
 pub enum SizeText {
     /// Bytes.
     Bytes(u64),
@@ -261,7 +264,10 @@ pub struct ScenarioFile {
 
 /// A step's `think` as written: a duration, or a distribution of them.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a duration (\"100ms\") or a distribution ({ uniform = [\"50ms\", \"150ms\"] })"
+)]
 pub enum ThinkFile {
     /// `"100ms"`.
     Fixed(String),
@@ -470,7 +476,10 @@ pub struct ExtractFile {
 
 /// One entry of `checks.status`: a code, or a class written `"2xx"`.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a status code (200) or a class (\"2xx\")"
+)]
 pub enum StatusEntry {
     /// A status code, 100–599.
     Code(u16),
@@ -509,7 +518,7 @@ pub struct ChecksFile {
 
 /// A string or a list of strings.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(untagged, expecting = "expected a string or an array of strings")]
 pub enum OneOrMany {
     /// One.
     One(String),
@@ -519,7 +528,10 @@ pub enum OneOrMany {
 
 /// A threshold condition: `"p95 < 5ms"`, or a table with options.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected conditions (\"p95 < 5ms\") or tables ({ condition = \"p95 < 5ms\", abort_on_fail = true })"
+)]
 pub enum ThresholdEntry {
     /// Just the condition.
     Condition(String),

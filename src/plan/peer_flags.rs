@@ -20,16 +20,11 @@ pub fn mistyped_command(args: &[String], cli: &clap::Command) -> Option<String> 
     if word == "help" || commands().any(|name| name == word) {
         return None;
     }
-    let (distance, name) = commands()
-        .map(|name| (strsim::levenshtein(word, name), name))
-        .min()?;
-    let most = if name.len() >= 5 { 2 } else { 1 };
-    (distance <= most).then(|| {
-        format!(
-            "error: `{word}` is neither a command nor a URL: did you mean `volley {name}`? \
-             (volley --help lists the commands)"
-        )
-    })
+    let name = crate::plan::read::hints::nearest(word, commands())?;
+    Some(format!(
+        "error: `{word}` is neither a command nor a URL: did you mean `volley {name}`? \
+         (volley --help lists the commands)"
+    ))
 }
 
 /// A hint for a command line clap refused, when it holds a peer tool's flag: `None` when it

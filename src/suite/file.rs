@@ -54,7 +54,10 @@ pub struct SuiteFile {
 
 /// `repeats`: a count, or a rule (`"until-decided"`).
 #[derive(Debug, Deserialize)]
-#[serde(untagged)]
+#[serde(
+    untagged,
+    expecting = "expected a number of runs (5) or \"until-decided\""
+)]
 pub enum RepeatsFile {
     /// Runs per target.
     Count(i64),

@@ -10,7 +10,7 @@ use std::time::Duration;
 use toml::Spanned;
 
 mod draft;
-mod hints;
+pub(crate) mod hints;
 mod options;
 mod profile;
 mod report;
@@ -77,6 +77,20 @@ pub fn read_bytes(bytes: &[u8], path: &Path, options: &ReadOptions) -> Result<Dr
     }
 }
 
+/// Plan `text` (read from `path`) as written, before it is checked: TOML's errors with their
+/// file:line:col, worded for a person.
+pub fn parse(text: &str, path: &Path) -> Result<PlanFile, Error> {
+    toml::from_str(text).map_err(|e| {
+        let format = "`volley check` lists the plan format in schema/plan.schema.json";
+        let (why, hint) = hints::toml_error(&e, text, format);
+        Error::Plan {
+            at: crate::location::at(path, text, e.span()),
+            why,
+            hint,
+        }
+    })
+}
+
 /// Validates and compiles plan `text` (read from `path`, which anchors relative files).
 pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Draft, Error> {
     let ctx = Ctx {
@@ -85,11 +99,7 @@ pub fn read_str(text: &str, path: &Path, options: &ReadOptions) -> Result<Draft,
         flags: None,
         options,
     };
-    let file: PlanFile = toml::from_str(text).map_err(|e| {
-        let message = e.message().trim_end().to_string();
-        let hint = hints::toml_hint(&message, text, e.span().map(|s| s.start));
-        ctx.err(e.span(), message, hint.as_deref())
-    })?;
+    let file = parse(text, path)?;
     let share = match options.segment {
         Some(s) => Some((
             s,

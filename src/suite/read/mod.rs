@@ -94,11 +94,9 @@ pub fn read_str(text: &str, path: &Path, options: &SuiteReadOptions) -> Result<S
         searched: false,
     };
     let file: SuiteFile = toml::from_str(text).map_err(|e| {
-        let message = e.message().trim_end().to_string();
-        let hint = message
-            .contains("unknown field")
-            .then_some("check the spelling; docs/suites.md lists every key");
-        ctx.err(e.span(), message, hint)
+        let (why, hint) =
+            crate::plan::read::hints::toml_error(&e, text, "docs/suites.md lists every key");
+        ctx.err(e.span(), why, hint.as_deref())
     })?;
     ctx.suite(file)
 }
