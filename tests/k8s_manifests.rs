@@ -21,20 +21,23 @@ fn validator() -> Option<Command> {
     ok.then(|| Command::new("kubernetes-validate"))
 }
 
-/// Writes a plan with a text and a binary data file; returns its path.
+/// Writes a plan with a data file (text) and a request body (binary); returns its path.
 fn plan(dir: &Path) -> String {
     std::fs::create_dir_all(dir.join("data")).unwrap();
-    std::fs::write(dir.join("data/users.csv"), "id\n1\n2\n3\n").unwrap();
+    // A row for each of the 30 VUs (mode = "unique").
+    let rows: String = (1..=30).map(|id| format!("{id}\n")).collect();
+    std::fs::write(dir.join("data/users.csv"), format!("id\n{rows}")).unwrap();
     std::fs::write(dir.join("data/blob.bin"), [0u8, 159, 146, 150, 255]).unwrap();
     let plan = dir.join("checkout.toml");
     std::fs::write(
         &plan,
         "[target]\nbase_url = \"http://shop.example:8080\"\n\
          [data.users]\nfile = \"data/users.csv\"\nmode = \"unique\"\n\
-         [data.blob]\nfile = \"data/blob.bin\"\n\
          [[scenario]]\nname = \"s\"\n[scenario.load]\n\
          profile = \"constant-vus\"\nvus = 30\nduration = \"1m\"\n\
-         [[scenario.step]]\nname = \"a\"\npath = \"/{{ data.users.id }}\"\n",
+         [[scenario.step]]\nname = \"a\"\npath = \"/{{ data.users.id }}\"\n\
+         [[scenario.step]]\nname = \"b\"\nmethod = \"POST\"\npath = \"/blob\"\n\
+         body_file = \"data/blob.bin\"\n",
     )
     .unwrap();
     plan.display().to_string()
@@ -250,4 +253,60 @@ fn the_dockerfile_makes_the_image_the_manifests_run() {
         assert!(yaml.contains(needle), "no `{needle}` in:\n{yaml}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `volley k8s` refuses what `volley check` would, without resolving the target's host (a
+/// cluster's names resolve only inside it), and refuses resource flags Kubernetes would.
+#[test]
+fn a_plan_or_flags_kubernetes_would_fail_on_are_refused_here() {
+    let dir = temp_dir("k8s-refused");
+    let plan = plan(&dir);
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let k8s = |plan: &str, more: &[&str]| {
+        let mut args = vec!["k8s", plan, "--workers", "3", "--image", "volley:0.1"];
+        args.extend_from_slice(more);
+        run_volley(&args)
+    };
+    // Each broken plan: what it is, and what the error says.
+    let broken = [
+        (
+            "/{{ data.users.id }}",
+            "/{{ data.users.idd }}",
+            "broken.toml:14:8",
+        ),
+        ("vus = 30", "vus = 2", "share 2/3 gets no VU"),
+        (
+            "http://shop.example:8080",
+            "ftp://shop.example:8080",
+            "broken.toml:2:12",
+        ),
+        ("vus = 30", "vsu = 30", "did you mean `vus`?"),
+    ];
+    for (from, to, says) in broken {
+        let path = dir.join("broken.toml");
+        std::fs::write(&path, text.replace(from, to)).unwrap();
+        let (code, yaml, stderr) = k8s(path.to_str().unwrap(), &[]);
+        assert_eq!(code, Some(2), "{to}: {stderr}");
+        assert!(yaml.is_empty(), "{to}: no manifests: {yaml}");
+        assert!(stderr.contains(says), "{to}: expected `{says}` in {stderr}");
+    }
+    for (flag, value) in [
+        ("--cpu", "abc"),
+        ("--memory", "1GB"),
+        ("--keep-for", "soon"),
+    ] {
+        let (code, _, stderr) = k8s(&plan, &[flag, value]);
+        assert_eq!(code, Some(2), "{flag} {value}: {stderr}");
+        assert!(
+            stderr.contains(&format!("'{value}' for '{flag}")),
+            "{stderr}"
+        );
+    }
+    let (code, yaml, stderr) = k8s(&plan, &["--cpu", "500m", "--memory", "1.5Gi"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        yaml.contains("cpu: \"500m\"") && yaml.contains("memory: \"1.5Gi\""),
+        "{yaml}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -41,13 +41,13 @@ pub struct K8sArgs {
     #[arg(long)]
     pub name: Option<String>,
     /// CPU each generator requests (a Kubernetes quantity).
-    #[arg(long, default_value = "2")]
+    #[arg(long, default_value = "2", value_parser = volley::distributed::k8s::quantity)]
     pub cpu: String,
     /// Memory each generator requests (and is limited to).
-    #[arg(long, default_value = "1Gi")]
+    #[arg(long, default_value = "1Gi", value_parser = volley::distributed::k8s::quantity)]
     pub memory: String,
     /// How long the coordinator keeps the merged results for `kubectl cp` after the test.
-    #[arg(long, default_value = "1h", value_name = "DURATION")]
+    #[arg(long, default_value = "1h", value_name = "DURATION", value_parser = volley::plan::flags::duration_text)]
     pub keep_for: String,
     /// The shared token (default: $VOLLEY_TOKEN, else a random one).
     #[arg(long)]
@@ -90,9 +90,8 @@ pub fn k8s(a: K8sArgs) -> anyhow::Result<u8> {
     let plan_text = String::from_utf8(read(&a.plan)?).map_err(|_| {
         volley::Error::invalid("plan", format!("{} is not UTF-8 text", a.plan.display()))
     })?;
-    let file: volley::plan::file::PlanFile = toml::from_str(&plan_text).map_err(|e| {
-        volley::Error::invalid("plan", format!("{}: {}", a.plan.display(), e.message()))
-    })?;
+    let file = volley::plan::read::parse(&plan_text, &a.plan)?;
+    volley::distributed::k8s::check_plan(&plan_text, &a.plan, a.workers)?;
     let folder = a.plan.parent().unwrap_or(Path::new("."));
     let mut data = Vec::new();
     for relative in volley::distributed::k8s::shipped_files(&file, folder) {

@@ -16,6 +16,9 @@ use std::path::{Component, Path};
 
 use serde_json::{Value, json};
 
+mod input;
+pub use input::{check_plan, quantity};
+
 /// Port the coordinator listens on.
 pub const COORDINATOR_PORT: u16 = 7070;
 /// Where the ConfigMap (plan and data files) is mounted.
@@ -81,6 +84,12 @@ pub enum K8sError {
         crate::schedule::segment::MAX_SEGMENTS
     )]
     Workers,
+    /// `--cpu` or `--memory` that Kubernetes would refuse.
+    #[error(
+        "`{0}` is not a Kubernetes quantity above 0: a number and an optional suffix, e.g. 2, \
+         500m, 1.5, 512Mi, 1Gi, 1G (not 1GB)"
+    )]
+    Quantity(String),
 }
 
 /// The coordinator's command line (after `volley`).

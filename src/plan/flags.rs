@@ -245,6 +245,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, ArgError> {
     super::read::parse_duration(text).map_err(|why| ArgError::Duration(why.to_string()))
 }
 
+/// `text` if it is a duration [`parse_duration`] reads: for a flag passed on as written.
+pub fn duration_text(text: &str) -> Result<String, ArgError> {
+    parse_duration(text).map(|_| text.to_string())
+}
+
 /// A flag given on the command line: its long form as spelt in the help (`--connections`) and
 /// its short letter, when it has one (`c`).
 #[derive(Debug, Clone, PartialEq, Eq)]
