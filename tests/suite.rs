@@ -100,6 +100,25 @@ fn the_example_suite_ranks_three_capacities_in_order() {
     ]);
     assert_eq!(code, Some(0), "{err}");
     assert!(text.contains("two-workers vs eight-workers"), "{text}");
+
+    // The suite's report again, from its record alone; a suite's record is not a run's.
+    for (given, format, written) in [
+        (folder.clone(), "md", "report.md"),
+        (folder.join("suite.json"), "txt", "summary.txt"),
+    ] {
+        let (code, text, err) =
+            common::run_volley(&["report", given.to_str().unwrap(), "-f", format]);
+        assert_eq!(code, Some(0), "{err}");
+        let kept = std::fs::read_to_string(folder.join(written)).unwrap();
+        assert_eq!(text, kept, "{written} rendered again from suite.json");
+    }
+    let suite_json = folder.join("suite.json");
+    let (code, _, err) = common::run_volley(&["compare", suite_json.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("a suite's record (suite.json), not a run's"),
+        "{err}"
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }
 

@@ -61,7 +61,7 @@ pub enum Command {
     /// Search for the highest load whose steady state meets an SLO.
     #[command(name = "find-max")]
     FindMax(Box<FindMaxArgs>),
-    /// Render a report (Markdown, HTML or text) from a run record alone.
+    /// Render a report (Markdown, HTML or text) from a run's or a suite's record alone.
     Report(ReportArgs),
     /// Compare runs (or folders of repeated runs): a column per run, the change against the
     /// first, and whether it is more than noise.

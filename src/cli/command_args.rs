@@ -78,7 +78,8 @@ pub struct DemoArgs {
 /// `volley report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
-    /// The run record (run.json), or a results folder holding one.
+    /// The run record (run.json), or a results folder holding one; or a suite's record
+    /// (suite.json), or its folder.
     #[arg(value_name = "RUN.json")]
     pub record: PathBuf,
     /// Output format: md, html or txt.

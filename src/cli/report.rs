@@ -1,4 +1,5 @@
-//! `volley report RUN.json --format md|html|txt [-o PATH]`: any report, from the record alone.
+//! `volley report RUN.json --format md|html|txt [-o PATH]`: any report, from the record alone
+//! (a suite's, from its `suite.json` and its targets' records).
 
 use volley::record::set::read_runs;
 use volley::report;
@@ -8,6 +9,11 @@ use super::command_args::ReportArgs;
 /// Renders the report; returns the exit code.
 pub fn run(a: ReportArgs) -> anyhow::Result<u8> {
     let format = a.format;
+    if let Some(file) = volley::record::suite::suite_file(&a.record) {
+        let suite = volley::record::suite::SuiteOutcome::read(&file)?;
+        super::emit(&report::render_suite(&suite, format)?, a.output.as_deref())?;
+        return Ok(super::EXIT_OK);
+    }
     let mut runs = read_runs(&a.record)?;
     if runs.len() != 1 {
         return Err(volley::Error::Invalid {

@@ -245,6 +245,13 @@ pub fn parse_record(bytes: &[u8], path: &Path) -> Result<RunRecord, Error> {
     })?;
     let value: serde_json::Value =
         serde_json::from_str(text).map_err(|e| fail(format!("not valid JSON: {e}")))?;
+    if value.get("targets").is_some_and(|t| t.is_array()) && value.get("repeats").is_some() {
+        return Err(fail(
+            "a suite's record (suite.json), not a run's: `volley report` renders the suite's \
+             report from it, and `volley compare` takes its targets' folders"
+                .into(),
+        ));
+    }
     match value.get("schema_version").and_then(|v| v.as_u64()) {
         Some(v) if v == u64::from(SCHEMA_VERSION) => {}
         Some(v) => {

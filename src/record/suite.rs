@@ -102,6 +102,38 @@ impl SuiteOutcome {
         self.targets.iter().filter(|t| t.status == Status::Failed)
     }
 
+    /// Reads the suite record `file` (`suite.json`) with its targets' measured runs. Its
+    /// `folder` becomes the file's own folder, where its targets' folders are, wherever the
+    /// suite ran from.
+    pub fn read(file: &Path) -> Result<Self, Error> {
+        let fail = |why: String| Error::Record {
+            path: file.to_path_buf(),
+            why,
+        };
+        let text = std::fs::read_to_string(file).map_err(|cause| Error::File {
+            action: crate::error::FileAction::Read,
+            path: file.to_path_buf(),
+            cause,
+        })?;
+        let mut outcome: Self = serde_json::from_str(&text)
+            .map_err(|e| fail(format!("not a volley suite file: {e}")))?;
+        if outcome.schema_version != SUITE_SCHEMA_VERSION {
+            return Err(fail(format!(
+                "suite format version {}; this volley reads version {SUITE_SCHEMA_VERSION}",
+                outcome.schema_version
+            )));
+        }
+        outcome.folder = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+        for t in &mut outcome.targets {
+            t.runs = t
+                .record_files(&outcome.folder)
+                .iter()
+                .map(|f| super::read_record(f))
+                .collect::<Result<_, _>>()?;
+        }
+        Ok(outcome)
+    }
+
     /// Writes `suite.json` into the results folder.
     pub fn write(&self) -> Result<PathBuf, Error> {
         let path = self.folder.join(SUITE_FILE);
@@ -112,6 +144,17 @@ impl SuiteOutcome {
         write_atomically(&path, &json)?;
         Ok(path)
     }
+}
+
+/// The suite record `path` stands for, if it is one: a file named `suite.json`, or a folder
+/// holding one.
+pub fn suite_file(path: &Path) -> Option<PathBuf> {
+    let file = if path.is_dir() {
+        path.join(SUITE_FILE)
+    } else {
+        path.to_path_buf()
+    };
+    (file.file_name().is_some_and(|n| n == SUITE_FILE) && file.is_file()).then_some(file)
 }
 
 /// Where a target ended up.
@@ -239,6 +282,21 @@ impl TargetOutcome {
             find_max: None,
             runs: Vec::new(),
         }
+    }
+
+    /// The files of its measured runs' records (`run.json`), its suite's folder being `folder`.
+    pub fn record_files(&self, folder: &Path) -> Vec<PathBuf> {
+        self.records
+            .iter()
+            .map(|rel| {
+                let path = folder.join(rel);
+                if path.is_dir() {
+                    path.join(super::set::RECORD_FILE)
+                } else {
+                    path
+                }
+            })
+            .collect()
     }
 
     /// Its result and why: "start failed: program `x` not found" ("… no cause recorded" when

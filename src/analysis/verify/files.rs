@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use super::Violation;
-use crate::error::{Error, FileAction};
-use crate::record::set::{RECORD_FILE, read_runs};
-use crate::record::suite::{SUITE_FILE, SuiteOutcome};
+use crate::error::Error;
+use crate::record::set::read_runs;
+use crate::record::suite::SuiteOutcome;
 use crate::record::{RunRecord, read_record};
 
 /// One file checked, with what it breaks (nothing, when it verifies).
@@ -24,12 +24,7 @@ pub struct Checked {
 /// Checks every record `path` stands for (a suite's with its own file); fails only when a file
 /// cannot be read or is not a volley record.
 pub fn verify_path(path: &Path) -> Result<Vec<Checked>, Error> {
-    let suite = if path.is_dir() {
-        path.join(SUITE_FILE)
-    } else {
-        path.to_path_buf()
-    };
-    if suite.file_name().is_some_and(|n| n == SUITE_FILE) && suite.is_file() {
+    if let Some(suite) = crate::record::suite::suite_file(path) {
         return suite_file(&suite);
     }
     read_runs(path)?
@@ -82,33 +77,14 @@ fn locate(merged: &Path, source: &str) -> PathBuf {
 
 /// A suite: each target's records, then the suite's statuses against them.
 fn suite_file(file: &Path) -> Result<Vec<Checked>, Error> {
-    let text = std::fs::read_to_string(file).map_err(|cause| Error::File {
-        action: FileAction::Read,
-        path: file.to_path_buf(),
-        cause,
-    })?;
-    let outcome: SuiteOutcome = serde_json::from_str(&text).map_err(|e| Error::Record {
-        path: file.to_path_buf(),
-        why: format!("not a volley suite file: {e}"),
-    })?;
-    let folder = file.parent().unwrap_or(Path::new("."));
+    let outcome = SuiteOutcome::read(file)?;
     let mut checked = Vec::new();
-    let mut records = Vec::new();
     for t in &outcome.targets {
-        let mut runs = Vec::new();
-        for rel in &t.records {
-            let path = folder.join(rel);
-            let path = if path.is_dir() {
-                path.join(RECORD_FILE)
-            } else {
-                path
-            };
-            let r = read_record(&path)?;
-            checked.push(record_file(path, &r));
-            runs.push(r);
+        for (path, r) in t.record_files(&outcome.folder).into_iter().zip(&t.runs) {
+            checked.push(record_file(path, r));
         }
-        records.push(runs);
     }
+    let records: Vec<Vec<RunRecord>> = outcome.targets.iter().map(|t| t.runs.clone()).collect();
     checked.push(Checked {
         file: file.to_path_buf(),
         violations: super::suite(&outcome, &records),
