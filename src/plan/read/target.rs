@@ -75,7 +75,13 @@ impl Ctx<'_> {
             .headers
             .iter()
             .map(|(n, v)| crate::plan::header::parse_header(&format!("{n}: {v}"), &secrets))
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| match (e, self.flags) {
+                (Error::Invalid { why, .. }, None) => {
+                    self.err(None, format!("[target] headers: {why}"), None)
+                }
+                (e, _) => e,
+            })?;
         let t = &f.target;
         let options = self.connect_options(f)?;
         let steps = || f.scenarios.iter().flat_map(|sc| sc.steps.iter());
@@ -376,6 +382,12 @@ pub enum BaseUrlError {
     /// A URL without a host.
     #[error("`{0}` has no host")]
     NoHost(String),
+    /// A query, which no request would carry (its text is not shown: it may hold a key).
+    #[error(
+        "`{0}?…`: a base URL's query would not be sent (each step's path is joined to the base \
+         URL's path alone): write the query in the steps' paths, e.g. path = \"/x?key=1\""
+    )]
+    Query(String),
     /// The host gives no address.
     #[error(transparent)]
     Resolve(#[from] ResolveError),
@@ -443,6 +455,13 @@ pub fn resolve_target_with(
             });
         }
     };
+    if url.query().is_some() {
+        let mut bare = url.clone();
+        bare.set_query(None);
+        return Err(BaseUrlError::Query(crate::redact::redact_url_userinfo(
+            bare.as_str(),
+        )));
+    }
     let (addr, host_header) = resolve_host_with(&url, default_port, resolve)?;
     let host = url.host_str().unwrap_or_default();
     let connect = connect::build(
