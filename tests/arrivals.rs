@@ -65,3 +65,12 @@ fn arrivals_belong_to_the_open_model() {
         "{stderr}"
     );
 }
+
+/// A seed seeds only Poisson arrivals: in quick mode without `--arrivals` it would change
+/// nothing, so it is refused before any load is sent.
+#[test]
+fn a_seed_without_arrivals_is_refused() {
+    let (code, _, err) = common::run_volley(&["http://127.0.0.1:9/", "-d", "1s", "--seed", "7"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--arrivals"), "{err}");
+}

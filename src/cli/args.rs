@@ -326,7 +326,7 @@ pub struct QuickArgs {
     #[arg(long, value_parser = volley::plan::flags::arrivals_parser())]
     pub arrivals: Option<volley::schedule::ArrivalProcess>,
     /// Seed of the Poisson arrivals (default: drawn, and recorded to run it again).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", requires = "arrivals")]
     pub seed: Option<u64>,
     /// HTTP method.
     #[arg(short = 'm', long, default_value = "GET")]
