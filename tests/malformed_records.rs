@@ -94,17 +94,17 @@ fn damaged_records_are_refused_with_the_reason() {
     cases.push((
         "a string for a count".into(),
         variant(&|v| v["summary"]["requests"] = "many".into()),
-        "invalid type: string \"many\", expected u64",
+        "does not match the record format at `summary.requests`: invalid type: string \"many\", expected u64",
     ));
     cases.push((
         "a negative count".into(),
         variant(&|v| v["summary"]["errors"] = (-1).into()),
-        "invalid value: integer `-1`, expected u64",
+        "at `summary.errors`: invalid value: integer `-1`, expected u64",
     ));
     cases.push((
         "an object for the series".into(),
         variant(&|v| v["series"] = serde_json::json!({"0": 1})),
-        "invalid type: map, expected a sequence",
+        "at `series`: invalid type: map, expected a sequence",
     ));
     cases.push((
         "a histogram that is not base64".into(),

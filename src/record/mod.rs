@@ -274,8 +274,16 @@ pub fn parse_record(bytes: &[u8], path: &Path) -> Result<RunRecord, Error> {
             return Err(fail("no `schema_version`: not a volley run record".into()));
         }
     }
-    let record: RunRecord = serde_json::from_value(value)
-        .map_err(|e| fail(format!("does not match the record format: {e}")))?;
+    let record: RunRecord = serde_path_to_error::deserialize(value).map_err(|e| {
+        let at = match e.path().to_string() {
+            p if p == "." => String::new(),
+            p => format!(" at `{p}`"),
+        };
+        fail(format!(
+            "does not match the record format{at}: {}",
+            e.inner()
+        ))
+    })?;
     check_histograms(&record).map_err(|e| fail(e.to_string()))?;
     Ok(record)
 }
