@@ -382,6 +382,16 @@ fn bad_flags_and_urls_are_refused_naming_the_flag() {
         let o = run(args);
         assert_refused(&format!("volley {args:?}"), &o, &[message]);
     }
+    // An output that cannot be written is named (exit 1: not the input's fault).
+    let ca = "/nonexistent/dir/ca.pem";
+    let o = run(&["serve", "--port", "0", "--tls", "--ca-file", ca]);
+    assert_eq!(o.code, Some(1), "{}", o.stderr);
+    assert!(
+        o.stderr
+            .contains(&format!("cannot write the CA certificate to {ca}")),
+        "{}",
+        o.stderr
+    );
     // An argument that is not UTF-8 at all.
     let o = run(&[
         OsString::from(url),

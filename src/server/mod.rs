@@ -190,6 +190,14 @@ pub enum TargetError {
         /// The operating system's error.
         source: std::io::Error,
     },
+    /// `--ca-file` could not be written.
+    #[error("cannot write the CA certificate to {path}: {source}")]
+    CaFile {
+        /// The file asked for.
+        path: std::path::PathBuf,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
     /// The target's tokio runtime could not be built.
     #[error("cannot build the target's tokio runtime: {0}")]
     Runtime(std::io::Error),
@@ -470,7 +478,10 @@ pub fn serve_forever(
         None => start(config, None, faults, backends)?,
         Some(path) => {
             let (server_config, ca_pem) = tls::self_signed(config.bind.ip())?;
-            std::fs::write(path, &ca_pem).map_err(TargetError::Runtime)?;
+            std::fs::write(path, &ca_pem).map_err(|source| TargetError::CaFile {
+                path: path.to_path_buf(),
+                source,
+            })?;
             let secure = Secure {
                 config: server_config,
                 ca_pem,
