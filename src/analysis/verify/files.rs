@@ -84,10 +84,9 @@ fn suite_file(file: &Path) -> Result<Vec<Checked>, Error> {
             checked.push(record_file(path, r));
         }
     }
-    let records: Vec<Vec<RunRecord>> = outcome.targets.iter().map(|t| t.runs.clone()).collect();
     checked.push(Checked {
         file: file.to_path_buf(),
-        violations: super::suite(&outcome, &records),
+        violations: super::suite(&outcome),
         notes: Vec::new(),
     });
     Ok(checked)

@@ -3,13 +3,14 @@
 
 use super::{Findings, Rule, Violation};
 use crate::analysis::verdict::{RunStatus, status};
-use crate::record::RunRecord;
 use crate::record::suite::{Status, SuiteOutcome};
 
-/// The suite `o` against its targets' records (`records[i]`: target `i`'s, in run order).
-pub fn suite(o: &SuiteOutcome, records: &[Vec<RunRecord>]) -> Vec<Violation> {
+/// The suite `o` against its targets' records (each target's `runs`, read with it by
+/// [`SuiteOutcome::read`]).
+pub fn suite(o: &SuiteOutcome) -> Vec<Violation> {
     let mut f = Findings::default();
-    for (i, (t, runs)) in o.targets.iter().zip(records).enumerate() {
+    for (i, t) in o.targets.iter().enumerate() {
+        let runs = &t.runs;
         let path = format!("targets[{i}].status");
         let found = format!("{:?} ({})", t.status, t.name);
         let statuses: Vec<RunStatus<'_>> = runs.iter().map(status).collect();
